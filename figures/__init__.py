@@ -1,0 +1,3 @@
+"""figures: see README and DESIGN.md (filled in by its issue)."""
+
+__all__: list[str] = []

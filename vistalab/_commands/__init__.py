@@ -1,0 +1,21 @@
+"""Subcommands of ``vista-lab``: one module per command.
+
+Each module exposes ``register(subparsers)``, which adds its parser with
+``subparsers.add_parser(...)`` and calls
+``parser.set_defaults(func=run, _parser=parser)``; ``run(args) -> int`` returns
+the exit status (0 ok, 1 a check failed). Raise :class:`theory.DomainError`
+(or any :class:`theory.VistaLabError`) for bad input: the CLI turns it into one
+line on stderr and exit status 2.
+"""
+
+COMMANDS: tuple[str, ...] = (
+    "verify",
+    "bound",
+    "recovery",
+    "makeroom",
+    "workspace",
+    "check_paper",
+    "reproduce",
+    "sweep",
+    "plot_sweep",
+)

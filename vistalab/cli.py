@@ -1,0 +1,98 @@
+"""Entry point of the ``vista-lab`` command.
+
+Every failure the user can cause ends as one line on stderr and exit status 2;
+a failed check ends with exit status 1; success with 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import re
+import sys
+from collections.abc import Sequence
+
+from theory import VistaLabError, suggest
+
+from . import __version__
+from ._commands import COMMANDS
+from ._errors import CliUsageError
+
+__all__ = ["main", "build_parser"]
+
+_PROG = "vista-lab"
+_INVALID_CHOICE = re.compile(r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors raise instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        m = _INVALID_CHOICE.search(message)
+        if m:
+            choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
+            hint = suggest(m.group("got"), choices)
+            message = f"{m.group('arg')}: unknown value {m.group('got')!r}"
+            if hint:
+                message += f"; did you mean {hint!r}?"
+            message += f" (choose from {', '.join(choices)})"
+        raise CliUsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=_PROG,
+        description="Verification and simulation toolkit for the VISTA paper.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMANDS:
+        modname = f"{__package__}._commands.{name}"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        importlib.import_module(modname).register(sub)
+    return parser
+
+
+def _unrecognized(parser: argparse.ArgumentParser, extras: list[str], ns: argparse.Namespace) -> str:
+    sub_parser = getattr(ns, "_parser", parser)
+    known = [s for a in sub_parser._actions for s in a.option_strings]
+    parts = []
+    for tok in extras:
+        hint = suggest(tok, known) if tok.startswith("-") else None
+        parts.append(f"{tok!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
+    return f"{sub_parser.prog}: unrecognized argument(s) {', '.join(parts)}; see '{sub_parser.prog} --help'"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit status."""
+    parser = build_parser()
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        ns, extras = parser.parse_known_args(args)
+        if extras:
+            raise CliUsageError(_unrecognized(parser, extras, ns))
+        status = ns.func(ns)
+    except VistaLabError as exc:
+        print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except (ValueError, KeyError) as exc:
+        # Library errors that carry their own root (workspace/) are also user errors.
+        if type(exc).__module__.split(".")[0] in {"workspace", "sims", "theory", "paper_checks", "figures"}:
+            print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        raise
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+    return int(status or 0)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
