@@ -22,7 +22,12 @@ from ._errors import CliUsageError
 __all__ = ["main", "build_parser"]
 
 _PROG = "vista-lab"
-_INVALID_CHOICE = re.compile(r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)")
+_LIBRARY_PACKAGES = frozenset(
+    {"workspace", "sims", "theory", "paper_checks", "figures", "vistalab"}
+)
+_INVALID_CHOICE = re.compile(
+    r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,14 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _unrecognized(parser: argparse.ArgumentParser, extras: list[str], ns: argparse.Namespace) -> str:
+def _unrecognized(
+    parser: argparse.ArgumentParser, extras: list[str], ns: argparse.Namespace
+) -> str:
     sub_parser = getattr(ns, "_parser", parser)
     known = [s for a in sub_parser._actions for s in a.option_strings]
     parts = []
     for tok in extras:
         hint = suggest(tok, known) if tok.startswith("-") else None
         parts.append(f"{tok!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
-    return f"{sub_parser.prog}: unrecognized argument(s) {', '.join(parts)}; see '{sub_parser.prog} --help'"
+    prog = sub_parser.prog
+    return f"{prog}: unrecognized argument(s) {', '.join(parts)}; see '{prog} --help'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (ValueError, KeyError) as exc:
         # Library errors that carry their own root (workspace/) are also user errors.
-        if type(exc).__module__.split(".")[0] in {"workspace", "sims", "theory", "paper_checks", "figures"}:
+        if type(exc).__module__.split(".")[0] in _LIBRARY_PACKAGES:
             print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
             return 2
         raise
