@@ -4,6 +4,61 @@ information-recovery frontier, and machine-checked proof steps.
 No I/O, no plotting, no randomness.
 """
 
+from ._bounds import (
+    AsymptoticPoint,
+    BucketLedger,
+    HandleCostModel,
+    RecoveryFeasibility,
+    asymptotic_separation,
+    blind_mean_z,
+    bucket_ledger,
+    bucket_ledger_for_mean_z,
+    bucket_sufficient_rate,
+    content_rate_bound,
+    content_rate_bound_tight,
+    list_fano_pc_bound,
+    makeroom_lower_bound,
+    makeroom_nu,
+    price_per_bit,
+    rate_needed_for_reduction,
+    recovery_feasibility,
+    recovery_success_bound,
+    threshold_rate,
+)
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
+from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
 
-__all__ = ["DomainError", "UnknownNameError", "VistaLabError", "suggest"]
+__all__ = [
+    "DomainError",
+    "UnknownNameError",
+    "VistaLabError",
+    "suggest",
+    # Proposition 1
+    "recovery_success_bound",
+    "HandleCostModel",
+    "RecoveryFeasibility",
+    "recovery_feasibility",
+    "AsymptoticPoint",
+    "asymptotic_separation",
+    # Proposition 2
+    "content_rate_bound",
+    "content_rate_bound_tight",
+    # Lemma 1 and Theorem 1
+    "list_fano_pc_bound",
+    "makeroom_nu",
+    "makeroom_lower_bound",
+    "threshold_rate",
+    "price_per_bit",
+    "rate_needed_for_reduction",
+    "BucketLedger",
+    "bucket_ledger",
+    "bucket_ledger_for_mean_z",
+    "bucket_sufficient_rate",
+    "blind_mean_z",
+    # exact frontier
+    "optimal_mean_z",
+    "optimal_rate",
+    "GibbsLaw",
+    "gibbs_law",
+    "FRONTIER_REL_TOL",
+]
