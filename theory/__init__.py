@@ -27,6 +27,16 @@ from ._bounds import (
 )
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
+from ._tightness import (
+    CONTENT_RATE_ABS_TOL,
+    ContentTightnessRow,
+    MakeroomTightnessRow,
+    ThresholdTightnessRow,
+    TightnessReport,
+    content_rate_exact,
+    list_fano_mean_z_bound,
+    tightness_report,
+)
 
 __all__ = [
     "DomainError",
@@ -61,4 +71,13 @@ __all__ = [
     "GibbsLaw",
     "gibbs_law",
     "FRONTIER_REL_TOL",
+    # tightness findings
+    "content_rate_exact",
+    "CONTENT_RATE_ABS_TOL",
+    "list_fano_mean_z_bound",
+    "ContentTightnessRow",
+    "MakeroomTightnessRow",
+    "ThresholdTightnessRow",
+    "TightnessReport",
+    "tightness_report",
 ]

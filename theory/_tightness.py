@@ -1,0 +1,400 @@
+"""How tight the paper's bounds are: the exact rate of Proposition 2's
+Gaussian content channel against the paper's and a tighter bound, and
+Theorem 1's Fano lower bound against the exact frontier and buckets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._bounds import (
+    _kappa_sigma_iv,
+    _makeroom_iv,
+    bucket_ledger,
+    bucket_ledger_for_mean_z,
+    bucket_sufficient_rate,
+    content_rate_bound,
+    content_rate_bound_tight,
+    list_fano_pc_bound,
+    makeroom_lower_bound,
+    threshold_rate,
+)
+from ._errors import DomainError
+from ._frontier import optimal_mean_z, optimal_rate
+from ._validate import as_int
+
+__all__ = [
+    "content_rate_exact",
+    "CONTENT_RATE_ABS_TOL",
+    "list_fano_mean_z_bound",
+    "ContentTightnessRow",
+    "MakeroomTightnessRow",
+    "ThresholdTightnessRow",
+    "TightnessReport",
+    "tightness_report",
+]
+
+#: Absolute accuracy (bits) claimed for :func:`content_rate_exact`. The
+#: discretisation errors are below 1e-17 by the strip bounds in its
+#: docstring; what remains is float rounding over a few thousand terms.
+CONTENT_RATE_ABS_TOL = 1e-10
+
+_SNR_MAX = 40.0  # grid sizes grow like s^3; beyond this I(J*;W) = log2 n to ~e^{-s^2/8}
+_Z_MAX = 9.5  # standard-normal mass beyond +-9.5 is 2e-21
+_H_U = 0.1  # outer step: error <= ~2M exp(-pi^2/(2h)) ~ 1e-19 M
+
+
+# ---------------------------------------------------------------------------
+# Exact rate of the Gaussian content channel (Proposition 2)
+# ---------------------------------------------------------------------------
+
+
+def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
+    """Exact ``I(J*;W)`` in bits of Proposition 2's Gaussian content channel.
+
+    Method
+    ------
+    Condition on J* = 1 (symmetry). The posterior is a softmax of
+    ``s W_i`` with ``s = ln(kappa)/sigma`` after standardising, so with
+    ``A = exp(s^2 + s Z_1)`` and ``S = sum_{i>=2} exp(s Z_i)`` (Z iid N(0,1))
+
+        I = ln n + s^2 - E ln(A + S)   (nats).
+
+    Frullani's ``ln x = int_0^inf (e^-t - e^-xt) dt/t`` with ``t = e^u`` and
+    independence turn the n-dimensional expectation into a 2-D integral,
+
+        E ln(A+S) = int_R [exp(-e^u) - L(u + s^2) L(u)^(n-1)] du,
+        L(v) = E exp(-e^(v + s Z)).
+
+    Both integrals are taken by the trapezoid rule on R, which converges
+    geometrically for integrands analytic and bounded in a strip: the outer
+    integrand is bounded by 2 on ``|Im u| < pi/4`` and the inner one by
+    ``phi(x) e^(d^2/2)`` on ``|Im z| < d = min(pi/(4s), 3)``, so steps 0.1
+    and ``min(0.25, 0.12/s)`` leave errors below 1e-17. Truncation points
+    are chosen so the neglected tails are below 1e-18.
+
+    Parameters
+    ----------
+    n : int
+        Blocks (n >= 2).
+    kappa : int
+        Size ratio (>= 2).
+    sigma : float
+        Log-size noise, with ``ln(kappa)/sigma <= 40``.
+
+    Returns
+    -------
+    float
+        ``I(J*;W)`` in bits, accurate to :data:`CONTENT_RATE_ABS_TOL`.
+    """
+    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks")
+    kappa, sigma = _kappa_sigma_iv(kappa, sigma)
+    s = math.log(kappa) / sigma
+    if s > _SNR_MAX:
+        raise DomainError(
+            "sigma", sigma, f"must satisfy ln(kappa)/sigma <= {_SNR_MAX:g} for the quadrature",
+            "at that signal-to-noise ratio I(J*;W) equals log2(n) to double precision",
+            context=f"kappa={kappa}, ln(kappa)/sigma={s:.4g}",
+        )
+    h_z = min(0.25, 0.12 / s)
+    z = np.arange(-_Z_MAX, _Z_MAX + h_z / 2, h_z)
+    w_z = h_z * np.exp(-0.5 * z**2) / math.sqrt(2.0 * math.pi)
+
+    # E[A + S] = e^{1.5 s^2} + (n-1) e^{s^2/2}; below u_lo the integrand is
+    # ~ e^u E[A+S], so the neglected tail is < e^-45.
+    ln_mean = float(np.logaddexp(1.5 * s * s, math.log(n - 1) + 0.5 * s * s))
+    u_lo = -ln_mean - 45.0
+    # above u_hi, L(u) <= P(Z < -9.5) + exp(-e^3.83) < 1e-18
+    u_hi = 3.83 + _Z_MAX * s + 1.0
+    u = np.arange(u_lo, u_hi + _H_U / 2, _H_U)
+
+    def one_minus_l(v: np.ndarray) -> np.ndarray:
+        """``1 - L(v)`` for each v, to full relative precision."""
+        out = np.empty_like(v)
+        for i in range(0, v.size, 256):  # bounded memory for large s
+            arg = np.minimum(v[i : i + 256, None] + s * z[None, :], 700.0)
+            out[i : i + 256] = (-np.expm1(-np.exp(arg))) @ w_z
+        return out
+
+    with np.errstate(divide="ignore"):  # L = 0 far right: log L = -inf is exact
+        log_l_u = np.log1p(-np.minimum(one_minus_l(u), 1.0))
+        log_l_a = np.log1p(-np.minimum(one_minus_l(u + s * s), 1.0))
+    # F = (1 - L_A L^(n-1)) - (1 - exp(-e^u)), each part without cancellation
+    f = -np.expm1(log_l_a + (n - 1) * log_l_u) + np.expm1(-np.exp(np.minimum(u, 700.0)))
+    e_ln = _H_U * float(np.sum(f))
+    nats = math.log(n) + s * s - e_ln
+    return min(max(nats / math.log(2.0), 0.0), math.log2(n))
+
+
+# ---------------------------------------------------------------------------
+# A sharper use of Lemma 1 for Theorem 1
+# ---------------------------------------------------------------------------
+
+
+def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
+    """Theorem 1's argument with Lemma 1 applied to every prefix list.
+
+    ``E[Z] = sum_{m=1..kappa} (1 - P_c(m))`` with
+    ``P_c(m) <= P_c(m') <= list_fano_pc_bound(n, m', I)`` for every
+    ``m <= m' <= kappa`` (prefix lists are nested). Theorem 1 uses only
+    ``m' = kappa`` and drops a ``log2((n-kappa)/n)`` term, so this bound is
+    at least :func:`makeroom_lower_bound` and is still valid for every
+    interface of rate <= I.
+    """
+    n, kappa = _makeroom_iv(n, kappa)
+    best = 1.0
+    total = 0.0
+    for m in range(kappa, 0, -1):
+        best = min(best, list_fano_pc_bound(n, m, rate))
+        total += 1.0 - best
+    return total
+
+
+# ---------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContentTightnessRow:
+    """Proposition 2 at one (n, kappa, sigma).
+
+    Attributes
+    ----------
+    n, kappa : int
+        Instance.
+    sigma : float
+        Log-size noise.
+    exact_rate : float
+        ``I(J*;W)`` bits from :func:`content_rate_exact`.
+    paper_bound : float
+        :func:`content_rate_bound`.
+    tight_bound : float
+        :func:`content_rate_bound_tight` (uncapped).
+    capped_bound : float
+        ``min(tight_bound, log2 n)``.
+    paper_over_exact, tight_over_exact : float
+        Ratios of the bounds to the exact rate (inf if the rate is 0).
+    holds : bool
+        ``exact <= capped <= tight <= paper`` up to :data:`CONTENT_RATE_ABS_TOL`.
+    """
+
+    n: int
+    kappa: int
+    sigma: float
+    exact_rate: float
+    paper_bound: float
+    tight_bound: float
+    capped_bound: float
+    paper_over_exact: float
+    tight_over_exact: float
+    holds: bool
+
+
+@dataclass(frozen=True)
+class MakeroomTightnessRow:
+    """Theorem 1 at one (n, kappa, rate): lower bounds against the exact frontier.
+
+    Attributes
+    ----------
+    n, kappa : int
+        Instance (2 <= kappa < n/2).
+    rate : float
+        Interface rate in bits.
+    fano_lower_bound : float
+        Theorem 1's ``kappa [1 - (I+1)/nu]_+``.
+    list_fano_lower_bound : float
+        :func:`list_fano_mean_z_bound` (Lemma 1 on every prefix list).
+    exact_mean_z : float
+        :func:`optimal_mean_z`, the smallest achievable E[Z].
+    bucket_mean_z : float
+        Exact E[Z] of the paper's construction, a balanced ledger with
+        ``M = min(n, floor(2^I))`` buckets.
+    gap : float
+        ``exact_mean_z - fano_lower_bound``.
+    holds : bool
+        ``fano <= list_fano <= exact <= bucket`` (1e-9 slack).
+    """
+
+    n: int
+    kappa: int
+    rate: float
+    fano_lower_bound: float
+    list_fano_lower_bound: float
+    exact_mean_z: float
+    bucket_mean_z: float
+    gap: float
+    holds: bool
+
+
+@dataclass(frozen=True)
+class ThresholdTightnessRow:
+    """Rates needed for ``E[Z] <= delta kappa`` (Theorem 1 C-ii and D).
+
+    Attributes
+    ----------
+    n, kappa : int
+        Instance.
+    delta : float
+        Target fraction.
+    fano_rate : float
+        Necessary by Theorem 1: ``(1 - delta) nu - 1`` (may be negative).
+    exact_rate : float
+        :func:`optimal_rate` at ``delta kappa``: necessary and sufficient.
+    bucket_rate : float
+        ``H(Y)`` of the cheapest balanced ledger reaching the target.
+    sufficient_rate : float
+        The paper's sufficient rate :func:`bucket_sufficient_rate`.
+    holds : bool
+        ``fano <= exact <= bucket <= sufficient`` (1e-9 slack).
+    """
+
+    n: int
+    kappa: int
+    delta: float
+    fano_rate: float
+    exact_rate: float
+    bucket_rate: float
+    sufficient_rate: float
+    holds: bool
+
+
+@dataclass(frozen=True)
+class TightnessReport:
+    """Tightness findings printed by ``vista-lab verify``.
+
+    Attributes
+    ----------
+    content_rows : tuple of ContentTightnessRow
+        Proposition 2 over the content grid.
+    makeroom_rows : tuple of MakeroomTightnessRow
+        Theorem 1's bound against the exact frontier over the make-room grid.
+    threshold_rows : tuple of ThresholdTightnessRow
+        Rates needed for ``E[Z] <= delta kappa``.
+    max_paper_over_tight : float
+        Largest ratio paper bound / tight bound over the content grid
+        (``2n/(n-1)`` at the smallest n).
+    max_gap : float
+        Largest ``exact_mean_z - fano_lower_bound`` over the make-room grid.
+    holds : bool
+        Every row's ``holds``.
+    """
+
+    content_rows: tuple[ContentTightnessRow, ...]
+    makeroom_rows: tuple[MakeroomTightnessRow, ...]
+    threshold_rows: tuple[ThresholdTightnessRow, ...]
+    max_paper_over_tight: float
+    max_gap: float
+    holds: bool
+
+
+_SLACK = 1e-9
+
+DEFAULT_CONTENT_GRID: tuple[tuple[int, int, float], ...] = tuple(
+    (n, kappa, sigma) for n in (2, 4, 8) for kappa in (2, 4, 16) for sigma in (0.5, 1.0, 2.0)
+)
+DEFAULT_MAKEROOM_GRID: tuple[tuple[int, int, float], ...] = tuple(
+    (n, kappa, frac * math.log2(n))
+    for n, kappas in ((16, (2, 4)), (256, (2, 8, 32)), (65536, (4, 64)), (10**9, (4, 1000)))
+    for kappa in kappas
+    for frac in (0.0, 0.1, 0.25, 0.5, 0.75, 0.9)
+)
+DEFAULT_THRESHOLD_GRID: tuple[tuple[int, int, float], ...] = tuple(
+    (n, kappa, delta)
+    for n, kappa in ((16, 2), (256, 8), (65536, 64), (10**9, 1000))
+    for delta in (0.1, 0.5, 0.9)
+)
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den > 0 else math.inf
+
+
+def content_row(n: int, kappa: int, sigma: float) -> ContentTightnessRow:
+    """One :class:`ContentTightnessRow`."""
+    exact = content_rate_exact(n, kappa, sigma)
+    paper = content_rate_bound(kappa, sigma)
+    tight = content_rate_bound_tight(n, kappa, sigma)
+    capped = min(tight, math.log2(n))
+    holds = exact <= capped + CONTENT_RATE_ABS_TOL and capped <= tight <= paper
+    return ContentTightnessRow(
+        n=int(n), kappa=int(kappa), sigma=float(sigma), exact_rate=exact, paper_bound=paper,
+        tight_bound=tight, capped_bound=capped, paper_over_exact=_ratio(paper, exact),
+        tight_over_exact=_ratio(tight, exact), holds=holds,
+    )
+
+
+def makeroom_row(n: int, kappa: int, rate: float) -> MakeroomTightnessRow:
+    """One :class:`MakeroomTightnessRow`."""
+    fano = makeroom_lower_bound(n, kappa, rate)
+    lfano = list_fano_mean_z_bound(n, kappa, rate)
+    exact = optimal_mean_z(n, kappa, rate)
+    m = min(int(n), int(math.floor(2.0**rate)))
+    bucket = bucket_ledger(n, kappa, max(m, 1)).mean_z
+    holds = fano <= lfano + _SLACK and lfano <= exact + _SLACK and exact <= bucket + _SLACK
+    return MakeroomTightnessRow(
+        n=int(n), kappa=int(kappa), rate=float(rate), fano_lower_bound=fano,
+        list_fano_lower_bound=lfano, exact_mean_z=exact, bucket_mean_z=bucket,
+        gap=exact - fano, holds=holds,
+    )
+
+
+def threshold_row(n: int, kappa: int, delta: float) -> ThresholdTightnessRow:
+    """One :class:`ThresholdTightnessRow`."""
+    fano = threshold_rate(n, kappa, delta)
+    exact = optimal_rate(n, kappa, delta * kappa)
+    bucket = bucket_ledger_for_mean_z(n, kappa, delta * kappa).rate_bits
+    sufficient = bucket_sufficient_rate(n, kappa, delta)
+    holds = fano <= exact + _SLACK and exact <= bucket + _SLACK and bucket <= sufficient + _SLACK
+    return ThresholdTightnessRow(
+        n=int(n), kappa=int(kappa), delta=float(delta), fano_rate=fano, exact_rate=exact,
+        bucket_rate=bucket, sufficient_rate=sufficient, holds=holds,
+    )
+
+
+def tightness_report(
+    *,
+    content_grid: Iterable[Sequence[float]] | None = None,
+    makeroom_grid: Iterable[Sequence[float]] | None = None,
+    threshold_grid: Iterable[Sequence[float]] | None = None,
+) -> TightnessReport:
+    """Compute the tightness findings (issue section 5).
+
+    Parameters
+    ----------
+    content_grid : iterable of (n, kappa, sigma), optional
+        Default :data:`DEFAULT_CONTENT_GRID` (27 points, n <= 8).
+    makeroom_grid : iterable of (n, kappa, rate), optional
+        Default :data:`DEFAULT_MAKEROOM_GRID`.
+    threshold_grid : iterable of (n, kappa, delta), optional
+        Default :data:`DEFAULT_THRESHOLD_GRID`.
+
+    Returns
+    -------
+    TightnessReport
+    """
+    c_rows = tuple(
+        content_row(int(n), int(k), float(s))
+        for n, k, s in (DEFAULT_CONTENT_GRID if content_grid is None else content_grid)
+    )
+    m_rows = tuple(
+        makeroom_row(int(n), int(k), float(r))
+        for n, k, r in (DEFAULT_MAKEROOM_GRID if makeroom_grid is None else makeroom_grid)
+    )
+    t_rows = tuple(
+        threshold_row(int(n), int(k), float(d))
+        for n, k, d in (DEFAULT_THRESHOLD_GRID if threshold_grid is None else threshold_grid)
+    )
+    max_ratio = max((r.paper_bound / r.tight_bound for r in c_rows), default=math.nan)
+    max_gap = max((r.gap for r in m_rows), default=math.nan)
+    holds = all(r.holds for r in c_rows) and all(r.holds for r in m_rows) and all(
+        r.holds for r in t_rows
+    )
+    return TightnessReport(
+        content_rows=c_rows, makeroom_rows=m_rows, threshold_rows=t_rows,
+        max_paper_over_tight=max_ratio, max_gap=max_gap, holds=holds,
+    )
