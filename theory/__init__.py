@@ -29,6 +29,7 @@ from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
 from ._tightness import (
     CONTENT_RATE_ABS_TOL,
+    CONTENT_SNR_MAX,
     ContentTightnessRow,
     MakeroomTightnessRow,
     ThresholdTightnessRow,
@@ -74,6 +75,7 @@ __all__ = [
     # tightness findings
     "content_rate_exact",
     "CONTENT_RATE_ABS_TOL",
+    "CONTENT_SNR_MAX",
     "list_fano_mean_z_bound",
     "ContentTightnessRow",
     "MakeroomTightnessRow",

@@ -350,9 +350,14 @@ class GibbsLaw:
 
 
 def gibbs_law(
-    n: int, kappa: int, *, lam: float | None = None, rate: float | None = None
+    n: int,
+    kappa: int,
+    *,
+    lam: float | None = None,
+    rate: float | None = None,
+    mean_z: float | None = None,
 ) -> GibbsLaw:
-    """The frontier-attaining rank law, given its ``lam`` or its ``rate``.
+    """The frontier-attaining rank law, given its ``lam``, ``rate`` or ``mean_z``.
 
     Parameters
     ----------
@@ -364,7 +369,10 @@ def gibbs_law(
     lam : float, optional
         Inverse temperature, ``0 <= lam <= inf``.
     rate : float, optional
-        Rate in bits, ``0 <= rate <= log2 n``. Exactly one of lam/rate.
+        Rate in bits, ``0 <= rate <= log2 n``.
+    mean_z : float, optional
+        Target E[Z], ``0 <= mean_z <= kappa`` (targets at or above the blind
+        value give lam = 0). Exactly one of lam, rate, mean_z.
 
     Returns
     -------
@@ -376,10 +384,11 @@ def gibbs_law(
             "kappa", kappa, f"must be <= {_MAX_HEAD} for gibbs_law",
             "p_head would hold kappa probabilities; use optimal_mean_z/optimal_rate",
         )
-    if (lam is None) == (rate is None):
+    given = {k: v for k, v in (("lam", lam), ("rate", rate), ("mean_z", mean_z)) if v is not None}
+    if len(given) != 1:
         raise DomainError(
-            "lam", lam, "must be given exactly when rate is not (exactly one of lam, rate)",
-            "pass either lam=... or rate=...", context=f"rate={rate!r}",
+            "lam/rate/mean_z", given or None, "must be exactly one keyword",
+            "pass exactly one of lam=..., rate=..., mean_z=...",
         )
     if rate is not None:
         rate = _rate_iv(rate, n)
@@ -388,13 +397,20 @@ def gibbs_law(
         elif rate >= math.log2(n):
             lam = math.inf
         else:
-            fam, lam_mp = _lam_for_rate(n, kappa, rate)
-            lam = float(lam_mp)
-    else:
+            lam = float(_lam_for_rate(n, kappa, rate)[1])
+    elif mean_z is not None:
+        mean_z = _mean_iv(mean_z, kappa)
+        if mean_z == 0.0:
+            lam = math.inf
+        elif Fraction(mean_z) >= Fraction(kappa * n - kappa * (kappa + 1) // 2, n):
+            lam = 0.0
+        else:
+            lam = float(_lam_for_mean(n, kappa, mean_z)[1])
+    elif lam != math.inf:
         lam = as_real(
-            "lam", lam, lo=0.0, fix="lam is an inverse temperature >= 0 (use rate=log2(n) "
-            "for the full ledger)",
-        ) if lam != math.inf else math.inf
+            "lam", lam, lo=0.0,
+            fix="lam is an inverse temperature >= 0 (lam=inf is the full ledger)",
+        )
     return _law_at(n, kappa, float(lam))
 
 
@@ -403,7 +419,9 @@ def _law_at(n: int, kappa: int, lam: float) -> GibbsLaw:
         head = np.zeros(kappa)
         head[0] = 1.0
         return GibbsLaw(n, kappa, math.inf, tuple(head.tolist()), 0.0, 0.0, math.log2(n))
-    fam = _Family(n, kappa, _BASE_DPS)
+    # the rate is ~lam^2 Var/2 for small lam: keep digits for it
+    extra = max(0, math.ceil(-2 * math.log10(lam))) if lam > 0 else 0
+    fam = _Family(n, kappa, _BASE_DPS + math.ceil(math.log10(n)) + extra)
     lam_mp = fam.ctx.mpf(lam)
     ln_z, mean, _ = fam.state(lam_mp)
     rate_bits = float((fam.ln_n - ln_z - lam_mp * mean) / fam.ctx.ln2)

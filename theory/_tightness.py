@@ -30,6 +30,7 @@ from ._validate import as_int
 __all__ = [
     "content_rate_exact",
     "CONTENT_RATE_ABS_TOL",
+    "CONTENT_SNR_MAX",
     "list_fano_mean_z_bound",
     "ContentTightnessRow",
     "MakeroomTightnessRow",
@@ -43,7 +44,10 @@ __all__ = [
 #: docstring; what remains is float rounding over a few thousand terms.
 CONTENT_RATE_ABS_TOL = 1e-10
 
-_SNR_MAX = 40.0  # grid sizes grow like s^3; beyond this I(J*;W) = log2 n to ~e^{-s^2/8}
+#: Largest signal-to-noise ratio ln(kappa)/sigma accepted by
+#: :func:`content_rate_exact` (its grids grow like s^3; at s = 40 the rate
+#: already equals log2 n to double precision for any practical n).
+CONTENT_SNR_MAX = 40.0
 _Z_MAX = 9.5  # standard-normal mass beyond +-9.5 is 2e-21
 _H_U = 0.1  # outer step: error <= ~2M exp(-pi^2/(2h)) ~ 1e-19 M
 
@@ -94,9 +98,10 @@ def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     n = as_int("n", n, lo=2, fix="the working set holds at least two blocks")
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
     s = math.log(kappa) / sigma
-    if s > _SNR_MAX:
+    if s > CONTENT_SNR_MAX:
         raise DomainError(
-            "sigma", sigma, f"must satisfy ln(kappa)/sigma <= {_SNR_MAX:g} for the quadrature",
+            "sigma", sigma,
+            f"must satisfy ln(kappa)/sigma <= {CONTENT_SNR_MAX:g} for the quadrature",
             "at that signal-to-noise ratio I(J*;W) equals log2(n) to double precision",
             context=f"kappa={kappa}, ln(kappa)/sigma={s:.4g}",
         )
