@@ -1,0 +1,146 @@
+"""``vista-lab sweep``: run a grid of experiment cells from a TOML config,
+resumably, on local processes or a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .._output import emit_json, emit_table
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run a parameter sweep from a TOML config (resumable; local or Dask)",
+        description=(
+            "Expand the grid of CONFIG.toml into cells, each with its own seed spawned "
+            "from the config's seed, and run the cells not already stored in --out. "
+            "Writes DIR/results.parquet, results.csv and results.json. Rerun the same "
+            "command to resume an interrupted sweep."
+        ),
+    )
+    parser.add_argument("config", metavar="CONFIG.toml", help="sweep config (see examples/sweeps)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="results folder (default: vista-lab-out/sweeps/<config name>)")
+    parser.add_argument("--workers", metavar="N", type=int, default=None,
+                        help="local worker processes (default: all available CPUs)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run on an existing Dask scheduler, e.g. tcp://host:8786")
+    parser.add_argument("--fresh", action="store_true",
+                        help="discard cells already stored in --out instead of resuming")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(func=run, _parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._sweep import default_out, load_config, make_backend, run_sweep
+
+    # Everything is validated before any folder is created or worker started.
+    config = load_config(args.config)
+    backend = make_backend(workers=args.workers, scheduler=args.scheduler)
+    out = args.out if args.out is not None else default_out(args.config)
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    show = console.is_terminal and not args.no_progress
+    with _ProgressBar(console, config.n_cells, enabled=show) as bar:
+        result = run_sweep(config, out=out, backend=backend, fresh=args.fresh,
+                           progress=bar.update)
+    s = result.summary
+    doc = {
+        "experiment": s.experiment,
+        "config": config.file,
+        "out": str(out),
+        "cells": s.n_cells,
+        "computed": s.computed,
+        "resumed": s.skipped,
+        "failed": len(s.failed),
+        "complete": s.complete,
+        "backend": s.backend,
+        "workers": s.workers,
+        "startup_s": s.startup_s,
+        "wall_s": s.wall_s,
+        "cells_per_second": s.cells_per_second,
+        "cell_seconds": s.cell_seconds,
+        "seed_entropy": str(s.seed_entropy),
+        "files": s.files,
+        "discarded": list(s.discarded),
+        "failures": [{"cell": f.index, "params": f.params, "error": f.error} for f in s.failed],
+    }
+    if args.json:
+        emit_json(doc)
+    else:
+        rows: list[tuple[str, Any]] = [
+            ("experiment", f"{s.experiment} ({config.file})"),
+            ("cells", f"{s.n_cells} total: {s.computed} computed now, {s.skipped} resumed, "
+                      f"{len(s.failed)} failed"),
+            ("backend", f"{s.backend}, {s.workers} worker(s), startup {s.startup_s:.2f} s"),
+            ("time", f"{s.wall_s:.2f} s wall, {s.cell_seconds:.2f} s of cell work, "
+                     f"{s.cells_per_second:.3g} cells/s" if s.computed else "nothing to compute"),
+            ("seed entropy", str(s.seed_entropy)),
+        ]
+        rows += [(kind, path) for kind, path in s.files.items()]
+        if s.discarded:
+            rows.append(("discarded", "; ".join(s.discarded)))
+        status = "complete" if s.complete else "INCOMPLETE: fix the failures, then rerun to resume"
+        emit_table(["sweep", status], rows, title=f"sweep {s.experiment}")
+    for f in s.failed[:10]:
+        print(f"vista-lab: cell {f.index} {f.params} failed: {f.error}", file=sys.stderr)
+    if len(s.failed) > 10:
+        print(f"vista-lab: ... and {len(s.failed) - 10} more failed cells", file=sys.stderr)
+    return 0 if s.complete and not s.failed else 1
+
+
+class _ProgressBar:
+    """A rich progress bar fed by the runner's progress callback (stderr only)."""
+
+    def __init__(self, console: Any, total: int, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.total = total
+        self._task: Any = None
+        self._progress: Any = None
+        if enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("cells"), TextColumn("{task.fields[rate]}"),
+                TextColumn("{task.fields[failed]}"), TimeElapsedColumn(),
+                TextColumn("left"), TimeRemainingColumn(), console=console, transient=False,
+            )
+
+    def __enter__(self) -> _ProgressBar:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, p: Any) -> None:
+        if self._progress is None:
+            return
+        computed = p.done - p.skipped
+        rate = f"{computed / p.elapsed_s:.3g} cells/s" if p.elapsed_s > 0 and computed else ""
+        failed = f"{p.failed} failed" if p.failed else ""
+        if self._task is None:
+            # Created at the first report so resumed cells start the bar without
+            # counting as speed (rich estimates time left from advances).
+            self._task = self._progress.add_task("sweep", total=self.total, completed=p.done,
+                                                 rate=rate, failed=failed)
+        else:
+            self._progress.update(self._task, completed=p.done, rate=rate, failed=failed)

@@ -1,0 +1,188 @@
+"""Where cells run: local processes (joblib/loky) by default, or an existing
+Dask distributed scheduler through Dask's own client.
+
+Both yield outcomes as cells finish, in any order; the runner stores them by
+index, so the order never matters.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from theory import DomainError
+from theory._validate import as_int
+
+from ._task import CellOutcome, CellTask, execute_cell, warm_worker
+
+__all__ = ["Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus"]
+
+
+def available_cpus() -> int:
+    """CPUs this process may use (affinity-aware)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Executes cells and yields their outcomes as they complete.
+
+    Required members: ``name``, ``workers``, ``start``, ``run``, ``close``.
+    """
+
+    name: str
+
+    @property
+    def workers(self) -> int:
+        """Number of cells that can run at once."""
+        ...
+
+    def start(self, warm_modules: Sequence[str] = ()) -> float:
+        """Bring workers up and import ``warm_modules`` on them; return the seconds taken."""
+        ...
+
+    def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
+        """Compute every task; yield outcomes in completion order."""
+        ...
+
+    def close(self) -> None:
+        """Release what ``start`` acquired."""
+        ...
+
+
+class LocalBackend:
+    """Parallel local processes through joblib (loky), or in-process for one worker.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Processes to use; defaults to the CPUs available to this process. With
+        1, cells run in this process (no pool, no pickling).
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None) -> None:
+        self._workers = available_cpus() if workers is None else as_int(
+            "--workers", workers, lo=1, fix="use a positive number of worker processes")
+
+    @property
+    def workers(self) -> int:
+        return self._workers
+
+    def start(self, warm_modules: Sequence[str] = ()) -> float:
+        t0 = time.perf_counter()
+        if self._workers == 1:
+            warm_worker(warm_modules)
+        else:
+            from joblib import Parallel, delayed
+
+            # loky keeps this pool alive and reuses it for the run below.
+            Parallel(n_jobs=self._workers)(
+                delayed(warm_worker)(tuple(warm_modules)) for _ in range(2 * self._workers)
+            )
+        return time.perf_counter() - t0
+
+    def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
+        if self._workers == 1:
+            for task in tasks:
+                yield execute_cell(task)
+            return
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=self._workers, return_as="generator_unordered")
+        yield from parallel(delayed(execute_cell)(t) for t in tasks)
+
+    def close(self) -> None:
+        return None
+
+
+class DaskBackend:
+    """Cells as tasks on a Dask distributed cluster, through ``distributed.Client``.
+
+    Parameters
+    ----------
+    address : str, optional
+        Scheduler address, e.g. ``tcp://host:8786``.
+    client : distributed.Client, optional
+        An existing client to use instead (not closed by :meth:`close`).
+    timeout : float
+        Seconds to wait for the scheduler.
+    """
+
+    name = "dask"
+
+    def __init__(
+        self, address: str | None = None, *, client: Any = None, timeout: float = 10.0
+    ) -> None:
+        if (address is None) == (client is None):
+            raise DomainError("address/client", (address, client),
+                              "must give exactly one of a scheduler address and a client",
+                              "pass --scheduler tcp://host:8786")
+        self.address = address
+        self._client = client
+        self._owns_client = client is None
+        self._timeout = timeout
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise DomainError("backend", "dask", "must be started before use", "call start()")
+        return self._client
+
+    @property
+    def workers(self) -> int:
+        info = self.client.scheduler_info()
+        return int(sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def start(self, warm_modules: Sequence[str] = ()) -> float:
+        t0 = time.perf_counter()
+        if self._client is None:
+            from distributed import Client
+
+            try:
+                self._client = Client(self.address, timeout=self._timeout)
+            except (OSError, TimeoutError) as exc:
+                raise DomainError("--scheduler", self.address,
+                                  "must be the address of a running Dask scheduler",
+                                  "start one (`dask scheduler`, then `dask worker ADDRESS`) or "
+                                  f"omit --scheduler to run locally; error was: {exc}") from None
+        self.client.run(warm_worker, tuple(warm_modules))
+        return time.perf_counter() - t0
+
+    def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
+        from distributed import as_completed
+
+        if not tasks:
+            return
+        futures = self.client.map(execute_cell, list(tasks), pure=False)
+        by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
+        for fut in as_completed(futures):
+            task = by_key[fut.key]
+            try:
+                outcome = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker fails only its cell
+                outcome = CellOutcome(task.index, task.key, None,
+                                      f"{type(exc).__name__}: {exc}", None, 0.0, "dask")
+            fut.release()
+            yield outcome
+
+    def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def make_backend(*, workers: int | None = None, scheduler: str | None = None) -> Backend:
+    """The backend for the CLI options ``--workers`` / ``--scheduler``."""
+    if scheduler is not None:
+        if workers is not None:
+            raise DomainError("--workers", workers, "applies to local runs only",
+                              "drop --workers: with --scheduler the cluster's workers are used")
+        return DaskBackend(scheduler)
+    return LocalBackend(workers)

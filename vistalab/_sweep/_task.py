@@ -1,0 +1,112 @@
+"""What a worker receives and returns: one cell in, one outcome out.
+
+Kept small and free of I/O so any executor (in-process, joblib/loky processes,
+Dask workers) can run it; errors are caught and returned so one bad cell does
+not abort the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._grid import cell_seed
+
+__all__ = ["CellTask", "CellOutcome", "execute_cell", "warm_worker"]
+
+RunFn = Callable[[dict[str, Any], np.random.SeedSequence], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """One cell to compute.
+
+    Parameters
+    ----------
+    index : int
+        Canonical index (spawn key of the cell's seed).
+    key : str
+        Content hash of ``params``.
+    params : dict
+        Resolved parameters.
+    entropy : int
+        The sweep's root seed entropy.
+    run : callable or str
+        The experiment's run function or its ``"module:function"`` reference.
+    """
+
+    index: int
+    key: str
+    params: dict[str, Any]
+    entropy: int
+    run: RunFn | str
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """What came back from a worker.
+
+    Parameters
+    ----------
+    index, key : int, str
+        Identify the cell.
+    row : dict or None
+        The experiment's raw output (None when it raised).
+    error : str or None
+        ``"ExceptionType: message"`` when the run function raised.
+    traceback : str or None
+        The formatted traceback for the error.
+    elapsed_s : float
+        Wall time on the worker.
+    worker : str
+        ``host:pid:thread`` of the worker.
+    """
+
+    index: int
+    key: str
+    row: dict[str, Any] | None
+    error: str | None
+    traceback: str | None
+    elapsed_s: float
+    worker: str
+
+
+def _resolve(run: RunFn | str) -> RunFn:
+    if callable(run):
+        return run
+    module, _, attr = run.partition(":")
+    fn: RunFn = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def _worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+def execute_cell(task: CellTask) -> CellOutcome:
+    """Run one cell with its own seed ``SeedSequence(entropy, spawn_key=(index,))``."""
+    start = time.perf_counter()
+    try:
+        fn = _resolve(task.run)
+        row = dict(fn(dict(task.params), cell_seed(task.entropy, task.index)))
+        return CellOutcome(task.index, task.key, row, None, None,
+                           time.perf_counter() - start, _worker_id())
+    except Exception as exc:  # noqa: BLE001 - reported per cell, the sweep goes on
+        return CellOutcome(task.index, task.key, None, f"{type(exc).__name__}: {exc}",
+                           traceback.format_exc(), time.perf_counter() - start, _worker_id())
+
+
+def warm_worker(modules: Iterable[str]) -> str:
+    """Import ``modules`` in a worker (so imports are not timed as cell work)."""
+    for m in modules:
+        importlib.import_module(m)
+    return _worker_id()
