@@ -1,3 +1,71 @@
-"""paper_checks: see README and DESIGN.md (filled in by its issue)."""
+"""A registry of every quantitative claim of the VISTA paper, each checked by code, and the
+paper's tables written once as data.
 
-__all__: list[str] = []
+Run the checks with :func:`run_claims` (or ``vista-lab check-paper``); read a table with
+:func:`load_table`; add claims from another package with :func:`claim` /
+:func:`register_claim` in a module passed to :func:`add_plugin`.
+"""
+
+from ._data import (
+    DATA_DIR,
+    PaperTable,
+    Quote,
+    Statement,
+    load_quote,
+    load_quotes,
+    load_statement,
+    load_statements,
+    load_table,
+    table_keys,
+)
+from ._registry import (
+    DEFAULT_ENTROPY,
+    SECTIONS,
+    STATUSES,
+    CheckContext,
+    Claim,
+    ClaimResult,
+    Outcome,
+    PaperCheckReport,
+    Unavailable,
+    add_plugin,
+    all_claims,
+    claim,
+    get_claim,
+    plugin_modules,
+    register_claim,
+    register_not_checkable,
+    run_claims,
+    select_claims,
+)
+
+__all__ = [
+    "DATA_DIR",
+    "DEFAULT_ENTROPY",
+    "SECTIONS",
+    "STATUSES",
+    "CheckContext",
+    "Claim",
+    "ClaimResult",
+    "Outcome",
+    "PaperCheckReport",
+    "PaperTable",
+    "Quote",
+    "Statement",
+    "Unavailable",
+    "add_plugin",
+    "all_claims",
+    "claim",
+    "get_claim",
+    "load_quote",
+    "load_quotes",
+    "load_statement",
+    "load_statements",
+    "load_table",
+    "plugin_modules",
+    "register_claim",
+    "register_not_checkable",
+    "run_claims",
+    "select_claims",
+    "table_keys",
+]

@@ -1,0 +1,605 @@
+"""The claim registry: one entry per quantitative claim of the paper, each with where it is,
+the data it rests on, a tolerance and a check function, plus the runner.
+
+Other packages add claims with :func:`register_claim` or the :func:`claim` decorator in a
+module listed in the plugin list (:func:`add_plugin`); the registry imports those lazily.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.util
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+
+from theory import DomainError, UnknownNameError, VistaLabError
+
+from ._data import (
+    DATA_DIR,
+    PaperTable,
+    Quote,
+    Statement,
+    load_quotes,
+    load_statements,
+    load_table,
+)
+
+__all__ = [
+    "STATUSES",
+    "SECTIONS",
+    "DEFAULT_ENTROPY",
+    "Status",
+    "Outcome",
+    "Claim",
+    "ClaimResult",
+    "PaperCheckReport",
+    "CheckContext",
+    "Unavailable",
+    "register_claim",
+    "claim",
+    "register_not_checkable",
+    "add_plugin",
+    "plugin_modules",
+    "all_claims",
+    "get_claim",
+    "select_claims",
+    "run_claims",
+]
+
+Status = Literal["pass", "fail", "not_checkable"]
+STATUSES: tuple[str, ...] = ("pass", "fail", "not_checkable")
+
+#: Sections of the paper in reading order; the CLI groups claims by these.
+SECTIONS: tuple[str, ...] = (
+    "Abstract and Introduction",
+    "Theory: Proposition 1",
+    "Theory: Proposition 2",
+    "Theory: Lemma 1",
+    "Theory: Theorem 1",
+    "3.2 Main results (Tables 1, 2)",
+    "3.3 Pressure regimes (Table 9)",
+    "3.4 Backbone robustness",
+    "3.5 RL adaptation (Table 3)",
+    "3.6 AMA-Bench transfer (Tables 4, 10)",
+    "3.7 Mechanism ablations",
+    "4 Analysis (Table 5, case studies, overhead)",
+    "Appendix E capability matrix (Table 6)",
+    "Appendix F implementation details",
+    "Appendix G evaluation details (Tables 7, 8, 11)",
+    "Engine-backed checks",
+)
+
+#: Root seed entropy of the Monte Carlo checks, so a run is reproducible by default.
+DEFAULT_ENTROPY = 0x5EED_0715_2026
+
+# Modules imported on first use of the registry. Built-in claims first (paper order), then
+# plugins; a listed module that does not exist yet is skipped.
+_BUILTIN_MODULES: tuple[str, ...] = (
+    "paper_checks._claims_tables",
+    "paper_checks._claims_text",
+    "paper_checks._claims_theory",
+)
+_PLUGINS: list[str] = ["paper_checks._engine_claims"]
+
+
+class Unavailable(VistaLabError):
+    """Raised inside a check when something it needs (a theory/sims function, run logs) is
+    not available; the runner turns it into status ``not_checkable`` with this reason."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check function returns.
+
+    Attributes
+    ----------
+    status : {"pass", "fail", "not_checkable"}
+    detail : str
+        One or two sentences with the numbers behind the status; for a failure, the
+        discrepancy in numbers; for not_checkable, the reason.
+    numbers : Mapping[str, Any]
+        The recomputed quantities (JSON-ready scalars, lists or dicts).
+    """
+
+    status: Status
+    detail: str
+    numbers: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise DomainError("status", self.status, f"must be one of {', '.join(STATUSES)}")
+        object.__setattr__(self, "numbers", MappingProxyType(dict(self.numbers)))
+
+    @classmethod
+    def passed(cls, detail: str, **numbers: Any) -> Outcome:
+        return cls("pass", detail, numbers)
+
+    @classmethod
+    def failed(cls, detail: str, **numbers: Any) -> Outcome:
+        return cls("fail", detail, numbers)
+
+    @classmethod
+    def not_checkable(cls, reason: str, **numbers: Any) -> Outcome:
+        return cls("not_checkable", reason, numbers)
+
+    @classmethod
+    def verdict(cls, problems: Sequence[str], ok_detail: str, **numbers: Any) -> Outcome:
+        """``pass`` with ``ok_detail`` if ``problems`` is empty, else ``fail`` listing them."""
+        if problems:
+            return cls("fail", "; ".join(problems), numbers)
+        return cls("pass", ok_detail, numbers)
+
+
+CheckFn = Callable[["CheckContext"], Outcome]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier, e.g. ``"table8.rows-add-up"``.
+    section : str
+        Group for reports (one of :data:`SECTIONS`, or a new name appended at the end).
+    where : str
+        Where the claim is in the paper (section, table, equation, line of paper.tex).
+    statement : str
+        The claim in a few words.
+    tolerance : str
+        How exactly the numbers must agree, and why (e.g. one-decimal rounding).
+    check : callable
+        ``check(ctx: CheckContext) -> Outcome``.
+    data : tuple of str
+        What the claim rests on: ``table:<key>``, ``quote:<id>``, ``statement:<id>``,
+        ``theory:<name>``, ``sims:<name>``, ``certificate:<claim>``.
+    certificates : tuple of str
+        theory/'s proof-step claim ids linked to this claim (``"prop1"``, ``"thm1.B"``...).
+    kind : str
+        ``"table"``, ``"text"``, ``"theory"`` or ``"engine"``.
+    module : str
+        Module that registered it.
+    """
+
+    id: str
+    section: str
+    where: str
+    statement: str
+    tolerance: str
+    check: CheckFn
+    data: tuple[str, ...] = ()
+    certificates: tuple[str, ...] = ()
+    kind: str = "text"
+    module: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """A claim and the outcome of its check (see :class:`Claim` and :class:`Outcome`).
+
+    ``seconds`` is the wall time of the check, for information only.
+    """
+
+    id: str
+    section: str
+    where: str
+    statement: str
+    tolerance: str
+    kind: str
+    data: tuple[str, ...]
+    certificates: tuple[str, ...]
+    status: Status
+    detail: str
+    numbers: Mapping[str, Any]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "section": self.section,
+            "where": self.where,
+            "statement": self.statement,
+            "status": self.status,
+            "detail": self.detail,
+            "tolerance": self.tolerance,
+            "kind": self.kind,
+            "data": list(self.data),
+            "certificates": list(self.certificates),
+            "numbers": dict(self.numbers),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass(frozen=True)
+class PaperCheckReport:
+    """Result of :func:`run_claims`.
+
+    Attributes
+    ----------
+    results : tuple of ClaimResult
+        In report order (section order, then registration order).
+    data_dir : str
+        Folder the paper's data were read from.
+    seed_entropy : int
+        Root entropy of the Monte Carlo checks.
+    only : str or None
+        The filter pattern used, if any.
+    """
+
+    results: tuple[ClaimResult, ...]
+    data_dir: str
+    seed_entropy: int
+    only: str | None = None
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {s: self.count(s) for s in STATUSES}
+
+    @property
+    def ok(self) -> bool:
+        """True when no claim failed."""
+        return self.count("fail") == 0
+
+    def by_id(self, claim_id: str) -> ClaimResult:
+        for r in self.results:
+            if r.id == claim_id:
+                return r
+        raise UnknownNameError("claim", claim_id, [r.id for r in self.results])
+
+    def by_section(self) -> dict[str, list[ClaimResult]]:
+        out: dict[str, list[ClaimResult]] = {}
+        for r in self.results:
+            out.setdefault(r.section, []).append(r)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document: ``claims`` plus the counts ``pass``, ``fail``,
+        ``not_checkable``."""
+        return {
+            "claims": [r.to_dict() for r in self.results],
+            **self.counts,
+            "total": len(self.results),
+            "data_dir": self.data_dir,
+            "seed_entropy": self.seed_entropy,
+            "only": self.only,
+        }
+
+
+class CheckContext:
+    """What a check function receives: cached access to the paper's data, a per-claim
+    random generator, and theory/'s proof-step certificates.
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder of the paper's data files.
+    seed_seq : numpy.random.SeedSequence
+        Root of the Monte Carlo seeds; each claim derives its own child from its id, so a
+        claim's numbers do not depend on which other claims run.
+    claim_id : str
+        The claim being checked (set by the runner).
+    """
+
+    def __init__(self, data_dir: Path, seed_seq: np.random.SeedSequence, shared: dict[str, Any]):
+        self.data_dir = data_dir
+        self._seed_seq = seed_seq
+        self._shared = shared
+        self.claim_id = ""
+
+    def table(self, key: str) -> PaperTable:
+        """A table of the paper (see :func:`paper_checks.load_table`)."""
+        cache = self._shared.setdefault("tables", {})
+        if key not in cache:
+            cache[key] = load_table(key, data_dir=self.data_dir)
+        return cache[key]
+
+    def quote(self, quote_id: str) -> Quote:
+        """A sentence of the text with its numbers (see :func:`paper_checks.load_quote`)."""
+        if "quotes" not in self._shared:
+            self._shared["quotes"] = load_quotes(data_dir=self.data_dir)
+        quotes = self._shared["quotes"]
+        if quote_id not in quotes:
+            raise UnknownNameError("text quote", quote_id, quotes)
+        return quotes[quote_id]
+
+    def statement(self, statement_id: str) -> Statement:
+        """A theoretical statement as formulas (see :func:`paper_checks.load_statement`)."""
+        if "statements" not in self._shared:
+            self._shared["statements"] = load_statements(data_dir=self.data_dir)
+        statements = self._shared["statements"]
+        if statement_id not in statements:
+            raise UnknownNameError("theory statement", statement_id, statements)
+        return statements[statement_id]
+
+    def seed_seq(self) -> np.random.SeedSequence:
+        """This claim's seed sequence (stable: derived from the root and the claim id)."""
+        key = zlib.crc32(self.claim_id.encode("utf-8"))
+        return np.random.SeedSequence(
+            self._seed_seq.entropy, spawn_key=(*self._seed_seq.spawn_key, key)
+        )
+
+    def rng(self) -> np.random.Generator:
+        """A generator seeded from :meth:`seed_seq`."""
+        return np.random.default_rng(self.seed_seq())
+
+    def cached(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Compute once per run (e.g. theory.certify_all()) and share between claims."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
+
+
+# --------------------------------------------------------------------------- registry
+
+_REGISTRY: dict[str, Claim] = {}
+_LOADED: set[str] = set()
+
+
+def register_claim(
+    claim_id: str,
+    check: CheckFn,
+    *,
+    section: str,
+    where: str,
+    statement: str,
+    tolerance: str,
+    data: Iterable[str] = (),
+    certificates: Iterable[str] = (),
+    kind: str = "text",
+) -> Claim:
+    """Add a claim to the registry and return it.
+
+    Call it (or use :func:`claim`) from a module listed in :func:`plugin_modules` (or added
+    with :func:`add_plugin`); the registry imports those modules on first use.
+
+    Raises
+    ------
+    DomainError
+        If another module already registered ``claim_id``, or a field is empty.
+    """
+    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
+                        ("statement", statement), ("tolerance", tolerance)):
+        if not isinstance(value, str) or not value.strip():
+            raise DomainError(name, value, "must be a non-empty string")
+    if not callable(check):
+        raise DomainError("check", check, "must be callable as check(ctx) -> Outcome")
+    module = getattr(check, "__module__", "") or ""
+    old = _REGISTRY.get(claim_id)
+    if old is not None and old.module != module:
+        raise DomainError(
+            "claim_id", claim_id, f"must be unique (already registered by {old.module})",
+            "choose another id",
+        )
+    entry = Claim(
+        id=claim_id, section=section, where=where, statement=statement, tolerance=tolerance,
+        check=check, data=tuple(data), certificates=tuple(certificates), kind=kind,
+        module=module,
+    )
+    _REGISTRY[claim_id] = entry
+    return entry
+
+
+def claim(
+    claim_id: str,
+    *,
+    section: str,
+    where: str,
+    statement: str,
+    tolerance: str,
+    data: Iterable[str] = (),
+    certificates: Iterable[str] = (),
+    kind: str = "text",
+) -> Callable[[CheckFn], CheckFn]:
+    """Decorator form of :func:`register_claim`::
+
+        @claim("engine.makeroom-ledger", section="Engine-backed checks", where="Theorem 1",
+               statement="...", tolerance="4 standard errors", kind="engine")
+        def _check(ctx):
+            ...
+            return Outcome.passed("...", mean_z=...)
+    """
+
+    def deco(fn: CheckFn) -> CheckFn:
+        register_claim(claim_id, fn, section=section, where=where, statement=statement,
+                       tolerance=tolerance, data=data, certificates=certificates, kind=kind)
+        return fn
+
+    return deco
+
+
+def register_not_checkable(
+    claim_id: str,
+    *,
+    reason: str,
+    section: str,
+    where: str,
+    statement: str,
+    data: Iterable[str] = (),
+    kind: str = "text",
+) -> Claim:
+    """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs")."""
+
+    def _not_checkable(ctx: CheckContext) -> Outcome:
+        return Outcome.not_checkable(reason)
+
+    _not_checkable.__module__ = _caller_module()
+    return register_claim(
+        claim_id, _not_checkable, section=section, where=where, statement=statement,
+        tolerance="n/a", data=data, kind=kind,
+    )
+
+
+def _caller_module() -> str:
+    import inspect
+
+    frame = inspect.currentframe()
+    try:
+        caller = frame.f_back.f_back if frame and frame.f_back else None
+        return str(caller.f_globals.get("__name__", "")) if caller else ""
+    finally:
+        del frame
+
+
+def add_plugin(module_name: str) -> None:
+    """Ask the registry to import ``module_name`` (which registers claims) on next use."""
+    if not isinstance(module_name, str) or not module_name:
+        raise DomainError("module_name", module_name, "must be a dotted module name")
+    if module_name not in _PLUGINS:
+        _PLUGINS.append(module_name)
+
+
+def plugin_modules() -> tuple[str, ...]:
+    """Plugin modules the registry imports (missing ones are skipped)."""
+    return tuple(_PLUGINS)
+
+
+def _load_modules() -> None:
+    for name in (*_BUILTIN_MODULES, *_PLUGINS):
+        if name in _LOADED:
+            continue
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:  # parent package absent
+            found = False
+        if found:
+            importlib.import_module(name)
+        _LOADED.add(name)
+
+
+def _section_rank(section: str) -> int:
+    try:
+        return SECTIONS.index(section)
+    except ValueError:
+        return len(SECTIONS)
+
+
+def all_claims() -> tuple[Claim, ...]:
+    """Every registered claim, in report order (paper section, then registration)."""
+    _load_modules()
+    order = {cid: i for i, cid in enumerate(_REGISTRY)}
+    return tuple(sorted(_REGISTRY.values(), key=lambda c: (_section_rank(c.section), order[c.id])))
+
+
+def get_claim(claim_id: str) -> Claim:
+    """The registered claim ``claim_id``."""
+    claims = {c.id: c for c in all_claims()}
+    if claim_id not in claims:
+        raise UnknownNameError("claim", claim_id, claims)
+    return claims[claim_id]
+
+
+def select_claims(only: str | None = None) -> tuple[Claim, ...]:
+    """Claims whose id (or section) matches ``only``: a shell glob (``table8.*``), or, with
+    no glob characters, a case-insensitive substring; comma-separated patterns are OR-ed."""
+    claims = all_claims()
+    if only is None:
+        return claims
+    if not isinstance(only, str) or not only.strip():
+        raise DomainError("only", only, "must be a non-empty pattern", "e.g. --only 'table8.*'")
+    patterns = [p.strip().lower() for p in only.split(",") if p.strip()]
+
+    def hit(c: Claim) -> bool:
+        for p in patterns:
+            for text in (c.id.lower(), c.section.lower()):
+                if any(ch in p for ch in "*?[") and fnmatch.fnmatchcase(text, p):
+                    return True
+                if not any(ch in p for ch in "*?[") and p in text:
+                    return True
+        return False
+
+    chosen = tuple(c for c in claims if hit(c))
+    if not chosen:
+        raise UnknownNameError("claim pattern", only, [c.id for c in claims])
+    return chosen
+
+
+def _root_seed(rng: Any) -> np.random.SeedSequence:
+    if rng is None:
+        return np.random.SeedSequence(DEFAULT_ENTROPY)
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        seq = getattr(rng.bit_generator, "seed_seq", None)
+        if isinstance(seq, np.random.SeedSequence):
+            return seq
+        return np.random.SeedSequence(int(rng.integers(2**63)))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return np.random.SeedSequence(int(rng))
+    raise DomainError(
+        "rng", rng, "must be None, a non-negative int, a SeedSequence or a numpy Generator"
+    )
+
+
+def run_claims(
+    only: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    rng: Any = None,
+    claims: Sequence[Claim] | None = None,
+) -> PaperCheckReport:
+    """Run the registered checks.
+
+    Parameters
+    ----------
+    only : str, optional
+        Filter (see :func:`select_claims`).
+    data_dir : path, optional
+        Folder of paper data to check instead of the shipped one (tests pass a perturbed
+        copy).
+    rng : None, int, SeedSequence or Generator, keyword-only
+        Root of the Monte Carlo seeds; None means :data:`DEFAULT_ENTROPY`, so the report is
+        reproducible by default.
+    claims : sequence of Claim, optional
+        Run exactly these (overrides ``only``).
+
+    Returns
+    -------
+    PaperCheckReport
+    """
+    path = DATA_DIR if data_dir is None else Path(data_dir)
+    if not path.is_dir():
+        raise DomainError("data_dir", str(path), "must be an existing folder of paper data files")
+    chosen = tuple(claims) if claims is not None else select_claims(only)
+    root = _root_seed(rng)
+    shared: dict[str, Any] = {}
+    ctx = CheckContext(path, root, shared)
+    results = []
+    for c in chosen:
+        ctx.claim_id = c.id
+        t0 = time.perf_counter()
+        outcome = _run_one(c, ctx)
+        results.append(
+            ClaimResult(
+                id=c.id, section=c.section, where=c.where, statement=c.statement,
+                tolerance=c.tolerance, kind=c.kind, data=c.data, certificates=c.certificates,
+                status=outcome.status, detail=outcome.detail, numbers=outcome.numbers,
+                seconds=time.perf_counter() - t0,
+            )
+        )
+    entropy = root.entropy if isinstance(root.entropy, int) else 0
+    return PaperCheckReport(results=tuple(results), data_dir=str(path), seed_entropy=entropy,
+                            only=only)
+
+
+def _run_one(c: Claim, ctx: CheckContext) -> Outcome:
+    try:
+        outcome = c.check(ctx)
+    except Unavailable as exc:
+        return Outcome.not_checkable(str(exc))
+    except Exception as exc:  # a crashing check is reported, not hidden
+        return Outcome.failed(f"check raised {type(exc).__name__}: {exc}")
+    if not isinstance(outcome, Outcome):
+        return Outcome.failed(f"check returned {type(outcome).__name__}, not an Outcome")
+    return outcome
