@@ -1,3 +1,40 @@
-"""figures: see README and DESIGN.md (filled in by its issue)."""
+"""The toolkit's figures: one script per figure (``figN_<name>.py``), each with
+a cached ``compute(params, *, rng) -> TidyTable`` and a ``plot(table, out_dir)``.
 
-__all__: list[str] = []
+Shared pieces: the style file applied with :func:`figure_style`, the Okabe-Ito
+:data:`PALETTE`, PNG + PDF writing with :func:`save_figure`, the tidy table and
+the check record each figure returns about its own data.
+
+Example
+-------
+>>> import numpy as np
+>>> from figures import load_figure
+>>> fig = load_figure("fig2_separation")
+>>> table = fig.compute(fig.default_params(quick=True), rng=np.random.default_rng(1))
+>>> png, pdf = fig.plot(table, "out/figures")            # doctest: +SKIP
+"""
+
+from ._checks import STATUSES, Check, status_of
+from ._deps import MissingDependency, require
+from ._registry import FIGURE_NAMES, FigureScript, load_figure, merge_params
+from ._style import PALETTE, STYLE_PATH, figure_style, new_figure, panel_label, save_figure
+from ._table import TidyTable
+
+__all__ = [
+    "Check",
+    "FIGURE_NAMES",
+    "FigureScript",
+    "MissingDependency",
+    "PALETTE",
+    "STATUSES",
+    "STYLE_PATH",
+    "TidyTable",
+    "figure_style",
+    "load_figure",
+    "merge_params",
+    "new_figure",
+    "panel_label",
+    "require",
+    "save_figure",
+    "status_of",
+]

@@ -1,0 +1,96 @@
+"""Look and output format shared by every figure: the style file, the
+colour-blind-safe palette, and PNG (200 dpi) + PDF writing on the Agg canvas.
+
+Figures are built on :class:`matplotlib.figure.Figure` directly (never pyplot),
+so no global figure registry or backend switch is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "PALETTE",
+    "STYLE_PATH",
+    "figure_style",
+    "new_figure",
+    "panel_label",
+    "save_figure",
+]
+
+#: The style file applied by :func:`figure_style`.
+STYLE_PATH = Path(__file__).with_name("vista.mplstyle")
+
+#: Okabe-Ito colours by name (Okabe & Ito 2008), safe under colour-vision deficiency.
+PALETTE: dict[str, str] = {
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "green": "#009E73",
+    "purple": "#CC79A7",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
+    "grey": "#7F7F7F",
+}
+
+
+@contextlib.contextmanager
+def figure_style() -> Iterator[None]:
+    """Apply ``vista.mplstyle`` for the duration of the block (rcParams restored after)."""
+    import matplotlib.style
+
+    with matplotlib.style.context(str(STYLE_PATH)):
+        yield
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 3.2,
+               **subplot_kw: Any) -> tuple[Any, np.ndarray]:
+    """A Figure on an Agg canvas and a 2-D array of its axes (call inside :func:`figure_style`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
+    return fig, axes
+
+
+def panel_label(ax: Any, label: str) -> None:
+    """Bold panel letter in the axes' top-left corner, outside the data area."""
+    ax.set_title(label, loc="left", fontweight="bold")
+
+
+def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[Path, Path]:
+    """Write ``name.png`` (200 dpi) and ``name.pdf`` (vector) into ``out_dir``.
+
+    Each file is rendered in memory first and then moved into place, so a crash
+    never leaves a truncated figure behind. The PDF carries no creation date,
+    so identical inputs give identical bytes.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt, extra in (("png", {"dpi": 200}), ("pdf", {"metadata": {"CreationDate": None}})):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, **extra)
+        target = out / f"{name}.{fmt}"
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(buf.getvalue())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        paths.append(target)
+    return paths[0], paths[1]

@@ -1,0 +1,167 @@
+"""A small tidy table: one row per observation, one column per variable.
+
+Every figure's ``compute`` returns one of these, so the reproduce pipeline can
+cache it, write it as CSV and re-plot it without recomputing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from theory import DomainError
+
+__all__ = ["TidyTable"]
+
+Scalar = str | int | float | bool | None
+
+
+def _plain_scalar(column: str, value: Any) -> Scalar:
+    """Normalise one cell to a JSON/CSV-ready Python scalar (non-finite -> None)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        fv = float(value)
+        return fv if math.isfinite(fv) else None
+    raise DomainError(
+        "value", value, "must be a scalar (str, int, float, bool or None)",
+        "store one number or label per cell", context=f"column={column!r}",
+    )
+
+
+@dataclass(frozen=True)
+class TidyTable:
+    """Rows of scalars under named columns.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Column names, in order.
+    rows : tuple of tuple
+        One tuple per observation, aligned with ``columns``; cells are str, int,
+        float, bool or None (None marks "not applicable", e.g. the confidence
+        interval of an exact value; non-finite floats are stored as None).
+    units : dict
+        Unit or meaning of each column, written into the results sidecar.
+    """
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Scalar, ...], ...]
+    units: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(set(self.columns)) != len(self.columns):
+            raise DomainError("columns", self.columns, "must be unique names")
+        width = len(self.columns)
+        clean = []
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise DomainError(
+                    "rows", row, f"must have {width} cells, one per column",
+                    context=f"row {i}",
+                )
+            cells = zip(self.columns, row, strict=True)
+            clean.append(tuple(_plain_scalar(c, v) for c, v in cells))
+        object.__setattr__(self, "rows", tuple(clean))
+        unknown = set(self.units) - set(self.columns)
+        if unknown:
+            raise DomainError("units", sorted(unknown), "must name existing columns")
+        object.__setattr__(self, "units", dict(self.units))
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        columns: Sequence[str] | None = None,
+        units: Mapping[str, str] | None = None,
+    ) -> TidyTable:
+        """Build from dicts; missing keys become None. ``columns`` fixes the order."""
+        recs = [dict(r) for r in records]
+        if columns is None:
+            seen: dict[str, None] = {}
+            for r in recs:
+                for k in r:
+                    seen.setdefault(k, None)
+            columns = list(seen)
+        cols = tuple(columns)
+        extra = {k for r in recs for k in r} - set(cols)
+        if extra:
+            raise DomainError("records", sorted(extra), "must only use the declared columns")
+        return cls(cols, tuple(tuple(r.get(c) for c in cols) for r in recs), dict(units or {}))
+
+    # ------------------------------------------------------------------ query
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
+
+    def _index(self, name: str) -> int:
+        try:
+            return self.columns.index(name)
+        except ValueError:
+            from theory import UnknownNameError
+
+            raise UnknownNameError("column", name, self.columns) from None
+
+    def values(self, name: str) -> list[Any]:
+        """The column as a list of Python scalars."""
+        i = self._index(name)
+        return [row[i] for row in self.rows]
+
+    def column(self, name: str) -> np.ndarray:
+        """The column as a float array (None -> NaN)."""
+        return np.array(
+            [np.nan if v is None else float(v) for v in self.values(name)], dtype=float
+        )
+
+    def unique(self, name: str) -> list[Any]:
+        """Distinct values of a column in order of first appearance."""
+        return list(dict.fromkeys(self.values(name)))
+
+    def where(self, **equal: Scalar) -> TidyTable:
+        """Rows whose cells equal every given value."""
+        idx = [(self._index(k), v) for k, v in equal.items()]
+        rows = tuple(r for r in self.rows if all(r[i] == v for i, v in idx))
+        return TidyTable(self.columns, rows, self.units)
+
+    # -------------------------------------------------------------- serialise
+    def to_csv(self) -> str:
+        """CSV text with a header row; floats keep full precision, None is empty."""
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.columns)
+        for row in self.rows:
+            w.writerow(["" if v is None else repr(v) if isinstance(v, float) else v for v in row])
+        return buf.getvalue()
+
+    def to_json(self) -> dict[str, Any]:
+        """Typed plain data (the cache format; round-trips exactly)."""
+        return {
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "units": dict(self.units),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TidyTable:
+        return cls(
+            tuple(data["columns"]),
+            tuple(tuple(r) for r in data["rows"]),
+            dict(data.get("units", {})),
+        )

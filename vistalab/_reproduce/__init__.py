@@ -1,0 +1,17 @@
+"""The ``vista-lab reproduce`` pipeline (private): stages, cache, results
+files and report. The CLI command lives in ``vistalab/_commands/reproduce.py``."""
+
+from ._pipeline import DEFAULT_SEED, ReproduceResult, StageOutcome, run_reproduce
+from ._progress import NullProgress, Progress, RichProgress
+from ._rows import CheckRow
+
+__all__ = [
+    "CheckRow",
+    "DEFAULT_SEED",
+    "NullProgress",
+    "Progress",
+    "ReproduceResult",
+    "RichProgress",
+    "StageOutcome",
+    "run_reproduce",
+]

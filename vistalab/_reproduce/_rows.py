@@ -1,0 +1,75 @@
+"""The report's check table: one row per checked statement, whatever produced it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from figures import Check, TidyTable
+
+__all__ = ["CheckRow", "SOURCES", "rows_to_table", "rows_from_payload", "count_statuses"]
+
+#: Where a check comes from, in report order.
+SOURCES: tuple[str, ...] = ("proof", "paper", "simulation", "engine", "pipeline")
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the report's check table.
+
+    Attributes
+    ----------
+    source : str
+        ``proof`` (theory.certify_all), ``paper`` (paper_checks), ``simulation``
+        (a figure's own data checks), ``engine`` (engine-backed checks) or
+        ``pipeline`` (a stage that could not run).
+    id : str
+        Stable identifier within the source.
+    claim : str
+        What is checked.
+    status : str
+        ``pass``, ``fail`` or ``not_checkable``.
+    numbers : str
+        The decisive numbers behind the status.
+    where : str
+        Location in the paper.
+    """
+
+    source: str
+    id: str
+    claim: str
+    status: str
+    numbers: str
+    where: str
+
+    @classmethod
+    def from_check(cls, source: str, check: Check) -> CheckRow:
+        return cls(source, check.id, check.claim, check.status, check.numbers, check.where)
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def rows_from_payload(payload: Iterable[Mapping[str, Any]]) -> list[CheckRow]:
+    return [CheckRow(**{k: str(v) for k, v in dict(p).items()}) for p in payload]
+
+
+def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
+    return TidyTable.from_records(
+        (r.to_dict() for r in rows),
+        columns=("source", "id", "claim", "status", "numbers", "where"),
+        units={
+            "source": "proof | paper | simulation | engine | pipeline",
+            "status": "pass | fail | not_checkable",
+            "numbers": "the decisive numbers behind the status",
+            "where": "location in paper.tex",
+        },
+    )
+
+
+def count_statuses(rows: Iterable[CheckRow]) -> dict[str, int]:
+    out = {"pass": 0, "fail": 0, "not_checkable": 0}
+    for r in rows:
+        out[r.status] = out.get(r.status, 0) + 1
+    return out

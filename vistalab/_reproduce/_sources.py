@@ -1,0 +1,93 @@
+"""Adapters from the other packages' check runners to report rows.
+
+Each adapter asks for the public names it needs (``figures.require``); a
+package that does not provide them makes its stage "skipped", reported as not
+checkable, instead of crashing the pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from figures import MissingDependency, require
+
+from ._rows import CheckRow
+
+__all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status"]
+
+_PASS = {"pass", "passed", "ok", "certified", "proved", "proven", "verified", "true"}
+_FAIL = {"fail", "failed", "refuted", "error", "false", "violated"}
+
+
+def normalise_status(value: Any) -> str:
+    """Map a runner's status word (or bool) onto pass / fail / not_checkable."""
+    if isinstance(value, bool):
+        return "pass" if value else "fail"
+    word = str(getattr(value, "value", value)).strip().lower().replace("-", "_")
+    if word in _PASS:
+        return "pass"
+    if word in _FAIL:
+        return "fail"
+    return "not_checkable"
+
+
+def proof_step_rows() -> list[dict[str, str]]:
+    """One row per named proof step certified by ``theory.certify_all()``."""
+    theory = require("theory", "certify_all")
+    report = theory.certify_all()
+    rows = []
+    for cert in report.steps:
+        numbers = f"{cert.method} on {cert.domain}: {' '.join(str(cert.detail).split())}"
+        rows.append(CheckRow(
+            "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
+            normalise_status(cert.status), numbers, str(cert.ref),
+        ).to_dict())
+    return rows
+
+
+def _is_engine_claim(c: Any) -> bool:
+    """Engine-backed claims (issue 5) register into paper_checks with "engine" in the id
+    or section; the pipeline runs them in their own stage."""
+    return "engine" in str(c.id).lower() or "engine" in str(c.section).lower()
+
+
+def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
+    rows = []
+    for res in report.results:
+        numbers = ", ".join(f"{k}={_fmt(v)}" for k, v in dict(res.numbers).items())
+        detail = " ".join(str(res.detail).split())
+        rows.append(CheckRow(
+            source, str(res.id), " ".join(str(res.statement).split()),
+            normalise_status(res.status),
+            f"{detail} [{numbers}]" if numbers else detail,
+            str(res.where),
+        ).to_dict())
+    return rows
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def paper_check_rows(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
+    """One row per registered claim of the paper (engine-backed claims excluded)."""
+    pc = require("paper_checks", "run_claims", "all_claims")
+    claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
+    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng))
+
+
+def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
+    """The engine-backed checks of issue 5, registered into paper_checks' registry.
+
+    Raises :class:`figures.MissingDependency` (the stage is reported as not
+    checkable) while no engine-backed claim is registered.
+    """
+    pc = require("paper_checks", "run_claims", "all_claims")
+    claims = [c for c in pc.all_claims() if _is_engine_claim(c)]
+    if not claims:
+        raise MissingDependency("paper_checks", ["engine-backed claims (issue 5)"])
+    return _claim_rows("engine", pc.run_claims(claims=claims, rng=rng))
