@@ -116,6 +116,15 @@ def _frontier_domain_iv(n: Any, kappa: Any) -> tuple[int, int]:
     return n, kappa
 
 
+def _mean_iv(mean_z: Any, kappa: int) -> float:
+    """An expected number of archived load-bearing blocks: 0 <= mean_z <= kappa."""
+    return as_real(
+        "mean_z", mean_z, lo=0.0, hi=float(kappa),
+        rule="must be an expected cost with 0 <= mean_z <= kappa",
+        context=f"kappa={kappa}", fix="Z = min(rank-1, kappa) lies in [0, kappa]",
+    )
+
+
 def _delta_iv(delta: Any) -> float:
     return as_real(
         "delta", delta, lo=0.0, hi=1.0, lo_open=True, hi_open=True,
@@ -577,14 +586,14 @@ def bucket_ledger_for_mean_z(n: int, kappa: int, mean_z: float) -> BucketLedger:
     n, kappa : int
         The instance, ``kappa >= 1``, ``n >= kappa + 1``.
     mean_z : float
-        Target, ``0 <= mean_z``.
+        Target, ``0 <= mean_z <= kappa``.
 
     Returns
     -------
     BucketLedger
     """
     n, kappa = _frontier_domain_iv(n, kappa)
-    target = as_real("mean_z", mean_z, lo=0.0, fix="E[Z] is a non-negative expectation")
+    target = _mean_iv(mean_z, kappa)
     lo, hi = 1, n  # hi always qualifies: singleton buckets give E[Z] = 0
     if _ledger(n, kappa, 1).mean_z <= target:
         return _ledger(n, kappa, 1)

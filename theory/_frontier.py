@@ -18,7 +18,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from ._bounds import _frontier_domain_iv, _rate_iv
+from ._bounds import _frontier_domain_iv, _mean_iv, _rate_iv
 from ._errors import DomainError
 from ._validate import as_real
 
@@ -245,14 +245,6 @@ def _lam_for_mean(n: int, kappa: int, mean_z: float) -> tuple[_Family, Any]:
 # ---------------------------------------------------------------------------
 # Public API
 # ---------------------------------------------------------------------------
-
-
-def _mean_iv(mean_z: Any, kappa: int) -> float:
-    return as_real(
-        "mean_z", mean_z, lo=0.0, hi=float(kappa),
-        rule="must be an expected cost with 0 <= mean_z <= kappa",
-        context=f"kappa={kappa}", fix="Z = min(rank-1, kappa) lies in [0, kappa]",
-    )
 
 
 def optimal_mean_z(n: int, kappa: int, rate: float) -> float:
