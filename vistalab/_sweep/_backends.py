@@ -137,8 +137,10 @@ class DaskBackend:
 
     @property
     def workers(self) -> int:
-        info = self.client.scheduler_info()
-        return int(sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+        """Worker threads on the cluster (0 before :meth:`start`)."""
+        if self._client is None:
+            return 0
+        return int(sum(self._client.nthreads().values()))
 
     def start(self, warm_modules: Sequence[str] = ()) -> float:
         t0 = time.perf_counter()

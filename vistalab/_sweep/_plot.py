@@ -372,7 +372,7 @@ def _draw(panels: Sequence[Panel], path: Path, xlabel: str, ylabel: str,
                           "e.g. --out tradeoff.png")
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    rc: dict[str, Any] = {"font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8,
+    rc: Any = {"font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8,
           "axes.spines.top": False, "axes.spines.right": False}
     with matplotlib.rc_context(rc):
         fig = Figure(figsize=(4.6 * ncols, 3.6 * nrows), layout="constrained")
