@@ -308,6 +308,10 @@ def plot_sweep(
     PlotSummary
         The panels and series drawn (data and theory curves), for tests and reports.
     """
+    path = Path(out)
+    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise DomainError("--out", str(path), "must end in .png, .pdf or .svg",
+                          "e.g. --out tradeoff.png")
     xs_expr = _resolve_expr(table, x, "--x")
     ys_expr = _resolve_expr(table, y, "--y")
     rows = table.to_pylist()
@@ -353,7 +357,6 @@ def plot_sweep(
         ptitle = ", ".join(f"{k}={_fmt(v)}" for k, v in keys.items())
         panels.append(Panel(ptitle, keys, tuple(series), tuple(notes)))
 
-    path = Path(out)
     _draw(panels, path, _label(*xs_expr), _label(*ys_expr), title)
     notes_all = tuple(n for p in panels for n in p.notes)
     return PlotSummary(str(path), "/".join(c for c in xs_expr if c),
@@ -367,9 +370,6 @@ def _draw(panels: Sequence[Panel], path: Path, xlabel: str, ylabel: str,
     from matplotlib.figure import Figure
 
     suffix = path.suffix.lower()
-    if suffix not in (".png", ".pdf", ".svg"):
-        raise DomainError("--out", str(path), "must end in .png, .pdf or .svg",
-                          "e.g. --out tradeoff.png")
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
     rc: Any = {"font.size": 9, "axes.grid": True, "grid.alpha": 0.3, "legend.fontsize": 8,
