@@ -27,6 +27,20 @@ from ._bounds import (
 )
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
+from ._proofs import CLAIMS as PROOF_CLAIMS
+from ._proofs import METHODS as PROOF_METHODS
+from ._proofs import (
+    ShannonProof,
+    Step,
+    StepCertificate,
+    VerificationReport,
+    certify_all,
+    conditional_independence,
+    functional_dependence,
+    independence,
+    list_steps,
+    prove_shannon_inequality,
+)
 from ._tightness import (
     CONTENT_RATE_ABS_TOL,
     CONTENT_SNR_MAX,
@@ -82,4 +96,17 @@ __all__ = [
     "ThresholdTightnessRow",
     "TightnessReport",
     "tightness_report",
+    # machine-checked proof steps
+    "certify_all",
+    "list_steps",
+    "Step",
+    "StepCertificate",
+    "VerificationReport",
+    "PROOF_CLAIMS",
+    "PROOF_METHODS",
+    "prove_shannon_inequality",
+    "ShannonProof",
+    "independence",
+    "functional_dependence",
+    "conditional_independence",
 ]
