@@ -299,7 +299,8 @@ def optimal_rate(n: int, kappa: int, mean_z: float) -> float:
     mean_z = _mean_iv(mean_z, kappa)
     if mean_z == 0.0:
         return math.log2(n)
-    if Fraction(mean_z) >= Fraction(kappa * n - kappa * (kappa + 1) // 2, n):
+    # the float nearest the blind value counts as the blind value itself
+    if mean_z >= float(Fraction(kappa * n - kappa * (kappa + 1) // 2, n)):
         return 0.0
     fam, lam = _lam_for_mean(n, kappa, mean_z)
     return float(fam.rate_nats(lam) / fam.ctx.ln2)
@@ -394,7 +395,7 @@ def gibbs_law(
         mean_z = _mean_iv(mean_z, kappa)
         if mean_z == 0.0:
             lam = math.inf
-        elif Fraction(mean_z) >= Fraction(kappa * n - kappa * (kappa + 1) // 2, n):
+        elif mean_z >= float(Fraction(kappa * n - kappa * (kappa + 1) // 2, n)):
             lam = 0.0
         else:
             lam = float(_lam_for_mean(n, kappa, mean_z)[1])
