@@ -1,3 +1,87 @@
-"""sims: see README and DESIGN.md (filled in by its issue)."""
+"""Monte Carlo of the VISTA paper's two tasks, cross-checked against exact values:
+the recovery task T_{N,k} (Proposition 1) and the make-room instance M_{n,L,l}
+(Theorem 1) with pluggable interfaces, policies and strategies.
+"""
 
-__all__: list[str] = []
+from ._gaussian import (
+    RateEstimate,
+    estimate_gaussian_rate,
+    gaussian_exact_mean_z,
+    gaussian_exact_z_tail,
+)
+from ._interfaces import (
+    INTERFACES,
+    BlindInterface,
+    BucketsInterface,
+    GaussianInterface,
+    GibbsInterface,
+    Interface,
+    LedgerInterface,
+    make_interface,
+)
+from ._makeroom import (
+    CHECK_SIGMAS,
+    FAST_BLOCK,
+    LITERAL_BLOCK,
+    MakeRoomResult,
+    archive_until_room,
+    exact_mean_z,
+    exact_z_pmf,
+    simulate_makeroom,
+)
+from ._policies import POLICIES, BayesPolicy, Policy, RandomPolicy, make_policy
+from ._recovery import (
+    STRATEGIES,
+    Archive,
+    KeepBits,
+    KeepBlocks,
+    RandomSubset,
+    Recover,
+    RecoveryResult,
+    Strategy,
+    StrategyPlan,
+    make_strategy,
+    simulate_recovery,
+)
+
+__all__ = [
+    # recovery task T_{N,k}
+    "simulate_recovery",
+    "RecoveryResult",
+    "Strategy",
+    "StrategyPlan",
+    "Archive",
+    "STRATEGIES",
+    "make_strategy",
+    "KeepBlocks",
+    "KeepBits",
+    "RandomSubset",
+    "Recover",
+    # make-room instance M_{n,L,l}
+    "simulate_makeroom",
+    "MakeRoomResult",
+    "Interface",
+    "INTERFACES",
+    "make_interface",
+    "LedgerInterface",
+    "GaussianInterface",
+    "BucketsInterface",
+    "BlindInterface",
+    "GibbsInterface",
+    "Policy",
+    "POLICIES",
+    "make_policy",
+    "BayesPolicy",
+    "RandomPolicy",
+    "exact_mean_z",
+    "exact_z_pmf",
+    "archive_until_room",
+    "FAST_BLOCK",
+    "LITERAL_BLOCK",
+    "CHECK_SIGMAS",
+    # Gaussian channel (Proposition 2)
+    "RateEstimate",
+    "estimate_gaussian_rate",
+    "gaussian_exact_mean_z",
+    "gaussian_exact_z_tail",
+]

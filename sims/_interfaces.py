@@ -1,0 +1,426 @@
+"""Observation interfaces of the make-room instance M_{n,L,l} (Definition 3):
+what the agent sees before archiving, and how much it says about J*.
+
+Sizes are in units of l (load-bearing blocks have size 1, the bulky block
+size kappa). Every interface offers the literal per-trial observation and its
+posterior; the built-in ones also offer an O(1)-per-trial sampler of Z under
+the Bayes order and the exact E[Z] and law of Z.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+from scipy import special
+
+import theory
+from theory import DomainError, UnknownNameError
+from theory._validate import as_int, as_real
+
+from ._gaussian import (
+    RateEstimate,
+    estimate_gaussian_rate,
+    gaussian_exact_mean_z,
+    gaussian_exact_z_tail,
+)
+
+__all__ = [
+    "Interface",
+    "INTERFACES",
+    "make_interface",
+    "makeroom_iv",
+    "LedgerInterface",
+    "GaussianInterface",
+    "BucketsInterface",
+    "BlindInterface",
+    "GibbsInterface",
+    "uniform_rank_z",
+    "blind_z_pmf",
+]
+
+Streams = Sequence[np.random.Generator]
+
+
+@runtime_checkable
+class Interface(Protocol):
+    """An observation channel Y about the bulky block's index J*.
+
+    Required members
+    ----------------
+    name : str
+        Registry name.
+    n, kappa : int
+        The instance.
+    params : dict
+        The interface's own parameters (for reports).
+    observe(j_star, rng) -> Y
+        One trial's observation given the bulky index (0-based).
+    log_posterior(y) -> numpy.ndarray
+        Length-n array equal, up to an additive constant, to
+        ``log P(J* = j | Y = y)`` (``-inf`` allowed). The Bayes policy sorts by it.
+    rate(*, trials=None, rng=None) -> RateEstimate
+        ``I(J*;Y)`` in bits, exact or estimated with a standard error.
+
+    Optional members (looked up with ``getattr``)
+    ---------------------------------------------
+    sample_bayes_z(size, streams) -> numpy.ndarray
+        ``size`` draws of Z under the Bayes order in O(1) each. Each random
+        variable must come from its own generator in ``streams`` (at least
+        four are given) and be drawn in trial order, so that drawing a block
+        in sub-chunks gives the same values.
+    exact_bayes_mean_z() -> float
+        Exact E[Z] under the Bayes order.
+    exact_bayes_z_pmf() -> numpy.ndarray
+        Exact law of Z (length kappa+1) under the Bayes order.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    n: int
+    kappa: int
+
+    @property
+    def params(self) -> dict[str, float]: ...
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> Any: ...
+
+    def log_posterior(self, y: Any) -> np.ndarray: ...
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate: ...
+
+
+def makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
+    """Definition 2's instance: integers with 2 <= kappa < n."""
+    n = as_int("n", n, lo=3, rule="must be an integer >= 3",
+               fix="the working set holds the bulky block and at least two others")
+    kappa = as_int(
+        "kappa", kappa, lo=2, hi=n - 1,
+        rule="must be an integer with 2 <= kappa < n", context=f"n={n}",
+        fix="kappa = L/l is the integer size ratio; archiving kappa load-bearing blocks "
+        "must be possible",
+    )
+    return n, kappa
+
+
+def uniform_rank_z(n: int, kappa: int, size: int, gen: np.random.Generator) -> np.ndarray:
+    """Z = min(tau - 1, kappa) for a uniform rank tau (one uniform per trial).
+
+    ``floor(u n)`` is uniform on 0..n-1 up to the 2**-53 granularity of u.
+    """
+    r = np.minimum((gen.random(size) * n).astype(np.int64), n - 1)
+    return np.minimum(r, kappa)
+
+
+def blind_z_pmf(n: int, kappa: int) -> np.ndarray:
+    """Law of Z for a uniformly random rank: 1/n each below kappa."""
+    p = np.full(kappa + 1, 1.0 / n)
+    p[kappa] = (n - kappa) / n
+    return p
+
+
+def _exact_rate(bits: float) -> RateEstimate:
+    return RateEstimate(bits=float(bits), se=0.0, trials=0, exact=True)
+
+
+class LedgerInterface:
+    """The full size ledger: Y is the size vector (rate log2 n)."""
+
+    name: ClassVar[str] = "ledger"
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, *, n: int, kappa: int) -> None:
+        self.n, self.kappa = makeroom_iv(n, kappa)
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {}
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        sizes = np.ones(self.n, dtype=np.int64)
+        sizes[j_star] = self.kappa
+        return sizes
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        y = np.asarray(y)
+        return np.where(y == y.max(), 0.0, -np.inf)
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        return _exact_rate(math.log2(self.n))
+
+    def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        # The unique largest entry is J*: it is archived first, tau = 1.
+        return np.zeros(size, dtype=np.int64)
+
+    def exact_bayes_mean_z(self) -> float:
+        return 0.0
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        p = np.zeros(self.kappa + 1)
+        p[0] = 1.0
+        return p
+
+
+class BlindInterface:
+    """No information: Y is constant (rate 0)."""
+
+    name: ClassVar[str] = "blind"
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, *, n: int, kappa: int) -> None:
+        self.n, self.kappa = makeroom_iv(n, kappa)
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {}
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> None:
+        return None
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        return np.zeros(self.n)
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        return _exact_rate(0.0)
+
+    def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        # A flat posterior with random tie-breaking is a uniformly random order.
+        return uniform_rank_z(self.n, self.kappa, size, streams[0])
+
+    def exact_bayes_mean_z(self) -> float:
+        return theory.blind_mean_z(self.n, self.kappa)
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        return blind_z_pmf(self.n, self.kappa)
+
+
+class BucketsInterface:
+    """Balanced M-bucket ledger (Theorem 1, part D): Y is the bucket of J*.
+
+    Block j (0-based) is in bucket ``floor(j M / n)``; bucket sizes are
+    ``ceil(n/M)`` or ``floor(n/M)``. Rate ``H(Y)`` exactly.
+    """
+
+    name: ClassVar[str] = "buckets"
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {"buckets": 3}
+
+    def __init__(self, *, n: int, kappa: int, buckets: Any = None) -> None:
+        self.n, self.kappa = makeroom_iv(n, kappa)
+        if buckets is None:
+            raise DomainError("buckets", None, "is required for interface 'buckets'",
+                              "pass buckets=M (--buckets M) with 1 <= M <= n")
+        self.M = as_int("buckets", buckets, lo=1, hi=self.n,
+                        rule="must be an integer number of buckets with 1 <= M <= n",
+                        context=f"n={self.n}", fix="a ledger reports one of at most n buckets")
+        self._ledger = theory.bucket_ledger(self.n, self.kappa, self.M)
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"buckets": self.M}
+
+    def _bucket(self, j: np.ndarray | int) -> np.ndarray:
+        return np.asarray(j, dtype=np.int64) * self.M // self.n
+
+    def _bucket_size(self, b: np.ndarray) -> np.ndarray:
+        # Members j of bucket b satisfy b n <= j M < (b+1) n.
+        n, M = self.n, self.M
+        return -((-(b + 1) * n) // M) + ((-b * n) // M)
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> int:
+        return int(self._bucket(j_star))
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        members = self._bucket(np.arange(self.n)) == int(y)
+        return np.where(members, 0.0, -np.inf)
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        return _exact_rate(self._ledger.rate_bits)
+
+    def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        # J* uniform, then its position inside its bucket uniform: the Bayes
+        # order probes the reported bucket in random order first.
+        j = np.minimum((streams[0].random(size) * self.n).astype(np.int64), self.n - 1)
+        b_size = self._bucket_size(self._bucket(j))
+        pos = np.minimum((streams[1].random(size) * b_size).astype(np.int64), b_size - 1)
+        return np.minimum(pos, self.kappa)
+
+    def exact_bayes_mean_z(self) -> float:
+        return float(self._ledger.mean_z)
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        p = np.zeros(self.kappa + 1)
+        for size, count in self._ledger.bucket_sizes:
+            w = count * size / self.n
+            low = min(size, self.kappa)
+            p[:low] += w / size
+            p[self.kappa] += w * max(size - self.kappa, 0) / size
+        return p
+
+
+class GaussianInterface:
+    """Proposition 2's content channel: ``W_j = ln s_j + N(0, sigma^2)``.
+
+    The posterior is a softmax of ``W ln(kappa)/sigma^2``; the rate is
+    estimated by Monte Carlo with a standard error.
+    """
+
+    name: ClassVar[str] = "gaussian"
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {"sigma": 1.0}
+    DEFAULT_RATE_TRIALS: ClassVar[int] = 4000
+    # Cap on n * trials of the default rate estimate (O(n) per trial).
+    RATE_WORK: ClassVar[int] = 4 * 10**7
+
+    def __init__(self, *, n: int, kappa: int, sigma: Any = None) -> None:
+        self.n, self.kappa = makeroom_iv(n, kappa)
+        if sigma is None:
+            raise DomainError("sigma", None, "is required for interface 'gaussian'",
+                              "pass sigma=S (--sigma S) with S > 0")
+        self.sigma = as_real("sigma", sigma, lo=0.0, lo_open=True,
+                             fix="sigma is the standard deviation of the log-size noise (> 0)")
+        self.d = math.log(self.kappa) / self.sigma
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"sigma": self.sigma}
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        w = self.sigma * rng.standard_normal(self.n)
+        w[j_star] += math.log(self.kappa)
+        return w
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        return np.asarray(y, dtype=float) * (math.log(self.kappa) / self.sigma**2)
+
+    def default_rate_trials(self) -> int:
+        return int(max(16, min(self.DEFAULT_RATE_TRIALS, self.RATE_WORK // self.n)))
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        t = self.default_rate_trials() if trials is None else trials
+        return estimate_gaussian_rate(self.n, self.kappa, self.sigma, trials=t, rng=rng)
+
+    def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        # Under W-descending order tau - 1 is the number of light blocks
+        # observed above the bulky one: Binomial(n-1, P(N(0,1) > x)) given
+        # the bulky block's standardised observation x ~ N(d, 1).
+        x = streams[0].standard_normal(size) + self.d
+        count = streams[1].binomial(self.n - 1, special.ndtr(-x))
+        return np.minimum(count, self.kappa)
+
+    def exact_bayes_mean_z(self) -> float:
+        return gaussian_exact_mean_z(self.n, self.kappa, self.sigma)
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        tail = gaussian_exact_z_tail(self.n, self.kappa, self.sigma)
+        ge = np.concatenate([[1.0], tail, [0.0]])
+        return ge[:-1] - ge[1:]
+
+
+class GibbsInterface:
+    """The frontier interface: announces an order in which J*'s rank follows
+    theory's Gibbs law ``p_r ∝ exp(-lam min(r-1, kappa))``; the other blocks
+    fill the remaining positions uniformly at random.
+
+    Given the announced order the posterior of J* is the rank law, so
+    ``I(J*;Y) = log2 n - H(rank)`` exactly.
+    """
+
+    name: ClassVar[str] = "gibbs"
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {"lam": 0.7}
+
+    def __init__(self, *, n: int, kappa: int, lam: Any = None, rate: Any = None) -> None:
+        self.n, self.kappa = makeroom_iv(n, kappa)
+        if (lam is None) == (rate is None):
+            raise DomainError("lam", lam, "must be given exactly when rate is not "
+                              "(exactly one of lam, rate)",
+                              "pass lam=X (--lam X) or rate=R (--rate R)", context=f"rate={rate!r}")
+        self.law = theory.gibbs_law(self.n, self.kappa, lam=lam, rate=rate)
+        head = np.asarray(self.law.p_head, dtype=float)
+        tail_total = (self.n - self.kappa) * self.law.p_tail
+        probs = np.concatenate([head, [tail_total]])
+        # Cumulative law of Z = min(rank-1, kappa); the last entry is 1 by
+        # construction so round-off cannot push a draw past kappa.
+        cdf = np.cumsum(probs / probs.sum())
+        cdf[-1] = 1.0
+        self._cdf = cdf
+        self._z_pmf = probs / probs.sum()
+        with np.errstate(divide="ignore"):
+            self._log_head = np.log(head)
+            self._log_tail = math.log(self.law.p_tail) if self.law.p_tail > 0 else -math.inf
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"lam": float(self.law.lam), "rate": float(self.law.rate_bits)}
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        z = int(np.searchsorted(self._cdf, rng.random(), side="right"))
+        if z < self.kappa:
+            rank = z + 1
+        else:  # uniform over the n - kappa tail positions
+            rank = self.kappa + 1 + int(rng.integers(self.n - self.kappa))
+        others = np.delete(np.arange(self.n), j_star)
+        others = rng.permutation(others)
+        return np.insert(others, rank - 1, j_star)
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        order = np.asarray(y, dtype=np.int64)
+        lp = np.full(self.n, self._log_tail)
+        lp[order[: self.kappa]] = self._log_head
+        return lp
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        return _exact_rate(self.law.rate_bits)
+
+    def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        z = np.searchsorted(self._cdf, streams[0].random(size), side="right")
+        return np.minimum(z, self.kappa)
+
+    def exact_bayes_mean_z(self) -> float:
+        return float(self.law.mean_z)
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        return self._z_pmf.copy()
+
+
+INTERFACES: dict[str, Callable[..., Interface]] = {
+    LedgerInterface.name: LedgerInterface,
+    GaussianInterface.name: GaussianInterface,
+    BucketsInterface.name: BucketsInterface,
+    BlindInterface.name: BlindInterface,
+    GibbsInterface.name: GibbsInterface,
+}
+
+
+def make_interface(name: str, *, n: int, kappa: int, **params: Any) -> Interface:
+    """Build the registered interface ``name`` on M_{n,L,l}.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`INTERFACES`: ``ledger``, ``gaussian`` (``sigma``),
+        ``buckets`` (``buckets=M``), ``blind``, ``gibbs`` (``lam`` or ``rate``).
+    n, kappa : int
+        The instance, ``2 <= kappa < n``.
+    **params
+        The interface's parameters; parameters it does not take are rejected,
+        ``None`` values are ignored.
+
+    Returns
+    -------
+    Interface
+    """
+    if name not in INTERFACES:
+        raise UnknownNameError("interface", str(name), INTERFACES)
+    given = {k: v for k, v in params.items() if v is not None}
+    factory = INTERFACES[name]
+    import inspect
+
+    accepted = {p for p in inspect.signature(factory).parameters if p not in ("n", "kappa")}
+    extra = sorted(set(given) - accepted)
+    if extra:
+        takes = ", ".join(sorted(accepted)) or "no parameters"
+        raise DomainError(extra[0], given[extra[0]], f"is not a parameter of interface {name!r}",
+                          f"interface {name!r} takes {takes}")
+    return factory(n=n, kappa=kappa, **given)

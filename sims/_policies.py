@@ -1,0 +1,112 @@
+"""Archive policies of the make-room instance: map an observation (and
+private randomness) to the order in which blocks are archived."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+import theory
+from theory import UnknownNameError
+
+from ._interfaces import Interface, blind_z_pmf, uniform_rank_z
+
+__all__ = ["Policy", "POLICIES", "make_policy", "BayesPolicy", "RandomPolicy", "FastSampler"]
+
+FastSampler = Callable[[int, Sequence[np.random.Generator]], np.ndarray]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """How the agent orders the archive.
+
+    Required members
+    ----------------
+    name : str
+        Registry name.
+    order(interface, y, rng) -> numpy.ndarray
+        A permutation of ``0..n-1`` (int array), the archive order, built
+        from the observation ``y`` and the private generator ``rng``.
+
+    Optional members (looked up with ``getattr``)
+    ---------------------------------------------
+    fast_sampler(interface) -> callable or None
+        ``f(size, streams)`` drawing Z directly in O(1) per trial (see
+        :class:`~sims.Interface`), or None when there is no fast path.
+    exact_mean_z(interface) -> float or None
+        Exact E[Z] of this policy on ``interface``.
+    exact_z_pmf(interface) -> numpy.ndarray or None
+        Exact law of Z (length kappa+1).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray: ...
+
+
+class BayesPolicy:
+    """Archive in decreasing posterior probability of being the bulky block,
+    breaking ties uniformly at random.
+
+    Sorting by the posterior maximises ``P(J* in first m)`` for every m at
+    once, hence minimises ``E[Z] = sum_m P(Z >= m)`` (equation tailsum).
+    """
+
+    name: ClassVar[str] = "bayes"
+
+    def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray:
+        lp = np.asarray(interface.log_posterior(y), dtype=float)
+        perm = rng.permutation(interface.n)
+        return perm[np.argsort(-lp[perm], kind="stable")]
+
+    def fast_sampler(self, interface: Interface) -> FastSampler | None:
+        f = getattr(interface, "sample_bayes_z", None)
+        return f if callable(f) else None
+
+    def exact_mean_z(self, interface: Interface) -> float | None:
+        f = getattr(interface, "exact_bayes_mean_z", None)
+        return float(f()) if callable(f) else None
+
+    def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
+        f = getattr(interface, "exact_bayes_z_pmf", None)
+        return np.asarray(f(), dtype=float) if callable(f) else None
+
+
+class RandomPolicy:
+    """Ignore the observation: archive in a uniformly random order."""
+
+    name: ClassVar[str] = "random"
+
+    def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray:
+        return rng.permutation(interface.n)
+
+    def fast_sampler(self, interface: Interface) -> FastSampler | None:
+        n, kappa = interface.n, interface.kappa
+
+        def sample(size: int, streams: Sequence[np.random.Generator]) -> np.ndarray:
+            return uniform_rank_z(n, kappa, size, streams[0])
+
+        return sample
+
+    def exact_mean_z(self, interface: Interface) -> float | None:
+        return theory.blind_mean_z(interface.n, interface.kappa)
+
+    def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
+        return blind_z_pmf(interface.n, interface.kappa)
+
+
+POLICIES: dict[str, Callable[[], Policy]] = {
+    BayesPolicy.name: BayesPolicy,
+    RandomPolicy.name: RandomPolicy,
+}
+
+
+def make_policy(name: str | None = None) -> Policy:
+    """Build the registered policy ``name`` (default ``"bayes"``)."""
+    key = "bayes" if name is None else name
+    if key not in POLICIES:
+        raise UnknownNameError("policy", str(key), POLICIES)
+    return POLICIES[key]()

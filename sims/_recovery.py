@@ -1,0 +1,608 @@
+"""Monte Carlo of the recovery task T_{N,k} (Proposition 1): real random
+k-bit blocks, a strategy's in-prompt state R, a revealed index, a guess
+compared bit for bit.
+
+Blocks are packed bits (``ceil(k/8)`` bytes, most significant bit first,
+unused trailing bits zero), trials are vectorised inside fixed blocks of
+trials, and every block has its own spawned random streams.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+import theory
+from theory import DomainError, HandleCostModel, UnknownNameError
+from theory._validate import as_int, as_real
+
+from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
+from ._stats import clopper_pearson, confidence_iv
+
+__all__ = [
+    "Strategy",
+    "StrategyPlan",
+    "Archive",
+    "RecoveryResult",
+    "STRATEGIES",
+    "make_strategy",
+    "simulate_recovery",
+    "KeepBlocks",
+    "KeepBits",
+    "RandomSubset",
+    "Recover",
+]
+
+# Unpacked bits (one byte per bit) held per trial block: bounds memory.
+_BLOCK_BITS = 1 << 23
+_MAX_TRIAL_BLOCK = 4096
+# The consistency check asks whether the data exclude the bound at this level,
+# stricter than the reported interval so a strategy sitting at the bound is
+# not flagged by chance.
+_CHECK_CONFIDENCE = 1.0 - 1e-4
+
+
+@dataclass(frozen=True)
+class StrategyPlan:
+    """What a strategy will do on one instance, declared before any trial.
+
+    Attributes
+    ----------
+    entropy_bits : float
+        Declared ``H(R)`` of the pre-reveal in-prompt state. For a recovering
+        strategy, the prompt bits used before the reveal (instruction plus
+        handles).
+    exact_success : float or None
+        Closed-form success probability, or None if the strategy has none.
+    feasible : bool
+        For a recovering strategy: instruction, handles and one recovered
+        block fit in the budget. Always True for non-recovering strategies.
+    details : Mapping[str, float]
+        Strategy-specific sizes (kept blocks, kept bits, handle bits...).
+    """
+
+    entropy_bits: float
+    exact_success: float | None
+    feasible: bool = True
+    details: Mapping[str, float] = field(default_factory=dict)
+
+
+class Archive:
+    """Lossless external store of one trial block's evidence blocks.
+
+    ``write`` keeps an exact copy and returns one integer handle per block;
+    ``read`` returns the stored payloads byte for byte.
+    """
+
+    def __init__(self) -> None:
+        self._store: np.ndarray | None = None
+
+    def write(self, blocks: np.ndarray) -> np.ndarray:
+        trials, n_blocks, _ = blocks.shape
+        self._store = blocks.reshape(trials * n_blocks, -1).copy()
+        return np.arange(trials * n_blocks, dtype=np.int64).reshape(trials, n_blocks)
+
+    def read(self, handles: np.ndarray) -> np.ndarray:
+        if self._store is None:
+            raise RuntimeError("Archive.read before Archive.write")
+        return self._store[np.asarray(handles, dtype=np.int64)]
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A way of answering T_{N,k}.
+
+    Required members
+    ----------------
+    name : str
+        Registry name.
+    recovering : bool
+        True if the strategy may read the archive after the reveal.
+    plan(N, k, budget, cost) -> StrategyPlan
+        Declares H(R) (checked against the budget for non-recovering
+        strategies), the exact success probability if known, feasibility.
+    encode(blocks, plan, rng, archive) -> state
+        ``blocks`` is uint8 ``(T, N, ceil(k/8))``. Non-recovering strategies
+        get ``archive=None`` and must return the in-prompt state as packed
+        bits, uint8 ``(T, nbytes)`` using at most ``floor(budget)`` bits (the
+        simulator checks, so R takes at most 2**budget values and
+        ``H(R) <= budget``). Recovering strategies write to ``archive`` and
+        return their handle table.
+    decode(state, index, plan, rng, archive) -> guesses
+        ``index`` is int ``(T,)``; returns uint8 ``(T, ceil(k/8))``.
+        ``archive`` is None for non-recovering strategies.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def recovering(self) -> bool: ...
+
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan: ...
+
+    def encode(
+        self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
+        archive: Archive | None,
+    ) -> np.ndarray: ...
+
+    def decode(
+        self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
+        rng: np.random.Generator, archive: Archive | None,
+    ) -> np.ndarray: ...
+
+
+# ---------------------------------------------------------------------------
+# Bit helpers
+# ---------------------------------------------------------------------------
+
+
+def _kbytes(k: int) -> int:
+    return (k + 7) // 8
+
+
+def _tail_mask(k: int) -> int:
+    """Mask of the used bits of the last byte of a k-bit block."""
+    r = k % 8
+    return 0xFF if r == 0 else (0xFF << (8 - r)) & 0xFF
+
+
+def _random_blocks(gen: np.random.Generator, shape: tuple[int, ...], k: int) -> np.ndarray:
+    """Uniform k-bit blocks, packed; one raw 64-bit draw per 8 bytes."""
+    kb = _kbytes(k)
+    words = (kb + 7) // 8
+    raw = gen.bit_generator.random_raw(int(np.prod(shape)) * words)
+    out = np.asarray(raw, dtype=np.uint64).view(np.uint8).reshape(*shape, words * 8)[..., :kb]
+    out = np.ascontiguousarray(out)
+    out[..., -1] &= np.uint8(_tail_mask(k))
+    return out
+
+
+def _random_guess(rng: np.random.Generator, trials: int, k: int) -> np.ndarray:
+    return _random_blocks(rng, (trials,), k)
+
+
+def _pack(bits: np.ndarray) -> np.ndarray:
+    return np.packbits(bits.reshape(bits.shape[0], -1), axis=1)
+
+
+def _unpack(state: np.ndarray, count: int) -> np.ndarray:
+    return np.unpackbits(state, axis=1, count=count)
+
+
+# ---------------------------------------------------------------------------
+# Strategies
+# ---------------------------------------------------------------------------
+
+
+def _guess_success(kept_fraction: float, k: int) -> float:
+    return kept_fraction + (1.0 - kept_fraction) * 2.0 ** (-k)
+
+
+@dataclass(frozen=True)
+class KeepBlocks:
+    """Keep the first ``floor(B/k)`` blocks verbatim; guess any other block."""
+
+    name: ClassVar[str] = "keep-blocks"
+    recovering: ClassVar[bool] = False
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        s = min(N, int(budget // k))
+        return StrategyPlan(
+            entropy_bits=float(s * k), exact_success=_guess_success(s / N, k),
+            details={"kept_blocks": s, "k": k},
+        )
+
+    def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
+               archive: Archive | None) -> np.ndarray:
+        s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
+        bits = np.unpackbits(blocks[:, :s, :], axis=2, count=k)
+        return _pack(bits)
+
+    def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
+               rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
+        trials = index.shape[0]
+        guess = _random_guess(rng, trials, k)
+        if s == 0:
+            return guess
+        stored = _unpack(state, s * k).reshape(trials, s, k)
+        hit = index < s
+        picked = stored[np.arange(trials), np.minimum(index, s - 1)]
+        guess[hit] = np.packbits(picked[hit], axis=1)
+        return guess
+
+
+@dataclass(frozen=True)
+class KeepBits:
+    """Keep the first ``floor(B/N)`` bits of every block; guess the rest."""
+
+    name: ClassVar[str] = "keep-bits"
+    recovering: ClassVar[bool] = False
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        b = min(k, int(budget // N))
+        return StrategyPlan(
+            entropy_bits=float(N * b), exact_success=2.0 ** (-(k - b)),
+            details={"kept_bits": b, "k": k, "N": N},
+        )
+
+    def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
+               archive: Archive | None) -> np.ndarray:
+        b = int(plan.details["kept_bits"])
+        return _pack(np.unpackbits(blocks, axis=2, count=b))
+
+    def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
+               rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        b, k, N = (int(plan.details[x]) for x in ("kept_bits", "k", "N"))
+        trials = index.shape[0]
+        known = _unpack(state, N * b).reshape(trials, N, b)[np.arange(trials), index]
+        rest = np.unpackbits(_random_guess(rng, trials, k), axis=1, count=k)[:, b:]
+        return np.packbits(np.concatenate([known, rest], axis=1), axis=1)
+
+
+@dataclass(frozen=True)
+class RandomSubset:
+    """Keep a uniformly random subset of s blocks with their indices.
+
+    The state stores, for each kept block, its index in ``ceil(log2 N)``
+    bits followed by its k bits, so ``s = floor(B / (k + ceil(log2 N)))``;
+    the guesser only sees the state. ``H(R) = log2 C(N, s) + s k``.
+    """
+
+    name: ClassVar[str] = "random-subset"
+    recovering: ClassVar[bool] = False
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        h = math.ceil(math.log2(N)) if N > 1 else 0
+        s = min(N, int(budget // (k + h)))
+        ln_choose = math.lgamma(N + 1) - math.lgamma(s + 1) - math.lgamma(N - s + 1)
+        log_choose = ln_choose / math.log(2)
+        return StrategyPlan(
+            entropy_bits=max(0.0, log_choose) + s * k,
+            exact_success=_guess_success(s / N, k),
+            details={"kept_blocks": s, "index_bits": h, "k": k, "N": N},
+        )
+
+    def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
+               archive: Archive | None) -> np.ndarray:
+        s, h, k, N = (int(plan.details[x]) for x in ("kept_blocks", "index_bits", "k", "N"))
+        trials = blocks.shape[0]
+        if s == 0:
+            return np.zeros((trials, 0), dtype=np.uint8)
+        chosen = np.argsort(rng.random((trials, N)), axis=1)[:, :s]
+        idx_bits = ((chosen[..., None] >> np.arange(h - 1, -1, -1)) & 1).astype(np.uint8)
+        picked = np.take_along_axis(blocks, chosen[..., None], axis=1)
+        block_bits = np.unpackbits(picked, axis=2, count=k)
+        return _pack(np.concatenate([idx_bits, block_bits], axis=2))
+
+    def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
+               rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        s, h, k = (int(plan.details[x]) for x in ("kept_blocks", "index_bits", "k"))
+        trials = index.shape[0]
+        guess = _random_guess(rng, trials, k)
+        if s == 0:
+            return guess
+        fields = _unpack(state, s * (h + k)).reshape(trials, s, h + k)
+        weights = (1 << np.arange(h - 1, -1, -1)).astype(np.int64)
+        stored_idx = fields[..., :h].astype(np.int64) @ weights
+        match = stored_idx == index[:, None]
+        hit = match.any(axis=1)
+        picked = fields[np.arange(trials), match.argmax(axis=1), h:]
+        guess[hit] = np.packbits(picked[hit], axis=1)
+        return guess
+
+
+@dataclass(frozen=True)
+class Recover:
+    """VISTA's method: archive every block, keep the handle table, read the
+    revealed block back after the reveal (Proposition 1, achievability).
+
+    A trial succeeds iff instruction + N handles + one block fit in the
+    budget under the handle-cost model and the block read back equals the
+    original bit for bit.
+    """
+
+    name: ClassVar[str] = "recover"
+    recovering: ClassVar[bool] = True
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        feas = theory.recovery_feasibility(N, k, budget, cost=cost)
+        return StrategyPlan(
+            entropy_bits=feas.instruction + feas.handles_total,
+            exact_success=1.0 if feas.feasible else 0.0,
+            feasible=feas.feasible,
+            details={"required_bits": feas.required, "handle_bits": cost.handle_size(N),
+                     "slack_bits": feas.slack},
+        )
+
+    def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
+               archive: Archive | None) -> np.ndarray:
+        if archive is None:
+            raise RuntimeError("the recover strategy needs an archive")
+        return archive.write(blocks)
+
+    def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
+               rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        if archive is None:
+            raise RuntimeError("the recover strategy needs an archive")
+        handles = state[np.arange(index.shape[0]), index]
+        return archive.read(handles)
+
+
+STRATEGIES: dict[str, Callable[..., Strategy]] = {
+    KeepBlocks.name: KeepBlocks,
+    KeepBits.name: KeepBits,
+    RandomSubset.name: RandomSubset,
+    Recover.name: Recover,
+}
+
+
+def make_strategy(name: str, **params: Any) -> Strategy:
+    """Build the registered strategy ``name`` (see :data:`STRATEGIES`)."""
+    if name not in STRATEGIES:
+        raise UnknownNameError("strategy", str(name), STRATEGIES)
+    try:
+        return STRATEGIES[name](**params)
+    except TypeError as exc:
+        raise DomainError("params", params, f"are not accepted by strategy {name!r}",
+                          "see the strategy's docstring") from exc
+
+
+# ---------------------------------------------------------------------------
+# Simulator
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecoveryResult:
+    """Monte Carlo estimate of the success probability on T_{N,k}.
+
+    Attributes
+    ----------
+    N, k : int
+        Blocks and bits per block.
+    budget : float
+        Prompt budget B in bits.
+    strategy : str
+        Strategy name.
+    recovering : bool
+        Whether the strategy reads the archive after the reveal.
+    success : float
+        Fraction of trials whose guess equalled the revealed block.
+    success_ci : tuple of float
+        Exact (Clopper-Pearson) interval at ``confidence``.
+    successes, trials : int
+        Counts behind ``success``.
+    confidence : float
+        Level of ``success_ci``.
+    bound : float
+        Proposition 1's ``B/(Nk) + 1/k`` (unclipped; probabilities cap at 1).
+        It applies to non-recovering strategies only.
+    exact_success : float or None
+        The strategy's closed-form success probability, if any.
+    consistent_with_bound : bool or None
+        For non-recovering strategies: the data do not exclude
+        ``success <= min(1, bound)`` at level ``1 - 1e-4`` (one-sided).
+        None for recovering strategies, to which the bound does not apply.
+    entropy_bits : float
+        Declared H(R) (recovering: instruction + handles in the prompt).
+    feasible : bool
+        Recovering strategies: everything fits the budget. True otherwise.
+    details : dict
+        Strategy-specific sizes from its plan.
+    handle_cost : dict
+        ``{"c0": ..., "instruction": ...}`` used for feasibility.
+    seed_entropy : int or list of int
+        Entropy of the run's root SeedSequence (re-running with it as the
+        seed reproduces the result).
+    seed_spawn_key : tuple of int
+        Spawn key of the root SeedSequence (empty for int seeds).
+    elapsed_seconds, trials_per_second : float
+        Wall time of the trials and the resulting throughput.
+    """
+
+    N: int
+    k: int
+    budget: float
+    strategy: str
+    recovering: bool
+    success: float
+    success_ci: tuple[float, float]
+    successes: int
+    trials: int
+    confidence: float
+    bound: float
+    exact_success: float | None
+    consistent_with_bound: bool | None
+    entropy_bits: float
+    feasible: bool
+    details: dict[str, float]
+    handle_cost: dict[str, float]
+    seed_entropy: int | list[int]
+    seed_spawn_key: tuple[int, ...]
+    elapsed_seconds: float
+    trials_per_second: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (the ``vista-lab recovery --json`` document)."""
+        return {
+            "N": self.N,
+            "k": self.k,
+            "budget": self.budget,
+            "strategy": self.strategy,
+            "recovering": self.recovering,
+            "success": self.success,
+            "success_ci": [self.success_ci[0], self.success_ci[1]],
+            "successes": self.successes,
+            "trials": self.trials,
+            "confidence": self.confidence,
+            "bound": self.bound,
+            "exact_success": self.exact_success,
+            "consistent_with_bound": self.consistent_with_bound,
+            "entropy_bits": self.entropy_bits,
+            "feasible": self.feasible,
+            "details": dict(self.details),
+            "handle_cost": dict(self.handle_cost),
+            "seed": self.seed_entropy,
+            "seed_spawn_key": list(self.seed_spawn_key),
+            "elapsed_seconds": self.elapsed_seconds,
+            "trials_per_second": self.trials_per_second,
+        }
+
+
+def _handle_cost_iv(handle_cost: Any) -> HandleCostModel:
+    if handle_cost is None:
+        return HandleCostModel()
+    if isinstance(handle_cost, HandleCostModel):
+        return handle_cost
+    c0 = as_real("handle_cost", handle_cost, lo=0.0,
+                 fix="pass c0 >= 0 bits per log2(N), or a theory.HandleCostModel")
+    return HandleCostModel(c0=c0)
+
+
+def _recovery_iv(
+    N: Any, k: Any, budget: Any, strategy: Any, trials: Any, handle_cost: Any,
+    confidence: Any, workers: Any,
+) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
+    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
+    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    if N * k > 1 << 30:
+        raise DomainError("k", k, "must keep N*k <= 2**30 bits per trial", "use fewer or "
+                          "shorter blocks", context=f"N={N}, N*k={N * k}")
+    budget = as_real("budget", budget, lo=0.0, fix="the prompt budget B is a number of bits >= 0")
+    if isinstance(strategy, str):
+        strategy = make_strategy(strategy)
+    elif not isinstance(strategy, Strategy):
+        raise DomainError("strategy", strategy, "must be a strategy name or a Strategy object",
+                          f"use one of {', '.join(STRATEGIES)}")
+    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    return (N, k, budget, strategy, trials, _handle_cost_iv(handle_cost),
+            confidence_iv(confidence), workers_iv(workers))
+
+
+def _check_state(state: Any, budget: float, trials: int, name: str) -> None:
+    """A non-recovering state must be packed bits within ``floor(budget)`` bits."""
+    bits = int(math.floor(budget))
+    ok_shape = (isinstance(state, np.ndarray) and state.dtype == np.uint8 and state.ndim == 2
+                and state.shape[0] == trials)
+    if not ok_shape:
+        raise DomainError("strategy", name, "must return its state as uint8 (trials, nbytes)",
+                          "pack the in-prompt state with np.packbits")
+    nbytes = state.shape[1]
+    over = nbytes * 8 - bits
+    if over <= 0:
+        return
+    if nbytes > (bits + 7) // 8 or np.any(state[:, -1] & np.uint8((1 << over) - 1)):
+        raise DomainError("strategy", name, f"must keep its in-prompt state within "
+                          f"floor(budget)={bits} bits", "store fewer bits (H(R) <= B)",
+                          context=f"state uses {nbytes} bytes")
+
+
+def simulate_recovery(
+    N: int,
+    k: int,
+    budget: float,
+    strategy: str | Strategy,
+    *,
+    trials: int,
+    rng: Any = None,
+    handle_cost: float | HandleCostModel | None = None,
+    confidence: float = 0.95,
+    workers: int = 1,
+) -> RecoveryResult:
+    """Simulate T_{N,k} with a strategy and estimate its success probability.
+
+    Parameters
+    ----------
+    N : int
+        Evidence blocks per trial, ``N >= 1``.
+    k : int
+        Bits per block, ``k >= 1`` (any size; bits are packed).
+    budget : float
+        Prompt budget B in bits.
+    strategy : str or Strategy
+        A name from :data:`STRATEGIES` or a :class:`Strategy` object.
+    trials : int
+        Number of independent trials.
+    rng : None, int, SeedSequence or Generator, optional
+        Seed of the run (see DESIGN.md); the result records its entropy.
+    handle_cost : float or theory.HandleCostModel, optional
+        Handle cost ``c0`` (bits per ``log2 N``) or a full model; used by
+        recovering strategies. Default ``HandleCostModel()``.
+    confidence : float
+        Level of the reported interval.
+    workers : int
+        Threads; the result does not depend on it.
+
+    Returns
+    -------
+    RecoveryResult
+    """
+    N, k, budget, strat, trials, cost, confidence, workers = _recovery_iv(
+        N, k, budget, strategy, trials, handle_cost, confidence, workers)
+    plan = strat.plan(N, k, budget, cost)
+    if not strat.recovering and plan.entropy_bits > budget * (1 + 1e-12):
+        raise DomainError("strategy", strat.name, "must declare H(R) <= budget",
+                          "a non-recovering state cannot hold more than B bits",
+                          context=f"H(R)={plan.entropy_bits}, budget={budget}")
+    seed = root_seed(rng)
+    block = max(1, min(_MAX_TRIAL_BLOCK, _BLOCK_BITS // (N * k)))
+    sizes = block_sizes(trials, block)
+
+    def one_block(i: int, size: int) -> int:
+        return _recovery_block(seed, i, size, N, k, budget, strat, plan)
+
+    t0 = time.perf_counter()
+    successes = int(sum(run_blocks(one_block, sizes, workers=workers)))
+    elapsed = time.perf_counter() - t0
+    bound = theory.recovery_success_bound(N, k, budget)
+    consistent: bool | None = None
+    if not strat.recovering:
+        lo_check = clopper_pearson(successes, trials, 1.0 - 2.0 * (1.0 - _CHECK_CONFIDENCE))[0]
+        consistent = bool(lo_check <= min(1.0, bound))
+    return RecoveryResult(
+        N=N, k=k, budget=budget, strategy=strat.name, recovering=bool(strat.recovering),
+        success=successes / trials, success_ci=clopper_pearson(successes, trials, confidence),
+        successes=successes, trials=trials, confidence=confidence, bound=bound,
+        exact_success=plan.exact_success, consistent_with_bound=consistent,
+        entropy_bits=plan.entropy_bits, feasible=bool(plan.feasible),
+        details={str(a): float(b) for a, b in plan.details.items()},
+        handle_cost={"c0": float(cost.c0), "instruction": float(cost.instruction)},
+        seed_entropy=seed.entropy, seed_spawn_key=seed.spawn_key,
+        elapsed_seconds=elapsed, trials_per_second=trials / elapsed if elapsed > 0 else math.inf,
+    )
+
+
+def _recovery_block(
+    seed: SeedInfo, i: int, size: int, N: int, k: int, budget: float,
+    strat: Strategy, plan: StrategyPlan,
+) -> int:
+    # One stream per random variable: blocks, revealed index, strategy.
+    blocks = _random_blocks(stream(seed, 0, i), (size, N), k)
+    index = np.minimum((stream(seed, 1, i).random(size) * N).astype(np.int64), N - 1)
+    srng = stream(seed, 2, i)
+    archive = Archive() if strat.recovering else None
+    original = blocks.copy()  # the strategy must not be able to alter the truth
+    state = strat.encode(blocks, plan, srng, archive)
+    if not strat.recovering:
+        _check_state(state, budget, size, strat.name)
+    guess = np.asarray(strat.decode(state, index, plan, srng, archive))
+    truth = original[np.arange(size), index]
+    if guess.shape != truth.shape or guess.dtype != np.uint8:
+        raise DomainError("strategy", strat.name, f"must return guesses as uint8 {truth.shape}",
+                          "return packed k-bit blocks", context=f"got {guess.dtype} {guess.shape}")
+    correct = np.all(guess == truth, axis=1)
+    if strat.recovering and not plan.feasible:
+        # The recovered block does not fit in the prompt: the method cannot emit it.
+        correct[:] = False
+    return int(np.count_nonzero(correct))
