@@ -125,7 +125,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     b = table.where(series="bound")
     N, k = int(b.values("N")[0]), int(b.values("k")[0])
     with figure_style():
-        fig, axes = new_figure(1, 1, width=5.6, height=3.6)
+        fig, axes = new_figure(1, 1, width=7.4, height=3.6)
         ax = axes[0, 0]
         ax.plot(b.column("x"), np.minimum(1.0, b.column("value")), color=PALETTE["purple"],
                 lw=2.4, label="Proposition 1 bound  min(1, B/(Nk) + 1/k)")
@@ -136,7 +136,8 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             x, y = t.column("x"), t.column("value")
             style = {"marker": "o", "ms": 3.5, "lw": 1.2}
             if s == "recover":
-                style = {"marker": "s", "ms": 3.5, "lw": 1.6}
+                # success is 0 below the feasibility budget and 1 from it on
+                style = {"marker": "s", "ms": 3.5, "lw": 1.6, "drawstyle": "steps-post"}
             elif s == "recover-engine":
                 style = {"marker": "D", "ms": 5, "lw": 0, "mfc": "white"}
             ax.plot(x, y, color=colors.get(s, PALETTE["grey"]), label=_LABELS.get(s, s),
@@ -147,14 +148,14 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         if len(feas):
             x0 = float(np.nanmin(feas.column("x")))
             ax.axvline(x0, color=PALETTE["grey"], ls=":", lw=1)
-            ax.annotate("handles + one block fit", xy=(x0, 0.5), xytext=(6, 0),
+            ax.annotate("handles + one block fit", xy=(x0, 0.78), xytext=(4, 0),
                         textcoords="offset points", fontsize=7, color=PALETTE["grey"],
                         rotation=90, va="center")
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.03, 1.05)
         ax.set_xlabel("budget share B/(Nk)  (B in bits)")
         ax.set_ylabel("success probability")
-        ax.legend(loc="lower right")
+        ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
         panel_label(ax, f"N = {N} blocks of k = {k} bits; 95% CI bands")
         return save_figure(fig, out_dir, NAME)
 

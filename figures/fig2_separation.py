@@ -121,7 +121,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
 def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     colors = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["green"], PALETTE["purple"]]
     with figure_style():
-        fig, axes = new_figure(1, 2, width=7.6, height=3.3)
+        fig, axes = new_figure(1, 2, width=7.6, height=4.0)
         ax, bx = axes[0]
         cs = table.where(series="bound").unique("c")
         for i, c in enumerate(cs):
@@ -152,7 +152,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         ax.set_ylim(-0.03, 1.08)
         ax.set_xlabel("number of blocks N  (k = ceil(sqrt N) bits each)")
         ax.set_ylabel("success probability")
-        ax.legend(loc="center right", fontsize=6.5)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
         panel_label(ax, "(a) non-recovering bound -> 0")
         bx.axhline(1.0, color=PALETTE["grey"], ls="--", lw=1)
         bx.text(float(np.nanmin(rt.column("N"))), 1.02, "budget B", color=PALETTE["grey"],
@@ -161,7 +161,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         bx.set_ylim(0, 1.15)
         bx.set_xlabel("number of blocks N")
         bx.set_ylabel("(N handles + one block) / B")
-        bx.legend(title="B = c N log2 N bits", loc="lower right")
+        bx.legend(title="B = c N log2 N bits", loc="upper right", bbox_to_anchor=(1.0, 0.84))
         panel_label(bx, "(b) recovering method stays within B")
         return save_figure(fig, out_dir, NAME)
 

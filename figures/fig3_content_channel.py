@@ -119,7 +119,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     a = table.where(panel="a")
     b = table.where(panel="b")
     with figure_style():
-        fig, axes = new_figure(1, 2, width=8.2, height=3.7)
+        fig, axes = new_figure(1, 2, width=8.2, height=4.4)
         ax, bx = axes[0]
         n_a = int(a.values("n")[0])
         for i, kap in enumerate(a.unique("kappa")):
@@ -139,12 +139,13 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 label="tighter: (1-1/n) ln2 (log2 kappa)^2/(2 sigma^2)")
         ax.axhline(math.log2(n_a), color=PALETTE["black"], ls=":", lw=1)
         ax.text(float(np.nanmax(a.column("sigma"))), math.log2(n_a),
-                f"log2 n = {math.log2(n_a):g}", ha="right", va="bottom", fontsize=7)
+                f"ledger: log2 n = {math.log2(n_a):g}", ha="right", va="bottom", fontsize=7)
         ax.set_xscale("log")
+        _plain_log_ticks(ax, a.column("sigma"))
         ax.set_ylim(0, math.log2(n_a) * 1.12)
         ax.set_xlabel("perception noise sigma  (std. dev. of ln-size noise)")
         ax.set_ylabel("I(J*; W)  [bits]")
-        ax.legend(loc="upper right", fontsize=6.3)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
         panel_label(ax, f"(a) against sigma, n = {n_a}")
 
         kap_b, sig_b = int(b.values("kappa")[0]), float(b.values("sigma")[0])
@@ -162,12 +163,25 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                     color=PALETTE["blue"], ms=3.5, mfc="white",
                     label="content channel, Monte Carlo")
         bx.set_xscale("log", base=2)
-        bx.set_ylim(0, None)
+        # log y: the ledger's log2 n and the flat content rate both stay readable
+        bx.set_yscale("log", base=2)
+        bx.set_ylim(0.5, 2 * float(np.nanmax(b.column("value"))))
         bx.set_xlabel("number of blocks n")
         bx.set_ylabel("rate about the bulky block  [bits]")
-        bx.legend(loc="upper left", fontsize=6.5)
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
         panel_label(bx, f"(b) against n, kappa = {kap_b}, sigma = {sig_b:g}")
         return save_figure(fig, out_dir, NAME)
+
+
+def _plain_log_ticks(ax: Any, values: np.ndarray) -> None:
+    """Major ticks at round numbers inside the data range, no minor labels."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    lo, hi = float(np.nanmin(values)), float(np.nanmax(values))
+    ticks = [t for t in (0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20) if lo <= t <= hi]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def caption(table: TidyTable) -> tuple[str, str]:

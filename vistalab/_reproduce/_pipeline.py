@@ -276,9 +276,6 @@ def run_reproduce(
     out, seed, names, overrides = _reproduce_iv(out_dir, seed, figures, params)
     progress = progress or NullProgress()
     t_start = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
-    run = _Runner(out, seed=seed, force=force)
-    check_rows: list[CheckRow] = []
 
     # Figure parameters are resolved first so a bad override fails before any work.
     scripts = {name: load_figure(name) for name in names}
@@ -290,6 +287,9 @@ def run_reproduce(
                 raise UnknownNameError(f"parameter of {name}", key, merged)
             merged[key] = value
         fig_params[name] = merged
+    out.mkdir(parents=True, exist_ok=True)
+    run = _Runner(out, seed=seed, force=force)
+    check_rows: list[CheckRow] = []
 
     # 1. Proof steps.
     with progress.stage("proof-step verification", 1) as bar:

@@ -1,0 +1,143 @@
+"""Pieces of the reproduce pipeline (issue 6): the cache key and store, the
+per-stage seeds, the report's Markdown, and the errors of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theory import DomainError, UnknownNameError
+from vistalab._reproduce import CheckRow, run_reproduce
+from vistalab._reproduce._cache import CacheRecord, StageCache, cache_key
+from vistalab._reproduce._pipeline import _stage_seed
+from vistalab._reproduce._report import FigureEntry, build_report, md_cell
+from vistalab._reproduce._rows import count_statuses, rows_from_payload, rows_to_table
+from vistalab._reproduce._sources import normalise_status
+from vistalab.cli import main
+
+params = st.dictionaries(st.text(min_size=1, max_size=5),
+                         st.one_of(st.integers(), st.floats(allow_nan=False,
+                                                            allow_infinity=False),
+                                   st.lists(st.integers(), max_size=3)), max_size=4)
+
+
+@given(params, st.text(min_size=1, max_size=8))
+def test_cache_key_is_order_free_and_sensitive_to_everything(p, stage):
+    """"Re-running reuses cached results unless the parameters or the code version
+    changed" (issue 6): the key ignores dict order but not stage, params or code."""
+    key = cache_key(stage, p, "code-a")
+    assert key == cache_key(stage, dict(reversed(list(p.items()))), "code-a")
+    assert key != cache_key(stage, p, "code-b")
+    assert key != cache_key(stage + "x", p, "code-a")
+    assert key != cache_key(stage, {**p, "__extra__": 1}, "code-a")
+
+
+def test_cache_store_hit_miss_and_corruption(tmp_path):
+    """A record is returned only for its own key; a damaged record is a miss, not a crash."""
+    cache = StageCache(tmp_path)
+    rec = CacheRecord("sim:x", "k1", {"rows": [[1, 2.5]]}, {"params": {}}, 0.25)
+    cache.store(rec)
+    assert cache.load("sim:x", "k1") == rec
+    assert cache.load("sim:x", "k2") is None
+    assert cache.load("sim:y", "k1") is None
+    (tmp_path / "sim:x.json").write_text("{not json")
+    assert cache.load("sim:x", "k1") is None
+
+
+def test_stage_seeds_depend_only_on_seed_and_stage_name():
+    """DESIGN.md rule 2: each stage draws from its own stream, so adding or dropping other
+    stages never changes a stage's numbers; different seeds give different streams."""
+    a = np.random.default_rng(_stage_seed(7, "sim:fig1_recovery")).random(4)
+    b = np.random.default_rng(_stage_seed(7, "sim:fig1_recovery")).random(4)
+    c = np.random.default_rng(_stage_seed(7, "sim:fig3_content_channel")).random(4)
+    d = np.random.default_rng(_stage_seed(8, "sim:fig1_recovery")).random(4)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c) and not np.array_equal(a, d)
+
+
+@given(st.text(max_size=40))
+def test_md_cell_is_one_safe_table_cell(text):
+    """Any text stays inside one Markdown cell: no newline, no unescaped pipe."""
+    cell = md_cell(text)
+    assert "\n" not in cell and "\r" not in cell
+    assert cell.replace("\\\\", "").replace("\\|", "").count("|") == 0
+    assert md_cell("x" * 50, limit=10).endswith("…") and len(md_cell("x" * 50, limit=10)) == 10
+
+
+def test_report_has_one_row_per_check_and_two_caption_lines():
+    """Issue 6: 'one table of every check with its status and numbers, and every figure
+    embedded with a two-line caption'."""
+    rows = [
+        CheckRow("paper", "t.a", "claim a | with pipe", "pass", "1.0 vs 1.0", "Table 1"),
+        CheckRow("proof", "prop1/step1", "Fano", "fail", "gap 0.1", "App. B"),
+        CheckRow("simulation", "fig1.x", "below bound", "not_checkable", "-", "Prop. 1"),
+    ]
+    figs = [FigureEntry("fig3_content_channel", "Content channel", ("line one", "line two"),
+                        "figures/fig3_content_channel.png"),
+            FigureEntry("fig7_dashboard_overhead", "Overhead", None, None)]
+    text = build_report(checks=rows, figures=figs, stages=[], counts=count_statuses(rows),
+                        quick=True, seed=1, fingerprint="f" * 64, commit="abc", version="0.1")
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and "`" in ln]
+    assert len(table) == 3
+    assert table[0].split(" | ")[1].startswith("proof")  # proof steps listed first
+    assert "**FAIL**" in text and "claim a \\| with pipe" in text
+    assert "**1 pass, 1 fail, 1 not checkable**" in text
+    assert "### Figure 3. Content channel" in text
+    assert "![Content channel](figures/fig3_content_channel.png)\n\nline one  \nline two\n" in text
+    assert "### Figure 7. Overhead" in text and "Not produced in this run" in text
+
+
+def test_check_rows_round_trip_through_the_results_table():
+    rows = [CheckRow("engine", "e1", "c", "pass", "n", "w")]
+    table = rows_to_table(rows)
+    assert rows_from_payload(table.records()) == rows
+    assert table.columns == ("source", "id", "claim", "status", "numbers", "where")
+
+
+@pytest.mark.parametrize(("word", "status"), [
+    ("pass", "pass"), ("certified", "pass"), (True, "pass"), ("FAIL", "fail"),
+    ("failed", "fail"), (False, "fail"), ("not_checkable", "not_checkable"),
+    ("not-checkable", "not_checkable"), ("skipped", "not_checkable"),
+])
+def test_status_words_are_normalised(word, status):
+    assert normalise_status(word) == status
+
+
+def test_bad_pipeline_arguments_are_clear_errors(tmp_path):
+    """DESIGN.md rule 6: parameter, value, rule and fix; close-match suggestions."""
+    afile = tmp_path / "f.txt"
+    afile.write_text("x")
+    with pytest.raises(DomainError, match=r"`out` must be a folder, not a file"):
+        run_reproduce(afile)
+    with pytest.raises(DomainError, match=r"`seed` must be an integer >= 0"):
+        run_reproduce(tmp_path / "o", seed=-1)
+    with pytest.raises(UnknownNameError, match=r"Did you mean 'fig2_separation'"):
+        run_reproduce(tmp_path / "o", figures=["fig2_separaton"])
+    with pytest.raises(UnknownNameError, match=r"parameter of fig6_paper_tables 'tabels'"):
+        run_reproduce(tmp_path / "o", figures=["fig6_paper_tables"],
+                      params={"fig6_paper_tables": {"tabels": []}})
+    assert not (tmp_path / "o").exists()  # input errors fail before any work
+
+
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    afile = tmp_path / "f.txt"
+    afile.write_text("x")
+    assert main(["reproduce", "--quick", "--out", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "must be a folder" in err
+    assert main(["reproduce", "--seed", "abc"]) == 2
+    assert "invalid int value" in capsys.readouterr().err
+    assert main(["reproduce", "--qiuck"]) == 2
+    assert "did you mean '--quick'" in capsys.readouterr().err
+
+
+def test_stage_outcomes_serialise(tmp_path):
+    """The run record is plain JSON (what the cache tests read)."""
+    from vistalab._reproduce import StageOutcome
+
+    o = StageOutcome("sim:a", "simulations", "cached", "k", 0.5)
+    assert json.loads(json.dumps(o.__dict__))["status"] == "cached"
