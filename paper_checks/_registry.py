@@ -14,6 +14,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -292,10 +293,18 @@ class CheckContext:
         The claim being checked (set by the runner).
     """
 
-    def __init__(self, data_dir: Path, seed_seq: np.random.SeedSequence, shared: dict[str, Any]):
+    def __init__(
+        self,
+        data_dir: Path,
+        seed_seq: np.random.SeedSequence,
+        shared: dict[str, Any],
+        *,
+        certificates: Any = True,
+    ):
         self.data_dir = data_dir
         self._seed_seq = seed_seq
         self._shared = shared
+        self._certificates = certificates
         self.claim_id = ""
 
     def table(self, key: str) -> PaperTable:
@@ -334,11 +343,55 @@ class CheckContext:
         """A generator seeded from :meth:`seed_seq`."""
         return np.random.default_rng(self.seed_seq())
 
+    def certificates(self, claim_ids: Sequence[str]) -> tuple[bool | None, str]:
+        """theory/'s proof-step certificates for ``claim_ids`` (e.g. ``("thm1.A",)``).
+
+        Returns ``(ok, summary)``: ``ok`` is True when every linked step passed, False when
+        one failed, None when certificates were not run or are not available.
+        """
+        if not claim_ids:
+            return None, ""
+        source = self._certificates
+        if source is False:
+            return None, "certificates not run"
+        parts, ok = [], True
+        for cid in claim_ids:
+            if source is True:
+                try:
+                    steps = self.cached(f"certificate:{cid}", partial(_certify, cid))
+                except Unavailable as exc:
+                    return None, f"certificates unavailable ({exc})"
+            else:
+                steps = tuple(st for st in getattr(source, "steps", ()) if st.claim == cid)
+            if not steps:
+                parts.append(f"{cid}: no proof steps registered")
+                ok = False
+                continue
+            bad = [st.step for st in steps if st.status != "pass"]
+            parts.append(f"{cid} {len(steps) - len(bad)}/{len(steps)} steps pass"
+                         + (f" (failed: {', '.join(bad)})" if bad else ""))
+            ok = ok and not bad
+        return ok, "certificates: " + "; ".join(parts)
+
     def cached(self, key: str, compute: Callable[[], Any]) -> Any:
         """Compute once per run (e.g. theory.certify_all()) and share between claims."""
         if key not in self._shared:
             self._shared[key] = compute()
         return self._shared[key]
+
+
+def _certify(claim_id: str) -> tuple[Any, ...]:
+    """Run theory's proof steps of one claim (contract: ``theory.certify_all(only=...)``)."""
+    import theory
+
+    certify_all = getattr(theory, "certify_all", None)
+    if certify_all is None:
+        raise Unavailable("theory.certify_all is not implemented yet")
+    try:
+        report = certify_all(only=f"{claim_id}:*")
+    except DomainError:  # pattern matched nothing: no steps for this claim yet
+        return ()
+    return tuple(st for st in report.steps if st.claim == claim_id)
 
 
 # --------------------------------------------------------------------------- registry
@@ -548,6 +601,7 @@ def run_claims(
     data_dir: str | Path | None = None,
     rng: Any = None,
     claims: Sequence[Claim] | None = None,
+    certificates: Any = True,
 ) -> PaperCheckReport:
     """Run the registered checks.
 
@@ -563,6 +617,11 @@ def run_claims(
         reproducible by default.
     claims : sequence of Claim, optional
         Run exactly these (overrides ``only``).
+    certificates : bool or VerificationReport, keyword-only
+        theory/'s proof-step certificates linked to the theory claims: True runs them
+        (``theory.certify_all``, once per linked claim id), False skips them (the claims
+        then rest on their numerical checks alone), or pass the report of an earlier
+        ``theory.certify_all()`` run to reuse it.
 
     Returns
     -------
@@ -574,7 +633,7 @@ def run_claims(
     chosen = tuple(claims) if claims is not None else select_claims(only)
     root = _root_seed(rng)
     shared: dict[str, Any] = {}
-    ctx = CheckContext(path, root, shared)
+    ctx = CheckContext(path, root, shared, certificates=certificates)
     results = []
     for c in chosen:
         ctx.claim_id = c.id
@@ -602,4 +661,11 @@ def _run_one(c: Claim, ctx: CheckContext) -> Outcome:
         return Outcome.failed(f"check raised {type(exc).__name__}: {exc}")
     if not isinstance(outcome, Outcome):
         return Outcome.failed(f"check returned {type(outcome).__name__}, not an Outcome")
+    if c.certificates and outcome.status != "not_checkable":
+        # A claim linked to proof steps holds only if its steps are certified too.
+        ok, summary = ctx.certificates(c.certificates)
+        status = "fail" if ok is False else outcome.status
+        numbers = dict(outcome.numbers)
+        numbers["certificates_ok"] = ok
+        return Outcome(status, f"{outcome.detail}; {summary}", numbers)
     return outcome
