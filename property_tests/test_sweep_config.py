@@ -154,3 +154,64 @@ def test_cli_workers_and_scheduler_are_exclusive(tmp_path, capsys):
         from vistalab._sweep import LocalBackend
 
         LocalBackend(0)
+
+
+MAKEROOM_OK = """
+experiment = "makeroom"
+seed = 1
+[params]
+n = 64
+kappa = 4
+trials = 100
+[[grid]]
+interface = "gaussian"
+sigma = [0.5, 1.0]
+[[grid]]
+interface = "buckets"
+buckets = [2, 8]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "exc", "pattern"),
+    [
+        ('interface = "gaussian"', 'interface = "gausian"', UnknownSweepNameError,
+         r"Unknown interface 'gausian' in .*cfg\.toml, \[\[grid\]\] block 1, key `interface`\. "
+         r"Did you mean 'gaussian'\?"),
+        ("sigma = [0.5, 1.0]\n", "", SweepConfigError,
+         r"`sigma` is required by experiment 'makeroom' when interface is 'gaussian'.*block 1"),
+        ("sigma = [0.5, 1.0]", "sigma = [0.5, 0.0]", SweepConfigError,
+         r"`sigma` must be a finite real number with 0 < sigma.*block 1"),
+        ("buckets = [2, 8]", "buckets = [2, 65]", SweepConfigError,
+         r"`buckets` must be an integer number of buckets with 1 <= M <= n.*block 2"),
+        ("kappa = 4", "kappa = 64", SweepConfigError,
+         r"`kappa` must be an integer with 2 <= kappa < n.*\[params\]"),
+        ('interface = "buckets"', 'interface = "buckets"\nsigma = 1.0', SweepConfigError,
+         r"`sigma` applies only when interface is 'gaussian' \(got sigma=1\.0, in .*block 2; "
+         r"interface='buckets'; cell buckets=2\)"),
+        ('interface = "buckets"\nbuckets = [2, 8]', 'interface = "gibbs"', SweepConfigError,
+         r"exactly one of lam, rate"),
+        ("trials = 100", "trials = 100\npolicy = \"bays\"", UnknownSweepNameError,
+         r"Unknown policy 'bays'.*Did you mean 'bayes'\?"),
+    ],
+)
+def test_bad_makeroom_config_uses_sims_rules(tmp_path, old, new, exc, pattern):
+    """Theorem 1's instance M_{n,L,l} (2 <= kappa < n) and each interface's
+    parameters are checked at the door with sims' own rules, located in the file."""
+    assert old in MAKEROOM_OK
+    with pytest.raises(exc, match=pattern):
+        load_config(_write(tmp_path, MAKEROOM_OK.replace(old, new)))
+
+
+@pytest.mark.parametrize(("name", "cells"), [("small.toml", 11), ("figure4.toml", 27)])
+def test_example_configs_are_valid(name, cells):
+    """The shipped configs (small; the one behind figure 4, Theorem 1's
+    trade-off at n=64, kappa=4) validate and expand to the documented grids."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "sweeps" / name
+    cfg = load_config(path)
+    assert cfg.experiment.name == "makeroom" and cfg.n_cells == cells
+    assert {c.params["interface"] for c in cfg.cells} == \
+        {"ledger", "blind", "gaussian", "buckets", "gibbs"}
+    assert {(c.params["n"], c.params["kappa"]) for c in cfg.cells} == {(64, 4)}

@@ -8,7 +8,6 @@ also register their own at run time with :func:`register_experiment`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -79,26 +78,11 @@ def _interface_kwargs(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _makeroom_check(p: dict[str, Any]) -> None:
-    n, kappa = p["n"], p["kappa"]
-    if kappa >= n:
-        raise DomainError("kappa", kappa, "must be an integer with 1 <= kappa < n",
-                          "choose kappa smaller than the number of blocks", context=f"n={n}")
-    if p["interface"] == "buckets" and p["buckets"] > n:
-        raise DomainError("buckets", p["buckets"], "must be an integer with 1 <= buckets <= n",
-                          "use at most one bucket per block", context=f"n={n}")
-    if p["interface"] == "gibbs":
-        if (p["lam"] is None) == (p["rate"] is None):
-            raise DomainError("lam/rate", (p["lam"], p["rate"]),
-                              "must give exactly one of lam and rate for interface 'gibbs'",
-                              "set either lam (inverse temperature) or rate (bits)")
-        if p["rate"] is not None and p["rate"] > math.log2(n):
-            raise DomainError("rate", p["rate"], "must be at most log2(n)",
-                              "a rate above log2 n bits is impossible",
-                              context=f"n={n}, log2(n)={math.log2(n):.6g}")
-    # sims' own door checks (the single source of its rules) on the actual objects.
+    # sims' own door checks on the actual objects: one source for its rules
+    # (2 <= kappa < n, 1 <= buckets <= n, exactly one of lam/rate, ...).
     import sims
 
-    sims.make_interface(p["interface"], n=n, kappa=kappa, **_interface_kwargs(p))
+    sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
 
 
@@ -118,14 +102,18 @@ def run_makeroom(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict
     lo, hi = d["mean_z_ci"]
     return {
         "mean_z": d["mean_z"],
+        "mean_z_se": d["mean_z_se"],
         "mean_z_ci_low": lo,
         "mean_z_ci_high": hi,
         "rate_bits": d["rate_bits"],
         "rate_bits_se": d["rate_bits_se"],
+        "rate_exact": d["rate_exact"],
         "lower_bound": d["lower_bound"],
         "exact_mean_z": d["exact_mean_z"],
         "optimal_mean_z": d["optimal_mean_z"],
         "nu": d["nu"],
+        "agrees_with_exact": d["agrees_with_exact"],
+        "consistent_with_theory": d["consistent_with_theory"],
     }
 
 
@@ -133,8 +121,8 @@ MAKEROOM = Experiment(
     name="makeroom",
     description="make-room instance M_{n,L,l}: E[Z] and rate of an interface (Theorem 1)",
     params=(
-        ParamSpec("n", "int", "number of blocks in the working set", required=True, lo=2),
-        ParamSpec("kappa", "int", "size ratio L/l of the bulky block", required=True, lo=1),
+        ParamSpec("n", "int", "number of blocks in the working set", required=True, lo=3),
+        ParamSpec("kappa", "int", "size ratio L/l of the bulky block", required=True, lo=2),
         ParamSpec("interface", "str", "observation interface", required=True,
                   choices=_interface_names),
         ParamSpec("sigma", "real", "noise of the gaussian size channel", required=True,
@@ -152,10 +140,13 @@ MAKEROOM = Experiment(
     ),
     outputs=(
         OutputSpec("mean_z", "real", "Monte Carlo mean of Z (load-bearing blocks archived)"),
+        OutputSpec("mean_z_se", "real", "standard error of mean_z"),
         OutputSpec("mean_z_ci_low", "real", "lower end of the 95% confidence interval of E[Z]"),
         OutputSpec("mean_z_ci_high", "real", "upper end of the 95% confidence interval of E[Z]"),
         OutputSpec("rate_bits", "real", "rate I(J*;Y) of the interface, bits"),
         OutputSpec("rate_bits_se", "real", "standard error of rate_bits (0 when exact)"),
+        OutputSpec("rate_exact", "bool", "whether rate_bits is exact (else a Monte Carlo "
+                   "estimate)"),
         OutputSpec("lower_bound", "real", "Theorem 1 lower bound on E[Z] (null outside "
                    "2 <= kappa < n/2)", nullable=True),
         OutputSpec("exact_mean_z", "real", "exact E[Z] of this interface and policy, when known",
@@ -164,6 +155,10 @@ MAKEROOM = Experiment(
                    nullable=True),
         OutputSpec("nu", "real", "nu = log2((n-kappa)/kappa) (null outside the theorem's "
                    "domain)", nullable=True),
+        OutputSpec("agrees_with_exact", "bool", "the estimate agrees with exact_mean_z (sims' "
+                   "check; null without an exact value)", nullable=True),
+        OutputSpec("consistent_with_theory", "bool", "the estimate is not below the Theorem 1 "
+                   "bound or the frontier beyond its interval (sims' check)", nullable=True),
     ),
     run="vistalab._sweep._experiments:run_makeroom",
     check=_makeroom_check,

@@ -387,8 +387,12 @@ def _draw(panels: Sequence[Panel], path: Path, xlabel: str, ylabel: str,
                     ax.plot(s.x, s.y, color="0.45", lw=1.4, ls="--", label=s.label, zorder=2)
                 else:
                     c = colours.setdefault(s.label, OKABE_ITO[len(colours) % len(OKABE_ITO)])
+                    # Single points (ledger, blind endpoints) as larger squares on
+                    # top, so a curve through the same spot cannot hide them.
+                    single = len(s.x) == 1
                     ax.errorbar(s.x, s.y, xerr=_bar(s.xerr), yerr=_bar(s.yerr), color=c,
-                                marker="o", ms=4, lw=1.0, capsize=2, label=s.label, zorder=3)
+                                marker="s" if single else "o", ms=6 if single else 4, lw=1.0,
+                                capsize=2, label=s.label, zorder=4 if single else 3)
             ax.set_title(panel.title)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)

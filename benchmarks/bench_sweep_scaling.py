@@ -1,0 +1,128 @@
+"""Sweep scaling: a 64-cell sweep on 2 workers against 1 worker, locally
+(joblib/loky processes) and on a Dask LocalCluster (2 worker processes vs 1).
+
+Target (issue "Sweeps that scale"): at least 1.7x faster on 2 workers, for
+both backends. Worker start-up (process spawn, imports) is measured and
+printed separately and excluded from the ratio. The cells are real
+Proposition 1 recovery runs whose trial count is calibrated in this run so one
+cell takes about ``--cell-seconds`` on this machine; the script also checks
+that all four runs produce the identical table.
+
+    .venv/bin/python benchmarks/bench_sweep_scaling.py [--cells 64] [--cell-seconds 0.3]
+
+Exit status 1 when a ratio misses the target (other processes sharing the CPU
+make the ratio noisy: rerun on a quiet machine before concluding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import UTC, datetime
+
+TARGET = 1.7
+STRATEGIES = ("keep-blocks", "keep-bits", "random-subset", "recover")
+N, K = 256, 256
+
+
+def _config(cells: int, trials: int, seed: int = 1):
+    from vistalab._sweep import parse_config
+
+    per = cells // len(STRATEGIES)
+    budgets = [float(N * K * (i + 1) / (per + 1)) for i in range(per)]
+    return parse_config({
+        "experiment": "recovery", "seed": seed,
+        "params": {"N": N, "k": K, "trials": trials, "budget": budgets,
+                   "strategy": list(STRATEGIES)},
+    }, file="<bench>")
+
+
+def _calibrate(cell_seconds: float) -> int:
+    """Trials per cell so the mean cell takes about ``cell_seconds`` here."""
+    from vistalab._sweep import LocalBackend, run_sweep
+
+    probe_trials = 2000
+    cfg = _config(len(STRATEGIES), probe_trials, seed=0)
+    run_sweep(cfg, backend=LocalBackend(1))  # warm caches and imports
+    res = run_sweep(cfg, backend=LocalBackend(1))
+    per_cell = res.summary.cell_seconds / cfg.n_cells
+    return max(100, int(probe_trials * cell_seconds / per_cell))
+
+
+def _run(cfg, backend):
+    from vistalab._sweep import run_sweep
+
+    res = run_sweep(cfg, backend=backend)
+    assert res.table is not None and not res.summary.failed
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cells", type=int, default=64)
+    ap.add_argument("--cell-seconds", type=float, default=0.3)
+    ap.add_argument("--skip-dask", action="store_true")
+    args = ap.parse_args(argv)
+    if args.cells % len(STRATEGIES):
+        ap.error(f"--cells must be a multiple of {len(STRATEGIES)}")
+
+    from vistalab._sweep import DaskBackend, LocalBackend
+
+    print(f"bench_sweep_scaling  {datetime.now(UTC).isoformat(timespec='seconds')}  "
+          f"cpus={os.cpu_count()}  loadavg={os.getloadavg()[0]:.2f}")
+    trials = _calibrate(args.cell_seconds)
+    cfg = _config(args.cells, trials)
+    print(f"{cfg.n_cells} cells of recovery T_(N={N},k={K}), {trials} trials each "
+          f"(calibrated to ~{args.cell_seconds} s per cell)")
+
+    results = {}
+    failed = False
+    rows = []
+
+    one = _run(cfg, LocalBackend(1))
+    two = _run(cfg, LocalBackend(2))
+    results["local-1"], results["local-2"] = one, two
+    rows.append(("local (joblib/loky)", one, two))
+
+    if not args.skip_dask:
+        from distributed import Client, LocalCluster
+
+        for workers in (1, 2):
+            t0 = time.perf_counter()
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+            cluster_start = time.perf_counter() - t0
+            try:
+                res = _run(cfg, DaskBackend(client=client))
+            finally:
+                client.close()
+                cluster.close()
+            results[f"dask-{workers}"] = res
+            print(f"  dask LocalCluster({workers} worker process(es)) started in "
+                  f"{cluster_start:.2f} s")
+        rows.append(("dask LocalCluster", results["dask-1"], results["dask-2"]))
+
+    print(f"{'backend':<22}{'startup 1w':>11}{'startup 2w':>11}{'wall 1w':>10}{'wall 2w':>10}"
+          f"{'cell-s 1w':>10}{'cell-s 2w':>10}{'speed-up':>10}{'target':>8}")
+    for name, a, b in rows:
+        ratio = a.summary.wall_s / b.summary.wall_s
+        ok = ratio >= TARGET
+        failed |= not ok
+        print(f"{name:<22}{a.summary.startup_s:>10.2f}s{b.summary.startup_s:>10.2f}s"
+              f"{a.summary.wall_s:>9.2f}s{b.summary.wall_s:>9.2f}s"
+              f"{a.summary.cell_seconds:>9.2f}s{b.summary.cell_seconds:>9.2f}s{ratio:>9.2f}x"
+              f"{'  ok' if ok else '  MISS':>8}")
+    ref = results["local-1"].table
+    same = all(r.table.equals(ref) for r in results.values())
+    print("cell-s = sum of the cells' own run times; cell-s 2w well above cell-s 1w means the "
+          "two workers were not getting two free cores")
+    print(f"identical tables across {len(results)} runs: {same}")
+    print(f"loadavg after: {os.getloadavg()[0]:.2f} (other processes on the machine skew ratios)")
+    return 0 if same and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
