@@ -219,3 +219,9 @@ def checks(table: TidyTable) -> list[Check]:
         "Proposition 1 (achievability)",
     ))
     return out
+
+
+if __name__ == "__main__":  # python -m figures.fig1_recovery [--quick] [--out DIR]
+    from ._script import run_as_script
+
+    raise SystemExit(run_as_script(NAME))

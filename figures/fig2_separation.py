@@ -236,3 +236,9 @@ def checks(table: TidyTable) -> list[Check]:
             "Proposition 1",
         ))
     return out
+
+
+if __name__ == "__main__":  # python -m figures.fig2_separation [--quick] [--out DIR]
+    from ._script import run_as_script
+
+    raise SystemExit(run_as_script(NAME))

@@ -265,3 +265,9 @@ def checks(table: TidyTable) -> list[Check]:
         "Proposition 2 (constant in n)",
     ))
     return out
+
+
+if __name__ == "__main__":  # python -m figures.fig3_content_channel [--quick] [--out DIR]
+    from ._script import run_as_script
+
+    raise SystemExit(run_as_script(NAME))

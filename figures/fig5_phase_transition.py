@@ -2,9 +2,10 @@
 Panel (a): E[Z]/kappa against n for a fixed Gaussian content channel (exact
 evaluator and Monte Carlo), which tends to 1, and for the ledger, which stays
 at 0, with Theorem 1's bound and the optimal frontier evaluated at the
-Proposition 2 rate cap. Panel (b): the rate needed for E[Z] <= delta kappa:
-the necessary rate (1-delta)nu - 1, the balanced buckets' sufficient rate, and
-the exact frontier's rate, against the content channel's constant cap.
+channel's exact rate (theory.content_rate_exact). Panel (b): the rate needed
+for E[Z] <= delta kappa: the necessary rate (1-delta)nu - 1, the balanced
+buckets' sufficient rate, and the exact frontier's rate, against the content
+channel's (constant) exact rate.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ _COLUMNS = ("panel", "series", "n", "kappa", "sigma", "delta", "value", "ci_low"
             "se", "exact", "trials")
 _UNITS = {
     "panel": "a (E[Z]/kappa against n) | b (rates against n)",
-    "series": "a: gaussian-exact, gaussian-mc, ledger-mc, blind, thm1-at-cap, frontier-at-cap;"
-              " b: necessary, sufficient-buckets, frontier, content-cap, ledger",
+    "series": "a: gaussian-exact, gaussian-mc, ledger-mc, blind, thm1-at-rate, frontier-at-rate;"
+              " b: necessary, sufficient-buckets, frontier, content-rate, ledger",
     "n": "number of blocks",
     "kappa": "size ratio L/l",
     "sigma": "content-channel noise",
@@ -82,7 +83,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
     theory = require("theory", "makeroom_lower_bound", "optimal_mean_z", "optimal_rate",
-                     "threshold_rate", "bucket_sufficient_rate", "content_rate_bound_tight",
+                     "threshold_rate", "bucket_sufficient_rate", "content_rate_exact",
                      "blind_mean_z")
     sims = require("sims", "gaussian_exact_mean_z", "simulate_makeroom", "make_interface")
     rng = np.random.default_rng(rng)
@@ -90,16 +91,16 @@ def compute(params: Mapping[str, Any] | None = None, *,
     rows: list[dict[str, Any]] = []
     for n in _n_grid(kappa, p["log10_n_max"], p["points_per_decade"]):
         base = {"n": n, "kappa": kappa, "sigma": sigma}
-        cap = min(theory.content_rate_bound_tight(n, kappa, sigma), math.log2(n))
+        rate = theory.content_rate_exact(n, kappa, sigma)
         rows.append({**base, "panel": "a", "series": "gaussian-exact",
                      "value": sims.gaussian_exact_mean_z(n, kappa, sigma) / kappa})
         rows.append({**base, "panel": "a", "series": "blind",
                      "value": theory.blind_mean_z(n, kappa) / kappa})
-        rows.append({**base, "panel": "a", "series": "thm1-at-cap",
-                     "value": theory.makeroom_lower_bound(n, kappa, cap) / kappa})
-        rows.append({**base, "panel": "a", "series": "frontier-at-cap",
-                     "value": theory.optimal_mean_z(n, kappa, cap) / kappa})
-        rows.append({**base, "panel": "b", "series": "content-cap", "value": cap})
+        rows.append({**base, "panel": "a", "series": "thm1-at-rate",
+                     "value": theory.makeroom_lower_bound(n, kappa, rate) / kappa})
+        rows.append({**base, "panel": "a", "series": "frontier-at-rate",
+                     "value": theory.optimal_mean_z(n, kappa, rate) / kappa})
+        rows.append({**base, "panel": "b", "series": "content-rate", "value": rate})
         rows.append({**base, "panel": "b", "series": "ledger", "value": math.log2(n)})
         for d in p["deltas"]:
             bd = {**base, "panel": "b", "delta": d}
@@ -149,12 +150,14 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         bl = a.where(series="blind")
         ax.plot(bl.column("n"), bl.column("value"), color=PALETTE["orange"], lw=1.2, ls="-.",
                 label="size-blind (I = 0)")
-        t1 = a.where(series="thm1-at-cap")
+        t1 = a.where(series="thm1-at-rate")
         ax.plot(t1.column("n"), t1.column("value"), color=PALETTE["black"], lw=1.4, ls="--",
-                label="Theorem 1 bound at the Prop. 2 rate cap")
-        fc = a.where(series="frontier-at-cap")
+                label="Theorem 1 bound at the channel's rate")
+        fc = a.where(series="frontier-at-rate")
         ax.plot(fc.column("n"), fc.column("value"), color=PALETTE["purple"], lw=1.4,
-                label="optimal frontier at the Prop. 2 rate cap")
+                label="optimal frontier at the channel's rate")
+        ax.plot(g.column("n"), np.zeros(len(g)), color=PALETTE["vermillion"], lw=1.2,
+                label="full ledger, exact (Z = 0)")
         lm = a.where(series="ledger-mc")
         if len(lm):
             ax.plot(lm.column("n"), lm.column("value"), "*", color=PALETTE["vermillion"], ms=8,
@@ -178,9 +181,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 t = b.where(series=series, delta=d)
                 bx.plot(t.column("n"), t.column("value"), color=col, ls=ls,
                         label=f"{label}, delta = {d:g}")
-        cap = b.where(series="content-cap")
+        cap = b.where(series="content-rate")
         bx.plot(cap.column("n"), cap.column("value"), color=PALETTE["blue"], lw=2,
-                label=f"content channel cap (Prop. 2), sigma = {sigma:g}")
+                label=f"Gaussian content channel's rate, sigma = {sigma:g}")
         lg = b.where(series="ledger")
         bx.plot(lg.column("n"), lg.column("value"), color=PALETTE["vermillion"], lw=1.2,
                 label="ledger: log2 n")
@@ -204,7 +207,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
         "while the ledger stays at 0.",
         f"Exact E[Z]/kappa of the Gaussian channel goes from {v_min:.3f} to {v_max:.3f} at "
         f"n = {n_max:.0e}; panel (b): the necessary and sufficient rates both grow like "
-        "log2(n/kappa), the content cap does not.",
+        "log2(n/kappa), the content channel's rate stays flat.",
     )
 
 
@@ -212,16 +215,16 @@ def checks(table: TidyTable) -> list[Check]:
     out = []
     a = table.where(panel="a")
     g = {r["n"]: r["value"] for r in a.where(series="gaussian-exact").records()}
-    t1 = {r["n"]: r["value"] for r in a.where(series="thm1-at-cap").records()}
-    fc = {r["n"]: r["value"] for r in a.where(series="frontier-at-cap").records()}
+    t1 = {r["n"]: r["value"] for r in a.where(series="thm1-at-rate").records()}
+    fc = {r["n"]: r["value"] for r in a.where(series="frontier-at-rate").records()}
     below = [(n, round(g[n], 5), round(fc[n], 5)) for n in g if g[n] < fc[n] - 1e-9]
     below += [(n, round(g[n], 5), round(t1[n], 5)) for n in g if g[n] < t1[n] - 1e-9]
     out.append(Check(
         "fig5.gaussian_above_bounds",
         "the exact E[Z] of the Gaussian channel is at least Theorem 1's bound and the optimal "
-        "frontier evaluated at the Proposition 2 rate cap, at every n",
+        "frontier evaluated at the channel's exact rate, at every n",
         status_of(not below), f"{len(g)} values of n; violations (n, E[Z]/kappa, bound): "
-        f"{below[:3]}", "Theorem 1 + Proposition 2",
+        f"{below[:3]}", "Theorem 1 + Proposition 2 (exact channel rate)",
     ))
     ns = sorted(g)
     vals = [g[n] for n in ns]
@@ -273,3 +276,9 @@ def checks(table: TidyTable) -> list[Check]:
     ))
     return out
 
+
+
+if __name__ == "__main__":  # python -m figures.fig5_phase_transition [--quick] [--out DIR]
+    from ._script import run_as_script
+
+    raise SystemExit(run_as_script(NAME))

@@ -242,3 +242,9 @@ def checks(table: TidyTable) -> list[Check]:
         status_of(ok), f"largest difference {worst:.4f} USD ({detail})",
         "Section 3.2, Table 2 and the pricing paragraph",
     )]
+
+
+if __name__ == "__main__":  # python -m figures.fig6_paper_tables [--quick] [--out DIR]
+    from ._script import run_as_script
+
+    raise SystemExit(run_as_script(NAME))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import traceback
+import warnings
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -181,13 +182,16 @@ class _Runner:
         key = cache_key(name, keyed, self.fingerprint)
         record = None if (self.force or refresh) else self.cache.load(name, key)
         if record is not None:
-            self.outcomes.append(StageOutcome(name, group, "cached", key, record.seconds))
+            note = "; ".join(record.sidecar.get("warnings", []))
+            self.outcomes.append(StageOutcome(name, group, "cached", key, record.seconds, note))
             return record
         ss = _stage_seed(self.seed, name) if stochastic else None
         rng = np.random.default_rng(ss) if ss is not None else None
         t0 = time.perf_counter()
         try:
-            payload = fn(params, rng)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                payload = fn(params, rng)
         except MissingDependency as exc:
             self.outcomes.append(StageOutcome(name, group, "skipped", key, 0.0, str(exc)))
             return None
@@ -197,16 +201,22 @@ class _Runner:
             self.outcomes.append(StageOutcome(name, group, "error", key, 0.0, note))
             return None
         seconds = time.perf_counter() - t0
+        # Library warnings (e.g. a quadrature's roundoff notice) belong in the record of
+        # the stage that raised them, not scattered over the terminal.
+        notes = sorted({f"{w.category.__name__}: {' '.join(str(w.message).split())}"
+                        for w in caught})
         sidecar = provenance(dict(params), seed_entropy=self.seed if stochastic else None)
         sidecar.update({
             "stage": name,
             "cache_key": key,
             "spawn_key": None if ss is None else list(ss.spawn_key),
             "compute_seconds": round(seconds, 4),
+            "warnings": notes,
         })
         record = CacheRecord(name, key, to_plain(payload), sidecar, seconds)
         self.cache.store(record)
-        self.outcomes.append(StageOutcome(name, group, "computed", key, seconds))
+        self.outcomes.append(StageOutcome(name, group, "computed", key, seconds,
+                                          "; ".join(notes)))
         return record
 
     def write_table(self, stem: str, table: TidyTable, sidecar: Mapping[str, Any]) -> None:
