@@ -132,6 +132,12 @@ def _delta_iv(delta: Any) -> float:
     )
 
 
+def _log2_ratio(a: int, b: int) -> float:
+    """``log2(a/b)`` for positive integers, accurate also when a/b is near 1
+    (nu = log2((n-kappa)/kappa) is tiny when kappa is close to n/2)."""
+    return math.log1p((a - b) / b) / math.log(2.0)
+
+
 # ---------------------------------------------------------------------------
 # Proposition 1: recovery is necessary under budget pressure
 # ---------------------------------------------------------------------------
@@ -418,8 +424,8 @@ def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
     if 2 * m >= n:
         return 1.0
     # RHS is affine in P_c with negative slope log2 m - log2(n-m).
-    num = 1.0 + rate + math.log2((n - m) / n)
-    den = math.log2((n - m) / m)
+    num = 1.0 + rate + math.log1p(-m / n) / math.log(2.0)
+    den = _log2_ratio(n - m, m)
     return min(1.0, max(0.0, num / den))
 
 
@@ -431,7 +437,7 @@ def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
 def makeroom_nu(n: int, kappa: int) -> float:
     """``nu = log2((n - kappa)/kappa) > 0`` of Theorem 1 (2 <= kappa < n/2)."""
     n, kappa = _makeroom_iv(n, kappa)
-    return math.log2((n - kappa) / kappa)
+    return _log2_ratio(n - kappa, kappa)
 
 
 def makeroom_lower_bound(n: int, kappa: int, rate: float) -> float:
@@ -453,7 +459,7 @@ def makeroom_lower_bound(n: int, kappa: int, rate: float) -> float:
     """
     n, kappa = _makeroom_iv(n, kappa)
     rate = _rate_iv(rate, n)
-    nu = math.log2((n - kappa) / kappa)
+    nu = _log2_ratio(n - kappa, kappa)
     return kappa * max(0.0, 1.0 - (rate + 1.0) / nu)
 
 
@@ -464,13 +470,13 @@ def threshold_rate(n: int, kappa: int, delta: float) -> float:
     """
     n, kappa = _makeroom_iv(n, kappa)
     delta = _delta_iv(delta)
-    return (1.0 - delta) * math.log2((n - kappa) / kappa) - 1.0
+    return (1.0 - delta) * _log2_ratio(n - kappa, kappa) - 1.0
 
 
 def price_per_bit(n: int, kappa: int) -> float:
     """Theorem 1 (C iii): the lower-bound floor falls by ``kappa/nu`` per bit."""
     n, kappa = _makeroom_iv(n, kappa)
-    return kappa / math.log2((n - kappa) / kappa)
+    return kappa / _log2_ratio(n - kappa, kappa)
 
 
 def rate_needed_for_reduction(n: int, kappa: int, delta_z: float) -> float:
@@ -484,7 +490,7 @@ def rate_needed_for_reduction(n: int, kappa: int, delta_z: float) -> float:
         rule="must be a reduction of E[Z] with 0 <= delta_z <= kappa",
         context=f"kappa={kappa}", fix="E[Z] lies in [0, kappa]",
     )
-    return delta_z * math.log2((n - kappa) / kappa) / kappa - 1.0
+    return delta_z * _log2_ratio(n - kappa, kappa) / kappa - 1.0
 
 
 # ---------------------------------------------------------------------------

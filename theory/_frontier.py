@@ -420,7 +420,8 @@ def _law_at(n: int, kappa: int, lam: float) -> GibbsLaw:
     rate_bits = float((fam.ln_n - ln_z - lam_mp * mean) / fam.ctx.ln2)
     ln_z_f = float(ln_z)
     head = np.exp(-lam * np.arange(kappa, dtype=float) - ln_z_f)
-    p_tail = math.exp(-lam * kappa - ln_z_f)
+    # same exp as the head, so p_tail <= p_head[-1] holds in floats too
+    p_tail = float(np.exp(-lam * kappa - ln_z_f))
     return GibbsLaw(
         n=n, kappa=kappa, lam=lam, p_head=tuple(head.tolist()), p_tail=p_tail,
         mean_z=float(mean), rate_bits=max(0.0, rate_bits),
