@@ -130,6 +130,7 @@ class _Relation:
     expr: LinearEntropyExpr
     kind: str
     text: str
+    mentioned: frozenset[str] = frozenset()
 
 
 def parse_information_relation(text: str) -> _Relation:
@@ -146,21 +147,23 @@ def parse_information_relation(text: str) -> _Relation:
     tokens = _tokenize(text)
     parser = _Parser(tokens, text)
     lhs = parser.sum()
-    rel = parser.take("op")
-    if rel not in {"<=", ">=", "=", "=="}:
+    nxt = parser.peek()
+    if nxt is None or nxt[0] != "op" or nxt[1] not in {"<=", ">=", "=", "=="}:
         raise DomainError(
             "statement", text, "must contain one relation <=, >= or =", "write e.g. 'H(X) >= 0'"
         )
+    rel = parser.take("op")
     rhs = parser.sum()
     if parser.pos != len(tokens):
         raise DomainError(
             "statement", text, "has trailing text after the right-hand side", "remove it"
         )
+    seen = frozenset(parser.mentioned)
     if rel == "<=":
-        return _Relation(rhs - lhs, "ge", text)
+        return _Relation(rhs - lhs, "ge", text, seen)
     if rel == ">=":
-        return _Relation(lhs - rhs, "ge", text)
-    return _Relation(lhs - rhs, "eq", text)
+        return _Relation(lhs - rhs, "ge", text, seen)
+    return _Relation(lhs - rhs, "eq", text, seen)
 
 
 def _tokenize(text: str) -> list[tuple[str, str]]:
@@ -186,6 +189,8 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
 class _Parser:
     def __init__(self, tokens: list[tuple[str, str]], text: str) -> None:
         self.tokens, self.text, self.pos = tokens, text, 0
+        # Variables named anywhere, even if their terms cancel (chain-rule identities).
+        self.mentioned: set[str] = set()
 
     def _bad(self, what: str) -> DomainError:
         return DomainError("statement", self.text, f"is malformed: {what}", "fix the expression")
@@ -249,6 +254,7 @@ class _Parser:
         names = [self.take("name")]
         while self._maybe(","):
             names.append(self.take("name"))
+        self.mentioned.update(names)
         return names
 
 
@@ -355,9 +361,9 @@ def prove_shannon_inequality(
     """
     rel = parse_information_relation(statement)
     cons = tuple(parse_information_relation(g) for g in given)
-    names: set[str] = set(rel.expr.variables)
+    names: set[str] = set(rel.mentioned)
     for c in cons:
-        names |= c.expr.variables
+        names |= c.mentioned
     names |= set(variables or ())
     if not names:
         raise DomainError(

@@ -223,8 +223,11 @@ def list_steps(only: str | None = None) -> tuple[Step, ...]:
     Parameters
     ----------
     only : str, optional
-        Keep steps whose claim, name or ``claim:name`` matches this
-        glob pattern (``"thm1.*"``, ``"*fano*"``) or contains it as a substring.
+        A glob pattern (``"thm1.*"``, ``"*fano*"``) matched against each step's
+        claim, name, ``claim:name`` and method. A pattern without glob
+        characters selects exact matches (``"prop2"`` is that claim only, not
+        ``"prop2-tight"``) and, when nothing matches exactly, substrings
+        (``"fano"``).
     """
     _load()
     steps = sorted(_REGISTRY.values(), key=lambda s: CLAIMS.index(s.claim))
@@ -233,12 +236,14 @@ def list_steps(only: str | None = None) -> tuple[Step, ...]:
     pat = str(only)
     if not pat.strip():
         raise DomainError("only", only, "must be a non-empty pattern", "e.g. --only 'thm1.*'")
-    return tuple(s for s in steps if _matches(s, pat))
+    if any(ch in pat for ch in "*?["):
+        return tuple(s for s in steps if any(fnmatch.fnmatchcase(f, pat) for f in _fields(s)))
+    exact = tuple(s for s in steps if pat in _fields(s))
+    return exact or tuple(s for s in steps if any(pat in f for f in _fields(s)))
 
 
-def _matches(s: Step, pat: str) -> bool:
-    fields = (s.claim, s.name, s.key, s.method)
-    return any(fnmatch.fnmatchcase(f, pat) or pat in f for f in fields)
+def _fields(s: Step) -> tuple[str, str, str, str]:
+    return (s.claim, s.name, s.key, s.method)
 
 
 def get_step(claim: str, name: str) -> Step:
