@@ -1,3 +1,162 @@
-"""workspace: see README and DESIGN.md (filled in by its issue)."""
+"""workspace: the reference VISTA context workspace W_t = (V_t, A_t).
 
-__all__: list[str] = []
+Messages become typed, addressable blocks; the agent sees a dashboard every
+turn and can archive blocks to exact external payloads (recoverable by an
+ordinary read) or delete them; a preflight keeps every rendering within the
+budget B and switches to a management rendering on overflow. Independent of
+``theory/`` and ``sims/``.
+
+Usage in an agent loop (``llm`` and ``run_tool`` are yours)::
+
+    from workspace import Workspace, DiskStore
+
+    ws = Workspace(128_000, store=DiskStore("archive"), task_tools=my_tool_schemas)
+    ws.register_system("You are a careful research agent.")
+    ws.register_user(task)                              # pinned: the task block
+    while True:
+        r = ws.render()                                 # r.tokens <= 128_000, always
+        reply = llm(messages=r.messages, tools=r.tools)  # OpenAI chat format
+        if not reply.tool_calls:
+            break                                       # the answer
+        ws.register_tool_call(reply.tool_calls, content=reply.content)
+        for call in reply.tool_calls:
+            name, args = call["function"]["name"], call["function"]["arguments"]
+            out = ws.gate(name)                         # refusal notice in overflow mode
+            if out is None:
+                out = ws.dispatch(name, args) if name.startswith("context_workspace") \\
+                    else run_tool(name, args)
+            ws.register_tool_result(call["id"], out)    # budget guard applies here
+
+Python calls raise (``ws.archive``, ``ws.delete``, ``ws.read_path``,
+``ws.recover``); agent-facing tools (``ws.context_workspace_archive``,
+``ws.context_workspace_delete``, ``ws.dispatch``) return strings and change
+nothing on a bad call. ``ws.events`` is the append-only log (each event with
+the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
+"""
+
+from ._accounting import (
+    MESSAGE_FRAMING,
+    REPLY_PRIMING,
+    TOOL_CALL_FRAMING,
+    TOOLS_FRAMING,
+    count_request_tokens,
+    message_tokens,
+    tools_tokens,
+)
+from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow
+from ._engine import (
+    MAX_REPLACEMENT_CHARS,
+    ArchiveResult,
+    DeleteResult,
+    Rendering,
+    RestoreResult,
+    Workspace,
+)
+from ._errors import (
+    BlockSpecError,
+    BlockStateError,
+    BudgetConfigError,
+    PathEscapeError,
+    PayloadIntegrityError,
+    ProtocolOrderError,
+    ReplayMismatchError,
+    TraceError,
+    UnknownBlockError,
+    UnknownNameError,
+    WorkspaceArgumentError,
+    WorkspaceError,
+)
+from ._events import Event, read_event_log
+from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._protocol import (
+    ARCHIVE_TOOL,
+    CONTEXT_TOOL_NAMES,
+    DELETE_TOOL,
+    PROTOCOL_TEXT,
+    READ_PATH_TOOL,
+    budget_notice,
+    context_tool_schemas,
+    protocol_problems,
+)
+from ._records import Block, BlockType, Group, PayloadRef, Status, ToolCall
+from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
+from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
+from ._tokenizers import TOKENIZERS, ApproxTokenizer, Cl100kTokenizer, Tokenizer, get_tokenizer
+from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
+
+__all__ = [
+    # engine
+    "Workspace",
+    "Rendering",
+    "ArchiveResult",
+    "DeleteResult",
+    "RestoreResult",
+    "MAX_REPLACEMENT_CHARS",
+    "DashboardConfig",
+    "LedgerRow",
+    "BAR_CELLS",
+    # state records and events
+    "Block",
+    "BlockType",
+    "Group",
+    "PayloadRef",
+    "Status",
+    "ToolCall",
+    "Event",
+    "read_event_log",
+    # tokenizers and accounting
+    "Tokenizer",
+    "Cl100kTokenizer",
+    "ApproxTokenizer",
+    "TOKENIZERS",
+    "get_tokenizer",
+    "MESSAGE_FRAMING",
+    "TOOL_CALL_FRAMING",
+    "TOOLS_FRAMING",
+    "REPLY_PRIMING",
+    "message_tokens",
+    "tools_tokens",
+    "count_request_tokens",
+    # stores and handles
+    "PayloadStore",
+    "PayloadInfo",
+    "DiskStore",
+    "MemoryStore",
+    "sha256_hex",
+    "HANDLE_SHA_CHARS",
+    "handle_text",
+    "offload_text",
+    "rejection_text",
+    # agent-facing contract
+    "PROTOCOL_TEXT",
+    "budget_notice",
+    "ARCHIVE_TOOL",
+    "DELETE_TOOL",
+    "READ_PATH_TOOL",
+    "CONTEXT_TOOL_NAMES",
+    "context_tool_schemas",
+    "protocol_problems",
+    "parse_block_spec",
+    "parse_selector",
+    "ByteRange",
+    "LineRange",
+    "MemberSelector",
+    # traces
+    "load_trace",
+    "replay_trace",
+    "TraceReplay",
+    "TurnReport",
+    # errors
+    "WorkspaceError",
+    "WorkspaceArgumentError",
+    "BlockSpecError",
+    "BlockStateError",
+    "BudgetConfigError",
+    "PathEscapeError",
+    "PayloadIntegrityError",
+    "ProtocolOrderError",
+    "ReplayMismatchError",
+    "TraceError",
+    "UnknownBlockError",
+    "UnknownNameError",
+]

@@ -1,0 +1,88 @@
+"""How a rendered OpenAI-style request is turned into a token count.
+
+One definition, used by the dashboard, the preflight, the budget guard and
+the tests' from-scratch recount, so all of them see the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ._tokenizers import Tokenizer
+
+__all__ = [
+    "MESSAGE_FRAMING",
+    "TOOL_CALL_FRAMING",
+    "TOOLS_FRAMING",
+    "REPLY_PRIMING",
+    "message_tokens",
+    "tools_tokens",
+    "count_request_tokens",
+    "canonical_json",
+]
+
+#: Tokens every message pays for its chat-template framing
+#: (``<|im_start|>``, the role separator and ``<|im_end|>``); the role name
+#: itself is counted with the tokenizer. This is also the per-message floor.
+MESSAGE_FRAMING = 3
+#: Tokens each assistant tool call pays beyond its name and JSON arguments.
+TOOL_CALL_FRAMING = 3
+#: Tokens the tool-schema section pays beyond the schemas' compact JSON.
+TOOLS_FRAMING = 3
+#: Tokens that prime the assistant's reply (``<|im_start|>assistant``).
+REPLY_PRIMING = 3
+
+
+def canonical_json(obj: Any) -> str:
+    """Compact, key-sorted, ASCII-safe JSON: identical bytes on every platform."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
+    """Tokens of one rendered message.
+
+    ``MESSAGE_FRAMING + count(role) + count(content)``, plus
+    ``count(name) + 1`` when a ``name`` is set, plus, for each tool call,
+    ``TOOL_CALL_FRAMING + count(function name) + count(arguments)``.
+    Tool-call IDs are wire metadata the model does not read and are not
+    counted.
+    """
+    count = tokenizer.count
+    total = MESSAGE_FRAMING + count(str(message.get("role", "")))
+    content = message.get("content")
+    if content:
+        total += count(content)
+    name = message.get("name")
+    if name:
+        total += count(name) + 1
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function", {})
+        total += (
+            TOOL_CALL_FRAMING + count(str(fn.get("name", ""))) + count(str(fn.get("arguments", "")))
+        )
+    return total
+
+
+def tools_tokens(tools: Sequence[Mapping[str, Any]], tokenizer: Tokenizer) -> int:
+    """Tokens of the tool-schema section: its compact JSON plus framing (0 if none)."""
+    if not tools:
+        return 0
+    return TOOLS_FRAMING + tokenizer.count(canonical_json(list(tools)))
+
+
+def count_request_tokens(
+    messages: Iterable[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tokenizer: Tokenizer,
+) -> int:
+    """From-scratch token count of a whole request (messages + tools + reply priming).
+
+    This is the reference the engine's cached accounting must equal.
+    """
+    return (
+        sum(message_tokens(m, tokenizer) for m in messages)
+        + tools_tokens(tools, tokenizer)
+        + REPLY_PRIMING
+    )

@@ -1,0 +1,163 @@
+"""Exceptions of the workspace engine (independent of theory/ and sims/).
+
+One root, :class:`WorkspaceError`; each subclass also inherits the matching
+builtin so callers can catch ``ValueError`` / ``KeyError`` / ``PermissionError``.
+Every message names the offending value, the rule it breaks and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "WorkspaceError",
+    "WorkspaceArgumentError",
+    "BlockSpecError",
+    "UnknownBlockError",
+    "UnknownNameError",
+    "BlockStateError",
+    "ProtocolOrderError",
+    "BudgetConfigError",
+    "PayloadIntegrityError",
+    "PathEscapeError",
+    "TraceError",
+    "ReplayMismatchError",
+]
+
+
+class WorkspaceError(Exception):
+    """Root of every error the workspace engine raises on purpose."""
+
+
+class WorkspaceArgumentError(WorkspaceError, ValueError):
+    """An argument breaks a rule of the function that received it.
+
+    Attributes
+    ----------
+    parameter : str
+        Name of the offending parameter.
+    value : Any
+        The value received.
+    rule : str
+        The rule it breaks, phrased as "must be ...".
+    fix : str
+        What to do instead.
+    """
+
+    def __init__(self, parameter: str, value: Any, rule: str, fix: str = "") -> None:
+        self.parameter = parameter
+        self.value = value
+        self.rule = rule
+        self.fix = fix
+        shown = repr(value)
+        if len(shown) > 120:
+            shown = shown[:117] + "..."
+        msg = f"`{parameter}` {rule} (got {parameter}={shown})"
+        if fix:
+            msg += f"; {fix}"
+        super().__init__(msg)
+
+
+class BlockSpecError(WorkspaceArgumentError):
+    """A block selector such as ``"B3,B4"`` / ``"B10-B20"`` / ``"G2"`` is malformed."""
+
+
+class BudgetConfigError(WorkspaceArgumentError):
+    """The budget cannot hold the management rendering (refused rather than deadlock)."""
+
+
+class _KeyMessageMixin:
+    message: str
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+class UnknownBlockError(_KeyMessageMixin, WorkspaceError, KeyError):
+    """A block or group ID is well formed but does not name a live unit."""
+
+    def __init__(self, unit_id: str, detail: str) -> None:
+        self.unit_id = unit_id
+        self.message = f"{unit_id} {detail}"
+        super().__init__(self.message)
+
+
+class UnknownNameError(_KeyMessageMixin, WorkspaceError, KeyError):
+    """A registered name (tokenizer, tool, selector kind) is not known."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = sorted(known)
+        close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.6)
+        msg = f"Unknown {kind} {name!r}."
+        if close:
+            msg += f" Did you mean {close[0]!r}?"
+        msg += f" Choose one of: {', '.join(self.known)}."
+        self.message = msg
+        super().__init__(msg)
+
+
+class BlockStateError(WorkspaceError, ValueError):
+    """The action is not allowed for the unit's current status (pinned, deleted...)."""
+
+    def __init__(self, unit_id: str, problem: str, fix: str = "") -> None:
+        self.unit_id = unit_id
+        self.problem = problem
+        self.fix = fix
+        msg = f"{unit_id} {problem}"
+        if fix:
+            msg += f"; {fix}"
+        super().__init__(msg)
+
+
+class ProtocolOrderError(WorkspaceError, ValueError):
+    """A registration would break the tool-call protocol (orphan or duplicate result...)."""
+
+
+class PayloadIntegrityError(WorkspaceError, ValueError):
+    """A stored payload is missing or its bytes no longer match the recorded sha256."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        self.key = key
+        self.problem = problem
+        super().__init__(f"payload {key!r}: {problem}")
+
+
+class PathEscapeError(WorkspaceError, PermissionError, ValueError):
+    """A path points outside the archive folder (traversal, symlink) or is not a payload."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        msg = f"path {path!r} {problem}"
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0])
+
+
+class TraceError(WorkspaceError, ValueError):
+    """A conversation trace is malformed; names the message index and the problem."""
+
+    def __init__(self, index: int | None, problem: str, *, source: str = "") -> None:
+        self.index = index
+        self.problem = problem
+        where = f"{source}: " if source else ""
+        at = f"message {index}: " if index is not None else ""
+        super().__init__(f"malformed trace: {where}{at}{problem}")
+
+
+class ReplayMismatchError(WorkspaceError, ValueError):
+    """Replaying an event log did not reproduce the recorded canonical hash."""
+
+    def __init__(self, seq: int, expected: str, got: str) -> None:
+        self.seq = seq
+        self.expected = expected
+        self.got = got
+        super().__init__(
+            f"event {seq}: replay produced state hash {got[:16]}... but the log records "
+            f"{expected[:16]}...; the log was edited or written by a different engine version"
+        )

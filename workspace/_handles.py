@@ -1,0 +1,200 @@
+"""Everything the prompt shows in place of content (archive handles, offload
+placeholders, stubs, tombstones, guard notices) and the group payload format.
+
+Kept in one module so the token cost of each form can be measured and
+changed in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._errors import PayloadIntegrityError
+from ._store import sha256_hex
+
+__all__ = [
+    "HANDLE_SHA_CHARS",
+    "handle_text",
+    "offload_text",
+    "member_stub",
+    "tombstone_text",
+    "pending_text",
+    "rejection_text",
+    "orphan_prefix",
+    "GroupEntry",
+    "encode_group_payload",
+    "parse_group_payload",
+]
+
+#: Hex digits of the sha256 shown in a handle. The full digest is in the
+#: event log, the state and the group manifests; 16 hex digits (64 bits)
+#: let an agent or auditor spot a swapped file at a quarter of the cost.
+HANDLE_SHA_CHARS = 16
+
+
+def handle_text(
+    unit_id: str,
+    *,
+    level: int,
+    path: str,
+    size: int,
+    sha256: str,
+    replacement: str,
+    members: str = "",
+) -> str:
+    """The compact handle an archived unit leaves in the prompt.
+
+    It keeps what the paper's contract names: the payload path, the
+    archive level, the size and a checksum, plus the agent's replacement
+    (index) text and, for groups, the member IDs.
+    """
+    inner = f" ({members})" if members else ""
+    text = (
+        f"[archived {unit_id}{inner} level={level} size={size:,}B "
+        f"sha256={sha256[:HANDLE_SHA_CHARS]} path={path}]"
+    )
+    return f"{text} {replacement}" if replacement else text
+
+
+def offload_text(block_id: str, *, path: str, size: int, sha256: str) -> str:
+    """Placeholder for a raw tool result the budget guard moved out of the prompt."""
+    return (
+        f"[offloaded {block_id} level=1 size={size:,}B sha256={sha256[:HANDLE_SHA_CHARS]} "
+        f"path={path}] Raw tool result moved out by the budget guard; read the path to "
+        "recover it."
+    )
+
+
+def member_stub(block_id: str, unit_id: str) -> str:
+    """Tool message kept for a member whose call stays visible (protocol pairing)."""
+    return f"[{block_id} archived in {unit_id}]"
+
+
+def tombstone_text(block_id: str) -> str:
+    """Tool message kept for a deleted result whose call stays visible."""
+    return f"[{block_id} deleted]"
+
+
+def pending_text(call_id: str) -> str:
+    """Tool message for a call whose result has not been registered yet."""
+    return f"[no result registered for {call_id}]"
+
+
+def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str:
+    """Notice the budget guard registers instead of a result it cannot admit."""
+    return (
+        f"[budget guard] Tool result rejected: context ~{current:,} tokens, hard limit "
+        f"{limit:,}, this result needs +{attempted:,} (largest admissible now ~{max(cap, 0):,}). "
+        "Rerun it after freeing context or with a narrower query."
+    )
+
+
+def orphan_prefix(block_id: str, call_name: str | None, parent: str | None) -> str:
+    """Prefix of a tool result rendered as ordinary context because its call
+    is no longer in the prompt (archived or deleted): never an orphan tool message."""
+    src = f" of {call_name}" if call_name else ""
+    frm = f" (call {parent} not in context)" if parent else ""
+    return f"[tool result {block_id}{src}{frm}]\n"
+
+
+# ------------------------------------------------------------ group payloads
+
+_MAGIC = b"VISTA-ARCHIVE 1 "
+_ENTRY = re.compile(
+    rb"@@ (?P<id>[BG][1-9][0-9]*) (?P<type>[a-z_]+)(?: ref=(?P<ref>[BG][1-9][0-9]*\.txt))?"
+    rb" bytes=(?P<n>[0-9]+) sha256=(?P<sha>[0-9a-f]{64})\Z",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupEntry:
+    """One member of a group payload.
+
+    Inline members (raw blocks) carry their exact bytes in ``data``;
+    archived members are referenced by their payload ``ref`` key, with the
+    referenced payload's size and sha256.
+    """
+
+    unit_id: str
+    type: str
+    size: int
+    sha256: str
+    data: bytes | None = None
+    ref: str | None = None
+
+
+def encode_group_payload(group_id: str, level: int, entries: list[GroupEntry]) -> bytes:
+    """Serialise a group: a header line, then per member one ``@@`` line and,
+    for inline members, exactly ``bytes=`` raw bytes and a newline.
+
+    Length prefixes make the format exact for any content (a member may
+    itself contain ``@@`` lines) while staying readable with ``cat``/``sed``.
+    """
+    parts = [_MAGIC + f"{group_id} level={level} members={len(entries)}\n".encode("ascii")]
+    for e in entries:
+        ref = f" ref={e.ref}" if e.ref else ""
+        parts.append(
+            f"@@ {e.unit_id} {e.type}{ref} bytes={e.size} sha256={e.sha256}\n".encode("ascii")
+        )
+        if e.ref is None:
+            assert e.data is not None
+            parts.append(e.data)
+            parts.append(b"\n")
+    return b"".join(parts)
+
+
+def parse_group_payload(key: str, data: bytes) -> tuple[str, int, list[GroupEntry]]:
+    """Parse and verify a group payload; inline members' sha256 are checked.
+
+    Raises
+    ------
+    PayloadIntegrityError
+        If the payload is not in the format written by
+        :func:`encode_group_payload` or a member's bytes do not match.
+    """
+    if not data.startswith(_MAGIC):
+        raise PayloadIntegrityError(key, "is not a group payload (missing VISTA-ARCHIVE header)")
+    nl = data.find(b"\n")
+    head = data[len(_MAGIC) : nl].decode("ascii", "replace").split()
+    try:
+        gid = head[0]
+        level = int(head[1].removeprefix("level="))
+        count = int(head[2].removeprefix("members="))
+    except (IndexError, ValueError):
+        raise PayloadIntegrityError(key, "has a malformed group header") from None
+    pos = nl + 1
+    entries: list[GroupEntry] = []
+    for _ in range(count):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            raise PayloadIntegrityError(key, "ends inside a member header")
+        m = _ENTRY.match(data[pos:end])
+        if not m:
+            raise PayloadIntegrityError(key, f"has a malformed member header at byte {pos}")
+        pos = end + 1
+        n = int(m.group("n"))
+        sha = m.group("sha").decode("ascii")
+        ref = m.group("ref")
+        if ref is None:
+            body = data[pos : pos + n]
+            if len(body) != n or data[pos + n : pos + n + 1] != b"\n":
+                raise PayloadIntegrityError(key, f"member {m.group('id').decode()} is truncated")
+            if sha256_hex(body) != sha:
+                raise PayloadIntegrityError(
+                    key, f"member {m.group('id').decode()} does not match its sha256"
+                )
+            pos += n + 1
+            entries.append(
+                GroupEntry(m.group("id").decode(), m.group("type").decode(), n, sha, body)
+            )
+        else:
+            entries.append(
+                GroupEntry(
+                    m.group("id").decode(), m.group("type").decode(), n, sha, None, ref.decode()
+                )
+            )
+    if pos != len(data):
+        raise PayloadIntegrityError(key, "has trailing bytes after its last member")
+    return gid, level, entries

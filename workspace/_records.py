@@ -1,0 +1,315 @@
+"""Small frozen records of the workspace state W_t = (V_t, A_t): blocks, archive
+groups and payload references, with their exact payload encodings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ._accounting import canonical_json
+
+__all__ = [
+    "BlockType",
+    "Status",
+    "ToolCall",
+    "PayloadRef",
+    "Block",
+    "Group",
+    "block_payload_bytes",
+    "decode_block_payload",
+    "record_digest",
+]
+
+
+class BlockType(StrEnum):
+    """What a registered message is (the dashboard's Type column)."""
+
+    SYSTEM = "system"
+    USER = "user_message"
+    ASSISTANT = "assistant_message"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+
+
+class Status(StrEnum):
+    """Where a block's content lives (the dashboard's Status column).
+
+    ``deleted`` is a tombstone kept so IDs are never reused; the agent
+    cannot act on it.
+    """
+
+    VISIBLE = "visible"
+    PINNED = "pinned"
+    ARCHIVED = "archived"
+    OFFLOADED = "offloaded_placeholder"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call of an assistant message (OpenAI format)."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadRef:
+    """A stored payload as the state records it (the display path is the
+    store's root plus ``key``, so it is not part of the state)."""
+
+    key: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One registered message.
+
+    Attributes
+    ----------
+    id : str
+        ``B<seq>``; never reused, even after deletion.
+    seq : int
+        Registration order, from 1.
+    type : BlockType
+    role : str
+        OpenAI role of the original message.
+    turn : int
+        Root turn the block belongs to (tool results share their call's turn);
+        age = current turn - ``turn``.
+    parent : str or None
+        The tool_call block a tool_result answers.
+    status : Status
+    group : str or None
+        The archive group that directly contains this block.
+    level : int
+        Compression level as a unit: 0 raw, 1 archived or offloaded alone.
+    content : str or None
+        Exact text while the block is visible or pinned, else None (the
+        bytes live in the payload store).
+    tool_calls : tuple of ToolCall or None
+        Calls of a tool_call block while visible.
+    call_ids, call_names : tuple of str
+        Structure of a tool_call block's calls, kept after archiving.
+    tool_call_id, name : str or None
+        For tool results: the call answered and the function name.
+    size : int
+        Length of the block's payload bytes.
+    sha256 : str
+        Hex sha256 of the block's payload bytes ("" once deleted).
+    tokens : int
+        Tokens of the block's message when last visible (the ledger's ~Tok
+        for archived blocks).
+    payload : PayloadRef or None
+        Payload of a block archived or offloaded on its own.
+    replacement : str
+        Index text shown in the block's handle.
+    rejected : bool
+        True if the budget guard refused the original tool result and this
+        block holds the rejection notice instead.
+    reason : str
+        Reason given when deleted.
+    """
+
+    id: str
+    seq: int
+    type: BlockType
+    role: str
+    turn: int
+    parent: str | None
+    status: Status
+    group: str | None
+    level: int
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] | None
+    call_ids: tuple[str, ...]
+    call_names: tuple[str, ...]
+    tool_call_id: str | None
+    name: str | None
+    size: int
+    sha256: str
+    tokens: int
+    payload: PayloadRef | None = None
+    replacement: str = ""
+    rejected: bool = False
+    reason: str = ""
+
+    @property
+    def is_live(self) -> bool:
+        return self.status is not Status.DELETED
+
+    @property
+    def in_prompt(self) -> bool:
+        """Content is in the prompt (visible or pinned)."""
+        return self.status is Status.VISIBLE or self.status is Status.PINNED
+
+    def to_plain(self, *, with_content: bool = True) -> dict[str, Any]:
+        """Plain data with a type tag (for snapshots and the canonical hash)."""
+        out: dict[str, Any] = {
+            "kind": "block",
+            "id": self.id,
+            "seq": self.seq,
+            "type": self.type.value,
+            "role": self.role,
+            "turn": self.turn,
+            "parent": self.parent,
+            "status": self.status.value,
+            "group": self.group,
+            "level": self.level,
+            "call_ids": list(self.call_ids),
+            "call_names": list(self.call_names),
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "size": self.size,
+            "sha256": self.sha256,
+            "payload": None
+            if self.payload is None
+            else [self.payload.key, self.payload.size, self.payload.sha256],
+            "replacement": self.replacement,
+            "rejected": self.rejected,
+            "reason": self.reason,
+        }
+        if with_content:
+            out["content"] = self.content
+            out["tool_calls"] = (
+                None
+                if self.tool_calls is None
+                else [[c.id, c.name, c.arguments] for c in self.tool_calls]
+            )
+            out["tokens"] = self.tokens
+        return out
+
+    @classmethod
+    def from_plain(cls, d: dict[str, Any]) -> Block:
+        payload = d.get("payload")
+        calls = d.get("tool_calls")
+        return cls(
+            id=d["id"],
+            seq=int(d["seq"]),
+            type=BlockType(d["type"]),
+            role=d["role"],
+            turn=int(d["turn"]),
+            parent=d["parent"],
+            status=Status(d["status"]),
+            group=d["group"],
+            level=int(d["level"]),
+            content=d.get("content"),
+            tool_calls=None if calls is None else tuple(ToolCall(*c) for c in calls),
+            call_ids=tuple(d["call_ids"]),
+            call_names=tuple(d["call_names"]),
+            tool_call_id=d["tool_call_id"],
+            name=d["name"],
+            size=int(d["size"]),
+            sha256=d["sha256"],
+            tokens=int(d.get("tokens", 0)),
+            payload=None
+            if payload is None
+            else PayloadRef(payload[0], int(payload[1]), payload[2]),
+            replacement=d.get("replacement", ""),
+            rejected=bool(d.get("rejected", False)),
+            reason=d.get("reason", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """An archive unit made of several blocks and/or groups (one level up).
+
+    Attributes
+    ----------
+    id : str
+        ``G<n>``; never reused.
+    members : tuple of str
+        Member unit IDs in block order (blocks and nested groups).
+    level : int
+        ``1 + max(member level)``; raw members count as level 0.
+    payload : PayloadRef
+        The group's payload: raw members inline, archived members by reference.
+    replacement : str
+        Index text shown in the handle.
+    parent : str or None
+        The coarser group that contains this one.
+    """
+
+    id: str
+    members: tuple[str, ...]
+    level: int
+    payload: PayloadRef
+    replacement: str
+    parent: str | None = None
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "kind": "group",
+            "id": self.id,
+            "members": list(self.members),
+            "level": self.level,
+            "payload": [self.payload.key, self.payload.size, self.payload.sha256],
+            "replacement": self.replacement,
+            "parent": self.parent,
+        }
+
+    @classmethod
+    def from_plain(cls, d: dict[str, Any]) -> Group:
+        p = d["payload"]
+        return cls(
+            id=d["id"],
+            members=tuple(d["members"]),
+            level=int(d["level"]),
+            payload=PayloadRef(p[0], int(p[1]), p[2]),
+            replacement=d["replacement"],
+            parent=d["parent"],
+        )
+
+
+def block_payload_bytes(
+    btype: BlockType, content: str | None, tool_calls: tuple[ToolCall, ...] | None
+) -> bytes:
+    """The exact bytes a block's archive payload holds.
+
+    Text messages store their content as UTF-8, so reading the payload path
+    returns exactly what the model saw (a CSV stays a CSV). A tool_call block
+    stores ``{"content": ..., "tool_calls": [...]}`` as compact key-sorted
+    JSON (non-ASCII kept as UTF-8), which round-trips exactly.
+    """
+    if btype is BlockType.TOOL_CALL:
+        obj = {
+            "content": content,
+            "tool_calls": [c.to_openai() for c in (tool_calls or ())],
+        }
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8"
+        )
+    return (content or "").encode("utf-8")
+
+
+def decode_block_payload(
+    btype: BlockType, data: bytes
+) -> tuple[str | None, tuple[ToolCall, ...] | None]:
+    """Inverse of :func:`block_payload_bytes`."""
+    if btype is BlockType.TOOL_CALL:
+        obj = json.loads(data.decode("utf-8"))
+        calls = tuple(
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in obj["tool_calls"]
+        )
+        return obj["content"], calls
+    return data.decode("utf-8"), None
+
+
+def record_digest(plain: dict[str, Any]) -> int:
+    """sha256 of a record's canonical JSON as an integer (summed into the state hash)."""
+    return int.from_bytes(hashlib.sha256(canonical_json(plain).encode("ascii")).digest(), "big")

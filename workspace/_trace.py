@@ -1,0 +1,354 @@
+"""Replay an OpenAI chat-format conversation (plus optional context actions)
+through a workspace, turn by turn, reporting what the agent would have seen."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._errors import TraceError, WorkspaceError
+from ._events import Event
+from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, protocol_problems
+from ._store import PayloadStore
+from ._tokenizers import Tokenizer
+
+__all__ = ["load_trace", "replay_trace", "TurnReport", "TraceReplay", "ACTIONS"]
+
+#: Context actions a trace may contain as ``{"action": ...}`` items, with
+#: their required and optional fields.
+ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "archive": (("block_id",), ("replacement",)),
+    "delete": (("block_id", "reason"), ()),
+    "restore": (("block_id",), ()),
+    "read": (("path",), ("selector",)),
+}
+_CONTEXT_CALLS = (ARCHIVE_TOOL, DELETE_TOOL)
+
+
+def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str, Any]]:
+    """Read a trace: a JSON list of items, ``{"messages": [...]}``, or JSONL.
+
+    Items are OpenAI chat messages (with ``role``) or context actions (with
+    ``action``: archive, delete, restore, read). A list passes through after
+    the same checks.
+
+    Raises
+    ------
+    TraceError
+        Naming the message index (or JSONL line) and the problem.
+    """
+    src = ""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        src = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise TraceError(None, f"cannot read the trace ({exc.strerror})", source=src) from None
+        except UnicodeDecodeError as exc:
+            raise TraceError(
+                None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=src
+            ) from None
+        items = _parse_text(text, src)
+    else:
+        items = list(source)
+    for i, item in enumerate(items):
+        _check_item(i, item, src)
+    return items
+
+
+def _parse_text(text: str, src: str) -> list[Any]:
+    stripped = text.lstrip()
+    if not stripped:
+        raise TraceError(None, "is empty", source=src)
+    if stripped[0] in "[{":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if stripped[0] == "{":
+                return _parse_jsonl(text, src)  # JSONL whose lines are objects
+            raise TraceError(
+                None, f"is not valid JSON ({exc.msg} at line {exc.lineno})", source=src
+            ) from None
+        if isinstance(doc, list):
+            return doc
+        if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+            return list(doc["messages"])
+        if isinstance(doc, dict) and ("role" in doc or "action" in doc):
+            return [doc]
+        raise TraceError(
+            None,
+            "must be a JSON list of messages, an object with a 'messages' list, or JSONL",
+            source=src,
+        )
+    return _parse_jsonl(text, src)
+
+
+def _parse_jsonl(text: str, src: str) -> list[Any]:
+    items: list[Any] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise TraceError(
+                None, f"line {lineno} is not valid JSON ({exc.msg})", source=src
+            ) from None
+    return items
+
+
+def _check_item(i: int, item: Any, src: str) -> None:
+    if not isinstance(item, Mapping):
+        raise TraceError(
+            i, f"must be an object with 'role' or 'action', got {type(item).__name__}", source=src
+        )
+    if "action" in item:
+        act = item["action"]
+        if act not in ACTIONS:
+            raise TraceError(
+                i, f"unknown action {act!r} (choose from {', '.join(ACTIONS)})", source=src
+            )
+        required, optional = ACTIONS[act]
+        missing = [k for k in required if not isinstance(item.get(k), str)]
+        if missing:
+            raise TraceError(
+                i, f"action {act!r} needs string field(s) {', '.join(missing)}", source=src
+            )
+        extra = [k for k in item if k not in required + optional + ("action",)]
+        if extra:
+            raise TraceError(
+                i, f"action {act!r} has unknown field(s) {', '.join(extra)}", source=src
+            )
+        return
+    role = item.get("role")
+    if role not in ("system", "user", "assistant", "tool"):
+        raise TraceError(
+            i,
+            f"has role {role!r}; expected system, user, assistant or tool (or an 'action' item)",
+            source=src,
+        )
+    if role == "tool" and not isinstance(item.get("tool_call_id"), str):
+        raise TraceError(i, "is a tool message without a string tool_call_id", source=src)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReport:
+    """What the agent saw at one decision point of the replay.
+
+    A turn is rendered just before each assistant message of the trace (the
+    moment the model was called) and once at the end.
+
+    Attributes
+    ----------
+    turn : int
+        Turn number, from 1.
+    message_index : int or None
+        Index of the trace item the model produced next (None at the end).
+    mode : str
+        ``normal`` or ``overflow``.
+    tokens, budget, candidate_tokens : int
+        |C_t|, B and |C~_t| (what preflight compared with B).
+    dashboard : str
+        Dashboard text the agent saw.
+    events : tuple of dict
+        Events since the previous turn, summarised (message contents are
+        reduced to their length).
+    state_hash : str
+    protocol_problems : tuple of str
+        Empty when the rendering is protocol-valid.
+    """
+
+    turn: int
+    message_index: int | None
+    mode: str
+    tokens: int
+    budget: int
+    candidate_tokens: int
+    dashboard: str
+    events: tuple[dict[str, Any], ...]
+    state_hash: str
+    protocol_problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceReplay:
+    """Result of :func:`replay_trace`.
+
+    Attributes
+    ----------
+    turns : tuple of TurnReport
+    state_hash : str
+        Canonical hash of the final workspace.
+    budget : int
+    tokenizer : str
+    messages : int
+        Trace items registered as messages.
+    actions : int
+        Context actions applied (trace actions and context tool calls).
+    workspace : Workspace
+        The final workspace (not serialised by ``to_plain``).
+    """
+
+    turns: tuple[TurnReport, ...]
+    state_hash: str
+    budget: int
+    tokenizer: str
+    messages: int
+    actions: int
+    workspace: Any
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "budget": self.budget,
+            "tokenizer": self.tokenizer,
+            "messages": self.messages,
+            "actions": self.actions,
+            "state_hash": self.state_hash,
+            "turns": [
+                {
+                    "turn": t.turn,
+                    "message_index": t.message_index,
+                    "mode": t.mode,
+                    "tokens": t.tokens,
+                    "budget": t.budget,
+                    "candidate_tokens": t.candidate_tokens,
+                    "dashboard": t.dashboard,
+                    "events": list(t.events),
+                    "state_hash": t.state_hash,
+                    "protocol_problems": list(t.protocol_problems),
+                }
+                for t in self.turns
+            ],
+        }
+
+
+def _summary(ev: Event) -> dict[str, Any]:
+    args = dict(ev.args)
+    msg = args.get("message")
+    if isinstance(msg, Mapping):
+        short: dict[str, Any] = {"role": msg.get("role")}
+        if msg.get("content") is not None:
+            short["content_chars"] = len(msg["content"])
+        if msg.get("tool_calls"):
+            short["tool_calls"] = [c["function"]["name"] for c in msg["tool_calls"]]
+        if msg.get("tool_call_id"):
+            short["tool_call_id"] = msg["tool_call_id"]
+        args["message"] = short
+    return {
+        "seq": ev.seq,
+        "op": ev.op,
+        "ok": ev.ok,
+        "result": ev.result,
+        "args": args,
+        "effects": ev.effects,
+        "state_hash": ev.state_hash,
+    }
+
+
+def replay_trace(
+    trace: str | os.PathLike[str] | Sequence[Any],
+    *,
+    budget: int,
+    tokenizer: str | Tokenizer = "cl100k_base",
+    store: PayloadStore | None = None,
+    hard_limit: int | None = None,
+    **workspace_kwargs: Any,
+) -> TraceReplay:
+    """Register a trace turn by turn, applying its context actions.
+
+    Assistant calls to ``context_workspace_archive`` / ``_delete`` are
+    executed on the workspace and answered with the engine's own result
+    string; the trace's recorded answers to those calls are skipped. Trace
+    ``action`` items are applied directly (harness-level). A failing action
+    is reported as a failed event, not an error: it is the agent's mistake.
+
+    Raises
+    ------
+    TraceError
+        Malformed trace or a message the protocol forbids, naming its index.
+    """
+    from ._engine import Workspace
+
+    items = load_trace(trace)
+    ws = Workspace(
+        budget, tokenizer=tokenizer, store=store, hard_limit=hard_limit, **workspace_kwargs
+    )
+    turns: list[TurnReport] = []
+    cursor = len(ws.events)
+    auto: set[str] = set()
+    n_messages = n_actions = 0
+
+    def close_turn(index: int | None) -> None:
+        nonlocal cursor
+        r = ws.render()
+        evs = ws.events[cursor:]
+        cursor = len(ws.events)
+        turns.append(
+            TurnReport(
+                turn=len(turns) + 1,
+                message_index=index,
+                mode=r.mode,
+                tokens=r.tokens,
+                budget=r.budget,
+                candidate_tokens=r.candidate_tokens,
+                dashboard=r.dashboard,
+                events=tuple(_summary(e) for e in evs),
+                state_hash=r.state_hash,
+                protocol_problems=tuple(protocol_problems(r.messages)),
+            )
+        )
+
+    for i, item in enumerate(items):
+        if "action" in item:
+            n_actions += 1
+            _apply_action(ws, item)
+            continue
+        role = item["role"]
+        if role == "tool" and item["tool_call_id"] in auto:
+            continue  # answered by the engine when the call was replayed
+        if role == "assistant":
+            close_turn(i)
+        try:
+            ws.register_message(item)
+        except WorkspaceError as exc:
+            raise TraceError(i, str(exc)) from None
+        n_messages += 1
+        if role == "assistant" and item.get("tool_calls"):
+            for call in item["tool_calls"]:
+                name = call["function"]["name"]
+                if name in _CONTEXT_CALLS:
+                    n_actions += 1
+                    out = ws.dispatch(name, call["function"].get("arguments", "{}"))
+                    ws.register_tool_result(call["id"], out)
+                    auto.add(call["id"])
+    close_turn(None)
+    return TraceReplay(
+        turns=tuple(turns),
+        state_hash=ws.state_hash(),
+        budget=ws.budget,
+        tokenizer=ws.tokenizer.name,
+        messages=n_messages,
+        actions=n_actions,
+        workspace=ws,
+    )
+
+
+def _apply_action(ws: Any, item: Mapping[str, Any]) -> None:
+    act = item["action"]
+    try:
+        if act == "archive":
+            ws.archive(item["block_id"], item.get("replacement", ""))
+        elif act == "delete":
+            ws.delete(item["block_id"], item["reason"])
+        elif act == "restore":
+            ws.restore(item["block_id"])
+        else:
+            # A bare key ("G1.txt") resolves inside the store, like a relative path.
+            ws.read_path(item["path"], item.get("selector") or None)
+    except WorkspaceError:
+        pass  # recorded as a failed event by the engine
