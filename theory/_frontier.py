@@ -98,12 +98,23 @@ class _Family:
             ln_z = ln_head + ctx.log1p(ctx.exp(ln_tail - ln_head))
         else:
             ln_z = ln_tail + ctx.log1p(ctx.exp(ln_head - ln_tail))
+        # both weights in logistic form: neither is computed as 1 - the other
         w_tail = 1 / (1 + ctx.exp(ln_head - ln_tail))
-        w_head = 1 - w_tail
-        # head mean 1/(e^lam-1) - kappa/(e^(lam kappa)-1) and its variance
-        # (minus the derivative), written through phi to avoid cancellation
-        head_mean = kappa * self._phi(lam * kappa) - self._phi(lam)
-        head_var = self._dphi(lam) - kappa**2 * self._dphi(lam * kappa)
+        w_head = 1 / (1 + ctx.exp(ln_tail - ln_head))
+        # head mean 1/(e^lam-1) - kappa/(e^(lam kappa)-1) and head variance
+        # e^lam/(e^lam-1)^2 - kappa^2 e^(lam kappa)/(e^(lam kappa)-1)^2.
+        # For small lam both terms are ~1/lam (resp. 1/lam^2) and cancel, so
+        # they are rewritten through phi, whose 1/x parts cancel exactly; for
+        # lam >= 1 the direct form is used (the second term is at most ~half
+        # the first, while the phi form would cancel 1/lam against e^-lam).
+        if lam < 1:
+            head_mean = kappa * self._phi(lam * kappa) - self._phi(lam)
+            head_var = self._dphi(lam) - kappa**2 * self._dphi(lam * kappa)
+        else:
+            head_mean = 1 / ctx.expm1(lam) - kappa / ctx.expm1(lam * kappa)
+            head_var = 1 / (4 * ctx.sinh(lam / 2) ** 2) - kappa**2 / (
+                4 * ctx.sinh(lam * kappa / 2) ** 2
+            )
         mean = w_head * head_mean + w_tail * kappa
         # law of total variance over {head, tail}: no cancellation
         var = w_head * head_var + w_head * w_tail * (kappa - head_mean) ** 2
