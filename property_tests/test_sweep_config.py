@@ -215,3 +215,27 @@ def test_example_configs_are_valid(name, cells):
     assert {c.params["interface"] for c in cfg.cells} == \
         {"ledger", "blind", "gaussian", "buckets", "gibbs"}
     assert {(c.params["n"], c.params["kappa"]) for c in cfg.cells} == {(64, 4)}
+
+
+def test_defaults_are_filled_and_count_for_duplicates():
+    """A recovering strategy gets the default handle cost c0 = 1 (Proposition 1's
+    handle model), and writing that default explicitly is the same cell."""
+    base = {"experiment": "recovery", "params": {"N": 8, "k": 4, "trials": 5, "budget": 8}}
+    cfg = parse_config({**base, "grid": {"strategy": "recover"}})
+    assert cfg.cells[0].params["handle_cost"] == 1.0
+    with pytest.raises(SweepConfigError, match="must list each cell once"):
+        parse_config({**base, "grid": [{"strategy": "recover"},
+                                       {"strategy": "recover", "handle_cost": 1.0}]})
+
+
+def test_seed_accepts_big_entropy_as_digit_string():
+    """A recorded 128-bit seed entropy (above TOML's 2**63 - 1) can be given back
+    as a string of digits (DESIGN rule 2: rerun from the recorded entropy)."""
+    base = {"experiment": "recovery", "params": {"N": 8, "k": 4, "trials": 5, "budget": 8,
+                                                 "strategy": "keep-bits"}}
+    big = 2**127 + 12345
+    assert parse_config({**base, "seed": str(big)}).seed == big
+    with pytest.raises(SweepConfigError, match=r"`seed` must be an integer >= 0.*top level"):
+        parse_config({**base, "seed": "twelve"})
+    with pytest.raises(SweepConfigError, match=r"`seed` must be an integer >= 0"):
+        parse_config({**base, "seed": -1})

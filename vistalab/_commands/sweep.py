@@ -49,9 +49,14 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     show = console.is_terminal and not args.no_progress
-    with _ProgressBar(console, config.n_cells, enabled=show) as bar:
-        result = run_sweep(config, out=out, backend=backend, fresh=args.fresh,
-                           progress=bar.update)
+    try:
+        with _ProgressBar(console, config.n_cells, enabled=show) as bar:
+            result = run_sweep(config, out=out, backend=backend, fresh=args.fresh,
+                               progress=bar.update)
+    except KeyboardInterrupt:
+        print(f"vista-lab: sweep interrupted; completed cells are kept in {out}: run the same "
+              "command again to resume", file=sys.stderr)
+        raise
     s = result.summary
     doc = {
         "experiment": s.experiment,

@@ -30,7 +30,8 @@ __all__ = [
 #: Keys allowed at the top level of a config, with what they mean.
 TOP_LEVEL_KEYS: dict[str, str] = {
     "experiment": "name of a registered experiment (required)",
-    "seed": "non-negative integer seed; omit for fresh entropy (recorded in the results)",
+    "seed": "non-negative integer seed (or a string of digits, for entropies above 2**63); "
+            "omit for fresh entropy, recorded in the results",
     "description": "free text copied into the results sidecar",
     "params": "table of values shared by every cell; a list is an axis of the grid",
     "grid": "a table, or [[grid]] blocks: each block is a cartesian product of its "
@@ -128,8 +129,14 @@ def parse_config(
                                         where="top level", fix=fix)
     seed = None
     if "seed" in doc:
+        raw_seed = doc["seed"]
+        # TOML integers stop at 2**63 - 1; a recorded 128-bit entropy can be
+        # given back as a string of digits.
+        if isinstance(raw_seed, str) and raw_seed.strip().isdigit():
+            raw_seed = int(raw_seed.strip())
         try:
-            seed = as_int("seed", doc["seed"], lo=0, fix="use a non-negative integer")
+            seed = as_int("seed", raw_seed, lo=0,
+                          fix='use a non-negative integer (or a string of digits: seed = "...")')
         except DomainError as exc:
             raise _relocate(exc, file, "top level") from None
     description = doc.get("description", "")

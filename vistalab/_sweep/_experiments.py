@@ -216,7 +216,7 @@ RECOVERY = Experiment(
         ParamSpec("budget", "real", "prompt budget B, bits", required=True, lo=0.0),
         ParamSpec("strategy", "str", "in-prompt strategy", required=True,
                   choices=_strategy_names),
-        ParamSpec("handle_cost", "real", "handle cost factor c0 (bits per log2 N; default 1)",
+        ParamSpec("handle_cost", "real", "handle cost factor c0, bits per log2 N", default=1.0,
                   lo=0.0, when={"strategy": _recovering_strategies}),
         ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1),
     ),
