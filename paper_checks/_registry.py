@@ -332,9 +332,11 @@ class CheckContext:
             raise UnknownNameError("theory statement", statement_id, statements)
         return statements[statement_id]
 
-    def seed_seq(self) -> np.random.SeedSequence:
-        """This claim's seed sequence (stable: derived from the root and the claim id)."""
-        key = zlib.crc32(self.claim_id.encode("utf-8"))
+    def seed_seq(self, name: str | None = None) -> np.random.SeedSequence:
+        """A seed sequence derived from the root and ``name`` (default: this claim's id), so
+        a claim's random numbers do not depend on which other claims run. Pass a ``name``
+        for draws shared between claims through :meth:`cached`."""
+        key = zlib.crc32((self.claim_id if name is None else f"shared:{name}").encode("utf-8"))
         return np.random.SeedSequence(
             self._seed_seq.entropy, spawn_key=(*self._seed_seq.spawn_key, key)
         )
@@ -574,7 +576,10 @@ def select_claims(only: str | None = None) -> tuple[Claim, ...]:
 
     chosen = tuple(c for c in claims if hit(c))
     if not chosen:
-        raise UnknownNameError("claim pattern", only, [c.id for c in claims])
+        raise DomainError(
+            "only", only, "must match at least one claim id or section",
+            "list them with `vista-lab check-paper --list` (e.g. 'table8.*', 'thm1', 'text.ama')",
+        )
     return chosen
 
 

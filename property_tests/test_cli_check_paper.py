@@ -1,0 +1,83 @@
+"""`vista-lab check-paper`: the registry of the paper's claims from the command line (issue 7,
+'Output'): grouped table with a summary, --json document, --only, exit status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import paper_checks as pc
+from vistalab.cli import main
+
+
+@pytest.fixture
+def broken_data(tmp_path):
+    """A copy of the paper data where Table 8's SLIM row no longer adds up."""
+    data = tmp_path / "data"
+    shutil.copytree(pc.DATA_DIR, data)
+    path = data / "outcome_transitions.toml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("both = 17") == 1
+    path.write_text(text.replace("both = 17", "both = 18"), encoding="utf-8")
+    return data
+
+
+def test_json_document(capsys):
+    """Table 8 (Appendix G): --json gives claims with id/where/status/detail and the counts."""
+    status = main(["check-paper", "--only", "table8.*,text.cross-backbone", "--json",
+                   "--no-certificates"])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == (1 if doc["fail"] else 0)
+    assert {c["id"] for c in doc["claims"]} == {"table8.rows-add-up", "text.cross-backbone"}
+    for c in doc["claims"]:
+        assert {"id", "where", "status", "detail"} <= set(c)
+    assert doc["pass"] + doc["fail"] + doc["not_checkable"] == 2
+    assert doc["not_checkable"] == 1
+
+
+def test_failing_claim_sets_exit_status_unless_report_only(broken_data, capsys):
+    """A failed claim (Table 8 rows no longer add up) exits 1; --report-only exits 0; both
+    print the discrepancy."""
+    argv = ["check-paper", "--only", "table8.*", "--no-certificates", "--data-dir",
+            str(broken_data)]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "Both+Base. = 23 but the baseline solved 22" in out
+    assert main([*argv, "--report-only"]) == 0
+    assert "1 claims: 0 pass, 1 fail, 0 not checkable" in capsys.readouterr().out
+
+
+def test_human_output_is_grouped_by_section(capsys):
+    """The table is grouped by paper section and ends with the summary count."""
+    main(["check-paper", "--only", "table7.*,text.ama-qa-pairs", "--no-certificates",
+          "--report-only"])
+    out = capsys.readouterr().out
+    assert "Appendix G evaluation details" in out
+    assert "3.6 AMA-Bench transfer" in out
+    assert out.index("3.6 AMA-Bench transfer") < out.index("Appendix G evaluation details")
+    assert out.rstrip().splitlines()[-1].startswith("4 claims:")
+
+
+def test_list_does_not_run_checks(capsys):
+    assert main(["check-paper", "--list", "--json", "--only", "thm1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["count"] == len(doc["claims"]) >= 8
+    assert all("status" not in c for c in doc["claims"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--only", "no-such-claim"], "must match at least one claim"),
+        (["--data-dir", "/nonexistent/vista"], "must be an existing folder"),
+        (["--seed", "-3"], "must be a non-negative integer"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv, message, capsys):
+    """CLI error contract (DESIGN rule 6): one line on stderr, exit status 2."""
+    assert main(["check-paper", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("vista-lab: error:") and err.count("\n") == 1
+    assert message in err
