@@ -83,8 +83,8 @@ class LocalBackend:
             from joblib import Parallel, delayed
 
             # loky keeps this pool alive and reuses it for the run below.
-            Parallel(n_jobs=self._workers)(
-                delayed(warm_worker)(tuple(warm_modules)) for _ in range(2 * self._workers)
+            Parallel(n_jobs=self._workers, batch_size=1)(
+                delayed(warm_worker)(tuple(warm_modules), 0.1) for _ in range(self._workers)
             )
         return time.perf_counter() - t0
 

@@ -105,8 +105,14 @@ def execute_cell(task: CellTask) -> CellOutcome:
                            traceback.format_exc(), time.perf_counter() - start, _worker_id())
 
 
-def warm_worker(modules: Iterable[str]) -> str:
-    """Import ``modules`` in a worker (so imports are not timed as cell work)."""
+def warm_worker(modules: Iterable[str], hold_s: float = 0.0) -> str:
+    """Import ``modules`` in a worker (so imports are not timed as cell work).
+
+    ``hold_s`` keeps the worker busy a moment, so a pool handing out one warm-up
+    task per free worker reaches every worker rather than the first one twice.
+    """
     for m in modules:
         importlib.import_module(m)
+    if hold_s > 0:
+        time.sleep(hold_s)
     return _worker_id()
