@@ -320,6 +320,9 @@ def ledger_endpoint_consistent() -> Outcome:
     )
     if not ident.ok:
         return ident
+    same = certify_identity(1 + excess, ratio, label="1 + excess = ratio")
+    if not same.ok:
+        return same
     sign = certify_sign(sp.log(1 + excess), strict=True, label="ln(ratio)")
     if not sign.ok:
         return sign
@@ -434,13 +437,13 @@ def uniform_position_mean() -> Outcome:
     D,
     "bucket_conditional_mean",
     "enumeration",
-    "every bucket size b <= 200 and kappa <= b (exact rationals)",
+    "every bucket size b <= 120 and kappa <= b (exact rationals)",
     "E[min(P-1, kappa)] <= E[P-1] = (b-1)/2 for P uniform on 1..b",
     "App. D (D)",
 )
 def bucket_conditional_mean() -> Outcome:
     count = 0
-    for b in range(1, 201):
+    for b in range(1, 121):
         base = sum(range(b))  # sum of P - 1
         if Fraction(base, b) != Fraction(b - 1, 2):
             return Outcome(False, f"b={b}: mean of P-1 is {Fraction(base, b)}")

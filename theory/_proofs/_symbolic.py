@@ -31,7 +31,12 @@ def _normalize_logs(e: sp.Expr) -> sp.Expr:
 
 
 def is_zero(expr: sp.Expr) -> bool:
-    """True only when sympy reduces ``expr`` to exactly 0."""
+    """True only when sympy reduces ``expr`` to exactly 0.
+
+    Log rewriting uses ``force=True`` (log(ab) = log a + log b without
+    checking signs), so every symbol appearing inside a log must be a
+    positive quantity; the step modules declare such symbols ``positive``.
+    """
     candidates = (
         lambda e: sp.expand(e),
         lambda e: sp.expand(sp.expand_log(e, force=True)),

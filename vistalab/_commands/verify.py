@@ -33,9 +33,9 @@ def register(subparsers: Any) -> None:
         "--only",
         metavar="PATTERN",
         default=None,
-        help="run only steps whose claim, step name, claim:step or method matches this glob "
-        "or substring (e.g. 'thm1.*', 'prop2-tight', 'lp-shannon', '*fano*'); skips the "
-        "tightness findings",
+        help="run only steps whose claim, step name, claim:step or method matches PATTERN: "
+        "a glob ('thm1.*', '*fano*'), else an exact name ('prop2', 'lp-shannon'), else a "
+        "substring ('fano'); skips the tightness findings",
     )
     parser.add_argument(
         "--details", action="store_true", help="add the certificate detail column to the table"
