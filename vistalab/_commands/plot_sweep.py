@@ -31,7 +31,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--y", default="mean_z",
                         help="y column or ratio, e.g. mean_z or mean_z/kappa (default mean_z)")
     parser.add_argument("--group", default=None,
-                        help="column whose values are the series (default: interface/strategy)")
+                        help="comma-separated columns whose values make the series "
+                             "(default: interface or strategy, plus policy/mode/handle_cost "
+                             "when they vary)")
     parser.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
                         help="keep only rows with this value (repeatable)")
     parser.add_argument("--no-theory", action="store_true", help="do not overlay theory curves")

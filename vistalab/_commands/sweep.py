@@ -13,15 +13,20 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
+    from .._sweep import EXPERIMENTS
+
+    lines = [f"  {e.name}: {', '.join(e.param_names)}" for e in EXPERIMENTS.values()]
     parser = subparsers.add_parser(
         "sweep",
         help="run a parameter sweep from a TOML config (resumable; local or Dask)",
         description=(
-            "Expand the grid of CONFIG.toml into cells, each with its own seed spawned "
-            "from the config's seed, and run the cells not already stored in --out. "
-            "Writes DIR/results.parquet, results.csv and results.json. Rerun the same "
+            "Expand the grid of CONFIG.toml into cells, each with its own seed spawned\n"
+            "from the config's seed, and run the cells not already stored in --out.\n"
+            "Writes DIR/results.parquet, results.csv and results.json. Rerun the same\n"
             "command to resume an interrupted sweep."
         ),
+        epilog="experiments and their parameters:\n" + "\n".join(lines),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("config", metavar="CONFIG.toml", help="sweep config (see examples/sweeps)")
     parser.add_argument("--out", metavar="DIR", default=None,
