@@ -126,10 +126,16 @@ REPAIRS = [
 ]
 
 
+BUILTIN = {"paper_checks._claims_tables", "paper_checks._claims_text",
+           "paper_checks._claims_theory"}
+
+
 @pytest.fixture(scope="module")
 def shipped():
-    """The whole registry on the shipped data (certificates are covered elsewhere)."""
-    return pc.run_claims(certificates=False)
+    """Every built-in claim on the shipped data (certificates are covered elsewhere; plugin
+    claims such as the engine-backed ones have their own tests)."""
+    return pc.run_claims(claims=[c for c in pc.all_claims() if c.module in BUILTIN],
+                         certificates=False)
 
 
 def _copy_with(tmp_path: Path, key: str, edits: list[tuple[str, str]]) -> Path:
@@ -174,8 +180,7 @@ def test_every_checked_claim_has_a_perturbation_test(shipped):
     input, by BREAKS, REPAIRS or the dedicated tests of this module."""
     covered = {c for c, _, _ in BREAKS} | {c for c, _, _ in REPAIRS} | {
         "table10.aggregates-to-table4"}
-    checked = {r.id for r in shipped.results if r.status != "not_checkable"
-               and r.id in {c.id for c in pc.all_claims() if c.module.startswith("paper_checks")}}
+    checked = {r.id for r in shipped.results if r.status != "not_checkable"}
     assert checked <= covered, sorted(checked - covered)
 
 

@@ -88,7 +88,8 @@ def test_register_claim_validates_fields():
 def test_builtin_claims_are_complete_and_well_formed():
     """Every built-in claim names where it is, what it says, its tolerance and its data,
     and uses one of the paper's sections."""
-    claims = [c for c in pc.all_claims() if c.module.startswith("paper_checks.")]
+    claims = [c for c in pc.all_claims() if c.module in {
+        "paper_checks._claims_tables", "paper_checks._claims_text", "paper_checks._claims_theory"}]
     assert len(claims) >= 60
     for c in claims:
         assert c.section in pc.SECTIONS, c.id
