@@ -264,6 +264,16 @@ def checks(table: TidyTable) -> list[Check]:
         status_of(not viol_fr), f"{len(pts)} points; violations: {viol_fr[:3]}",
         "Theorem 1; exact frontier (theory/FRONTIER.md)",
     ))
+    # A rate error bar wider than a quarter of [0, log2 n] cannot place a point on the
+    # rate axis, and would let the two checks above pass vacuously.
+    wide = [(r["interface"], r["param"], f"{r['rate_se']:.3g}") for r in pts
+            if not 0.0 <= (r["rate_se"] or 0.0) <= top / 4]
+    out.append(Check(
+        "fig4.rate_se_plausible", "every estimated interface rate has a standard error below "
+        "log2(n)/4 bits", status_of(not wide),
+        f"{len(pts)} points; max rate SE {max((r['rate_se'] or 0.0) for r in pts):.3g} bits; "
+        f"implausible: {wide[:3]}", "Theorem 1 (rate axis)",
+    ))
     exact = [r for r in pts if r["series"] == "mc" and r["exact"] is not None]
     if exact:
         zs = [(abs(r["value"] - r["exact"]) / r["se"] if r["se"] > 0 else

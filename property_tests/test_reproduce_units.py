@@ -141,3 +141,44 @@ def test_stage_outcomes_serialise(tmp_path):
 
     o = StageOutcome("sim:a", "simulations", "cached", "k", 0.5)
     assert json.loads(json.dumps(o.__dict__))["status"] == "cached"
+
+
+def test_force_and_refresh_recompute_a_cached_stage(tmp_path):
+    """--force ignores the cache; so does a stage whose output went missing."""
+    from vistalab._reproduce._pipeline import _Runner
+
+    calls = []
+
+    def fn(p, r):
+        calls.append(r.random() if r is not None else None)
+        return {"v": len(calls)}
+
+    run = _Runner(tmp_path, seed=3, force=False)
+    first = run.cached("sim:x", "g", {"a": 1}, fn, stochastic=True)
+    again = run.cached("sim:x", "g", {"a": 1}, fn, stochastic=True)
+    assert first is not None and again is not None and again.payload == first.payload
+    assert [o.status for o in run.outcomes] == ["computed", "cached"]
+    run.cached("sim:x", "g", {"a": 1}, fn, stochastic=True, refresh=True)
+    forced = _Runner(tmp_path, seed=3, force=True)
+    forced.cached("sim:x", "g", {"a": 1}, fn, stochastic=True)
+    assert forced.outcomes[0].status == "computed"
+    assert len(calls) == 3 and calls[0] == calls[1] == calls[2]  # same seed, same stream
+    other = _Runner(tmp_path, seed=4, force=False)
+    other.cached("sim:x", "g", {"a": 1}, fn, stochastic=True)
+    assert other.outcomes[0].status == "computed" and calls[3] != calls[0]
+
+
+def test_a_crashing_stage_is_a_failed_check_not_a_crash(tmp_path):
+    """One broken stage must not hide the others: it becomes a 'fail' row with the
+    exception, and the traceback is kept for results/errors.log."""
+    from vistalab._reproduce._pipeline import _Runner
+
+    def boom(p, r):
+        raise RuntimeError("disk on fire")
+
+    run = _Runner(tmp_path, seed=1, force=False)
+    assert run.cached("sim:y", "g", {}, boom, stochastic=False) is None
+    rows = run.problem_rows()
+    assert rows[0].status == "fail" and "RuntimeError: disk on fire" in rows[0].numbers
+    assert "disk on fire" in run.errors[0]
+    assert run.cache.load("sim:y", run.outcomes[0].key or "") is None  # failures not cached
