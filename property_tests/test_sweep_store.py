@@ -11,12 +11,17 @@ import numpy as np
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from vistalab._sweep import (
     EXPERIMENTS,
+    CellRecord,
     DirectoryStore,
     Experiment,
     LocalBackend,
+    MemoryStore,
     OutputSpec,
     ParamSpec,
     SweepStoreError,
@@ -208,3 +213,76 @@ def test_registry_lists_the_builtin_experiments():
     assert {"makeroom", "recovery"} <= set(EXPERIMENTS)
     for exp in EXPERIMENTS.values():
         assert all(p.doc for p in exp.params) and all(o.doc for o in exp.outputs)
+
+
+# ---------------------------------------------------------------------------
+# Model-based test of the on-disk store against the in-memory one (DESIGN rules
+# 9 and 10): puts, restarts and outside damage in any order.
+
+_CELLS = parse_config(DOC).cells
+_VALUES = st.one_of(st.floats(allow_nan=False), st.integers(-2**62, 2**62), st.booleans(),
+                    st.none(), st.text(max_size=5))
+
+
+class StoreMachine(RuleBasedStateMachine):
+    """DirectoryStore behaves as MemoryStore under puts and restarts; damaged
+    records are detected and dropped, never returned (Proposition 1 cells)."""
+
+    def __init__(self):
+        super().__init__()
+        import tempfile
+
+        self._tmp = tempfile.TemporaryDirectory()
+        self.disk = DirectoryStore(self._tmp.name)
+        self.mem = MemoryStore()
+        self.model: dict[int, dict] = {}
+
+    @rule(i=st.integers(0, len(_CELLS) - 1), value=_VALUES)
+    def put(self, i, value):
+        rec = CellRecord(i, _CELLS[i].key, {"v": value}, 0.1, "test")
+        self.disk.put(rec)
+        self.mem.put(rec)
+        self.model[i] = {"v": value}
+
+    @rule()
+    def restart(self):
+        self.disk.close()
+        self.disk = DirectoryStore(self._tmp.name)
+
+    @rule(data=st.data())
+    def damage(self, data):
+        if not self.model:
+            return
+        i = data.draw(st.sampled_from(sorted(self.model)))
+        path = self.disk._cell_path(i)
+        doc = json.loads(path.read_text())
+        doc["row"] = {"v": "tampered"}
+        path.write_text(json.dumps(doc))
+        del self.model[i]
+        self.mem = MemoryStore()
+        for j, row in self.model.items():
+            self.mem.put(CellRecord(j, _CELLS[j].key, row, 0.1, "test"))
+
+    @rule(i=st.integers(0, len(_CELLS) - 1))
+    def foreign_record(self, i):
+        """A record whose key is not this sweep's cell is discarded."""
+        self.disk.put(CellRecord(i, "0" * 32, {"v": 1}, 0.1, "other sweep"))
+        self.model.pop(i, None)
+        self.mem = MemoryStore()
+        for j, row in self.model.items():
+            self.mem.put(CellRecord(j, _CELLS[j].key, row, 0.1, "test"))
+
+    @invariant()
+    def same_records(self):
+        disk = self.disk.load_records(_CELLS)
+        mem = self.mem.load_records(_CELLS)
+        assert {i: r.row for i, r in disk.items()} == {i: r.row for i, r in mem.items()} \
+            == self.model
+
+    def teardown(self):
+        self.disk.close()
+        self._tmp.cleanup()
+
+
+TestStoreMachine = StoreMachine.TestCase
+TestStoreMachine.settings = settings(stateful_step_count=12)
