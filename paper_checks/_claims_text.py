@@ -53,6 +53,57 @@ def _abstract(ctx: CheckContext) -> Outcome:
 
 
 @claim(
+    "text.trajectory-scales",
+    section=INTRO,
+    where="Abstract (paper.tex line 110) and Table 1 caption: '1M-, 100K-, and 10K-scale "
+          "trajectories'",
+    statement="LOCA-Bench, BrowseComp-Plus and GAIA trajectories are of order 1M, 100K and "
+              "10K tokens",
+    tolerance="every Traj entry of Table 1 has the stated order of magnitude: "
+              "floor(log10(tokens)) = log10(scale)",
+    data=("quote:abstract-scales", "table:main_results"),
+)
+def _scales(ctx: CheckContext) -> Outcome:
+    import math
+
+    q, t = ctx.quote("abstract-scales"), ctx.table("main_results")
+    problems, ranges = [], {}
+    for col, key, unit in (("loca_traj_m", "loca_tokens", 1e6), ("bcp_traj_k", "bcp_tokens",
+                           1e3), ("gaia_traj_k", "gaia_tokens", 1e3)):
+        tokens = [v * unit for v in t.column(col)]
+        want = round(math.log10(q[key]))
+        ranges[key] = [min(tokens), max(tokens)]
+        bad = [f"{v:,.0f}" for v in tokens if math.floor(math.log10(v)) != want]
+        if bad:
+            problems.append(f"{col}: {', '.join(bad)} not of order 1e{want}")
+    return Outcome.verdict(problems, "Traj ranges " + ", ".join(
+        f"{k} {lo:,.0f}-{hi:,.0f}" for k, (lo, hi) in ranges.items()), ranges=ranges)
+
+
+@claim(
+    "text.bcp-more-cumulative-tokens",
+    section=PRESSURE,
+    where="Section 3.3, 'BrowseComp-Plus retrieval pressure', paper.tex line 835, vs Table 1 "
+          "BrowseComp-Plus Traj (same W=12K, B=160K setting, Appendix G)",
+    statement="on BrowseComp-Plus VISTA uses more cumulative API tokens than ReAct",
+    tolerance="strict comparison of Table 1's BrowseComp-Plus Traj, read as cumulative API "
+              "tokens per task as for LOCA-Bench (Table 1 LOCA Traj = Table 7 Tokens = "
+              "Table 9 'Avg. tok.'); the sentence may instead refer to other windows of "
+              "Figure 6, whose numbers are not printed",
+    data=("quote:bcp-active-vs-cumulative", "table:main_results"),
+)
+def _bcp_cumulative(ctx: CheckContext) -> Outcome:
+    ctx.quote("bcp-active-vs-cumulative")
+    t = ctx.table("main_results")
+    v, r = t.row(method_id="vista")["bcp_traj_k"], t.row(method_id="react")["bcp_traj_k"]
+    if v > r:
+        return Outcome.passed(f"Table 1: VISTA {v}K > ReAct {r}K per task", vista_k=v, react_k=r)
+    return Outcome.failed(f"Table 1 at W=12K: VISTA {v}K < ReAct {r}K trajectory tokens per "
+                          f"task ({v - r:+}K, {(v - r) / r:+.0%}), the opposite of 'more "
+                          "cumulative API tokens'", vista_k=v, react_k=r)
+
+
+@claim(
     "text.intro-loca-counts",
     section=INTRO,
     where="Section 1, paper.tex line 210",
@@ -360,7 +411,8 @@ def _ama_pairs(ctx: CheckContext) -> Outcome:
               "every mention; over-archive and under-retrieve",
     tolerance="exact integer equality across mentions; strict inequalities for the pattern",
     data=("table:ablation", "table:loca_dense", "quote:theory-ablation-split",
-          "quote:figure-ablation-split", "quote:remark-ablation-split"),
+          "quote:figure-ablation-split", "quote:remark-ablation-split",
+          "quote:benchmark-sizes"),
 )
 def _ablation_split(ctx: CheckContext) -> Outcome:
     ab = ctx.table("ablation")
@@ -373,6 +425,8 @@ def _ablation_split(ctx: CheckContext) -> Outcome:
         _same(problems, f"{qid} no-dashboard archives", q["no_dashboard_archive"],
               blind["archive_events"])
         _same(problems, f"{qid} no-dashboard reads", q["no_dashboard_read"], blind["read_events"])
+    _same(problems, "Figure 5b task count", ctx.quote("figure-ablation-split")["tasks"],
+          ctx.quote("benchmark-sizes")["loca_tasks"])
     dense = ctx.table("loca_dense").row(method_id="vista")
     _same(problems, "Table 7 archive events", full["archive_events"], dense["archive_events"])
     _same(problems, "Table 7 read events", full["read_events"], dense["read_events"])

@@ -52,6 +52,7 @@ BREAKS = [
                                                       "payload_reads = 170")]),
     # numbers of the text
     ("text.abstract-headline", "text_quotes", [("loca_from_pct = 22.7", "loca_from_pct = 22.8")]),
+    ("text.trajectory-scales", "main_results", [("gaia_traj_k = 44", "gaia_traj_k = 440")]),
     ("text.intro-loca-counts", "text_quotes", [
         ("vista = 38, tasks = 75, react = 17, claude_code = 32",
          "vista = 38, tasks = 75, react = 17, claude_code = 33")]),
@@ -114,6 +115,8 @@ BREAKS = [
 
 # Claims that fail on the shipped data (findings), and an edit that makes them consistent.
 REPAIRS = [
+    ("text.bcp-more-cumulative-tokens", "main_results", [("bcp_traj_k = 135",
+                                                          "bcp_traj_k = 175")]),
     ("table2.tokens-match-ledger", "cache_cost", [("input_m = 7.138", "input_m = 6.564")]),
     ("table6.covers-evaluated-baselines", "capability_matrix", [
         ('[[rows]]\nmethod = "VISTA (ours)"',
@@ -167,7 +170,8 @@ def test_claim_flips_to_fail_when_its_datum_changes(claim_id, key, edits, shippe
 def test_finding_disappears_when_the_data_are_made_consistent(claim_id, key, edits, shipped,
                                                                tmp_path):
     """Failed claims are findings about the paper's numbers (Table 2 vs Table 1; Appendix E's
-    coverage of the evaluated baselines), not artefacts: consistent data make them pass."""
+    coverage of the evaluated baselines; Section 3.3's token remark vs Table 1), not artefacts:
+    consistent data make them pass."""
     before = shipped.by_id(claim_id)
     assert before.status == "fail"
     after = pc.run_claims(claim_id, data_dir=_copy_with(tmp_path, key, edits),

@@ -109,7 +109,9 @@ _WORDED = {("ama-transfer", "about_points"), ("ama-transfer", "runtime_fraction"
            ("remark-proprio", "with_ledger"), ("cross-backbone", "backbones"),
            ("overhead-sample", "runs"), ("budget-notation", "loca_budget_k"),
            ("budget-notation", "bcp_window_k"), ("budget-notation", "bcp_budget_k"),
-           ("ablation-wording-variants", "within_points_max")}
+           ("ablation-wording-variants", "within_points_max"),
+           ("abstract-scales", "loca_tokens"), ("abstract-scales", "bcp_tokens"),
+           ("abstract-scales", "gaia_tokens")}
 
 
 @needs_paper
