@@ -51,18 +51,25 @@ def _calibrate(cell_seconds: float) -> int:
     return max(100, int(probe_trials * cell_seconds / per_cell))
 
 
-def _run(cfg, backend):
+def _run(cfg, backend, repeat=1):
+    """Best of ``repeat`` runs (least disturbed by other processes)."""
     from vistalab._sweep import run_sweep
 
-    res = run_sweep(cfg, backend=backend)
-    assert res.table is not None and not res.summary.failed
-    return res
+    best, startup = None, None
+    for _ in range(repeat):
+        res = run_sweep(cfg, backend=backend)
+        assert res.table is not None and not res.summary.failed
+        startup = res.summary.startup_s if startup is None else startup  # the cold start
+        if best is None or res.summary.wall_s < best.summary.wall_s:
+            best = res
+    return best, startup
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=64)
     ap.add_argument("--cell-seconds", type=float, default=0.3)
+    ap.add_argument("--repeat", type=int, default=1, help="best of this many runs each")
     ap.add_argument("--skip-dask", action="store_true")
     args = ap.parse_args(argv)
     if args.cells % len(STRATEGIES):
@@ -81,14 +88,15 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     rows = []
 
-    one = _run(cfg, LocalBackend(1))
-    two = _run(cfg, LocalBackend(2))
+    one, s1 = _run(cfg, LocalBackend(1), args.repeat)
+    two, s2 = _run(cfg, LocalBackend(2), args.repeat)
     results["local-1"], results["local-2"] = one, two
-    rows.append(("local (joblib/loky)", one, two))
+    rows.append(("local (joblib/loky)", one, two, s1, s2))
 
     if not args.skip_dask:
         from distributed import Client, LocalCluster
 
+        startups: dict[int, float] = {}
         for workers in (1, 2):
             t0 = time.perf_counter()
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -96,22 +104,23 @@ def main(argv: list[str] | None = None) -> int:
             client = Client(cluster)
             cluster_start = time.perf_counter() - t0
             try:
-                res = _run(cfg, DaskBackend(client=client))
+                res, startups[workers] = _run(cfg, DaskBackend(client=client), args.repeat)
             finally:
                 client.close()
                 cluster.close()
             results[f"dask-{workers}"] = res
             print(f"  dask LocalCluster({workers} worker process(es)) started in "
                   f"{cluster_start:.2f} s")
-        rows.append(("dask LocalCluster", results["dask-1"], results["dask-2"]))
+        rows.append(("dask LocalCluster", results["dask-1"], results["dask-2"], startups[1],
+                     startups[2]))
 
     print(f"{'backend':<22}{'startup 1w':>11}{'startup 2w':>11}{'wall 1w':>10}{'wall 2w':>10}"
           f"{'cell-s 1w':>10}{'cell-s 2w':>10}{'speed-up':>10}{'target':>8}")
-    for name, a, b in rows:
+    for name, a, b, sa, sb in rows:
         ratio = a.summary.wall_s / b.summary.wall_s
         ok = ratio >= TARGET
         failed |= not ok
-        print(f"{name:<22}{a.summary.startup_s:>10.2f}s{b.summary.startup_s:>10.2f}s"
+        print(f"{name:<22}{sa:>10.2f}s{sb:>10.2f}s"
               f"{a.summary.wall_s:>9.2f}s{b.summary.wall_s:>9.2f}s"
               f"{a.summary.cell_seconds:>9.2f}s{b.summary.cell_seconds:>9.2f}s{ratio:>9.2f}x"
               f"{'  ok' if ok else '  MISS':>8}")
