@@ -38,6 +38,8 @@ _MAX_RATE_ROWS = 512
 _CNT_T = (1.0, 2.0, 3.0, 4.0)
 _CAP_T = (1.0, 2.0, 3.0, 4.0)
 _CAPW_T = (2.0, 3.0, 4.0)
+# Relative singular-value cut-off of the control-variate regression.
+_SVD_RTOL = 1e-6
 # |t| beyond which the logistic is saturated to within exp(-40).
 _T_SAT = 40.0
 _N_CV = 1 + len(_CNT_T) + len(_CAP_T) + len(_CAPW_T)
@@ -92,16 +94,55 @@ def _gaussian_iv(
 # ---------------------------------------------------------------------------
 
 
-def _capped_binomial_mean(x: np.ndarray | float, n: int, kappa: int) -> np.ndarray:
-    """E[min(C, kappa)], C ~ Binomial(n-1, p), p = P(N(0,1) > x).
+class _LightCount:
+    """Law of C ~ Binomial(n-1, p) below kappa, accurate for n up to 1e9+.
 
-    Uses E[C 1{C <= kappa-1}] = (n-1) p P(Binom(n-2, p) <= kappa-2), so the
-    cost does not grow with kappa.
+    scipy's incomplete-beta routines lose about 1e-8 relative accuracy at
+    n ~ 1e9, so for kappa <= 10**4 the probabilities P(C = c), c < kappa,
+    are summed directly in log space:
+    ``log P(C=c) = c log(m p) + sum_{i<c} log1p(-i/m) - log c! + (m-c) log1p(-p)``
+    (m = n-1), with no large cancelling terms.
     """
-    p = special.ndtr(-np.asarray(x, dtype=float))
-    m = n - 1
-    low = m * p * special.bdtr(kappa - 2, m - 1, p)
-    return low + kappa * special.bdtrc(kappa - 1, m, p)
+
+    DIRECT_MAX = 10**4
+
+    def __init__(self, n: int, kappa: int) -> None:
+        self.m = n - 1
+        self.kappa = kappa
+        self.direct = kappa <= self.DIRECT_MAX
+        if self.direct:
+            c = np.arange(kappa, dtype=float)
+            steps = np.log1p(-c / self.m)
+            self.c = c
+            self.lbin = np.concatenate([[0.0], np.cumsum(steps)[:-1]]) - special.gammaln(c + 1)
+
+    def pmf_below(self, x: float) -> np.ndarray:
+        """P(C = c) for c = 0..kappa-1 at p = P(N(0,1) > x)."""
+        p = float(special.ndtr(-x))
+        if p == 0.0:
+            out = np.zeros(self.kappa)
+            out[0] = 1.0
+            return out
+        if p == 1.0:  # every light block is above: C = m >= kappa
+            return np.zeros(self.kappa)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp = self.c * math.log(self.m * p) + self.lbin + (self.m - self.c) * math.log1p(-p)
+        return np.exp(lp)
+
+    def capped_mean(self, x: float) -> float:
+        """E[min(C, kappa)] = kappa - sum_{c<kappa} (kappa - c) P(C = c)."""
+        if self.direct:
+            return float(self.kappa - (self.kappa - self.c) @ self.pmf_below(x))
+        # Large kappa: E[C 1{C <= kappa-1}] = m p P(Binom(m-1, p) <= kappa-2).
+        p = special.ndtr(-x)
+        low = self.m * p * special.bdtr(self.kappa - 2, self.m - 1, p)
+        return float(low + self.kappa * special.bdtrc(self.kappa - 1, self.m, p))
+
+    def tail(self, x: float, j: int) -> float:
+        """P(C >= j) for 1 <= j <= kappa."""
+        if self.direct:
+            return float(max(0.0, 1.0 - self.pmf_below(x)[:j].sum()))
+        return float(special.bdtrc(j - 1, self.m, special.ndtr(-x)))
 
 
 def _breakpoints(n: int, kappa: int, d: float) -> list[float]:
@@ -128,7 +169,7 @@ def _integrate_bulky(fn: Any, n: int, kappa: int, d: float) -> float:
             continue
         val, _ = integrate.quad(
             lambda x: math.exp(-0.5 * (x - d) ** 2) * float(fn(x)),
-            a, b, epsabs=1e-15, epsrel=1e-13, limit=200,
+            a, b, epsabs=1e-11, epsrel=1e-10, limit=200,
         )
         total += val
     return total / math.sqrt(2.0 * math.pi)
@@ -141,7 +182,10 @@ def gaussian_exact_mean_z(n: int, kappa: int, sigma: float) -> float:
     observed above the bulky one)``, written as one integral over the bulky
     block's standardised observation x ~ N(d, 1) of
     ``E[min(Binomial(n-1, P(N(0,1) > x)), kappa)]``, integrated by adaptive
-    quadrature on subintervals split where the tail switches.
+    quadrature on subintervals split where the tail switches. The binomial
+    probabilities are summed directly in log space for kappa <= 1e4 (scipy's
+    incomplete beta is only ~1e-8 accurate at n ~ 1e9); beyond that
+    scipy.special.bdtr/bdtrc are used.
 
     Parameters
     ----------
@@ -155,11 +199,12 @@ def gaussian_exact_mean_z(n: int, kappa: int, sigma: float) -> float:
     Returns
     -------
     float
-        E[Z], absolute error below 1e-8.
+        E[Z], absolute error below 1e-8 (checked against mpmath at 30 digits
+        for n up to 1e9).
     """
     n, kappa, sigma = _gaussian_iv(n, kappa, sigma)
     d = math.log(kappa) / sigma
-    return _integrate_bulky(lambda x: _capped_binomial_mean(x, n, kappa), n, kappa, d)
+    return _integrate_bulky(_LightCount(n, kappa).capped_mean, n, kappa, d)
 
 
 def gaussian_exact_z_tail(n: int, kappa: int, sigma: float) -> np.ndarray:
@@ -173,10 +218,10 @@ def gaussian_exact_z_tail(n: int, kappa: int, sigma: float) -> np.ndarray:
     """
     n, kappa, sigma = _gaussian_iv(n, kappa, sigma)
     d = math.log(kappa) / sigma
+    count = _LightCount(n, kappa)
     out = np.empty(kappa)
     for m in range(1, kappa + 1):
-        out[m - 1] = _integrate_bulky(
-            lambda x, m=m: special.bdtrc(m - 1, n - 1, special.ndtr(-x)), n, kappa, d)
+        out[m - 1] = _integrate_bulky(lambda x, m=m: count.tail(x, m), n, kappa, d)
     return out
 
 
@@ -304,24 +349,70 @@ def _entropy_given_lights(ln_s: np.ndarray, mu: np.ndarray, d: float) -> np.ndar
     return h_l * (1.0 - mean_q) + mean_hb
 
 
+def _top_light_law(lights: int, d: float) -> tuple[float, float]:
+    """Centre and spread of the defensive proposal for the largest light
+    observation: from its typical value up to the bulky block's mean d, where
+    a light block competes with the bulky one."""
+    typical = float(-special.ndtri(-math.expm1(math.log(0.5) / lights)))
+    return 0.5 * (typical + d), max(1.0, 0.5 * (d - typical))
+
+
+def _draw_top_light(
+    gen: np.random.Generator, rows: int, lights: int, d: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The largest of ``lights`` N(0,1) observations, drawn by defensive
+    importance sampling, and its likelihood ratio.
+
+    With probability 1/2 it comes from its true law (density
+    ``L phi(m) Phi(m)^(L-1)``), otherwise from a normal proposal covering the
+    range where a light block can compete with the bulky one; the weight
+    ``p / (p/2 + r/2)`` is at most 2. Without this, the rare trials in which a
+    light block is observed near the bulky one are missed by small runs and
+    the standard error is then too optimistic.
+    """
+    centre, spread = _top_light_law(lights, d)
+    from_law = gen.random(rows) < 0.5
+    u = gen.random(rows)
+    z = gen.standard_normal(rows)
+    # max of L uniforms is u^(1/L); invert Phi near 1 through its complement.
+    m_law = -special.ndtri(-np.expm1(np.log(u) / lights))
+    top = np.where(from_law, m_law, centre + spread * z)
+    log_p = (math.log(lights) - 0.5 * top * top - 0.5 * math.log(2 * math.pi)
+             + (lights - 1) * special.log_ndtr(top))
+    log_r = -0.5 * ((top - centre) / spread) ** 2 - math.log(spread) - 0.5 * math.log(2 * math.pi)
+    with np.errstate(over="ignore"):
+        weight = 1.0 / (0.5 + 0.5 * np.exp(log_r - log_p))
+    return top, weight
+
+
+def _below(gen: np.random.Generator, top: np.ndarray, cols: int) -> np.ndarray:
+    """``cols`` N(0,1) observations per row conditioned to lie below ``top``."""
+    cap = special.ndtr(top)[:, None]
+    return special.ndtri(gen.random((top.size, cols)) * cap)
+
+
 def _rate_block(
     seed: SeedInfo, i: int, rows: int, n: int, d: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-trial rate samples (bits) and centred control variates for one block."""
-    gen = stream(seed, i)
+    """Per-trial weighted rate samples (bits) and centred control variates
+    (the weighted light sums and the weight itself) for one block."""
+    gen_top, gen_rest = stream(seed, i, 0), stream(seed, i, 1)
     lights = n - 1
+    top, weight = _draw_top_light(gen_top, rows, lights, d)
     acc = _LightSums(rows, d)
-    if rows * lights <= _RATE_CELLS:
-        acc.add(gen.standard_normal((rows, lights)))
-    else:  # one trial per block, drawn in fixed segments
-        for start in range(0, lights, _RATE_CELLS):
-            acc.add(gen.standard_normal((1, min(_RATE_CELLS, lights - start))))
+    acc.add(top[:, None])
+    rest = lights - 1
+    if rest > 0 and rows * rest <= _RATE_CELLS:
+        acc.add(_below(gen_rest, top, rest))
+    elif rest > 0:  # one trial per block, drawn in fixed segments
+        for start in range(0, rest, _RATE_CELLS):
+            acc.add(_below(gen_rest, top, min(_RATE_CELLS, rest - start)))
     ln_s = np.log(acc.s) + acc.shift
     mu = acc.m / acc.s
     h = _entropy_given_lights(ln_s, mu, d)
-    y = (math.log(n) - h) / _LN2
-    cv = (acc.cv - lights * _cv_means(d)) / math.sqrt(lights)
-    return y, cv
+    y = weight * (math.log(n) - h) / _LN2
+    sums = (weight[:, None] * acc.cv - lights * _cv_means(d)) / math.sqrt(lights)
+    return y, np.column_stack([sums, weight - 1.0])
 
 
 def estimate_gaussian_rate(
@@ -330,10 +421,12 @@ def estimate_gaussian_rate(
     """Monte Carlo estimate of ``I(J*;W)`` for Proposition 2's channel.
 
     ``I = log2 n - E[H(J* | W)]``; by symmetry condition on J* = 1. Each
-    trial draws the n-1 light observations, integrates the bulky block's
-    observation out exactly (a one-dimensional Gaussian integral of the
-    posterior entropy), and the per-trial values are regressed on twelve
-    control variates with known means (counts and capped exponential sums of
+    trial draws the n-1 light observations (the largest one by defensive
+    importance sampling, weight <= 2, the others below it from their exact
+    conditional law), integrates the bulky block's observation out exactly
+    (a one-dimensional Gaussian integral of the posterior entropy), and the
+    weighted per-trial values are regressed on thirteen control variates
+    with known means (the weight, and counts and capped exponential sums of
     the light observations). The standard error is the OLS intercept's.
 
     Parameters
@@ -366,28 +459,53 @@ def estimate_gaussian_rate(
     parts = run_blocks(lambda i, r: _rate_block(seed, i, r, n, d), sizes, workers=workers)
     y = np.concatenate([p[0] for p in parts])
     cv = np.concatenate([p[1] for p in parts])
+    if n == 2:
+        # One light block: the light sums are functions of one number and the
+        # regression over-fits its tails; keep only the weight.
+        cv = cv[:, -1:]
     bits, se, method = _cv_estimate(y, cv)
     top = math.log2(n)
     return RateEstimate(bits=min(max(bits, 0.0), top), se=se, trials=trials, exact=False,
                         method=method, seed_entropy=seed.entropy)
 
 
+def _fit_cv(y: np.ndarray, cv: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients of y on the centred control variates.
+
+    Columns that are constant in the sample are dropped; a truncated SVD keeps
+    near-collinear directions (e.g. a single light block) from getting huge,
+    noisy coefficients.
+    """
+    cc = cv - cv.mean(axis=0)
+    scale = np.abs(cc).max(axis=0)
+    # A column constant in the sample centres to round-off, not to zero.
+    live = scale > 1e-9 * np.abs(cv).max(axis=0)
+    beta = np.zeros(cv.shape[1])
+    if not np.any(live):
+        return beta
+    ccs = cc[:, live] / scale[live]
+    u, sv, vt = np.linalg.svd(ccs, full_matrices=False)
+    keep = sv > _SVD_RTOL * sv[0]
+    u, sv, vt = u[:, keep], sv[keep], vt[keep]
+    beta[live] = (vt.T @ ((u.T @ (y - y.mean())) / sv)) / scale[live]
+    return beta
+
+
 def _cv_estimate(y: np.ndarray, cv: np.ndarray) -> tuple[float, float, str]:
-    """Control-variate estimate of E[y] (E[cv] = 0) and its standard error."""
+    """Control-variate estimate of E[y] (E[cv] = 0 exactly) and its SE.
+
+    Cross-fitted: the coefficients used on the even trials are fitted on the
+    odd ones and vice versa, so every corrected value ``y_i - cv_i beta`` has
+    mean E[y] exactly and the standard error is the plain one of those
+    values (no in-sample over-fitting, which otherwise makes the error bar
+    too small when the variates explain y almost perfectly).
+    """
     t = y.size
-    plain_se = float(y.std(ddof=1) / math.sqrt(t))
-    if t < 10 * (cv.shape[1] + 1):
-        return float(y.mean()), plain_se, "conditional Monte Carlo"
-    x = np.column_stack([np.ones(t), cv])
-    # Scale columns so the normal matrix is well conditioned.
-    scale = np.maximum(np.abs(x).max(axis=0), 1e-300)
-    xs = x / scale
-    beta, *_ = np.linalg.lstsq(xs, y, rcond=None)
-    resid = y - xs @ beta
-    dof = t - np.linalg.matrix_rank(xs)
-    s2 = float(resid @ resid) / max(dof, 1)
-    # Var(intercept) = s2 * [(X'X)^-1]_00 (pseudo-inverse for degenerate columns).
-    inv = np.linalg.pinv(xs.T @ xs)
-    se = math.sqrt(max(s2 * inv[0, 0], 0.0)) / scale[0]
-    est = float(beta[0] / scale[0])
-    return est, se, "conditional Monte Carlo with control variates"
+    if t < 20 * (cv.shape[1] + 1):
+        return float(y.mean()), float(y.std(ddof=1) / math.sqrt(t)), "conditional Monte Carlo"
+    z = np.empty_like(y)
+    folds = (np.arange(t) % 2).astype(bool)
+    for fit, use in ((folds, ~folds), (~folds, folds)):
+        z[use] = y[use] - cv[use] @ _fit_cv(y[fit], cv[fit])
+    return (float(z.mean()), float(z.std(ddof=1) / math.sqrt(t)),
+            "conditional Monte Carlo with cross-fitted control variates")
