@@ -277,6 +277,24 @@ def _table3_gains(ctx: CheckContext) -> Outcome:
 
 
 @claim(
+    "table3.untrained-rows-equal",
+    section=RL,
+    where="Table 3 (tab:id-ood); Section 3.5: ID and OOD both evaluate on BrowseComp-Plus and "
+          "differ only in the training set",
+    statement="rows without training (Base, Ours zero-shot) have the same ID and OOD accuracy",
+    tolerance="exact equality of printed values (same model, same evaluation set)",
+    data=("table:id_ood",),
+    kind="table",
+)
+def _table3_untrained(ctx: CheckContext) -> Outcome:
+    t = ctx.table("id_ood")
+    problems = [f"{r['method']}: ID {r['id_acc']} vs OOD {r['ood_acc']}" for r in t
+                if r["group"] == "Zero-shot baselines" and r["id_acc"] != r["ood_acc"]]
+    return Outcome.verdict(problems, "Base and zero-shot rows are identical across ID and OOD "
+                           "(the training split cannot affect untrained rows)")
+
+
+@claim(
     "table3.marks",
     section=RL,
     where="Table 3 (tab:id-ood), bold and underline",

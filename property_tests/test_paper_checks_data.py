@@ -111,7 +111,9 @@ _WORDED = {("ama-transfer", "about_points"), ("ama-transfer", "runtime_fraction"
            ("budget-notation", "bcp_window_k"), ("budget-notation", "bcp_budget_k"),
            ("ablation-wording-variants", "within_points_max"),
            ("abstract-scales", "loca_tokens"), ("abstract-scales", "bcp_tokens"),
-           ("abstract-scales", "gaia_tokens")}
+           ("abstract-scales", "gaia_tokens"), ("ablation-variants", "variants"),
+           ("ablation-variants", "capability_removals"),
+           ("ablation-variants", "interface_variants")}
 
 
 @needs_paper
