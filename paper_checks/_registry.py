@@ -632,11 +632,7 @@ def run_claims(
     -------
     PaperCheckReport
     """
-    path = DATA_DIR if data_dir is None else Path(data_dir)
-    if not path.is_dir():
-        raise DomainError("data_dir", str(path), "must be an existing folder of paper data files")
-    chosen = tuple(claims) if claims is not None else select_claims(only)
-    root = _root_seed(rng)
+    path, chosen, root = _run_claims_iv(only, data_dir, rng, claims, certificates)
     shared: dict[str, Any] = {}
     ctx = CheckContext(path, root, shared, certificates=certificates)
     results = []
@@ -655,6 +651,27 @@ def run_claims(
     entropy = root.entropy if isinstance(root.entropy, int) else 0
     return PaperCheckReport(results=tuple(results), data_dir=str(path), seed_entropy=entropy,
                             only=only)
+
+
+def _run_claims_iv(
+    only: str | None, data_dir: str | Path | None, rng: Any,
+    claims: Sequence[Claim] | None, certificates: Any,
+) -> tuple[Path, tuple[Claim, ...], np.random.SeedSequence]:
+    path = DATA_DIR if data_dir is None else Path(data_dir)
+    if not path.is_dir():
+        raise DomainError("data_dir", str(path), "must be an existing folder of paper data files",
+                          "omit it to check the shipped data")
+    if claims is not None:
+        chosen = tuple(claims)
+        if not all(isinstance(c, Claim) for c in chosen):
+            raise DomainError("claims", claims, "must be a sequence of registered Claim objects",
+                              "take them from all_claims() or select_claims()")
+    else:
+        chosen = select_claims(only)
+    if not isinstance(certificates, bool) and not hasattr(certificates, "steps"):
+        raise DomainError("certificates", certificates,
+                          "must be True, False or a theory VerificationReport (with .steps)")
+    return path, chosen, _root_seed(rng)
 
 
 def _run_one(c: Claim, ctx: CheckContext) -> Outcome:

@@ -165,3 +165,15 @@ def test_report_json_shape():
     for c in doc["claims"]:
         assert set(c) >= {"id", "where", "status", "detail"}
     assert doc["pass"] + doc["fail"] + doc["not_checkable"] == len(doc["claims"])
+
+
+def test_run_claims_validates_its_arguments(tmp_path):
+    """Validate once at the door (DESIGN rule 5), naming the parameter and the fix."""
+    with pytest.raises(DomainError, match="must be True, False or a theory VerificationReport"):
+        pc.run_claims("table8.*", certificates="yes")
+    with pytest.raises(DomainError, match="`rng` must be None, a non-negative int"):
+        pc.run_claims("table8.*", rng=-1)
+    with pytest.raises(DomainError, match="must be a sequence of registered Claim objects"):
+        pc.run_claims(claims=["table8.rows-add-up"])  # type: ignore[list-item]
+    with pytest.raises(DomainError, match="omit it to check the shipped data"):
+        pc.run_claims("table8.*", data_dir=tmp_path / "missing")
