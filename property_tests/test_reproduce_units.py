@@ -182,3 +182,20 @@ def test_a_crashing_stage_is_a_failed_check_not_a_crash(tmp_path):
     assert rows[0].status == "fail" and "RuntimeError: disk on fire" in rows[0].numbers
     assert "disk on fire" in run.errors[0]
     assert run.cache.load("sim:y", run.outcomes[0].key or "") is None  # failures not cached
+
+
+def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
+    """The code fingerprint is part of every key: same stage and params, new code ->
+    recomputed (issue 6: 'unless the parameters or the code version changed')."""
+    from vistalab._reproduce import _pipeline
+
+    monkeypatch.setattr(_pipeline, "code_fingerprint", lambda: "code-v1")
+    _pipeline._Runner(tmp_path, seed=1, force=False).cached(
+        "sim:z", "g", {"a": 1}, lambda p, r: {"v": 1}, stochastic=False)
+    same = _pipeline._Runner(tmp_path, seed=1, force=False)
+    same.cached("sim:z", "g", {"a": 1}, lambda p, r: {"v": 1}, stochastic=False)
+    monkeypatch.setattr(_pipeline, "code_fingerprint", lambda: "code-v2")
+    edited = _pipeline._Runner(tmp_path, seed=1, force=False)
+    edited.cached("sim:z", "g", {"a": 1}, lambda p, r: {"v": 1}, stochastic=False)
+    assert same.outcomes[0].status == "cached"
+    assert edited.outcomes[0].status == "computed"

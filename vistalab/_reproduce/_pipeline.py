@@ -12,11 +12,14 @@ Layout of the output folder::
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 import traceback
 import warnings
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,7 +71,10 @@ class StageOutcome:
     seconds : float
         Wall time of the computation (of the original one when cached).
     note : str
-        Why it was skipped or how it failed.
+        Why it was skipped or how it failed, or the warnings it raised.
+    cpu_seconds : float
+        CPU time of this process during the computation (wall time overstates
+        the cost when other work shares the machine).
     """
 
     name: str
@@ -77,6 +83,7 @@ class StageOutcome:
     key: str | None
     seconds: float
     note: str = ""
+    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,60 @@ def _reproduce_iv(
     return out, seed_i, names, overrides
 
 
+@dataclass(frozen=True)
+class _Done:
+    """What running one stage function produced (plain data, so it crosses processes)."""
+
+    payload: Any
+    seconds: float
+    cpu: float
+    notes: list[str]
+    error: str | None = None
+    trace: str | None = None
+    missing: str | None = None
+
+
+def _execute(
+    fn: Callable[[Mapping[str, Any], np.random.Generator | None], Any],
+    params: Mapping[str, Any],
+    rng: np.random.Generator | None,
+) -> _Done:
+    """Run a stage function, timing it and collecting its warnings; never raises, so a
+    failure in a worker process comes back as data, not as an unpicklable exception."""
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            payload = to_plain(fn(params, rng))
+    except MissingDependency as exc:
+        return _Done(None, 0.0, 0.0, [], missing=str(exc))
+    except Exception as exc:  # noqa: BLE001 - one broken stage must not hide the others
+        return _Done(None, 0.0, 0.0, [],
+                     error=f"{type(exc).__name__}: {' '.join(str(exc).split())}",
+                     trace=traceback.format_exc())
+    # Library warnings (e.g. a quadrature's roundoff notice) belong in the record of
+    # the stage that raised them, not scattered over the terminal.
+    notes = sorted({f"{w.category.__name__}: {' '.join(str(w.message).split())}"
+                    for w in caught})
+    return _Done(payload, time.perf_counter() - t0, time.process_time() - c0, notes)
+
+
+@dataclass
+class _Pending:
+    """A stage that was looked up in the cache and, on a miss, started."""
+
+    name: str
+    group: str
+    key: str
+    params: Mapping[str, Any]
+    stochastic: bool
+    spawn_key: tuple[int, ...] | None
+    record: CacheRecord | None = None
+    done: _Done | None = None
+    future: Future[_Done] | None = None
+
+
 class _Runner:
     """Runs stages through the cache and keeps the run record."""
 
@@ -161,6 +222,73 @@ class _Runner:
         self.outcomes: list[StageOutcome] = []
         self.errors: list[str] = []
 
+    def start(
+        self,
+        name: str,
+        group: str,
+        params: Mapping[str, Any],
+        fn: Callable[[Mapping[str, Any], np.random.Generator | None], Any],
+        *,
+        stochastic: bool,
+        refresh: bool = False,
+        pool: Executor | None = None,
+    ) -> _Pending:
+        """Look the stage up; on a miss run it now, or submit it to ``pool``."""
+        keyed = dict(params)
+        if stochastic:
+            keyed["__seed__"] = self.seed
+        key = cache_key(name, keyed, self.fingerprint)
+        record = None if (self.force or refresh) else self.cache.load(name, key)
+        ss = _stage_seed(self.seed, name) if stochastic else None
+        pending = _Pending(name, group, key, params, stochastic,
+                           None if ss is None else tuple(ss.spawn_key), record=record)
+        if record is None:
+            rng = np.random.default_rng(ss) if ss is not None else None
+            if pool is None:
+                pending.done = _execute(fn, params, rng)
+            else:
+                pending.future = pool.submit(_execute, fn, params, rng)
+        return pending
+
+    def finish(self, p: _Pending) -> CacheRecord | None:
+        """The stage's record (stored on a fresh computation); None if it could not run."""
+        if p.record is not None:
+            note = "; ".join(p.record.sidecar.get("warnings", []))
+            self.outcomes.append(StageOutcome(
+                p.name, p.group, "cached", p.key, p.record.seconds, note,
+                float(p.record.sidecar.get("compute_cpu_seconds", 0.0))))
+            return p.record
+        done = p.done
+        if done is None:
+            assert p.future is not None
+            try:
+                done = p.future.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. the worker process died
+                done = _Done(None, 0.0, 0.0, [], error=f"{type(exc).__name__}: {exc}",
+                             trace=traceback.format_exc())
+        if done.missing is not None:
+            self.outcomes.append(StageOutcome(p.name, p.group, "skipped", p.key, 0.0,
+                                              done.missing))
+            return None
+        if done.error is not None:
+            self.errors.append(f"== stage {p.name}\n{done.trace or done.error}")
+            self.outcomes.append(StageOutcome(p.name, p.group, "error", p.key, 0.0, done.error))
+            return None
+        sidecar = provenance(dict(p.params), seed_entropy=self.seed if p.stochastic else None)
+        sidecar.update({
+            "stage": p.name,
+            "cache_key": p.key,
+            "spawn_key": None if p.spawn_key is None else list(p.spawn_key),
+            "compute_seconds": round(done.seconds, 4),
+            "compute_cpu_seconds": round(done.cpu, 4),
+            "warnings": done.notes,
+        })
+        record = CacheRecord(p.name, p.key, done.payload, sidecar, done.seconds)
+        self.cache.store(record)
+        self.outcomes.append(StageOutcome(p.name, p.group, "computed", p.key, done.seconds,
+                                          "; ".join(done.notes), done.cpu))
+        return record
+
     def cached(
         self,
         name: str,
@@ -171,53 +299,13 @@ class _Runner:
         stochastic: bool,
         refresh: bool = False,
     ) -> CacheRecord | None:
-        """Return the stage's record, computing it only on a cache miss.
+        """Return the stage's record, computing it (in this process) only on a cache miss.
 
         Returns None when the stage could not run (the outcome says why).
         ``refresh`` recomputes even on a hit (e.g. an output file went missing).
         """
-        keyed = dict(params)
-        if stochastic:
-            keyed["__seed__"] = self.seed
-        key = cache_key(name, keyed, self.fingerprint)
-        record = None if (self.force or refresh) else self.cache.load(name, key)
-        if record is not None:
-            note = "; ".join(record.sidecar.get("warnings", []))
-            self.outcomes.append(StageOutcome(name, group, "cached", key, record.seconds, note))
-            return record
-        ss = _stage_seed(self.seed, name) if stochastic else None
-        rng = np.random.default_rng(ss) if ss is not None else None
-        t0 = time.perf_counter()
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                payload = fn(params, rng)
-        except MissingDependency as exc:
-            self.outcomes.append(StageOutcome(name, group, "skipped", key, 0.0, str(exc)))
-            return None
-        except Exception as exc:  # noqa: BLE001 - one broken stage must not hide the others
-            self.errors.append(f"== stage {name}\n{traceback.format_exc()}")
-            note = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-            self.outcomes.append(StageOutcome(name, group, "error", key, 0.0, note))
-            return None
-        seconds = time.perf_counter() - t0
-        # Library warnings (e.g. a quadrature's roundoff notice) belong in the record of
-        # the stage that raised them, not scattered over the terminal.
-        notes = sorted({f"{w.category.__name__}: {' '.join(str(w.message).split())}"
-                        for w in caught})
-        sidecar = provenance(dict(params), seed_entropy=self.seed if stochastic else None)
-        sidecar.update({
-            "stage": name,
-            "cache_key": key,
-            "spawn_key": None if ss is None else list(ss.spawn_key),
-            "compute_seconds": round(seconds, 4),
-            "warnings": notes,
-        })
-        record = CacheRecord(name, key, to_plain(payload), sidecar, seconds)
-        self.cache.store(record)
-        self.outcomes.append(StageOutcome(name, group, "computed", key, seconds,
-                                          "; ".join(notes)))
-        return record
+        return self.finish(self.start(name, group, params, fn, stochastic=stochastic,
+                                      refresh=refresh))
 
     def write_table(self, stem: str, table: TidyTable, sidecar: Mapping[str, Any]) -> None:
         """results/<stem>.csv and its JSON sidecar (skipped when already identical)."""
@@ -237,6 +325,26 @@ class _Runner:
                 rows.append(CheckRow("pipeline", o.name, f"stage {o.name} runs", "fail",
                                      o.note + " (traceback in results/errors.log)", ""))
         return rows
+
+
+def _proof_stage(params: Mapping[str, Any], rng: Any) -> Any:
+    return proof_step_rows()
+
+
+def _paper_stage(params: Mapping[str, Any], rng: Any) -> Any:
+    # paper_checks' own default seed, so the rows match `vista-lab check-paper`.
+    return paper_check_rows(rng=None)
+
+
+def _engine_stage(params: Mapping[str, Any], rng: Any) -> Any:
+    return engine_checks(rng=None)
+
+
+def _worker_pool(jobs: int) -> Executor | None:
+    """One spawned worker process (fresh interpreter: no forked locks or threads)."""
+    if jobs < 2:
+        return None
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -263,6 +371,7 @@ def run_reproduce(
     figures: Sequence[str] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> ReproduceResult:
     """Run every stage (reusing cached results) and write the report.
 
@@ -282,10 +391,18 @@ def run_reproduce(
         Per-figure parameter overrides, e.g. ``{"fig3_content_channel": {"trials": 500}}``.
     progress : Progress, optional
         Receives one stage per progress bar; silent by default.
+    jobs : int, optional
+        Processes to use: 1 runs everything here; 2 (the default when the machine
+        has two or more cores) runs the check stages in one worker process.
+        Results do not depend on it.
     """
     out, seed, names, overrides = _reproduce_iv(out_dir, seed, figures, params)
+    if jobs is None:
+        jobs = 2 if (os.cpu_count() or 1) >= 2 else 1
+    jobs = as_int("jobs", jobs, lo=1, fix="pass 1 to run every stage in this process")
     progress = progress or NullProgress()
     t_start = time.perf_counter()
+    cpu_start = time.process_time()
 
     # Figure parameters are resolved first so a bad override fails before any work.
     scripts = {name: load_figure(name) for name in names}
@@ -301,82 +418,84 @@ def run_reproduce(
     run = _Runner(out, seed=seed, force=force)
     check_rows: list[CheckRow] = []
 
-    # 1. Proof steps.
-    with progress.stage("proof-step verification", 1) as bar:
-        rec = run.cached("verify", "proof steps", {}, lambda p, r: proof_step_rows(),
-                         stochastic=False)
-        if rec is not None:
-            rows = rows_from_payload(rec.payload)
-            check_rows += rows
-            run.write_table("proof_steps", rows_to_table(rows), rec.sidecar)
-        bar.advance()
+    # The proof steps, the paper checks and the engine checks do not depend on the
+    # simulations: on a cache miss they run in one worker process while this process
+    # simulates and plots, so the two cores of a small machine are both used.
+    pool = _worker_pool(jobs)
+    try:
+        background = [
+            ("proof-step verification", "proof_steps",
+             run.start("verify", "proof steps", {}, _proof_stage, stochastic=False, pool=pool)),
+            ("paper checks", "paper_checks",
+             run.start("paper_checks", "paper checks", {}, _paper_stage, stochastic=False,
+                       pool=pool)),
+            ("engine-backed checks", "engine_checks",
+             run.start("engine", "engine checks", {}, _engine_stage, stochastic=False,
+                       pool=pool)),
+        ]
 
-    # 2. Paper checks.
-    with progress.stage("paper checks", 1) as bar:
-        rec = run.cached("paper_checks", "paper checks", {},
-                         lambda p, r: paper_check_rows(rng=r), stochastic=True)
-        if rec is not None:
-            rows = rows_from_payload(rec.payload)
-            check_rows += rows
-            run.write_table("paper_checks", rows_to_table(rows), rec.sidecar)
-        bar.advance()
+        # Simulations: every figure's compute.
+        tables: dict[str, tuple[TidyTable, str]] = {}
+        sim_rows: list[CheckRow] = []
+        with progress.stage("simulations", len(scripts)) as bar:
+            for name, script in scripts.items():
+                def _compute(p: Mapping[str, Any], r: Any, s: Any = script) -> Any:
+                    return s.compute(p, rng=r).to_json()
 
-    # 3. Simulations: every figure's compute.
-    tables: dict[str, tuple[TidyTable, str]] = {}
-    with progress.stage("simulations", len(scripts)) as bar:
-        for name, script in scripts.items():
-            def _compute(p: Mapping[str, Any], r: Any, s: Any = script) -> Any:
-                return s.compute(p, rng=r).to_json()
-
-            rec = run.cached(f"sim:{name}", "simulations", fig_params[name], _compute,
-                             stochastic=script.STOCHASTIC)
-            if rec is not None:
-                table = TidyTable.from_json(rec.payload)
-                tables[name] = (table, rec.key)
-                run.write_table(name, table, rec.sidecar)
-                check_rows += [CheckRow.from_check("simulation", c) for c in script.checks(table)]
-            bar.advance(name)
-
-    # 4. Engine-backed checks (issue 5), when that module is installed.
-    with progress.stage("engine-backed checks", 1) as bar:
-        rec = run.cached("engine", "engine checks", {},
-                         lambda p, r: engine_checks(rng=r), stochastic=True)
-        if rec is not None:
-            rows = rows_from_payload(rec.payload)
-            check_rows += rows
-            run.write_table("engine_checks", rows_to_table(rows), rec.sidecar)
-        bar.advance()
-
-    # 5. Figures: plotting is cached on the table's key, and redone if a file is missing.
-    entries: list[FigureEntry] = []
-    fig_dir = out / "figures"
-    with progress.stage("figures", len(scripts)) as bar:
-        for name, script in scripts.items():
-            if name not in tables:
-                entries.append(FigureEntry(name, script.TITLE, None, None))
+                rec = run.cached(f"sim:{name}", "simulations", fig_params[name], _compute,
+                                 stochastic=script.STOCHASTIC)
+                if rec is not None:
+                    table = TidyTable.from_json(rec.payload)
+                    tables[name] = (table, rec.key)
+                    run.write_table(name, table, rec.sidecar)
+                    sim_rows += [CheckRow.from_check("simulation", c)
+                                 for c in script.checks(table)]
                 bar.advance(name)
-                continue
-            table, table_key = tables[name]
-            png, pdf = fig_dir / f"{name}.png", fig_dir / f"{name}.pdf"
 
-            def _plot(p: Mapping[str, Any], r: Any, s: Any = script, t: TidyTable = table) -> Any:
-                paths = s.plot(t, fig_dir)
-                return [str(Path(x).name) for x in paths]
+        # Figures: plotting is cached on the table's key, redone if a file is missing.
+        entries: list[FigureEntry] = []
+        fig_dir = out / "figures"
+        with progress.stage("figures", len(scripts)) as bar:
+            for name, script in scripts.items():
+                if name not in tables:
+                    entries.append(FigureEntry(name, script.TITLE, None, None))
+                    bar.advance(name)
+                    continue
+                table, table_key = tables[name]
+                png, pdf = fig_dir / f"{name}.png", fig_dir / f"{name}.pdf"
 
-            rec = run.cached(f"plot:{name}", "figures", {"table": table_key}, _plot,
-                             stochastic=False, refresh=not (png.exists() and pdf.exists()))
-            ok = rec is not None
-            entries.append(FigureEntry(
-                name, script.TITLE, script.caption(table) if ok else None,
-                f"figures/{name}.png" if ok else None,
-            ))
-            bar.advance(name)
+                def _plot(p: Mapping[str, Any], r: Any, s: Any = script,
+                          t: TidyTable = table) -> Any:
+                    return [str(Path(x).name) for x in s.plot(t, fig_dir)]
+
+                rec = run.cached(f"plot:{name}", "figures", {"table": table_key}, _plot,
+                                 stochastic=False, refresh=not (png.exists() and pdf.exists()))
+                ok = rec is not None
+                entries.append(FigureEntry(
+                    name, script.TITLE, script.caption(table) if ok else None,
+                    f"figures/{name}.png" if ok else None,
+                ))
+                bar.advance(name)
+
+        for title, stem, pending in background:
+            with progress.stage(title, 1) as bar:
+                rec = run.finish(pending)
+                if rec is not None:
+                    rows = rows_from_payload(rec.payload)
+                    check_rows += rows
+                    run.write_table(stem, rows_to_table(rows), rec.sidecar)
+                bar.advance()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    check_rows += sim_rows
 
     check_rows += run.problem_rows()
     counts = count_statuses(check_rows)
     all_table = rows_to_table(check_rows)
     _write_if_changed(run.results / "checks.csv", all_table.to_csv())
     seconds = time.perf_counter() - t_start
+    cpu_total = time.process_time() - cpu_start
     commit = git_commit()
     run_record = {
         "vista_lab": __version__,
@@ -387,6 +506,7 @@ def run_reproduce(
         "code_fingerprint": run.fingerprint,
         "git_commit": commit,
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu_total, 3),
         "checks": counts,
         "stages": [o.__dict__ for o in run.outcomes],
     }

@@ -116,12 +116,13 @@ def build_report(
     lines += [
         "## Stages",
         "",
-        "| stage | status | seconds | note |",
-        "| --- | --- | ---: | --- |",
+        "| stage | status | wall s | CPU s | note |",
+        "| --- | --- | ---: | ---: | --- |",
     ]
     for s in stages:
         lines.append(
-            f"| `{md_cell(s.name)}` | {s.status} | {s.seconds:.2f} | {md_cell(s.note)} |"
+            f"| `{md_cell(s.name)}` | {s.status} | {s.seconds:.2f} | "
+            f"{getattr(s, 'cpu_seconds', 0.0):.2f} | {md_cell(s.note, 200)} |"
         )
     lines += [
         "",
