@@ -166,12 +166,19 @@ def caption(table: TidyTable) -> tuple[str, str]:
     feas = table.where(series="recover", feasible=True)
     x0 = float(np.nanmin(feas.column("x"))) if len(feas) else float("nan")
     trials = int(np.nanmax(table.column("trials")))
+    bounds = {r["budget_bits"]: min(1.0, r["value"]) for r in b.records()}
+    lossy = [r for r in table.records() if r["series"] in NON_RECOVERING]
+    # Where the bound is informative (< 1), how close does any lossy estimate get?
+    gaps = [bounds[r["budget_bits"]] - r["value"] for r in lossy if bounds[r["budget_bits"]] < 1]
+    closest = min(gaps) if gaps else float("nan")
+    rec = feas.column("value")
     return (
         f"Recovery task with N = {N} blocks of k = {k} random bits: Monte Carlo success "
         f"({trials} trials per point, 95% bands) of three non-recovering strategies against "
         "Proposition 1's bound B/(Nk) + 1/k (purple).",
-        "No lossy strategy crosses the bound; the recovering method jumps to success 1 once "
-        f"its handles and one block fit (B/(Nk) >= {x0:.2f} here) and stays there.",
+        f"Where the bound is below 1 the best lossy estimate stays {closest:.3f} under it; the "
+        f"recovering method succeeds in {100 * float(np.mean(rec)) if len(rec) else 0:.0f}% of "
+        f"trials once its handles and one block fit (B/(Nk) >= {x0:.2f}).",
     )
 
 

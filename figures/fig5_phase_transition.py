@@ -201,13 +201,14 @@ def caption(table: TidyTable) -> tuple[str, str]:
     n_max = int(np.nanmax(g.column("n")))
     v_max = float(g.where(n=n_max).column("value")[0])
     v_min = float(g.column("value")[0])
+    n_min = int(g.column("n")[0])
     return (
         "Theorem 1's phase transition: a content channel with fixed (kappa, sigma) carries a "
         "bounded rate, so its recovery obligations E[Z]/kappa rise toward 1 as n grows, "
         "while the ledger stays at 0.",
-        f"Exact E[Z]/kappa of the Gaussian channel goes from {v_min:.3f} to {v_max:.3f} at "
-        f"n = {n_max:.0e}; panel (b): the necessary and sufficient rates both grow like "
-        "log2(n/kappa), the content channel's rate stays flat.",
+        f"Exact E[Z]/kappa of the Gaussian channel goes from {v_min:.4f} at n = {n_min} to "
+        f"{v_max:.4f} at n = 10^{math.log10(n_max):.0f}; (b): the necessary and sufficient "
+        "rates grow like log2(n/kappa), the content channel's rate stays flat.",
     )
 
 
