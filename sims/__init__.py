@@ -1,8 +1,27 @@
 """Monte Carlo of the VISTA paper's two tasks, cross-checked against exact values:
 the recovery task T_{N,k} (Proposition 1) and the make-room instance M_{n,L,l}
-(Theorem 1) with pluggable interfaces, policies and strategies.
+(Theorem 1) with pluggable interfaces, policies and strategies, and both tasks
+run through the reference workspace engine (``*_engine``).
 """
 
+from ._engine_makeroom import (
+    ENGINE_INTERFACES,
+    EngineMakeRoomResult,
+    MakeRoomLayout,
+    calibrate_makeroom,
+    coarsen_ledger,
+    parse_ledger,
+    simulate_makeroom_engine,
+)
+from ._engine_recovery import (
+    ENGINE_STRATEGIES,
+    EngineRecoveryResult,
+    FeasibilityMap,
+    HandleCostFit,
+    measure_handle_cost,
+    recovery_feasibility_map,
+    simulate_recovery_engine,
+)
 from ._gaussian import (
     RateEstimate,
     estimate_gaussian_rate,
@@ -79,6 +98,21 @@ __all__ = [
     "FAST_BLOCK",
     "LITERAL_BLOCK",
     "CHECK_SIGMAS",
+    # engine-backed experiments (workspace/ driven by sims/)
+    "simulate_makeroom_engine",
+    "EngineMakeRoomResult",
+    "MakeRoomLayout",
+    "calibrate_makeroom",
+    "ENGINE_INTERFACES",
+    "parse_ledger",
+    "coarsen_ledger",
+    "simulate_recovery_engine",
+    "EngineRecoveryResult",
+    "ENGINE_STRATEGIES",
+    "measure_handle_cost",
+    "HandleCostFit",
+    "recovery_feasibility_map",
+    "FeasibilityMap",
     # Gaussian channel (Proposition 2)
     "RateEstimate",
     "estimate_gaussian_rate",
