@@ -68,6 +68,20 @@ from ._errors import (
 )
 from ._events import Event, read_event_log
 from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._probe import (
+    PROBE_CONDITIONS,
+    PROBE_QUESTIONS,
+    SNAPSHOT_TOKEN_CAP,
+    PairQuestion,
+    ProbeKit,
+    ProbeReport,
+    ProbeScore,
+    SnapshotBlock,
+    build_probe_kit,
+    leak_scan,
+    load_probe_answers,
+    score_probe_answers,
+)
 from ._protocol import (
     ARCHIVE_TOOL,
     CONTEXT_TOOL_NAMES,
@@ -79,6 +93,22 @@ from ._protocol import (
     protocol_problems,
 )
 from ._records import Block, BlockType, Group, PayloadRef, Status, ToolCall
+from ._reward import (
+    ADVANTAGE_EPS,
+    LAMBDA_I,
+    LAMBDA_P,
+    LAMBDA_U,
+    RHO,
+    ContextAction,
+    GroupAdvantage,
+    ProcessReward,
+    RewardTurn,
+    Trajectory,
+    TrajectoryRecorder,
+    context_grpo_advantage,
+    process_reward,
+    trajectory_from_trace,
+)
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
 from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
 from ._tokenizers import TOKENIZERS, ApproxTokenizer, Cl100kTokenizer, Tokenizer, get_tokenizer
@@ -146,6 +176,34 @@ __all__ = [
     "replay_trace",
     "TraceReplay",
     "TurnReport",
+    # analysis: process reward (eq. process-reward) and group advantage
+    "RHO",
+    "LAMBDA_P",
+    "LAMBDA_I",
+    "LAMBDA_U",
+    "ADVANTAGE_EPS",
+    "ContextAction",
+    "RewardTurn",
+    "Trajectory",
+    "TrajectoryRecorder",
+    "ProcessReward",
+    "GroupAdvantage",
+    "process_reward",
+    "context_grpo_advantage",
+    "trajectory_from_trace",
+    # analysis: proprioception probe kit (appendix "Proprioceptive-Blindness Diagnostic")
+    "PROBE_CONDITIONS",
+    "PROBE_QUESTIONS",
+    "SNAPSHOT_TOKEN_CAP",
+    "SnapshotBlock",
+    "PairQuestion",
+    "ProbeKit",
+    "ProbeScore",
+    "ProbeReport",
+    "build_probe_kit",
+    "leak_scan",
+    "load_probe_answers",
+    "score_probe_answers",
     # errors
     "WorkspaceError",
     "WorkspaceArgumentError",
