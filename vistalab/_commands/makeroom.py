@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from theory import DomainError
+
 from .recovery import _int, _real
 
 __all__ = ["register", "run"]
@@ -40,15 +42,36 @@ def register(subparsers: Any) -> None:
                         help=f"one of: {', '.join(POLICIES)} (default bayes)")
     parser.add_argument("--mode", default="fast", metavar="MODE",
                         help="fast (O(1) per trial) or literal (full trial) (default fast)")
-    parser.add_argument("--trials", default="100000", metavar="INT",
-                        help="number of trials (default 100000)")
+    parser.add_argument("--trials", default=None, metavar="INT",
+                        help="number of trials (default 100000; 500 with --engine)")
     parser.add_argument("--rate-trials", dest="rate_trials", default=None, metavar="INT",
                         help="gaussian: Monte Carlo trials for the rate")
     parser.add_argument("--seed", default=None, metavar="INT",
                         help="seed (default: fresh entropy, printed in the output)")
     parser.add_argument("--workers", default="1", metavar="INT", help="threads (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    engine = parser.add_argument_group(
+        "engine mode", "run every trial through the reference workspace engine (workspace/): "
+        "calibrated block texts, a budget over by exactly L, archives through the agent's "
+        "tool until preflight clears, byte-exact read-back of every archived load-bearing "
+        "block, and a cross-check against the array simulator (interfaces: ledger, gaussian, "
+        "buckets, blind)")
+    engine.add_argument("--engine", action="store_true", help="use the workspace engine")
+    engine.add_argument("--store", default=None, metavar="KIND",
+                        help="engine payload store: memory or disk (default memory)")
+    engine.add_argument("--store-dir", dest="store_dir", default=None, metavar="DIR",
+                        help="engine disk store folder (default: a temporary folder)")
+    engine.add_argument("--tokenizer", default=None, metavar="NAME",
+                        help="engine tokenizer: cl100k_base or approx (default cl100k_base)")
+    engine.add_argument("--block-tokens", dest="block_tokens", default=None, metavar="INT",
+                        help="engine: net tokens l of a load-bearing block (default "
+                             "max(4, min(40, 900 // kappa)))")
+    engine.add_argument("--array-trials", dest="array_trials", default=None, metavar="INT",
+                        help="engine: trials of the array-simulator cross-check (default 200000)")
     parser.set_defaults(func=run, _parser=parser)
+
+
+_ENGINE_ONLY = ("store", "store_dir", "tokenizer", "block_tokens", "array_trials")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,9 +88,15 @@ def run(args: argparse.Namespace) -> int:
         params["lam"] = _real("lam", args.lam)
     if args.rate is not None:
         params["rate"] = _real("rate", args.rate)
+    if args.engine:
+        return _run_engine(args, params)
+    for name in _ENGINE_ONLY:
+        if getattr(args, name) is not None:
+            raise DomainError(name.replace("_", "-"), getattr(args, name),
+                              "is only used with --engine", "add --engine or drop the option")
     result = simulate_makeroom(
         _int("n", args.n), _int("kappa", args.kappa), args.interface,
-        policy=args.policy, trials=_int("trials", args.trials),
+        policy=args.policy, trials=_int("trials", args.trials or "100000"),
         rng=None if args.seed is None else _int("seed", args.seed), mode=args.mode,
         rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
         workers=_int("workers", args.workers), **params,
@@ -90,4 +119,61 @@ def run(args: argparse.Namespace) -> int:
             rows.append((key, v))
         emit_table(("quantity", "value"), rows, title="Make-room instance M_{n,L,l} (Theorem 1)")
     failed = result.agrees_with_exact is False or not result.consistent_with_theory
+    return 1 if failed else 0
+
+
+_ENGINE_KEYS = ("store", "tokenizer", "l_tokens", "L_tokens", "budget_tokens", "array_mean_z",
+                "z_score", "agrees_with_array", "archive_events", "read_events",
+                "byte_exact_recoveries", "queries_answered", "size_mismatches",
+                "budget_mismatches", "stop_mismatches")
+
+
+def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    from sims import simulate_makeroom_engine
+
+    from .._output import emit_json, emit_table
+
+    if args.mode != "fast":
+        raise DomainError("mode", args.mode, "is not used with --engine",
+                          "engine trials always run in full; drop --mode")
+    if _int("workers", args.workers) != 1:
+        raise DomainError("workers", args.workers, "must be 1 with --engine",
+                          "engine trials run in one thread")
+    if args.rate is not None or args.lam is not None:
+        raise DomainError("interface", "gibbs", "has no engine counterpart",
+                          "use ledger, gaussian, buckets or blind with --engine")
+    extra: dict[str, Any] = {}
+    if args.block_tokens is not None:
+        extra["l_tokens"] = _int("block-tokens", args.block_tokens)
+    if args.array_trials is not None:
+        extra["array_trials"] = _int("array-trials", args.array_trials)
+    result = simulate_makeroom_engine(
+        _int("n", args.n), _int("kappa", args.kappa), args.interface,
+        policy=args.policy, trials=_int("trials", args.trials or "500"),
+        rng=None if args.seed is None else _int("seed", args.seed),
+        store=args.store or "memory", store_dir=args.store_dir,
+        tokenizer=args.tokenizer or "cl100k_base",
+        rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
+        **extra, **params,
+    )
+    doc = result.to_dict()
+    if args.json:
+        emit_json(doc)
+    else:
+        keys = ("interface", "params", "policy", "mode", "n", "kappa", "mean_z", "mean_z_ci",
+                "exact_mean_z", "rate_bits", "lower_bound", "optimal_mean_z",
+                "agrees_with_exact", "consistent_with_theory", *_ENGINE_KEYS, "trials", "seed",
+                "trials_per_second")
+        rows = []
+        for key in keys:
+            v = doc[key]
+            if isinstance(v, list):
+                v = f"[{v[0]:.6g}, {v[1]:.6g}]"
+            elif isinstance(v, dict):
+                v = ", ".join(f"{a}={b:g}" for a, b in v.items()) or "-"
+            rows.append((key, v))
+        emit_table(("quantity", "value"), rows,
+                   title="Make-room instance M_{n,L,l} through the workspace engine")
+    failed = (result.agrees_with_exact is False or not result.consistent_with_theory
+              or not result.agrees_with_array or not result.all_recoveries_byte_exact)
     return 1 if failed else 0

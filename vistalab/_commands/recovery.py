@@ -29,18 +29,34 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--N", required=True, metavar="INT", help="evidence blocks per trial")
     parser.add_argument("--k", required=True, metavar="INT", help="bits per block")
-    parser.add_argument("--budget", required=True, metavar="BITS", help="prompt budget B in bits")
+    parser.add_argument("--budget", required=True, metavar="B",
+                        help="prompt budget B in bits (in tokens with --engine)")
     parser.add_argument("--strategy", required=True, metavar="NAME",
                         help=f"one of: {', '.join(STRATEGIES)}")
     parser.add_argument("--handle-cost", dest="handle_cost", default=None, metavar="C",
                         help="bits per handle per log2 N for 'recover' (default 1)")
-    parser.add_argument("--trials", default="10000", metavar="INT",
-                        help="number of trials (default 10000)")
+    parser.add_argument("--trials", default=None, metavar="INT",
+                        help="number of trials (default 10000; 200 with --engine)")
     parser.add_argument("--seed", default=None, metavar="INT",
                         help="seed (default: fresh entropy, printed in the output)")
     parser.add_argument("--workers", default="1", metavar="INT", help="threads (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    engine = parser.add_argument_group(
+        "engine mode", "run every trial through the reference workspace engine (workspace/): N "
+        "blocks of k random bits as tool results, the budget B in tokens, strategies acting "
+        "through the agent's context tools (recover, delete, keep-bits, keep-blocks), the "
+        "answer checked byte for byte")
+    engine.add_argument("--engine", action="store_true", help="use the workspace engine")
+    engine.add_argument("--store", default=None, metavar="KIND",
+                        help="engine payload store: memory or disk (default memory)")
+    engine.add_argument("--store-dir", dest="store_dir", default=None, metavar="DIR",
+                        help="engine disk store folder (default: a temporary folder)")
+    engine.add_argument("--tokenizer", default=None, metavar="NAME",
+                        help="engine tokenizer: cl100k_base or approx (default cl100k_base)")
     parser.set_defaults(func=run, _parser=parser)
+
+
+_ENGINE_ONLY = ("store", "store_dir", "tokenizer")
 
 
 def _int(name: str, text: str) -> int:
@@ -66,9 +82,15 @@ def run(args: argparse.Namespace) -> int:
 
     from .._output import emit_json, emit_table
 
+    if args.engine:
+        return _run_engine(args)
+    for name in _ENGINE_ONLY:
+        if getattr(args, name) is not None:
+            raise DomainError(name.replace("_", "-"), getattr(args, name),
+                              "is only used with --engine", "add --engine or drop the option")
     result = simulate_recovery(
         _int("N", args.N), _int("k", args.k), _real("budget", args.budget), args.strategy,
-        trials=_int("trials", args.trials),
+        trials=_int("trials", args.trials or "10000"),
         rng=None if args.seed is None else _int("seed", args.seed),
         handle_cost=None if args.handle_cost is None else _real("handle-cost", args.handle_cost),
         workers=_int("workers", args.workers),
@@ -84,3 +106,39 @@ def run(args: argparse.Namespace) -> int:
         rows = [(k, f"[{v[0]:.6g}, {v[1]:.6g}]" if isinstance(v, list) else v) for k, v in rows]
         emit_table(("quantity", "value"), rows, title="Recovery task T_{N,k} (Proposition 1)")
     return 1 if result.consistent_with_bound is False else 0
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    from sims import simulate_recovery_engine
+
+    from .._output import emit_json, emit_table
+
+    if args.handle_cost is not None:
+        raise DomainError("handle-cost", args.handle_cost, "is not used with --engine",
+                          "the engine measures its handle cost (handle_tokens)")
+    if _int("workers", args.workers) != 1:
+        raise DomainError("workers", args.workers, "must be 1 with --engine",
+                          "engine trials run in one thread")
+    result = simulate_recovery_engine(
+        _int("N", args.N), _int("k", args.k), _int("budget", args.budget), args.strategy,
+        trials=_int("trials", args.trials or "200"),
+        rng=None if args.seed is None else _int("seed", args.seed),
+        store=args.store or "memory", store_dir=args.store_dir,
+        tokenizer=args.tokenizer or "cl100k_base",
+    )
+    doc = result.to_dict()
+    if args.json:
+        emit_json(doc)
+    else:
+        rows = [(key, doc[key]) for key in (
+            "strategy", "N", "k", "budget", "success", "success_ci", "bound", "exact_success",
+            "consistent_with_bound", "entropy_bits", "feasible", "engine_feasible",
+            "handle_tokens", "instruction_tokens", "read_tokens", "raw_history_tokens", "kept",
+            "archive_events", "delete_events", "read_events", "byte_exact_recoveries",
+            "tokenizer", "store", "trials", "seed", "trials_per_second")]
+        rows = [(k, f"[{v[0]:.6g}, {v[1]:.6g}]" if isinstance(v, list) else v) for k, v in rows]
+        emit_table(("quantity", "value"), rows,
+                   title="Recovery task T_{N,k} through the workspace engine (budget in tokens)")
+    failed = result.consistent_with_bound is False or (
+        result.recovering and result.read_events != result.byte_exact_recoveries)
+    return 1 if failed else 0
