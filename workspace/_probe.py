@@ -562,18 +562,19 @@ def _clean_blocks(ws: Any, removed: dict[str, int]) -> list[SnapshotBlock]:
             removed["context_tool_answers"] += 1
             continue
         content = b.content or ""
-        if _PLACEHOLDER.search(content):
-            removed["placeholders"] += 1
-            continue
-        if _DASHBOARD.search(content):
-            removed["dashboards"] += 1
-            continue
+        # The header mentions the dashboard tag itself: strip it before the other checks.
         header = PROTOCOL_TEXT in content or _BUDGET_NOTICE.search(content)
         if b.type is BlockType.SYSTEM and header:
             content = _BUDGET_NOTICE.sub("", content.replace(PROTOCOL_TEXT, "")).strip()
             removed["protocol_header"] += 1
             if not content:
                 continue
+        if _PLACEHOLDER.search(content):
+            removed["placeholders"] += 1
+            continue
+        if _DASHBOARD.search(content):
+            removed["dashboards"] += 1
+            continue
         out.append(_snapshot_block(b, content, ws.turn, tok))
     return out
 

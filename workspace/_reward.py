@@ -778,7 +778,7 @@ def _advantage_iv(
         raise WorkspaceArgumentError(
             "outcomes",
             outcomes,
-            f"must lie in [0, 1] (R_{i} = {r[i]!r})",
+            f"must lie in [0, 1] (R_{i} = {float(r[i])!r})",
             "rescale the task score to [0, 1]",
         )
     if isinstance(process, (str, bytes)) or not isinstance(process, Sequence):
