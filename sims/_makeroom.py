@@ -376,6 +376,25 @@ def _check_z(z: np.ndarray, kappa: int, who: str) -> np.ndarray:
     return z
 
 
+class _LazyStreams(Sequence[np.random.Generator]):
+    """The per-variable generators of one fast block, built on first use
+    (building one costs ~50 us; most samplers need one or two)."""
+
+    def __init__(self, seed: SeedInfo, block: int) -> None:
+        self._seed, self._block = seed, block
+        self._gens: dict[int, np.random.Generator] = {}
+
+    def __len__(self) -> int:
+        return _FAST_STREAMS
+
+    def __getitem__(self, v: Any) -> Any:
+        if not isinstance(v, int) or not 0 <= v < _FAST_STREAMS:
+            raise IndexError(v)
+        if v not in self._gens:
+            self._gens[v] = stream(self._seed, 0, self._block, v)
+        return self._gens[v]
+
+
 def _run_fast(iface: Interface, pol: Policy, trials: int, seed: SeedInfo, chunk: int,
               workers: int) -> np.ndarray:
     sampler = pol.fast_sampler(iface)  # type: ignore[attr-defined]
@@ -384,8 +403,7 @@ def _run_fast(iface: Interface, pol: Policy, trials: int, seed: SeedInfo, chunk:
     def one_block(i: int, size: int) -> np.ndarray:
         # One generator per random variable, each consumed in trial order,
         # so sub-chunking the block draws the same values.
-        streams: Sequence[np.random.Generator] = [stream(seed, 0, i, v)
-                                                  for v in range(_FAST_STREAMS)]
+        streams = _LazyStreams(seed, i)
         counts = np.zeros(kappa + 1, dtype=np.int64)
         for part in sub_chunks(size, chunk):
             z = _check_z(sampler(part, streams), kappa, iface.name)
