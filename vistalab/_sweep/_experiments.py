@@ -8,6 +8,7 @@ also register their own at run time with :func:`register_experiment`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -22,10 +23,14 @@ __all__ = [
     "EXPERIMENTS",
     "MAKEROOM",
     "RECOVERY",
+    "MAKEROOM_ENGINE",
+    "RECOVERY_ENGINE",
     "get_experiment",
     "register_experiment",
     "run_makeroom",
     "run_recovery",
+    "run_makeroom_engine",
+    "run_recovery_engine",
 ]
 
 
@@ -241,9 +246,208 @@ RECOVERY = Experiment(
 
 
 # ---------------------------------------------------------------------------
+# makeroom-engine / recovery-engine: the same tasks through the reference
+# workspace engine (sims.simulate_makeroom_engine / simulate_recovery_engine).
+
+
+def _engine_interface_names() -> list[str]:
+    import sims
+
+    return list(sims.ENGINE_INTERFACES)
+
+
+def _engine_strategy_names() -> list[str]:
+    import sims
+
+    return list(sims.ENGINE_STRATEGIES)
+
+
+def _makeroom_engine_check(p: dict[str, Any]) -> None:
+    import sims
+
+    sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
+    sims.make_policy(p["policy"])
+    if p["n"] > 10_000:
+        raise DomainError("n", p["n"], "must be at most 10000 in engine mode",
+                          "use the makeroom experiment for larger instances")
+
+
+def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
+                        ) -> dict[str, Any]:
+    """One engine make-room cell: ``sims.simulate_makeroom_engine`` (in-memory store).
+
+    Timing fields are left out of the row (not reproducible across machines).
+    """
+    import sims
+
+    extra = {} if params.get("l_tokens") is None else {"l_tokens": params["l_tokens"]}
+    res = sims.simulate_makeroom_engine(
+        params["n"], params["kappa"], params["interface"], policy=params["policy"],
+        trials=params["trials"], rng=rng, tokenizer=params["tokenizer"],
+        array_trials=params["array_trials"], **extra, **_interface_kwargs(params))
+    d = res.to_dict()
+    lo, hi = d["mean_z_ci"]
+    return {
+        "mean_z": d["mean_z"], "mean_z_se": d["mean_z_se"], "mean_z_ci_low": lo,
+        "mean_z_ci_high": hi, "rate_bits": d["rate_bits"], "rate_bits_se": d["rate_bits_se"],
+        "lower_bound": d["lower_bound"], "exact_mean_z": d["exact_mean_z"],
+        "optimal_mean_z": d["optimal_mean_z"], "array_mean_z": d["array_mean_z"],
+        "z_score": d["z_score"] if math.isfinite(d["z_score"]) else None,
+        "agrees_with_array": d["agrees_with_array"],
+        "consistent_with_theory": d["consistent_with_theory"],
+        "archive_events": d["archive_events"], "read_events": d["read_events"],
+        "recovery_obligations": d["recovery_obligations"],
+        "byte_exact_recoveries": d["byte_exact_recoveries"],
+        "all_recoveries_byte_exact": d["all_recoveries_byte_exact"],
+        "l_tokens_used": d["l_tokens"], "budget_tokens": d["budget_tokens"],
+        "size_mismatches": d["size_mismatches"], "budget_mismatches": d["budget_mismatches"],
+        "stop_mismatches": d["stop_mismatches"],
+    }
+
+
+MAKEROOM_ENGINE = Experiment(
+    name="makeroom-engine",
+    description="make-room instance M_{n,L,l} through the workspace engine: E[Z], archive "
+                "and read events, byte-exact recovery, array cross-check (Theorem 1)",
+    params=(
+        ParamSpec("n", "int", "number of blocks in the working set", required=True, lo=3,
+                  hi=10_000),
+        ParamSpec("kappa", "int", "size ratio L/l of the bulky block", required=True, lo=2),
+        ParamSpec("interface", "str", "what the policy sees through the engine", required=True,
+                  choices=_engine_interface_names),
+        ParamSpec("sigma", "real", "noise of the content channel", required=True,
+                  lo=0.0, lo_open=True, when={"interface": ("gaussian",)},
+                  fix="use a positive noise level"),
+        ParamSpec("buckets", "int", "number of buckets M of the coarsened dashboard",
+                  required=True, lo=1, when={"interface": ("buckets",)}),
+        ParamSpec("policy", "str", "archive policy", default="bayes", choices=_policy_names),
+        ParamSpec("tokenizer", "str", "engine tokenizer", default="cl100k_base",
+                  choices=("cl100k_base", "approx")),
+        ParamSpec("l_tokens", "int", "net tokens of a load-bearing block (default "
+                  "max(4, min(40, 900 // kappa)))", lo=1),
+        ParamSpec("array_trials", "int", "trials of the array-simulator cross-check",
+                  default=200_000, lo=2),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+    ),
+    outputs=(
+        OutputSpec("mean_z", "real", "engine mean of Z (load-bearing blocks archived)"),
+        OutputSpec("mean_z_se", "real", "standard error of mean_z"),
+        OutputSpec("mean_z_ci_low", "real", "lower end of the 95% confidence interval of E[Z]"),
+        OutputSpec("mean_z_ci_high", "real", "upper end of the 95% confidence interval of E[Z]"),
+        OutputSpec("rate_bits", "real", "rate I(J*;Y) of the interface, bits"),
+        OutputSpec("rate_bits_se", "real", "standard error of rate_bits (0 when exact)"),
+        OutputSpec("lower_bound", "real", "Theorem 1 lower bound on E[Z]", nullable=True),
+        OutputSpec("exact_mean_z", "real", "exact E[Z] of this interface and policy",
+                   nullable=True),
+        OutputSpec("optimal_mean_z", "real", "exact optimal frontier at this rate",
+                   nullable=True),
+        OutputSpec("array_mean_z", "real", "the array simulator's E[Z] (cross-check)"),
+        OutputSpec("z_score", "real", "(engine - array) / combined standard error",
+                   nullable=True),
+        OutputSpec("agrees_with_array", "bool", "engine and array agree within 4 SE"),
+        OutputSpec("consistent_with_theory", "bool", "not below Theorem 1's bound or the "
+                   "frontier beyond 4 SE"),
+        OutputSpec("archive_events", "int", "archive tool calls over the cell's trials"),
+        OutputSpec("read_events", "int", "payload reads over the cell's trials"),
+        OutputSpec("recovery_obligations", "int", "sum of Z over the cell's trials"),
+        OutputSpec("byte_exact_recoveries", "int", "reads that returned the original bytes"),
+        OutputSpec("all_recoveries_byte_exact", "bool", "every read and query was exact"),
+        OutputSpec("l_tokens_used", "int", "net tokens of a load-bearing block (the default "
+                   "when l_tokens is empty)"),
+        OutputSpec("budget_tokens", "int", "engine budget B (rendering over by exactly L)"),
+        OutputSpec("size_mismatches", "int", "archives freeing other than the calibrated size"),
+        OutputSpec("budget_mismatches", "int", "trials not over budget by exactly L"),
+        OutputSpec("stop_mismatches", "int", "trials where preflight cleared after a different "
+                   "number of archives than exact sizes predict"),
+    ),
+    run="vistalab._sweep._experiments:run_makeroom_engine",
+    check=_makeroom_engine_check,
+    warm_modules=("sims", "workspace"),
+)
+
+
+def _recovery_engine_check(p: dict[str, Any]) -> None:
+    if p["N"] * p["k"] > 1 << 20:
+        raise DomainError("k", p["k"], "must keep N*k <= 2**20 bits in engine mode",
+                          "use fewer or shorter blocks", context=f"N={p['N']}")
+
+
+def run_recovery_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
+                        ) -> dict[str, Any]:
+    """One engine recovery cell: ``sims.simulate_recovery_engine`` (in-memory store).
+
+    Timing fields are left out of the row (not reproducible across machines).
+    """
+    import sims
+
+    res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget"],
+                                        params["strategy"], trials=params["trials"], rng=rng,
+                                        tokenizer=params["tokenizer"])
+    d = res.to_dict()
+    lo, hi = d["success_ci"]
+    eng_feas = d["engine_feasible"]
+    return {
+        "success": d["success"], "success_ci_low": lo, "success_ci_high": hi,
+        "successes": d["successes"], "bound": d["bound"], "exact_success": d["exact_success"],
+        "consistent_with_bound": d["consistent_with_bound"], "entropy_bits": d["entropy_bits"],
+        "feasible": d["feasible"],
+        "engine_feasible": eng_feas if math.isfinite(eng_feas) else None,
+        "handle_tokens": d["handle_tokens"], "instruction_tokens": d["instruction_tokens"],
+        "read_tokens": d["read_tokens"], "raw_history_tokens": d["raw_history_tokens"],
+        "kept": d["kept"], "archive_events": d["archive_events"],
+        "delete_events": d["delete_events"], "read_events": d["read_events"],
+        "byte_exact_recoveries": d["byte_exact_recoveries"],
+    }
+
+
+RECOVERY_ENGINE = Experiment(
+    name="recovery-engine",
+    description="recovery task T_{N,k} through the workspace engine: success of a strategy "
+                "under a token budget, handle cost, feasibility (Proposition 1)",
+    params=(
+        ParamSpec("N", "int", "number of evidence blocks", required=True, lo=1, hi=10_000),
+        ParamSpec("k", "int", "bits per block", required=True, lo=1),
+        ParamSpec("budget", "int", "engine budget B, tokens", required=True, lo=1),
+        ParamSpec("strategy", "str", "engine strategy", required=True,
+                  choices=_engine_strategy_names),
+        ParamSpec("tokenizer", "str", "engine tokenizer", default="cl100k_base",
+                  choices=("cl100k_base", "approx")),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+    ),
+    outputs=(
+        OutputSpec("success", "real", "success rate"),
+        OutputSpec("success_ci_low", "real", "lower end of the exact binomial 95% interval"),
+        OutputSpec("success_ci_high", "real", "upper end of the exact binomial 95% interval"),
+        OutputSpec("successes", "int", "number of successful trials"),
+        OutputSpec("bound", "real", "Proposition 1 bound at the block bits kept in the prompt"),
+        OutputSpec("exact_success", "real", "exact success probability", nullable=True),
+        OutputSpec("consistent_with_bound", "bool", "non-recovering strategies: consistent "
+                   "with Proposition 1 (null for recover)", nullable=True),
+        OutputSpec("entropy_bits", "real", "block bits kept in the prompt (recover: handle "
+                   "tokens)"),
+        OutputSpec("feasible", "bool", "theory's condition with the measured token costs"),
+        OutputSpec("engine_feasible", "real", "recover: fraction of trials whose read-back fit",
+                   nullable=True),
+        OutputSpec("handle_tokens", "real", "mean tokens of one archive handle"),
+        OutputSpec("instruction_tokens", "int", "fixed prompt tokens beside the handles"),
+        OutputSpec("read_tokens", "int", "tokens one read-back adds to the prompt"),
+        OutputSpec("raw_history_tokens", "int", "rendering with every block visible"),
+        OutputSpec("kept", "int", "b (keep-bits) or s (keep-blocks)"),
+        OutputSpec("archive_events", "int", "archive tool calls over the cell's trials"),
+        OutputSpec("delete_events", "int", "delete tool calls over the cell's trials"),
+        OutputSpec("read_events", "int", "payload reads over the cell's trials"),
+        OutputSpec("byte_exact_recoveries", "int", "reads that returned the original bytes"),
+    ),
+    run="vistalab._sweep._experiments:run_recovery_engine",
+    check=_recovery_engine_check,
+    warm_modules=("sims", "workspace"),
+)
+
+
+# ---------------------------------------------------------------------------
 # The registry. Add new experiments to _BUILTIN.
 
-_BUILTIN: tuple[Experiment, ...] = (MAKEROOM, RECOVERY)
+_BUILTIN: tuple[Experiment, ...] = (MAKEROOM, RECOVERY, MAKEROOM_ENGINE, RECOVERY_ENGINE)
 
 _REGISTRY: dict[str, Experiment] = {e.name: e for e in _BUILTIN}
 
