@@ -43,13 +43,23 @@ def call(cid, name, arguments="{}"):
 def make_trace(sizes=(40, 300, 120, 90, 260, 200), *, archive=True, extra=()):
     """A search-agent transcript; tool result i has ``sizes[i]`` words."""
     trace = [
-        {"role": "system",
-         "content": PROTOCOL_TEXT + "\n\n" + budget_notice(4000) + "\n\nYou are a research agent."},
+        {
+            "role": "system",
+            "content": PROTOCOL_TEXT
+            + "\n\n"
+            + budget_notice(4000)
+            + "\n\nYou are a research agent.",
+        },
         {"role": "user", "content": "Which county had the largest change? " + words(20, 0)},
     ]
     for i, n in enumerate(sizes):
-        trace.append({"role": "assistant", "content": f"Step {i}: query the table.",
-                      "tool_calls": [call(f"c{i}", "query", json.dumps({"page": i}))]})
+        trace.append(
+            {
+                "role": "assistant",
+                "content": f"Step {i}: query the table.",
+                "tool_calls": [call(f"c{i}", "query", json.dumps({"page": i}))],
+            }
+        )
         trace.append({"role": "tool", "tool_call_id": f"c{i}", "content": words(n, i + 1)})
     trace.extend(extra)
     if archive:
@@ -73,9 +83,15 @@ def test_snapshot_anchors_before_first_archive_and_strips_artifacts():
         {"role": "assistant", "content": "Fetch the dump.", "tool_calls": [call("big", "dump")]},
         {"role": "tool", "tool_call_id": "big", "content": words(9000, 99)},
         # A delete the agent made earlier (its answer prints freed tokens).
-        {"role": "assistant", "content": None,
-         "tool_calls": [call("d1", "context_workspace_delete",
-                             '{"block_id": "B14", "reason": "superseded"}')]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                call(
+                    "d1", "context_workspace_delete", '{"block_id": "B14", "reason": "superseded"}'
+                )
+            ],
+        },
         {"role": "tool", "tool_call_id": "d1", "content": "recorded answer, skipped"},
         # A placeholder and a rejection notice printed into the transcript by some harness.
         {"role": "user", "content": "[archived G3 (B5-B9) level=1 size=1,234B sha256=ab path=x]"},
@@ -83,9 +99,12 @@ def test_snapshot_anchors_before_first_archive_and_strips_artifacts():
     ]
     trace = make_trace(extra=extra)
     kit = build_probe_kit(trace, budget=4000, rng=0)
-    anchor = next(i for i, m in enumerate(trace)
-                  if m.get("tool_calls") and m["tool_calls"][0]["function"]["name"]
-                  == "context_workspace_archive")
+    anchor = next(
+        i
+        for i, m in enumerate(trace)
+        if m.get("tool_calls")
+        and m["tool_calls"][0]["function"]["name"] == "context_workspace_archive"
+    )
     assert kit.anchor == "first-archive" and kit.anchor_index == anchor
     ids = [b.id for b in kit.blocks]
     rep = replay_trace(trace[:anchor], budget=4000)
@@ -148,8 +167,9 @@ def test_pairs_are_the_hard_subset(sizes, max_ratio, seed):
     """Appendix Proprioceptive-Blindness Diagnostic: pairwise questions come from the
     hard subset "within 2x in true size"; the recorded answer is the larger block.
     Sampled blocks are distinct snapshot blocks; the same seed gives the same kit."""
-    kit = build_probe_kit(make_trace(sizes), budget=6000, tokenizer="approx", rng=seed,
-                          max_ratio=max_ratio, n_pairs=6)
+    kit = build_probe_kit(
+        make_trace(sizes), budget=6000, tokenizer="approx", rng=seed, max_ratio=max_ratio, n_pairs=6
+    )
     truth = kit.block_tokens()
     n_eligible = sum(
         1
@@ -166,8 +186,9 @@ def test_pairs_are_the_hard_subset(sizes, max_ratio, seed):
         assert truth[p.larger] == max(a, b)
     assert len(set(kit.sampled_blocks)) == len(kit.sampled_blocks) == min(4, len(kit.blocks))
     assert set(kit.sampled_blocks) <= set(truth)
-    again = build_probe_kit(make_trace(sizes), budget=6000, tokenizer="approx", rng=seed,
-                            max_ratio=max_ratio, n_pairs=6)
+    again = build_probe_kit(
+        make_trace(sizes), budget=6000, tokenizer="approx", rng=seed, max_ratio=max_ratio, n_pairs=6
+    )
     assert again.to_plain() == kit.to_plain()
 
 
@@ -252,14 +273,25 @@ def test_scorer_with_known_answers():
     answers = [
         {"model": "oracle", "condition": "+dash", "total": sum(rows.values())},
         {"model": "oracle", "condition": "+dash", "blocks": {x: rows[x] for x in b}},
-        {"model": "oracle", "condition": "+dash",
-         "pairs": {p.id: max((p.first, p.second), key=rows.get) for p in kit.pairs}},
-        {"model": "guess", "condition": "-dash", "total": 1.5 * kit.total_tokens,
-         "blocks": {x: f * truth[x] for x, f in zip(b, factors, strict=True)},
-         "pairs": {p.id: p.first for p in kit.pairs}},
-        {"model": "sloppy", "condition": "-dash", "total": "lots",
-         "blocks": {b[0]: truth[b[0]], "B999": 5},
-         "pairs": {kit.pairs[0].id: "B999"}},
+        {
+            "model": "oracle",
+            "condition": "+dash",
+            "pairs": {p.id: max((p.first, p.second), key=rows.get) for p in kit.pairs},
+        },
+        {
+            "model": "guess",
+            "condition": "-dash",
+            "total": 1.5 * kit.total_tokens,
+            "blocks": {x: f * truth[x] for x, f in zip(b, factors, strict=True)},
+            "pairs": {p.id: p.first for p in kit.pairs},
+        },
+        {
+            "model": "sloppy",
+            "condition": "-dash",
+            "total": "lots",
+            "blocks": {b[0]: truth[b[0]], "B999": 5},
+            "pairs": {kit.pairs[0].id: "B999"},
+        },
     ]
     report = score_probe_answers(kit, answers)
     oracle = report.score("oracle", "+dash")
@@ -288,8 +320,10 @@ def test_scorer_pools_snapshots_and_reads_files(tmp_path):
     k3 = build_probe_kit(make_trace((80, 90)), budget=4000, rng=5, snapshot_id="run3")
     errs = {"run1": 0.1, "run2": 0.4, "run3": 0.9}
     kits = {"run1": k1, "run2": k2, "run3": k3}
-    recs = [{"model": "m", "condition": "-dash", "snapshot": s,
-             "total": kits[s].total_tokens * (1 + e)} for s, e in errs.items()]
+    recs = [
+        {"model": "m", "condition": "-dash", "snapshot": s, "total": kits[s].total_tokens * (1 + e)}
+        for s, e in errs.items()
+    ]
     f = tmp_path / "answers.json"
     f.write_text(json.dumps({"answers": recs + [{"condition": "-dash", "snapshot": "nope"}]}))
     report = score_probe_answers([k1, k2, k3], f)
@@ -368,30 +402,56 @@ def test_cli_probe(tmp_path, capsys):
     trace = tmp_path / "run.json"
     trace.write_text(json.dumps(make_trace()))
     out = tmp_path / "prompts"
-    assert _cli(["probe", str(trace), "--budget", "4000", "--seed", "7", "--json",
-                 "--prompts", str(out)]) == 0
+    assert (
+        _cli(
+            [
+                "probe",
+                str(trace),
+                "--budget",
+                "4000",
+                "--seed",
+                "7",
+                "--json",
+                "--prompts",
+                str(out),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     kit = doc["kits"][0]
     assert doc["seed"] == 7 and kit["snapshot_id"] == "run" and kit["leaks"] == []
     assert sorted(p.name for p in (out / "run").iterdir()) == sorted(
         [f"{c}_{q}.txt" for c in ("-dash", "+dash") for q in ("total", "blocks", "pairwise")]
-        + ["truth.json"])
+        + ["truth.json"]
+    )
     truth = json.loads((out / "run" / "truth.json").read_text())
     assert truth["total_tokens"] == kit["total_tokens"]
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([
-        {"model": "m", "condition": "+dash", "total": kit["total_tokens"],
-         "blocks": kit["sampled_blocks"],
-         "pairs": {p["id"]: p["larger"] for p in kit["pairs"]}},
-        {"model": "m", "condition": "-dash", "total": 2 * kit["total_tokens"]},
-    ]))
-    assert _cli(["probe", str(trace), "--budget", "4000", "--seed", "7",
-                 "--answers", str(answers)]) == 0
+    answers.write_text(
+        json.dumps(
+            [
+                {
+                    "model": "m",
+                    "condition": "+dash",
+                    "total": kit["total_tokens"],
+                    "blocks": kit["sampled_blocks"],
+                    "pairs": {p["id"]: p["larger"] for p in kit["pairs"]},
+                },
+                {"model": "m", "condition": "-dash", "total": 2 * kit["total_tokens"]},
+            ]
+        )
+    )
+    assert (
+        _cli(["probe", str(trace), "--budget", "4000", "--seed", "7", "--answers", str(answers)])
+        == 0
+    )
     table = capsys.readouterr().out
     assert "pairwise +dash" in table and "Probe scores" in table
     leaky = tmp_path / "leaky.json"
-    leaky.write_text(json.dumps(make_trace(extra=[
-        {"role": "user", "content": "you are at ~9,000 tokens"}])))
+    leaky.write_text(
+        json.dumps(make_trace(extra=[{"role": "user", "content": "you are at ~9,000 tokens"}]))
+    )
     assert _cli(["probe", str(leaky), "--budget", "4000", "--seed", "1"]) == 1
     with pytest.raises(WorkspaceArgumentError, match="`--blocks` must be >= 1"):
         _cli(["probe", str(trace), "--budget", "4000", "--blocks", "0"])

@@ -366,8 +366,11 @@ def test_engine_trajectory_undo_and_invalid():
         {"action": "restore", "block_id": "B4"},
         {"action": "archive", "block_id": "B99"},
         {"action": "archive", "block_id": "B2"},  # the pinned task
-        {"role": "assistant", "content": None,
-         "tool_calls": [call("c2", "context_workspace_archive", "{bad json")]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c2", "context_workspace_archive", "{bad json")],
+        },
         {"role": "tool", "tool_call_id": "c2", "content": "ignored"},
         {"role": "assistant", "content": "done"},
     ]
@@ -425,11 +428,16 @@ def test_recorder_in_an_agent_loop():
     ws.register_tool_call([call("c1", "search")])
     ws.register_tool_result("c1", "data " * 500)
     rec.begin_turn()
-    ws.register_tool_call([call("c2", "context_workspace_archive", '{"block_id": "B4"}'),
-                           call("c3", "context_workspace_delete", '{"block_id": "B77"}')])
+    ws.register_tool_call(
+        [
+            call("c2", "context_workspace_archive", '{"block_id": "B4"}'),
+            call("c3", "context_workspace_delete", '{"block_id": "B77"}'),
+        ]
+    )
     ws.register_tool_result("c2", ws.dispatch("context_workspace_archive", '{"block_id": "B4"}'))
-    ws.register_tool_result("c3", ws.dispatch("context_workspace_delete",
-                                              '{"block_id": "B77", "reason": "x"}'))
+    ws.register_tool_result(
+        "c3", ws.dispatch("context_workspace_delete", '{"block_id": "B77", "reason": "x"}')
+    )
     rec.begin_turn()
     ws.register_assistant("answer")
     t = rec.finish()
@@ -468,10 +476,27 @@ def test_cli_reward_json(tmp_path, capsys):
     good = tmp_path / "good.json"
     good.write_text(json.dumps(base_trace() + [{"role": "assistant", "content": "done"}]))
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(base_trace() + [{"action": "archive", "block_id": "B4"},
-                                              {"action": "restore", "block_id": "B4"}]))
-    status = _cli(["reward", str(good), str(bad), "--budget", "4000", "--tokenizer", "approx",
-                   "--outcome", "1", "0", "--json"])
+    bad.write_text(
+        json.dumps(
+            base_trace()
+            + [{"action": "archive", "block_id": "B4"}, {"action": "restore", "block_id": "B4"}]
+        )
+    )
+    status = _cli(
+        [
+            "reward",
+            str(good),
+            str(bad),
+            "--budget",
+            "4000",
+            "--tokenizer",
+            "approx",
+            "--outcome",
+            "1",
+            "0",
+            "--json",
+        ]
+    )
     assert status == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["config"]["rho"] == 0.8

@@ -232,7 +232,7 @@ class ProbeKit:
             example = ", ".join(f'"{b}": <integer>' for b in self.sampled_blocks)
             parts.append(
                 f"Estimate the size in {tok} of each of these blocks of the transcript "
-                f"above: {ids}. Answer with JSON only: {{\"blocks\": {{{example}}}}}"
+                f'above: {ids}. Answer with JSON only: {{"blocks": {{{example}}}}}'
             )
         else:
             lines = [f"{p.id}: {p.first} or {p.second}" for p in self.pairs]
@@ -413,9 +413,7 @@ def build_probe_kit(
     items = load_trace(trace)
     cut, anchor_name = _anchor_index(items, cfg["anchor"])
     if snapshot_id is None:
-        snapshot_id = (
-            Path(trace).stem if isinstance(trace, (str, os.PathLike)) else "snapshot"
-        )
+        snapshot_id = Path(trace).stem if isinstance(trace, (str, os.PathLike)) else "snapshot"
     rep = replay_trace(
         items[:cut], budget=budget, tokenizer=tokenizer, store=store, **workspace_kwargs
     )
@@ -631,9 +629,7 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
                 "answers", src, "must be a readable JSON file", f"({exc.strerror})"
             ) from None
         except ValueError as exc:
-            raise WorkspaceArgumentError(
-                "answers", src, "must be valid JSON", f"({exc})"
-            ) from None
+            raise WorkspaceArgumentError("answers", src, "must be valid JSON", f"({exc})") from None
     if isinstance(data, Mapping) and "answers" in data:
         data = data["answers"]
     if isinstance(data, Mapping):

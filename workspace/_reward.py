@@ -334,8 +334,10 @@ class GroupAdvantage:
 
     def per_token(self, i: int, token_counts: Sequence[int] | np.ndarray) -> np.ndarray:
         """Advantage of every LLM token of trajectory ``i`` (turn values repeated)."""
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not (
-            0 <= i < self.group_size
+        if (
+            isinstance(i, bool)
+            or not isinstance(i, (int, np.integer))
+            or not (0 <= i < self.group_size)
         ):
             raise WorkspaceArgumentError(
                 "i", i, f"must be a trajectory index with 0 <= i < {self.group_size}"

@@ -1,0 +1,319 @@
+"""Workspace engine speed on a 10^4-block transcript, against langchain-core's
+``trim_messages`` fitting the same transcript to the same budget, in one run.
+
+What is compared (issue "workspace/", section 8):
+
+* engine, per turn: on a workspace that already holds the transcript's blocks,
+  one agent turn = ``register_tool_call`` + ``register_tool_result`` (through
+  the budget guard) + ``render()`` (candidate rendering, preflight, final
+  assembly). The workspace was filled by a simple agent that archives its
+  oldest visible blocks into a group whenever the candidate passes 0.8 B, so
+  every rendering is a real, within-budget prompt with a dashboard.
+* ``trim_messages`` (strategy "last", include_system, start_on human/ai), per
+  call: what a LangChain loop pays every turn to fit the full history to B.
+  Its ``token_counter`` is the engine's own per-message count
+  (``workspace.message_tokens`` with the same cl100k_base tokenizer) on the
+  same OpenAI-format message, so both sides count identical numbers.
+  ``trim_messages`` re-counts on every call (it has no cache); the run also
+  reports it with per-message counts memoised, its best case.
+* one archive of a single visible block into a :class:`DiskStore`, including
+  the payload fsync, rename and folder fsync, on the same 10^4-block workspace.
+
+Targets: engine per-turn time <= trim_messages time (ratio <= 1), and archive
+with fsync well under 10 ms (p95 < 10 ms). Exit status 1 if either is missed.
+
+    .venv/bin/python benchmarks/bench_workspace_speed.py [--blocks 10000] [--budget 128000]
+
+Building the workspace is not timed; it is printed for information (the
+engine re-renders the candidate on every registration, so building is
+O(n) per block).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ARCHIVE_TARGET_S = 0.010
+_VOCAB = (
+    "county year value change total rate population median income growth index region "
+    "state district survey estimate margin error source table row column record id"
+).split()
+
+
+def make_transcript(n_blocks: int, seed: int) -> list[dict]:
+    """A deterministic tool-agent transcript of ``n_blocks`` OpenAI messages:
+    system, task, then tool calls answered by CSV-like results of
+    log-normally distributed length (median ~120 words)."""
+    rng = np.random.default_rng(seed)
+    msgs: list[dict] = [
+        {"role": "system", "content": "You are a careful data analysis agent."},
+        {
+            "role": "user",
+            "content": "Find the county with the largest income growth. "
+            + " ".join(rng.choice(_VOCAB, 40)),
+        },
+    ]
+    i = 0
+    while len(msgs) < n_blocks - 1:
+        cid = f"call_{i}"
+        args = json.dumps({"table": str(rng.choice(_VOCAB)), "page": int(i)})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": f"Query page {i}.",
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": "query", "arguments": args},
+                    }
+                ],
+            }
+        )
+        rows = max(2, int(rng.lognormal(np.log(12), 0.8)))
+        body = "\n".join(
+            ",".join(
+                [
+                    str(rng.choice(_VOCAB)),
+                    str(int(rng.integers(1000, 99999))),
+                    f"{rng.normal():.4f}",
+                    str(rng.choice(_VOCAB)),
+                ]
+            )
+            for _ in range(rows)
+        )
+        msgs.append({"role": "tool", "tool_call_id": cid, "content": body})
+        i += 1
+    if len(msgs) < n_blocks:
+        msgs.append({"role": "assistant", "content": "Continuing the analysis."})
+    return msgs
+
+
+class Agent:
+    """Registers messages and archives old blocks when the candidate passes 0.8 B."""
+
+    def __init__(self, ws, keep_recent: int = 40) -> None:
+        self.ws = ws
+        self.keep_recent = keep_recent
+        self.first_visible = 3  # after the pinned system and task blocks
+        self.archives = 0
+
+    def maybe_archive(self) -> None:
+        ws = self.ws
+        r = ws.render()
+        if r.candidate_tokens <= 0.8 * ws.budget:
+            return
+        last = len(ws.blocks) - self.keep_recent
+        if last <= self.first_visible:
+            return
+        ws.archive(f"B{self.first_visible}-B{last}", "older query results")
+        self.first_visible = last + 1
+        self.archives += 1
+
+
+def build(messages: list[dict], budget: int, store) -> tuple[object, Agent, float]:
+    from workspace import Workspace
+
+    ws = Workspace(budget, tokenizer="cl100k_base", store=store)
+    agent = Agent(ws)
+    t0 = time.perf_counter()
+    for m in messages:
+        ws.register_message(m)
+        if m["role"] == "tool" or (m["role"] == "assistant" and not m.get("tool_calls")):
+            agent.maybe_archive()
+    return ws, agent, time.perf_counter() - t0
+
+
+def engine_turns(ws, agent: Agent, turns: int, seed: int) -> list[float]:
+    """Seconds per turn of register(call) + register(result) + render()."""
+    extra = make_transcript(2 * turns + 3, seed + 1)[2:]
+    out = []
+    for k in range(turns):
+        call, result = dict(extra[2 * k]), dict(extra[2 * k + 1])
+        cid = f"bench_{k}"
+        call["tool_calls"] = [dict(call["tool_calls"][0], id=cid)]
+        result["tool_call_id"] = cid
+        t0 = time.perf_counter()
+        ws.register_tool_call(call["tool_calls"], content=call["content"])
+        ws.register_tool_result(cid, result["content"])
+        r = ws.render()
+        out.append(time.perf_counter() - t0)
+        assert r.tokens <= ws.budget
+        agent.maybe_archive()  # the agent's own decision, not part of the timed turn
+    return out
+
+
+def trim_times(
+    messages: list[dict], budget: int, repeats: int
+) -> tuple[list[float], list[float], int]:
+    """Seconds per trim_messages call: counting every call, and with memoised counts."""
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+        trim_messages,
+    )
+
+    from workspace import get_tokenizer, message_tokens
+
+    tok = get_tokenizer("cl100k_base")
+    lc: list[BaseMessage] = []
+    # trim_messages may copy messages; the message id survives, so it keys the
+    # original OpenAI form (a dict look-up, negligible next to tokenising).
+    openai_of: dict[str, dict] = {}
+    for i, m in enumerate(messages):
+        mid = f"m{i}"
+        if m["role"] == "system":
+            x: BaseMessage = SystemMessage(m["content"], id=mid)
+        elif m["role"] == "user":
+            x = HumanMessage(m["content"], id=mid)
+        elif m["role"] == "tool":
+            x = ToolMessage(m["content"], tool_call_id=m["tool_call_id"], id=mid)
+        else:
+            calls = [
+                {
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                }
+                for c in m.get("tool_calls") or ()
+            ]
+            x = AIMessage(m["content"] or "", tool_calls=calls, id=mid)
+        lc.append(x)
+        openai_of[mid] = m
+
+    # Same per-message count as the engine's ledger, preflight and guard, summed
+    # over the list trim_messages asks about (what it does itself for a
+    # per-message counter).
+    def counter(msgs: list[BaseMessage]) -> int:
+        return sum(message_tokens(openai_of[str(m.id)], tok) for m in msgs)
+
+    memo: dict[str, int] = {}
+
+    def count_memo(m: BaseMessage) -> int:
+        n = memo.get(str(m.id))
+        if n is None:
+            n = memo[str(m.id)] = message_tokens(openai_of[str(m.id)], tok)
+        return n
+
+    def memo_counter(msgs: list[BaseMessage]) -> int:
+        return sum(count_memo(m) for m in msgs)
+
+    def run(fn) -> tuple[float, list]:
+        t0 = time.perf_counter()
+        kept = trim_messages(
+            lc,
+            max_tokens=budget,
+            token_counter=fn,
+            strategy="last",
+            include_system=True,
+            start_on=("human", "ai"),
+        )
+        return time.perf_counter() - t0, kept
+
+    plain, memoised = [], []
+    kept: list = []
+    for _ in range(repeats):
+        dt, kept = run(counter)
+        plain.append(dt)
+    run(memo_counter)  # fill the memo: its best case excludes the first count
+    for _ in range(repeats):
+        memoised.append(run(memo_counter)[0])
+    fitted = counter(kept)
+    assert fitted <= budget, (fitted, budget)
+    return plain, memoised, len(kept)
+
+
+def archive_times(ws, count: int) -> list[float]:
+    """Seconds per archive of one visible tool result (payload fsync included)."""
+    visible = [
+        b.id for b in ws.blocks if b.status.value == "visible" and b.type.value == "tool_result"
+    ]
+    out = []
+    for bid in visible[:count]:
+        t0 = time.perf_counter()
+        ws.archive(bid, "bench")
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--blocks", type=int, default=10_000)
+    ap.add_argument("--budget", type=int, default=128_000)
+    ap.add_argument("--turns", type=int, default=40, help="timed engine turns")
+    ap.add_argument("--trim-repeats", type=int, default=3)
+    ap.add_argument("--archives", type=int, default=30, help="timed single-block archives")
+    ap.add_argument(
+        "--archive-dir", default=None, help="folder for the DiskStore (default: a temporary folder)"
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+
+    from workspace import DiskStore, get_tokenizer, message_tokens
+
+    messages = make_transcript(args.blocks, args.seed)
+    tok = get_tokenizer("cl100k_base")
+    total = sum(message_tokens(m, tok) for m in messages)
+    print(
+        f"transcript: {len(messages):,} messages, {total:,} tokens (cl100k_base); "
+        f"budget B = {args.budget:,}"
+    )
+
+    with tempfile.TemporaryDirectory(dir=args.archive_dir) as tmp:
+        store = DiskStore(Path(tmp) / "archive")
+        ws, agent, build_s = build(messages, args.budget, store)
+        r = ws.render()
+        print(
+            f"engine build (not timed below): {build_s:.1f} s, {len(ws.blocks):,} blocks, "
+            f"{agent.archives} group archives, rendering {r.tokens:,} tokens ({r.mode}), "
+            f"dashboard {r.dashboard_tokens:,} tokens"
+        )
+
+        per_turn = engine_turns(ws, agent, args.turns, args.seed)
+        plain, memoised, kept = trim_times(messages, args.budget, args.trim_repeats)
+        arch = archive_times(ws, args.archives)
+        store_root = store.root
+
+    eng = statistics.median(per_turn)
+    trim = statistics.median(plain)
+    trim_memo = statistics.median(memoised)
+    a_med = statistics.median(arch)
+    a_p95 = float(np.percentile(arch, 95))
+    print(
+        f"engine per turn (register call + result, preflight, render) at {len(ws.blocks):,} "
+        f"blocks: median {eng * 1e3:.1f} ms, mean {statistics.mean(per_turn) * 1e3:.1f} ms "
+        f"over {len(per_turn)} turns"
+    )
+    print(
+        f"trim_messages per call (same counter, counts every call): median {trim * 1e3:.1f} ms "
+        f"over {len(plain)} runs; keeps {kept:,} messages"
+    )
+    print(
+        f"trim_messages per call (counts memoised, its best case): median {trim_memo * 1e3:.1f} ms"
+    )
+    ratio = eng / trim
+    print(f"ratio engine / trim_messages = {ratio:.3f}  (target <= 1)")
+    print(f"ratio engine / memoised trim_messages = {eng / trim_memo:.3f}  (informative)")
+    print(
+        f"archive one block to DiskStore incl. fsync ({store_root}): median "
+        f"{a_med * 1e3:.2f} ms, p95 {a_p95 * 1e3:.2f} ms, max {max(arch) * 1e3:.2f} ms over "
+        f"{len(arch)} archives  (target p95 < {ARCHIVE_TARGET_S * 1e3:.0f} ms)"
+    )
+    ok = ratio <= 1.0 and a_p95 < ARCHIVE_TARGET_S
+    print("PASS" if ok else "MISS")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
