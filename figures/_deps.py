@@ -18,11 +18,11 @@ __all__ = ["MissingDependency", "require"]
 class MissingDependency(VistaLabError, ImportError):
     """A public name a figure needs is not provided by its package."""
 
-    def __init__(self, module: str, names: list[str]) -> None:
+    def __init__(self, module: str, names: list[str], message: str = "") -> None:
         self.module = module
         self.names = names
         super().__init__(
-            f"{module} does not provide {', '.join(names)}; install or update the "
+            message or f"{module} does not provide {', '.join(names)}; install or update the "
             f"package that defines it"
         )
 

@@ -19,12 +19,13 @@ SEED = 20260522
 
 # Small but honest parameters: every check still has data to look at.
 SMALL: dict[str, dict[str, Any]] = {
-    "fig1_recovery": {"x_points": 6, "trials": 400},
+    "fig1_recovery": {"x_points": 6, "trials": 400, "engine_x": [0.5, 1.0], "engine_trials": 3},
     "fig2_separation": {"mc_N": [16, 64], "mc_trials": 300},
     "fig3_content_channel": {"kappas": [2, 4], "sigmas": [0.5, 1.0, 2.0], "curve_points": 8,
                              "ns_b": [32, 128], "trials": 400, "log2_n_max_b": 24},
     "fig4_tradeoff": {"curve_points": 21, "sigmas": [0.5, 1.0], "mc_buckets": [4],
-                      "gibbs_rates": [2.0], "trials": 3000},
+                      "gibbs_rates": [2.0], "trials": 3000, "engine_sigmas": [1.0],
+                      "engine_buckets": [], "engine_trials": 5},
     "fig5_phase_transition": {"log10_n_max": 6, "points_per_decade": 2, "mc_n": [64, 1024],
                               "trials": 3000},
     "fig6_paper_tables": {},
@@ -87,6 +88,12 @@ def test_fig1_checks_fail_on_broken_tables():
     feasible = _first(t, series="recover", feasible=True)
     lost = edit(t, {"series": "recover", "budget_bits": feasible["budget_bits"]}, value=0.0)
     assert statuses("fig1_recovery", lost)["fig1.recover_exact"] == "fail"
+    fits = _first(t, series="recover-engine", x=1.0)
+    assert fits["fit_share"] == 1.0
+    short = edit(t, {"series": "recover-engine", "x": 1.0}, value=0.5)
+    assert statuses("fig1_recovery", short)["fig1.engine_recover_exact"] == "fail"
+    garbled = edit(t, {"series": "recover-engine", "x": 1.0}, byte_exact=False)
+    assert statuses("fig1_recovery", garbled)["fig1.engine_recover_exact"] == "fail"
 
 
 def test_fig2_checks_fail_on_broken_tables():
@@ -184,7 +191,7 @@ def test_compute_is_reproducible_and_seed_dependent():
     """DESIGN.md rule 2: the same seed gives the same table; another seed changes the
     Monte Carlo rows but not the exact ones."""
     fig = load_figure("fig1_recovery")
-    params = {**fig.default_params(quick=True), **SMALL["fig1_recovery"]}
+    params = {**fig.default_params(quick=True), **SMALL["fig1_recovery"], "engine_x": []}
     a = fig.compute(params, rng=np.random.default_rng(SEED))
     b = fig.compute(params, rng=np.random.default_rng(SEED))
     c = fig.compute(params, rng=np.random.default_rng(SEED + 1))

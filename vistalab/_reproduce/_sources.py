@@ -89,5 +89,9 @@ def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
     pc = require("paper_checks", "run_claims", "all_claims")
     claims = [c for c in pc.all_claims() if _is_engine_claim(c)]
     if not claims:
-        raise MissingDependency("paper_checks", ["engine-backed claims (issue 5)"])
+        raise MissingDependency(
+            "paper_checks", ["engine claims"],
+            "no engine-backed check is registered in paper_checks yet (issue 5: claims with "
+            "'engine' in their id or section)",
+        )
     return _claim_rows("engine", pc.run_claims(claims=claims, rng=rng))
