@@ -252,8 +252,8 @@ def checks(table: TidyTable) -> list[Check]:
         ))
     eng = table.where(series="recover-engine").records()
     if eng:
-        bad = [(r["budget_tokens"], r["value"], r["fit_share"], r["byte_exact"]) for r in eng
-               if abs(r["value"] - r["fit_share"]) > 1e-12 or not r["byte_exact"]]
+        mismatch = [(r["budget_tokens"], r["value"], r["fit_share"], r["byte_exact"]) for r in eng
+                    if abs(r["value"] - r["fit_share"]) > 1e-12 or not r["byte_exact"]]
         # Theory's condition evaluated with the engine's mean token costs; handle sizes
         # vary a little between trials, so near the threshold only some trials fit.
         edge = [(r["budget_tokens"], r["fit_share"]) for r in eng
@@ -263,9 +263,9 @@ def checks(table: TidyTable) -> list[Check]:
             "through the workspace engine, the recovering method succeeds in exactly the trials "
             "whose handles and one read-back fit the token budget, and every read returns the "
             "original bytes",
-            status_of(not bad),
+            status_of(not mismatch),
             f"{len(eng)} token budgets; mismatches (budget, success, share that fit, "
-            f"byte-exact): {bad[:3]}; where theory's mean-cost condition and the majority of "
+            f"byte-exact): {mismatch[:3]}; where theory's mean-cost condition and the majority of "
             f"trials disagree (budget, share that fit): {edge[:3]}",
             "Proposition 1 (achievability), engine-backed",
         ))
