@@ -199,6 +199,7 @@ def fit_text(
     digits = _digits(gen, 6)
     want = handle_tokens
     evals = 0
+    redraws = 0
 
     def compose() -> str:
         return " ".join([header, *words, digits])
@@ -213,7 +214,14 @@ def fit_text(
         if miss == 0:
             if handle == want:
                 return text, gross, handle, evals
-            digits = _digits(gen, len(digits))  # phase 2: checksum only
+            redraws += 1
+            if redraws % 12:
+                digits = _digits(gen, len(digits))  # phase 2: checksum only
+            else:
+                # The handle's size field, not its checksum, is off (e.g. the byte size
+                # sits at a power of ten): move the length and go back to phase 1.
+                words[-1] = random_words(gen, 1)[0]
+                digits = _digits(gen, 6 + redraws // 12 % 3)
             continue
         # Phase 1: the block's own size.
         if miss >= 3:

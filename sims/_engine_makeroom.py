@@ -212,7 +212,8 @@ def calibrate_makeroom(
     l_tokens : int, optional
         Net tokens of a load-bearing block; default ``max(4, min(40, 900 // kappa))``
         (keeps every block under 1,000 tokens, so ledger rows print sizes
-        with the same number of digits).
+        with the same number of digits), doubled while the instance is too
+        small for the engine's minimum budget.
     tokenizer : {"cl100k_base", "approx"}
     store_root : str
         Root of the payload paths the handles will show.
@@ -227,13 +228,12 @@ def calibrate_makeroom(
     if n > MAX_ENGINE_N:
         raise DomainError("n", n, f"must be at most {MAX_ENGINE_N} in engine mode",
                           "use the array simulator for larger instances")
-    if l_tokens is None:
-        l_tokens = max(4, min(40, 900 // kappa))
-    l_tokens = as_int("l_tokens", l_tokens, lo=1, hi=100_000,
-                      fix="the net tokens a load-bearing block frees when archived")
+    if l_tokens is not None:
+        l_tokens = as_int("l_tokens", l_tokens, lo=1, hi=100_000,
+                          fix="the net tokens a load-bearing block frees when archived")
     tok = tokenizer_iv(tokenizer)
     seed = root_seed(rng)
-    return _calibrate(n, kappa, l_tokens, tok, store_root, seed)
+    return _calibrate_auto(n, kappa, l_tokens, tok, store_root, seed)
 
 
 def _calibrate(n: int, kappa: int, l_tokens: int, tok: MemoTokenizer, root: str,
@@ -303,23 +303,28 @@ def _calibrate(n: int, kappa: int, l_tokens: int, tok: MemoTokenizer, root: str,
     return MakeRoomLayout(**{**layout.__dict__, "budget": budget, "calibration": calib})
 
 
+class _BelowFloor(DomainError):
+    """The instance is too small: B = tokens(rendering) - L would be below the engine's own
+    minimum budget (its overflow rendering must always fit)."""
+
+
 def _fit_budget(layout: MakeRoomLayout, tok: MemoTokenizer) -> tuple[int, int]:
     """Solve ``B = candidate_tokens(B) - L`` by iteration (the budget's digits
     appear in the protocol notice and the dashboard, so the candidate's size
     moves a little with B)."""
     from workspace import MemoryStore
 
-    guess = 0
-    for text in layout.light:
-        guess += message_tokens({"role": "user", "content": text}, tok)
-    budget = guess
+    budget = 1 << 30
     seen: list[int] = []
     for it in range(1, 40):
         try:
             ws = _build(layout, budget, 0, tok, MemoryStore(layout.store_root))
-        except WorkspaceError:  # below the engine's floor: grow and retry
-            budget *= 2
-            continue
+        except WorkspaceError:
+            raise _BelowFloor(
+                "l_tokens", layout.l_tokens, "must make the instance larger than the engine's "
+                "minimum budget (B = rendering - L is below the floor its overflow rendering "
+                "needs)", "raise l_tokens (--block-tokens) or n",
+                context=f"n={layout.n}, budget would be {budget}") from None
         total = ws.render().candidate_tokens
         target = total - layout.L_tokens
         if target == budget:
@@ -333,6 +338,22 @@ def _fit_budget(layout: MakeRoomLayout, tok: MemoTokenizer) -> tuple[int, int]:
         budget = target
     raise DomainError("budget", budget, "has no fixed point B = tokens(rendering) - L",
                       "change l_tokens or n slightly")
+
+
+def _calibrate_auto(n: int, kappa: int, l_tokens: int | None, tok: MemoTokenizer, root: str,
+                    seed: SeedInfo) -> MakeRoomLayout:
+    """Calibrate; with the default block size, grow l until the instance clears the
+    engine's minimum budget (small n with a small tokenizer count)."""
+    if l_tokens is not None:
+        return _calibrate(n, kappa, l_tokens, tok, root, seed)
+    l_tokens = max(4, min(40, 900 // kappa))
+    while True:
+        try:
+            return _calibrate(n, kappa, l_tokens, tok, root, seed)
+        except _BelowFloor:
+            if l_tokens >= 100_000:
+                raise
+            l_tokens = 2 * l_tokens
 
 
 # --------------------------------------------------------------------------- observation
@@ -693,11 +714,10 @@ def simulate_makeroom_engine(
     spec = store_iv(store, store_dir)
     try:
         tok = tokenizer_iv(tokenizer)
-        if l_tokens is None:
-            l_tokens = max(4, min(40, 900 // kappa))
-        l_tokens = as_int("l_tokens", l_tokens, lo=1, hi=100_000,
-                          fix="the net tokens a load-bearing block frees when archived")
-        layout = _calibrate(n, kappa, l_tokens, tok, spec.root, seed)
+        if l_tokens is not None:
+            l_tokens = as_int("l_tokens", l_tokens, lo=1, hi=100_000,
+                              fix="the net tokens a load-bearing block frees when archived")
+        layout = _calibrate_auto(n, kappa, l_tokens, tok, spec.root, seed)
         tally = _Tally(np.zeros(kappa + 1, dtype=np.int64))
         t0 = time.perf_counter()
         for i, size in enumerate(block_sizes(trials, ENGINE_BLOCK)):
