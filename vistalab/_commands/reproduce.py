@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--quick", action="store_true",
-                        help="fewer trials and grid points (about 30 s instead of 3 min)")
+                        help="fewer trials and grid points: a fast smoke run of every stage")
     parser.add_argument("--out", default="vista-lab-out", metavar="DIR",
                         help="output folder (default: ./vista-lab-out)")
     parser.add_argument("--force", action="store_true",
