@@ -60,6 +60,7 @@ def default_params(quick: bool = False) -> dict[str, Any]:
         "mc_buckets": [4, 16] if quick else [2, 4, 8, 16, 32],
         "gibbs_rates": [1.0, 3.0] if quick else [0.5, 1.0, 2.0, 3.0, 4.0, 5.0],
         "trials": 2000 if quick else 40000,
+        "engine": True,
         "engine_sigmas": [1.0] if quick else [0.5, 1.0, 2.0],
         "engine_buckets": [] if quick else [4, 16],
         "engine_trials": 10 if quick else 100,
@@ -80,6 +81,9 @@ def _params_iv(params: Mapping[str, Any] | None) -> dict[str, Any]:
     top = math.log2(p["n"])
     p["gibbs_rates"] = [as_real("rate", r, lo=0.0, hi=top) for r in p["gibbs_rates"]]
     p["trials"] = as_int("trials", p["trials"], lo=2)
+    if not isinstance(p["engine"], bool):
+        raise DomainError("engine", p["engine"], "must be true or false",
+                          "false leaves out the engine-measured points")
     p["engine_sigmas"] = [as_real("sigma", s, lo=0.0, lo_open=True) for s in p["engine_sigmas"]]
     p["engine_buckets"] = [as_int("M", m, lo=1, hi=p["n"]) for m in p["engine_buckets"]]
     p["engine_trials"] = as_int("engine_trials", p["engine_trials"], lo=1)
@@ -140,7 +144,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     jobs += [("mc", "gaussian", s, {"sigma": s}) for s in p["sigmas"]]
     jobs += [("mc", "buckets", float(m), {"buckets": m}) for m in p["mc_buckets"]]
     jobs += [("mc", "gibbs", r, {"rate": r}) for r in p["gibbs_rates"]]
-    engine = _engine_makeroom()
+    engine = _engine_makeroom() if p["engine"] else None
     if engine is not None:
         jobs += [("engine", "ledger", None, {}), ("engine", "blind", None, {})]
         jobs += [("engine", "gaussian", s, {"sigma": s}) for s in p["engine_sigmas"]]
@@ -148,6 +152,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     streams = rng.spawn(len(jobs))
     for (series, name, param, kw), stream in zip(jobs, streams, strict=False):
         if series == "engine":
+            assert engine is not None  # engine jobs exist only when it does
             res = engine(n, kappa, name, trials=p["engine_trials"], rng=stream, **kw)
         else:
             iface = sims.make_interface(name, n=n, kappa=kappa, **kw)

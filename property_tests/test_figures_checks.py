@@ -19,13 +19,12 @@ SEED = 20260522
 
 # Small but honest parameters: every check still has data to look at.
 SMALL: dict[str, dict[str, Any]] = {
-    "fig1_recovery": {"x_points": 6, "trials": 400, "engine_x": [0.5, 1.0], "engine_trials": 3},
+    "fig1_recovery": {"x_points": 6, "trials": 400, "engine_x": [1.0], "engine_trials": 2},
     "fig2_separation": {"mc_N": [16, 64], "mc_trials": 300},
     "fig3_content_channel": {"kappas": [2, 4], "sigmas": [0.5, 1.0, 2.0], "curve_points": 8,
                              "ns_b": [32, 128], "trials": 400, "log2_n_max_b": 24},
     "fig4_tradeoff": {"curve_points": 21, "sigmas": [0.5, 1.0], "mc_buckets": [4],
-                      "gibbs_rates": [2.0], "trials": 3000, "engine_sigmas": [1.0],
-                      "engine_buckets": [], "engine_trials": 5},
+                      "gibbs_rates": [2.0], "trials": 3000, "engine": False},
     "fig5_phase_transition": {"log10_n_max": 6, "points_per_decade": 2, "mc_n": [64, 1024],
                               "trials": 3000},
     "fig6_paper_tables": {},
