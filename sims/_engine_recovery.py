@@ -465,7 +465,8 @@ def simulate_recovery_engine(
         tok = tokenizer_iv(tokenizer)
         setup = _Setup(N, k, budget, strategy, tok, spec, 0)
         try:
-            Workspace(budget, tokenizer=tok, task_tools=_TASK_TOOLS, include_read_path_tool=True)
+            Workspace(budget, tokenizer=tok, task_tools=_TASK_TOOLS,
+                      include_read_path_tool=True).register_user(_TASK)
             probe = _probe(_Setup(N, k, max(budget, 1 << 20), strategy, tok, spec, 0),
                            stream(seed, 2))
         except WorkspaceError as exc:
