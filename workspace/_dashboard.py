@@ -98,7 +98,6 @@ class DashboardRenderer:
         self._count = tokenizer.count
         self._additive = bool(getattr(tokenizer, "additive", False))
         self.config = config
-        self._row_cache: dict[str, tuple[tuple[object, ...], str, str, int]] = {}
         self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
@@ -112,31 +111,39 @@ class DashboardRenderer:
             n = self._piece_cache[text] = self._count(text)
         return n
 
-    def _row(self, row: LedgerRow) -> tuple[str, str, str, int]:
-        """(prefix, age piece, suffix, tokens of the three) for one row."""
-        key = (row.tokens, row.type, row.level, row.parent, row.status)
-        hit = self._row_cache.get(row.unit_id)
-        if hit is None or hit[0] != key:
-            prefix = f"{row.unit_id:<5} {row.tokens:>6,}"
-            if self.config.compact:
-                suffix = f"  {row.type:<17}  {row.status}\n"
-            else:
-                suffix = f"  {row.type:<17}  {row.level:<5}  {row.parent:<6}  {row.status}\n"
-            ptok = (self._count(prefix) + self._count(suffix)) if self._additive else 0
-            hit = (key, prefix, suffix, ptok)
-            if len(self._row_cache) > 200_000:
-                self._row_cache.clear()
-            self._row_cache[row.unit_id] = hit
-        age = self._age_cache.get(row.age)
-        if age is None:
-            text = " " + f"{row.age}r".rjust(4)
-            age = (text, self._count(text) if self._additive else 0)
-            self._age_cache[row.age] = age
-        return hit[1], age[0], hit[2], hit[3] + age[1]
+    def row_parts(
+        self, unit_id: str, tokens: int, type_: str, level: int, parent: str, status: str
+    ) -> tuple[str, str, int]:
+        """(prefix, suffix, their tokens) of a ledger row; the age piece goes between.
 
-    def forget(self, unit_id: str) -> None:
-        """Drop a unit's cached row (it no longer exists)."""
-        self._row_cache.pop(unit_id, None)
+        The prefix ends with a digit and the age and suffix pieces start with
+        a space, so an additive tokenizer counts the row as the sum of the
+        three pieces (0 tokens are reported for non-additive tokenizers,
+        which count the assembled text instead).
+        """
+        prefix = f"{unit_id:<5} {tokens:>6,}"
+        if self.config.compact:
+            suffix = f"  {type_:<17}  {status}\n"
+        else:
+            suffix = f"  {type_:<17}  {level:<5}  {parent:<6}  {status}\n"
+        ptok = (self._count(prefix) + self._count(suffix)) if self._additive else 0
+        return prefix, suffix, ptok
+
+    def age_piece(self, age: int) -> tuple[str, int]:
+        """The Age cell (``"   8r"``) and its tokens, from a small cache."""
+        hit = self._age_cache.get(age)
+        if hit is None:
+            text = " " + f"{age}r".rjust(4)
+            hit = (text, self._count(text) if self._additive else 0)
+            if len(self._age_cache) > 100_000:
+                self._age_cache.clear()
+            self._age_cache[age] = hit
+        return hit
+
+    def note_piece(self, note: str) -> tuple[str, int]:
+        """A free-text ledger line (folded units) with its newline, and its tokens."""
+        text = note + "\n"
+        return text, (self._piece(text) if self._additive else 0)
 
     # ------------------------------------------------------------- heads
     def _head(
@@ -171,17 +178,17 @@ class DashboardRenderer:
     def _body(self, rows: Sequence[LedgerRow], notes: Sequence[str]) -> tuple[str, int]:
         parts: list[str] = []
         tokens = 0
-        additive = self._additive
         for note in notes:
-            parts.append(note + "\n")
-            if additive:
-                tokens += self._piece(note + "\n")
-        for row in rows:
-            prefix, age, suffix, n = self._row(row)
-            parts.append(prefix)
-            parts.append(age)
-            parts.append(suffix)
+            text, n = self.note_piece(note)
+            parts.append(text)
             tokens += n
+        for row in rows:
+            prefix, suffix, n = self.row_parts(
+                row.unit_id, row.tokens, row.type, row.level, row.parent, row.status
+            )
+            age, m = self.age_piece(row.age)
+            parts += (prefix, age, suffix)
+            tokens += n + m
         return "".join(parts), tokens
 
     def _message_tokens(self, head: str, body: str, body_tokens: int) -> int:
@@ -199,14 +206,30 @@ class DashboardRenderer:
         overhead: int,
         conversation: int,
     ) -> DashboardText:
-        """The candidate dashboard, whose budget line includes its own cost.
+        """The candidate dashboard for explicit rows (see :meth:`ledger_body`)."""
+        body, body_tokens = self._body(rows, notes)
+        return self.ledger_body(
+            body, body_tokens, budget=budget, overhead=overhead, conversation=conversation
+        )
+
+    def ledger_body(
+        self,
+        body: str,
+        body_tokens: int,
+        *,
+        budget: int,
+        overhead: int,
+        conversation: int,
+    ) -> DashboardText:
+        """The candidate dashboard around a pre-assembled ledger ``body``,
+        whose budget line includes the dashboard's own cost.
 
         ``overhead`` and ``conversation`` are every other token of the
-        rendering. The printed dashboard figure must equal the message's real
-        token count, which depends on the digits printed, so the figure is
-        solved as a fixed point of ``d -> tokens(dashboard printing d)``.
+        rendering; ``body_tokens`` is the body's count for an additive
+        tokenizer (ignored otherwise). The printed dashboard figure must equal
+        the message's real token count, which depends on the digits printed,
+        so it is solved as a fixed point of ``d -> tokens(dashboard printing d)``.
         """
-        body, body_tokens = self._body(rows, notes)
         fixed = overhead + conversation
 
         def tokens_for(d: int) -> tuple[str, int]:
@@ -219,7 +242,8 @@ class DashboardRenderer:
             )
             return head, self._message_tokens(head, body, body_tokens)
 
-        d, head = _fixed_point(tokens_for, start=body_tokens + 90)
+        guess = body_tokens if self._additive else (len(body) + 3) // 4
+        d, head = _fixed_point(tokens_for, start=guess + 90)
         return DashboardText(head + body + CLOSE_TAG, d)
 
     def management(

@@ -4,6 +4,7 @@ delete / restore transitions, the budget guard, preflight and rendering."""
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
 import tempfile
@@ -222,8 +223,8 @@ class _Candidate:
     conversation: int
     dashboard: str
     dashboard_tokens: int
-    visible_rows: tuple[tuple[int, LedgerRow], ...]  # (position, row)
-    archived_rows: tuple[tuple[int, LedgerRow], ...]
+    units: tuple[str, ...]  # top-level units in position order
+    archived: tuple[str, ...]
 
 
 # ----------------------------------------------------------------- engine
@@ -320,6 +321,8 @@ class Workspace:
         self._conv_cost = 0  # every other position
         self._group_tokens: dict[str, int] = {}
         self._group_span: dict[str, tuple[int, int]] = {}  # first, newest leaf seq
+        self._urow: dict[str, tuple[Any, ...]] = {}
+        self._order: list[str] | None = []
         self._version = 0
         self._candidate_cache: _Candidate | None = None
         self._pinned_cost = 0
@@ -427,7 +430,7 @@ class Workspace:
     def _drop_group_record(self, gid: str) -> None:
         del self._groups[gid]
         self._acc = (self._acc - self._digests.pop(gid)) % _HASH_MOD
-        self._renderer.forget(gid)
+        self._drop_urow(gid)
 
     def state_hash(self) -> str:
         """Canonical sha256 of W_t: blocks, groups, payload checksums, turn and config.
@@ -774,6 +777,7 @@ class Workspace:
                 self._sys_cost += cost
             else:
                 self._conv_cost += cost
+            self._set_urow(b.id)
         self._touch()
 
     # ============================================================ budget guard
@@ -991,6 +995,10 @@ class Workspace:
             self._pos_key[s - 1] = key
             if b.in_prompt and b.tokens != cost:
                 self._set_record(replace(b, tokens=cost), hashed=False)
+            if b.group is None and b.status is not Status.DELETED:
+                self._set_urow(b.id)
+            else:
+                self._drop_urow(b.id)
 
     def _affected(self, leaves: Iterable[int]) -> set[int]:
         """Leaves plus the results of any tool-call leaf (their form depends on it)."""
@@ -1010,68 +1018,115 @@ class Workspace:
         return out
 
     # ============================================================ candidate / preflight
-    def _units(self) -> list[tuple[str, int]]:
-        """Top-level units in position order, as (unit id, first leaf seq)."""
-        out: list[tuple[str, int]] = []
-        spans = self._group_span
-        for b in self._blocks:
-            if b.status is Status.DELETED:
-                continue
-            if b.group is None:
-                out.append((b.id, b.seq))
-            else:
-                top = self._top_unit(b)
-                if spans[top][0] == b.seq:
-                    out.append((top, b.seq))
-        return out
-
-    def _row(self, uid: str) -> LedgerRow:
-        turn = self._turn
+    # Ledger rows are cached per top-level unit and rebuilt only when the unit
+    # changes; a turn then costs one age look-up and three appends per row.
+    # Row tuple: (first leaf seq, turn, archived?, newest leaf seq, ~Tok,
+    #             prefix, suffix, piece tokens, type, level, parent, status)
+    def _set_urow(self, uid: str) -> None:
         if uid[0] == "G":
             g = self._groups[uid]
-            newest = self._blocks[self._group_span[uid][1] - 1]
-            return LedgerRow(
-                uid, self._group_tokens[uid], turn - newest.turn, "group", g.level, "-", "archived"
+            first, newest = self._group_span[uid]
+            turn = self._blocks[newest - 1].turn
+            tokens, type_, level, parent, status = (
+                self._group_tokens[uid],
+                "group",
+                g.level,
+                "-",
+                "archived",
             )
-        b = self._blocks[_num(uid) - 1]
-        tok = self._pos_cost[b.seq - 1] if b.in_prompt else b.tokens
-        return LedgerRow(
-            uid, tok, turn - b.turn, b.type.value, b.level, b.parent or "-", b.status.value
+            archived = True
+        else:
+            b = self._blocks[_num(uid) - 1]
+            first = newest = b.seq
+            turn = b.turn
+            archived = not b.in_prompt
+            tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
+            type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
+        prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
+        old = self._urow.get(uid)
+        self._urow[uid] = (
+            first,
+            turn,
+            archived,
+            newest,
+            tokens,
+            prefix,
+            suffix,
+            ptok,
+            type_,
+            level,
+            parent,
+            status,
         )
+        if old is None or old[0] != first:
+            order = self._order
+            if (
+                order is not None
+                and old is None
+                and (not order or self._urow[order[-1]][0] < first)
+            ):
+                order.append(uid)
+            else:
+                self._order = None
+
+    def _drop_urow(self, uid: str) -> None:
+        if self._urow.pop(uid, None) is not None:
+            self._order = None
+
+    def _unit_order(self) -> list[str]:
+        """Top-level units in position order (by first leaf)."""
+        if self._order is None:
+            urow = self._urow
+            self._order = sorted(urow, key=lambda u: urow[u][0])
+        return self._order
+
+    def _ledger_row(self, uid: str) -> LedgerRow:
+        r = self._urow[uid]
+        return LedgerRow(uid, r[4], self._turn - r[1], r[8], r[9], r[10], r[11])
 
     def _candidate(self) -> _Candidate:
         cached = self._candidate_cache
         if cached is not None and cached.version == self._version:
             return cached
-        visible: list[tuple[int, LedgerRow]] = []
-        archived: list[tuple[int, LedgerRow]] = []
-        newest: dict[str, int] = {}
-        for pos, (uid, _first) in enumerate(self._units()):
-            row = self._row(uid)
-            if row.status == "visible" or row.status == "pinned":
-                visible.append((pos, row))
-            else:
-                archived.append((pos, row))
-                newest[uid] = self._group_span[uid][1] if uid[0] == "G" else _num(uid)
+        order = self._unit_order()
+        urow = self._urow
         keep = self.dashboard_config.archived_rows
+        archived = [u for u in order if urow[u][2]]
+        hidden: set[str] = set()
+        notes: list[str] = []
         if len(archived) > keep:
-            by_age = sorted(archived, key=lambda t: newest[t[1].unit_id])
-            shown = by_age[len(by_age) - keep :] if keep else []
-            folded = sorted(by_age[: len(by_age) - keep])
-        else:
-            shown, folded = archived, []
-        notes = []
-        if folded:
+            shown = set(heapq.nlargest(keep, archived, key=lambda u: urow[u][3])) if keep else set()
+            folded = [u for u in archived if u not in shown]
+            hidden = set(folded)
             notes.append(
-                f"(+{len(folded)} older archived units folded: "
-                f"{format_id_ranges([r.unit_id for _, r in folded])}; "
-                f"~{sum(r.tokens for _, r in folded):,} tok)"
+                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+                f"~{sum(urow[u][4] for u in folded):,} tok)"
             )
-        rows = [r for _, r in sorted(visible + list(shown), key=lambda t: t[0])]
+        parts: list[str] = []
+        tokens = 0
+        for note in notes:
+            text, n = self._renderer.note_piece(note)
+            parts.append(text)
+            tokens += n
+        age_piece = self._renderer.age_piece
+        turn = self._turn
+        for u in order:
+            if u in hidden:
+                continue
+            r = urow[u]
+            age, n = age_piece(turn - r[1])
+            parts.append(r[5])
+            parts.append(age)
+            parts.append(r[6])
+            tokens += r[7] + n
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
-        dash = self._renderer.ledger(
-            rows, notes, budget=self.budget, overhead=overhead, conversation=conversation
+        dash = self._renderer.ledger_body(
+            "".join(parts),
+            tokens,
+            budget=self.budget,
+            overhead=overhead,
+            conversation=conversation,
         )
         cand = _Candidate(
             version=self._version,
@@ -1080,8 +1135,8 @@ class Workspace:
             conversation=conversation,
             dashboard=dash.text,
             dashboard_tokens=dash.message_tokens,
-            visible_rows=tuple(visible),
-            archived_rows=tuple(archived),
+            units=tuple(order),
+            archived=tuple(archived),
         )
         self._candidate_cache = cand
         return cand
@@ -1110,10 +1165,14 @@ class Workspace:
         Either way ``tokens <= budget``.
         """
         cand = self._candidate()
-        prompt_tokens: dict[str, int] = {}
-        for uid, _ in self._units():
-            prompt_tokens[uid] = sum(self._pos_cost[s - 1] for s in self._leaves(uid))
-        block_tokens = {r.unit_id: r.tokens for _, r in cand.visible_rows + cand.archived_rows}
+        pos_cost, urow = self._pos_cost, self._urow
+        prompt_tokens = {
+            u: pos_cost[urow[u][0] - 1]
+            if u[0] == "B"
+            else sum(pos_cost[s - 1] for s in self._leaves(u))
+            for u in cand.units
+        }
+        block_tokens = {u: urow[u][4] for u in cand.units}
         head: list[dict[str, Any]] = [self._protocol_msg] if self._protocol_msg else []
         common: dict[str, Any] = dict(
             tools=self._tools,
@@ -1153,25 +1212,30 @@ class Workspace:
                 pinned_msgs.extend(self._pos_msgs[b.seq - 1])
                 pinned_cost += self._pos_cost[b.seq - 1]
         fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
-        by_size = sorted(cand.visible_rows, key=lambda t: (-t[1].tokens, t[0]))
-        archived = [r for _, r in cand.archived_rows]
-        k = min(self.dashboard_config.management_rows, len(by_size))
+        urow = self._urow
+        visible = [u for u in cand.units if not urow[u][2]]
+        vis_tokens = sum(urow[u][4] for u in visible)
+        archived_note = ""
+        if cand.archived:
+            archived_note = (
+                f"(+{len(cand.archived)} archived units: {_id_summary(list(cand.archived))}; "
+                f"~{sum(urow[u][4] for u in cand.archived):,} tok)"
+            )
+        k = min(self.dashboard_config.management_rows, len(visible))
+        # Largest first (ties: older first), shown in position order.
+        ranked = heapq.nsmallest(k, visible, key=lambda u: (-urow[u][4], urow[u][0]))
         while True:
-            shown = [r for _, r in sorted(by_size[:k])]
-            rest = [r for _, r in by_size[k:]]
+            top = set(ranked[:k])
+            shown = [self._ledger_row(u) for u in visible if u in top]
             notes = []
-            if rest:
+            if len(visible) > k:
+                rest = [u for u in visible if u not in top]
                 notes.append(
-                    f"(+{len(rest)} more visible units: "
-                    f"{format_id_ranges([r.unit_id for r in rest])}; "
-                    f"~{sum(r.tokens for r in rest):,} tok)"
+                    f"(+{len(rest)} more visible units: {_id_summary(rest)}; "
+                    f"~{vis_tokens - sum(r.tokens for r in shown):,} tok)"
                 )
-            if archived:
-                notes.append(
-                    f"(+{len(archived)} archived units: "
-                    f"{format_id_ranges([r.unit_id for r in archived])}; "
-                    f"~{sum(r.tokens for r in archived):,} tok)"
-                )
+            if archived_note:
+                notes.append(archived_note)
             dash = self._renderer.management(
                 shown,
                 notes,
@@ -1433,7 +1497,10 @@ class Workspace:
         self._group_tokens[gid] = tokens
         self._group_span[gid] = (min(leaves), max(leaves))
         self._payload_owner[key] = gid
+        for uid in units:
+            self._drop_urow(uid)  # members are no longer actionable units
         self._refresh(self._affected(leaves))
+        self._set_urow(gid)
         self._touch()
         return ArchiveResult(
             gid,
@@ -1522,7 +1589,6 @@ class Workspace:
                     reason=reason,
                 )
             )
-            self._renderer.forget(b.id)
             blocks.append(b.seq)
 
         for uid in units:
@@ -1617,6 +1683,7 @@ class Workspace:
             for m in g.members:
                 if m[0] == "G":
                     self._set_record(replace(self._groups[m], parent=None))
+                    self._set_urow(m)
                     continue
                 b = self._blocks[_num(m) - 1]
                 if m in inline:
@@ -2005,6 +2072,9 @@ class Workspace:
         self._pending = dict(doc["pending"])
         self._answered = dict(doc["answered"])
         self._refresh(range(1, len(self._blocks) + 1))
+        for gid, g in self._groups.items():
+            if g.parent is None:
+                self._set_urow(gid)
         self._touch()
 
 
@@ -2013,6 +2083,25 @@ class Workspace:
 
 def _num(block_id: str) -> int:
     return int(block_id[1:])
+
+
+def _id_summary(ids: list[str], limit: int = 8) -> str:
+    """IDs in position order as at most ``limit`` items (runs of consecutive
+    blocks as ranges), then ``+N more``; stops early, so it is cheap on long
+    lists."""
+    parts: list[str] = []
+    i, n = 0, len(ids)
+    while i < n and len(parts) < limit:
+        uid = ids[i]
+        j = i
+        if uid[0] == "B":
+            while j + 1 < n and ids[j + 1][0] == "B" and _num(ids[j + 1]) == _num(ids[j]) + 1:
+                j += 1
+        parts.append(uid if j == i else f"{uid}-{ids[j]}")
+        i = j + 1
+    if i < n:
+        parts.append(f"+{n - i} more")
+    return ",".join(parts)
 
 
 def _block_number(block_id: Any) -> int | None:
