@@ -208,13 +208,17 @@ def caption(table: TidyTable) -> tuple[str, str]:
     gaps = [bounds[r["budget_bits"]] - r["value"] for r in lossy if bounds[r["budget_bits"]] < 1]
     closest = min(gaps) if gaps else float("nan")
     rec = feas.column("value")
+    eng = table.where(series="recover-engine")
+    full = [r["x"] for r in eng.records() if r["value"] == 1.0]
+    engine = (f"; through the workspace engine it succeeds always from a token share of "
+              f"{min(full):.1f}" if full else "")
     return (
         f"Recovery task with N = {N} blocks of k = {k} random bits: Monte Carlo success "
         f"({trials} trials per point, 95% bands) of three non-recovering strategies against "
         "Proposition 1's bound B/(Nk) + 1/k (purple).",
         f"Where the bound is below 1 the best lossy estimate stays {closest:.3f} under it; the "
         f"recovering method succeeds in {100 * float(np.mean(rec)) if len(rec) else 0:.0f}% of "
-        f"trials once its handles and one block fit (B/(Nk) >= {x0:.2f}).",
+        f"trials once its handles and one block fit (B/(Nk) >= {x0:.2f}){engine}.",
     )
 
 

@@ -94,6 +94,8 @@ def test_report_lists_every_check_and_embeds_every_figure(first_run):
             i = report.index(f"]({png})")
             caption = report[i:].split("\n\n")[1].split("\n")
             assert len(caption) == 2 and all(len(line.strip()) > 20 for line in caption)
+    side = json.loads((out / "results" / "checks.json").read_text())
+    assert SIDECAR_KEYS - {"cache_key"} <= set(side) and side["rows"] == len(checks)
     failed = [c for c in checks if c["status"] == "fail"]
     assert status == (1 if failed else 0)
     counts = _run_record(out)["checks"]

@@ -494,6 +494,11 @@ def run_reproduce(
     counts = count_statuses(check_rows)
     all_table = rows_to_table(check_rows)
     _write_if_changed(run.results / "checks.csv", all_table.to_csv())
+    checks_side = provenance({"quick": quick, "seed": seed, "figures": list(names)},
+                             seed_entropy=seed)
+    checks_side.update({"counts": counts, "rows": len(all_table),
+                        "columns": {c: all_table.units.get(c, "") for c in all_table.columns}})
+    atomic_write_json(run.results / "checks.json", checks_side)
     seconds = time.perf_counter() - t_start
     cpu_total = time.process_time() - cpu_start
     commit = git_commit()
