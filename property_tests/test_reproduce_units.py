@@ -44,7 +44,8 @@ def test_cache_store_hit_miss_and_corruption(tmp_path):
     assert cache.load("sim:x", "k1") == rec
     assert cache.load("sim:x", "k2") is None
     assert cache.load("sim:y", "k1") is None
-    (tmp_path / "sim:x.json").write_text("{not json")
+    assert [p.name for p in tmp_path.iterdir()] == ["sim--x.json"]
+    (tmp_path / "sim--x.json").write_text("{not json")
     assert cache.load("sim:x", "k1") is None
 
 

@@ -59,7 +59,8 @@ class StageCache:
         self.root = Path(root)
 
     def _path(self, stage: str) -> Path:
-        return self.root / f"{stage}.json"
+        # "sim:fig1" -> "sim--fig1.json": no colon, which some file systems refuse.
+        return self.root / f"{stage.replace(':', '--')}.json"
 
     def load(self, stage: str, key: str) -> CacheRecord | None:
         path = self._path(stage)
