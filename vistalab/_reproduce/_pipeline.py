@@ -106,6 +106,8 @@ class ReproduceResult:
         ``<out>/report.md``.
     seconds : float
         Wall time of the whole run.
+    counts : dict
+        Number of checks per status (``pass``, ``fail``, ``not_checkable``).
     """
 
     out_dir: Path
@@ -511,13 +513,20 @@ def run_reproduce(
         "code_fingerprint": run.fingerprint,
         "git_commit": commit,
         "seconds": round(seconds, 3),
+        # CPU of this process, and of the check stages (in the worker when jobs >= 2).
         "cpu_seconds": round(cpu_total, 3),
+        "cpu_seconds_checks": round(sum(
+            o.cpu_seconds for o in run.outcomes
+            if o.status == "computed" and o.name in {p.name for _, _, p in background}), 3),
         "checks": counts,
         "stages": [o.__dict__ for o in run.outcomes],
     }
     atomic_write_json(run.results / "run.json", run_record)
+    errors_log = run.results / "errors.log"
     if run.errors:
-        atomic_write_text(run.results / "errors.log", "\n".join(run.errors))
+        atomic_write_text(errors_log, "\n".join(run.errors))
+    else:  # a log from an earlier run would describe errors this run does not have
+        errors_log.unlink(missing_ok=True)
     report = build_report(
         checks=check_rows, figures=entries, stages=run.outcomes, counts=counts,
         quick=quick, seed=seed, fingerprint=run.fingerprint, commit=commit,
