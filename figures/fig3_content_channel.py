@@ -166,6 +166,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         # log y: the ledger's log2 n and the flat content rate both stay readable
         bx.set_yscale("log", base=2)
         bx.set_ylim(0.5, 2 * float(np.nanmax(b.column("value"))))
+        from matplotlib.ticker import FuncFormatter
+
+        bx.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         bx.set_xlabel("number of blocks n")
         bx.set_ylabel("rate about the bulky block  [bits]")
         bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
