@@ -455,3 +455,20 @@ def test_cli_probe(tmp_path, capsys):
     assert _cli(["probe", str(leaky), "--budget", "4000", "--seed", "1"]) == 1
     with pytest.raises(WorkspaceArgumentError, match="`--blocks` must be >= 1"):
         _cli(["probe", str(trace), "--budget", "4000", "--blocks", "0"])
+
+
+def test_cli_entry_point_one_line_errors(tmp_path, capsys):
+    """Appendix Proprioceptive-Blindness Diagnostic via `vista-lab workspace probe`: a bad
+    option is one line on stderr and exit status 2; a good run exits 0."""
+    pytest.importorskip("vistalab._commands.workspace")
+    from vistalab.cli import main
+
+    trace = tmp_path / "run.json"
+    trace.write_text(json.dumps(make_trace()))
+    assert main(["workspace", "probe", str(trace), "--budget", "4000", "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["workspace", "probe", str(trace), "--budget", "4000", "--anchor", "foo"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--anchor` must be first-archive, end or a trace item index" in err[0]
+    assert main(["workspace", "reward", str(trace), "--budget", "4000", "--rho", "1"]) == 2
+    assert "`rho` must satisfy 0 <= rho < 1" in capsys.readouterr().err

@@ -29,10 +29,15 @@ def register_analysis(subparsers: Any) -> None:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--budget", required=True, metavar="TOKENS",
-                        help="workspace budget B in tokens")
-    parser.add_argument("--tokenizer", default="cl100k_base", choices=_TOKENIZERS,
-                        help="token counter (default cl100k_base, offline)")
+    parser.add_argument(
+        "--budget", required=True, metavar="TOKENS", help="workspace budget B in tokens"
+    )
+    parser.add_argument(
+        "--tokenizer",
+        default="cl100k_base",
+        choices=_TOKENIZERS,
+        help="token counter (default cl100k_base, offline)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
 
@@ -48,21 +53,42 @@ def _add_reward(subparsers: Any) -> None:
             "outcome-normalised advantage (eq. context-grpo-advantage) is printed too."
         ),
     )
-    parser.add_argument("traces", nargs="+", metavar="TRACE",
-                        help="trace files (JSON list of messages/actions, or JSONL)")
+    parser.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACE",
+        help="trace files (JSON list of messages/actions, or JSONL)",
+    )
     _add_common(parser)
-    parser.add_argument("--outcome", nargs="+", default=None, metavar="R",
-                        help="task reward R_i in [0, 1] of each trace, in order")
-    parser.add_argument("--rho", default="0.8", metavar="X",
-                        help="soft pressure threshold (default 0.8)")
-    parser.add_argument("--lambda-p", dest="lambda_p", default="1", metavar="X",
-                        help="pressure weight (default 1)")
-    parser.add_argument("--lambda-i", dest="lambda_i", default="1", metavar="X",
-                        help="invalid-action weight (default 1)")
-    parser.add_argument("--lambda-u", dest="lambda_u", default="0.2", metavar="X",
-                        help="undo weight (default 0.2)")
-    parser.add_argument("--eps", default="1e-6", metavar="X",
-                        help="epsilon added to the outcome spread (default 1e-6)")
+    parser.add_argument(
+        "--outcome",
+        nargs="+",
+        default=None,
+        metavar="R",
+        help="task reward R_i in [0, 1] of each trace, in order",
+    )
+    parser.add_argument(
+        "--rho", default="0.8", metavar="X", help="soft pressure threshold (default 0.8)"
+    )
+    parser.add_argument(
+        "--lambda-p", dest="lambda_p", default="1", metavar="X", help="pressure weight (default 1)"
+    )
+    parser.add_argument(
+        "--lambda-i",
+        dest="lambda_i",
+        default="1",
+        metavar="X",
+        help="invalid-action weight (default 1)",
+    )
+    parser.add_argument(
+        "--lambda-u", dest="lambda_u", default="0.2", metavar="X", help="undo weight (default 0.2)"
+    )
+    parser.add_argument(
+        "--eps",
+        default="1e-6",
+        metavar="X",
+        help="epsilon added to the outcome spread (default 1e-6)",
+    )
     parser.set_defaults(func=run_reward, _parser=parser)
 
 
@@ -82,22 +108,53 @@ def _add_probe(subparsers: Any) -> None:
     )
     parser.add_argument("traces", nargs="+", metavar="TRACE", help="trace files")
     _add_common(parser)
-    parser.add_argument("--anchor", default="first-archive", metavar="WHERE",
-                        help="first-archive (default), end, or a trace item index")
-    parser.add_argument("--blocks", default="4", metavar="INT",
-                        help="blocks sampled for the block-size question (default 4)")
-    parser.add_argument("--pairs", default="8", metavar="INT",
-                        help="pairs sampled for the pairwise question (default 8)")
-    parser.add_argument("--max-ratio", dest="max_ratio", default="2", metavar="X",
-                        help="hard pairs: larger/smaller at most X (default 2)")
-    parser.add_argument("--max-tokens", dest="max_tokens", default="100000", metavar="INT",
-                        help="snapshot cap, trailing blocks dropped (default 100000)")
-    parser.add_argument("--seed", default=None, metavar="INT",
-                        help="seed for the sampled blocks and pairs (default: fresh, printed)")
-    parser.add_argument("--answers", default=None, metavar="FILE",
-                        help="JSON file of model answers to score")
-    parser.add_argument("--prompts", default=None, metavar="DIR",
-                        help="write every prompt and the ground truth under DIR/<snapshot>/")
+    parser.add_argument(
+        "--anchor",
+        default="first-archive",
+        metavar="WHERE",
+        help="first-archive (default), end, or a trace item index",
+    )
+    parser.add_argument(
+        "--blocks",
+        default="4",
+        metavar="INT",
+        help="blocks sampled for the block-size question (default 4)",
+    )
+    parser.add_argument(
+        "--pairs",
+        default="8",
+        metavar="INT",
+        help="pairs sampled for the pairwise question (default 8)",
+    )
+    parser.add_argument(
+        "--max-ratio",
+        dest="max_ratio",
+        default="2",
+        metavar="X",
+        help="hard pairs: larger/smaller at most X (default 2)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        dest="max_tokens",
+        default="100000",
+        metavar="INT",
+        help="snapshot cap, trailing blocks dropped (default 100000)",
+    )
+    parser.add_argument(
+        "--seed",
+        default=None,
+        metavar="INT",
+        help="seed for the sampled blocks and pairs (default: fresh, printed)",
+    )
+    parser.add_argument(
+        "--answers", default=None, metavar="FILE", help="JSON file of model answers to score"
+    )
+    parser.add_argument(
+        "--prompts",
+        default=None,
+        metavar="DIR",
+        help="write every prompt and the ground truth under DIR/<snapshot>/",
+    )
     parser.set_defaults(func=run_probe, _parser=parser)
 
 
@@ -161,8 +218,7 @@ def run_reward(args: argparse.Namespace) -> int:
                 "list the task rewards in trace order",
             )
     trajs = [
-        trajectory_from_trace(path, budget=budget, tokenizer=args.tokenizer)
-        for path in args.traces
+        trajectory_from_trace(path, budget=budget, tokenizer=args.tokenizer) for path in args.traces
     ]
     rewards = [process_reward(t, **weights) for t in trajs]
     adv = context_grpo_advantage(outcomes, rewards, eps=eps) if outcomes is not None else None
@@ -220,9 +276,9 @@ def run_reward(args: argparse.Namespace) -> int:
         if outcomes is not None:
             title += f", R = {outcomes[i]:g}"
         emit_table(cols, rows, title=title)
-        notes = [
-            (k, "; ".join(r)) for k, r in enumerate(q.invalid_reasons) if r
-        ] + [(f"{a}+{r}", "undo pair (archive, recovery)") for a, r in q.undo_pairs]
+        notes = [(k, "; ".join(r)) for k, r in enumerate(q.invalid_reasons) if r] + [
+            (f"{a}+{r}", "undo pair (archive, recovery)") for a, r in q.undo_pairs
+        ]
         if notes:
             emit_table(("turn", "why penalised"), notes)
     if adv is not None:
@@ -253,7 +309,15 @@ def run_probe(args: argparse.Namespace) -> int:
     budget = _int("budget", args.budget, 1)
     anchor: str | int = args.anchor
     if anchor not in ("first-archive", "end"):
-        anchor = _int("anchor", args.anchor, 0)
+        try:
+            anchor = int(str(args.anchor).strip())
+        except ValueError:
+            raise _arg_error(
+                "anchor",
+                args.anchor,
+                "must be first-archive, end or a trace item index",
+                "e.g. --anchor end",
+            ) from None
     seed = (
         _int("seed", args.seed, 0)
         if args.seed is not None
@@ -293,8 +357,16 @@ def run_probe(args: argparse.Namespace) -> int:
         return 1 if leaky else 0
 
     emit_table(
-        ("snapshot", "anchor", "blocks", "total tok", "sampled", "pairs (eligible)", "removed",
-         "leaks"),
+        (
+            "snapshot",
+            "anchor",
+            "blocks",
+            "total tok",
+            "sampled",
+            "pairs (eligible)",
+            "removed",
+            "leaks",
+        ),
         [
             (
                 k.snapshot_id,
@@ -327,8 +399,17 @@ def run_probe(args: argparse.Namespace) -> int:
             cells.append(sum(s.missing for s in bad))
             rows.append(cells)
         emit_table(
-            ("model", "total -dash", "total +dash", "block -dash", "block +dash",
-             "pairwise -dash", "pairwise +dash", "invalid", "missing"),
+            (
+                "model",
+                "total -dash",
+                "total +dash",
+                "block -dash",
+                "block +dash",
+                "pairwise -dash",
+                "pairwise +dash",
+                "invalid",
+                "missing",
+            ),
             rows,
             title="Probe scores (size: median relative error; pairwise: accuracy)",
         )
