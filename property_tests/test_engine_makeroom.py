@@ -101,6 +101,45 @@ def test_engine_mean_z_matches_exact_array_and_theory(name, kw):
     assert makeroom_verdict(res).status == "pass"
 
 
+@pytest.mark.parametrize(("name", "kw"), [("blind", {}), ("buckets", {"buckets": 4}),
+                                          ("gaussian", {"sigma": 0.7})])
+def test_reused_workspaces_give_the_same_law_and_return_to_their_state(name, kw):
+    """Theorem 1 through reused workspaces: one workspace per block of 64 trials, every
+    archive restored after each trial (the paper's Q_undo: the canonical state hash returns
+    to the initial one every time); E[Z] still agrees with the exact value and the array
+    simulator, because for these interfaces Z's law does not depend on J*'s position."""
+    res = sims.simulate_makeroom_engine(N, KAPPA, name, trials=TRIALS, rng=77, reuse=True,
+                                        array_trials=50_000, **kw)
+    assert res.reuse and res.workspaces == -(-TRIALS // 64) and res.undo_mismatches == 0
+    assert res.agrees_with_exact and res.agrees_with_array and res.consistent_with_theory
+    assert res.all_recoveries_byte_exact and res.stop_mismatches == 0
+    assert res.queries_answered == res.queries == TRIALS * (N - 1)
+
+
+def test_restore_returns_the_workspace_to_its_rendering():
+    """Implementation details (restore, Q_undo): after archiving blocks and restoring them
+    the engine renders exactly what it rendered before, which is what lets a reused
+    workspace show every trial the same initial observation."""
+    lay = sims.calibrate_makeroom(16, 3, rng=2)
+    ws = _build(lay, 5)
+    before, state = ws.render(), ws.state_hash()
+    for bid in (lay.ids[0], lay.ids[5], lay.ids[9]):
+        ws.context_workspace_archive(bid)
+    for bid in (lay.ids[9], lay.ids[0], lay.ids[5]):
+        ws.restore(bid)
+    after = ws.render()
+    assert ws.state_hash() == state
+    assert after.messages == before.messages and after.dashboard == before.dashboard
+    assert after.candidate_tokens == before.candidate_tokens
+
+
+def test_reuse_is_refused_where_z_depends_on_the_position():
+    """Theorem 1, part D: with unequal buckets Z's law depends on J*'s bucket, so one J* per
+    block of trials would bias E[Z]; reuse is refused there."""
+    with pytest.raises(DomainError, match=r"`reuse` needs buckets of equal size"):
+        sims.simulate_makeroom_engine(20, 3, "buckets", buckets=3, trials=4, reuse=True)
+
+
 def test_ledger_interface_never_archives_a_load_bearing_block():
     """Theorem 1: 'The full ledger identifies J* and attains Z = 0' (through the rendered
     dashboard's ~Tok column): one archive per trial, no reads."""

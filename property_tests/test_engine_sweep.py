@@ -15,7 +15,7 @@ from vistalab._sweep._schema import coerce_row
 @pytest.mark.parametrize(("name", "params"), [
     ("makeroom-engine", {"n": 12, "kappa": 3, "interface": "gaussian", "sigma": 1.0,
                          "buckets": None, "policy": "bayes", "tokenizer": "cl100k_base",
-                         "l_tokens": None, "array_trials": 2000, "trials": 20}),
+                         "l_tokens": None, "array_trials": 2000, "reuse": False, "trials": 20}),
     ("recovery-engine", {"N": 4, "k": 128, "budget": 2000, "strategy": "recover",
                          "tokenizer": "cl100k_base", "trials": 3}),
 ])

@@ -433,6 +433,8 @@ class _Tally:
     stop_mismatches: int = 0
     z_excess: int = 0
     bulky_archived: int = 0
+    undo_mismatches: int = 0
+    workspaces: int = 0
 
     def add(self, other: _Tally) -> None:
         self.counts += other.counts
@@ -443,15 +445,42 @@ class _Tally:
         self.size_residual_max = max(self.size_residual_max, other.size_residual_max)
 
 
-def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok: MemoTokenizer,
-           spec: StoreSpec, gen: np.random.Generator, tally: _Tally, *, verify: bool) -> None:
-    n, kappa = layout.n, layout.kappa
-    j = int(gen.integers(n))
+@dataclass
+class _Template:
+    """A built workspace kept across the trials of one block (``reuse=True``): its bulky
+    position, first rendering and canonical state hash, to which every trial returns."""
+
+    ws: Workspace
+    j: int
+    rendering: Rendering
+    state: str
+    events: int
+
+
+def _new_workspace(layout: MakeRoomLayout, j: int, tok: MemoTokenizer, spec: StoreSpec,
+                   tally: _Tally) -> tuple[Workspace, Rendering]:
     budget = layout.budget + layout.budget_offsets[j]
     ws = _build(layout, budget, j, tok, spec.new())
     r = ws.render()
     if r.candidate_tokens != budget + layout.L_tokens:
         tally.budget_mismatches += 1
+    return ws, r
+
+
+def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok: MemoTokenizer,
+           spec: StoreSpec, gen: np.random.Generator, tally: _Tally, *, verify: bool,
+           template: _Template | None = None) -> None:
+    """One trial: a fresh workspace with J* drawn here, or (``template``) the block's
+    workspace, which the trial restores to its initial state afterwards."""
+    n, kappa = layout.n, layout.kappa
+    if template is None:
+        j = int(gen.integers(n))
+        ws, r = _new_workspace(layout, j, tok, spec, tally)
+        first_event = 0
+    else:
+        # The trial starts in the template's canonical state (checked after every
+        # trial), of which the template's rendering is the engine's rendering.
+        ws, j, r, first_event = template.ws, template.j, template.rendering, template.events
     y = _observe(name, layout, ws, r, iface, gen)
     order = np.asarray(pol.order(iface, y, gen))
     ids = layout.ids
@@ -481,33 +510,50 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok
     tally.z_excess += z > kappa
     tally.counts[min(z, kappa)] += 1
     if verify:
-        freed = [int(ev.effects.get("freed_tokens", -1)) for ev in ws.events
+        freed = [int(ev.effects.get("freed_tokens", -1)) for ev in ws.events[first_event:]
                  if ev.op == "archive" and ev.ok]
         want = [layout.L_tokens if p == j else layout.l_tokens for p in paths]
         for got, exp in zip(freed, want, strict=True):
             if got != exp:
                 tally.size_mismatches += 1
                 tally.size_residual_max = max(tally.size_residual_max, abs(got - exp))
-    # Every load-bearing block is queried: archived ones are read back by path.
-    blocks = ws.blocks
+    # Every load-bearing block is queried: archived ones are read back by path,
+    # the others are answered from the prompt (their text, compared in one pass).
     light_bytes = layout.light_bytes
     read = ws.read_path
-    for p in range(n):
+    expected = list(layout.light)
+    for p in paths:
+        expected[p] = None  # type: ignore[call-overload]
+    expected[j] = None  # type: ignore[call-overload]
+    # An archived block's record keeps no content (its bytes are in the store).
+    shown = [b.content for b in ws.blocks[_FIRST_BLOCK - 1:]]
+    shown[j] = None
+    if shown == expected:
+        tally.queries_ok += n - 1 - len(paths) + (j in paths)
+    else:
+        tally.queries_ok += sum(1 for p, (a, b) in enumerate(zip(shown, expected, strict=True))
+                                if p != j and p not in paths and a == b)
+    tally.queries += n - 1
+    for p, path in paths.items():
         if p == j:
             continue
-        tally.queries += 1
-        path = paths.get(p)
-        if path is None:
-            ok = blocks[p + _FIRST_BLOCK - 1].content == layout.light[p]
-        else:
-            tally.read_events += 1
-            try:
-                ok = read(path) == light_bytes[p]
-            except WorkspaceError:
-                ok = False
-            tally.byte_exact += ok
-            tally.byte_mismatches += not ok
+        tally.read_events += 1
+        try:
+            ok = read(path) == light_bytes[p]
+        except WorkspaceError:
+            ok = False
+        tally.byte_exact += ok
+        tally.byte_mismatches += not ok
         tally.queries_ok += ok
+    if template is not None:
+        # Undo (the paper's Q_undo): restoring every archive must give back the
+        # template's canonical state, so the next trial starts from the same workspace.
+        for p in paths:
+            ws.restore(ids[p])
+        if ws.state_hash() != template.state:
+            tally.undo_mismatches += 1
+            template.state = ws.state_hash()
+        template.events = len(ws.events)
 
 
 # --------------------------------------------------------------------------- result
@@ -551,6 +597,16 @@ class EngineMakeRoomResult(MakeRoomResult):
     z_excess : int
         Trials with more than kappa load-bearing blocks archived (possible only
         with a stop mismatch); ``z_counts`` counts them at kappa.
+    reuse : bool
+        Whether workspaces were reused across trials (see the driver).
+    workspaces : int
+        Workspaces built (= trials without reuse).
+    undo_mismatches : int
+        Reuse only: trials after which restoring every archive did not give
+        back the initial canonical state hash.
+    cpu_seconds : float
+        Process CPU time of the trials (on a shared machine the wall time in
+        ``elapsed_seconds`` also measures the scheduler).
     array_mean_z, array_mean_z_se : float
         The array simulator's E[Z] for the same interface and policy.
     array_trials : int
@@ -582,6 +638,10 @@ class EngineMakeRoomResult(MakeRoomResult):
     budget_mismatches: int = 0
     stop_mismatches: int = 0
     z_excess: int = 0
+    reuse: bool = False
+    workspaces: int = 0
+    undo_mismatches: int = 0
+    cpu_seconds: float = 0.0
     array_mean_z: float = math.nan
     array_mean_z_se: float = math.nan
     array_trials: int = 0
@@ -612,6 +672,10 @@ class EngineMakeRoomResult(MakeRoomResult):
             "budget_mismatches": self.budget_mismatches,
             "stop_mismatches": self.stop_mismatches,
             "z_excess": self.z_excess,
+            "reuse": self.reuse,
+            "workspaces": self.workspaces,
+            "undo_mismatches": self.undo_mismatches,
+            "cpu_seconds": self.cpu_seconds,
             "array_mean_z": self.array_mean_z,
             "array_mean_z_se": self.array_mean_z_se,
             "array_trials": self.array_trials,
@@ -668,6 +732,7 @@ def simulate_makeroom_engine(
     rate_trials: int | None = None,
     confidence: float = 0.95,
     verify: bool = True,
+    reuse: bool = False,
     **params: Any,
 ) -> EngineMakeRoomResult:
     """Run M_{n,L,l} through the workspace engine and compare with the theory
@@ -702,6 +767,15 @@ def simulate_makeroom_engine(
     verify : bool
         Also check each archive's freed tokens in the engine's event log
         (default True; costs one pass over the log per trial).
+    reuse : bool
+        Build one workspace per block of 64 trials (J* drawn once for the
+        block) and return it to its initial state after each trial by
+        restoring every archive; each return is checked against the initial
+        canonical state hash (``undo_mismatches``). Building dominates a trial
+        at large n, so this is much faster. It gives the same law of Z only
+        where that law does not depend on J*'s position (ledger, gaussian,
+        blind, the random policy, and buckets of equal size), so other cases
+        are refused. Default False: a fresh workspace and J* per trial.
 
     Returns
     -------
@@ -710,6 +784,7 @@ def simulate_makeroom_engine(
     iface, pol, trials, array_trials, confidence = _engine_iv(
         n, kappa, interface, policy, trials, array_trials, confidence, params)
     n, kappa = iface.n, iface.kappa
+    _reuse_iv(reuse, iface, pol)
     seed = root_seed(rng)
     spec = store_iv(store, store_dir)
     try:
@@ -719,12 +794,20 @@ def simulate_makeroom_engine(
                               fix="the net tokens a load-bearing block frees when archived")
         layout = _calibrate_auto(n, kappa, l_tokens, tok, spec.root, seed)
         tally = _Tally(np.zeros(kappa + 1, dtype=np.int64))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i, size in enumerate(block_sizes(trials, ENGINE_BLOCK)):
             gen = stream(seed, 0, i)
+            template = None
+            if reuse:
+                j = int(gen.integers(n))
+                ws, r = _new_workspace(layout, j, tok, spec, tally)
+                template = _Template(ws, j, r, ws.state_hash(), len(ws.events))
+            tally.workspaces += 1 if reuse else size
             for _ in range(size):
-                _trial(layout, iface.name, iface, pol, tok, spec, gen, tally, verify=verify)
+                _trial(layout, iface.name, iface, pol, tok, spec, gen, tally, verify=verify,
+                       template=template)
         elapsed = time.perf_counter() - t0
+        cpu = time.process_time() - c0
     finally:
         spec.close()
 
@@ -733,7 +816,21 @@ def simulate_makeroom_engine(
     array = simulate_makeroom(n, kappa, iface, policy=pol, trials=array_trials,
                               rng=stream_seq(seed, 3), mode=mode, rate_trials=rate_trials,
                               confidence=confidence)
-    return _result(layout, iface, pol, tally, array, seed, spec, trials, elapsed, confidence)
+    return _result(layout, iface, pol, tally, array, seed, spec, trials, elapsed, confidence,
+                   reuse, cpu)
+
+
+def _reuse_iv(reuse: Any, iface: Interface, pol: Policy) -> None:
+    if not isinstance(reuse, bool):
+        raise DomainError("reuse", reuse, "must be True or False")
+    if not reuse or pol.name == "random" or iface.name != "buckets":
+        return
+    M = int(iface.params["buckets"])
+    if iface.n % M:
+        raise DomainError("reuse", reuse, "needs buckets of equal size (n divisible by M): "
+                          "otherwise Z's law depends on J*'s bucket",
+                          "pass reuse=False or choose M dividing n",
+                          context=f"n={iface.n}, buckets={M}")
 
 
 def stream_seq(seed: SeedInfo, *key: int) -> np.random.SeedSequence:
@@ -745,7 +842,8 @@ def stream_seq(seed: SeedInfo, *key: int) -> np.random.SeedSequence:
 
 def _result(layout: MakeRoomLayout, iface: Interface, pol: Policy, tally: _Tally,
             array: MakeRoomResult, seed: SeedInfo, spec: StoreSpec, trials: int,
-            elapsed: float, confidence: float) -> EngineMakeRoomResult:
+            elapsed: float, confidence: float, reuse: bool, cpu: float
+            ) -> EngineMakeRoomResult:
     n, kappa = layout.n, layout.kappa
     counts = tally.counts
     mean, se = mean_from_counts(counts)
@@ -768,7 +866,8 @@ def _result(layout: MakeRoomLayout, iface: Interface, pol: Policy, tally: _Tally
     # with the same kappa/trials floor as the exact check for rare events.
     agrees_array = abs(diff) <= CHECK_SIGMAS * max(spread, kappa / trials) if spread > 0 \
         else diff == 0
-    exact_reads = (tally.byte_mismatches == 0 and tally.queries_ok == tally.queries)
+    exact_reads = (tally.byte_mismatches == 0 and tally.queries_ok == tally.queries
+                   and tally.undo_mismatches == 0)
     return EngineMakeRoomResult(
         n=n, kappa=kappa, interface=iface.name, params=dict(iface.params), policy=pol.name,
         mode="engine", mean_z=mean, mean_z_se=se, mean_z_ci=ci, confidence=confidence,
@@ -788,7 +887,8 @@ def _result(layout: MakeRoomLayout, iface: Interface, pol: Policy, tally: _Tally
         queries=tally.queries, queries_answered=tally.queries_ok,
         size_mismatches=tally.size_mismatches, size_residual_max=tally.size_residual_max,
         budget_mismatches=tally.budget_mismatches, stop_mismatches=tally.stop_mismatches,
-        z_excess=tally.z_excess,
+        z_excess=tally.z_excess, reuse=reuse, workspaces=tally.workspaces, cpu_seconds=cpu,
+        undo_mismatches=tally.undo_mismatches,
         array_mean_z=array.mean_z, array_mean_z_se=array.mean_z_se,
         array_trials=array.trials, z_score=z, agrees_with_array=bool(agrees_array),
         all_recoveries_byte_exact=bool(exact_reads),

@@ -68,6 +68,10 @@ def register(subparsers: Any) -> None:
                              "max(4, min(40, 900 // kappa)))")
     engine.add_argument("--array-trials", dest="array_trials", default=None, metavar="INT",
                         help="engine: trials of the array-simulator cross-check (default 200000)")
+    engine.add_argument("--reuse", action="store_true",
+                        help="engine: one workspace per 64 trials (J* drawn per block), "
+                             "restored after each trial; much faster at large n, refused where "
+                             "Z's law depends on J*'s position")
     parser.set_defaults(func=run, _parser=parser)
 
 
@@ -90,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
         params["rate"] = _real("rate", args.rate)
     if args.engine:
         return _run_engine(args, params)
+    if args.reuse:
+        raise DomainError("reuse", True, "is only used with --engine",
+                          "add --engine or drop the option")
     for name in _ENGINE_ONLY:
         if getattr(args, name) is not None:
             raise DomainError(name.replace("_", "-"), getattr(args, name),
@@ -125,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 _ENGINE_KEYS = ("store", "tokenizer", "l_tokens", "L_tokens", "budget_tokens", "array_mean_z",
                 "z_score", "agrees_with_array", "archive_events", "read_events",
                 "byte_exact_recoveries", "queries_answered", "size_mismatches",
-                "budget_mismatches", "stop_mismatches")
+                "budget_mismatches", "stop_mismatches", "reuse", "workspaces")
 
 
 def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
@@ -152,7 +159,7 @@ def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
         policy=args.policy, trials=_int("trials", args.trials or "500"),
         rng=None if args.seed is None else _int("seed", args.seed),
         store=args.store or "memory", store_dir=args.store_dir,
-        tokenizer=args.tokenizer or "cl100k_base",
+        tokenizer=args.tokenizer or "cl100k_base", reuse=bool(args.reuse),
         rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
         **extra, **params,
     )

@@ -284,7 +284,8 @@ def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
     res = sims.simulate_makeroom_engine(
         params["n"], params["kappa"], params["interface"], policy=params["policy"],
         trials=params["trials"], rng=rng, tokenizer=params["tokenizer"],
-        array_trials=params["array_trials"], **extra, **_interface_kwargs(params))
+        array_trials=params["array_trials"], reuse=bool(params.get("reuse", False)), **extra,
+        **_interface_kwargs(params))
     d = res.to_dict()
     lo, hi = d["mean_z_ci"]
     return {
@@ -327,6 +328,8 @@ MAKEROOM_ENGINE = Experiment(
                   "max(4, min(40, 900 // kappa)))", lo=1),
         ParamSpec("array_trials", "int", "trials of the array-simulator cross-check",
                   default=200_000, lo=2),
+        ParamSpec("reuse", "bool", "one workspace per 64 trials, restored after each trial",
+                  default=False),
         ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
     ),
     outputs=(
