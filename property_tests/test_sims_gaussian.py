@@ -143,7 +143,7 @@ def test_rate_estimate_segments_large_n():
 
 
 def test_gaussian_rate_falls_back_to_quadrature_for_huge_n():
-    """Beyond n = 1e7 the O(n)-per-trial Monte Carlo is replaced by theory's
+    """Beyond n = 1e5 the O(n)-per-trial Monte Carlo is replaced by theory's
     quadrature unless trials are requested explicitly."""
     iface = sims.make_interface("gaussian", n=10**9, kappa=4, sigma=1.0)
     rate = iface.rate()

@@ -54,8 +54,8 @@ def test_fast_estimate_agrees_with_exact_and_respects_theory(case):
     bound kappa[1-(I+1)/nu]_+ nor below the exact frontier at the interface's
     rate beyond 4 standard errors (the rate at its upper 4-SE limit)."""
     name, n, kappa, params = case
-    # O(n) per rate trial: few trials at n = 1e6, theory's quadrature beyond 1e7.
-    rate_trials = 400 if n <= 10**4 else (20 if n <= 10**6 else None)
+    # O(n) per rate trial: theory's quadrature by default beyond n = 1e5.
+    rate_trials = 400 if n <= 10**4 else None
     res = sims.simulate_makeroom(n, kappa, name, trials=200_000,
                                  rng=zlib.crc32(_id(case).encode()), rate_trials=rate_trials,
                                  **params)

@@ -34,15 +34,18 @@ _ZSPAN = 12.0
 # the segment length used when one trial alone is larger than that.
 _RATE_CELLS = 1 << 18
 _MAX_RATE_ROWS = 512
-# Thresholds of the control variates (standardised light observations).
-_CNT_T = (1.0, 2.0, 3.0, 4.0)
+# Thresholds of the control variates (standardised light observations):
+# capped exponential sums, which track the posterior's normaliser (counts
+# above thresholds and the plain sum of W add nothing once these are in).
 _CAP_T = (1.0, 2.0, 3.0, 4.0)
 _CAPW_T = (2.0, 3.0, 4.0)
+# Below this many trials no control variate is fitted (cross-fitting halves).
+_MIN_CV_TRIALS = 40
 # Relative singular-value cut-off of the control-variate regression.
 _SVD_RTOL = 1e-6
 # |t| beyond which the logistic is saturated to within exp(-40).
 _T_SAT = 40.0
-_N_CV = 1 + len(_CNT_T) + len(_CAP_T) + len(_CAPW_T)
+_N_CV = len(_CAP_T) + len(_CAPW_T)
 
 
 @dataclass(frozen=True)
@@ -232,8 +235,7 @@ def gaussian_exact_z_tail(n: int, kappa: int, sigma: float) -> np.ndarray:
 
 def _cv_means(d: float) -> np.ndarray:
     """Exact per-block means of the control-variate summands (light blocks)."""
-    out = [0.0]
-    out += [float(special.ndtr(-c)) for c in _CNT_T]
+    out: list[float] = []
     for c in _CAP_T:
         # E[exp(d (min(W,c) - c))] = e^{d^2/2 - dc} Phi(c-d) + P(W > c)
         out.append(math.exp(0.5 * d * d - d * c + special.log_ndtr(c - d)) + special.ndtr(-c))
@@ -254,8 +256,7 @@ def _cv_sums(w: np.ndarray, d: float, e: np.ndarray, shift: np.ndarray) -> np.nd
     floating point while ``d * 8 < 600`` (no overflow or underflow of the
     factors); beyond that the summands are formed directly.
     """
-    cols = [w.sum(axis=1)]
-    cols += [np.count_nonzero(w > c, axis=1).astype(float) for c in _CNT_T]
+    cols: list[np.ndarray] = []
     fast = d * 8.0 < 600.0
     caps: dict[float, np.ndarray] = {}
     capws: dict[float, np.ndarray] = {}
@@ -425,9 +426,9 @@ def estimate_gaussian_rate(
     importance sampling, weight <= 2, the others below it from their exact
     conditional law), integrates the bulky block's observation out exactly
     (a one-dimensional Gaussian integral of the posterior entropy), and the
-    weighted per-trial values are regressed on thirteen control variates
-    with known means (the weight, and counts and capped exponential sums of
-    the light observations). The standard error is the OLS intercept's.
+    weighted per-trial values are corrected with eight control variates of
+    known mean (the weight, and capped exponential sums of the light
+    observations), cross-fitted so the standard error is honest.
 
     Parameters
     ----------
@@ -501,8 +502,11 @@ def _cv_estimate(y: np.ndarray, cv: np.ndarray) -> tuple[float, float, str]:
     too small when the variates explain y almost perfectly).
     """
     t = y.size
-    if t < 20 * (cv.shape[1] + 1):
+    if t < _MIN_CV_TRIALS:
         return float(y.mean()), float(y.std(ddof=1) / math.sqrt(t)), "conditional Monte Carlo"
+    if t < 20 * (cv.shape[1] + 1):
+        # Too few trials for every variate: keep the last one (the weight).
+        cv = cv[:, -1:]
     z = np.empty_like(y)
     folds = (np.arange(t) % 2).astype(bool)
     for fit, use in ((folds, ~folds), (~folds, folds)):

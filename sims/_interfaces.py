@@ -271,8 +271,8 @@ class GaussianInterface:
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {"sigma": 1.0}
     DEFAULT_RATE_TRIALS: ClassVar[int] = 4000
     # Cap on n * trials of the default rate estimate (O(n) per trial).
-    RATE_WORK: ClassVar[int] = 4 * 10**7
-    MC_RATE_MAX_N: ClassVar[int] = 10**7
+    RATE_WORK: ClassVar[int] = 2 * 10**7
+    MC_RATE_MAX_N: ClassVar[int] = 10**5
     WALK_MAX_KAPPA: ClassVar[int] = 16
 
     def __init__(self, *, n: int, kappa: int, sigma: Any = None) -> None:

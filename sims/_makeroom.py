@@ -282,7 +282,9 @@ def simulate_makeroom(
         Threads over trial blocks (results do not depend on it).
     rate_trials : int, optional
         Monte Carlo trials for an estimated rate (Gaussian channel); default
-        ``min(4000, 4e7 / n)``, at least 16.
+        ``min(4000, 2e7 / n)``, at least 16, for n <= 1e5; beyond that the
+        Gaussian rate defaults to theory's quadrature (pass ``rate_trials``
+        to force the O(n)-per-trial Monte Carlo).
     confidence : float
         Level of ``mean_z_ci``.
 
