@@ -47,12 +47,10 @@ def _sims(name: str) -> Any:
 
 def _makeroom_runs(ctx: CheckContext) -> dict[str, Any]:
     def compute() -> dict[str, Any]:
-        run = _sims("simulate_makeroom_engine")
-        seq = ctx.seed_seq("engine-makeroom")
-        children = seq.spawn(len(MAKEROOM_INTERFACES))
-        return {name: run(MAKEROOM_N, MAKEROOM_KAPPA, name, trials=MAKEROOM_TRIALS, rng=child,
-                          **kw)
-                for (name, kw), child in zip(MAKEROOM_INTERFACES, children, strict=True)}
+        counters = _sims("makeroom_event_counters")(
+            MAKEROOM_N, MAKEROOM_KAPPA, trials=MAKEROOM_TRIALS,
+            rng=ctx.seed_seq("engine-makeroom"), interfaces=MAKEROOM_INTERFACES)
+        return {r.interface: r for r in counters.results}
 
     return ctx.cached("engine-makeroom", compute)  # type: ignore[no-any-return]
 

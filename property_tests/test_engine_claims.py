@@ -17,13 +17,34 @@ ENGINE_IDS = {"engine.makeroom-ledger", "engine.makeroom-buckets", "engine.maker
 
 
 @pytest.fixture(scope="module")
-def runs():
-    """A small make-room batch per interface (fixed seed)."""
-    out = {}
-    for i, (name, kw) in enumerate(ec.MAKEROOM_INTERFACES):
-        out[name] = sims.simulate_makeroom_engine(24, 3, name, trials=160, rng=100 + i,
-                                                  array_trials=50_000, **kw)
-    return out
+def counters():
+    """A small make-room batch per interface (fixed seed): the ablation's counters."""
+    return sims.makeroom_event_counters(24, 3, trials=160, rng=100, array_trials=50_000)
+
+
+@pytest.fixture(scope="module")
+def runs(counters):
+    return {r.interface: r for r in counters.results}
+
+
+def test_event_counters_table(counters):
+    """Section 3.7 / Figure 5(b): total archive and read events per interface over a batch,
+    rows in decreasing rate, each read an obligation (one per archived load-bearing block)
+    and byte-exact."""
+    names = [r["interface"] for r in counters.rows]
+    assert names == ["ledger", "buckets", "gaussian", "blind"]
+    rates = [r["rate_bits"] for r in counters.rows]
+    assert rates == sorted(rates, reverse=True)
+    for row, res in zip(counters.rows, counters.results, strict=True):
+        assert row["archive_events"] == res.archive_events >= counters.trials
+        assert row["read_events"] == row["recovery_obligations"] == row["byte_exact_recoveries"]
+    assert counters.rows[0]["read_events"] == 0
+    # Blind: archives per trial are min(tau, kappa) with tau uniform on 1..n (eq. Z-search),
+    # mean kappa - kappa(kappa-1)/(2n); its sd is at most kappa/2.
+    n, kappa, t = counters.n, counters.kappa, counters.trials
+    exact = kappa - kappa * (kappa - 1) / (2 * n)
+    assert abs(counters.rows[-1]["archives_per_trial"] - exact) <= 4 * (kappa / 2) / t**0.5
+    assert counters.rows[0]["archives_per_trial"] == 1.0
 
 
 def test_engine_claims_are_registered_in_their_section():

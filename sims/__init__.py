@@ -7,9 +7,11 @@ run through the reference workspace engine (``*_engine``).
 from ._engine_makeroom import (
     ENGINE_INTERFACES,
     EngineMakeRoomResult,
+    EventCounters,
     MakeRoomLayout,
     calibrate_makeroom,
     coarsen_ledger,
+    makeroom_event_counters,
     parse_ledger,
     simulate_makeroom_engine,
 )
@@ -101,6 +103,8 @@ __all__ = [
     # engine-backed experiments (workspace/ driven by sims/)
     "simulate_makeroom_engine",
     "EngineMakeRoomResult",
+    "makeroom_event_counters",
+    "EventCounters",
     "MakeRoomLayout",
     "calibrate_makeroom",
     "ENGINE_INTERFACES",
