@@ -125,8 +125,9 @@ def test_reproducible_and_seed_recorded():
     """Issue section 4: same seed, same result; the seed entropy is recorded."""
     a = sims.simulate_recovery(12, 9, 40, "random-subset", trials=5000, rng=3)
     b = sims.simulate_recovery(12, 9, 40, "random-subset", trials=5000, rng=3, workers=2)
-    c = sims.simulate_recovery(12, 9, 40, "random-subset", trials=5000, rng=4)
-    assert a.successes == b.successes != c.successes
+    others = {sims.simulate_recovery(12, 9, 40, "random-subset", trials=5000,
+                                     rng=seed).successes for seed in range(4, 9)}
+    assert a.successes == b.successes and len(others) > 1
     assert a.seed_entropy == 3 and a.to_dict()["seed"] == 3
     doc = a.to_dict()
     for key in ("success", "success_ci", "bound", "exact_success", "trials", "seed"):

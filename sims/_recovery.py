@@ -38,9 +38,10 @@ __all__ = [
     "Recover",
 ]
 
-# Unpacked bits (one byte per bit) held per trial block: bounds memory.
-_BLOCK_BITS = 1 << 23
-_MAX_TRIAL_BLOCK = 4096
+# Evidence bits per trial block (the unit of reproducibility): 2**26 bits is
+# 8 MB packed; strategies that unpack bits may hold 8x that transiently.
+_BLOCK_BITS = 1 << 26
+_MAX_TRIAL_BLOCK = 1 << 14
 # The consistency check asks whether the data exclude the bound at this level,
 # stricter than the reported interval so a strategy sitting at the bound is
 # not flagged by chance.
@@ -167,12 +168,42 @@ def _random_guess(rng: np.random.Generator, trials: int, k: int) -> np.ndarray:
     return _random_blocks(rng, (trials,), k)
 
 
-def _pack(bits: np.ndarray) -> np.ndarray:
-    return np.packbits(bits.reshape(bits.shape[0], -1), axis=1)
+def _prefix(blocks: np.ndarray, bits: int) -> np.ndarray:
+    """The first ``bits`` bits of each packed block, packed (zero tail)."""
+    nb = _kbytes(bits)
+    out = np.ascontiguousarray(blocks[..., :nb])
+    if nb:
+        out[..., -1] &= np.uint8(_tail_mask(bits))
+    return out
 
 
-def _unpack(state: np.ndarray, count: int) -> np.ndarray:
-    return np.unpackbits(state, axis=1, count=count)
+def _pack_fields(fields: np.ndarray, width: int) -> np.ndarray:
+    """Concatenate F packed ``width``-bit fields per row, (T, F, ceil(width/8))
+    -> (T, ceil(F*width/8)), without padding between fields."""
+    trials = fields.shape[0]
+    if width % 8 == 0:
+        return fields.reshape(trials, -1).copy()
+    bits = np.unpackbits(fields, axis=2, count=width)
+    return np.packbits(bits.reshape(trials, -1), axis=1)
+
+
+def _read_field(state: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
+    """Field ``index[t]`` (``width`` bits at bit offset ``index*width``) of
+    each row of a packed state, as packed bytes (T, ceil(width/8)).
+
+    Only a window of ceil(width/8)+1 bytes per row is unpacked.
+    """
+    trials = index.shape[0]
+    nb = _kbytes(width)
+    start_bit = index.astype(np.int64) * width
+    first = start_bit // 8
+    padded = np.concatenate([state, np.zeros((trials, nb + 1), dtype=np.uint8)], axis=1)
+    window = padded[np.arange(trials)[:, None], first[:, None] + np.arange(nb + 1)]
+    if width % 8 == 0:
+        return window[:, :nb].copy()
+    bits = np.unpackbits(window, axis=1)
+    pos = (start_bit % 8)[:, None] + np.arange(width)
+    return np.packbits(np.take_along_axis(bits, pos, axis=1), axis=1)
 
 
 # ---------------------------------------------------------------------------
@@ -202,20 +233,15 @@ class KeepBlocks:
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
         s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
-        bits = np.unpackbits(blocks[:, :s, :], axis=2, count=k)
-        return _pack(bits)
+        return _pack_fields(blocks[:, :s, :], k)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
         s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
-        trials = index.shape[0]
-        guess = _random_guess(rng, trials, k)
-        if s == 0:
-            return guess
-        stored = _unpack(state, s * k).reshape(trials, s, k)
+        guess = _random_guess(rng, index.shape[0], k)
         hit = index < s
-        picked = stored[np.arange(trials), np.minimum(index, s - 1)]
-        guess[hit] = np.packbits(picked[hit], axis=1)
+        if np.any(hit):
+            guess[hit] = _read_field(state[hit], index[hit], k)
         return guess
 
 
@@ -237,15 +263,21 @@ class KeepBits:
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
         b = int(plan.details["kept_bits"])
-        return _pack(np.unpackbits(blocks, axis=2, count=b))
+        return _pack_fields(_prefix(blocks, b), b)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
-        b, k, N = (int(plan.details[x]) for x in ("kept_bits", "k", "N"))
-        trials = index.shape[0]
-        known = _unpack(state, N * b).reshape(trials, N, b)[np.arange(trials), index]
-        rest = np.unpackbits(_random_guess(rng, trials, k), axis=1, count=k)[:, b:]
-        return np.packbits(np.concatenate([known, rest], axis=1), axis=1)
+        b, k = int(plan.details["kept_bits"]), int(plan.details["k"])
+        guess = _random_guess(rng, index.shape[0], k)
+        if b == 0:
+            return guess
+        known = _read_field(state, index, b)
+        nb = known.shape[1]
+        # Keep the guessed bits after position b inside the shared byte.
+        keep = np.uint8(_tail_mask(b))
+        guess[:, nb - 1] = (guess[:, nb - 1] & ~keep) | known[:, nb - 1]
+        guess[:, : nb - 1] = known[:, : nb - 1]
+        return guess
 
 
 @dataclass(frozen=True)
@@ -282,7 +314,8 @@ class RandomSubset:
         idx_bits = ((chosen[..., None] >> np.arange(h - 1, -1, -1)) & 1).astype(np.uint8)
         picked = np.take_along_axis(blocks, chosen[..., None], axis=1)
         block_bits = np.unpackbits(picked, axis=2, count=k)
-        return _pack(np.concatenate([idx_bits, block_bits], axis=2))
+        fields = np.concatenate([idx_bits, block_bits], axis=2)
+        return np.packbits(fields.reshape(trials, -1), axis=1)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
@@ -291,13 +324,20 @@ class RandomSubset:
         guess = _random_guess(rng, trials, k)
         if s == 0:
             return guess
-        fields = _unpack(state, s * (h + k)).reshape(trials, s, h + k)
+        # Read only the s index fields, then the one matching block.
+        width = h + k
+        # Gather just the index bits: bit j of slot i sits at i*width + j.
+        pos = (np.arange(s)[:, None] * width + np.arange(h)[None, :]).ravel()
+        idx_bits = (state[:, pos // 8] >> (7 - pos % 8).astype(np.uint8)) & 1
         weights = (1 << np.arange(h - 1, -1, -1)).astype(np.int64)
-        stored_idx = fields[..., :h].astype(np.int64) @ weights
-        match = stored_idx == index[:, None]
+        stored = idx_bits.reshape(trials, s, h).astype(np.int64) @ weights
+        match = stored == index[:, None]
         hit = match.any(axis=1)
-        picked = fields[np.arange(trials), match.argmax(axis=1), h:]
-        guess[hit] = np.packbits(picked[hit], axis=1)
+        if np.any(hit):
+            slot = match.argmax(axis=1)[hit]
+            field = _read_field(state[hit], slot, width)
+            fbits = np.unpackbits(field, axis=1, count=width)[:, h:]
+            guess[hit] = np.packbits(fbits, axis=1)
         return guess
 
 
