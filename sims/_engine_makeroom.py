@@ -755,7 +755,8 @@ def simulate_makeroom_engine(
         Seed of the run; recorded in the result.
     store : {"memory", "disk"}
         Payload store; ``store_dir`` is the disk folder (default: a temporary
-        folder removed at the end).
+        folder removed at the end). Handles show the payload path, so the
+        calibrated texts depend on the folder (the law of Z does not).
     tokenizer : {"cl100k_base", "approx"}
         The engine's tokenizer, in which the sizes are calibrated.
     l_tokens : int, optional

@@ -449,6 +449,8 @@ def simulate_recovery_engine(
         Seed of the run; recorded in the result.
     store : {"memory", "disk"}
         Payload store (``store_dir``: disk folder, default a temporary one).
+        Handles show the payload path, so token costs depend on the folder:
+        pass ``store_dir`` for token counts that repeat across runs.
     tokenizer : {"cl100k_base", "approx"}
     confidence : float
         Level of the Clopper-Pearson interval.
