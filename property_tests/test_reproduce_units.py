@@ -200,3 +200,30 @@ def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
     edited.cached("sim:z", "g", {"a": 1}, lambda p, r: {"v": 1}, stochastic=False)
     assert same.outcomes[0].status == "cached"
     assert edited.outcomes[0].status == "computed"
+
+
+def _result_with(*rows: CheckRow):
+    from pathlib import Path
+
+    from vistalab._reproduce import ReproduceResult
+
+    return ReproduceResult(Path("."), True, 0, (), tuple(rows), Path("report.md"), 0.0,
+                           count_statuses(rows))
+
+
+def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
+    """Issue 6: "Exit status non-zero if any check fails". A failed claim about the
+    paper's own tables/text (source paper-data) is a finding about the paper: it is
+    reported, and fails the run only with --strict; any other failure always fails."""
+    ok = CheckRow("proof", "prop1/s", "c", "pass", "", "")
+    finding = CheckRow("paper-data", "table2.x", "c", "fail", "7.29 vs 6.72", "Table 2")
+    broken = CheckRow("simulation", "fig4.x", "c", "fail", "z=9", "Thm 1")
+    assert _result_with(ok).exit_status_for(strict=True) == 0
+    assert _result_with(ok, finding).exit_status_for(strict=False) == 0
+    assert _result_with(ok, finding).exit_status_for(strict=True) == 1
+    assert _result_with(ok, broken).exit_status_for(strict=False) == 1
+    assert _result_with(ok, finding).findings == 1
+    report = build_report(checks=[ok, finding], figures=[], stages=[],
+                          counts=count_statuses([ok, finding]), quick=True, seed=0,
+                          fingerprint="f" * 64, commit=None, version="0")
+    assert "findings about the paper" in report

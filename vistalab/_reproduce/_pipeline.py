@@ -43,7 +43,7 @@ from .._provenance import (
 from ._cache import CacheRecord, StageCache, cache_key
 from ._progress import NullProgress, Progress
 from ._report import FigureEntry, build_report
-from ._rows import CheckRow, count_statuses, rows_from_payload, rows_to_table
+from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
 from ._sources import engine_checks, paper_check_rows, proof_step_rows
 
 __all__ = ["DEFAULT_SEED", "ReproduceResult", "StageOutcome", "run_reproduce"]
@@ -121,12 +121,22 @@ class ReproduceResult:
 
     @property
     def failed(self) -> int:
-        return sum(1 for c in self.checks if c.status == "fail")
+        """Failed checks of the toolkit's reproductions (findings about the paper excluded)."""
+        return sum(1 for c in self.checks
+                   if c.status == "fail" and c.source not in FINDING_SOURCES)
+
+    @property
+    def findings(self) -> int:
+        """Failed claims about the paper's own reported numbers (its tables and text)."""
+        return sum(1 for c in self.checks if c.status == "fail" and c.source in FINDING_SOURCES)
+
+    def exit_status_for(self, *, strict: bool = False) -> int:
+        """1 when a check failed (with ``strict``, a finding about the paper too), else 0."""
+        return 1 if self.failed or (strict and self.findings) else 0
 
     @property
     def exit_status(self) -> int:
-        """0 when no check failed, else 1."""
-        return 1 if self.failed else 0
+        return self.exit_status_for(strict=False)
 
 
 def _stage_seed(seed: int, stage: str) -> np.random.SeedSequence:

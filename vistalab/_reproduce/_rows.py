@@ -8,10 +8,19 @@ from typing import Any
 
 from figures import Check, TidyTable
 
-__all__ = ["CheckRow", "SOURCES", "rows_to_table", "rows_from_payload", "count_statuses"]
+__all__ = [
+    "CheckRow", "FINDING_SOURCES", "SOURCES", "rows_to_table", "rows_from_payload",
+    "count_statuses",
+]
 
 #: Where a check comes from, in report order.
-SOURCES: tuple[str, ...] = ("proof", "paper", "simulation", "engine", "pipeline")
+SOURCES: tuple[str, ...] = ("proof", "paper", "paper-data", "simulation", "engine", "pipeline")
+
+#: Sources whose failures are findings about the paper's own reported numbers
+#: (its tables and text disagree with each other). They are reported like every
+#: other check but do not make ``reproduce`` fail unless ``--strict`` is given:
+#: the toolkit reproduced them faithfully; the inconsistency is in the paper.
+FINDING_SOURCES: frozenset[str] = frozenset({"paper-data"})
 
 
 @dataclass(frozen=True)
@@ -21,7 +30,8 @@ class CheckRow:
     Attributes
     ----------
     source : str
-        ``proof`` (theory.certify_all), ``paper`` (paper_checks), ``simulation``
+        ``proof`` (theory.certify_all), ``paper`` (paper_checks: theory claims),
+        ``paper-data`` (paper_checks: the paper's tables and text numbers), ``simulation``
         (a figure's own data checks), ``engine`` (engine-backed checks) or
         ``pipeline`` (a stage that could not run).
     id : str
@@ -60,7 +70,7 @@ def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
         (r.to_dict() for r in rows),
         columns=("source", "id", "claim", "status", "numbers", "where"),
         units={
-            "source": "proof | paper | simulation | engine | pipeline",
+            "source": "proof | paper | paper-data | simulation | engine | pipeline",
             "status": "pass | fail | not_checkable",
             "numbers": "the decisive numbers behind the status",
             "where": "location in paper.tex",

@@ -58,8 +58,11 @@ def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
     for res in report.results:
         numbers = ", ".join(f"{k}={_fmt(v)}" for k, v in dict(res.numbers).items())
         detail = " ".join(str(res.detail).split())
+        # A claim about the paper's own tables/text is a finding about the paper when
+        # it fails, not a failure of the toolkit (see _rows.FINDING_SOURCES).
+        src = "paper-data" if source == "paper" and res.kind in {"table", "text"} else source
         rows.append(CheckRow(
-            source, str(res.id), " ".join(str(res.statement).split()),
+            src, str(res.id), " ".join(str(res.statement).split()),
             normalise_status(res.status),
             f"{detail} [{numbers}]" if numbers else detail,
             str(res.where),
