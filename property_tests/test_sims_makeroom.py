@@ -275,6 +275,8 @@ def test_user_policy_needs_literal_mode():
     (dict(n=64, kappa=4, interface="blind", mode="quick"), r"`mode` must be 'fast' or 'literal'"),
     (dict(n=64, kappa=4, interface="blind", chunk_size=0), r"`chunk_size` must be an integer"),
     (dict(n=64, kappa=4, interface="blind", rng=-1), r"`rng` must be a non-negative integer"),
+    (dict(n=10**8, kappa=4, interface="blind", mode="literal"),
+     r"`n` must be <= 10000000 in literal mode"),
 ])
 def test_bad_input_names_parameter_value_rule_and_fix(kwargs, match):
     """DESIGN.md rule 6 and issue section 5: one clear DomainError per bad input."""

@@ -9,6 +9,7 @@ the Bayes order and the exact E[Z] and law of Z.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -456,8 +457,6 @@ def make_interface(name: str, *, n: int, kappa: int, **params: Any) -> Interface
         raise UnknownNameError("interface", str(name), INTERFACES)
     given = {k: v for k, v in params.items() if v is not None}
     factory = INTERFACES[name]
-    import inspect
-
     accepted = {p for p in inspect.signature(factory).parameters if p not in ("n", "kappa")}
     extra = sorted(set(given) - accepted)
     if extra:

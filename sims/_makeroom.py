@@ -42,6 +42,7 @@ __all__ = [
     "archive_until_room",
     "FAST_BLOCK",
     "LITERAL_BLOCK",
+    "LITERAL_MAX_N",
     "CHECK_SIGMAS",
 ]
 
@@ -49,6 +50,8 @@ FAST_BLOCK = 1 << 16
 """Trials per random-stream block in fast mode (the unit of reproducibility)."""
 LITERAL_BLOCK = 64
 """Trials per random-stream block in literal mode."""
+LITERAL_MAX_N = 10**7
+"""Largest n accepted in literal mode (each trial holds a few length-n arrays)."""
 CHECK_SIGMAS = 4.0
 """Standard errors of slack allowed by the result's consistency checks."""
 _FAST_STREAMS = 4
@@ -228,6 +231,9 @@ def _makeroom_iv(
     if mode not in ("fast", "literal"):
         raise DomainError("mode", mode, "must be 'fast' or 'literal'",
                           "fast draws Z in O(1) per trial, literal runs each trial in full")
+    if mode == "literal" and iface.n > LITERAL_MAX_N:
+        raise DomainError("n", iface.n, f"must be <= {LITERAL_MAX_N} in literal mode",
+                          "literal trials build length-n arrays; use mode='fast'")
     if mode == "fast":
         get = getattr(pol, "fast_sampler", None)
         if not callable(get) or get(iface) is None:
