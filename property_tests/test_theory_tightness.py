@@ -105,6 +105,19 @@ def test_exact_rate_decreases_with_noise(n, kappa):
     assert all(b < a for a, b in zip(rates, rates[1:], strict=False))
 
 
+@pytest.mark.parametrize("n,kappa,sigma", [(200, 4, 0.05), (8, 4, 0.05), (10**6, 16, 0.1)])
+def test_content_rate_exact_at_high_snr_is_within_tolerance_of_log2n(n, kappa, sigma):
+    """Proposition 2 near its ledger endpoint: the MAP decoder errs with probability
+    at most (n-1) Phi(-ln(kappa)/(sigma sqrt 2)) (computed here with mpmath), so by
+    Fano log2(n) - I <= h(Pe) + Pe log2(n-1), far below the stated tolerance; the
+    quadrature's rounding (about 1e-9 bits at ln(kappa)/sigma = 28) must not leak."""
+    s = mpmath.log(kappa) / sigma
+    pe = (n - 1) * mpmath.ncdf(-s / mpmath.sqrt(2))
+    gap = -pe * mpmath.log(pe, 2) - (1 - pe) * mpmath.log(1 - pe, 2) + pe * mpmath.log(n - 1, 2)
+    assert gap < CONTENT_RATE_ABS_TOL / 10
+    assert abs(content_rate_exact(n, kappa, sigma) - math.log2(n)) <= CONTENT_RATE_ABS_TOL
+
+
 def test_content_rate_exact_rejects_too_high_snr():
     """Proposition 2 quadrature range: ln(kappa)/sigma <= CONTENT_SNR_MAX."""
     with pytest.raises(DomainError, match=r"^`sigma` must satisfy ln\(kappa\)/sigma <= 40"):
