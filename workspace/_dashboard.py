@@ -155,6 +155,7 @@ class DashboardRenderer:
         conversation: int,
         dashboard: int,
         overflow: str = "",
+        pad: int = 0,
     ) -> str:
         frac = used / budget
         filled = min(BAR_CELLS, int(frac * BAR_CELLS))
@@ -165,6 +166,8 @@ class DashboardRenderer:
             f"[{bar}] {int(frac * 100)}%  (~{used:,} / {budget:,} tokens)",
             f"  overhead ~{overhead:,} | conversation ~{conversation:,} | dashboard ~{dashboard:,}",
         ]
+        if pad:
+            lines.append("  " + " ".join(["."] * pad))
         if overflow:
             lines.append(overflow)
         lines += [
@@ -232,13 +235,14 @@ class DashboardRenderer:
         """
         fixed = overhead + conversation
 
-        def tokens_for(d: int) -> tuple[str, int]:
+        def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
             head = self._head(
                 used=fixed + d,
                 budget=budget,
                 overhead=overhead,
                 conversation=conversation,
                 dashboard=d,
+                pad=pad,
             )
             return head, self._message_tokens(head, body, body_tokens)
 
@@ -304,15 +308,18 @@ class DashboardRenderer:
         return self._role_cost + len(text.encode("utf-8"))
 
 
-def _fixed_point(tokens_for: Callable[[int], tuple[str, int]], *, start: int) -> tuple[int, str]:
+def _fixed_point(tokens_for: Callable[..., tuple[str, int]], *, start: int) -> tuple[int, str]:
     """Smallest self-consistent dashboard figure near ``start``.
 
-    Iterates ``d -> f(d)``; the map is a step function of the printed digits
-    and bar, so it settles within a few steps (no fallback was needed in
-    12,000 random dashboards). If it cycles, the cycle's span is searched for
-    an exact fixed point; failing that, the smallest ``d`` with ``f(d) <= d``
-    is used, so the printed and accounted figure is an upper bound on the
-    true cost and the budget invariant still holds.
+    Iterates ``d -> f(d)``, which settles within a few steps for almost every
+    dashboard. It can cycle: a BPE tokenizer may merge the budget bar's
+    ``#``/``-`` run differently when one more cell fills, so printing a larger
+    ``d`` can cost one token less (e.g. ``f(99) = 100`` and ``f(100) = 99``).
+    Then a pad line of dots (``"  . ."``) is added to a candidate ``d`` until
+    the count is exact; every candidate is re-counted, so the printed figure
+    always equals the real cost. Only if that search fails too (never
+    observed) is the smallest ``d`` with ``f(d) <= d`` used, an upper bound
+    that still keeps the rendering within budget.
     """
     d = start
     seen: list[int] = []
@@ -327,9 +334,14 @@ def _fixed_point(tokens_for: Callable[[int], tuple[str, int]], *, start: int) ->
         head, nd = tokens_for(cand)
         if nd == cand:
             return cand, head
-    cand = hi
+    for cand in range(lo, hi + 12):
+        for pad in range(1, 8):
+            head, nd = tokens_for(cand, pad)
+            if nd == cand:
+                return cand, head
+    cand = lo
     while True:  # pragma: no cover - never observed; see the docstring
         head, nd = tokens_for(cand)
         if nd <= cand:
             return cand, head
-        cand = nd
+        cand += 1
