@@ -152,18 +152,22 @@ def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
 
 
 def _self_checks(result: Any) -> dict[str, Any]:
-    from workspace import MemoryStore, Workspace
+    from workspace import MemoryStore, ReplayMismatchError, Workspace
 
     over = [t.turn for t in result.turns if t.tokens > t.budget]
     invalid = [t.turn for t in result.turns if t.protocol_problems]
     ws = result.workspace
-    again = Workspace.replay(ws.events, store=MemoryStore(ws.store.root), verify=False)
+    try:  # every event must reproduce its recorded hash and outcome
+        again = Workspace.replay(ws.events, store=MemoryStore(ws.store.root))
+        replays = again.state_hash() == result.state_hash
+    except ReplayMismatchError:
+        replays = False
     return {
         "within_budget": not over,
         "turns_over_budget": over,
         "protocol_valid": not invalid,
         "turns_protocol_invalid": invalid,
-        "log_replays_to_same_hash": again.state_hash() == result.state_hash,
+        "log_replays_to_same_hash": replays,
         "incremental_hash_matches_recomputed": ws.recompute_state_hash() == result.state_hash,
     }
 
