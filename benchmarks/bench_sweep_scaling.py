@@ -4,11 +4,13 @@
 Target (issue "Sweeps that scale"): at least 1.7x faster on 2 workers, for
 both backends. Worker start-up (process spawn, imports) is measured and
 printed separately and excluded from the ratio. The cells are real
-Proposition 1 recovery runs whose trial count is calibrated in this run so one
-cell takes about ``--cell-seconds`` on this machine; the script also checks
-that all four runs produce the identical table.
+experiment runs (default: Theorem 1 make-room cells in literal mode; or
+``--workload recovery``, Proposition 1 cells) whose trial count is calibrated
+in this run so one cell takes about ``--cell-seconds`` on this machine; the
+script also checks that all four runs produce the identical table.
 
     .venv/bin/python benchmarks/bench_sweep_scaling.py [--cells 64] [--cell-seconds 0.3]
+        [--workload makeroom-literal|recovery] [--repeat R] [--skip-dask]
 
 Exit status 1 when a ratio misses the target (other processes sharing the CPU
 make the ratio noisy: rerun on a quiet machine before concluding).
@@ -23,28 +25,51 @@ import time
 from datetime import UTC, datetime
 
 TARGET = 1.7
-STRATEGIES = ("keep-blocks", "keep-bits", "random-subset", "recover")
-N, K = 256, 256
 
 
-def _config(cells: int, trials: int, seed: int = 1):
+def _makeroom_doc(cells: int, trials: int, seed: int) -> dict:
+    # Theorem 1's trade-off in literal mode (each trial builds the real archive
+    # order, n = 64): half the cells on the Gaussian channel over sigma, half on
+    # the frontier interface over its rate. Small arrays: compute-bound cells.
+    half = cells // 2
+    sigmas = [round(0.25 + 3.75 * i / (half - 1), 6) for i in range(half)]
+    rates = [round(0.1 + 5.8 * i / (half - 1), 6) for i in range(cells - half)]
+    return {
+        "experiment": "makeroom", "seed": seed,
+        "params": {"n": 64, "kappa": 4, "trials": trials, "mode": "literal"},
+        "grid": [{"interface": "gaussian", "sigma": sigmas},
+                 {"interface": "gibbs", "rate": rates}],
+    }
+
+
+def _recovery_doc(cells: int, trials: int, seed: int) -> dict:
+    # Proposition 1's task at N = k = 256 (arrays of N*k bits per trial: this
+    # workload is memory-bandwidth heavy, so it scales worse on shared VMs).
+    strategies = ["keep-blocks", "keep-bits", "random-subset", "recover"]
+    per = cells // len(strategies)
+    budgets = [float(256 * 256 * (i + 1) / (per + 1)) for i in range(per)]
+    return {
+        "experiment": "recovery", "seed": seed,
+        "params": {"N": 256, "k": 256, "trials": trials, "budget": budgets,
+                   "strategy": strategies},
+    }
+
+
+WORKLOADS = {"makeroom-literal": _makeroom_doc, "recovery": _recovery_doc}
+
+
+def _config(workload: str, cells: int, trials: int, seed: int = 1):
     from vistalab._sweep import parse_config
 
-    per = cells // len(STRATEGIES)
-    budgets = [float(N * K * (i + 1) / (per + 1)) for i in range(per)]
-    return parse_config({
-        "experiment": "recovery", "seed": seed,
-        "params": {"N": N, "k": K, "trials": trials, "budget": budgets,
-                   "strategy": list(STRATEGIES)},
-    }, file="<bench>")
+    return parse_config(WORKLOADS[workload](cells, trials, seed), file="<bench>")
 
 
-def _calibrate(cell_seconds: float) -> int:
+def _calibrate(workload: str, cell_seconds: float) -> int:
     """Trials per cell so the mean cell takes about ``cell_seconds`` here."""
     from vistalab._sweep import LocalBackend, run_sweep
 
     probe_trials = 2000
-    cfg = _config(len(STRATEGIES), probe_trials, seed=0)
+    cfg = _config(workload, 8, probe_trials, seed=0)
     run_sweep(cfg, backend=LocalBackend(1))  # warm caches and imports
     res = run_sweep(cfg, backend=LocalBackend(1))
     per_cell = res.summary.cell_seconds / cfg.n_cells
@@ -70,19 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", type=int, default=64)
     ap.add_argument("--cell-seconds", type=float, default=0.3)
     ap.add_argument("--repeat", type=int, default=1, help="best of this many runs each")
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="makeroom-literal")
     ap.add_argument("--skip-dask", action="store_true")
     args = ap.parse_args(argv)
-    if args.cells % len(STRATEGIES):
-        ap.error(f"--cells must be a multiple of {len(STRATEGIES)}")
+    if args.cells % 8:
+        ap.error("--cells must be a multiple of 8")
 
     from vistalab._sweep import DaskBackend, LocalBackend
 
     print(f"bench_sweep_scaling  {datetime.now(UTC).isoformat(timespec='seconds')}  "
           f"cpus={os.cpu_count()}  loadavg={os.getloadavg()[0]:.2f}")
-    trials = _calibrate(args.cell_seconds)
-    cfg = _config(args.cells, trials)
-    print(f"{cfg.n_cells} cells of recovery T_(N={N},k={K}), {trials} trials each "
-          f"(calibrated to ~{args.cell_seconds} s per cell)")
+    trials = _calibrate(args.workload, args.cell_seconds)
+    cfg = _config(args.workload, args.cells, trials)
+    print(f"{cfg.n_cells} cells of {args.workload} ({cfg.experiment.description}), {trials} "
+          f"trials each (calibrated to ~{args.cell_seconds} s per cell)")
 
     results = {}
     failed = False
