@@ -183,15 +183,62 @@ def _handle_modes(tok: MemoTokenizer, bid: str, root: str, l_tokens: int, L_toke
     return out[0], out[1]
 
 
-def _build(layout: MakeRoomLayout, budget: int, j: int, tok: MemoTokenizer,
+def _build(layout: MakeRoomLayout, budget: int, j: int | None, tok: MemoTokenizer,
            store: Any) -> Workspace:
+    """Register the instance block by block: the pinned task, then the bulky text at
+    position ``j`` and load-bearing texts elsewhere (everywhere if ``j`` is None)."""
     ws = Workspace(budget, tokenizer=tok, store=store, dashboard=layout.dashboard)
     ws.register_user(layout.task)
     reg = ws.register_user
-    heavy = layout.heavy[j]
     for p, text in enumerate(layout.light):
-        reg(heavy if p == j else text)
+        reg(layout.heavy[p] if p == j else text)
     return ws
+
+
+class _Forks:
+    """Fresh trial workspaces without re-registering n blocks.
+
+    One workspace per budget holds the pinned task and a load-bearing text at
+    every position. A trial forks it with the bulky text substituted at J*
+    (``Workspace.fork(substitute=...)``): the engine state, canonical hash, event
+    log and renderings of registering that instance from scratch, at the cost of
+    copying the engine's indexes. The first fork is compared with a from-scratch
+    build (``check``).
+    """
+
+    def __init__(self, layout: MakeRoomLayout, tok: MemoTokenizer, *, check: bool) -> None:
+        self.layout = layout
+        self.tok = tok
+        self.check = check
+        self._light: dict[int, Workspace] = {}
+
+    def new(self, j: int, budget: int, store: Any) -> Workspace:
+        light = self._light.get(budget)
+        if light is None:
+            from workspace import MemoryStore
+
+            # Never archives: its forks write to their own stores.
+            light = self._light[budget] = _build(self.layout, budget, None, self.tok,
+                                                 MemoryStore(self.layout.store_root))
+        ws = light.fork(store=store, substitute={self.layout.ids[j]: self.layout.heavy[j]})
+        if self.check:
+            self.check = False
+            _check_fork(ws, self.layout, budget, j, self.tok)
+        return ws
+
+
+def _check_fork(ws: Workspace, layout: MakeRoomLayout, budget: int, j: int,
+                tok: MemoTokenizer) -> None:
+    from workspace import MemoryStore
+
+    ref = _build(layout, budget, j, tok, MemoryStore(layout.store_root))
+    same = (ws.state_hash() == ref.state_hash() == ws.recompute_state_hash()
+            and ws.render() == ref.render()
+            and [e.to_plain() for e in ws.events] == [e.to_plain() for e in ref.events])
+    if not same:
+        raise DomainError("engine", "fork", "must give a forked trial workspace the state, log "
+                          "and rendering of registering the instance from scratch",
+                          "report this as a workspace bug", context=f"n={layout.n}, J*={j}")
 
 
 def calibrate_makeroom(
@@ -459,17 +506,17 @@ class _Template:
     events: int
 
 
-def _new_workspace(layout: MakeRoomLayout, j: int, tok: MemoTokenizer, spec: StoreSpec,
+def _new_workspace(layout: MakeRoomLayout, j: int, forks: _Forks, spec: StoreSpec,
                    tally: _Tally) -> tuple[Workspace, Rendering]:
     budget = layout.budget + layout.budget_offsets[j]
-    ws = _build(layout, budget, j, tok, spec.new())
+    ws = forks.new(j, budget, spec.new())
     r = ws.render()
     if r.candidate_tokens != budget + layout.L_tokens:
         tally.budget_mismatches += 1
     return ws, r
 
 
-def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok: MemoTokenizer,
+def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, forks: _Forks,
            spec: StoreSpec, gen: np.random.Generator, tally: _Tally, *, verify: bool,
            template: _Template | None = None) -> None:
     """One trial: a fresh workspace with J* drawn here, or (``template``) the block's
@@ -477,8 +524,8 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok
     n, kappa = layout.n, layout.kappa
     if template is None:
         j = int(gen.integers(n))
-        ws, r = _new_workspace(layout, j, tok, spec, tally)
-        first_event = 0
+        ws, r = _new_workspace(layout, j, forks, spec, tally)
+        first_event = ws.event_count
     else:
         # The trial starts in the template's canonical state (checked after every
         # trial), of which the template's rendering is the engine's rendering.
@@ -512,7 +559,7 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok
     tally.z_excess += z > kappa
     tally.counts[min(z, kappa)] += 1
     if verify:
-        freed = [int(ev.effects.get("freed_tokens", -1)) for ev in ws.events[first_event:]
+        freed = [int(ev.effects.get("freed_tokens", -1)) for ev in ws.events_since(first_event)
                  if ev.op == "archive" and ev.ok]
         want = [layout.L_tokens if p == j else layout.l_tokens for p in paths]
         for got, exp in zip(freed, want, strict=True):
@@ -555,7 +602,7 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, tok
         if ws.state_hash() != template.state:
             tally.undo_mismatches += 1
             template.state = ws.state_hash()
-        template.events = len(ws.events)
+        template.events = ws.event_count
 
 
 # --------------------------------------------------------------------------- result
@@ -797,17 +844,18 @@ def simulate_makeroom_engine(
                               fix="the net tokens a load-bearing block frees when archived")
         layout = _calibrate_auto(n, kappa, l_tokens, tok, spec.root, seed)
         tally = _Tally(np.zeros(kappa + 1, dtype=np.int64))
+        forks = _Forks(layout, tok, check=verify)
         t0, c0 = time.perf_counter(), time.process_time()
         for i, size in enumerate(block_sizes(trials, ENGINE_BLOCK)):
             gen = stream(seed, 0, i)
             template = None
             if reuse:
                 j = int(gen.integers(n))
-                ws, r = _new_workspace(layout, j, tok, spec, tally)
-                template = _Template(ws, j, r, ws.state_hash(), len(ws.events))
+                ws, r = _new_workspace(layout, j, forks, spec, tally)
+                template = _Template(ws, j, r, ws.state_hash(), ws.event_count)
             tally.workspaces += 1 if reuse else size
             for _ in range(size):
-                _trial(layout, iface.name, iface, pol, tok, spec, gen, tally, verify=verify,
+                _trial(layout, iface.name, iface, pol, forks, spec, gen, tally, verify=verify,
                        template=template)
         elapsed = time.perf_counter() - t0
         cpu = time.process_time() - c0

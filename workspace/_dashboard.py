@@ -100,7 +100,15 @@ class DashboardRenderer:
         self.config = config
         self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
+        # (budget, overhead, conversation, body tokens) -> (dashboard tokens, head):
+        # with an additive tokenizer the head's fixed point depends on nothing else.
+        self._head_cache: dict[tuple[int, int, int, int], tuple[int, str]] = {}
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
+
+    @property
+    def additive(self) -> bool:
+        """Whether rows are counted from cached pieces (the tokenizer is additive)."""
+        return self._additive
 
     # ------------------------------------------------------------- pieces
     def _piece(self, text: str) -> int:
@@ -233,6 +241,9 @@ class DashboardRenderer:
         the message's real token count, which depends on the digits printed,
         so it is solved as a fixed point of ``d -> tokens(dashboard printing d)``.
         """
+        if self._additive:
+            d, head = self._solve_head(body_tokens, budget, overhead, conversation)
+            return DashboardText(head + body + CLOSE_TAG, d)
         fixed = overhead + conversation
 
         def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
@@ -246,9 +257,50 @@ class DashboardRenderer:
             )
             return head, self._message_tokens(head, body, body_tokens)
 
-        guess = body_tokens if self._additive else (len(body) + 3) // 4
-        d, head = _fixed_point(tokens_for, start=guess + 90)
+        d, head = _fixed_point(tokens_for, start=(len(body) + 3) // 4 + 90)
         return DashboardText(head + body + CLOSE_TAG, d)
+
+    def ledger_tokens(
+        self, body_tokens: int, *, budget: int, overhead: int, conversation: int
+    ) -> int:
+        """Tokens of the candidate dashboard message around a body of
+        ``body_tokens`` tokens, without assembling it (additive tokenizers only:
+        the same number :meth:`ledger_body` reports for any body of that count)."""
+        if not self._additive:
+            raise WorkspaceArgumentError(
+                "tokenizer",
+                getattr(self._tok, "name", repr(self._tok)),
+                "must be additive to count a dashboard from its body's token count",
+                "assemble the body and call ledger_body",
+            )
+        return self._solve_head(body_tokens, budget, overhead, conversation)[0]
+
+    def _solve_head(
+        self, body_tokens: int, budget: int, overhead: int, conversation: int
+    ) -> tuple[int, str]:
+        key = (budget, overhead, conversation, body_tokens)
+        hit = self._head_cache.get(key)
+        if hit is not None:
+            return hit
+        fixed = overhead + conversation
+        tail = body_tokens + self._piece(CLOSE_TAG) + self._role_cost
+
+        def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
+            head = self._head(
+                used=fixed + d,
+                budget=budget,
+                overhead=overhead,
+                conversation=conversation,
+                dashboard=d,
+                pad=pad,
+            )
+            return head, self._count(head) + tail
+
+        d, head = _fixed_point(tokens_for, start=body_tokens + 90)
+        if len(self._head_cache) > 65536:
+            self._head_cache.clear()
+        self._head_cache[key] = (d, head)
+        return d, head
 
     def management(
         self,

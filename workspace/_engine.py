@@ -3,6 +3,7 @@ delete / restore transitions, the budget guard, preflight and rendering."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import heapq
 import json
@@ -76,7 +77,7 @@ from ._spec import (
     parse_block_spec,
     parse_selector,
 )
-from ._store import MemoryStore, PayloadStore, sha256_hex
+from ._store import MemoryStore, PayloadStore, sha256_hex, verify_payload
 from ._tokenizers import Tokenizer, get_tokenizer
 
 __all__ = [
@@ -326,6 +327,15 @@ class Workspace:
         self._version = 0
         self._candidate_cache: _Candidate | None = None
         self._pinned_cost = 0
+        # Incremental preflight (additive tokenizers, no folded rows): the ledger
+        # body costs the sum of its rows' cached pieces plus one age piece per
+        # row, so these sums give |C~_t| without walking the units.
+        self._rows_ptok = 0  # sum of row prefix + suffix tokens
+        self._rows_archived = 0  # rows of archived units
+        self._row_turns: dict[int, int] = {}  # row turn -> rows with that turn
+        self._age_tokens_cache: tuple[int, int] | None = None  # (turn, age tokens)
+        self._total_cache: tuple[int, int] | None = None  # (version, |C~_t|)
+        self._gprompt: dict[str, int] = {}  # top-level group -> prompt tokens of its leaves
 
         self._fixed_tools = tools_tokens(self._tools, self.tokenizer)
         self._protocol_msg: dict[str, Any] | None = None
@@ -347,6 +357,10 @@ class Workspace:
 
         # Event log.
         self._events: list[Event] = []
+        self._event_state: list[tuple[int, int]] = []  # (turn, hash accumulator) per event
+        # A substituted fork's log rewrite, applied when the old events are read:
+        # (first event, end, [(event, new content, digest change)]).
+        self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
         self._event_base = 0
         self._log_fh: IO[str] | None = None
         if log_path is not None:
@@ -439,11 +453,13 @@ class Workspace:
         location and the ID counters are not part of it, so archiving a unit
         and restoring it gives back the same hash (the paper's Q_undo).
         """
-        h = hashlib.sha256()
-        h.update(b"vista-workspace-v1\0")
+        return self._hash_of(self._turn, self._acc)
+
+    def _hash_of(self, turn: int, acc: int) -> str:
+        h = hashlib.sha256(b"vista-workspace-v1\0")
         h.update(self._config_digest.to_bytes(32, "big"))
-        h.update(self._turn.to_bytes(8, "big"))
-        h.update(self._acc.to_bytes(32, "big"))
+        h.update(turn.to_bytes(8, "big"))
+        h.update(acc.to_bytes(32, "big"))
         return h.hexdigest()
 
     def recompute_state_hash(self) -> str:
@@ -474,7 +490,24 @@ class Workspace:
     @property
     def events(self) -> tuple[Event, ...]:
         """The event log so far (``init`` first)."""
+        self._apply_rewrite()
         return tuple(self._events)
+
+    @property
+    def event_count(self) -> int:
+        """Sequence number the next event will get (the log's length)."""
+        return self._event_base + len(self._events)
+
+    def events_since(self, seq: int) -> tuple[Event, ...]:
+        """Events with sequence number ``>= seq`` (without copying the older log)."""
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise WorkspaceArgumentError(
+                "seq", seq, "must be a non-negative integer", "pass len(ws.events) from earlier"
+            )
+        start = max(0, seq - self._event_base)
+        if self._rewrite is not None and start < self._rewrite[1]:
+            self._apply_rewrite()
+        return tuple(self._events[start:])
 
     @property
     def turn(self) -> int:
@@ -797,8 +830,8 @@ class Workspace:
         )
         if new_cost > cap:
             return self._reject(b, new_cost, cap, self.hard_limit)
-        cand = self._candidate()
-        if cand.total <= self.hard_limit:
+        total = self._candidate_total()
+        if total <= self.hard_limit:
             return {"admitted": True}
         # Plan on exact message costs (oldest raw results first), then check
         # the exact total, which also sees the ledger rows change.
@@ -811,7 +844,7 @@ class Workspace:
             and x.seq != b.seq
         )
         offloaded: list[str] = []
-        excess = cand.total - self.hard_limit
+        excess = total - self.hard_limit
         plan: list[Block] = []
         gain = 0
         for x in eligible:
@@ -821,17 +854,17 @@ class Workspace:
                 break
         while True:
             if gain < excess:
-                out = self._reject(b, new_cost, cap, self.hard_limit, total=cand.total)
+                out = self._reject(b, new_cost, cap, self.hard_limit, total=total)
                 if offloaded:
                     out["offloaded"] = offloaded
                 return out
             for x in plan:
                 self._offload(x)
                 offloaded.append(x.id)
-            cand = self._candidate()
-            if cand.total <= self.hard_limit:
+            total = self._candidate_total()
+            if total <= self.hard_limit:
                 return {"admitted": True, "offloaded": offloaded}
-            excess = cand.total - self.hard_limit
+            excess = total - self.hard_limit
             plan, gain = [], 0
             for x in eligible:
                 plan.append(x)
@@ -848,14 +881,14 @@ class Workspace:
     def _offload(self, x: Block) -> None:
         key = f"{x.id}.txt"
         data = block_payload_bytes(x.type, x.content, x.tool_calls)
-        info = self.store.put(key, data)  # durable before the content leaves the prompt
+        ref = self._put(key, data)  # durable before the content leaves the prompt
         self._set_record(
             replace(
                 x,
                 status=Status.OFFLOADED,
                 level=1,
                 content=None,
-                payload=PayloadRef(key, info.size, info.sha256),
+                payload=ref,
             )
         )
         self._payload_owner[key] = x.id
@@ -865,7 +898,7 @@ class Workspace:
     def _reject(
         self, b: Block, new_cost: int, cap: int, limit: int, *, total: int | None = None
     ) -> dict[str, Any]:
-        current = (total if total is not None else self._candidate().total) - new_cost
+        current = (total if total is not None else self._candidate_total()) - new_cost
         notice = rejection_text(current=current, limit=limit, attempted=new_cost, cap=cap)
         data = notice.encode("utf-8")
         self._set_record(
@@ -993,6 +1026,8 @@ class Workspace:
             self._pos_msgs[s - 1] = msgs
             self._pos_cost[s - 1] = cost
             self._pos_key[s - 1] = key
+            if b.group is not None:
+                self._gprompt.pop(self._top_unit(b), None)
             if b.in_prompt and b.tokens != cost:
                 self._set_record(replace(b, tokens=cost), hashed=False)
             if b.group is None and b.status is not Status.DELETED:
@@ -1044,7 +1079,9 @@ class Workspace:
             type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
         prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
         old = self._urow.get(uid)
-        self._urow[uid] = (
+        if old is not None:
+            self._row_out(old)
+        row = self._urow[uid] = (
             first,
             turn,
             archived,
@@ -1058,6 +1095,9 @@ class Workspace:
             parent,
             status,
         )
+        self._row_in(row)
+        if uid[0] == "G":
+            self._gprompt.pop(uid, None)
         if old is None or old[0] != first:
             order = self._order
             if (
@@ -1070,8 +1110,53 @@ class Workspace:
                 self._order = None
 
     def _drop_urow(self, uid: str) -> None:
-        if self._urow.pop(uid, None) is not None:
+        row = self._urow.pop(uid, None)
+        if row is not None:
+            self._row_out(row)
             self._order = None
+        self._gprompt.pop(uid, None)
+
+    def _row_in(self, row: tuple[Any, ...]) -> None:
+        self._rows_ptok += row[7]
+        self._rows_archived += row[2]
+        t = row[1]
+        self._row_turns[t] = self._row_turns.get(t, 0) + 1
+        cached = self._age_tokens_cache
+        if cached is not None:
+            if cached[0] == self._turn:
+                n = self._renderer.age_piece(self._turn - t)[1]
+                self._age_tokens_cache = (cached[0], cached[1] + n)
+            else:
+                self._age_tokens_cache = None
+
+    def _row_out(self, row: tuple[Any, ...]) -> None:
+        self._rows_ptok -= row[7]
+        self._rows_archived -= row[2]
+        t = row[1]
+        left = self._row_turns[t] - 1
+        if left:
+            self._row_turns[t] = left
+        else:
+            del self._row_turns[t]
+        cached = self._age_tokens_cache
+        if cached is not None:
+            if cached[0] == self._turn:
+                n = self._renderer.age_piece(self._turn - t)[1]
+                self._age_tokens_cache = (cached[0], cached[1] - n)
+            else:
+                self._age_tokens_cache = None
+
+    def _age_tokens(self) -> int:
+        """Tokens of every row's age piece; ages shift with each new turn, so the
+        sum is rebuilt from the per-turn row counts once per turn."""
+        cached = self._age_tokens_cache
+        turn = self._turn
+        if cached is not None and cached[0] == turn:
+            return cached[1]
+        age_piece = self._renderer.age_piece
+        n = sum(cnt * age_piece(turn - t)[1] for t, cnt in self._row_turns.items())
+        self._age_tokens_cache = (turn, n)
+        return n
 
     def _unit_order(self) -> list[str]:
         """Top-level units in position order (by first leaf)."""
@@ -1141,6 +1226,46 @@ class Workspace:
         self._candidate_cache = cand
         return cand
 
+    def _candidate_total(self) -> int:
+        """|C~_t|, what preflight compares with B: from the incremental sums when
+        possible, else from the full candidate (which render() needs anyway)."""
+        cached = self._candidate_cache
+        if cached is not None and cached.version == self._version:
+            return cached.total
+        tc = self._total_cache
+        if tc is not None and tc[0] == self._version:
+            return tc[1]
+        total = self._fast_total()
+        if total is None:
+            return self._candidate().total
+        self._total_cache = (self._version, total)
+        return total
+
+    def _fast_total(self) -> int | None:
+        """|C~_t| from the maintained row sums in O(1) (O(rows) once per turn for
+        the ages), or None where it does not apply: a tokenizer that is not
+        additive, or folded archived rows (the fold note's text changes)."""
+        if not self._renderer.additive or self._rows_archived > self.dashboard_config.archived_rows:
+            return None
+        overhead = self.overhead_tokens
+        conversation = self._conv_cost + self._pending_cost()
+        dash = self._renderer.ledger_tokens(
+            self._rows_ptok + self._age_tokens(),
+            budget=self.budget,
+            overhead=overhead,
+            conversation=conversation,
+        )
+        return overhead + conversation + dash
+
+    def _unit_prompt_tokens(self, uid: str) -> int:
+        if uid[0] == "B":
+            return self._pos_cost[_num(uid) - 1]
+        n = self._gprompt.get(uid)
+        if n is None:
+            pos_cost = self._pos_cost
+            n = self._gprompt[uid] = sum(pos_cost[s - 1] for s in self._leaves(uid))
+        return n
+
     def _pending_msgs(self) -> list[dict[str, Any]]:
         return [
             {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}
@@ -1153,7 +1278,7 @@ class Workspace:
     @property
     def mode(self) -> str:
         """``"overflow"`` if the candidate rendering exceeds the budget, else ``"normal"``."""
-        return "overflow" if self._candidate().total > self.budget else "normal"
+        return "overflow" if self._candidate_total() > self.budget else "normal"
 
     def render(self) -> Rendering:
         """Assemble C_t = preflight(render(V_t) + handles(A_t) + D_t, B).
@@ -1166,12 +1291,8 @@ class Workspace:
         """
         cand = self._candidate()
         pos_cost, urow = self._pos_cost, self._urow
-        prompt_tokens = {
-            u: pos_cost[urow[u][0] - 1]
-            if u[0] == "B"
-            else sum(pos_cost[s - 1] for s in self._leaves(u))
-            for u in cand.units
-        }
+        gp = self._unit_prompt_tokens
+        prompt_tokens = {u: pos_cost[urow[u][0] - 1] if u[0] == "B" else gp(u) for u in cand.units}
         block_tokens = {u: urow[u][4] for u in cand.units}
         head: list[dict[str, Any]] = [self._protocol_msg] if self._protocol_msg else []
         common: dict[str, Any] = dict(
@@ -1270,12 +1391,12 @@ class Workspace:
         as its result (task tools are refused in overflow mode, eq. overflow)."""
         if tool_name in CONTEXT_TOOL_NAMES:
             return None
-        cand = self._candidate()
-        if cand.total <= self.budget:
+        total = self._candidate_total()
+        if total <= self.budget:
             return None
         return (
-            f"[refused] {tool_name} is disabled: the context (~{cand.total:,} tokens) exceeds the "
-            f"budget ({self.budget:,}). Free at least ~{cand.total - self.budget:,} tokens with "
+            f"[refused] {tool_name} is disabled: the context (~{total:,} tokens) exceeds the "
+            f"budget ({self.budget:,}). Free at least ~{total - self.budget:,} tokens with "
             "context_workspace_archive or context_workspace_delete, then call it again."
         )
 
@@ -1417,7 +1538,7 @@ class Workspace:
             b = self._blocks[_num(units[0]) - 1]
             key = f"{b.id}.txt"
             data = block_payload_bytes(b.type, b.content, b.tool_calls)
-            info = self.store.put(key, data)  # durable before the block leaves V_t
+            ref = self._put(key, data)  # durable before the block leaves V_t
             self._set_record(
                 replace(
                     b,
@@ -1425,7 +1546,7 @@ class Workspace:
                     level=1,
                     content=None,
                     tool_calls=None,
-                    payload=PayloadRef(key, info.size, info.sha256),
+                    payload=ref,
                     replacement=replacement,
                 )
             )
@@ -1434,10 +1555,10 @@ class Workspace:
             self._touch()
             return ArchiveResult(
                 b.id,
-                info.path,
+                self.payload_path(key),
                 1,
-                info.size,
-                info.sha256,
+                ref.size,
+                ref.sha256,
                 (b.id,),
                 before - self._sys_cost - self._conv_cost,
             )
@@ -1465,11 +1586,9 @@ class Workspace:
                 )
                 level = max(level, b.level + 1)
         key = f"{gid}.txt"
-        info = self.store.put(key, encode_group_payload(gid, level, entries))
+        ref = self._put(key, encode_group_payload(gid, level, entries))
         self._group_seq += 1
-        group = Group(
-            gid, tuple(units), level, PayloadRef(key, info.size, info.sha256), replacement
-        )
+        group = Group(gid, tuple(units), level, ref, replacement)
         leaves: list[int] = []
         tokens = 0
         for uid in units:
@@ -1504,10 +1623,10 @@ class Workspace:
         self._touch()
         return ArchiveResult(
             gid,
-            info.path,
+            self.payload_path(key),
             level,
-            info.size,
-            info.sha256,
+            ref.size,
+            ref.sha256,
             tuple(units),
             before - self._sys_cost - self._conv_cost,
         )
@@ -1639,11 +1758,11 @@ class Workspace:
             if uid[0] == "B":
                 b = self._blocks[_num(uid) - 1]
                 assert b.payload is not None
-                data = self.store.get(b.payload.key, sha256=b.payload.sha256)
+                data = self._fetch(b.payload.key, b.payload.sha256)
                 plans.append((uid, {uid: data}))
             else:
                 g = self._groups[uid]
-                data = self.store.get(g.payload.key, sha256=g.payload.sha256)
+                data = self._fetch(g.payload.key, g.payload.sha256)
                 _, _, entries = parse_group_payload(g.payload.key, data)
                 inline = {e.unit_id: e.data for e in entries if e.data is not None}
                 for e in entries:
@@ -1708,6 +1827,20 @@ class Workspace:
             self._sys_cost + self._conv_cost - before,
         )
 
+    # ============================================================ payload I/O
+    def _put(self, key: str, data: bytes) -> PayloadRef:
+        """Store ``data`` under ``key``; the reference records the engine's own
+        size and sha256 of these exact bytes, never what the store reports, so a
+        store that writes other bytes cannot vouch for them (reads then fail)."""
+        ref = PayloadRef(key, len(data), sha256_hex(data))
+        self.store.put(key, data)  # returns only when durable
+        return ref
+
+    def _fetch(self, key: str, sha256: str) -> bytes:
+        """The payload's bytes, verified here against the checksum the engine
+        recorded (the store's own check is not relied on)."""
+        return verify_payload(key, self.store.get(key), sha256)
+
     # ============================================================ reading
     def read_path(self, path: str, selector: Any = None) -> bytes:
         """Exact bytes of a payload (or the selected part), checksum verified.
@@ -1752,7 +1885,7 @@ class Workspace:
                 key, "is not a live payload of this workspace (deleted, restored or never written)"
             )
         ref = self._unit_payload(owner)
-        data = self.store.get(key, sha256=ref.sha256)
+        data = self._fetch(key, ref.sha256)
         if sel is None:
             return data
         if isinstance(sel, (ByteRange, LineRange)):
@@ -1785,9 +1918,9 @@ class Workspace:
             if e.ref is None:
                 continue
             if e.unit_id == block_id:
-                return self.store.get(e.ref, sha256=e.sha256)
+                return self._fetch(e.ref, e.sha256)
             if e.unit_id[0] == "G" and block_id in {f"B{s}" for s in self._leaves(e.unit_id)}:
-                sub = self.store.get(e.ref, sha256=e.sha256)
+                sub = self._fetch(e.ref, e.sha256)
                 return self._member_bytes(e.unit_id, e.ref, sub, block_id)
         raise WorkspaceArgumentError(
             "selector",
@@ -1873,6 +2006,220 @@ class Workspace:
             )
         return fn(**parsed)  # type: ignore[operator, no-any-return]
 
+    # ============================================================ fork
+    def fork(
+        self,
+        *,
+        store: PayloadStore | None = None,
+        substitute: Mapping[str, str] | None = None,
+    ) -> Workspace:
+        """An independent copy of this workspace: the same state, canonical hash,
+        event log and renderings, made without tokenising or hashing anything.
+
+        Block and group records are immutable and shared; the lists and dicts
+        that index them are copied (O(blocks), at C speed), and the tokenizer
+        and the dashboard's token caches are shared. Later changes to either
+        workspace never show in the other. The copy writes no event-log file.
+
+        Parameters
+        ----------
+        store : PayloadStore, optional
+            The copy's payload store; it must have this store's ``root``
+            (handles show the path, so it is part of every token count). Live
+            payloads are read from this workspace (checksums verified) and
+            written to it. Default: a new :class:`MemoryStore`, allowed only
+            when this workspace's store is one (a disk root in the handles with
+            payloads in memory would mislead a reader). Passing this very store
+            shares it; then only one of the two workspaces may archive,
+            delete or restore afterwards (payload keys would collide).
+        substitute : mapping of block ID to str, optional
+            A counterfactual copy: the workspace as it would be had these
+            system, user or assistant messages been registered with other text
+            (exact state, hash and event log of that history). Allowed only for
+            blocks still in the prompt whose registration is followed by
+            nothing but registrations of non-tool-result messages, so no engine
+            decision (budget guard, archive, delete, restore) depended on the
+            old text.
+
+        Returns
+        -------
+        Workspace
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            Bad ``store`` or ``substitute`` (wrong root, not a store, not text).
+        UnknownBlockError, BlockStateError
+            A substituted block does not exist or cannot be substituted.
+        BudgetConfigError
+            A substituted pinned text would not leave room for the management
+            rendering.
+        PayloadIntegrityError
+            A live payload fails its checksum while being copied.
+        """
+        if substitute:
+            self._apply_rewrite()  # a substitution plans on the log's current hashes
+        plan = self._substitute_iv(substitute)
+        target = self._fork_store_iv(store)
+        new = copy.copy(self)
+        # Records, events, tuples and the renderer are immutable or pure caches;
+        # every container is copied so the two workspaces evolve apart.
+        for name, value in list(vars(new).items()):
+            if type(value) in (list, dict):
+                setattr(new, name, value.copy())
+        new._children = {k: list(v) for k, v in self._children.items()}
+        new._log_fh = None
+        new.store = target
+        if target is not self.store:
+            for key, uid in self._payload_owner.items():
+                ref = self._unit_payload(uid)
+                target.put(key, self._fetch(key, ref.sha256))
+        if plan:
+            new._substitute(plan)
+        return new
+
+    def _fork_store_iv(self, store: Any) -> PayloadStore:
+        if store is None:
+            if not isinstance(self.store, MemoryStore):
+                raise WorkspaceArgumentError(
+                    "store",
+                    None,
+                    f"must be given to fork a workspace whose payloads are in {self.store!r}",
+                    f"pass a store with root {self.store.root!r} (e.g. a DiskStore on "
+                    "another copy of the folder)",
+                )
+            return MemoryStore(self.store.root)
+        if not isinstance(store, PayloadStore):
+            raise WorkspaceArgumentError(
+                "store",
+                store,
+                "must implement the PayloadStore protocol",
+                "use DiskStore or MemoryStore",
+            )
+        if store.root != self.store.root:
+            raise WorkspaceArgumentError(
+                "store",
+                store,
+                f"must have the root {self.store.root!r} of the workspace it copies (got "
+                f"{store.root!r}); payload paths are part of every handle and token count",
+                "create the copy's store with the same root",
+            )
+        return store
+
+    def _substitute_iv(self, substitute: Any) -> list[tuple[int, Block, str, int]]:
+        """Check a substitution and plan it: (event index, block, text, message
+        tokens) in log order."""
+        if substitute is None:
+            return []
+        if not isinstance(substitute, Mapping):
+            raise WorkspaceArgumentError(
+                "substitute", substitute, "must map block IDs to text", "e.g. {'B7': 'new text'}"
+            )
+        wanted: dict[str, tuple[Block, str]] = {}
+        for bid, text in substitute.items():
+            b = self.block(bid)
+            text = _text_iv("substitute", text)
+            if b.type not in (BlockType.SYSTEM, BlockType.USER, BlockType.ASSISTANT):
+                raise BlockStateError(
+                    b.id,
+                    f"is a {b.type.value}; only system, user and assistant messages can be "
+                    "substituted",
+                    "substitute plain messages only",
+                )
+            if not b.in_prompt:
+                raise BlockStateError(
+                    b.id, f"is {b.status.value}, not in the prompt", "fork before acting on it"
+                )
+            wanted[b.id] = (b, text)
+        if not wanted:
+            return []
+        # Walk the log back to the registrations; everything on the way must be a
+        # registration whose outcome cannot depend on the substituted texts.
+        plan: list[tuple[int, Block, str, int]] = []
+        k = len(self._events)
+        while len(plan) < len(wanted):
+            k -= 1
+            ev = self._events[k] if k >= 0 else None
+            if ev is None or ev.op == "init":
+                missing = sorted(set(wanted) - {p[1].id for p in plan})
+                raise BlockStateError(
+                    missing[0],
+                    "has no registration event in this workspace's log (it was loaded from a "
+                    "snapshot)",
+                    "substitute in a workspace built by registration",
+                )
+            if ev.op != "register" or ev.args.get("message", {}).get("role") == "tool":
+                first = min(wanted, key=lambda u: wanted[u][0].seq)
+                what = "a tool result" if ev.op == "register" else f"a {ev.op}"
+                raise BlockStateError(
+                    first,
+                    f"cannot be substituted: {what} (event {ev.seq}) came after its "
+                    "registration and may depend on its size",
+                    "fork before that event or substitute later blocks only",
+                )
+            hit = wanted.get(ev.result)
+            if hit is not None:
+                b, text = hit
+                cost = message_tokens({"role": b.role, "content": text}, self.tokenizer)
+                plan.append((k, b, text, cost))
+        plan.reverse()
+        extra = sum(c - b.tokens for _, b, _, c in plan if b.status is Status.PINNED)
+        if extra > 0:
+            self._check_floor(extra_pinned=extra, what="the substituted pinned text")
+        return plan
+
+    def _substitute(self, plan: list[tuple[int, Block, str, int]]) -> None:
+        """Apply a checked substitution to this (freshly forked) workspace."""
+        deltas: list[int] = []
+        for _, b, text, cost in plan:
+            data = text.encode("utf-8")
+            msg = {"role": b.role, "content": text}
+            nb = replace(b, content=text, size=len(data), sha256=sha256_hex(data), tokens=cost)
+            before = self._acc
+            self._set_record(nb)
+            deltas.append((self._acc - before) % _HASH_MOD)
+            s = b.seq
+            old = self._pos_cost[s - 1]
+            if b.type is BlockType.SYSTEM:
+                self._sys_cost += cost - old
+            else:
+                self._conv_cost += cost - old
+            if b.status is Status.PINNED:
+                self._pinned_cost += cost - b.tokens
+            self._pos_msgs[s - 1] = (msg,)
+            self._pos_cost[s - 1] = cost
+            self._pos_key[s - 1] = self._position_key(nb)
+            self._set_urow(b.id)
+        self._touch()
+        # The log of that history is the same events with the new texts, every
+        # state hash from the first substituted registration on shifted by the
+        # record digests' difference (the hash is a sum of record digests). It is
+        # rewritten when first read: a simulation that never reads the old
+        # events never pays for it.
+        marks = tuple((k, text, d) for (k, _, text, _), d in zip(plan, deltas, strict=True))
+        self._rewrite = (plan[0][0], len(self._events), marks)
+
+    def _apply_rewrite(self) -> None:
+        if self._rewrite is None:
+            return
+        start, end, marks = self._rewrite
+        events, state = self._events, self._event_state
+        delta, i = 0, 0
+        for k in range(start, end):
+            ev = events[k]
+            args = ev.args
+            while i < len(marks) and marks[i][0] == k:
+                args = dict(args, message=dict(args["message"], content=marks[i][1]))
+                delta = (delta + marks[i][2]) % _HASH_MOD
+                i += 1
+            turn, acc = state[k]
+            acc = (acc + delta) % _HASH_MOD
+            state[k] = (turn, acc)
+            events[k] = Event(
+                ev.seq, ev.op, args, ev.ok, ev.result, ev.effects, self._hash_of(turn, acc)
+            )
+        self._rewrite = None
+
     # ============================================================ events
     def _log(
         self, op: str, args: dict[str, Any], ok: bool, result: str, effects: dict[str, Any]
@@ -1881,6 +2228,7 @@ class Workspace:
             self._event_base + len(self._events), op, args, ok, result, effects, self.state_hash()
         )
         self._events.append(ev)
+        self._event_state.append((self._turn, self._acc))
         if self._log_fh is not None:
             self._log_fh.write(ev.to_json() + "\n")
             self._log_fh.flush()
@@ -2030,6 +2378,7 @@ class Workspace:
             include_read_path_tool=cfg.get("include_read_path_tool", False),
         )
         ws._events.clear()
+        ws._event_state.clear()
         ws._event_base = int(doc.get("event_count", 0))
         ws._restore_snapshot(doc)
         if log_path is not None:
@@ -2037,7 +2386,7 @@ class Workspace:
         if ws.state_hash() != doc["state_hash"]:
             raise ReplayMismatchError(-1, doc["state_hash"], ws.state_hash())
         for key, uid in ws._payload_owner.items():
-            ws.store.get(key, sha256=ws._unit_payload(uid).sha256)
+            ws._fetch(key, ws._unit_payload(uid).sha256)
         return ws
 
     def _restore_snapshot(self, doc: dict[str, Any]) -> None:

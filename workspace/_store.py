@@ -94,7 +94,8 @@ def _check_key(key: str) -> str:
     return key
 
 
-def _verify(key: str, data: bytes, sha256: str | None) -> bytes:
+def verify_payload(key: str, data: bytes, sha256: str | None) -> bytes:
+    """``data`` if ``sha256`` is None or matches it, else PayloadIntegrityError."""
     if sha256 is not None:
         got = sha256_hex(data)
         if got != sha256:
@@ -179,7 +180,7 @@ class DiskStore:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise PathEscapeError(str(final), "is not a regular file")
             data = fh.read()
-        return _verify(key, data, sha256)
+        return verify_payload(key, data, sha256)
 
     def delete(self, key: str) -> None:
         try:
@@ -249,7 +250,7 @@ class MemoryStore:
             data = self._blobs[_check_key(key)]
         except KeyError:
             raise PayloadIntegrityError(key, "is missing from the memory store") from None
-        return _verify(key, data, sha256)
+        return verify_payload(key, data, sha256)
 
     def delete(self, key: str) -> None:
         self._blobs.pop(_check_key(key), None)
