@@ -159,8 +159,8 @@ def test_results_are_reproducible_and_depend_on_the_seed():
 
 
 class _LyingStore(MemoryStore):
-    """Stores a corrupted copy and reports the corrupted copy's checksum, so the engine's own
-    integrity check cannot see it; only comparing with the original bytes can."""
+    """Stores a corrupted copy and reports the corrupted copy's checksum (a store whose own
+    checks all pass)."""
 
     def put(self, key: str, data: bytes) -> PayloadInfo:
         bad = bytes(data[:-1]) + b"?"
@@ -171,7 +171,8 @@ class _LyingStore(MemoryStore):
 def test_a_corrupting_store_is_caught_by_the_byte_exact_check(monkeypatch):
     """Definition 'Make-room instance': every load-bearing block is queried later; an archived
     one must read back as the original bytes. A store that corrupts payloads consistently
-    passes the engine's checksum but fails this comparison, and the Theorem 1 claim fails."""
+    (and reports the corrupted bytes' checksum) fails the engine's own checksum on every read,
+    each read counts as a mismatch, and the Theorem 1 claim fails."""
     monkeypatch.setattr(_engine_common, "MemoryStore", _LyingStore)
     res = sims.simulate_makeroom_engine(16, 3, "blind", trials=30, rng=3, array_trials=1000)
     assert res.read_events > 0
@@ -257,3 +258,57 @@ def test_result_is_a_makeroom_result_with_engine_keys():
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.mean_z = 0.0  # type: ignore[misc]
     assert np.isfinite(d["calibration_seconds"]) and workspace.Workspace
+
+
+def test_fresh_trials_fork_a_built_workspace_checked_against_a_fresh_build(monkeypatch):
+    """Definition 'Make-room instance', fresh J* per trial: trial workspaces are forks of one
+    built workspace with the bulky text substituted at J*; the first fork of a run is compared
+    with registering the instance from scratch, and a fork that differs stops the run."""
+    res = sims.simulate_makeroom_engine(12, 3, "blind", trials=8, rng=5, array_trials=500)
+    assert res.workspaces == 8 and res.budget_mismatches == 0 and res.all_recoveries_byte_exact
+    real_fork = Workspace.fork
+
+    def wrong_fork(self, *, store=None, substitute=None):
+        # Puts the bulky text one position off: a workspace, but not the instance's.
+        (bid, text), = substitute.items()
+        moved = f"B{int(bid[1:]) % 12 + 2}"
+        return real_fork(self, store=store, substitute={moved: text})
+
+    monkeypatch.setattr(Workspace, "fork", wrong_fork)
+    with pytest.raises(DomainError, match=r"`engine` must give a forked trial workspace the "
+                                          r"state, log and rendering of registering the "
+                                          r"instance from scratch"):
+        sims.simulate_makeroom_engine(12, 3, "blind", trials=4, rng=5, array_trials=500)
+
+
+def test_an_interrupted_disk_run_leaves_no_temporary_folder(monkeypatch):
+    """Implementation details (payload store): the temporary payload folder a run creates is
+    removed even when the run stops with an error, and when a store spec is dropped without
+    being closed."""
+    import gc
+
+    from sims import _engine_makeroom
+
+    made = []
+
+    def recording_store_iv(*args, **kwargs):
+        spec = _engine_common.store_iv(*args, **kwargs)
+        made.append(spec.directory)
+        return spec
+
+    def boom(*args, **kwargs):
+        assert made[0].is_dir(), "the run's folder exists while it runs"
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(_engine_makeroom, "store_iv", recording_store_iv)
+    monkeypatch.setattr(_engine_makeroom, "_trial", boom)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        sims.simulate_makeroom_engine(12, 3, "blind", trials=2, rng=4, store="disk",
+                                      array_trials=500)
+    assert made[0].name.startswith("vista-engine-") and not made[0].exists()
+    spec = _engine_common.store_iv("disk")
+    folder = spec.directory
+    assert folder.is_dir()
+    del spec
+    gc.collect()
+    assert not folder.exists()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import sims
+import workspace
 from paper_checks._engine_claims import (
     baselines_verdict,
     feasibility_verdict,
@@ -101,19 +102,32 @@ def test_feasibility_checker_fails_on_a_wrong_threshold(fmap):
     assert out.status == "fail" and "N=16" in out.detail
 
 
-def test_disk_store_and_approx_tokenizer(threshold):
+def test_disk_store_and_approx_tokenizer(fmap, tmp_path):
     """Implementation details: the recovering method reads real payload files back exactly;
     the approximate tokenizer gives its own (measured) token costs."""
-    # Handles show the payload folder's path, longer on disk than "mem://archive", so the
-    # disk run gets more room (still below the raw history).
-    res = sims.simulate_recovery_engine(N, K, threshold + 700, "recover", trials=3, rng=4,
-                                        store="disk")
+    # Handles show the payload folder's path, so token costs depend on the folder: the
+    # region is mapped for this folder's own root (measured, not guessed), and the disk run
+    # gets the same margin above it as the in-memory runs above theirs.
+    folder = tmp_path / "archive"
+    root = workspace.DiskStore(folder).root
+    disk = sims.recovery_feasibility_map((N,), K, c0=fmap.c0, store_root=root, rng=5)
+    mem = sims.recovery_feasibility_map((N,), K, c0=fmap.c0, rng=5)  # same blocks, in memory
+    assert disk.engine_threshold[0] > mem.engine_threshold[0]  # a longer path costs more
+    res = sims.simulate_recovery_engine(N, K, disk.engine_threshold[0] + 150, "recover",
+                                        trials=3, rng=4, store="disk", store_dir=folder)
     assert res.budget < res.raw_history_tokens
     assert res.store == "disk" and res.success == 1.0 and res.byte_exact_recoveries == 3
     approx = sims.simulate_recovery_engine(N, K, 4000, "recover", trials=3, rng=4,
                                            tokenizer="approx")
     assert approx.tokenizer == "approx" and approx.success == 1.0
     assert approx.block_tokens != res.block_tokens
+
+
+def test_feasibility_map_refuses_a_bad_store_root():
+    """DESIGN.md 'validate once, at the door': the store root must be a usable root."""
+    with pytest.raises(DomainError, match=r"`store_root` must be a payload root without a "
+                                          r"trailing slash"):
+        sims.recovery_feasibility_map((4,), 16, store_root="archive/")
 
 
 def test_json_keys_extend_the_array_mode(threshold):

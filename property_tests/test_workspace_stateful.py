@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 
 import pytest
@@ -63,7 +62,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @initialize()
     def setup(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="vista-ws-")
+        # Removed in teardown, or by its finalizer if the run stops before that.
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="vista-ws-")
+        self.tmp = self._tmpdir.name
         disk = DiskStore(os.path.join(self.tmp, "archive"))
         self.ws = Workspace(BUDGET, tokenizer=self.tokenizer, store=disk)
         self.twin = Workspace(BUDGET, tokenizer=self.tokenizer, store=MemoryStore(disk.root))
@@ -75,11 +76,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
         self._both("register_user", "Task: keep evidence recoverable.")
 
     def teardown(self) -> None:
-        if hasattr(self, "ws"):
-            # The log replays to the same canonical hash, event by event.
-            again = Workspace.replay(self.ws.events, store=MemoryStore(self.ws.store.root))
-            assert again.state_hash() == self.ws.state_hash()
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        try:
+            if hasattr(self, "ws"):
+                # The log replays to the same canonical hash, event by event.
+                again = Workspace.replay(self.ws.events, store=MemoryStore(self.ws.store.root))
+                assert again.state_hash() == self.ws.state_hash()
+        finally:
+            if hasattr(self, "_tmpdir"):
+                self._tmpdir.cleanup()
 
     # ------------------------------------------------------------ helpers
     def _both(self, method: str, *args, **kwargs):
@@ -250,6 +254,27 @@ class WorkspaceMachine(RuleBasedStateMachine):
             want += b"\n"
         assert got == want
 
+    @rule(data=st.data())
+    def fork_and_diverge(self, data: st.DataObject) -> None:
+        """Workspace invariants on a copy: a fork renders, hashes and recovers exactly as the
+        workspace it copies; acting on the fork leaves the original untouched."""
+        f = self.ws.fork(store=MemoryStore(self.ws.store.root))
+        r = self.ws.render()
+        assert f.state_hash() == self.ws.state_hash() and f.render() == r
+        for bid, raw in self.original.items():
+            if bid not in self.deleted:
+                assert f.recover(bid) == raw
+        units = [u for u in self._top_units() if not u.startswith("B")
+                 or self.ws.block(u).status is not Status.PINNED]
+        if units:
+            try:
+                f.archive(data.draw(st.sampled_from(units)), "fork")
+            except WorkspaceError:
+                pass
+        if not f.pending_calls:
+            f.register_user("only in the fork")
+        assert self.ws.render() == r and self.ws.state_hash() == self.twin.state_hash()
+
     @rule(
         bad=st.sampled_from(
             [
@@ -381,6 +406,15 @@ class WorkspaceMachine(RuleBasedStateMachine):
         live = {b.payload.key for b in self.ws.blocks if b.payload is not None}
         live |= {g.payload.key for g in self.ws.groups.values()}
         assert set(self.ws.store.keys()) == live == set(self.twin.store.keys())
+
+    @invariant()
+    def incremental_preflight_is_exact(self) -> None:
+        """Preflight (eq. overflow) on the maintained sums gives the full candidate's count."""
+        if not hasattr(self, "ws"):
+            return
+        fast = self.ws._fast_total()
+        assert fast is None or fast == self.ws._candidate().total
+        assert self.ws.mode == self.ws.render().mode
 
     @invariant()
     def canonical_hash_deterministic(self) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,11 @@ class StoreSpec:
     payload folder for the whole run (each trial's workspace only reads the
     payloads it wrote itself: the engine refuses any other key).
 
+    A temporary folder the run created is removed by :meth:`close`, on leaving
+    a ``with`` block, or at the latest when the spec is garbage-collected or
+    the interpreter exits (``weakref.finalize``), so an interrupted run leaves
+    nothing behind.
+
     Attributes
     ----------
     kind : {"memory", "disk"}
@@ -110,6 +116,12 @@ class StoreSpec:
     directory: Path | None = None
     owned: bool = False
     _disk: DiskStore | None = None
+    _cleanup: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.owned and self.directory is not None:
+            self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.directory),
+                                             ignore_errors=True)
 
     def new(self) -> PayloadStore:
         """The store one trial's workspace writes to."""
@@ -119,16 +131,23 @@ class StoreSpec:
         return self._disk
 
     def close(self) -> None:
-        """Remove the payload folder if this run created it."""
-        if self.owned and self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        """Remove the payload folder if this run created it (idempotent)."""
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> StoreSpec:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     """Validate ``store`` (``"memory"`` or ``"disk"``) and set it up.
 
     ``store_dir`` (disk only) is the payload folder; by default a temporary
-    folder is created and removed when the run ends.
+    folder is created and removed when the run ends (use the spec as a context
+    manager, or call ``close``).
     """
     if store not in ENGINE_STORES:
         from theory import UnknownNameError
@@ -141,14 +160,17 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
         return StoreSpec("memory", "mem://archive")
     if store_dir is None:
         directory = Path(tempfile.mkdtemp(prefix="vista-engine-"))
-        owned = True
-    else:
-        if not isinstance(store_dir, (str, Path)) or not str(store_dir).strip():
-            raise DomainError("store_dir", store_dir, "must be a folder path",
-                              "pass a writable folder, e.g. store_dir='archive'")
-        directory, owned = Path(store_dir), False
-    disk = DiskStore(directory)
-    return StoreSpec("disk", disk.root, disk.directory, owned, disk)
+        try:
+            disk = DiskStore(directory)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        return StoreSpec("disk", disk.root, disk.directory, True, disk)
+    if not isinstance(store_dir, (str, Path)) or not str(store_dir).strip():
+        raise DomainError("store_dir", store_dir, "must be a folder path",
+                          "pass a writable folder, e.g. store_dir='archive'")
+    disk = DiskStore(store_dir)
+    return StoreSpec("disk", disk.root, disk.directory, False, disk)
 
 
 def random_words(gen: np.random.Generator, count: int) -> list[str]:

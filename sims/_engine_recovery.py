@@ -613,15 +613,16 @@ def measure_handle_cost(
                           "pass e.g. (8, 64, 512)")
     k = as_int("k", k, lo=1, hi=4096, fix="bits per block of the measurement")
     seed = root_seed(rng)
-    spec = store_iv(store)
-    try:
-        tok = tokenizer_iv(tokenizer)
-        handles = []
-        for i, N in enumerate(Ns):
-            setup = _Setup(N, k, 1 << 30, "recover", tok, spec, 0)
-            handles.append(_probe(setup, stream(seed, 0, i))["handle_tokens"])
-    finally:
-        spec.close()
+    with store_iv(store) as spec:
+        return _handle_cost_fit(Ns, k, tokenizer_iv(tokenizer), spec, seed)
+
+
+def _handle_cost_fit(Ns: list[int], k: int, tok: MemoTokenizer, spec: StoreSpec,
+                     seed: SeedInfo) -> HandleCostFit:
+    handles = []
+    for i, N in enumerate(Ns):
+        setup = _Setup(N, k, 1 << 30, "recover", tok, spec, 0)
+        handles.append(_probe(setup, stream(seed, 0, i))["handle_tokens"])
     x = np.log2(np.asarray(Ns, dtype=float))
     y = np.asarray(handles, dtype=float)
     c0 = float(np.dot(x, y) / np.dot(x, x))
@@ -690,6 +691,7 @@ def recovery_feasibility_map(
     *,
     tokenizer: str = "cl100k_base",
     c0: float | None = None,
+    store_root: str = "mem://archive",
     rng: Any = None,
 ) -> FeasibilityMap:
     """Map where the engine's recovering method fits the budget, against theory.
@@ -700,16 +702,24 @@ def recovery_feasibility_map(
     token units, with ``c0`` from :func:`measure_handle_cost` over the same N
     (or the value given). The accounting probe runs at the threshold's own
     scale, since the budget's digits are part of the prompt.
+
+    Handles show the payload path, so token costs (and the region) depend on
+    the store's root: ``store_root`` is the root a run will use (the default
+    is the in-memory store's; pass a :class:`workspace.DiskStore`'s ``root``
+    to map the region for payloads in that folder).
     """
     Ns = sorted({as_int("N", v, lo=2, hi=4096, fix="map 2 <= N <= 4096")
                  for v in np.atleast_1d(np.asarray(N_values, dtype=object))})
     k = as_int("k", k, lo=1, hi=1 << 14, fix="bits per block")
+    if not isinstance(store_root, str) or not store_root.strip() or store_root.endswith("/"):
+        raise DomainError("store_root", store_root, "must be a payload root without a trailing "
+                          "slash", "pass a store's .root, e.g. DiskStore('archive').root")
     seed = root_seed(rng)
     tok = tokenizer_iv(tokenizer)
-    spec = store_iv("memory")
+    spec = StoreSpec("memory", store_root)
     if c0 is None:
-        c0 = measure_handle_cost(Ns if len(Ns) >= 2 else (*Ns, 2 * Ns[0]), k=k,
-                                 tokenizer=tokenizer, rng=stream_seed(seed, 1)).c0
+        c0 = _handle_cost_fit(Ns if len(Ns) >= 2 else [*Ns, 2 * Ns[0]], k, tok, spec,
+                              root_seed(stream_seed(seed, 1))).c0
     eng, th, thm, floor, rel, relm = [], [], [], [], [], []
     for i, N in enumerate(Ns):
         budget = 1 << 30

@@ -2149,11 +2149,12 @@ class Workspace:
                     "substitute in a workspace built by registration",
                 )
             if ev.op != "register" or ev.args.get("message", {}).get("role") == "tool":
-                first = min(wanted, key=lambda u: wanted[u][0].seq)
-                what = "a tool result" if ev.op == "register" else f"a {ev.op}"
+                found = {p[1].id for p in plan}
+                first = min((u for u in wanted if u not in found), key=lambda u: wanted[u][0].seq)
+                what = "the tool result registered" if ev.op == "register" else f"the {ev.op}"
                 raise BlockStateError(
                     first,
-                    f"cannot be substituted: {what} (event {ev.seq}) came after its "
+                    f"cannot be substituted: {what} at event {ev.seq} came after its "
                     "registration and may depend on its size",
                     "fork before that event or substitute later blocks only",
                 )
