@@ -7,7 +7,8 @@ import argparse
 import math
 from typing import Any
 
-from theory import DomainError
+from ._args import parse_int as _int
+from ._args import parse_real as _real
 
 __all__ = ["register", "run"]
 
@@ -88,25 +89,6 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 # Parsing numbers ourselves, so a bad value is a DomainError naming the option
 # ---------------------------------------------------------------------------
-
-
-def _int(name: str, text: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise DomainError(
-            name, text, "must be an integer", f"pass a whole number, e.g. --{name} 4"
-        ) from None
-
-
-def _real(name: str, text: str) -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise DomainError(name, text, "must be a number", f"pass e.g. --{name} 1.5") from None
-    if not math.isfinite(value):
-        raise DomainError(name, text, "must be a finite number", f"pass e.g. --{name} 1.5")
-    return value
 
 
 def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:

@@ -9,7 +9,9 @@ from typing import Any
 
 from theory import DomainError
 
-from .recovery import _int, _real
+from ._args import add_engine_group, refuse_engine_only
+from ._args import parse_int as _int
+from ._args import parse_real as _real
 
 __all__ = ["register", "run"]
 
@@ -50,19 +52,12 @@ def register(subparsers: Any) -> None:
                         help="seed (default: fresh entropy, printed in the output)")
     parser.add_argument("--workers", default="1", metavar="INT", help="threads (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    engine = parser.add_argument_group(
-        "engine mode", "run every trial through the reference workspace engine (workspace/): "
+    engine = add_engine_group(
+        parser, "run every trial through the reference workspace engine (workspace/): "
         "calibrated block texts, a budget over by exactly L, archives through the agent's "
         "tool until preflight clears, byte-exact read-back of every archived load-bearing "
         "block, and a cross-check against the array simulator (interfaces: ledger, gaussian, "
         "buckets, blind)")
-    engine.add_argument("--engine", action="store_true", help="use the workspace engine")
-    engine.add_argument("--store", default=None, metavar="KIND",
-                        help="engine payload store: memory or disk (default memory)")
-    engine.add_argument("--store-dir", dest="store_dir", default=None, metavar="DIR",
-                        help="engine disk store folder (default: a temporary folder)")
-    engine.add_argument("--tokenizer", default=None, metavar="NAME",
-                        help="engine tokenizer: cl100k_base or approx (default cl100k_base)")
     engine.add_argument("--block-tokens", dest="block_tokens", default=None, metavar="INT",
                         help="engine: net tokens l of a load-bearing block (default "
                              "max(4, min(40, 900 // kappa)))")
@@ -97,10 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if args.reuse:
         raise DomainError("reuse", True, "is only used with --engine",
                           "add --engine or drop the option")
-    for name in _ENGINE_ONLY:
-        if getattr(args, name) is not None:
-            raise DomainError(name.replace("_", "-"), getattr(args, name),
-                              "is only used with --engine", "add --engine or drop the option")
+    refuse_engine_only(args, _ENGINE_ONLY)
     result = simulate_makeroom(
         _int("n", args.n), _int("kappa", args.kappa), args.interface,
         policy=args.policy, trials=_int("trials", args.trials or "100000"),

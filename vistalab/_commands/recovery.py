@@ -4,10 +4,13 @@ strategy, next to Proposition 1's bound and the strategy's exact success."""
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from theory import DomainError
+
+from ._args import add_engine_group, refuse_engine_only
+from ._args import parse_int as _int
+from ._args import parse_real as _real
 
 __all__ = ["register", "run"]
 
@@ -41,40 +44,15 @@ def register(subparsers: Any) -> None:
                         help="seed (default: fresh entropy, printed in the output)")
     parser.add_argument("--workers", default="1", metavar="INT", help="threads (default 1)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    engine = parser.add_argument_group(
-        "engine mode", "run every trial through the reference workspace engine (workspace/): N "
+    add_engine_group(
+        parser, "run every trial through the reference workspace engine (workspace/): N "
         "blocks of k random bits as tool results, the budget B in tokens, strategies acting "
         "through the agent's context tools (recover, delete, keep-bits, keep-blocks), the "
         "answer checked byte for byte")
-    engine.add_argument("--engine", action="store_true", help="use the workspace engine")
-    engine.add_argument("--store", default=None, metavar="KIND",
-                        help="engine payload store: memory or disk (default memory)")
-    engine.add_argument("--store-dir", dest="store_dir", default=None, metavar="DIR",
-                        help="engine disk store folder (default: a temporary folder)")
-    engine.add_argument("--tokenizer", default=None, metavar="NAME",
-                        help="engine tokenizer: cl100k_base or approx (default cl100k_base)")
     parser.set_defaults(func=run, _parser=parser)
 
 
 _ENGINE_ONLY = ("store", "store_dir", "tokenizer")
-
-
-def _int(name: str, text: str) -> int:
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise DomainError(name, text, "must be an integer",
-                          f"pass a whole number, e.g. --{name} 4") from None
-
-
-def _real(name: str, text: str) -> float:
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise DomainError(name, text, "must be a number", f"pass e.g. --{name} 1.5") from None
-    if not math.isfinite(value):
-        raise DomainError(name, text, "must be a finite number", f"pass e.g. --{name} 1.5")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.engine:
         return _run_engine(args)
-    for name in _ENGINE_ONLY:
-        if getattr(args, name) is not None:
-            raise DomainError(name.replace("_", "-"), getattr(args, name),
-                              "is only used with --engine", "add --engine or drop the option")
+    refuse_engine_only(args, _ENGINE_ONLY)
     result = simulate_recovery(
         _int("N", args.N), _int("k", args.k), _real("budget", args.budget), args.strategy,
         trials=_int("trials", args.trials or "10000"),

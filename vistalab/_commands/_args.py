@@ -1,0 +1,59 @@
+"""Option parsing shared by the subcommands: numbers are parsed here (not by
+argparse's ``type=``) so a bad value is a :class:`theory.DomainError` naming
+the option, the value, the rule and a fix, printed as one line with exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from theory import DomainError
+
+__all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only"]
+
+
+def parse_int(name: str, text: Any, *, lo: int | None = None) -> int:
+    """``text`` as an int (``lo`` is an optional lower bound)."""
+    example = max(lo, 4) if lo is not None else 4
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise DomainError(name, text, "must be an integer",
+                          f"pass a whole number, e.g. --{name} {example}") from None
+    if lo is not None and value < lo:
+        raise DomainError(name, text, f"must be >= {lo}", f"e.g. --{name} {example}")
+    return value
+
+
+def parse_real(name: str, text: Any) -> float:
+    """``text`` as a finite float."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise DomainError(name, text, "must be a number", f"pass e.g. --{name} 1.5") from None
+    if not math.isfinite(value):
+        raise DomainError(name, text, "must be a finite number", f"pass e.g. --{name} 1.5")
+    return value
+
+
+def add_engine_group(parser: argparse.ArgumentParser, description: str) -> Any:
+    """The ``--engine`` option group shared by ``makeroom`` and ``recovery``; returns
+    the group so a command can add its own engine-only options."""
+    engine = parser.add_argument_group("engine mode", description)
+    engine.add_argument("--engine", action="store_true", help="use the workspace engine")
+    engine.add_argument("--store", default=None, metavar="KIND",
+                        help="engine payload store: memory or disk (default memory)")
+    engine.add_argument("--store-dir", dest="store_dir", default=None, metavar="DIR",
+                        help="engine disk store folder (default: a temporary folder)")
+    engine.add_argument("--tokenizer", default=None, metavar="NAME",
+                        help="engine tokenizer: cl100k_base or approx (default cl100k_base)")
+    return engine
+
+
+def refuse_engine_only(args: argparse.Namespace, names: tuple[str, ...]) -> None:
+    """Engine-only options given without ``--engine`` are an error, not silently ignored."""
+    for name in names:
+        if getattr(args, name) is not None:
+            raise DomainError(name.replace("_", "-"), getattr(args, name),
+                              "is only used with --engine", "add --engine or drop the option")
