@@ -414,7 +414,10 @@ class WorkspaceMachine(RuleBasedStateMachine):
             return
         fast = self.ws._fast_total()
         assert fast is None or fast == self.ws._candidate().total
-        assert self.ws.mode == self.ws.render().mode
+        r = self.ws.render()
+        assert self.ws.mode == r.mode
+        for u, t in r.prompt_tokens.items():  # cached per group, kept up to date
+            assert t == sum(self.ws._pos_cost[s - 1] for s in self.ws._leaves(u))
 
     @invariant()
     def canonical_hash_deterministic(self) -> None:

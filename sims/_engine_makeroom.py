@@ -797,7 +797,12 @@ def simulate_makeroom_engine(
     policy : {"bayes", "random"}, optional
         Order by the posterior of the observation (default) or at random.
     trials : int
-        Engine trials (one fresh workspace each).
+        Engine trials, each on a fresh workspace of its own J*: the instance
+        is registered once per budget with load-bearing texts everywhere, and
+        each trial forks it with the bulky text at J*
+        (``Workspace.fork(substitute=...)``, the exact state of registering
+        that instance from scratch; with ``verify`` the run's first fork is
+        compared with such a build).
     rng : None, int, SeedSequence or Generator
         Seed of the run; recorded in the result.
     store : {"memory", "disk"}
@@ -815,14 +820,14 @@ def simulate_makeroom_engine(
     confidence : float
         Level of ``mean_z_ci``.
     verify : bool
-        Also check each archive's freed tokens in the engine's event log
-        (default True; costs one pass over the log per trial).
+        Also check each archive's freed tokens in the engine's event log and
+        the first fork against a from-scratch build (default True).
     reuse : bool
         Build one workspace per block of 64 trials (J* drawn once for the
         block) and return it to its initial state after each trial by
         restoring every archive; each return is checked against the initial
-        canonical state hash (``undo_mismatches``). Building dominates a trial
-        at large n, so this is much faster. It gives the same law of Z only
+        canonical state hash (``undo_mismatches``). It exercises restore (the
+        paper's Q_undo) in every trial. It gives the same law of Z only
         where that law does not depend on J*'s position (ledger, gaussian,
         blind, the random policy, and buckets of equal size), so other cases
         are refused. Default False: a fresh workspace and J* per trial.

@@ -2437,18 +2437,32 @@ def _num(block_id: str) -> int:
 
 def _id_summary(ids: list[str], limit: int = 8) -> str:
     """IDs in position order as at most ``limit`` items (runs of consecutive
-    blocks as ranges), then ``+N more``; stops early, so it is cheap on long
-    lists."""
+    blocks as ranges), then ``+N more``; cheap on long lists: each run's end is
+    found by bisection."""
     parts: list[str] = []
     i, n = 0, len(ids)
+    groups = [k for k, u in enumerate(ids) if u[0] != "B"]  # a group ends a run
+    g = 0
     while i < n and len(parts) < limit:
         uid = ids[i]
-        j = i
-        if uid[0] == "B":
-            while j + 1 < n and ids[j + 1][0] == "B" and _num(ids[j + 1]) == _num(ids[j]) + 1:
-                j += 1
-        parts.append(uid if j == i else f"{uid}-{ids[j]}")
-        i = j + 1
+        if uid[0] != "B":
+            parts.append(uid)
+            i += 1
+            continue
+        while g < len(groups) and groups[g] < i:
+            g += 1
+        # Between two groups, block numbers strictly increase with position, so
+        # the run of consecutive numbers from i is a prefix: bisect its end.
+        first = int(uid[1:])
+        lo, hi = i, (groups[g] if g < len(groups) else n) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if int(ids[mid][1:]) - first == mid - i:
+                lo = mid
+            else:
+                hi = mid - 1
+        parts.append(uid if lo == i else f"{uid}-{ids[lo]}")
+        i = lo + 1
     if i < n:
         parts.append(f"+{n - i} more")
     return ",".join(parts)
