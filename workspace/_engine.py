@@ -2014,7 +2014,8 @@ class Workspace:
         substitute: Mapping[str, str] | None = None,
     ) -> Workspace:
         """An independent copy of this workspace: the same state, canonical hash,
-        event log and renderings, made without tokenising or hashing anything.
+        event log and renderings, made without re-tokenising or re-hashing the
+        history (only substituted texts are counted and hashed).
 
         Block and group records are immutable and shared; the lists and dicts
         that index them are copied (O(blocks), at C speed), and the tokenizer
@@ -2085,8 +2086,8 @@ class Workspace:
                     "store",
                     None,
                     f"must be given to fork a workspace whose payloads are in {self.store!r}",
-                    f"pass a store with root {self.store.root!r} (e.g. a DiskStore on "
-                    "another copy of the folder)",
+                    f"pass store=MemoryStore({self.store.root!r}) (payloads are copied into "
+                    "it) or this store itself (shared)",
                 )
             return MemoryStore(self.store.root)
         if not isinstance(store, PayloadStore):
