@@ -8,7 +8,6 @@ import hashlib
 import heapq
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,7 +76,7 @@ from ._spec import (
     parse_block_spec,
     parse_selector,
 )
-from ._store import MemoryStore, PayloadStore, sha256_hex, verify_payload
+from ._store import MemoryStore, PayloadStore, atomic_write, sha256_hex, verify_payload
 from ._tokenizers import Tokenizer, get_tokenizer
 
 __all__ = [
@@ -2338,7 +2337,7 @@ class Workspace:
             "event_count": self._event_base + len(self._events),
             "state_hash": self.state_hash(),
         }
-        _atomic_write(Path(path), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        atomic_write(Path(path), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
 
     @classmethod
     def load(
@@ -2640,24 +2639,3 @@ def _workspace_iv(
     }
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    if os.name == "posix":
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)

@@ -138,34 +138,11 @@ class DiskStore:
         return self._dir / _check_key(key)
 
     def put(self, key: str, data: bytes) -> PayloadInfo:
-        final = self._final(key)
-        tmp = self._dir / f".{key}.{uuid.uuid4().hex}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        fd = os.open(tmp, flags, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        self._fsync_dir()
+        atomic_write(self._final(key), data)
         return PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
 
     def _fsync_dir(self) -> None:
-        # The rename is only durable once the directory entry is on disk.
-        if os.name != "posix":  # pragma: no cover - Windows has no directory fds
-            return
-        dfd = os.open(self._dir, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        fsync_dir(self._dir)
 
     def get(self, key: str, *, sha256: str | None = None) -> bytes:
         final = self._final(key)
@@ -282,3 +259,37 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.root!r})"
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or unlink in ``directory`` durable (its entry is on disk)."""
+    if os.name != "posix":  # pragma: no cover - Windows has no directory fds
+        return
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically and durably: a temp file in the same
+    folder (O_EXCL), fsync, rename over the target, fsync of the folder. A crash
+    leaves the old file or the new one, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, flags, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
