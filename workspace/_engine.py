@@ -3,12 +3,13 @@ delete / restore transitions, the budget guard, preflight and rendering."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import heapq
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -1502,11 +1503,8 @@ class Workspace:
             Nothing changes.
         """
         args = {"block_id": block_id, "replacement": replacement}
-        try:
+        with self._failure_logged("archive", args):
             result = self._archive(block_id, replacement)
-        except WorkspaceError as exc:
-            self._log("archive", args, False, str(exc), {})
-            raise
         self._log(
             "archive",
             args,
@@ -1642,11 +1640,8 @@ class Workspace:
             Nothing changes.
         """
         args = {"block_id": block_id, "reason": reason}
-        try:
+        with self._failure_logged("delete", args):
             result = self._delete(block_id, reason)
-        except WorkspaceError as exc:
-            self._log("delete", args, False, str(exc), {})
-            raise
         self._log(
             "delete",
             args,
@@ -1732,11 +1727,8 @@ class Workspace:
             Nothing changes.
         """
         args = {"block_id": block_id}
-        try:
+        with self._failure_logged("restore", args):
             result = self._restore(block_id)
-        except WorkspaceError as exc:
-            self._log("restore", args, False, str(exc), {})
-            raise
         self._log(
             "restore",
             args,
@@ -1826,6 +1818,16 @@ class Workspace:
             self._sys_cost + self._conv_cost - before,
         )
 
+    @contextlib.contextmanager
+    def _failure_logged(self, action: str, args: dict[str, Any]) -> Iterator[None]:
+        """A refused action is logged (ok=False, with the reason) and re-raised; the
+        state is untouched, so the log still replays to the same hash."""
+        try:
+            yield
+        except WorkspaceError as exc:
+            self._log(action, args, False, str(exc), {})
+            raise
+
     # ============================================================ payload I/O
     def _put(self, key: str, data: bytes) -> PayloadRef:
         """Store ``data`` under ``key``; the reference records the engine's own
@@ -1861,11 +1863,8 @@ class Workspace:
             "path": path if isinstance(path, str) else repr(path),
             "selector": selector if isinstance(selector, (str, type(None))) else repr(selector),
         }
-        try:
+        with self._failure_logged("read", args):
             data = self._read(path, selector)
-        except WorkspaceError as exc:
-            self._log("read", args, False, str(exc), {})
-            raise
         self._log(
             "read",
             args,
