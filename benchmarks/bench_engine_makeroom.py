@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from _common import Report, best_of, run  # noqa: E402
 
-import sims  # noqa: E402
+from vistalab import sims  # noqa: E402
 
 INTERFACES = [("ledger", {}), ("buckets", {"buckets": 8}), ("gaussian", {"sigma": 1.0}),
               ("blind", {})]
@@ -119,10 +119,9 @@ def _durable_floor(folder: str, count: int = 40, size: int = 300) -> dict[str, f
 def _phases(n: int, kappa: int) -> dict[str, float]:
     """Milliseconds per engine call in blind trials at this n (memory store)."""
     import numpy as np
-
-    from sims import _engine_makeroom as em
-    from sims._engine_common import store_iv, tokenizer_iv
-    from sims._seeding import root_seed
+    from vistalab.sims import _engine_makeroom as em
+    from vistalab.sims._engine_common import store_iv, tokenizer_iv
+    from vistalab.sims._seeding import root_seed
 
     tok, spec = tokenizer_iv("cl100k_base"), store_iv("memory")
     lay = em._calibrate(n, kappa, max(4, min(40, 900 // kappa)), tok, spec.root, root_seed(3))

@@ -29,8 +29,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from _common import Report, best_of, run  # noqa: E402
 
-import sims  # noqa: E402
-import theory  # noqa: E402
+from vistalab import (
+    sims,  # noqa: E402
+    theory,  # noqa: E402
+)
 
 HALF_WIDTH = 0.005
 Z95 = 1.959963984540054

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from _common import Report, best_of, run  # noqa: E402
 
-import sims  # noqa: E402
+from vistalab import sims  # noqa: E402
 
 CATEGORICAL = [("ledger", {}), ("blind", {}), ("buckets", {"buckets": 16}),
                ("gibbs", {"lam": 0.5})]

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from _common import Report, best_of, run  # noqa: E402
 
-import sims  # noqa: E402
+from vistalab import sims  # noqa: E402
 
 N, K = 64, 4096
 BUDGET = N * K // 4

@@ -125,7 +125,7 @@ class Agent:
 
 
 def build(messages: list[dict], budget: int, store) -> tuple[object, Agent, float]:
-    from workspace import Workspace
+    from vistalab.workspace import Workspace
 
     ws = Workspace(budget, tokenizer="cl100k_base", store=store)
     agent = Agent(ws)
@@ -168,8 +168,7 @@ def trim_times(
         ToolMessage,
         trim_messages,
     )
-
-    from workspace import get_tokenizer, message_tokens
+    from vistalab.workspace import get_tokenizer, message_tokens
 
     tok = get_tokenizer("cl100k_base")
     lc: list[BaseMessage] = []
@@ -326,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from workspace import DiskStore, get_tokenizer, message_tokens
+    from vistalab.workspace import DiskStore, get_tokenizer, message_tokens
 
     messages = make_transcript(args.blocks, args.seed)
     tok = get_tokenizer("cl100k_base")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 __all__ = ["Check", "STATUSES", "status_of"]
 

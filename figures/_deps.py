@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from theory import VistaLabError
+from vistalab.theory import VistaLabError
 
 __all__ = ["MissingDependency", "require"]
 
@@ -30,7 +30,7 @@ class MissingDependency(VistaLabError, ImportError):
 def require(module: str, *names: str) -> ModuleType:
     """Import ``module`` and check that it exports every one of ``names``."""
     try:
-        mod = importlib.import_module(module)
+        mod = importlib.import_module(f"vistalab.{module}")
     except ImportError as exc:
         raise MissingDependency(module, list(names) or [module]) from exc
     missing = [n for n in names if not hasattr(mod, n)]

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 import numpy as np
-
-from theory import UnknownNameError
+from vistalab.theory import UnknownNameError
 
 from ._checks import Check
 from ._table import TidyTable
@@ -61,7 +60,7 @@ def load_figure(name: str) -> FigureScript:
     """Import the figure script called ``name`` (e.g. ``"fig2_separation"``)."""
     if name not in FIGURE_NAMES:
         raise UnknownNameError("figure", name, FIGURE_NAMES)
-    return cast(FigureScript, importlib.import_module(f"figures.{name}"))
+    return cast(FigureScript, importlib.import_module(f"{__package__}.{name}"))
 
 
 def merge_params(

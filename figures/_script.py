@@ -1,4 +1,4 @@
-"""Run one figure script on its own: ``python -m figures.fig3_content_channel``.
+"""Run one figure script on its own: ``python -m vistalab.figures.fig3_content_channel``.
 
 This path does not cache (the ``vista-lab reproduce`` pipeline does); it
 computes, writes the tidy CSV next to the figure, plots, and prints the checks.
@@ -19,10 +19,10 @@ __all__ = ["run_as_script"]
 
 
 def run_as_script(name: str, argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m figures.<name>``; returns 1 if a check fails."""
+    """Entry point of ``python -m vistalab.figures.<name>``; returns 1 if a check fails."""
     fig = load_figure(name)
     parser = argparse.ArgumentParser(
-        prog=f"python -m figures.{name}",
+        prog=f"python -m vistalab.figures.{name}",
         description=(fig.__doc__ or fig.TITLE).strip().splitlines()[0],
     )
     parser.add_argument("--quick", action="store_true", help="fewer trials and grid points")

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from theory import DomainError
+from vistalab.theory import DomainError
 
 __all__ = ["TidyTable"]
 
@@ -115,7 +114,7 @@ class TidyTable:
         try:
             return self.columns.index(name)
         except ValueError:
-            from theory import UnknownNameError
+            from vistalab.theory import UnknownNameError
 
             raise UnknownNameError("column", name, self.columns) from None
 

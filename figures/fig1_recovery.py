@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from theory._validate import as_int, as_real
+from vistalab.theory._validate import as_int, as_real
 
 from ._checks import Check, status_of
 from ._deps import require
@@ -287,7 +286,7 @@ def checks(table: TidyTable) -> list[Check]:
     return out
 
 
-if __name__ == "__main__":  # python -m figures.fig1_recovery [--quick] [--out DIR]
+if __name__ == "__main__":  # python -m vistalab.figures.fig1_recovery [--quick] [--out DIR]
     from ._script import run_as_script
 
     raise SystemExit(run_as_script(NAME))

@@ -244,7 +244,7 @@ def checks(table: TidyTable) -> list[Check]:
     )]
 
 
-if __name__ == "__main__":  # python -m figures.fig6_paper_tables [--quick] [--out DIR]
+if __name__ == "__main__":  # python -m vistalab.figures.fig6_paper_tables [--quick] [--out DIR]
     from ._script import run_as_script
 
     raise SystemExit(run_as_script(NAME))

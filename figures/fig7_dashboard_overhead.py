@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from theory import DomainError
-from theory._validate import as_int, as_real
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int, as_real
 
 from ._checks import Check, status_of
 from ._deps import require
@@ -314,7 +313,7 @@ def checks(table: TidyTable) -> list[Check]:
     ]
 
 
-if __name__ == "__main__":  # python -m figures.fig7_dashboard_overhead [--quick] [--out DIR]
+if __name__ == "__main__":  # python -m vistalab.figures.fig7_dashboard_overhead
     from ._script import run_as_script
 
     raise SystemExit(run_as_script(NAME))

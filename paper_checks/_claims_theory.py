@@ -18,8 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from ._registry import CheckContext, Outcome, Unavailable, claim
 
@@ -35,7 +34,7 @@ MC_FLOOR = 2e-3  # plus this many bits per log2 n (see _prop2_bound)
 
 def _theory(name: str) -> Any:
     """A function of theory/ by its contract name, or Unavailable."""
-    import theory
+    from vistalab import theory
 
     fn = getattr(theory, name, None)
     if fn is None:
@@ -45,7 +44,7 @@ def _theory(name: str) -> Any:
 
 def _sims(name: str) -> Any:
     try:
-        import sims
+        from vistalab import sims
     except ImportError as exc:  # pragma: no cover - sims is part of the distribution
         raise Unavailable("sims is not importable") from exc
     fn = getattr(sims, name, None)

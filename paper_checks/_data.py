@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from theory import DomainError, UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError
 
 __all__ = [
     "DATA_DIR",

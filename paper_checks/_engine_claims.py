@@ -36,7 +36,7 @@ RECOVERY_TRIALS = 24
 
 def _sims(name: str) -> Any:
     try:
-        import sims
+        from vistalab import sims
     except ImportError as exc:  # pragma: no cover - sims is part of the distribution
         raise Unavailable("sims is not importable") from exc
     fn = getattr(sims, name, None)

@@ -20,8 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
-
-from theory import DomainError, UnknownNameError, VistaLabError
+from vistalab.theory import DomainError, UnknownNameError, VistaLabError
 
 from ._data import (
     DATA_DIR,
@@ -84,11 +83,11 @@ DEFAULT_ENTROPY = 0x5EED_0715_2026
 # Modules imported on first use of the registry. Built-in claims first (paper order), then
 # plugins; a listed module that does not exist yet is skipped.
 _BUILTIN_MODULES: tuple[str, ...] = (
-    "paper_checks._claims_tables",
-    "paper_checks._claims_text",
-    "paper_checks._claims_theory",
+    "vistalab.paper_checks._claims_tables",
+    "vistalab.paper_checks._claims_text",
+    "vistalab.paper_checks._claims_theory",
 )
-_PLUGINS: list[str] = ["paper_checks._engine_claims"]
+_PLUGINS: list[str] = ["vistalab.paper_checks._engine_claims"]
 
 
 class Unavailable(VistaLabError):
@@ -384,7 +383,7 @@ class CheckContext:
 
 def _certify(claim_id: str) -> tuple[Any, ...]:
     """Run theory's proof steps of one claim (contract: ``theory.certify_all(only=...)``)."""
-    import theory
+    from vistalab import theory
 
     certify_all = getattr(theory, "certify_all", None)
     if certify_all is None:

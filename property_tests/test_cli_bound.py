@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import theory
+from vistalab import theory
 from vistalab.cli import main
 
 

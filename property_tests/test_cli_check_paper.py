@@ -7,8 +7,8 @@ import json
 import shutil
 
 import pytest
+import vistalab.paper_checks as pc
 
-import paper_checks as pc
 from vistalab.cli import main
 
 

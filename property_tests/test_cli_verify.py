@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from vistalab.theory._proofs import _registry
+from vistalab.theory._proofs._registry import Outcome, Step
 
-import theory
-from theory._proofs import _registry
-from theory._proofs._registry import Outcome, Step
+from vistalab import theory
 from vistalab.cli import main
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import vistalab.paper_checks as pc
+from vistalab.paper_checks import _engine_claims as ec
 
-import paper_checks as pc
-import sims
-from paper_checks import _engine_claims as ec
+from vistalab import sims
 
 ENGINE_IDS = {"engine.makeroom-ledger", "engine.makeroom-buckets", "engine.makeroom-gaussian",
               "engine.makeroom-blind", "engine.ablation-counters", "engine.recovery-recover",
@@ -55,7 +55,7 @@ def test_engine_claims_are_registered_in_their_section():
     for cid in ENGINE_IDS:
         c = claims[cid]
         assert c.kind == "engine" and c.section == "Engine-backed checks"
-        assert c.module == "paper_checks._engine_claims" and "paper.tex" in c.where
+        assert c.module == "vistalab.paper_checks._engine_claims" and "paper.tex" in c.where
 
 
 @pytest.mark.slow

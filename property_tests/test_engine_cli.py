@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-import sims
+from vistalab import sims
 from vistalab.cli import main
 
 

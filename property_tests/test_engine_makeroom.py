@@ -10,13 +10,12 @@ import re
 
 import numpy as np
 import pytest
+from vistalab.paper_checks._engine_claims import makeroom_verdict
+from vistalab.sims import _engine_common
+from vistalab.theory import DomainError, UnknownNameError
+from vistalab.workspace import MemoryStore, PayloadInfo, Workspace, sha256_hex
 
-import sims
-import workspace
-from paper_checks._engine_claims import makeroom_verdict
-from sims import _engine_common
-from theory import DomainError, UnknownNameError
-from workspace import MemoryStore, PayloadInfo, Workspace, sha256_hex
+from vistalab import sims, workspace
 
 N, KAPPA, TRIALS = 24, 3, 200
 
@@ -287,7 +286,7 @@ def test_an_interrupted_disk_run_leaves_no_temporary_folder(monkeypatch):
     being closed."""
     import gc
 
-    from sims import _engine_makeroom
+    from vistalab.sims import _engine_makeroom
 
     made = []
 

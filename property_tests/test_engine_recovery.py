@@ -8,15 +8,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-
-import sims
-import workspace
-from paper_checks._engine_claims import (
+from vistalab.paper_checks._engine_claims import (
     baselines_verdict,
     feasibility_verdict,
     recovery_verdict,
 )
-from theory import DomainError, UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError
+
+from vistalab import sims, workspace
 
 N, K = 16, 512
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from vistalab.theory import DomainError
 
-from theory import DomainError
 from vistalab._sweep import get_experiment
 from vistalab._sweep._schema import coerce_row
 

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from figures import TidyTable, load_figure
+from vistalab.figures import TidyTable, load_figure
 
 SEED = 20260522
 
@@ -201,7 +200,7 @@ def test_compute_is_reproducible_and_seed_dependent():
 
 def test_bad_parameters_name_the_parameter():
     """DESIGN.md rule 6: an unknown or out-of-domain parameter is a clear error."""
-    from theory import DomainError, UnknownNameError
+    from vistalab.theory import DomainError, UnknownNameError
 
     fig = load_figure("fig4_tradeoff")
     with pytest.raises(UnknownNameError, match=r"parameter of fig4_tradeoff 'trails'.*'trials'"):

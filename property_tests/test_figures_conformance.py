@@ -8,9 +8,8 @@ import inspect
 import json
 
 import pytest
-
-from figures import FIGURE_NAMES, load_figure
-from theory import UnknownNameError
+from vistalab.figures import FIGURE_NAMES, load_figure
+from vistalab.theory import UnknownNameError
 
 
 @pytest.mark.parametrize("name", FIGURE_NAMES)

@@ -8,8 +8,14 @@ import sys
 import matplotlib
 import matplotlib.image
 import pytest
-
-from figures import FIGURE_NAMES, PALETTE, STYLE_PATH, figure_style, new_figure, save_figure
+from vistalab.figures import (
+    FIGURE_NAMES,
+    PALETTE,
+    STYLE_PATH,
+    figure_style,
+    new_figure,
+    save_figure,
+)
 
 
 def test_style_is_scoped_to_the_context():
@@ -27,7 +33,7 @@ def test_importing_every_figure_script_leaves_rcparams_alone():
     code = (
         "import matplotlib, importlib, sys\n"
         "before = dict(dict.items(matplotlib.rcParams))\n"
-        f"for n in {list(FIGURE_NAMES)!r}: importlib.import_module('figures.' + n)\n"
+        f"for n in {list(FIGURE_NAMES)!r}: importlib.import_module('vistalab.figures.' + n)\n"
         "assert 'matplotlib.pyplot' not in sys.modules\n"
         "after = dict(dict.items(matplotlib.rcParams))\n"
         "changed = [k for k in before if before[k] != after[k]]\n"
@@ -67,8 +73,8 @@ def test_save_writes_200_dpi_png_and_deterministic_pdf(tmp_path):
 
 
 def test_unknown_figure_name_suggests_the_closest():
-    from figures import load_figure
-    from theory import UnknownNameError
+    from vistalab.figures import load_figure
+    from vistalab.theory import UnknownNameError
 
     with pytest.raises(UnknownNameError, match=r"Did you mean 'fig2_separation'"):
         load_figure("fig2_seperation")

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from figures import TidyTable
-from theory import DomainError, UnknownNameError
+from vistalab.figures import TidyTable
+from vistalab.theory import DomainError, UnknownNameError
 
 cells = st.one_of(
     st.none(),

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import paper_checks as pc
-from paper_checks import _claims_tables
+import vistalab.paper_checks as pc
+from vistalab.paper_checks import _claims_tables
 
 # (claim, file, [(old, new), ...]): `old` must occur exactly once in the file.
 BREAKS = [
@@ -133,8 +132,8 @@ REPAIRS = [
 ]
 
 
-BUILTIN = {"paper_checks._claims_tables", "paper_checks._claims_text",
-           "paper_checks._claims_theory"}
+BUILTIN = {"vistalab.paper_checks._claims_tables", "vistalab.paper_checks._claims_text",
+           "vistalab.paper_checks._claims_theory"}
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-
-import paper_checks as pc
-from theory import DomainError, UnknownNameError
+import vistalab.paper_checks as pc
+from vistalab.theory import DomainError, UnknownNameError
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "paper" / "paper.tex"
 needs_paper = pytest.mark.skipif(not PAPER.exists(), reason="paper.tex not found beside the repo")

@@ -8,10 +8,9 @@ import textwrap
 from dataclasses import dataclass
 
 import pytest
-
-import paper_checks as pc
-from paper_checks import _registry
-from theory import DomainError
+import vistalab.paper_checks as pc
+from vistalab.paper_checks import _registry
+from vistalab.theory import DomainError
 
 
 @pytest.fixture
@@ -19,7 +18,7 @@ def plugin(tmp_path, monkeypatch):
     """A throw-away plugin module registering three claims; unregistered afterwards."""
     name = "vl_test_plugin_claims"
     (tmp_path / f"{name}.py").write_text(textwrap.dedent('''
-        from paper_checks import Outcome, Unavailable, claim, register_claim
+        from vistalab.paper_checks import Outcome, Unavailable, claim, register_claim
 
         @claim("plugin.ok", section="Engine-backed checks", where="nowhere",
                statement="a passing claim", tolerance="exact", kind="engine")
@@ -89,7 +88,8 @@ def test_builtin_claims_are_complete_and_well_formed():
     """Every built-in claim names where it is, what it says, its tolerance and its data,
     and uses one of the paper's sections."""
     claims = [c for c in pc.all_claims() if c.module in {
-        "paper_checks._claims_tables", "paper_checks._claims_text", "paper_checks._claims_theory"}]
+        "vistalab.paper_checks._claims_tables", "vistalab.paper_checks._claims_text",
+        "vistalab.paper_checks._claims_theory"}]
     assert len(claims) >= 60
     for c in claims:
         assert c.section in pc.SECTIONS, c.id

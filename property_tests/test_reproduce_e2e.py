@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
+from vistalab.figures import FIGURE_NAMES
 
-from figures import FIGURE_NAMES
 from vistalab._reproduce import run_reproduce
 from vistalab.cli import main
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from vistalab.theory import DomainError, UnknownNameError
 
-from theory import DomainError, UnknownNameError
 from vistalab._reproduce import CheckRow, run_reproduce
 from vistalab._reproduce._cache import CacheRecord, StageCache, cache_key
 from vistalab._reproduce._pipeline import _stage_seed

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import sims
+from vistalab import sims
 from vistalab.cli import main
 
 

@@ -14,8 +14,7 @@ import math
 import numpy as np
 import pytest
 
-import sims
-import theory
+from vistalab import sims, theory
 
 N_SMALL, KAPPA_SMALL = 13, 3
 LITERAL_TRIALS = 3000

@@ -11,8 +11,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-import sims
-import theory
+from vistalab import sims, theory
 
 
 def _mp_mean_z(n: int, kappa: int, sigma: float, dps: int = 30) -> float:

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import sims
-import theory
+from vistalab import sims, theory
 
 # (interface, n, kappa, params): small, medium and huge n for every interface.
 GRID = [

@@ -14,10 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from vistalab.sims._recovery import _random_blocks
 
-import sims
-import theory
-from sims._recovery import _random_blocks
+from vistalab import sims, theory
 
 NON_RECOVERING = [s for s in sorted(sims.STRATEGIES) if not sims.STRATEGIES[s]().recovering]
 

@@ -6,8 +6,8 @@ cell's seed is spawned from the config seed by its canonical index (issue
 from __future__ import annotations
 
 import pytest
+from vistalab.theory import DomainError
 
-from theory import DomainError
 from vistalab._sweep import Backend, DaskBackend, LocalBackend, parse_config, run_sweep
 
 DOC = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from vistalab.theory import DomainError, UnknownNameError
 
-from theory import DomainError, UnknownNameError
 from vistalab._sweep import (
     SweepConfigError,
     UnknownSweepNameError,

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
+from vistalab.theory import DomainError, UnknownNameError
 
-import theory
-from theory import DomainError, UnknownNameError
+from vistalab import theory
 from vistalab._sweep import LocalBackend, parse_config, plot_sweep, run_sweep
 from vistalab.cli import main
 

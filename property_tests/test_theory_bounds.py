@@ -13,9 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-
-import theory
-from theory import (
+from vistalab.theory import (
     DomainError,
     HandleCostModel,
     asymptotic_separation,
@@ -34,6 +32,8 @@ from theory import (
     recovery_success_bound,
     threshold_rate,
 )
+
+from vistalab import theory
 
 TOL = 1e-9
 MP = mpmath.MPContext()

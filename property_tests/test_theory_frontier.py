@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from theory import (
+from vistalab.theory import (
     DomainError,
     blind_mean_z,
     bucket_ledger,

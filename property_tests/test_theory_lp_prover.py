@@ -12,15 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from theory import (
+from vistalab.theory import (
     DomainError,
     conditional_independence,
     functional_dependence,
     independence,
     prove_shannon_inequality,
 )
-from theory._proofs._lp import LinearEntropyExpr, parse_information_relation
+from vistalab.theory._proofs._lp import LinearEntropyExpr, parse_information_relation
 
 TEXTBOOK = [
     ("I(X;Y) <= H(Y)", ()),
@@ -203,7 +202,7 @@ def test_nonnegative_combinations_of_elemental_inequalities_are_proved(weights, 
 def test_tampered_certificate_fails_exact_recheck():
     """The exact re-check is what certifies (not the LP's word): perturbing one
     multiplier of a valid certificate makes it fail (Prop. 1 Step 2 LP)."""
-    from theory._proofs import _lp
+    from vistalab.theory._proofs import _lp
 
     rel = parse_information_relation("I(A,B;R) >= I(A;R) + I(B;R)")
     cons = (parse_information_relation(independence("A", "B")),)

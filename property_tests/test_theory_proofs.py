@@ -9,19 +9,19 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
-
-import theory
-from theory import PROOF_CLAIMS, PROOF_METHODS, DomainError, UnknownNameError
-from theory._proofs import _registry, _steps_lemma1, _steps_prop1, _steps_thm1
-from theory._proofs._enumerate import bucket_mean_z, simulate_makeroom
-from theory._proofs._interval import certify_positive
-from theory._proofs._registry import Outcome, Step, get_step, run_step
-from theory._proofs._symbolic import (
+from vistalab.theory import PROOF_CLAIMS, PROOF_METHODS, DomainError, UnknownNameError
+from vistalab.theory._proofs import _registry, _steps_lemma1, _steps_prop1, _steps_thm1
+from vistalab.theory._proofs._enumerate import bucket_mean_z, simulate_makeroom
+from vistalab.theory._proofs._interval import certify_positive
+from vistalab.theory._proofs._registry import Outcome, Step, get_step, run_step
+from vistalab.theory._proofs._symbolic import (
     certify_identities,
     certify_identity,
     certify_nonneg_combination,
     certify_sign,
 )
+
+from vistalab import theory
 
 STEPS = theory.list_steps()
 
@@ -111,7 +111,7 @@ def test_interval_rejects_fano_without_plus_one():
 def test_interval_gives_up_on_a_touching_minimum():
     """A non-strict claim with an interior zero (1 - Hb(p) at p = 1/2) cannot be
     certified by naive boxes: the checker reports 'undecided', not 'pass'."""
-    from theory._proofs._interval import xlogx
+    from vistalab.theory._proofs._interval import xlogx
 
     def one_minus_hb(xs):
         from flint import arb

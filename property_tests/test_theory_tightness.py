@@ -9,11 +9,10 @@ import math
 import mpmath
 import numpy as np
 import pytest
+import vistalab.theory._tightness as tightness
 from hypothesis import given
 from hypothesis import strategies as st
-
-import theory._tightness as tightness
-from theory import (
+from vistalab.theory import (
     CONTENT_RATE_ABS_TOL,
     DomainError,
     content_rate_bound,

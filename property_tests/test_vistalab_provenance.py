@@ -21,7 +21,7 @@ def test_fingerprint_changes_when_code_changes(tmp_path, monkeypatch):
     pkg = tmp_path / "theory"
     pkg.mkdir()
     (pkg / "a.py").write_text("x = 1\n")
-    monkeypatch.setattr(prov, "_REPO_ROOT", tmp_path)
+    monkeypatch.setattr(prov, "_package_dirs", lambda name: [pkg])
     before = prov.code_fingerprint(["theory"])
     (pkg / "a.py").write_text("x = 2\n")
     assert prov.code_fingerprint(["theory"]) != before

@@ -8,8 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from workspace import (
+from vistalab.workspace import (
     BlockSpecError,
     BlockStateError,
     BudgetConfigError,
@@ -319,7 +318,7 @@ def test_every_error_is_a_workspace_error_and_a_builtin():
         PathEscapeError,
     ):
         assert issubclass(cls, WorkspaceError) and issubclass(cls, ValueError)
-        assert cls.__module__.split(".")[0] == "workspace"
+        assert cls.__module__.split(".")[:2] == ["vistalab", "workspace"]
     assert issubclass(UnknownBlockError, KeyError) and issubclass(PathEscapeError, PermissionError)
     err = UnknownBlockError("B9", "does not exist")
     assert str(err) == "B9 does not exist"  # not KeyError's repr

@@ -13,8 +13,7 @@ import subprocess
 import sys
 
 import pytest
-
-from workspace import (
+from vistalab.workspace import (
     ARCHIVE_TOOL,
     DELETE_TOOL,
     PROTOCOL_TEXT,
@@ -32,7 +31,7 @@ from workspace import (
     message_tokens,
     protocol_problems,
 )
-from workspace._dashboard import DashboardRenderer
+from vistalab.workspace._dashboard import DashboardRenderer
 
 
 def _call(cid, name="search", args='{"q": 1}'):

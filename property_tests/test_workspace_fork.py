@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from workspace import (
+from vistalab.workspace import (
     BlockStateError,
     BudgetConfigError,
     DiskStore,

@@ -7,8 +7,7 @@ vouches for them, cannot make a corrupted payload pass."""
 from __future__ import annotations
 
 import pytest
-
-from workspace import (
+from vistalab.workspace import (
     MemoryStore,
     PayloadInfo,
     PayloadIntegrityError,

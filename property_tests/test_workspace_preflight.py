@@ -9,9 +9,8 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from workspace import Workspace, WorkspaceError, count_request_tokens
-from workspace._engine import _id_summary
+from vistalab.workspace import Workspace, WorkspaceError, count_request_tokens
+from vistalab.workspace._engine import _id_summary
 
 _ACTIONS = st.lists(
     st.tuples(
@@ -57,7 +56,7 @@ def test_incremental_preflight_equals_the_counted_candidate(actions, keep):
     maintained row sums equals the assembled candidate's count (the dashboard's own budget
     line and a from-scratch recount of the normal rendering), with and without folded rows;
     each unit's prompt tokens (cached for groups) are the sum over its leaves."""
-    from workspace import DashboardConfig
+    from vistalab.workspace import DashboardConfig
 
     ws = Workspace(2500, hard_limit=4000, dashboard=DashboardConfig(archived_rows=keep))
     ws.register_system("You are a test agent.")

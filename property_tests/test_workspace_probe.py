@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from vistalab._commands._workspace_analysis import register_analysis
-from workspace import (
+from vistalab.workspace import (
     PROTOCOL_TEXT,
     SNAPSHOT_TOKEN_CAP,
     ProbeKit,
@@ -27,6 +25,8 @@ from workspace import (
     replay_trace,
     score_probe_answers,
 )
+
+from vistalab._commands._workspace_analysis import register_analysis
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
 

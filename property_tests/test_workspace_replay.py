@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from vistalab.workspace import MemoryStore, TraceError, Workspace, load_trace, replay_trace
 
 from vistalab.cli import main
-from workspace import MemoryStore, TraceError, Workspace, load_trace, replay_trace
 
 TRACES = Path(__file__).parent / "data" / "traces"
 OPS = TRACES / "ops_agent.json"

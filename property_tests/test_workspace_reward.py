@@ -12,9 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from vistalab._commands._workspace_analysis import register_analysis
-from workspace import (
+from vistalab.workspace import (
     ADVANTAGE_EPS,
     LAMBDA_I,
     LAMBDA_P,
@@ -31,6 +29,8 @@ from workspace import (
     process_reward,
     trajectory_from_trace,
 )
+
+from vistalab._commands._workspace_analysis import register_analysis
 
 # ----------------------------------------------------------------- helpers
 

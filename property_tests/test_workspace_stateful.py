@@ -20,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-
-from workspace import (
+from vistalab.workspace import (
     DiskStore,
     MemoryStore,
     Status,

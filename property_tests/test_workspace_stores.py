@@ -10,8 +10,7 @@ import os
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from workspace import (
+from vistalab.workspace import (
     DiskStore,
     MemoryStore,
     PathEscapeError,

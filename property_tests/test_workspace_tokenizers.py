@@ -11,15 +11,14 @@ import socket
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from workspace import (
+from vistalab.workspace import (
     TOKENIZERS,
     ApproxTokenizer,
     Tokenizer,
     UnknownNameError,
     get_tokenizer,
 )
-from workspace._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
+from vistalab.workspace._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 
 _TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from vistalab.theory import DomainError
+from vistalab.workspace import DiskStore, MemoryStore, PayloadStore, Tokenizer
 
-import workspace
-from theory import DomainError
-from workspace import DiskStore, MemoryStore, PayloadStore, Tokenizer
+from vistalab import workspace
 
 __all__ = [
     "ENGINE_TOKENIZERS",
@@ -82,7 +82,7 @@ class MemoTokenizer:
 def tokenizer_iv(name: Any) -> MemoTokenizer:
     """An engine tokenizer by registry name, wrapped in a memo."""
     if name not in ENGINE_TOKENIZERS:
-        from theory import UnknownNameError
+        from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("tokenizer", str(name), ENGINE_TOKENIZERS)
     return MemoTokenizer(workspace.get_tokenizer(name))
@@ -150,7 +150,7 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     manager, or call ``close``).
     """
     if store not in ENGINE_STORES:
-        from theory import UnknownNameError
+        from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("payload store", str(store), ENGINE_STORES)
     if store == "memory":

@@ -26,11 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-import theory
-from theory import DomainError
-from theory._validate import as_int
-from workspace import (
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int
+from vistalab.workspace import (
     DashboardConfig,
     Rendering,
     Workspace,
@@ -39,6 +37,8 @@ from workspace import (
     message_tokens,
     sha256_hex,
 )
+
+from vistalab import theory
 
 from ._engine_common import (
     MemoTokenizer,
@@ -215,7 +215,7 @@ class _Forks:
     def new(self, j: int, budget: int, store: Any) -> Workspace:
         light = self._light.get(budget)
         if light is None:
-            from workspace import MemoryStore
+            from vistalab.workspace import MemoryStore
 
             # Never archives: its forks write to their own stores.
             light = self._light[budget] = _build(self.layout, budget, None, self.tok,
@@ -229,7 +229,7 @@ class _Forks:
 
 def _check_fork(ws: Workspace, layout: MakeRoomLayout, budget: int, j: int,
                 tok: MemoTokenizer) -> None:
-    from workspace import MemoryStore
+    from vistalab.workspace import MemoryStore
 
     ref = _build(layout, budget, j, tok, MemoryStore(layout.store_root))
     same = (ws.state_hash() == ref.state_hash() == ws.recompute_state_hash()
@@ -361,7 +361,7 @@ def _fit_budget(layout: MakeRoomLayout, tok: MemoTokenizer) -> tuple[int, int]:
     """Solve ``B = candidate_tokens(B) - L`` by iteration (the budget's digits
     appear in the protocol notice and the dashboard, so the candidate's size
     moves a little with B)."""
-    from workspace import MemoryStore
+    from vistalab.workspace import MemoryStore
 
     budget = 1 << 30
     seen: list[int] = []
@@ -748,7 +748,7 @@ def _engine_iv(n: Any, kappa: Any, interface: Any, policy: Any, trials: Any,
         raise DomainError("interface", interface, "must be an interface name in engine mode",
                           f"use one of {', '.join(ENGINE_INTERFACES)}")
     if interface not in ENGINE_INTERFACES:
-        from theory import UnknownNameError
+        from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("engine interface", interface, ENGINE_INTERFACES)
     iface = make_interface(interface, n=n, kappa=kappa, **params)

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from vistalab.theory import DomainError, HandleCostModel, UnknownNameError
+from vistalab.theory._validate import as_int
+from vistalab.workspace import READ_PATH_TOOL, Workspace, WorkspaceError, message_tokens
 
-import theory
-from theory import DomainError, HandleCostModel, UnknownNameError
-from theory._validate import as_int
-from workspace import READ_PATH_TOOL, Workspace, WorkspaceError, message_tokens
+from vistalab import theory
 
 from ._engine_common import MemoTokenizer, StoreSpec, store_iv, tokenizer_iv
 from ._recovery import RecoveryResult
@@ -261,7 +261,7 @@ def _members_include(members: str, n: int) -> bool:
 def _probe(setup: _Setup, gen: np.random.Generator) -> dict[str, Any]:
     """Token accounting of one recovering trial, read-back included, at
     ``setup.budget`` (which must be large enough for the engine to admit it)."""
-    from workspace import MemoryStore
+    from vistalab.workspace import MemoryStore
 
     N = setup.N
     texts = _bits_text(gen, N, setup.k)
@@ -298,7 +298,7 @@ def _probe(setup: _Setup, gen: np.random.Generator) -> dict[str, Any]:
 def _largest_keep(setup: _Setup, gen: np.random.Generator) -> int:
     """Largest b (keep-bits) or s (keep-blocks) whose rendering, with the query,
     still fits the budget (bisection on a probe history)."""
-    from workspace import MemoryStore
+    from vistalab.workspace import MemoryStore
 
     texts = _bits_text(gen, setup.N, setup.k)
     top = setup.k if setup.strategy == "keep-bits" else setup.N
@@ -786,7 +786,7 @@ def _engine_threshold(N: int, k: int, tok: MemoTokenizer, spec: StoreSpec,
 def _fixed_trial(setup: _Setup, seq: np.random.SeedSequence) -> bool:
     """One recovering trial on the blocks of ``stream(seq)`` with the last block
     queried (the probe's case)."""
-    from workspace import MemoryStore
+    from vistalab.workspace import MemoryStore
 
     gen = np.random.default_rng(seq)
     texts = _bits_text(gen, setup.N, setup.k)

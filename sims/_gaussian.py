@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 from scipy import integrate, special
-
-from theory._validate import as_int, as_real
+from vistalab.theory._validate import as_int, as_real
 
 from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
 

@@ -16,10 +16,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from scipy import special
+from vistalab.theory import DomainError, UnknownNameError
+from vistalab.theory._validate import as_int, as_real
 
-import theory
-from theory import DomainError, UnknownNameError
-from theory._validate import as_int, as_real
+from vistalab import theory
 
 from ._gaussian import (
     RateEstimate,

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int
 
-import theory
-from theory import DomainError
-from theory._validate import as_int
+from vistalab import theory
 
 from ._interfaces import INTERFACES, Interface, make_interface, makeroom_iv
 from ._policies import POLICIES, Policy, make_policy

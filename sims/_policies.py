@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+from vistalab.theory import UnknownNameError
 
-import theory
-from theory import UnknownNameError
+from vistalab import theory
 
 from ._interfaces import Interface, blind_z_pmf, uniform_rank_z
 

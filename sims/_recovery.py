@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
+from vistalab.theory import DomainError, HandleCostModel, UnknownNameError
+from vistalab.theory._validate import as_int, as_real
 
-import theory
-from theory import DomainError, HandleCostModel, UnknownNameError
-from theory._validate import as_int, as_real
+from vistalab import theory
 
 from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
 from ._stats import clopper_pearson, confidence_iv

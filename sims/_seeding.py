@@ -14,9 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
-
-from theory import DomainError
-from theory._validate import as_int
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int
 
 __all__ = ["SeedInfo", "root_seed", "stream", "block_sizes", "run_blocks", "workers_iv"]
 

@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 from scipy import stats
-
-from theory._validate import as_real
+from vistalab.theory._validate import as_real
 
 __all__ = ["clopper_pearson", "mean_from_counts", "normal_quantile", "confidence_iv"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from theory import VistaLabError
+from vistalab.theory import VistaLabError
 
 __all__ = ["CliUsageError"]
 

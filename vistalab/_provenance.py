@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -49,6 +50,18 @@ _CODE_SUFFIXES = frozenset({".py", ".toml", ".json", ".mplstyle"})
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _package_dirs(pkg: str) -> list[Path]:
+    """Source folders of ``vistalab.<pkg>`` (or of ``vistalab`` itself)."""
+    name = "vistalab" if pkg == "vistalab" else f"vistalab.{pkg}"
+    try:
+        spec = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return []
+    if spec is None or spec.submodule_search_locations is None:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations if Path(p).is_dir()]
+
+
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
     """Installed version of each distribution (None when absent)."""
     out: dict[str, str | None] = {}
@@ -82,20 +95,21 @@ def code_fingerprint(packages: Iterable[str] = _CODE_PACKAGES) -> str:
     """sha256 over the Python sources (and data files) of the toolkit's packages.
 
     Used as the code version in cache keys: any edit to the code that produced a
-    result invalidates it, with or without a commit.
+    result invalidates it, with or without a commit. ``packages`` are names of
+    ``vistalab`` subpackages (``"vistalab"`` itself means the application layer's
+    own modules); each is found where it is installed, so this works alike from a
+    source checkout and from a wheel.
     """
     h = hashlib.sha256()
     for pkg in sorted(packages):
-        base = _REPO_ROOT / pkg
-        if not base.is_dir():
-            continue
-        for path in sorted(base.rglob("*")):
-            if path.suffix not in _CODE_SUFFIXES or "__pycache__" in path.parts:
-                continue
-            h.update(str(path.relative_to(_REPO_ROOT)).encode())
-            h.update(b"\0")
-            h.update(path.read_bytes())
-            h.update(b"\0")
+        for base in _package_dirs(pkg):
+            for path in sorted(base.rglob("*")):
+                if path.suffix not in _CODE_SUFFIXES or "__pycache__" in path.parts:
+                    continue
+                h.update(f"{pkg}/{path.relative_to(base)}".encode())
+                h.update(b"\0")
+                h.update(path.read_bytes())
+                h.update(b"\0")
     return h.hexdigest()
 
 

@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from theory import VistaLabError, suggest
+from vistalab.theory import VistaLabError, suggest
 
 from . import __version__
 from ._commands import COMMANDS

@@ -8,7 +8,7 @@ budget B and switches to a management rendering on overflow. Independent of
 
 Usage in an agent loop (``llm`` and ``run_tool`` are yours)::
 
-    from workspace import Workspace, DiskStore
+    from vistalab.workspace import Workspace, DiskStore
 
     ws = Workspace(128_000, store=DiskStore("archive"), task_tools=my_tool_schemas)
     ws.register_system("You are a careful research agent.")

@@ -8,7 +8,7 @@ import argparse
 import math
 from typing import Any
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 __all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only"]
 

@@ -162,7 +162,7 @@ def _add_probe(subparsers: Any) -> None:
 
 
 def _arg_error(name: str, text: Any, rule: str, fix: str) -> Exception:
-    from workspace import WorkspaceArgumentError
+    from vistalab.workspace import WorkspaceArgumentError
 
     return WorkspaceArgumentError(f"--{name}", text, rule, fix)
 
@@ -195,7 +195,7 @@ def _fmt(x: float) -> str:
 
 
 def run_reward(args: argparse.Namespace) -> int:
-    from workspace import context_grpo_advantage, process_reward, trajectory_from_trace
+    from vistalab.workspace import context_grpo_advantage, process_reward, trajectory_from_trace
 
     from .._output import emit_json, emit_table
 
@@ -302,7 +302,7 @@ def run_reward(args: argparse.Namespace) -> int:
 def run_probe(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from workspace import build_probe_kit, score_probe_answers
+    from vistalab.workspace import build_probe_kit, score_probe_answers
 
     from .._output import emit_json, emit_table
 

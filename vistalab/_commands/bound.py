@@ -108,7 +108,7 @@ def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:
 
 
 def _run_recovery(args: argparse.Namespace) -> int:
-    from theory import HandleCostModel, recovery_feasibility, recovery_success_bound
+    from vistalab.theory import HandleCostModel, recovery_feasibility, recovery_success_bound
 
     N, k = _int("N", args.N), _int("k", args.k)
     budget = _real("budget", args.budget)
@@ -134,7 +134,7 @@ def _run_recovery(args: argparse.Namespace) -> int:
 
 
 def _run_content(args: argparse.Namespace) -> int:
-    from theory import (
+    from vistalab.theory import (
         CONTENT_SNR_MAX,
         content_rate_bound,
         content_rate_bound_tight,
@@ -160,7 +160,7 @@ def _run_content(args: argparse.Namespace) -> int:
 
 
 def _run_makeroom(args: argparse.Namespace) -> int:
-    from theory import (
+    from vistalab.theory import (
         blind_mean_z,
         bucket_ledger,
         bucket_ledger_for_mean_z,
@@ -202,7 +202,7 @@ def _run_makeroom(args: argparse.Namespace) -> int:
 
 
 def _run_frontier(args: argparse.Namespace) -> int:
-    from theory import blind_mean_z, gibbs_law, optimal_mean_z, optimal_rate
+    from vistalab.theory import blind_mean_z, gibbs_law, optimal_mean_z, optimal_rate
 
     n, kappa = _int("n", args.n), _int("kappa", args.kappa)
     with_law = kappa <= _LAW_MAX

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from .._output import emit_json
 
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import paper_checks
+    from vistalab import paper_checks
 
     if args.seed is not None and args.seed < 0:
         raise DomainError("--seed", args.seed, "must be a non-negative integer")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from ._args import add_engine_group, refuse_engine_only
 from ._args import parse_int as _int
@@ -17,7 +17,7 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    from sims import INTERFACES, POLICIES
+    from vistalab.sims import INTERFACES, POLICIES
 
     parser = subparsers.add_parser(
         "makeroom",
@@ -74,7 +74,7 @@ _ENGINE_ONLY = ("store", "store_dir", "tokenizer", "block_tokens", "array_trials
 
 
 def run(args: argparse.Namespace) -> int:
-    from sims import simulate_makeroom
+    from vistalab.sims import simulate_makeroom
 
     from .._output import emit_json, emit_table
 
@@ -128,7 +128,7 @@ _ENGINE_KEYS = ("store", "tokenizer", "l_tokens", "L_tokens", "budget_tokens", "
 
 
 def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
-    from sims import simulate_makeroom_engine
+    from vistalab.sims import simulate_makeroom_engine
 
     from .._output import emit_json, emit_table
 

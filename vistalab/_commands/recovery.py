@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from ._args import add_engine_group, refuse_engine_only
 from ._args import parse_int as _int
@@ -16,7 +16,7 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    from sims import STRATEGIES
+    from vistalab.sims import STRATEGIES
 
     parser = subparsers.add_parser(
         "recovery",
@@ -56,7 +56,7 @@ _ENGINE_ONLY = ("store", "store_dir", "tokenizer")
 
 
 def run(args: argparse.Namespace) -> int:
-    from sims import simulate_recovery
+    from vistalab.sims import simulate_recovery
 
     from .._output import emit_json, emit_table
 
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_engine(args: argparse.Namespace) -> int:
-    from sims import simulate_recovery_engine
+    from vistalab.sims import simulate_recovery_engine
 
     from .._output import emit_json, emit_table
 

@@ -8,7 +8,7 @@ import dataclasses
 import sys
 from typing import Any
 
-import theory
+from vistalab import theory
 
 from .._output import emit_json, emit_table, to_plain
 

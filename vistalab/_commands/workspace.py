@@ -120,7 +120,7 @@ def _add_dashboard(sub: Any) -> None:
 
 
 def _int_arg(name: str, value: Any, *, lo: int) -> int | None:
-    from workspace import WorkspaceArgumentError
+    from vistalab.workspace import WorkspaceArgumentError
 
     if value is None:
         return None
@@ -134,7 +134,7 @@ def _int_arg(name: str, value: Any, *, lo: int) -> int | None:
 
 
 def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
-    from workspace import DashboardConfig, DiskStore, replay_trace
+    from vistalab.workspace import DashboardConfig, DiskStore, replay_trace
 
     budget = _int_arg("--budget", args.budget, lo=1)
     assert budget is not None
@@ -152,7 +152,7 @@ def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
 
 
 def _self_checks(result: Any) -> dict[str, Any]:
-    from workspace import MemoryStore, ReplayMismatchError, Workspace
+    from vistalab.workspace import MemoryStore, ReplayMismatchError, Workspace
 
     over = [t.turn for t in result.turns if t.tokens > t.budget]
     invalid = [t.turn for t in result.turns if t.protocol_problems]

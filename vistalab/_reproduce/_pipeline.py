@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
-from theory import DomainError, UnknownNameError
-from theory._validate import as_int
+from vistalab.figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
+from vistalab.theory import DomainError, UnknownNameError
+from vistalab.theory._validate import as_int
 
 from .. import __version__
 from .._output import to_plain

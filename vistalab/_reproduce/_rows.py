@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from figures import Check, TidyTable
+from vistalab.figures import Check, TidyTable
 
 __all__ = [
     "CheckRow", "FINDING_SOURCES", "SOURCES", "rows_to_table", "rows_from_payload",

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from figures import MissingDependency, require
+from vistalab.figures import MissingDependency, require
 
 from ._rows import CheckRow
 

@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from theory import DomainError
-from theory._validate import as_int
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int
 
 from ._task import CellOutcome, CellTask, execute_cell, warm_worker
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theory import DomainError
-from theory._validate import as_int
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int
 
 from ._errors import SweepConfigError, UnknownSweepNameError
 from ._grid import Cell, canonical_cells, cells_digest

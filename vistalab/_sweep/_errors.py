@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from theory import DomainError, UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError
 
 __all__ = ["SweepConfigError", "UnknownSweepNameError", "SweepStoreError"]
 

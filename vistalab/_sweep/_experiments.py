@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from ._schema import Experiment, OutputSpec, ParamSpec
 
@@ -40,19 +40,19 @@ __all__ = [
 
 
 def _interface_names() -> list[str]:
-    import sims
+    from vistalab import sims
 
     return list(sims.INTERFACES)
 
 
 def _policy_names() -> list[str]:
-    import sims
+    from vistalab import sims
 
     return list(sims.POLICIES)
 
 
 def _strategy_names() -> list[str]:
-    import sims
+    from vistalab import sims
 
     return list(sims.STRATEGIES)
 
@@ -62,7 +62,7 @@ class _RecoveringStrategies:
     ``handle_cost``), looked up in sims on use so new ones need no edit here."""
 
     def _names(self) -> tuple[str, ...]:
-        import sims
+        from vistalab import sims
 
         return tuple(name for name, cls in sims.STRATEGIES.items()
                      if getattr(cls, "recovering", False))
@@ -85,7 +85,7 @@ def _interface_kwargs(p: Mapping[str, Any]) -> dict[str, Any]:
 def _makeroom_check(p: dict[str, Any]) -> None:
     # sims' own door checks on the actual objects: one source for its rules
     # (2 <= kappa < n, 1 <= buckets <= n, exactly one of lam/rate, ...).
-    import sims
+    from vistalab import sims
 
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
@@ -97,7 +97,7 @@ def run_makeroom(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict
     Timing fields (trials per second) are left out of the row on purpose: the
     table must be identical whatever machine or worker computed it.
     """
-    import sims
+    from vistalab import sims
 
     iface = sims.make_interface(params["interface"], n=params["n"], kappa=params["kappa"],
                                 **_interface_kwargs(params))
@@ -177,8 +177,7 @@ MAKEROOM = Experiment(
 
 
 def _recovery_check(p: dict[str, Any]) -> None:
-    import sims
-    import theory
+    from vistalab import sims, theory
 
     theory.recovery_success_bound(p["N"], p["k"], p["budget"])
     if p["N"] * p["k"] > 1 << 30:
@@ -192,7 +191,7 @@ def run_recovery(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    import sims
+    from vistalab import sims
 
     res = sims.simulate_recovery(params["N"], params["k"], params["budget"], params["strategy"],
                                  trials=params["trials"], rng=rng,
@@ -251,19 +250,19 @@ RECOVERY = Experiment(
 
 
 def _engine_interface_names() -> list[str]:
-    import sims
+    from vistalab import sims
 
     return list(sims.ENGINE_INTERFACES)
 
 
 def _engine_strategy_names() -> list[str]:
-    import sims
+    from vistalab import sims
 
     return list(sims.ENGINE_STRATEGIES)
 
 
 def _makeroom_engine_check(p: dict[str, Any]) -> None:
-    import sims
+    from vistalab import sims
 
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
@@ -278,7 +277,7 @@ def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    import sims
+    from vistalab import sims
 
     extra = {} if params.get("l_tokens") is None else {"l_tokens": params["l_tokens"]}
     res = sims.simulate_makeroom_engine(
@@ -381,7 +380,7 @@ def run_recovery_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    import sims
+    from vistalab import sims
 
     res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget"],
                                         params["strategy"], trials=params["trials"], rng=rng,
@@ -478,7 +477,7 @@ def register_experiment(experiment: Experiment, *, replace: bool = False) -> Exp
 
 def get_experiment(name: str) -> Experiment:
     """The registered experiment called ``name`` (UnknownNameError with a suggestion)."""
-    from theory import UnknownNameError
+    from vistalab.theory import UnknownNameError
 
     try:
         return _REGISTRY[name]

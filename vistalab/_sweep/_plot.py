@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from theory import DomainError, UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError
 
 from .._provenance import atomic_write_bytes
 
@@ -180,7 +180,7 @@ def _errs(
 
 
 def _overlay_makeroom(keys: Mapping[str, Any], den: str | None) -> tuple[list[Series], list[str]]:
-    import theory
+    from vistalab import theory
 
     n, kappa = int(keys["n"]), int(keys["kappa"])
     scale = float(kappa) if den == "kappa" else 1.0
@@ -199,7 +199,7 @@ def _overlay_makeroom(keys: Mapping[str, Any], den: str | None) -> tuple[list[Se
 
 
 def _overlay_recovery(keys: Mapping[str, Any], xs: np.ndarray) -> tuple[list[Series], list[str]]:
-    import theory
+    from vistalab import theory
 
     N, k = int(keys["N"]), int(keys["k"])
     finite = xs[np.isfinite(xs)]

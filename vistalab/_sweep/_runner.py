@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from theory import DomainError
+from vistalab.theory import DomainError
 
 from .._provenance import provenance
 from ._backends import Backend, LocalBackend

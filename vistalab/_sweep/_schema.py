@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from theory import DomainError
-from theory._validate import as_int, as_real
+from vistalab.theory import DomainError
+from vistalab.theory._validate import as_int, as_real
 
 __all__ = ["Kind", "ParamSpec", "OutputSpec", "Experiment", "coerce_row"]
 
