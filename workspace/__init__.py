@@ -62,6 +62,7 @@ from ._errors import (
     PayloadIntegrityError,
     ProtocolOrderError,
     ReplayMismatchError,
+    SnapshotError,
     TraceError,
     UnknownBlockError,
     UnknownNameError,
@@ -70,6 +71,7 @@ from ._errors import (
 )
 from ._events import Event, read_event_log
 from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._persist import Loss, Salvage
 from ._probe import (
     PROBE_CONDITIONS,
     PROBE_QUESTIONS,
@@ -124,6 +126,8 @@ __all__ = [
     "DeleteResult",
     "RestoreResult",
     "MAX_REPLACEMENT_CHARS",
+    "Loss",
+    "Salvage",
     "DashboardConfig",
     "LedgerRow",
     "BAR_CELLS",
@@ -216,6 +220,7 @@ __all__ = [
     "PayloadIntegrityError",
     "ProtocolOrderError",
     "ReplayMismatchError",
+    "SnapshotError",
     "TraceError",
     "UnknownBlockError",
     "UnknownNameError",

@@ -342,6 +342,11 @@ class ActionsLayer(RegisterLayer):
                 "must be a non-empty short reason",
                 "say why the content has no future task value",
             )
+        return self._delete_units(units, reason)
+
+    def _delete_units(self, units: list[str], reason: str, *, lost: bool = False) -> DeleteResult:
+        """Tombstone these top-level units. ``lost`` (salvage only) also takes
+        pinned blocks: their content is gone, so they cannot stay pinned."""
         before = self._sys_cost + self._conv_cost
         removed: list[str] = []
         blocks: list[int] = []
@@ -351,7 +356,7 @@ class ActionsLayer(RegisterLayer):
                 g = self._groups[uid]
                 for m in g.members:
                     drop(m)
-                self.store.delete(g.payload.key)
+                self._release(g.payload.key)
                 self._payload_owner.pop(g.payload.key, None)
                 removed.append(g.payload.key)
                 self._drop_group_record(uid)
@@ -360,11 +365,13 @@ class ActionsLayer(RegisterLayer):
                 return
             b = self._blocks[_num(uid) - 1]
             if b.payload is not None:
-                self.store.delete(b.payload.key)
+                self._release(b.payload.key)
                 self._payload_owner.pop(b.payload.key, None)
                 removed.append(b.payload.key)
-            if b.status is Status.PINNED:  # pragma: no cover - refused by _resolve
-                raise AssertionError(b.id)
+            if b.status is Status.PINNED:
+                if not lost:  # pragma: no cover - refused by _resolve
+                    raise AssertionError(b.id)
+                self._pinned_cost -= self._pos_cost[b.seq - 1]
             self._set_record(
                 replace(
                     b,
@@ -450,7 +457,7 @@ class ActionsLayer(RegisterLayer):
                 b = self._blocks[_num(uid) - 1]
                 assert b.payload is not None
                 content, calls = decode_block_payload(b.type, inline[uid])
-                self.store.delete(b.payload.key)
+                self._release(b.payload.key)
                 self._payload_owner.pop(b.payload.key, None)
                 self._set_record(
                     replace(
@@ -483,7 +490,7 @@ class ActionsLayer(RegisterLayer):
                 else:
                     b = replace(b, group=None)
                 self._set_record(b)
-            self.store.delete(g.payload.key)
+            self._release(g.payload.key)
             self._payload_owner.pop(g.payload.key, None)
             self._drop_group_record(uid)
             self._group_tokens.pop(uid, None)
