@@ -15,7 +15,6 @@ import signal
 import time
 
 import pytest
-
 from vistalab.workspace import DiskStore, Workspace, WorkspaceError
 
 KILLS = 500
