@@ -45,7 +45,7 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
-from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow
+from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
     ArchiveResult,
@@ -70,7 +70,16 @@ from ._errors import (
     WorkspaceError,
 )
 from ._events import Event, read_event_log
-from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._handles import (
+    HANDLE_SHA_CHARS,
+    ParsedHandle,
+    find_handles,
+    handle_text,
+    offload_text,
+    parse_handle,
+    placeholder_kind,
+    rejection_text,
+)
 from ._persist import Loss, Salvage
 from ._probe import (
     PROBE_CONDITIONS,
@@ -131,6 +140,8 @@ __all__ = [
     "DashboardConfig",
     "LedgerRow",
     "BAR_CELLS",
+    "format_ledger_row",
+    "parse_ledger_rows",
     # state records and events
     "Block",
     "BlockType",
@@ -163,6 +174,10 @@ __all__ = [
     "handle_text",
     "offload_text",
     "rejection_text",
+    "ParsedHandle",
+    "parse_handle",
+    "find_handles",
+    "placeholder_kind",
     # agent-facing contract
     "PROTOCOL_TEXT",
     "budget_notice",
