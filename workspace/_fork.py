@@ -16,6 +16,7 @@ from ._errors import (
     BlockStateError,
     WorkspaceArgumentError,
 )
+from ._frozen import freeze
 from ._hashing import HASH_MOD
 from ._records import (
     Block,
@@ -217,7 +218,7 @@ class ForkLayer(ToolLayer):
                 self._conv_cost += cost - old
             if b.status is Status.PINNED:
                 self._pinned_cost += cost - b.tokens
-            self._pos_msgs[s - 1] = (msg,)
+            self._pos_msgs[s - 1] = (freeze(msg),)
             self._pos_cost[s - 1] = cost
             self._pos_key[s - 1] = self._position_key(nb)
             self._set_urow(b.id)

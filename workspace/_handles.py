@@ -204,6 +204,13 @@ def placeholder_kind(text: str) -> str | None:
     h = parse_handle(t) if t.startswith("[") else None
     if h is not None:
         return "handle" if h.kind == "archived" else "offload"
+    # Handles another harness printed into a transcript may carry other paths:
+    # "[archived <ID> " / "[offloaded <ID> " is enough to know what they are.
+    for word, kind in (("[archived ", "handle"), ("[offloaded ", "offload")):
+        if t.startswith(word):
+            uid = t[len(word) :].split(" ", 1)[0]
+            if len(uid) > 1 and uid[0] in "BG" and uid[1:].isascii() and uid[1:].isdigit():
+                return kind
     if _STUB.match(t):
         return "member_stub"
     if _TOMBSTONE.match(t):

@@ -11,6 +11,7 @@ from ._accounting import (
     message_tokens,
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
+from ._frozen import FrozenDict, freeze
 from ._handles import (
     pending_text,
 )
@@ -178,8 +179,8 @@ class PreflightLayer(LayoutLayer):
             msgs = head
             for m in self._pos_msgs:
                 msgs.extend(m)
-            msgs.extend(self._pending_msgs())
-            msgs.append({"role": DASHBOARD_ROLE, "content": cand.dashboard})
+            msgs.extend(freeze(m) for m in self._pending_msgs())
+            msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
             return Rendering(
                 messages=tuple(msgs),
                 tokens=cand.total,
@@ -239,7 +240,7 @@ class PreflightLayer(LayoutLayer):
             k //= 2
         # The configuration-time floor guarantees the row-less form fits.
         assert total <= self.budget, (total, self.budget)
-        msgs = head + pinned_msgs + [{"role": DASHBOARD_ROLE, "content": dash.text}]
+        msgs = head + pinned_msgs + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,
