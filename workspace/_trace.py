@@ -7,13 +7,12 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ._errors import TraceError
+from ._errors import TraceError, WorkspaceArgumentError
 from ._events import Event
 from ._protocol import protocol_problems
-from ._store import PayloadStore
+from ._store import PayloadStore, read_regular_file
 from ._tokenizers import Tokenizer
 from ._tools import ACTIONS, drive_trace
 
@@ -33,20 +32,32 @@ def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str,
         Naming the message index (or JSONL line) and the problem.
     """
     src = ""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        src = str(path)
+    if isinstance(source, (str, os.PathLike)) and not isinstance(source, bool):
+        path = os.fspath(source)
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise WorkspaceArgumentError(
+                "source", source, "must be a non-empty text path without NUL bytes"
+            )
+        src = path
+        data, problem = read_regular_file(path)
+        if data is None:
+            raise TraceError(None, f"cannot read the trace: it {problem}", source=src)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise TraceError(None, f"cannot read the trace ({exc.strerror})", source=src) from None
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TraceError(
                 None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=src
             ) from None
         items = _parse_text(text, src)
-    else:
+    elif isinstance(source, Sequence) and not isinstance(source, (bytes, bytearray)):
         items = list(source)
+    else:
+        raise WorkspaceArgumentError(
+            "source",
+            source,
+            "must be a trace file path or a list of messages / actions",
+            "pass e.g. load_trace('trace.json')",
+        )
     for i, item in enumerate(items):
         _check_item(i, item, src)
     return items
