@@ -92,9 +92,8 @@ from ._probe import (
     SnapshotBlock,
     build_probe_kit,
     leak_scan,
-    load_probe_answers,
-    score_probe_answers,
 )
+from ._probe_score import load_probe_answers, score_probe_answers
 from ._protocol import (
     ARCHIVE_TOOL,
     CONTEXT_TOOL_NAMES,
@@ -105,6 +104,7 @@ from ._protocol import (
     context_tool_schemas,
     protocol_problems,
 )
+from ._recorder import TrajectoryRecorder, trajectory_from_trace
 from ._records import Block, BlockType, Group, PayloadRef, Status, ToolCall
 from ._reward import (
     ADVANTAGE_EPS,
@@ -117,10 +117,8 @@ from ._reward import (
     ProcessReward,
     RewardTurn,
     Trajectory,
-    TrajectoryRecorder,
     context_grpo_advantage,
     process_reward,
-    trajectory_from_trace,
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
 from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
