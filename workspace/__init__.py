@@ -32,6 +32,9 @@ Python calls raise (``ws.archive``, ``ws.delete``, ``ws.read_path``,
 ``ws.context_workspace_delete``, ``ws.dispatch``) return strings and change
 nothing on a bad call. ``ws.events`` is the append-only log (each event with
 the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
+``ws.save(path)`` / ``Workspace.load(path)`` persist it crash-consistently
+(``Workspace.salvage(path)`` loads what is intact and lists what was lost).
+Every public call holds one re-entrant lock, so threads may share a workspace.
 ``ws.fork()`` copies a workspace without re-tokenising it (``substitute=`` gives
 the counterfactual copy with some plain messages' texts changed).
 """
