@@ -101,6 +101,8 @@ class ForkLayer(ToolLayer):
         new._lock = threading.RLock()
         new._log_fh = None
         new.store = target
+        if target is not self.store:  # no snapshot points into the copy's store
+            new._saved, new._doomed = False, set()
         if target is not self.store:
             for key, uid in self._payload_owner.items():
                 ref = self._unit_payload(uid)
