@@ -22,6 +22,8 @@ from typing import Any, Literal
 import numpy as np
 from vistalab.theory import DomainError, UnknownNameError, VistaLabError
 
+from vistalab._core import child_seq, seed_sequence
+
 from ._data import (
     DATA_DIR,
     PaperTable,
@@ -336,9 +338,7 @@ class CheckContext:
         a claim's random numbers do not depend on which other claims run. Pass a ``name``
         for draws shared between claims through :meth:`cached`."""
         key = zlib.crc32((self.claim_id if name is None else f"shared:{name}").encode("utf-8"))
-        return np.random.SeedSequence(
-            self._seed_seq.entropy, spawn_key=(*self._seed_seq.spawn_key, key)
-        )
+        return child_seq(self._seed_seq, key)
 
     def rng(self) -> np.random.Generator:
         """A generator seeded from :meth:`seed_seq`."""
@@ -583,20 +583,8 @@ def select_claims(only: str | None = None) -> tuple[Claim, ...]:
 
 
 def _root_seed(rng: Any) -> np.random.SeedSequence:
-    if rng is None:
-        return np.random.SeedSequence(DEFAULT_ENTROPY)
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        seq = getattr(rng.bit_generator, "seed_seq", None)
-        if isinstance(seq, np.random.SeedSequence):
-            return seq
-        return np.random.SeedSequence(int(rng.integers(2**63)))
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.SeedSequence(int(rng))
-    raise DomainError(
-        "rng", rng, "must be None, a non-negative int, a SeedSequence or a numpy Generator"
-    )
+    # What rng= accepts and how a Generator is treated: vistalab._core.seed_sequence.
+    return seed_sequence(rng, default_entropy=DEFAULT_ENTROPY)
 
 
 def run_claims(
@@ -618,7 +606,8 @@ def run_claims(
         copy).
     rng : None, int, SeedSequence or Generator, keyword-only
         Root of the Monte Carlo seeds; None means :data:`DEFAULT_ENTROPY`, so the report is
-        reproducible by default.
+        reproducible by default. Otherwise as documented in
+        :func:`vistalab._core.seed_sequence` (a Generator has one child spawned from it).
     claims : sequence of Claim, optional
         Run exactly these (overrides ``only``).
     certificates : bool or VerificationReport, keyword-only

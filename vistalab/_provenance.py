@@ -16,11 +16,12 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from vistalab._core import atomic_write
 
 from ._output import to_plain
 
@@ -128,33 +129,15 @@ def provenance(params: dict[str, Any], seed_entropy: int | None = None) -> dict[
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically and durably (temp, fsync, rename, fsync dir)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return target
+    """Write ``data`` to ``path`` atomically and durably (:func:`vistalab._core.atomic_write`)."""
+    return atomic_write(path, data)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and durably."""
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as indented strict JSON to ``path`` atomically and durably."""
     return atomic_write_text(path, json.dumps(to_plain(obj), indent=2, allow_nan=False) + "\n")
