@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import os
 import platform
@@ -21,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vistalab._core import atomic_write
+from vistalab._core import UnknownNameError, atomic_write
 
 from ._output import to_plain
 
@@ -52,15 +51,16 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _package_dirs(pkg: str) -> list[Path]:
-    """Source folders of ``vistalab.<pkg>`` (or of ``vistalab`` itself)."""
-    name = "vistalab" if pkg == "vistalab" else f"vistalab.{pkg}"
-    try:
-        spec = importlib.util.find_spec(name)
-    except ModuleNotFoundError:
-        return []
-    if spec is None or spec.submodule_search_locations is None:
-        return []
-    return [Path(p) for p in spec.submodule_search_locations if Path(p).is_dir()]
+    """Source folders of ``vistalab.<pkg>`` (or of ``vistalab`` itself), found through
+    static imports (a renamed package breaks this, it is never silently left out)."""
+    import vistalab
+    from vistalab import figures, paper_checks, sims, theory, workspace
+
+    modules = {"vistalab": vistalab, "theory": theory, "sims": sims, "workspace": workspace,
+               "paper_checks": paper_checks, "figures": figures}
+    if pkg not in modules:
+        raise UnknownNameError("code package", pkg, modules)
+    return [Path(p) for p in modules[pkg].__path__ if Path(p).is_dir()]
 
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:

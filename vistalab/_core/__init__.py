@@ -1,10 +1,12 @@
 """The dependency-free core every layer of vista-lab may import: the one error
-root (with its did-you-mean helper), the one atomic file write and the one seed
-normaliser. It imports nothing first-party, only the standard library and numpy.
+root (with its did-you-mean helper), the one atomic file write, the one seed
+normaliser, and the optional-dependency import that names the extra to install.
+It imports nothing first-party, only the standard library and numpy.
 """
 
-from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
+from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabError, suggest
 from ._files import atomic_write, fsync_dir
+from ._optional import EXTRAS, import_optional
 from ._seeding import SeedLike, child_rng, child_seq, plain_entropy, seed_sequence
 
 __all__ = [
@@ -12,6 +14,9 @@ __all__ = [
     "DomainError",
     "UnknownNameError",
     "suggest",
+    "MissingExtraError",
+    "EXTRAS",
+    "import_optional",
     "atomic_write",
     "fsync_dir",
     "SeedLike",

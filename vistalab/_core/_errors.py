@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-__all__ = ["VistaLabError", "DomainError", "UnknownNameError", "suggest"]
+__all__ = ["VistaLabError", "DomainError", "UnknownNameError", "MissingExtraError", "suggest"]
 
 
 class VistaLabError(Exception):
@@ -102,3 +102,24 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
     """
     matches = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
     return matches[0] if matches else None
+
+
+class MissingExtraError(VistaLabError, ImportError):
+    """An optional third-party package is not installed; names the extra that provides it.
+
+    Attributes
+    ----------
+    package : str
+        The missing import name (e.g. ``"pyarrow"``).
+    extra : str
+        The vista-lab extra that installs it (e.g. ``"sweep"``).
+    """
+
+    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+        self.package = package
+        self.extra = extra
+        what = purpose or "this feature"
+        super().__init__(
+            f"{what} needs the optional package {package!r}, which is not installed; "
+            f"install it with: pip install 'vista-lab[{extra}]' (or 'vista-lab[all]')"
+        )
