@@ -38,7 +38,8 @@ class RegisterLayer(GuardLayer):
         without ``tool_calls``) or ``tool``. Content may be a string, None
         (assistant with tool calls) or a list of content parts: text parts
         are joined with ``"\n"``; any other part (an image, audio, a file)
-        becomes an opaque stand-in line (see :func:`opaque_part_text`).
+        becomes an opaque stand-in line charged ``OPAQUE_PART_TOKENS`` (see
+        :func:`~vistalab.workspace._accounting.opaque_part_text`).
 
         Legacy function calling is accepted: an assistant message with
         ``function_call`` registers as a tool call with the id
