@@ -46,6 +46,7 @@ def floor_bound(n: int, kappa: int, rate: float) -> float:
     "the process stops at T = min(tau, kappa) and archives Z = min(tau - 1, kappa) "
     "load-bearing blocks",
     "App. D (B), Eq. (Z-search)",
+    generality="finite",
 )
 def stop_time_and_z() -> Outcome:
     runs = 0
@@ -72,6 +73,8 @@ def stop_time_and_z() -> Outcome:
     "order for n <= 6",
     "Z >= m  <=>  tau > m  <=>  J* not among the first m probes",
     "App. D (B), Eq. (Z-list)",
+    generality="finite",
+    premises=("thm1.B:stop_time_and_z",),
 )
 def z_ge_m_iff_not_in_prefix() -> Outcome:
     count = 0
@@ -102,6 +105,7 @@ def z_ge_m_iff_not_in_prefix() -> Outcome:
     "kappa = 1..12 with a symbolic pmf p_0..p_kappa of Z",
     "E[Z] = sum_{m=1}^{kappa} P(Z >= m)",
     "App. D (B), Eq. (tailsum)",
+    generality="finite",
 )
 def tail_sum_identity() -> Outcome:
     pairs = []
@@ -120,6 +124,7 @@ def tail_sum_identity() -> Outcome:
     "n <= 6, every order, every 1 <= m <= kappa <= n-1",
     "L_m is a subset of L_kappa, so P_c(m) <= P_c(kappa) for any law of the order",
     "App. D (B)",
+    generality="finite",
 )
 def prefix_lists_nested() -> Outcome:
     count = 0
@@ -141,6 +146,7 @@ def prefix_lists_nested() -> Outcome:
     "symbolic kappa > 0 and n = 2 kappa + d with d > 0 (i.e. kappa < n/2)",
     "nu = log2((n - kappa)/kappa) = log2(1 + d/kappa) > 0",
     "App. D, Theorem 1 assumptions",
+    generality="all",
 )
 def nu_positive() -> Outcome:
     kappa, d = sp.symbols("kappa d", positive=True)
@@ -158,6 +164,7 @@ def nu_positive() -> Outcome:
     "symbolic kappa > 0, n = kappa + r with r > 0",
     "log2 n - log2(n - kappa) = log2(1 + kappa/r) >= 0",
     "App. D (B) ('using log2 n >= log2(n - kappa)')",
+    generality="all",
 )
 def log_n_above_log_n_minus_kappa() -> Outcome:
     kappa, r = sp.symbols("kappa r", positive=True)
@@ -177,6 +184,12 @@ def log_n_above_log_n_minus_kappa() -> Outcome:
     "symbolic I, P_c, a = log2 kappa, b = log2(n-kappa), c = log2 n, nu = b - a > 0",
     "Lemma 1 at m = kappa and c >= b give P_c(kappa) <= (I+1)/nu",
     "App. D (B), 'One-shot list bound'",
+    generality="all",
+    premises=(
+        "thm1.A:assemble_lemma",
+        "thm1.B:log_n_above_log_n_minus_kappa",
+        "thm1.B:nu_positive",
+    ),
 )
 def one_shot_rearrangement() -> Outcome:
     i_, pc, b, c = sp.symbols("I P_c b c", real=True)
@@ -198,6 +211,17 @@ def one_shot_rearrangement() -> Outcome:
     "kappa = 1..10 with symbolic P_c(1..kappa), I, nu > 0 (after the tail-sum identity)",
     "E[Z] - kappa(1 - (I+1)/nu) = sum_m [P_c(kappa) - P_c(m)] + kappa[(I+1)/nu - P_c(kappa)] >= 0",
     "App. D (B), Eq. (main-lb)",
+    generality="finite",
+    premises=(
+        "thm1.B:tail_sum_identity",
+        "thm1.B:z_ge_m_iff_not_in_prefix",
+        "thm1.B:prefix_lists_nested",
+        "thm1.B:one_shot_rearrangement",
+        "thm1.E:adaptive_equals_fixed_order",
+        "thm1.E:batch_refinement_no_costlier",
+        "thm1.E:order_information_through_y",
+    ),
+    concludes=("thm1.B",),
 )
 def tail_sum_lower_bound() -> Outcome:
     i_ = sp.Symbol("I", real=True)
@@ -230,6 +254,7 @@ def _cost_matrix(n: int, kappa: int) -> np.ndarray:
     "best of all n! orders per observation (E[Z] exact, I float, tol 1e-12)",
     "min over policies of E[Z] >= kappa [1 - (I+1)/nu]_+",
     "Theorem 1",
+    generality="finite",
 )
 def bound_vs_all_deterministic_interfaces() -> Outcome:
     checked = 0
@@ -290,6 +315,7 @@ def theorem_property(data: object) -> None:
     "(posterior-sorted) order (float, tol 1e-9)",
     "E[Z] >= kappa [1 - (I+1)/nu]_+",
     "Theorem 1",
+    generality="sampled",
 )
 def bound_vs_random_interfaces() -> Outcome:
     from hypothesis import strategies as st
@@ -307,6 +333,7 @@ def bound_vs_random_interfaces() -> Outcome:
     "symbolic kappa = 2 + a (a >= 0), n = 2 kappa + d (d > 0)",
     "at I = log2 n the floor is 0: log2 n + 1 - nu = log2(2 n kappa/(n - kappa)) > 0",
     "App. D (C)(i)",
+    generality="all",
 )
 def ledger_endpoint_consistent() -> Outcome:
     a = sp.Symbol("a", nonnegative=True)
@@ -336,6 +363,9 @@ def ledger_endpoint_consistent() -> Outcome:
     "n <= 12, every J*, every 1 <= kappa <= n-1",
     "Y = J* (I = log2 n) and archiving J* first gives Z = 0",
     "App. D (C)(i)",
+    generality="finite",
+    premises=("thm1.B:stop_time_and_z",),
+    concludes=("thm1.C",),
 )
 def ledger_attains_zero() -> Outcome:
     count = 0
@@ -356,6 +386,9 @@ def ledger_attains_zero() -> Outcome:
     "fixed kappa >= 2, content rate bounded by a constant C >= 0, n -> oo",
     "kappa [1 - (C+1)/log2((n-kappa)/kappa)] / kappa -> 1",
     "App. D (C)(i)",
+    generality="all",
+    premises=("thm1.B:tail_sum_lower_bound",),
+    concludes=("thm1.C",),
 )
 def low_rate_endpoint_limit() -> Outcome:
     n, kappa, c = sp.symbols("n kappa C", positive=True)
@@ -372,6 +405,9 @@ def low_rate_endpoint_limit() -> Outcome:
     "kappa(1-(I+1)/nu) - delta kappa = (kappa/nu)((1-delta) nu - 1 - I), kappa/nu > 0: "
     "floor <= delta kappa iff I >= (1-delta) nu - 1",
     "App. D (C)(ii)",
+    generality="all",
+    premises=("thm1.B:tail_sum_lower_bound",),
+    concludes=("thm1.C",),
 )
 def threshold_equivalence() -> Outcome:
     kappa, nu = sp.symbols("kappa nu", positive=True)
@@ -392,6 +428,8 @@ def threshold_equivalence() -> Outcome:
     "symbolic kappa, nu > 0, I",
     "d/dI kappa(1 - (I+1)/nu) = -kappa/nu",
     "App. D (C)(iii)",
+    generality="all",
+    concludes=("thm1.C",),
 )
 def price_slope() -> Outcome:
     kappa, nu = sp.symbols("kappa nu", positive=True)
@@ -407,6 +445,9 @@ def price_slope() -> Outcome:
     "kappa(1-(I+1)/nu) - (kappa - Delta) = (kappa/nu)(Delta nu/kappa - 1 - I): "
     "E[Z] <= kappa - Delta forces I >= Delta nu/kappa - 1",
     "App. D (C)(iii)",
+    generality="all",
+    premises=("thm1.B:tail_sum_lower_bound",),
+    concludes=("thm1.C",),
 )
 def price_requirement() -> Outcome:
     kappa, nu = sp.symbols("kappa nu", positive=True)
@@ -426,6 +467,7 @@ def price_requirement() -> Outcome:
     "symbolic bucket size b >= 1",
     "E[P - 1] = (1/b) sum_{P=1}^{b} (P - 1) = (b - 1)/2",
     "App. D (D)",
+    generality="all",
 )
 def uniform_position_mean() -> Outcome:
     b = sp.Symbol("b", positive=True, integer=True)
@@ -440,6 +482,8 @@ def uniform_position_mean() -> Outcome:
     "every bucket size b <= 120 and kappa <= b (exact rationals)",
     "E[min(P-1, kappa)] <= E[P-1] = (b-1)/2 for P uniform on 1..b",
     "App. D (D)",
+    generality="finite",
+    premises=("thm1.D:uniform_position_mean",),
 )
 def bucket_conditional_mean() -> Outcome:
     count = 0
@@ -462,6 +506,7 @@ def bucket_conditional_mean() -> Outcome:
     "every 1 <= M <= n <= 300 (exact rationals)",
     "ceil(n/M) - 1 < n/M, and every balanced bucket has size <= ceil(n/M)",
     "App. D (D)",
+    generality="finite",
 )
 def ceil_minus_one_below() -> Outcome:
     count = 0
@@ -484,6 +529,9 @@ def ceil_minus_one_below() -> Outcome:
     "every n <= 70, 2 <= kappa < n/2, 1 <= M <= n (exact rationals)",
     "balanced M-bucket ledger with uniform probing: E[Z] < n/(2M)",
     "App. D (D)",
+    generality="finite",
+    premises=("thm1.D:bucket_conditional_mean", "thm1.D:ceil_minus_one_below"),
+    concludes=("thm1.D",),
 )
 def bucket_mean_below_half_n_over_m() -> Outcome:
     count = 0
@@ -505,6 +553,13 @@ def bucket_mean_below_half_n_over_m() -> Outcome:
     "M = min(n, ceil(n/(2 delta kappa))) buckets (rate log2 M = the sufficient rate) give "
     "E[Z] <= delta kappa",
     "App. D (D)",
+    generality="finite",
+    premises=(
+        "thm1.D:bucket_mean_below_half_n_over_m",
+        "thm1.D:bucket_entropy_at_most_log_m",
+        "thm1.D:deterministic_interface_rate",
+    ),
+    concludes=("thm1.D",),
 )
 def sufficient_rate_achieves_delta() -> Outcome:
     deltas = [Fraction(1, 10), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(3, 4),
@@ -528,6 +583,8 @@ def sufficient_rate_achieves_delta() -> Outcome:
     "n <= 200, 2 <= kappa < n/2",
     "M = n gives singleton buckets and E[Z] = 0",
     "App. D (D)",
+    generality="finite",
+    concludes=("thm1.D",),
 )
 def full_ledger_singletons() -> Outcome:
     for n in range(5, 201):
@@ -544,6 +601,7 @@ def full_ledger_singletons() -> Outcome:
     "any J and Y = f(J)",
     "I(J;Y) = H(Y) given H(Y|J) = 0",
     "App. D (D)",
+    generality="all",
 )
 def deterministic_interface_rate() -> Outcome:
     return lp_outcome("I(J;Y) = H(Y)", (functional_dependence("Y", "J"),))
@@ -556,6 +614,8 @@ def deterministic_interface_rate() -> Outcome:
     "M = 2, 3, 4 outcomes with symbolic positive weights (p_y = w_y / sum w)",
     "log2 M - H(Y) = sum_y p_y g(1/(M p_y)) / ln2 >= 0 with g(x) = x - 1 - ln x >= 0",
     "App. D (D) ('H(Y) <= log2 M')",
+    generality="finite",
+    premises=("prop2-tight:gibbs_kl_nonnegative",),
 )
 def bucket_entropy_at_most_log_m() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -580,6 +640,9 @@ def bucket_entropy_at_most_log_m() -> Outcome:
     "log2(x/(2 delta)) / ((1-delta) log2(x - 1) - 1) -> 1/(1-delta): both rates are "
     "Theta(log2(n/kappa))",
     "App. D (D)",
+    generality="all",
+    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    concludes=("thm1.D",),
 )
 def order_matching_limit() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -613,6 +676,9 @@ def _rates_sandwich(xs):  # noqa: ANN001, ANN202
     "sufficient rate log2(2^t/(2 delta) + 1) <= t + log2(1/delta) and necessary rate "
     "(1-delta) log2(2^t - 1) - 1 >= (1-delta) t - 2",
     "App. D (D) ('both Theta(log2(n/kappa))')",
+    generality="finite",
+    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    concludes=("thm1.D",),
 )
 def rates_sandwich_interval() -> Outcome:
     t = sp.Symbol("t", positive=True)
@@ -650,6 +716,8 @@ def rates_sandwich_interval() -> Outcome:
     "the flag transcript is ('over',)*(T-1) + ('clear',) with T = min(tau, kappa): it depends "
     "on the order only through tau",
     "App. D (E)",
+    generality="finite",
+    premises=("thm1.B:stop_time_and_z",),
 )
 def flag_reads_over_until_stop() -> Outcome:
     count = 0
@@ -674,6 +742,8 @@ def flag_reads_over_until_stop() -> Outcome:
     "archiving S sequentially and stopping when the flag clears archives at most "
     "|S minus J*| load-bearing blocks",
     "App. D (E)",
+    generality="finite",
+    concludes=("thm1.E",),
 )
 def batch_refinement_no_costlier() -> Outcome:
     count = 0
@@ -730,6 +800,9 @@ def adaptive_property(seed: int, n: int, kappa_frac: float) -> None:
     "n = 2..12, 1 <= kappa <= n-1, arbitrary deterministic adaptive rules (hash-seeded)",
     "an adaptive flag-driven policy incurs the same Z as its all-'over' fixed order, for every J*",
     "App. D (E)",
+    generality="sampled",
+    premises=("thm1.E:flag_reads_over_until_stop",),
+    concludes=("thm1.E",),
 )
 def adaptive_equals_fixed_order() -> Outcome:
     from hypothesis import strategies as st
@@ -750,6 +823,8 @@ def adaptive_equals_fixed_order() -> Outcome:
     "any J, Y, private U independent of (J,Y), order P = f(Y,U)",
     "I(J;P) <= I(J;Y) given H(P|Y,U) = 0 and U independent of (J,Y)",
     "App. D (E) ('the only J*-information available to the ordering is Y')",
+    generality="all",
+    concludes=("thm1.E",),
 )
 def order_information_through_y() -> Outcome:
     return lp_outcome(
