@@ -671,8 +671,8 @@ def _rates_sandwich(xs):  # noqa: ANN001, ANN202
     D,
     "rates_sandwich_interval",
     "interval",
-    "t = log2(n/kappa) in [1, 64], delta in [1/100, 99/100]; sympy rewrite, then arb branch "
-    "and bound",
+    "t = log2(n/kappa) in [1, 64], delta in [1/100, 99/100] (a bounded box); sympy rewrite "
+    "(all t > 0), then arb branch and bound",
     "sufficient rate log2(2^t/(2 delta) + 1) <= t + log2(1/delta) and necessary rate "
     "(1-delta) log2(2^t - 1) - 1 >= (1-delta) t - 2",
     "App. D (D) ('both Theta(log2(n/kappa))')",
@@ -681,20 +681,22 @@ def _rates_sandwich(xs):  # noqa: ANN001, ANN202
     concludes=("thm1.D",),
 )
 def rates_sandwich_interval() -> Outcome:
-    t = sp.Symbol("t", positive=True)
+    # Write 2^t = 1 + v with v > 0 (t > 0), so every log argument is manifestly
+    # non-zero on the domain and the rewrite is an identity in (v, delta).
+    v = sp.Symbol("v", positive=True)
     delta = sp.Symbol("delta", positive=True)
     lg = lambda e: sp.log(e, 2)  # noqa: E731
     rewrite = certify_identities(
         [
             (
                 "up",
-                t + lg(1 / delta) - lg(2**t / (2 * delta) + 1),
-                -lg(sp.Rational(1, 2) + delta * 2 ** (-t)),
+                lg(1 + v) + lg(1 / delta) - lg((1 + v) / (2 * delta) + 1),
+                -lg(sp.Rational(1, 2) + delta / (1 + v)),
             ),
             (
                 "low",
-                (1 - delta) * lg(2**t - 1) - 1 - ((1 - delta) * t - 2),
-                (1 - delta) * lg(1 - 2 ** (-t)) + 1,
+                (1 - delta) * lg(v) - 1 - ((1 - delta) * lg(1 + v) - 2),
+                (1 - delta) * lg(1 - 1 / (1 + v)) + 1,
             ),
         ]
     )
