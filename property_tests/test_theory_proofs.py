@@ -87,7 +87,7 @@ def test_sympy_nonneg_rejects_negative_multiplier():
     out = certify_nonneg_combination(
         (t * (i_ + 1)) / nu - t * pc, facts, {"f": t / nu, "g": t / nu}
     )
-    assert not out.ok and "not provably >= 0" in out.detail
+    assert not out.ok and "not manifestly >= 0" in out.detail
 
 
 def test_sympy_sign_rejects_flipped_inequality():
