@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ._enumerate import entropy_bits, lossy_recovery_best_success
+from ._enumerate import entropy_bits, lossy_recovery_best_success, recovering_method
 from ._interval import certify_positive, xlogx
 from ._lp import functional_dependence, independence, prove_shannon_inequality
 from ._randomized import run_property
@@ -416,6 +416,49 @@ def exhaustive_tiny_instances() -> Outcome:
             return Outcome(False, f"N={n_blocks},k={k},|R|={states}: best {best} > {exact}")
         parts.append(f"N={n_blocks},k={k},|R|={states}: {best} <= {exact} ({bound:.3g})")
     return Outcome(True, "; ".join(parts))
+
+
+@register_step(
+    CLAIM,
+    "recovering_method_exact",
+    "enumeration",
+    "N in {1, 2, 4, 8} (handles of exactly log2 N bits), every k with N k <= 10, every "
+    "content x in {0,1}^(Nk), every query i*, budgets B = required - 1, required, required + 5",
+    "under feasibility (instruction + N handles + one block <= B) the recovering method emits "
+    "X_{i*} exactly (success probability 1, exact count) and its prompt never exceeds B; "
+    "without it, it does not fit",
+    "App. B, 'VISTA attains probability one'",
+    generality="finite",
+    concludes=("prop1",),
+)
+def recovering_method_exact() -> Outcome:
+    from .._bounds import recovery_feasibility
+
+    runs = 0
+    for n_blocks in (1, 2, 4, 8):
+        for k in range(1, 10 // n_blocks + 1):
+            peak = None
+            for code in range(2 ** (n_blocks * k)):
+                blocks = [(code >> (k * i)) & ((1 << k) - 1) for i in range(n_blocks)]
+                for q in range(n_blocks):
+                    run = recovering_method(blocks, k, q)
+                    if run.output != blocks[q]:
+                        return Outcome(False, f"N={n_blocks}, k={k}, x={blocks}, i*={q}: "
+                                       f"emitted {run.output}")
+                    peak = run.peak_prompt_bits if peak is None else max(peak, run.peak_prompt_bits)
+                    runs += 1
+            assert peak is not None
+            required = recovery_feasibility(n_blocks, k, float(peak)).required
+            if required != peak:
+                return Outcome(False, f"N={n_blocks}, k={k}: theory requires {required} bits, "
+                               f"the method peaks at {peak}")
+            for budget in (peak - 1, peak, peak + 5):
+                feasible = recovery_feasibility(n_blocks, k, float(budget)).feasible
+                if feasible != (peak <= budget):
+                    return Outcome(False, f"N={n_blocks}, k={k}, B={budget}: feasible={feasible} "
+                                   f"but the prompt peaks at {peak}")
+    return Outcome(True, f"all {runs} (content, query) runs emit the queried block exactly; "
+                   "feasibility matches the prompt peak for every (N, k, B)")
 
 
 # --- Asymptotic separation ----------------------------------------------------

@@ -303,8 +303,14 @@ def manifest_sign(e: sp.Expr) -> str | None:
     if isinstance(e, sp.exp):
         return "pos" if _real(e.args[0]) else None
     if isinstance(e, sp.log):
-        excess = manifest_sign(sp.Add(e.args[0], -1))
-        return excess
+        # log a >= 0 iff a - 1 >= 0; expand and together are equalities, so
+        # reading the sign of a - 1 off any of these forms is sound.
+        excess = sp.Add(e.args[0], -1)
+        for form in (excess, sp.expand(excess), sp.factor(sp.together(excess))):
+            sign = manifest_sign(form)
+            if sign is not None:
+                return sign
+        return None
     return None
 
 
