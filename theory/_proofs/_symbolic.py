@@ -5,7 +5,7 @@ check re-verifies.
 Soundness rules (issue 11):
 
 * No rewrite is ever forced: ``expand_log`` and ``logcombine`` run without
-  ``force=True``, so log(x*y) splits only when sympy knows x, y > 0 from the
+  their ``force`` option, so log(x*y) splits only when sympy knows x, y > 0 from the
   declared assumptions. sympy's numeric fallbacks (``Expr.equals`` random
   sampling) are never used to conclude.
 * Both sides of an identity must be defined on the whole stated domain: every
@@ -98,7 +98,7 @@ def _log_normalized(e: sp.Expr) -> sp.Expr:
     )
 
 
-# Each reduction is an equality under the symbols' assumptions (no force=True).
+# Each reduction is an equality under the symbols' assumptions (nothing forced).
 _REDUCTIONS: tuple[tuple[str, Any], ...] = (
     ("expand", lambda e: sp.expand(e)),
     ("expand_log", lambda e: sp.expand(sp.expand_log(e))),
