@@ -9,10 +9,11 @@ result's chain (:func:`check_chains`) and returns a :class:`VerificationReport`.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from vistalab._core import import_optional
 
 from .._errors import DomainError, UnknownNameError
 
@@ -63,15 +64,6 @@ METHODS: tuple[str, ...] = (
 #: explicit instances, interval branch and bound on a bounded box);
 #: "sampled" = held on randomly drawn examples (Hypothesis). Only "all" is a proof.
 GENERALITIES: tuple[str, ...] = ("all", "finite", "sampled")
-
-# Step modules register themselves on import; imported lazily so that
-# ``import theory`` stays cheap.
-_STEP_MODULES = (
-    "_steps_prop1",
-    "_steps_prop2",
-    "_steps_lemma1",
-    "_steps_thm1",
-)
 
 
 @dataclass(frozen=True)
@@ -349,8 +341,13 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in _STEP_MODULES:
-        importlib.import_module(f"{__package__}.{mod}")
+    # The proof steps need the `verify` extra (python-flint, hypothesis): say so up front.
+    import_optional("hypothesis", "theory's randomized proof steps (vista-lab verify)")
+    import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
+    # Imported statically on first use (a renamed module breaks the build), not at
+    # `import vistalab.theory`, so the bounds need none of the `verify` extra.
+    from . import _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401
+
     _loaded = True
 
 
