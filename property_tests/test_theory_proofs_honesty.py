@@ -412,11 +412,14 @@ def test_fact_certificates_refuse_wrong_targets_and_undeclared_facts():
 def test_lemma1_and_part_a_chains_are_proved_for_all_parameters():
     """Issue 11: with the support bound, the error-branch and the conditional
     support steps proved symbolically, Lemma 1's chain has no finite or sampled
-    link (checked from the registry's premise graph and generalities)."""
+    link; with the pointwise mixture-KL, Jensen and compensation identities over
+    any number of laws, neither have Prop. 2 and its tight variant (checked from
+    the registry's premise graph and generalities)."""
     certs = [_cert(s.key, premises=s.premises, concludes=s.concludes, generality=s.generality)
              for s in STEPS]
     chains = {r.result: r for r in check_chains(certs)}
     assert chains["lemma1"].closed and chains["lemma1"].generality == "all"
     assert chains["thm1.A"].generality == "all"
     assert "thm1.A:conditional_support_all" in chains["lemma1"].steps
+    assert chains["prop2"].generality == "all" and chains["prop2-tight"].generality == "all"
     assert all(r.generality != "sampled" for r in chains.values())
