@@ -423,3 +423,15 @@ def test_lemma1_and_part_a_chains_are_proved_for_all_parameters():
     assert "thm1.A:conditional_support_all" in chains["lemma1"].steps
     assert chains["prop2"].generality == "all" and chains["prop2-tight"].generality == "all"
     assert all(r.generality != "sampled" for r in chains.values())
+
+
+def test_tail_sum_induction_step_with_a_wrong_increment_is_refused():
+    """Eq. (tailsum) for every kappa goes by induction; an induction step that
+    claims S(K+1) - S(K) = K p_{K+1} (one term short) is not an identity."""
+    m, z = sp.symbols("m z", integer=True, positive=True)
+    k = sp.Symbol("K", integer=True, positive=True)
+    p = sp.IndexedBase("p", nonnegative=True)
+    s_k = sp.Sum(p[z], (z, m, k), (m, 1, k))
+    s_next = sp.Sum(sp.Sum(p[z], (z, m, k)) + p[k + 1], (m, 1, k)) + p[k + 1]
+    assert certify_identity(s_next - s_k, (k + 1) * p[k + 1]).ok
+    assert not certify_identity(s_next - s_k, k * p[k + 1]).ok

@@ -100,21 +100,45 @@ def z_ge_m_iff_not_in_prefix() -> Outcome:
     return Outcome(True, f"{count} cases")
 
 
+def _unroll(e: sp.Expr) -> sp.Expr:
+    """Write out a (multi-limit) Sum with integer bounds term by term, outermost
+    limit first (sympy leaves inner sums with a symbolic lower limit unevaluated)."""
+    if not isinstance(e, sp.Sum):
+        return e
+    *inner, (i, a, b) = e.limits
+    body = sp.Sum(e.function, *inner) if inner else e.function
+    return sp.Add(*(_unroll(body.subs(i, v)) for v in range(int(a), int(b) + 1)))
+
+
 @register_step(
     B,
     "tail_sum_identity",
     "sympy-identity",
-    "kappa = 1..12 with a symbolic pmf p_0..p_kappa of Z",
+    "every kappa >= 1 by induction (symbolic K, sympy Sum; the induction step peels the last "
+    "term of each finite sum), with a pmf p_0..p_kappa of Z; plus explicit kappa = 1..12",
     "E[Z] = sum_{m=1}^{kappa} P(Z >= m)",
     "App. D (B), Eq. (tailsum)",
-    generality="finite",
+    generality="all",
 )
 def tail_sum_identity() -> Outcome:
-    pairs = []
+    m, z = sp.symbols("m z", integer=True, positive=True)
+    k = sp.Symbol("K", integer=True, positive=True)
+    p = sp.IndexedBase("p", nonnegative=True)
+    # S(K) = sum_{m=1}^K sum_{z=m}^K p_z and M(K) = sum_{z=1}^K z p_z (z = 0 adds 0).
+    s_k = sp.Sum(p[z], (z, m, k), (m, 1, k))
+    m_k = sp.Sum(z * p[z], (z, 1, k))
+    # S(K+1), peeling m = K+1 (sum_{z=K+1}^{K+1} p_z = p_{K+1}) and then, for each
+    # m <= K, the inner z = K+1 term.
+    s_next = sp.Sum(sp.Sum(p[z], (z, m, k)) + p[k + 1], (m, 1, k)) + p[k + 1]
+    m_next = m_k + (k + 1) * p[k + 1]
+    pairs = [
+        ("base K=1: S(1) = M(1)", _unroll(s_k.subs(k, 1)), _unroll(m_k.subs(k, 1))),
+        ("step: S(K+1) - S(K) = M(K+1) - M(K)", s_next - s_k, m_next - m_k),
+    ]
     for kappa in range(1, 13):
-        p = sp.symbols(f"p0:{kappa + 1}", nonnegative=True)
-        mean = sum((z * p[z] for z in range(kappa + 1)), sp.Integer(0))
-        tails = sum((p[z] for m in range(1, kappa + 1) for z in range(m, kappa + 1)), sp.Integer(0))
+        q = sp.symbols(f"p0:{kappa + 1}", nonnegative=True)
+        mean = sum((t * q[t] for t in range(kappa + 1)), sp.Integer(0))
+        tails = sum((q[t] for j in range(1, kappa + 1) for t in range(j, kappa + 1)), sp.Integer(0))
         pairs.append((f"kappa={kappa}", mean, tails))
     return certify_identities(pairs)
 
