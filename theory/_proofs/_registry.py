@@ -19,6 +19,7 @@ from .._errors import DomainError, UnknownNameError
 
 __all__ = [
     "CLAIMS",
+    "MAIN_RESULTS",
     "METHODS",
     "GENERALITIES",
     "Outcome",
@@ -36,6 +37,20 @@ __all__ = [
 
 #: Claim identifiers (paper_checks links to these exact strings).
 CLAIMS: tuple[str, ...] = (
+    "prop1",
+    "prop2",
+    "prop2-tight",
+    "lemma1",
+    "thm1.A",
+    "thm1.B",
+    "thm1.C",
+    "thm1.D",
+    "thm1.E",
+)
+
+#: The paper's main results: each must be concluded by some step whose chain
+#: is closed. Other claims are chain-checked when a step concludes them.
+MAIN_RESULTS: tuple[str, ...] = (
     "prop1",
     "prop2",
     "prop2-tight",
@@ -450,7 +465,7 @@ def _visit(
 
 def check_chains(
     certs: tuple[StepCertificate, ...] | list[StepCertificate],
-    results: tuple[str, ...] = CLAIMS,
+    results: tuple[str, ...] | None = None,
 ) -> tuple[ChainResult, ...]:
     """Check that each main result's chain of steps is closed.
 
@@ -463,8 +478,9 @@ def check_chains(
     ----------
     certs : sequence of StepCertificate
         The certificates of a full run.
-    results : tuple of str
-        The main results to check (default: every claim).
+    results : tuple of str, optional
+        The results to check. Default: :data:`MAIN_RESULTS` and every other
+        claim that some step concludes, in :data:`CLAIMS` order.
 
     Returns
     -------
@@ -472,6 +488,9 @@ def check_chains(
         One per result, in ``results`` order.
     """
     by_key = {c.key: c for c in certs}
+    if results is None:
+        concluded = {r for c in certs for r in c.concludes}
+        results = tuple(c for c in CLAIMS if c in MAIN_RESULTS or c in concluded)
     out = []
     for result in results:
         concl = tuple(c.key for c in certs if result in c.concludes)
