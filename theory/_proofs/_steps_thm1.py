@@ -67,6 +67,124 @@ def stop_time_and_z() -> Outcome:
     return Outcome(True, f"{runs} simulated runs")
 
 
+def freed_after(t: sp.Expr, tau: sp.Expr, kappa: sp.Expr, *, reached: bool) -> sp.Expr:
+    """Size freed (units of l) after the first t archives of an order that puts J*
+    at position tau: t load-bearing blocks (size 1) before J* is reached, and
+    t - 1 of them plus J* itself (size kappa) once it is (``reached``: t >= tau)."""
+    return t - 1 + kappa if reached else t
+
+
+def stop_time_certificates() -> tuple[bool, str]:
+    """The two cases of App. D (B), each with integer parameters a, b, c, d >= 0.
+
+    tau <= kappa (tau = 1 + a, kappa = tau + b): for t = tau - 1 - c < tau the freed
+    size t is < kappa; at t = tau it is >= kappa. So T = tau = min(tau, kappa) and
+    Z = T - 1 = min(tau - 1, kappa).
+    tau > kappa (tau = kappa + 1 + c, kappa = 1 + d'): for t = kappa - 1 - d < kappa
+    the freed size is t < kappa; at t = kappa (< tau) it is kappa. So T = kappa and
+    Z = kappa = min(tau - 1, kappa).
+    """
+    a, b, c, d, e = sp.symbols("a b c d e", integer=True, nonnegative=True)
+    parts = []
+    # Case tau <= kappa.
+    tau = 1 + a
+    kappa = tau + b
+    t = tau - 1 - c
+    checks = [
+        certify_nonneg(kappa - freed_after(t, tau, kappa, reached=False) - 1, b + c,
+                       label="tau<=kappa: kappa - F(t) - 1, t < tau"),
+        certify_nonneg(freed_after(tau, tau, kappa, reached=True) - kappa, a,
+                       label="tau<=kappa: F(tau) - kappa"),
+        certify_identity(sp.Min(tau, kappa), tau, label="tau<=kappa: min(tau, kappa) = T"),
+        certify_identity(sp.Min(tau - 1, kappa), tau - 1, label="tau<=kappa: Z = tau - 1"),
+    ]
+    # Case tau > kappa.
+    kappa = 1 + e
+    tau = kappa + 1 + c
+    t = kappa - 1 - d
+    checks += [
+        certify_nonneg(kappa - freed_after(t, tau, kappa, reached=False) - 1, d,
+                       label="tau>kappa: kappa - F(t) - 1, t < kappa"),
+        certify_nonneg(tau - kappa - 1, c, label="tau>kappa: J* not reached at t = kappa"),
+        certify_identity(freed_after(kappa, tau, kappa, reached=False), kappa,
+                         label="tau>kappa: F(kappa) = kappa"),
+        certify_identity(sp.Min(tau, kappa), kappa, label="tau>kappa: min(tau, kappa) = T"),
+        certify_identity(sp.Min(tau - 1, kappa), kappa, label="tau>kappa: Z = kappa"),
+    ]
+    for out in checks:
+        if not out.ok:
+            return False, out.detail
+        parts.append(out.detail.split(":", 1)[0])
+    return True, f"{len(checks)} certificates over the two cases ({'; '.join(parts)})"
+
+
+@register_step(
+    B,
+    "stop_time_all",
+    "sympy-nonneg",
+    "every kappa >= 1 and position tau >= 1 of J* (cases tau <= kappa and tau > kappa, "
+    "symbolic integer parameters); freed size F(t) = t before J*, t - 1 + kappa from J* on",
+    "the process stops at T = min(tau, kappa) (F(t) < kappa for t < T, F(T) >= kappa) and "
+    "archives Z = min(tau - 1, kappa) load-bearing blocks",
+    "App. D (B), Eq. (Z-search)",
+    generality="all",
+)
+def stop_time_all() -> Outcome:
+    ok, detail = stop_time_certificates()
+    return Outcome(ok, detail)
+
+
+@register_step(
+    B,
+    "z_ge_m_all",
+    "sympy-nonneg",
+    "every 1 <= m <= kappa (kappa = m + f) and tau >= 1 (cases tau > m: tau = m + 1 + e, and "
+    "tau <= m: tau = m - g), symbolic integers",
+    "Z = min(tau - 1, kappa) >= m  <=>  tau > m  <=>  J* not among the first m probes",
+    "App. D (B), Eq. (Z-list)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+)
+def z_ge_m_all() -> Outcome:
+    m = sp.Symbol("m", integer=True, positive=True)
+    e, f, g = sp.symbols("e f g", integer=True, nonnegative=True)
+    kappa = m + f
+    tau = m + 1 + e
+    checks = (
+        # tau > m: both arguments of the min are >= m, hence so is Z.
+        certify_nonneg(tau - 1 - m, e, label="tau > m: (tau - 1) - m"),
+        certify_nonneg(kappa - m, f, label="tau > m: kappa - m"),
+        # tau <= m (tau = m - g): Z = tau - 1 < m.
+        certify_nonneg(m - sp.Min(m - g - 1, kappa) - 1, g, label="tau <= m: m - Z - 1"),
+    )
+    for out in checks:
+        if not out.ok:
+            return out
+    return Outcome(True, "; ".join(o.detail for o in checks) + " (tau > m iff J* is not "
+                   "among the first m probes, by the definition of tau)")
+
+
+@register_step(
+    B,
+    "prefix_lists_nested_all",
+    "sympy-nonneg",
+    "every 1 <= m <= kappa (kappa = m + f), any law of the position tau (pt_t = P(tau = t) "
+    ">= 0), symbolic m, f (sympy Sum)",
+    "L_m = {pi_1..pi_m} is inside L_kappa, and P_c(kappa) - P_c(m) = sum_{t=m+1}^{kappa} "
+    "P(tau = t) >= 0",
+    "App. D (B)",
+    generality="all",
+)
+def prefix_lists_nested_all() -> Outcome:
+    m = sp.Symbol("m", integer=True, positive=True)
+    f = sp.Symbol("f", integer=True, nonnegative=True)
+    t = sp.Symbol("t", integer=True)
+    pt = sp.IndexedBase("pt", nonnegative=True)
+    pc = lambda r: sp.Sum(pt[t], (t, 1, r))  # noqa: E731  P(tau <= r) = P(J* in L_r)
+    return certify_nonneg(pc(m + f) - pc(m), sp.Sum(pt[t], (t, m + 1, m + f)),
+                          label="P_c(kappa) - P_c(m)")
+
+
 @register_step(
     B,
     "z_ge_m_iff_not_in_prefix",
@@ -242,11 +360,11 @@ def one_shot_rearrangement() -> Outcome:
     generality="all",
     premises=(
         "thm1.B:tail_sum_identity",
-        "thm1.B:z_ge_m_iff_not_in_prefix",
-        "thm1.B:prefix_lists_nested",
+        "thm1.B:z_ge_m_all",
+        "thm1.B:prefix_lists_nested_all",
         "thm1.B:one_shot_rearrangement",
         "thm1.E:adaptive_policies_exhaustive",
-        "thm1.E:batch_refinement_no_costlier",
+        "thm1.E:batch_refinement_all",
         "thm1.E:order_information_through_y",
     ),
     concludes=("thm1.B",),
@@ -516,7 +634,6 @@ def ledger_endpoint_consistent() -> Outcome:
     "App. D (C)(i)",
     generality="finite",
     premises=("thm1.B:stop_time_and_z",),
-    concludes=("thm1.C",),
 )
 def ledger_attains_zero() -> Outcome:
     count = 0
@@ -528,6 +645,25 @@ def ledger_attains_zero() -> Outcome:
                     return Outcome(False, f"n={n}, J*={j_star}, kappa={kappa}")
                 count += 1
     return Outcome(True, f"{count} cases with Z = 0")
+
+
+@register_step(
+    C,
+    "ledger_zero_all",
+    "sympy-identity",
+    "every kappa >= 1: the full ledger (Y = J*, I = log2 n) lets the agent archive J* first",
+    "tau = 1 gives Z = min(tau - 1, kappa) = 0 (and T = min(1, kappa) = 1 archive)",
+    "App. D (C)(i)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+    concludes=("thm1.C",),
+)
+def ledger_zero_all() -> Outcome:
+    kappa = sp.Symbol("kappa", integer=True, positive=True)
+    return certify_identities([
+        ("Z at tau = 1", sp.Min(1 - 1, kappa), 0),
+        ("T at tau = 1", sp.Min(1, kappa), 1),
+    ])
 
 
 @register_step(
@@ -982,6 +1118,46 @@ def flag_reads_over_until_stop() -> Outcome:
 
 @register_step(
     E,
+    "flag_transcript_all",
+    "sympy-nonneg",
+    "every kappa >= 1 and position tau of J* (the two cases of stop_time_all)",
+    "the flag reads 'over' after archive t < T and 'clear' at T = min(tau, kappa), so the "
+    "transcript depends on the order only through tau",
+    "App. D (E)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+)
+def flag_transcript_all() -> Outcome:
+    # The flag after archive t is 'over' iff F(t) < kappa: exactly the certificates
+    # of the stop time (F(t) < kappa for t < T, F(T) >= kappa), in both cases.
+    ok, detail = stop_time_certificates()
+    return Outcome(ok, f"flag = 'over' iff F(t) < kappa; {detail}")
+
+
+@register_step(
+    E,
+    "batch_refinement_all",
+    "sympy-nonneg",
+    "any batch S of s = T' + h blocks freeing >= L, any order of S, stop time T' <= s; "
+    "indicators u_t = 1[pi_t is load-bearing] >= 0 (symbolic T', h, sympy Sum)",
+    "the sequential refinement archives sum_{t <= T'} u_t <= sum_{t <= s} u_t = |S minus J*| "
+    "load-bearing blocks (it stops by time s because S frees >= L)",
+    "App. D (E)",
+    generality="all",
+    concludes=("thm1.E",),
+)
+def batch_refinement_all() -> Outcome:
+    tp = sp.Symbol("T'", integer=True, positive=True)
+    h = sp.Symbol("h", integer=True, nonnegative=True)
+    t = sp.Symbol("t", integer=True)
+    u = sp.IndexedBase("u", nonnegative=True)
+    cost = lambda r: sp.Sum(u[t], (t, 1, r))  # noqa: E731
+    return certify_nonneg(cost(tp + h) - cost(tp), sp.Sum(u[t], (t, tp + 1, tp + h)),
+                          label="batch cost - sequential cost")
+
+
+@register_step(
+    E,
     "batch_refinement_no_costlier",
     "enumeration",
     "n = 2..5, every J*, 1 <= kappa <= n-1, every batch set S freeing >= L, every order of S",
@@ -989,7 +1165,6 @@ def flag_reads_over_until_stop() -> Outcome:
     "|S minus J*| load-bearing blocks",
     "App. D (E)",
     generality="finite",
-    concludes=("thm1.E",),
 )
 def batch_refinement_no_costlier() -> Outcome:
     count = 0
@@ -1098,7 +1273,7 @@ def all_adaptive_policies(n: int):  # noqa: ANN201
     "an adaptive flag-driven policy incurs the same Z as its all-'over' fixed order, for every J*",
     "App. D (E)",
     generality="finite",
-    premises=("thm1.E:flag_reads_over_until_stop",),
+    premises=("thm1.E:flag_transcript_all",),
     concludes=("thm1.E",),
 )
 def adaptive_policies_exhaustive() -> Outcome:

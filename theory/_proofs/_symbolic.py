@@ -28,7 +28,9 @@ Soundness rules (issue 11):
   non-negative by structure alone: non-negative rationals, symbols declared
   positive/non-negative, pi and e, even powers of real expressions, positive
   bases to real powers, exp of real expressions, log(a) with a - 1 manifestly
-  non-negative, and sums and products of such terms (:func:`manifest_sign`).
+  non-negative, min of such terms, max with one such term, finite sums over a
+  non-empty-or-empty index range, and sums and products of such terms
+  (:func:`manifest_sign`).
 """
 
 from __future__ import annotations
@@ -310,6 +312,16 @@ def manifest_sign(e: sp.Expr) -> str | None:
         if bsign == "nonneg" and manifest_sign(ex) == "pos":
             return "nonneg"
         return None
+    if isinstance(e, sp.Min):
+        signs = [manifest_sign(a) for a in e.args]
+        if any(s is None for s in signs):
+            return None
+        return "pos" if all(s == "pos" for s in signs) else "nonneg"
+    if isinstance(e, sp.Max):
+        signs = [manifest_sign(a) for a in e.args]
+        if "pos" in signs:
+            return "pos"
+        return "nonneg" if "nonneg" in signs else None
     if isinstance(e, sp.exp):
         return "pos" if _real(e.args[0]) else None
     if isinstance(e, sp.log):
