@@ -803,6 +803,116 @@ def uniform_position_mean() -> Outcome:
 
 @register_step(
     D,
+    "position_cost_all",
+    "sympy-nonneg",
+    "every position P >= 1 and kappa >= 1 (cases P - 1 <= kappa and P - 1 > kappa, symbolic "
+    "integers)",
+    "min(P - 1, kappa) <= P - 1, so E[min(P-1, kappa) | bucket] <= E[P - 1] = (b' - 1)/2",
+    "App. D (D)",
+    generality="all",
+    premises=("thm1.D:uniform_position_mean",),
+)
+def position_cost_all() -> Outcome:
+    x, y = sp.symbols("x y", integer=True, nonnegative=True)  # x = P - 1
+    checks = (
+        certify_nonneg(x - sp.Min(x, x + y), sp.Integer(0), label="P-1 <= kappa = x + y"),
+        certify_nonneg(x - sp.Min(x, x - 1 - y), 1 + y, label="P-1 = kappa + 1 + y"),
+    )
+    for out in checks:
+        if not out.ok:
+            return out
+    return Outcome(True, "; ".join(o.detail for o in checks))
+
+
+@register_step(
+    D,
+    "ceil_minus_one_below_all",
+    "sympy-nonneg",
+    "every 1 <= M <= n, writing n + r = M ceil(n/M) with 0 <= r <= M - 1 (M = r + 1 + s), "
+    "symbolic",
+    "ceil(n/M) - 1 < n/M: n/M - (ceil(n/M) - 1) = (M - r)/M > 0",
+    "App. D (D) ('Because ceil(x) - 1 < x')",
+    generality="all",
+)
+def ceil_minus_one_below_all() -> Outcome:
+    r, s_ = sp.symbols("r s", integer=True, nonnegative=True)
+    n = sp.Symbol("n", positive=True)
+    big_m = r + 1 + s_
+    ceil_nm = (n + r) / big_m
+    return certify_nonneg(n / big_m - (ceil_nm - 1), (1 + s_) / (r + 1 + s_), strict=True,
+                          label="n/M - (ceil(n/M) - 1)")
+
+
+@register_step(
+    D,
+    "bucket_mean_all",
+    "sympy-nonneg",
+    "any partition of n blocks into M buckets of sizes b_i <= c = ceil(n/M), any kappa; "
+    "symbolic M (sympy Sum over buckets)",
+    "E[Z] = sum_i (b_i/n) E[Z | bucket i] <= sum_i (b_i/n)(b_i - 1)/2 <= (c - 1)/2 < n/(2M)",
+    "App. D (D)",
+    generality="all",
+    premises=("thm1.D:position_cost_all", "thm1.D:ceil_minus_one_below_all"),
+)
+def bucket_mean_all() -> Outcome:
+    i = sp.Symbol("i", integer=True, positive=True)
+    big_m = sp.Symbol("M", integer=True, positive=True)
+    n, c = sp.symbols("n c", positive=True)
+    b = sp.IndexedBase("b", positive=True)
+    z = sp.IndexedBase("z", real=True)  # E[Z | bucket i]
+    phi = sp.IndexedBase("phi", nonnegative=True)
+    psi = sp.IndexedBase("psi", nonnegative=True)
+    rho = sp.Symbol("rho", positive=True)
+    mean_z = sp.Sum(b[i] * z[i], (i, 1, big_m)) / n
+    return certify_nonneg_from_facts(
+        n / (2 * big_m) - mean_z,
+        sp.Sum(b[i] * phi[i], (i, 1, big_m)) / n + sp.Sum(b[i] * psi[i], (i, 1, big_m)) / (2 * n)
+        + rho / 2,
+        {
+            phi: (lambda t: (b[t] - 1) / 2 - z[t], "position_cost_all (E[Z|bucket] <= (b-1)/2)"),
+            psi: (lambda t: c - b[t], "bucket sizes <= c = ceil(n/M)"),
+            rho: (n / big_m - (c - 1), "ceil_minus_one_below_all (> 0, so the bound is strict)"),
+        },
+        vanishing=((sp.Sum(b[i], (i, 1, big_m)) - n, (1 - c) / (2 * n),
+                    "the bucket sizes sum to n"),),
+        label="n/(2M) - E[Z]",
+    )
+
+
+@register_step(
+    D,
+    "sufficient_rate_all",
+    "sympy-nonneg",
+    "every n, 1 <= kappa, delta > 0 with M = min(n, ceil(n/(2 delta kappa))): case M = "
+    "ceil(n/(2 delta kappa)) (2 delta kappa M = n + r', r' >= 0) and case M = n (singletons)",
+    "the M-bucket ledger has rate I(J*;Y) = H(Y) <= log2 M and E[Z] <= delta kappa: "
+    "E[Z] < n/(2M) <= delta kappa, or Z = min(1 - 1, kappa) = 0 for singleton buckets",
+    "App. D (D) ('Therefore I >= min{log2 n, log2 ceil(n/(2 delta kappa))} suffices')",
+    generality="all",
+    premises=(
+        "thm1.D:bucket_mean_all",
+        "prop1:support_entropy_bound",
+        "thm1.D:deterministic_interface_rate",
+    ),
+    concludes=("thm1.D",),
+)
+def sufficient_rate_all() -> Outcome:
+    n, delta, kappa = sp.symbols("n delta kappa", positive=True)
+    rp = sp.Symbol("r'", nonnegative=True)
+    big_m = (n + rp) / (2 * delta * kappa)
+    ceil_case = certify_nonneg(delta * kappa - n / (2 * big_m), rp / (2 * big_m),
+                               label="delta kappa - n/(2M)")
+    if not ceil_case.ok:
+        return ceil_case
+    k_int = sp.Symbol("kappa", integer=True, positive=True)
+    single = certify_identity(sp.Min(1 - 1, k_int), 0, label="singleton bucket: Z")
+    if not single.ok:
+        return single
+    return Outcome(True, f"{ceil_case.detail}; {single.detail}")
+
+
+@register_step(
+    D,
     "bucket_conditional_mean",
     "enumeration",
     "every bucket size b <= 120 and kappa <= b (exact rationals)",
@@ -857,7 +967,6 @@ def ceil_minus_one_below() -> Outcome:
     "App. D (D)",
     generality="finite",
     premises=("thm1.D:bucket_conditional_mean", "thm1.D:ceil_minus_one_below"),
-    concludes=("thm1.D",),
 )
 def bucket_mean_below_half_n_over_m() -> Outcome:
     count = 0
@@ -885,7 +994,6 @@ def bucket_mean_below_half_n_over_m() -> Outcome:
         "prop1:support_entropy_bound",
         "thm1.D:deterministic_interface_rate",
     ),
-    concludes=("thm1.D",),
 )
 def sufficient_rate_achieves_delta() -> Outcome:
     deltas = [Fraction(1, 10), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(3, 4),
@@ -910,7 +1018,6 @@ def sufficient_rate_achieves_delta() -> Outcome:
     "M = n gives singleton buckets and E[Z] = 0",
     "App. D (D)",
     generality="finite",
-    concludes=("thm1.D",),
 )
 def full_ledger_singletons() -> Outcome:
     for n in range(5, 201):
@@ -967,7 +1074,7 @@ def bucket_entropy_at_most_log_m() -> Outcome:
     "Theta(log2(n/kappa))",
     "App. D (D)",
     generality="all",
-    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    premises=("thm1.D:sufficient_rate_all", "thm1.C:threshold_equivalence"),
     concludes=("thm1.D",),
 )
 def order_matching_limit() -> Outcome:
@@ -1004,7 +1111,6 @@ def _rates_sandwich(xs):  # noqa: ANN001, ANN202
     "App. D (D) ('both Theta(log2(n/kappa))')",
     generality="finite",
     premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
-    concludes=("thm1.D",),
 )
 def rates_sandwich_interval() -> Outcome:
     # Write 2^t = 1 + v with v > 0 (t > 0), so every log argument is manifestly
@@ -1043,7 +1149,7 @@ def rates_sandwich_interval() -> Outcome:
     "sufficient rate lies in [nu - 1, nu + log2(1/delta)], so both are (1 + o(1)) nu",
     "App. D (D), last sentence",
     generality="all",
-    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    premises=("thm1.D:sufficient_rate_all", "thm1.C:threshold_equivalence"),
     concludes=("thm1.D",),
 )
 def vanishing_delta_rates() -> Outcome:
