@@ -45,7 +45,8 @@ def register(subparsers: Any) -> None:
         "--details", action="store_true", help="add the certificate detail column to the table"
     )
     parser.add_argument(
-        "--list", action="store_true", help="list the steps (claim, step, method, domain) only"
+        "--list", action="store_true",
+        help="list the steps (claim, step, method, generality, domain) only"
     )
     parser.set_defaults(func=run, _parser=parser)
 
