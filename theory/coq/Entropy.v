@@ -101,6 +101,13 @@ Qed.
 Lemma sumR_mkcond P F : \sum_(i | P i) F i = \sum_i (if P i then F i else 0).
 Proof. by rewrite big_mkcond. Qed.
 
+Lemma sumR_setC (A : {set I}) F :
+  \sum_i F i = \sum_(i in A) F i + \sum_(i in ~: A) F i.
+Proof.
+rewrite (bigID (mem A)) /=; congr (_ + _); apply: eq_bigl => i //.
+by rewrite in_setC.
+Qed.
+
 End RSums.
 
 Lemma INR_sum (I : finType) (P : pred I) (F : I -> nat) :
@@ -108,6 +115,10 @@ Lemma INR_sum (I : finType) (P : pred I) (F : I -> nat) :
 Proof.
 by rewrite (big_morph INR (id1 := 0) (op1 := Rplus)) //; move=> x y; rewrite plus_INR.
 Qed.
+
+Lemma sumR_pair (I J : finType) (F : I * J -> R) :
+  \sum_(p : I * J) F p = \sum_(i : I) \sum_(j : J) F (i, j).
+Proof. by rewrite pair_bigA; apply: eq_bigr => -[]. Qed.
 
 Lemma INR_b2n (b : bool) : INR (nat_of_bool b) = if b then 1 else 0.
 Proof. by case: b. Qed.
@@ -172,10 +183,14 @@ Section Entropy.
 Variable T : finType.
 Implicit Types q r : T -> R.
 
-Definition is_dist q := (forall i, 0 <= q i) /\ \sum_i q i = 1.
-
 (* Shannon entropy in bits. *)
 Definition H q : R := - \sum_i q i * log2 (q i).
+
+Lemma H_ext q q' : (forall i, q i = q' i) -> H q = H q'.
+Proof. by move=> e; congr (- _); apply: eq_bigr => i _; rewrite e. Qed.
+
+Definition is_dist q := (forall i, 0 <= q i) /\ \sum_i q i = 1.
+
 
 (* Cross entropy: the "Gibbs reference" side. *)
 Definition crossH q r : R := - \sum_i q i * log2 (r i).
