@@ -120,6 +120,16 @@ Lemma sumR_pair (I J : finType) (F : I * J -> R) :
   \sum_(p : I * J) F p = \sum_(i : I) \sum_(j : J) F (i, j).
 Proof. by rewrite pair_bigA; apply: eq_bigr => -[]. Qed.
 
+Lemma sumR_delta (T : finType) (i : T) (c : R) :
+  \sum_(j : T) (if j == i then c else 0) = c.
+Proof. by rewrite (bigD1 i) //= eqxx big1 ?Rplus_0_r // => j /negbTE ->. Qed.
+
+Lemma sumR_delta' (T : finType) (i : T) (c : R) :
+  \sum_(j : T) (if i == j then c else 0) = c.
+Proof.
+by rewrite -[RHS](sumR_delta i); apply: eq_bigr => j _; rewrite eq_sym.
+Qed.
+
 Lemma INR_b2n (b : bool) : INR (nat_of_bool b) = if b then 1 else 0.
 Proof. by case: b. Qed.
 
