@@ -78,7 +78,7 @@ Definition Pcm (m : nat) :=
 Definition nu := log2 (INR (n - kappa) / INR kappa).
 
 (* I = I(J*; Y). *)
-Definition I := MI pJY.
+Definition Irate := MI pJY.
 
 Lemma w_ge0 j y u : 0 <= w j y u.
 Proof. by apply: Rmult_le_pos; [exact: pJY_joint.1 | exact: pU_dist.1]. Qed.
@@ -138,8 +138,8 @@ rewrite Rmult_1_r; apply: lt_INR; apply/ltP.
 by rewrite ltn_subRL addnn.
 Qed.
 
-(* One-shot list bound: P_c(kappa) <= (I + 1) / nu. *)
-Lemma Pc_kappa_bound : Pcm kappa <= (I + 1) / nu.
+(* One-shot list bound: P_c(kappa) <= (Irate + 1) / nu. *)
+Lemma Pc_kappa_bound : Pcm kappa <= (Irate + 1) / nu.
 Proof.
 have hk := kappa_lt_n.
 have F := list_fano pJY_joint J_uniform pU_dist (L := Lm kappa)
@@ -152,20 +152,20 @@ have nle : log2 (INR (n - kappa)) <= log2 (INR n).
   by apply: log2_le => //; apply: le_INR; apply/leP; rewrite leq_subr.
 have nuE : nu = log2 (INR (n - kappa)) - log2 (INR kappa) by rewrite /nu log2_div.
 have np := nu_pos.
-have h : P * nu <= I + 1 by rewrite nuE /I; lra.
+have h : P * nu <= Irate + 1 by rewrite nuE /Irate; lra.
 have -> : P = (P * nu) / nu by field; lra.
 by apply: Rmult_le_compat_r => //; left; apply: Rinv_0_lt_compat.
 Qed.
 
-(* (B) The main bound: E[Z] >= kappa [1 - (I + 1)/nu]_+. *)
-Theorem EZ_lower_bound : INR kappa * Rmax 0 (1 - (I + 1) / nu) <= EZ.
+(* (B) The main bound: E[Z] >= kappa [1 - (Irate + 1)/nu]_+. *)
+Theorem EZ_lower_bound : INR kappa * Rmax 0 (1 - (Irate + 1) / nu) <= EZ.
 Proof.
 have EZ0 : 0 <= EZ.
   apply: sumR_ge0 => j _; apply: sumR_ge0 => y _; apply: sumR_ge0 => u _.
   by apply: Rmult_le_pos; [exact: w_ge0 | exact: pos_INR].
-have main : INR kappa * (1 - (I + 1) / nu) <= EZ.
+have main : INR kappa * (1 - (Irate + 1) / nu) <= EZ.
   rewrite EZ_tail_sum big_add1 /= big_mkord.
-  apply: (Rle_trans _ (\sum_(i < kappa) (1 - (I + 1) / nu))).
+  apply: (Rle_trans _ (\sum_(i < kappa) (1 - (Irate + 1) / nu))).
     by rewrite sumR_constT card_ord; lra.
   apply: leR_sum => i _.
   have := Pcm_mono (ltn_ord i); have := Pc_kappa_bound; lra.
@@ -186,29 +186,29 @@ Qed.
 (* ---------------- Part C: corollaries ---------------- *)
 
 (* (ii) Threshold: E[Z] <= delta kappa forces I >= (1 - delta) nu - 1. *)
-Corollary threshold delta : EZ <= delta * INR kappa -> (1 - delta) * nu - 1 <= I.
+Corollary threshold delta : EZ <= delta * INR kappa -> (1 - delta) * nu - 1 <= Irate.
 Proof.
 move=> h; have lb := EZ_lower_bound; have np := nu_pos.
 have kp : 0 < INR kappa by apply: lt_0_INR; apply/ltP.
-have : INR kappa * (1 - (I + 1) / nu) <= delta * INR kappa.
+have : INR kappa * (1 - (Irate + 1) / nu) <= delta * INR kappa.
   by apply: Rle_trans h; apply: Rle_trans lb; apply: Rmult_le_compat_l; [lra | apply: Rmax_r].
-move=> h2; have h3 : 1 - (I + 1) / nu <= delta by nra.
-have : (1 - delta) * nu <= ((I + 1) / nu) * nu by nra.
+move=> h2; have h3 : 1 - (Irate + 1) / nu <= delta by nra.
+have : (1 - delta) * nu <= ((Irate + 1) / nu) * nu by nra.
 by rewrite /Rdiv Rmult_assoc Rinv_l ?Rmult_1_r; lra.
 Qed.
 
 (* (iii) Price: E[Z] <= kappa - Delta forces I >= Delta nu / kappa - 1. *)
-Corollary price Delta : EZ <= INR kappa - Delta -> Delta * nu / INR kappa - 1 <= I.
+Corollary price Delta : EZ <= INR kappa - Delta -> Delta * nu / INR kappa - 1 <= Irate.
 Proof.
 move=> h; have lb := EZ_lower_bound; have np := nu_pos.
 have kp : 0 < INR kappa by apply: lt_0_INR; apply/ltP.
-have h1 : INR kappa * (1 - (I + 1) / nu) <= INR kappa - Delta.
+have h1 : INR kappa * (1 - (Irate + 1) / nu) <= INR kappa - Delta.
   by apply: Rle_trans h; apply: Rle_trans lb; apply: Rmult_le_compat_l; [lra | apply: Rmax_r].
-have h2 : Delta <= INR kappa * ((I + 1) / nu) by lra.
-have h3 : Delta * nu <= INR kappa * (I + 1).
+have h2 : Delta <= INR kappa * ((Irate + 1) / nu) by lra.
+have h3 : Delta * nu <= INR kappa * (Irate + 1).
   have := Rmult_le_compat_r nu _ _ (Rlt_le _ _ np) h2.
   by rewrite Rmult_assoc /Rdiv Rmult_assoc Rinv_l ?Rmult_1_r; lra.
-have : Delta * nu / INR kappa <= I + 1.
+have : Delta * nu / INR kappa <= Irate + 1.
   apply: (Rmult_le_reg_r (INR kappa)) => //.
   by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
 lra.
