@@ -144,6 +144,11 @@ Proof. have := ln_lt_2; lra. Qed.
 Lemma ln_le_sub1 x : 0 < x -> ln x <= x - 1.
 Proof. move=> x0; have := exp_ineq1_le (ln x); rewrite exp_ln //; lra. Qed.
 
+Lemma ln_div' x y : 0 < x -> 0 < y -> ln (x / y) = ln x - ln y.
+Proof.
+move=> ? ?; rewrite /Rdiv ln_mult ?ln_Rinv //; try ring; exact: Rinv_0_lt_compat.
+Qed.
+
 Lemma log2_mul x y : 0 < x -> 0 < y -> log2 (x * y) = log2 x + log2 y.
 Proof. by move=> ? ?; rewrite /log2 ln_mult //; field; have := ln2_pos; lra. Qed.
 
