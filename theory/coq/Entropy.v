@@ -361,4 +361,57 @@ case: (Req_dec (marg2 p b) 0) => [->|nz]; first lra.
 by apply: Rmult_le_compat_l => //; apply: h; lra.
 Qed.
 
+(* Joint entropy H(A, B). *)
+Definition Hjoint p := H (fun ab : A * B => p ab.1 ab.2).
+
+(* Chain rule: H(A, B) = H(B) + H(A | B). *)
+Lemma chain_rule p : is_joint p -> Hjoint p = H (marg2 p) + condH p.
+Proof.
+move=> pj.
+have term : forall a b, p a b * log2 (p a b)
+    = p a b * log2 (marg2 p b) + marg2 p b * (post p b a * log2 (post p b a)).
+  move=> a b; case: (Req_dec (p a b) 0) => [z|nz].
+    rewrite z /post z /Rdiv !Rmult_0_l; ring.
+  have pp : 0 < p a b by have := pj.1 a b; lra.
+  have mp : 0 < marg2 p b.
+    by apply: (Rlt_le_trans _ (p a b)) => //; apply: leR_sum_term => a'; exact: pj.1.
+  rewrite -Rmult_assoc (marg2_post a b pj) -Rmult_plus_distr_l; congr (_ * _).
+  rewrite -log2_mul //; last by rewrite /post; apply: Rdiv_lt_0_compat.
+  by rewrite (marg2_post a b pj).
+rewrite /Hjoint /H sumR_pair exchange_big /=.
+rewrite (eq_bigr (fun b => \sum_a (p a b * log2 (marg2 p b)
+                 + marg2 p b * (post p b a * log2 (post p b a))))); last first.
+  by move=> b _; apply: eq_bigr => a _; exact: term.
+rewrite (eq_bigr (fun b => marg2 p b * log2 (marg2 p b)
+                 + marg2 p b * (\sum_a post p b a * log2 (post p b a)))); last first.
+  by move=> b _; rewrite big_split /= sumR_scar sumR_scal.
+rewrite big_split /= /condH.
+have -> : \sum_b marg2 p b * - (\sum_a post p b a * log2 (post p b a))
+        = - (\sum_b marg2 p b * (\sum_a post p b a * log2 (post p b a))).
+  by rewrite -sumR_opp; apply: eq_bigr => b _; ring.
+ring.
+Qed.
+
 End Joint.
+
+Definition swap (A B : finType) (p : A -> B -> R) (b : B) (a : A) := p a b.
+
+Lemma swap_joint (A B : finType) (p : A -> B -> R) : is_joint p -> is_joint (swap p).
+Proof. by case=> h s; split=> [b a|]; [exact: h | rewrite exchange_big]. Qed.
+
+Lemma Hjoint_swap (A B : finType) (p : A -> B -> R) : Hjoint (swap p) = Hjoint p.
+Proof.
+rewrite /Hjoint /H !sumR_pair exchange_big /=; congr (- _).
+Qed.
+
+Lemma marg2_swap (A B : finType) (p : A -> B -> R) a : marg2 (swap p) a = marg1 p a.
+Proof. by []. Qed.
+
+(* H(A, B) >= H(A). *)
+Lemma Hjoint_ge_marg1 (A B : finType) (p : A -> B -> R) :
+  is_joint p -> H (marg1 p) <= Hjoint p.
+Proof.
+move=> pj; rewrite -Hjoint_swap chain_rule; last exact: swap_joint.
+rewrite (H_ext (q' := marg1 p)) //.
+have := condH_ge0 (swap_joint pj); lra.
+Qed.
