@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -425,7 +424,9 @@ def check_formal(
     bad = []
     for m in MAIN_THEOREMS:
         if m.theorem not in per:
-            rows.append(FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed"))
+            rows.append(
+                FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
+            )
             bad.append(f"{m.theorem}: no Print Assumptions output")
             continue
         assumptions = per[m.theorem]
