@@ -109,6 +109,11 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "thm1",
+        "theorem1_low_rate",
+        "(C)(i) 1 - (I+1)/nu <= E[Z]/kappa <= 1: E[Z]/kappa -> 1 when (I+1)/nu -> 0",
+    ),
+    MainTheorem(
+        "thm1",
         "theorem1_threshold",
         "(C)(ii) E[Z] <= delta kappa implies I >= (1-delta) nu - 1",
     ),
@@ -131,6 +136,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "thm1",
         "theorem1_buckets",
         "(D) M balanced buckets of size <= ceil(n/M): E[Z] < n/(2M), I = H(Y) <= log2 M",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_buckets_exist",
+        "(D) for every 1 <= M <= n a balanced M-bucket interface exists with "
+        "E[Z] < n/(2M) and I <= log2 M",
     ),
     MainTheorem(
         "prop1",

@@ -148,3 +148,61 @@ lra.
 Qed.
 
 End Buckets.
+
+(* A balanced partition exists for every 1 <= M <= n: consecutive runs of
+   b = ceil(n/M) blocks, bucket(j) = j %/ b. *)
+Section Balanced.
+Variables n M : nat.
+Hypothesis M_pos : (0 < M)%N.
+Hypothesis M_le_n : (M <= n)%N.
+
+Let b := ((n + M - 1) %/ M)%N.
+
+Lemma bal_b_pos : (0 < b)%N.
+Proof.
+rewrite /b leq_divRL // mul1n -addnBA //.
+by rewrite (leq_trans M_le_n) // leq_addr.
+Qed.
+
+Lemma bal_n_le : (n <= b * M)%N.
+Proof.
+have h := ltn_ceil (n + M - 1) M_pos; rewrite -/b mulSn -addnBA // in h.
+have e : (M + b * M = (M - 1) + (b * M).+1)%N by rewrite addnS -addSn subn1 prednK.
+by rewrite e [(n + _)%N]addnC ltn_add2l ltnS in h.
+Qed.
+
+Lemma bal_lt (j : 'I_n) : (j %/ b < M)%N.
+Proof. by rewrite ltn_divLR ?bal_b_pos // (leq_trans (ltn_ord j)) // mulnC bal_n_le. Qed.
+
+Definition bal_bucket (j : 'I_n) : 'I_M := Ordinal (bal_lt j).
+
+Lemma bal_bucket_balanced c :
+  (#|[set j | bal_bucket j == c]| <= (n + M - 1) %/ M)%N.
+Proof.
+set A := [set j | bal_bucket j == c].
+pose f (j : 'I_n) : 'I_b := Ordinal (ltn_pmod j bal_b_pos).
+have inj : {in A &, injective f}.
+  move=> j1 j2; rewrite !inE => /eqP h1 /eqP h2 /(congr1 val) /= hm.
+  have q1 : (j1 %/ b = c)%N by rewrite -h1.
+  have q2 : (j2 %/ b = c)%N by rewrite -h2.
+  by apply: val_inj; rewrite /= (divn_eq j1 b) (divn_eq j2 b) q1 q2 hm.
+rewrite -(card_in_imset inj) -/b.
+by apply: leq_trans (max_card _) _; rewrite card_ord.
+Qed.
+
+End Balanced.
+
+(* Part (D) for every 1 <= M <= n: some balanced M-bucket interface has
+   E[Z] < n/(2M) and I(J*; Y) = H(Y) <= log2 M. *)
+Theorem buckets_exist (n M kappa : nat) :
+  (0 < M)%N -> (M <= n)%N ->
+  exists bucket : 'I_n -> 'I_M,
+    (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) /\
+    (EZb kappa bucket < INR n / (2 * INR M)) /\
+    (MI (pJYb bucket) <= log2 (INR M)).
+Proof.
+move=> M0 Mn; have n0 : (0 < n)%N by apply: leq_trans Mn.
+exists (bal_bucket M0 Mn); split; first exact: bal_bucket_balanced.
+split; first exact: (bucket_EZ kappa n0 M0 (bal_bucket_balanced M0 Mn)).
+by have [-> h] := bucket_rate n0 (bal_bucket M0 Mn).
+Qed.

@@ -119,6 +119,23 @@ move=> pj ju pu k2 kn l0 I nu.
 exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
 Qed.
 
+(* (C)(i) low-rate endpoint: 1 - (I+1)/nu <= E[Z]/kappa <= 1, hence
+   E[Z]/kappa -> 1 whenever (I+1)/nu -> 0. *)
+Theorem theorem1_low_rate (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  let EZ := \sum_j \sum_y \sum_u
+              pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) in
+  1 - (I + 1) / nu <= EZ / INR kappa <= 1.
+Proof.
+move=> pj ju pu k2 kn I nu EZ.
+exact: (EZ_low_rate pj ju pu (ltnW k2) (double_lt kn) pi_inj).
+Qed.
+
 (* (C)(ii) threshold and (iii) price. *)
 Theorem theorem1_threshold (n kappa : nat) (Y U : finType)
     (pJY : 'I_n -> Y -> R) (pU : U -> R)
@@ -192,6 +209,17 @@ Proof.
 move=> n0 M0 bal pJY pos; split; first exact: (bucket_EZ kappa n0 M0 bal).
 exact: (bucket_rate n0 bucket).
 Qed.
+
+(* (D) for every 1 <= M <= n a balanced M-bucket interface exists (runs of
+   ceil(n/M) consecutive blocks), with E[Z] < n/(2M) and I(J*; Y) <= log2 M. *)
+Theorem theorem1_buckets_exist (n M kappa : nat) :
+  (1 <= M <= n)%N ->
+  exists bucket : 'I_n -> 'I_M,
+    (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) /\
+    (\sum_j / INR n * INR (minn #|[set i | (bucket i == bucket j) && (i < j)%N]| kappa)
+       < INR n / (2 * INR M)) /\
+    (MI (fun j c => if bucket j == c then / INR n else 0) <= log2 (INR M)).
+Proof. by case/andP=> M0 Mn; exact: (buckets_exist kappa M0 Mn). Qed.
 
 (* ---------------------------------------------------------------------- *)
 (* Proposition 1.  N independent uniform k-bit blocks (X uniform on

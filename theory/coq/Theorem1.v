@@ -183,6 +183,22 @@ rewrite [X in _ <= X]Rmult_comm; apply: Rmult_le_compat_l; first exact: w_ge0.
 by apply: le_INR; apply/leP; rewrite geq_minr.
 Qed.
 
+(* (C)(i) low-rate endpoint, quantitatively:
+   1 - (I+1)/nu <= E[Z]/kappa <= 1, so E[Z]/kappa -> 1 when (I+1)/nu -> 0. *)
+Corollary EZ_low_rate :
+  1 - (Irate + 1) / nu <= EZ / INR kappa /\ EZ / INR kappa <= 1.
+Proof.
+have kp : 0 < INR kappa by apply: lt_0_INR; apply/ltP.
+have lb := EZ_lower_bound; have ub := EZ_le_kappa.
+have lb' : INR kappa * (1 - (Irate + 1) / nu) <= EZ.
+  by apply: Rle_trans lb; apply: Rmult_le_compat_l; [lra | apply: Rmax_r].
+split.
+  apply: (Rmult_le_reg_r (INR kappa)) => //.
+  by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
+apply: (Rmult_le_reg_r (INR kappa)) => //.
+by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
+Qed.
+
 (* ---------------- Part C: corollaries ---------------- *)
 
 (* (ii) Threshold: E[Z] <= delta kappa forces I >= (1 - delta) nu - 1. *)
