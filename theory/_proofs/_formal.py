@@ -109,6 +109,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "thm1",
+        "theorem1_batch",
+        "(E) a batch policy archiving a (Y,U)-measurable set that clears the overflow has "
+        "E[|S minus J*|] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
         "theorem1_low_rate",
         "(C)(i) 1 - (I+1)/nu <= E[Z]/kappa <= 1: E[Z]/kappa -> 1 when (I+1)/nu -> 0",
     ),

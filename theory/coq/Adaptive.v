@@ -154,3 +154,86 @@ exact: EZ_lower_bound.
 Qed.
 
 End Adaptive.
+
+(* ------------------------------------------------------------------ *)
+(* (E), first reduction: batch policies.  A batch policy archives a set
+   S(y,u) at once; it is admissible when it clears the overflow, i.e. it
+   contains J* or at least kappa blocks (freed >= L = kappa ell).  Its cost is
+   the number of archived load-bearing blocks |S \ {J*}|.  Archiving S first,
+   in any order, is a sequential order whose Z = min(tau - 1, kappa) is never
+   larger, so the lower bound of part (B) covers every batch policy. *)
+
+Section Batch.
+Variable n : nat.
+
+Definition sfirst (A : {set 'I_n}) : seq 'I_n := enum A ++ enum (~: A).
+
+Lemma sfirst_uniq A : uniq (sfirst A).
+Proof.
+rewrite cat_uniq !enum_uniq andbT /=; apply/hasPn => x.
+by rewrite mem_enum inE => h; rewrite inE mem_enum.
+Qed.
+
+Lemma sfirst_size A : size (sfirst A) = n.
+Proof. by rewrite size_cat -!cardE cardsC card_ord. Qed.
+
+Lemma sfirst_mem A j : j \in sfirst A.
+Proof. by rewrite mem_cat !mem_enum inE; case: (j \in A). Qed.
+
+(* The order: position t |-> the t-th element of S ++ complement. *)
+Definition spi (A : {set 'I_n}) (t : 'I_n) : 'I_n := nth t (sfirst A) t.
+
+Lemma spi_inj A : injective (spi A).
+Proof.
+move=> t1 t2; rewrite /spi.
+have l1 : (t1 < size (sfirst A))%N by rewrite sfirst_size.
+have l2 : (t2 < size (sfirst A))%N by rewrite sfirst_size.
+rewrite [nth t2 _ _](set_nth_default t1) // => e; apply: val_inj => /=.
+by apply/eqP; rewrite -(nth_uniq t1 l1 l2 (sfirst_uniq A)) e.
+Qed.
+
+Lemma index_lt A j : (index j (sfirst A) < n)%N.
+Proof. by rewrite -{2}(sfirst_size A) index_mem sfirst_mem. Qed.
+
+Lemma spi_index A j : spi A (Ordinal (index_lt A j)) = j.
+Proof.
+rewrite /spi /= (set_nth_default j) ?nth_index ?sfirst_mem //.
+by rewrite sfirst_size index_lt.
+Qed.
+
+Lemma tau0_spi A j : invF (@spi_inj A) j = Ordinal (index_lt A j).
+Proof. by rewrite -{1}(spi_index A j) invF_f. Qed.
+
+(* Pointwise: the refined order's Z is at most the batch cost. *)
+Lemma batch_Z_le kappa (A : {set 'I_n}) (j : 'I_n) : j \in A \/ (kappa <= #|A|)%N ->
+  (minn (invF (@spi_inj A) j) kappa <= #|A :\ j|)%N.
+Proof.
+move=> adm; rewrite tau0_spi /= /sfirst index_cat mem_enum.
+have cD := cardsD1 j A.
+case: ifP => jA.
+  have : (index j (enum A) < #|A|)%N by rewrite cardE index_mem mem_enum.
+  rewrite cD jA add1n ltnS => h.
+  exact: leq_trans (geq_minl _ _) h.
+have k : (kappa <= #|A|)%N by case: adm => //; rewrite jA.
+by rewrite cD jA add0n in k; exact: leq_trans (geq_minr _ _) k.
+Qed.
+
+Theorem batch_lower_bound kappa (TY TU : finType) (pJY : 'I_n -> TY -> R) (pU : TU -> R)
+    (S : TY -> TU -> {set 'I_n}) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (1 <= kappa)%N -> (kappa.*2 < n)%N ->
+  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  INR kappa * Rmax 0 (1 - (MI pJY + 1) / nu n kappa)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
+Proof.
+move=> pj ju pu k1 kn adm.
+apply: (Rle_trans _ _ _
+  (EZ_lower_bound pj ju pu k1 kn (fun y u => @spi_inj (S y u)))).
+apply: leR_sum => j _; apply: leR_sum => y _; apply: leR_sum => u _.
+apply: Rmult_le_compat_l; first by apply: Rmult_le_pos; [exact: pj.1 | exact: pu.1].
+apply: le_INR; apply/leP; rewrite /Z /tau0.
+exact: batch_Z_le.
+Qed.
+
+End Batch.
+

@@ -119,6 +119,23 @@ move=> pj ju pu k2 kn l0 I nu.
 exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
 Qed.
 
+(* (E) Batch policies: archiving a (Y,U)-measurable set S(Y,U) at once, which
+   must clear the overflow (it contains J* or has >= kappa blocks), costs
+   |S \ {J*}| load-bearing blocks; its expectation obeys the same bound. *)
+Theorem theorem1_batch (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R) (S : Y -> U -> {set 'I_n}) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (I + 1) / nu)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
+Proof.
+move=> pj ju pu k2 kn adm I nu.
+exact: (batch_lower_bound pj ju pu (ltnW k2) (double_lt kn) adm).
+Qed.
+
 (* (C)(i) low-rate endpoint: 1 - (I+1)/nu <= E[Z]/kappa <= 1, hence
    E[Z]/kappa -> 1 whenever (I+1)/nu -> 0. *)
 Theorem theorem1_low_rate (n kappa : nat) (Y U : finType)
