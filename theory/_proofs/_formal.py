@@ -178,6 +178,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "finite W, every Q covering Pbar: I(J*;W) <= 1/(n ln 2) sum_j KL(P_j || Q)",
     ),
     MainTheorem(
+        "prop2-tight",
+        "proposition2_tight_gaussian",
+        "finite W, Gaussian KL to the mixture-mean Gaussian as a named premise: "
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)",
+    ),
+    MainTheorem(
         "frontier",
         "frontier_rank",
         "any (Y,U)-measurable order: I(J*;Y) >= log2 n - H(rank)",

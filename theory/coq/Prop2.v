@@ -203,4 +203,21 @@ have : 0 < / INR n by apply: Rinv_0_lt_compat.
 nra.
 Qed.
 
+(* Tight variant: with Q the Gaussian centred at the mixture mean, the closed
+   form KL(P_j || Q) = (1 - 1/n) (ln kappa)^2 / (2 sigma^2) for every j is a
+   NAMED PREMISE (gaussian_kl_Q); then
+   I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2), a factor 2n/(n-1) below
+   Proposition 2's bound. *)
+Theorem prop2_tight_gaussian (Q : W -> R) (kappa sigma : R) :
+  0 < sigma -> (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
+  (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)) ->
+  MI pJW <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
+Proof.
+move=> s0 Q0 Q1 QP gk; have l2 := ln2_pos.
+apply: (Rle_trans _ _ _ (MI_le_KL_any Q0 Q1 QP)).
+rewrite (eq_bigr _ (fun j _ => gk j)) sumR_constT card_ord.
+have s2 : sigma ^ 2 <> 0 by apply: pow_nonzero; lra.
+by apply: Req_le; rewrite /log2; field; repeat split; lra.
+Qed.
+
 End Prop2.

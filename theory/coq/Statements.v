@@ -288,6 +288,21 @@ Theorem proposition2_tight (n : nat) (W : finType) (P : 'I_n -> W -> R) (Q : W -
   MI (fun j w => / INR n * P j w) <= / (INR n * ln 2) * \sum_j KL (P j) Q.
 Proof. by move=> n0 Pd Pbar; exact: (MI_le_KL_any n0 Pd). Qed.
 
+(* The tighter variant (prop2-tight): against Q = the Gaussian at the mixture
+   mean, with its closed form KL(P_j || Q) = (1 - 1/n)(ln kappa)^2/(2 sigma^2)
+   as a NAMED PREMISE (gaussian_kl_Q):
+   I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
+Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
+    (Q : W -> R) (kappa sigma : R) :
+  (0 < n)%N -> (forall j, is_dist (P j)) -> 0 < sigma ->
+  let Pbar w := / INR n * \sum_k P k w in
+  (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
+  forall gaussian_kl_Q :
+    (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
+  MI (fun j w => / INR n * P j w)
+    <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
+Proof. by move=> n0 Pd s0 Pbar; exact: (prop2_tight_gaussian n0 Pd s0). Qed.
+
 (* Steps 1-3 with the Gaussian pairwise closed form
    KL(P_j || P_k) = (ln kappa)^2 / sigma^2 (j <> k) as a NAMED PREMISE
    (gaussian_kl), not an axiom:  I_content <= (log2 kappa)^2 ln 2 / sigma^2. *)
