@@ -199,6 +199,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "frontier_converse_gibbs",
         "c_r = min(r-1, kappa): E[Z] <= D_lambda implies I(J*;Y) >= log2 n - H(g_lambda)",
     ),
+    MainTheorem(
+        "frontier",
+        "frontier_achievable",
+        "every rank law p is attained (cyclic-shift interface): I = log2 n - H(p), "
+        "E[Z] = sum_r p_r min(r-1, kappa)",
+    ),
 )
 
 STATEMENTS_FILE = "Statements.v"

@@ -8,7 +8,7 @@
    I(J*; Y) >= log2 n - H(g_lambda). *)
 
 From Coq Require Import Reals Lra.
-From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.
+From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
 From mathcomp Require Import fintype finset bigop finfun.
 From VistaLab Require Import Entropy ListFano Theorem1.
 
@@ -206,3 +206,111 @@ have : H (rank_law pJY pU pi) <= H (gibbs_law (@mr_cost n kappa) lambda).
   by rewrite -(EZ_rank_law kappa pJY pU pi_inj).
 lra.
 Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Achievability: every rank law is attained.  Given a law p on ranks, the
+   interface announces the cyclic shift Y = J* - R (mod n) with R ~ p drawn
+   independently of J*, and the agent archives in the order
+   r |-> r + Y (mod n).  Then the rank of J* is R, the posterior of J* given
+   Y is a relabelling of p, so I(J*; Y) = log2 n - H(p) and
+   E[Z] = sum_r p_r min(r, kappa).  (FRONTIER.md uses uniformly random
+   permutations; any transitive group of orders works, cyclic shifts are the
+   smallest.)  With the converse this makes the frontier exact. *)
+
+Section Achievability.
+Variable n : nat.
+Hypothesis n_pos : (0 < n)%N.
+
+Definition oadd (r s : 'I_n) : 'I_n := Ordinal (ltn_pmod (r + s) n_pos).
+Definition osub (j s : 'I_n) : 'I_n := Ordinal (ltn_pmod (j + (n - s)) n_pos).
+
+Lemma oadd_osub j s : oadd (osub j s) s = j.
+Proof.
+apply: val_inj => /=; rewrite modnDml -addnA subnK ?(ltnW (ltn_ord s)) //.
+by rewrite modnDr modn_small.
+Qed.
+
+Lemma osub_inj_l s : injective (fun j => osub j s).
+Proof. by apply: (can_inj (g := fun r => oadd r s)) => j; exact: oadd_osub. Qed.
+
+Lemma oadd_inj_l s : injective (fun r => oadd r s).
+Proof.
+move=> r1 r2 /(congr1 val) /= /eqP.
+rewrite eqn_modDr (modn_small (ltn_ord r1)) (modn_small (ltn_ord r2)) => /eqP e.
+exact: val_inj.
+Qed.
+
+Lemma osub_inj_r j : injective (fun s => osub j s).
+Proof.
+move=> s1 s2 /= e.
+have h : oadd (osub j s1) s1 = oadd (osub j s1) s2 by rewrite oadd_osub e oadd_osub.
+move/(congr1 val): h => /= /eqP.
+rewrite eqn_modDl (modn_small (ltn_ord s1)) (modn_small (ltn_ord s2)) => /eqP e2.
+exact: val_inj.
+Qed.
+
+Lemma sum_reindex (f : 'I_n -> 'I_n) (F : 'I_n -> R) :
+  injective f -> \sum_i F (f i) = \sum_i F i.
+Proof. by move=> inj; rewrite [RHS](reindex_inj inj). Qed.
+
+Variable p : 'I_n -> R.
+Hypothesis p_dist : is_dist p.
+
+Let nR : 0 < INR n.
+Proof. by apply: lt_0_INR; apply/ltP. Qed.
+
+(* The interface: Y = J* - R. *)
+Definition shift_joint (j s : 'I_n) := / INR n * p (osub j s).
+
+Lemma shift_joint_is_joint : is_joint shift_joint.
+Proof.
+split=> [j s|]; first by apply: Rmult_le_pos; [left; apply: Rinv_0_lt_compat | exact: p_dist.1].
+rewrite (eq_bigr (fun _ => / INR n)); last first.
+  move=> j _; rewrite /shift_joint sumR_scal.
+  by rewrite (sum_reindex p (@osub_inj_r j)) p_dist.2 Rmult_1_r.
+by rewrite sumR_constT card_ord Rinv_r //; lra.
+Qed.
+
+Lemma shift_uniform j : marg1 shift_joint j = / INR n.
+Proof.
+rewrite /marg1 /shift_joint sumR_scal.
+by rewrite (sum_reindex p (@osub_inj_r j)) p_dist.2 Rmult_1_r.
+Qed.
+
+Lemma shift_marg2 s : marg2 shift_joint s = / INR n.
+Proof.
+rewrite /marg2 /shift_joint sumR_scal.
+by rewrite (sum_reindex p (@osub_inj_l s)) p_dist.2 Rmult_1_r.
+Qed.
+
+(* I(J*; Y) = log2 n - H(p). *)
+Theorem shift_rate : MI shift_joint = log2 (INR n) - H p.
+Proof.
+have n0 : (0 < #|'I_n|)%N by rewrite card_ord.
+rewrite /MI (H_ext (q' := fun _ => / INR #|'I_n|)); last by move=> j; rewrite shift_uniform card_ord.
+rewrite H_uniform // card_ord; congr (_ - _).
+rewrite /condH (eq_bigr (fun _ => / INR n * H p)); last first.
+  move=> s _; rewrite shift_marg2; congr (_ * _).
+  rewrite -(H_relabel p (@osub_inj_l s)); apply: H_ext => j.
+  by rewrite /post shift_marg2 /shift_joint; field; lra.
+by rewrite sumR_constT card_ord; field; lra.
+Qed.
+
+(* Archiving in the announced order r |-> r + Y puts J* at rank R, so
+   E[Z] = sum_r p_r min(r, kappa). *)
+Theorem shift_EZ kappa :
+  \sum_j \sum_s shift_joint j s * INR (minn (invF (@oadd_inj_l s) j) kappa)
+    = \sum_r p r * INR (minn r kappa).
+Proof.
+have pos : forall j s, invF (@oadd_inj_l s) j = osub j s.
+  by move=> j s; rewrite -{1}(oadd_osub j s) (invF_f (@oadd_inj_l s)).
+rewrite exchange_big /=.
+rewrite (eq_bigr (fun _ => / INR n * \sum_r p r * INR (minn r kappa))); last first.
+  move=> s _; rewrite (reindex_inj (@oadd_inj_l s)) /= -sumR_scal; apply: eq_bigr => r _.
+  have e : osub (oadd r s) s = r by apply: (@oadd_inj_l s); rewrite /= oadd_osub.
+  by rewrite pos /shift_joint e Rmult_assoc.
+by rewrite sumR_constT card_ord -Rmult_assoc Rinv_r ?Rmult_1_l //; lra.
+Qed.
+
+End Achievability.
+

@@ -349,3 +349,25 @@ Theorem frontier_converse_gibbs (n kappa : nat) (Y U : finType)
 Proof.
 by move=> pj ju pu n0 l0 c g; exact: (frontier_converse pj ju pu n0 l0).
 Qed.
+
+(* Achievability: every rank law p is attained by some interface (cyclic
+   shifts), with I(J*; Y) = log2 n - H(p) and E[Z] = sum_r p_r min(r - 1, kappa).
+   With frontier_rank and frontier_gibbs_maxent the frontier is exact:
+   R*(D) = log2 n - max{H(p) : sum_r p_r c_r <= D}. *)
+Theorem frontier_achievable (n kappa : nat) (p : 'I_n -> R) :
+  (0 < n)%N -> is_dist p ->
+  exists (pJY : 'I_n -> 'I_n -> R) (pi : 'I_n -> 'I_n -> 'I_n)
+         (pi_inj : forall y, injective (pi y)),
+    is_joint pJY /\ (forall j, marg1 pJY j = / INR n) /\
+    MI pJY = log2 (INR n) - H p /\
+    \sum_j \sum_y pJY j y * INR (minn (invF (pi_inj y) j) kappa)
+      = \sum_r p r * INR (minn r kappa).
+Proof.
+move=> n0 pd.
+exists (shift_joint n0 p), (fun s r => oadd n0 r s), (fun s => @oadd_inj_l n n0 s).
+split; first exact: shift_joint_is_joint.
+split; first exact: shift_uniform.
+split; first exact: shift_rate.
+exact: shift_EZ.
+Qed.
+
