@@ -150,6 +150,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "E[Z] < n/(2M) and I <= log2 M",
     ),
     MainTheorem(
+        "thm1",
+        "theorem1_sufficient_rate",
+        "(D) any M <= n with M >= n/(2 delta kappa) gives rate I <= log2 M and "
+        "E[Z] < delta kappa",
+    ),
+    MainTheorem(
         "prop1",
         "proposition1",
         "N independent uniform k-bit blocks, any state with H(R) <= B: "

@@ -238,6 +238,25 @@ Theorem theorem1_buckets_exist (n M kappa : nat) :
     (MI (fun j c => if bucket j == c then / INR n else 0) <= log2 (INR M)).
 Proof. by case/andP=> M0 Mn; exact: (buckets_exist kappa M0 Mn). Qed.
 
+(* (D) sufficient rate: for delta > 0, any bucket count M <= n with
+   M >= n / (2 delta kappa) (e.g. M = ceil(n/(2 delta kappa))) gives an
+   interface of rate I <= log2 M with E[Z] < delta kappa. *)
+Theorem theorem1_sufficient_rate (n M kappa : nat) (delta : R) :
+  (1 <= M <= n)%N -> INR n <= 2 * delta * INR kappa * INR M ->
+  exists bucket : 'I_n -> 'I_M,
+    (\sum_j / INR n * INR (minn #|[set i | (bucket i == bucket j) && (i < j)%N]| kappa)
+       < delta * INR kappa) /\
+    (MI (fun j c => if bucket j == c then / INR n else 0) <= log2 (INR M)).
+Proof.
+case/andP=> M0 Mn big.
+have [bucket [_ [ez rate]]] := buckets_exist kappa M0 Mn.
+exists bucket; split => //.
+apply: (Rlt_le_trans _ _ _ ez).
+have MR : 0 < INR M by apply: lt_0_INR; apply/ltP.
+apply: (Rmult_le_reg_r (2 * INR M)); first lra.
+by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
+Qed.
+
 (* ---------------------------------------------------------------------- *)
 (* Proposition 1.  N independent uniform k-bit blocks (X uniform on
    {ffun 'I_N -> 'I_(2^k)}), any pre-reveal state R with H(R) <= B, any
