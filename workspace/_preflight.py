@@ -250,6 +250,7 @@ class PreflightLayer(LayoutLayer):
             **common,
         )
 
+    @locked
     def dashboard(self) -> str:
         """The dashboard text the agent sees now (management form in overflow)."""
         return self.render().dashboard
