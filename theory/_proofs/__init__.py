@@ -13,12 +13,15 @@ from ._lp import (
 )
 from ._registry import (
     CLAIMS,
+    GENERALITIES,
     METHODS,
+    ChainResult,
     Outcome,
     Step,
     StepCertificate,
     VerificationReport,
     certify_all,
+    check_chains,
     get_step,
     list_steps,
     run_step,
@@ -26,13 +29,16 @@ from ._registry import (
 
 __all__ = [
     "CLAIMS",
+    "GENERALITIES",
     "METHODS",
+    "ChainResult",
     "Outcome",
     "ShannonProof",
     "Step",
     "StepCertificate",
     "VerificationReport",
     "certify_all",
+    "check_chains",
     "conditional_independence",
     "functional_dependence",
     "get_step",

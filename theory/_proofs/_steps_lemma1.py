@@ -93,6 +93,7 @@ def support_property(data: object) -> None:
     "(Y,U)-measurable lists (float, tol 1e-9)",
     "log2 n - I <= 1 + P_c log2 m + (1 - P_c) log2(n - m)",
     "App. A, Lemma 1",
+    generality="sampled",
 )
 def random_interfaces() -> Outcome:
     from hypothesis import strategies as st
@@ -108,6 +109,7 @@ def random_interfaces() -> Outcome:
     "size-m list per observation (float, tol 1e-12)",
     "log2 n - I <= 1 + P_c log2 m + (1 - P_c) log2(n - m)",
     "App. A, Lemma 1",
+    generality="finite",
 )
 def exhaustive_deterministic() -> Outcome:
     checked = tight = 0
@@ -144,6 +146,7 @@ def exhaustive_deterministic() -> Outcome:
     "the +1 cannot be dropped: some interface violates log2 n - I <= P_c log2 m + "
     "(1-P_c) log2(n-m), and some attains Lemma 1 with equality",
     "App. A, Lemma 1 (sharpness)",
+    generality="finite",
 )
 def plus_one_is_necessary() -> Outcome:
     violated = tight = None
@@ -181,6 +184,7 @@ def plus_one_is_necessary() -> Outcome:
     "any J, Y, U with E = 1[J not in L(Y,U)] a function of (J,Y,U)",
     "H(J,E|Y,U) = H(J|Y,U) given H(E|J,Y,U) = 0",
     "App. D (A)",
+    generality="all",
 )
 def flag_is_function() -> Outcome:
     return lp_outcome("H(J,E|Y,U) = H(J|Y,U)", (functional_dependence("E", ("J", "Y", "U")),))
@@ -193,6 +197,7 @@ def flag_is_function() -> Outcome:
     "any J, E, Y, U (Shannon cone)",
     "H(J,E|Y,U) = H(E|Y,U) + H(J|E,Y,U) <= H(E) + H(J|E,Y,U)",
     "App. D (A)",
+    generality="all",
 )
 def chain_rule_split() -> Outcome:
     return lp_outcome("H(J,E|Y,U) <= H(E) + H(J|E,Y,U)")
@@ -205,6 +210,8 @@ def chain_rule_split() -> Outcome:
     "E in {0,1} with P(E=0) = P_c in (0,1); endpoints by convention",
     "H(E) = Hb(P_c) <= 1",
     "App. D (A)",
+    generality="all",
+    premises=("prop1:binary_entropy_at_most_one",),
 )
 def binary_flag_at_most_one_bit() -> Outcome:
     return binary_entropy_at_most_one()
@@ -217,6 +224,12 @@ def binary_flag_at_most_one_bit() -> Outcome:
     "any J, E, Y, U with E a function of (J,Y,U) and H(E) <= 1 (inhomogeneous LP)",
     "H(J|Y,U) <= 1 + H(J|E,Y,U)",
     "App. D (A)",
+    generality="all",
+    premises=(
+        "thm1.A:binary_flag_at_most_one_bit",
+        "thm1.A:flag_is_function",
+        "thm1.A:chain_rule_split",
+    ),
 )
 def fano_skeleton_with_flag() -> Outcome:
     return lp_outcome(
@@ -232,6 +245,7 @@ def fano_skeleton_with_flag() -> Outcome:
     "n = 2..7, m = 1..n-1, random channels, private U and measurable lists (float, tol 1e-9)",
     "H(J|E,Y,U) <= P_c log2 m + (1 - P_c) log2(n - m)",
     "App. D (A) ('condition on E')",
+    generality="sampled",
 )
 def conditional_support_bound() -> Outcome:
     from hypothesis import strategies as st
@@ -246,6 +260,7 @@ def conditional_support_bound() -> Outcome:
     "any J, Y and U independent of (J,Y)",
     "I(J;Y,U) = I(J;Y) given H(U,J,Y) = H(U) + H(J,Y)",
     "App. D (A)",
+    generality="all",
 )
 def private_randomness_drops_out() -> Outcome:
     return lp_outcome("I(J;Y,U) = I(J;Y)", (independence("U", ("J", "Y")),))
@@ -258,6 +273,8 @@ def private_randomness_drops_out() -> Outcome:
     "any J, Y and U independent of (J,Y); H(J) = log2 n for uniform J",
     "H(J|Y,U) = H(J) - I(J;Y)",
     "App. D (A)",
+    generality="all",
+    premises=("thm1.A:private_randomness_drops_out",),
 )
 def residual_uncertainty() -> Outcome:
     return lp_outcome("H(J|Y,U) = H(J) - I(J;Y)", (independence("U", ("J", "Y")),))
@@ -270,6 +287,13 @@ def residual_uncertainty() -> Outcome:
     "symbolic n > m >= 1, I, P_c in [0,1], h = H(J|E,Y,U)",
     "from log2 n - I <= 1 + h and h <= P_c log2 m + (1-P_c) log2(n-m) follows Lemma 1",
     "App. D (A), last display",
+    generality="all",
+    premises=(
+        "thm1.A:fano_skeleton_with_flag",
+        "thm1.A:conditional_support_bound",
+        "thm1.A:residual_uncertainty",
+    ),
+    concludes=("lemma1", "thm1.A"),
 )
 def assemble_lemma() -> Outcome:
     n, m, i_, pc, h = sp.symbols("n m I P_c h", positive=True)

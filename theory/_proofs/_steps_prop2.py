@@ -31,7 +31,7 @@ def gaussian_pdf(mean: sp.Expr, sigma: sp.Expr) -> sp.Expr:
 def gaussian_kl_1d(m1: sp.Expr, m2: sp.Expr, sigma: sp.Expr) -> sp.Expr:
     """KL(N(m1, s^2) || N(m2, s^2)) in nats, by symbolic integration."""
     p, q = gaussian_pdf(m1, sigma), gaussian_pdf(m2, sigma)
-    log_ratio = sp.expand(sp.expand_log(sp.log(p) - sp.log(q), force=True))
+    log_ratio = sp.expand(sp.expand_log(sp.log(p) - sp.log(q)))
     return sp.integrate(p * log_ratio, (_X, -sp.oo, sp.oo))
 
 
@@ -63,6 +63,7 @@ _FAMILY_SIZES = ((2, 2), (2, 3), (3, 2), (3, 3))
     "discrete W: (n, |W|) in {(2,2),(2,3),(3,2),(3,3)}, symbolic positive pmf entries",
     "I(J;W) = H(W) - H(W|J) = (1/n) sum_j KL(P_j || Pbar) (nats; /ln 2 for bits)",
     "App. C, Step 1",
+    generality="finite",
 )
 def mi_equals_mixture_kl() -> Outcome:
     pairs = []
@@ -81,6 +82,7 @@ def mi_equals_mixture_kl() -> Outcome:
     "x > 0 (symbolic)",
     "(-ln x)'' = 1/x^2 > 0, so -ln is convex and Jensen applies pointwise",
     "App. C, Step 1 (Jensen)",
+    generality="all",
 )
 def neg_log_convex() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -95,6 +97,8 @@ def neg_log_convex() -> Outcome:
     "(1/n) sum_k KL(P_j||P_k) - KL(P_j||Pbar) = sum_w P_j(w) ln(Pbar(w)/geomean_k P_k(w)), "
     "each log >= 0 by AM-GM ((a+b)/2)^2 - ab = (a-b)^2/4",
     "App. C, Step 1 (Jensen)",
+    generality="finite",
+    premises=("prop2:neg_log_convex",),
 )
 def jensen_gap_decomposition() -> Outcome:
     ps, mix = _discrete_family(2, 2)
@@ -153,6 +157,7 @@ def jensen_property(data: object) -> None:
     "discrete families, n = 2..5 laws on |W| = 2..5 points, entries >= 1e-3 (float, tol 1e-10)",
     "KL(P_j || Pbar) <= (1/n) sum_k KL(P_j || P_k)",
     "App. C, Step 1",
+    generality="sampled",
 )
 def jensen_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -167,6 +172,7 @@ def jensen_random_families() -> Outcome:
     "symbolic means m1, m2 (real), sigma > 0; exact integral over the real line",
     "KL(N(m1,s^2) || N(m2,s^2)) = (m1 - m2)^2 / (2 s^2)",
     "App. C, Step 2",
+    generality="all",
 )
 def gaussian_kl_closed_form() -> Outcome:
     m1, m2 = sp.symbols("m1 m2", real=True)
@@ -185,6 +191,8 @@ def mean_vector(n: int, j: int, big: sp.Expr, small: sp.Expr) -> list[sp.Expr]:
     "n = 2..7 blocks, all ordered pairs (j,k); symbolic l > 0, kappa > 0, sigma > 0, L = kappa l",
     "KL(P_j||P_k) = sum_i (m_i^j - m_i^k)^2/(2 s^2) = (ln kappa)^2/s^2 (j != k), 0 (j = k)",
     "App. C, Step 2",
+    generality="finite",
+    premises=("prop2:gaussian_kl_closed_form",),
 )
 def pairwise_kl_matrix() -> Outcome:
     ell, kappa, s = sp.symbols("ell kappa sigma", positive=True)
@@ -209,6 +217,12 @@ def pairwise_kl_matrix() -> Outcome:
     "n = 2..12 explicit double sums, and symbolic n",
     "(1/(n^2 ln2)) sum_{j,k} KL(P_j||P_k) = (1 - 1/n)(ln kappa)^2/(s^2 ln 2)",
     "App. C, Step 3",
+    generality="all",
+    premises=(
+        "prop2:pairwise_kl_matrix",
+        "prop2:mi_equals_mixture_kl",
+        "prop2:jensen_gap_decomposition",
+    ),
 )
 def pair_count_combination() -> Outcome:
     kappa, s = sp.symbols("kappa sigma", positive=True)
@@ -231,6 +245,8 @@ def pair_count_combination() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "(ln kappa)^2/(s^2 ln2) - (1 - 1/n)(ln kappa)^2/(s^2 ln2) = (ln kappa)^2/(n s^2 ln2) >= 0",
     "App. C, Step 3",
+    generality="all",
+    premises=("prop2:pair_count_combination",),
 )
 def drop_factor_one_minus_one_over_n() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -247,6 +263,9 @@ def drop_factor_one_minus_one_over_n() -> Outcome:
     "symbolic kappa > 0, sigma > 0",
     "(ln kappa)^2/(s^2 ln 2) = ln2 (log2 kappa)^2 / s^2, using ln kappa = ln2 * log2 kappa",
     "App. C, Step 3",
+    generality="all",
+    premises=("prop2:drop_factor_one_minus_one_over_n",),
+    concludes=("prop2",),
 )
 def nats_to_bits() -> Outcome:
     kappa, s = sp.symbols("kappa sigma", positive=True)
@@ -265,6 +284,8 @@ def nats_to_bits() -> Outcome:
     "any J, W (Shannon cone); H(J) = log2 n for uniform J",
     "I(J;W) <= H(J)",
     "Sec. Theory, Def. 2 (full ledger carries log2 n bits)",
+    generality="all",
+    concludes=("prop2",),
 )
 def capped_by_index_entropy() -> Outcome:
     proof = prove_shannon_inequality("I(J;W) <= H(J)")
@@ -288,6 +309,7 @@ def pairwise_bound_property(data: object) -> None:
     "discrete families, n = 2..5 laws on 2..5 points (float, tol 1e-10)",
     "I(J;W) <= (1/n^2) sum_{j,k} KL(P_j||P_k) and I(J;W) <= ln n (nats)",
     "App. C, Step 1",
+    generality="sampled",
 )
 def pairwise_bound_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -305,6 +327,7 @@ def pairwise_bound_random_families() -> Outcome:
     "discrete W: (n, |W|) in {(2,2),(2,3),(3,2),(3,3)}, symbolic positive entries and Q",
     "sum_j KL(P_j||Q) = sum_j KL(P_j||Pbar) + n KL(Pbar||Q)",
     "prop2-tight (compensation identity)",
+    generality="finite",
 )
 def golden_formula() -> Outcome:
     pairs = []
@@ -324,6 +347,7 @@ def golden_formula() -> Outcome:
     "x > 0 for g(x) = x - 1 - ln x; |W| = 2, 3 with symbolic positive weights",
     "KL(p||q) = sum_w p_w g(q_w/p_w) >= 0 because g >= 0 (convex, g(1) = g'(1) = 0)",
     "prop2-tight (KL(Pbar||Q) >= 0)",
+    generality="finite",
 )
 def gibbs_kl_nonnegative() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -358,6 +382,8 @@ def shifted_reference_objective(n: sp.Expr, t: sp.Expr, kappa: sp.Expr, s: sp.Ex
     "n = 2..8 blocks, every j; symbolic l, kappa, sigma > 0 and shift t",
     "KL(P_j || N(ln l + t, s^2 I)) = ((ln kappa - t)^2 + (n-1) t^2)/(2 s^2), same for all j",
     "prop2-tight (choice of Q)",
+    generality="finite",
+    premises=("prop2:gaussian_kl_closed_form",),
 )
 def kl_to_shifted_reference() -> Outcome:
     ell, kappa, s = sp.symbols("ell kappa sigma", positive=True)
@@ -378,6 +404,8 @@ def kl_to_shifted_reference() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0, t real",
     "F'(t) = 0 has the unique root t = ln(kappa)/n and F''(t) = n/s^2 > 0 (a minimum)",
     "prop2-tight (min over t)",
+    generality="all",
+    premises=("prop2-tight:kl_to_shifted_reference",),
 )
 def optimal_shift() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -402,6 +430,8 @@ def optimal_shift() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "F(ln kappa / n) = (ln kappa)^2 (1 - 1/n) / (2 s^2)",
     "prop2-tight",
+    generality="all",
+    premises=("prop2-tight:optimal_shift",),
 )
 def optimal_value() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -416,6 +446,14 @@ def optimal_value() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "F*/ln 2 = (1 - 1/n) ln2 (log2 kappa)^2 / (2 s^2) bits",
     "prop2-tight",
+    generality="all",
+    premises=(
+        "prop2-tight:optimal_value",
+        "prop2-tight:golden_formula",
+        "prop2-tight:gibbs_kl_nonnegative",
+        "prop2:mi_equals_mixture_kl",
+    ),
+    concludes=("prop2-tight",),
 )
 def tight_bound_in_bits() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -432,6 +470,8 @@ def tight_bound_in_bits() -> Outcome:
     "symbolic n > 1, kappa > 0, sigma > 0",
     "paper bound / tight bound = 2n/(n-1)",
     "prop2-tight vs App. C",
+    generality="all",
+    premises=("prop2-tight:tight_bound_in_bits", "prop2:nats_to_bits"),
 )
 def factor_vs_paper() -> Outcome:
     m, kappa, s = sp.symbols("m kappa sigma", positive=True)
@@ -448,6 +488,8 @@ def factor_vs_paper() -> Outcome:
     "symbolic n > 1, kappa > 0, sigma > 0",
     "paper - tight = ln2 (log2 kappa)^2 (n + 1) / (2 n s^2) >= 0",
     "prop2-tight vs App. C",
+    generality="all",
+    premises=("prop2-tight:tight_bound_in_bits", "prop2:nats_to_bits"),
 )
 def tight_below_paper() -> Outcome:
     m, kappa, s = sp.symbols("m kappa sigma", positive=True)
@@ -476,6 +518,7 @@ def reference_property(data: object) -> None:
     "discrete families, n = 2..5 laws on 2..5 points, random Q (float, tol 1e-10)",
     "I(J;W) <= (1/n) sum_j KL(P_j||Q) for every Q (and the golden formula numerically)",
     "prop2-tight",
+    generality="sampled",
 )
 def any_reference_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -521,6 +564,7 @@ def two_block_property(kappa: float, sigma: float) -> None:
     "n = 2, kappa in [2, 64], sigma in [0.2, 5]; I(J*;W) by adaptive quadrature (tol 1e-8)",
     "exact I(J*;W) <= min(1, (1-1/n) ln2 (log2 kappa)^2/(2 s^2)) <= paper bound",
     "prop2-tight (second method on the Gaussian channel itself)",
+    generality="sampled",
 )
 def exact_two_block_mi_below_tight() -> Outcome:
     from hypothesis import strategies as st

@@ -24,8 +24,12 @@ def register(subparsers: Any) -> None:
             "variant), Lemma 1 and Theorem 1 parts A-E. Each step is certified by a method "
             "that can fail: sympy identity or non-negativity certificate, an LP prover of "
             "Shannon-type inequalities with exact rational certificates, arb interval "
-            "branch and bound, exhaustive enumeration, or Hypothesis. Exit status 0 only "
-            "if every step passes (and, without --only, every tightness row holds)."
+            "branch and bound, exhaustive enumeration, or Hypothesis. Each step states its "
+            "generality: 'all' (proved for every parameter), 'finite' (checked on a stated "
+            "finite domain) or 'sampled' (random examples); only 'all' is a proof. Without "
+            "--only, the steps' premises must link every main result into a closed chain. "
+            "Exit status 0 only if every step passes, every chain is closed and (without "
+            "--only) every tightness row holds."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -55,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
             emit_json({"steps": [_step_row(s) for s in steps], "count": len(steps)})
         else:
             emit_table(
-                ["claim", "step", "method", "domain"],
-                [[_esc(v) for v in (s.claim, s.name, s.method, s.domain)] for s in steps],
+                ["claim", "step", "method", "generality", "domain"],
+                [
+                    [_esc(v) for v in (s.claim, s.name, s.method, s.generality, s.domain)]
+                    for s in steps
+                ],
                 title=f"{len(steps)} proof steps",
             )
         return 0
@@ -74,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
                 "passed": report.passed,
                 "failed": report.failed,
                 "seconds": round(report.seconds, 3),
+                "generality": report.generality_counts(),
+                "chains": [_chain_row(c) for c in report.chains],
                 "only": args.only,
                 "tightness": None if tightness is None else to_plain(tightness),
             }
@@ -83,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok and tight_ok else 1
 
 
-def _step_row(s: theory.Step) -> dict[str, str]:
+def _step_row(s: theory.Step) -> dict[str, Any]:
     return {
         "claim": s.claim,
         "step": s.name,
@@ -91,6 +100,21 @@ def _step_row(s: theory.Step) -> dict[str, str]:
         "domain": s.domain,
         "statement": s.statement,
         "ref": s.ref,
+        "generality": s.generality,
+        "premises": list(s.premises),
+        "concludes": list(s.concludes),
+    }
+
+
+def _chain_row(c: theory.ChainResult) -> dict[str, Any]:
+    return {
+        "result": c.result,
+        "status": c.status,
+        "generality": c.generality,
+        "conclusions": list(c.conclusions),
+        "steps": len(c.steps),
+        "weakest": list(c.weakest),
+        "detail": c.detail,
     }
 
 
@@ -105,7 +129,20 @@ def _cert_row(c: theory.StepCertificate) -> dict[str, Any]:
         "statement": c.statement,
         "ref": c.ref,
         "seconds": round(c.seconds, 4),
+        "generality": c.generality,
+        "premises": list(c.premises),
+        "concludes": list(c.concludes),
     }
+
+
+#: A passed step's status word says how far the pass reaches.
+_PASS_WORDS = {"all": "PROVED", "finite": "CHECKED", "sampled": "SAMPLED"}
+
+
+def _status_word(c: theory.StepCertificate) -> str:
+    if not c.passed:
+        return "FAIL"
+    return _PASS_WORDS.get(c.generality, "CHECKED")
 
 
 def _esc(v: Any) -> Any:
@@ -118,28 +155,48 @@ def _esc(v: Any) -> Any:
 def _print_human(
     report: theory.VerificationReport, tightness: Any, *, details: bool
 ) -> None:
-    cols = ["result", "step", "method", "domain", "status"]
+    cols = ["result", "step", "method", "generality", "domain", "status"]
     if details:
         cols.append("detail")
     rows = []
     for c in report.steps:
-        row = [c.claim, c.step, c.method, c.domain, c.status.upper()]
+        row = [c.claim, c.step, c.method, c.generality, c.domain, _status_word(c)]
         if details:
             row.append(c.detail)
         rows.append([_esc(v) for v in row])
-    emit_table(cols, rows, title="Proof-step certificates")
+    emit_table(cols, rows, title="Proof steps (PROVED = for all parameters; CHECKED = on the "
+               "stated finite domain; SAMPLED = random examples)")
+    if report.chains:
+        emit_table(
+            ["result", "chain", "generality", "steps", "weakest link / why broken"],
+            [
+                [_esc(v) for v in (ch.result, ch.status.upper(), ch.generality,
+                                   len(ch.steps), ch.detail)]
+                for ch in report.chains
+            ],
+            title="Main results: is each chain of steps closed?",
+        )
 
     out = sys.stdout
     failed = [c for c in report.steps if not c.passed]
     for c in failed:
         out.write(f"FAILED {c.claim}:{c.step} [{c.method}]: {c.detail}\n")
+    for ch in report.broken_chains:
+        out.write(f"FAILED chain of {ch.result}: {ch.detail}\n")
     per_claim = ", ".join(
         f"{claim} {p}/{p + f}" for claim, (p, f) in report.by_claim().items()
     )
+    counts = report.generality_counts()
     out.write(
         f"{report.passed} passed, {report.failed} failed in {report.seconds:.1f} s "
         f"({per_claim})\n"
+        f"generality: {counts.get('all', 0)} proved for all parameters, "
+        f"{counts.get('finite', 0)} checked on a finite domain, "
+        f"{counts.get('sampled', 0)} sampled\n"
     )
+    if report.chains:
+        closed = sum(ch.closed for ch in report.chains)
+        out.write(f"chains: {closed}/{len(report.chains)} main results closed\n")
     if tightness is not None:
         _print_tightness(tightness)
 
