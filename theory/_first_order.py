@@ -25,6 +25,7 @@ __all__ = [
     "second_order_approx",
     "two_level_rate",
     "first_order_bounds",
+    "head_interface_bound",
 ]
 
 _LN2 = math.log(2.0)
@@ -137,18 +138,29 @@ def two_level_rate(n: int, kappa: int, delta: float, m: int = 1) -> float:
 def first_order_bounds(n: int, kappa: int, delta: float) -> tuple[float, float]:
     """Proved bounds ``(lo, hi)`` on ``R*(delta kappa) - (1 - delta) nu`` (bits).
 
-    ``lo = -1`` (Theorem 1, C-ii). ``hi`` is the smaller of
-    ``log2(n/(n-kappa)) + (1-delta) log2 kappa - h2(delta)`` (two-level
-    interface with m = 1) and, when ``nu >= max(2, 1/delta)``,
-    ``1 + log2 nu`` (m = ceil(2 kappa/nu)). Hence
-    ``|R*/nu - (1-delta)| <= (1 + log2 nu)/nu -> 0`` whenever nu -> inf.
+    ``lo = -1`` (Theorem 1, C-ii). ``hi`` is the smaller rate, minus
+    ``(1-delta) nu``, of two explicit two-level interfaces (each is an
+    upper bound on R* because it reaches the target): m = 1, whose value is
+    ``log2(n/(n-kappa)) + (1-delta) log2 kappa - h2(delta)``, and
+    ``m = ceil(kappa/nu)``, whose value is at most ``2 + log2 nu`` when
+    ``nu >= max(1, 1/(2 delta))`` (BEYOND.md). Hence
+    ``|R*/nu - (1-delta)| <= (2 + log2 nu)/nu -> 0`` whenever nu -> inf.
     """
     n, kappa, delta = _first_iv(n, kappa, delta)
     nu = _log2_ratio(n - kappa, kappa)
-    hi = math.log2(n / (n - kappa)) + (1.0 - delta) * math.log2(kappa) - _h2(delta)
-    if nu >= max(2.0, 1.0 / delta):
-        hi = min(hi, 1.0 + math.log2(nu))
-    return -1.0, hi
+    hi = two_level_rate(n, kappa, delta, 1)
+    m = math.ceil(kappa / nu)
+    if 1 <= m <= min(kappa, math.floor(2 * delta * kappa + 1)):
+        hi = min(hi, two_level_rate(n, kappa, delta, m))
+    return -1.0, hi - (1.0 - delta) * nu
+
+
+def head_interface_bound(n: int, kappa: int, delta: float) -> float:
+    """The analytic bound ``2 + log2 nu`` on ``R* - (1-delta) nu`` (inf when
+    ``nu < max(1, 1/(2 delta))``, outside its hypothesis)."""
+    n, kappa, delta = _first_iv(n, kappa, delta)
+    nu = _log2_ratio(n - kappa, kappa)
+    return 2.0 + math.log2(nu) if nu >= max(1.0, 1.0 / (2.0 * delta)) else math.inf
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from ._bounds import _recovery_iv, recovery_success_bound
@@ -56,15 +57,23 @@ RECOVERY_EXACT_MAX_STRINGS = 8
 _LN2 = math.log(2.0)
 
 
-def _fano_f(p: float, k: int) -> float:
-    """``h(p) + p log2(2^k - 1)`` in bits."""
-    h = 0.0 if p <= 0.0 or p >= 1.0 else -(p * math.log2(p)) - (1 - p) * math.log1p(-p) / _LN2
-    log_alpha = k + math.log1p(-(2.0**-k)) / _LN2  # log2(2^k - 1)
-    return h + p * log_alpha
+def _kl_to_blind(p: Any, k: int, mp: Any) -> Any:
+    """``k - h(p) - p log2(2^k - 1) = KL(Bern(p) || Bern(1 - 2^-k))`` in bits (mpmath)."""
+    q = 1 - mp.mpf(2) ** -k
+    out = (1 - p) * mp.log((1 - p) / (1 - q))
+    if p > 0:
+        out += p * mp.log(p / q)
+    return out / mp.ln2
 
 
 def recovery_success_bound_sharp(N: int, k: int, budget: float) -> float:
     """Implicit Proposition 1 bound from ``N[k - h(pbar) - pbar log2(2^k-1)] <= B``.
+
+    ``k - h(p) - p log2(2^k-1)`` is ``KL(Bern(p) || Bern(1 - 2^-k))`` in bits,
+    so the constraint reads ``KL(pbar || 1 - 2^-k) <= B/N``: the average
+    error's divergence from blind guessing is at most B/N bits. The smallest
+    such ``pbar`` is found by bisection at 50 digits (the KL is flat near its
+    zero, so doubles would lose half the digits).
 
     Parameters
     ----------
@@ -83,20 +92,22 @@ def recovery_success_bound_sharp(N: int, k: int, budget: float) -> float:
         ``min(1, recovery_success_bound(N, k, budget))``.
     """
     N, k, budget = _recovery_iv(N, k, budget)
-    target = k - budget / N
-    if target <= 0.0:
+    if budget >= N * k:
         return 1.0
-    lo, hi = 0.0, 1.0 - 2.0**-k  # f(lo) = 0 < target <= k = f(hi)
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _fano_f(mid, k) >= target:
-            hi = mid
-        else:
+    mp = mpmath.MPContext()
+    mp.dps = 50
+    rhs = mp.mpf(budget) / N
+    lo, hi = mp.mpf(0), 1 - mp.mpf(2) ** -k  # KL(lo) >= B/N >= KL(hi) = 0
+    if _kl_to_blind(lo, k, mp) <= rhs:
+        return 1.0
+    for _ in range(170):
+        mid = (lo + hi) / 2
+        if _kl_to_blind(mid, k, mp) > rhs:
             lo = mid
-        if hi - lo <= 1e-16:
-            break
-    # lo is below the root (f(lo) < target): 1 - lo bounds the success from above
-    sharp = min(1.0, 1.0 - lo + 1e-15)
+        else:
+            hi = mid
+    # lo violates the constraint, so pbar > lo and success < 1 - lo
+    sharp = min(1.0, float(1 - lo) + 1e-15)
     return min(sharp, max(2.0**-k, min(1.0, recovery_success_bound(N, k, budget))))
 
 

@@ -158,7 +158,7 @@ def sharp_mean_z_bound(n: int, kappa: int, rate: float) -> float:
 
 
 def sharp_constant(n: int, kappa: int) -> float:
-    """The exact smallest ``c`` with ``kappa[1-(I+c)/nu]_+ <= optimal_mean_z(n, kappa, I)`` for all I.
+    """Exact smallest ``c`` with ``kappa[1-(I+c)/nu]_+ <= optimal_mean_z(n, kappa, I)``, all I.
 
     ``c* = nu (1 - D(lam*)/kappa) - R(lam*)`` at ``lam* = ln((n-kappa)/kappa)/kappa``
     on the Gibbs family (module docstring). Theorem 1's constant is 1.

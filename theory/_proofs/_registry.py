@@ -44,6 +44,11 @@ CLAIMS: tuple[str, ...] = (
     "thm1.C",
     "thm1.D",
     "thm1.E",
+    # beyond the paper (issue 17; theory/BEYOND.md)
+    "content-sandwich",
+    "thm1-sharp",
+    "first-order",
+    "prop1-sharp",
 )
 
 #: How a step is certified.
@@ -71,6 +76,7 @@ _STEP_MODULES = (
     "_steps_prop2",
     "_steps_lemma1",
     "_steps_thm1",
+    "_steps_beyond",
 )
 
 
