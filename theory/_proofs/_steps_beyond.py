@@ -105,6 +105,7 @@ def coordinate_likelihood_ratio() -> Outcome:
     "issue 17 item 1",
     generality="all",
     premises=("content-sandwich:coordinate_likelihood_ratio",),
+    concludes=("content-sandwich",),
 )
 def product_below_tight_bound() -> Outcome:
     return _x_minus_log1p_nonneg("u - ln(1+u)")
@@ -196,7 +197,6 @@ def limit_rate_of_convergence() -> Outcome:
     "issue 17 item 1 (done-when)",
     generality="finite",
     premises=("content-sandwich:jensen_rewrite", "content-sandwich:product_below_tight_bound"),
-    concludes=("content-sandwich",),
 )
 def sandwich_brackets_exact() -> Outcome:
     from .._content_sandwich import content_sandwich
@@ -227,6 +227,8 @@ def sandwich_brackets_exact() -> Outcome:
     "g_m(m/n) = log2 n: decreasing on [m/n, 1], so P_c(m) <= largest root there",
     "issue 17 item 2",
     generality="all",
+    premises=("lemma1:assemble_lemma", "thm1.B:tail_sum_identity", "thm1.B:prefix_lists_nested"),
+    concludes=("thm1-sharp",),
 )
 def list_fano_rhs_concave_peak() -> Outcome:
     u = sp.Symbol("u", positive=True)
@@ -257,7 +259,6 @@ def list_fano_rhs_concave_peak() -> Outcome:
     "issue 17 item 2 (done-when)",
     generality="finite",
     premises=("thm1-sharp:list_fano_rhs_concave_peak", _BINARY_ENTROPY),
-    concludes=("thm1-sharp",),
 )
 def sharp_between_list_fano_and_frontier() -> Outcome:
     from .._frontier import optimal_mean_z
@@ -291,6 +292,7 @@ def sharp_between_list_fano_and_frontier() -> Outcome:
     "issue 17 item 2",
     generality="all",
     premises=("thm1-sharp:list_fano_rhs_concave_peak",),
+    concludes=("thm1-sharp",),
 )
 def c_star_stationary_point() -> Outcome:
     nu, kappa, lam = sp.symbols("nu kappa lam", positive=True)
@@ -309,7 +311,6 @@ def c_star_stationary_point() -> Outcome:
     "issue 17 item 2",
     generality="finite",
     premises=("thm1-sharp:c_star_stationary_point",),
-    concludes=("thm1-sharp",),
 )
 def c_star_matches_search() -> Outcome:
     from .._bounds import makeroom_nu
@@ -487,7 +488,6 @@ def first_order_limit() -> Outcome:
     "issue 17 item 3",
     generality="finite",
     premises=("first-order:second_order_identity", "first-order:first_order_limit"),
-    concludes=("first-order",),
 )
 def first_order_numeric() -> Outcome:
     from .._first_order import first_order_point
@@ -538,7 +538,14 @@ def fano_function_concave() -> Outcome:
     "N[k - f(pbar)] <= B has 1 - pbar <= B/(Nk) + 1/k",
     "issue 17 item 4",
     generality="all",
-    premises=(_BINARY_ENTROPY, _LOG_ALPHABET, "prop1-sharp:fano_function_concave"),
+    premises=(
+        _BINARY_ENTROPY,
+        _LOG_ALPHABET,
+        "prop1-sharp:fano_function_concave",
+        "prop1:fano_chain_skeleton",
+        "prop1:superadditivity_induction_step",
+        "prop1:information_below_state_entropy",
+    ),
     concludes=("prop1-sharp",),
 )
 def sharp_never_weaker() -> Outcome:
@@ -563,7 +570,6 @@ def sharp_never_weaker() -> Outcome:
     "issue 17 item 4",
     generality="finite",
     premises=("prop1-sharp:sharp_never_weaker",),
-    concludes=("prop1-sharp",),
 )
 def sharp_vs_exact_optimum() -> Outcome:
     from .._recovery_sharp import recovery_exact_optimum
