@@ -337,3 +337,38 @@ def test_steps_fail_on_broken_inputs(monkeypatch):
     monkeypatch.setattr(_recovery_sharp, "recovery_success_bound_sharp", lambda N, k, b: 0.0)
     step = _registry.get_step("prop1-sharp", "sharp_vs_exact_optimum")
     assert not _registry.run_step(step).passed
+
+
+# --- 5. certified numerics ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,kappa,sigma", [(8, 2, 2.0), (1024, 4, 1.0), (10**6, 2, 2.0)])
+def test_certified_content_rate_contains_the_quadrature(n, kappa, sigma):
+    """Issue 17 item 5: the ball-arithmetic rate has radius < 1e-12 and the float
+    quadrature content_rate_exact lies within its claimed 1e-10 of it."""
+    c = theory.content_rate_certified(n, kappa, sigma)
+    assert c.radius < 1e-12
+    assert abs(theory.content_rate_exact(n, kappa, sigma) - c.value) <= (
+        theory.CONTENT_RATE_ABS_TOL + c.radius
+    )
+    sw = theory.content_sandwich(n, kappa, sigma)
+    assert sw.lower_bound <= c.lower and c.upper <= sw.product_bound
+
+
+@pytest.mark.parametrize("n,kappa,sigma", [(10, 2, 1.0), (1000, 8, 1.0), (10**6, 16, 0.5)])
+def test_certified_gaussian_mean_z_against_sims(n, kappa, sigma):
+    """Issue 17 item 5: sims' float evaluator of the Gaussian E[Z] lies within its
+    documented 1e-8 of the certified enclosure."""
+    from vistalab.sims import gaussian_exact_mean_z
+
+    c = theory.gaussian_mean_z_certified(n, kappa, sigma)
+    assert c.radius < 1e-12
+    assert abs(gaussian_exact_mean_z(n, kappa, sigma) - c.value) <= 1e-8 + c.radius
+
+
+def test_certified_bad_input():
+    """Issue 17 item 5: the certified evaluators name the rule they need."""
+    with pytest.raises(theory.DomainError, match="ln\\(kappa\\)/sigma <= 8"):
+        theory.content_rate_certified(8, 16, 0.1)
+    with pytest.raises(theory.DomainError, match="`kappa`"):
+        theory.gaussian_mean_z_certified(10**4, 1000, 1.0)

@@ -32,6 +32,7 @@ from ._content_sandwich import (
     content_jensen_lower_bound,
     content_limit_gap_bound,
     content_product_bound,
+    content_rate_certified,
     content_rate_limit,
     content_sandwich,
 )
@@ -46,6 +47,7 @@ from ._first_order import (
     two_level_rate,
 )
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
+from ._gaussian_certified import GAUSSIAN_CERT_KAPPA_MAX, gaussian_mean_z_certified
 from ._proofs import CLAIMS as PROOF_CLAIMS
 from ._proofs import GENERALITIES as PROOF_GENERALITIES
 from ._proofs import METHODS as PROOF_METHODS
@@ -134,6 +136,9 @@ __all__ = [
     "content_rate_limit",
     "content_limit_gap_bound",
     "content_sandwich",
+    "content_rate_certified",
+    "GAUSSIAN_CERT_KAPPA_MAX",
+    "gaussian_mean_z_certified",
     "SHARP_KAPPA_MAX",
     "sharp_pc_bound",
     "sharp_mean_z_bound",
