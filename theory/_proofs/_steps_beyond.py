@@ -229,7 +229,7 @@ def sandwich_brackets_exact() -> Outcome:
     "g_m(m/n) = log2 n: decreasing on [m/n, 1], so P_c(m) <= largest root there",
     "issue 17 item 2",
     generality="all",
-    premises=("lemma1:assemble_lemma", "thm1.B:tail_sum_identity", "thm1.B:prefix_lists_nested"),
+    premises=("thm1.A:assemble_lemma", "thm1.B:tail_sum_identity", "thm1.B:prefix_lists_nested"),
     concludes=("thm1-sharp",),
 )
 def list_fano_rhs_concave_peak() -> Outcome:
