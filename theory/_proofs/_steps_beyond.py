@@ -589,3 +589,36 @@ def sharp_vs_exact_optimum() -> Outcome:
                 return Outcome(False, f"not tight at the endpoint M={m}, N={n_}, k={k}")
             count += 1
     return Outcome(True, f"{count} instances: optimum <= sharp <= paper")
+
+
+# --- certified numerics --------------------------------------------------------------
+
+
+@register_step(
+    CONTENT,
+    "certified_exact_rate",
+    "interval",
+    "(n, kappa, sigma) in {(8,2,2), (1024,4,1), (1e6,2,2)}",
+    "the float quadrature content_rate_exact lies within its claimed 1e-10 bits of the "
+    "ball-arithmetic value (radius < 1e-12), which lies inside the certified sandwich",
+    "issue 17 item 5",
+    generality="finite",
+    premises=("content-sandwich:jensen_rewrite", "content-sandwich:product_below_tight_bound"),
+)
+def certified_exact_rate() -> Outcome:
+    from .._content_sandwich import content_rate_certified, content_sandwich
+    from .._tightness import CONTENT_RATE_ABS_TOL, content_rate_exact
+
+    worst, rad = 0.0, 0.0
+    for n, kappa, sigma in ((8, 2, 2.0), (1024, 4, 1.0), (10**6, 2, 2.0)):
+        c = content_rate_certified(n, kappa, sigma)
+        f = content_rate_exact(n, kappa, sigma)
+        sw = content_sandwich(n, kappa, sigma)
+        if c.radius >= 1e-12 or abs(f - c.value) > CONTENT_RATE_ABS_TOL + c.radius:
+            return Outcome(False, f"n={n}, kappa={kappa}, sigma={sigma}: float {f!r}, "
+                           f"certified {c.value!r} +- {c.radius:.1e}")
+        if not (sw.lower_bound <= c.lower and c.upper <= sw.product_bound):
+            return Outcome(False, f"certified value outside the sandwich at n={n}")
+        worst, rad = max(worst, abs(f - c.value)), max(rad, c.radius)
+    return Outcome(True, f"3 points: max |float - certified| = {worst:.1e} bits, "
+                   f"certified radius <= {rad:.1e}")
