@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -68,8 +69,6 @@ def _params_iv(params: Mapping[str, Any] | None) -> dict[str, Any]:
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
-    theory = require("theory", "first_order_point", "recovery_success_bound",
-                     "recovery_success_bound_sharp", "recovery_exact_optimum")
     delta = p["delta"]
     rows: list[dict[str, Any]] = []
     h2 = -(delta * math.log2(delta)) - (1 - delta) * math.log2(1 - delta)

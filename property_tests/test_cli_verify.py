@@ -34,7 +34,7 @@ def test_full_json_run_certifies_every_step(capsys):
     assert sum(doc["generality"].values()) == len(doc["steps"])
     for g in theory.PROOF_GENERALITIES:
         assert doc["generality"][g] == sum(r["generality"] == g for r in doc["steps"])
-    assert {c["result"] for c in doc["chains"]} == set(theory.PROOF_CLAIMS)
+    assert {c["result"] for c in doc["chains"]} >= set(_registry.MAIN_RESULTS)
     assert all(c["status"] == "closed" for c in doc["chains"])
 
 

@@ -14,9 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flint import acb, arb, ctx
+from vistalab._core import import_optional
 
-__all__ = ["CertifiedValue", "certified", "gauss_expectation"]
+__all__ = ["CertifiedValue", "certified", "gauss_expectation", "flint"]
+
+
+def flint() -> Any:
+    """python-flint, imported on first use so that ``import vistalab.theory`` does
+    not need it (a missing install raises MissingExtraError naming the extra)."""
+    return import_optional("flint", "theory's certified integrals (ball arithmetic)")
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,9 @@ class CertifiedValue:
         return CertifiedValue(v, math.nextafter(r, math.inf), method or self.method)
 
 
-def certified(x: arb, method: str, *, extra_radius: float = 0.0) -> CertifiedValue:
+def certified(x: Any, method: str, *, extra_radius: float = 0.0) -> CertifiedValue:
     """Convert an arb ball (plus an extra analytic error) to a :class:`CertifiedValue`."""
+    arb = flint().arb
     if not x.is_finite():
         raise ArithmeticError(f"enclosure is not finite ({method}): {x}")
     mid = float(x.mid())
@@ -68,19 +75,21 @@ def certified(x: arb, method: str, *, extra_radius: float = 0.0) -> CertifiedVal
 
 
 def gauss_expectation(
-    fn: Callable[[acb, bool], acb],
+    fn: Callable[[Any, bool], Any],
     *,
     zmax: float,
     tail: float,
     prec: int,
-) -> tuple[arb, float]:
+) -> tuple[Any, float]:
     """``E[fn(Z)]``, ``Z ~ N(0,1)``, as ``(ball over [-zmax, zmax], tail)``.
 
     ``fn`` is evaluated on complex balls by ``acb.integral`` (it must pass
     ``analytic`` on to any branch-cut function such as ``log``). The caller
     supplies ``tail``, an analytic bound on ``|E[fn(Z); |Z| > zmax]|``.
     """
-    with ctx.workprec(prec):
+    fl = flint()
+    arb, acb = fl.arb, fl.acb
+    with fl.ctx.workprec(prec):
         c = 1 / (2 * arb.pi()).sqrt()
 
         def integrand(z: Any, analytic: bool) -> Any:

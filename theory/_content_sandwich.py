@@ -46,10 +46,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flint import arb, ctx
-
 from ._bounds import _kappa_sigma_iv, content_rate_bound_tight
-from ._certified import CertifiedValue, certified, gauss_expectation, gauss_tail_moment_bound
+from ._certified import (
+    CertifiedValue,
+    certified,
+    flint,
+    gauss_expectation,
+    gauss_tail_moment_bound,
+)
 from ._tightness import CONTENT_RATE_ABS_TOL, CONTENT_SNR_MAX, content_rate_exact
 from ._validate import as_int
 
@@ -103,7 +107,9 @@ def _product_nats(n: int, kappa: int, sigma: float) -> CertifiedValue:
     prec = _prec(n)
     a_f = math.log(kappa) / sigma
     zmax = _zmax(prec, n * (1.0 + a_f) ** 2)
-    with ctx.workprec(prec):
+    fl = flint()
+    arb = fl.arb
+    with fl.ctx.workprec(prec):
         a = arb(kappa).log() / arb(sigma)
         p = 1 / arb(n)
         q = 1 - p
@@ -126,7 +132,9 @@ def _jensen_nats(n: int, kappa: int, sigma: float) -> CertifiedValue:
     a_f = math.log(kappa) / sigma
     c0 = math.log(2.0) + a_f * a_f / 2 + math.log(n)
     zmax = _zmax(prec, c0 + a_f)
-    with ctx.workprec(prec):
+    fl = flint()
+    arb = fl.arb
+    with fl.ctx.workprec(prec):
         a = arb(kappa).log() / arb(sigma)
         half = a * a / 2
         ln_m = arb(n - 1).log()
@@ -349,7 +357,9 @@ def content_rate_certified(n: int, kappa: int, sigma: float) -> CertifiedValue:
     n_pts = k_hi - k_lo + 1
     err_inner = _OUTER_H * n_pts * n * eps_l * math.exp(min(700.0, (n + 1) * eps_l))
     prec = 90 + n.bit_length()
-    with ctx.workprec(prec):
+    fl = flint()
+    arb = fl.arb
+    with fl.ctx.workprec(prec):
         s_b = arb(kappa).log() / arb(sigma)
         s2 = s_b * s_b
         j_max = math.floor(z_max / h_z)
@@ -360,7 +370,7 @@ def content_rate_certified(n: int, kappa: int, sigma: float) -> CertifiedValue:
         esz = [(s_b * z).exp() for z in zs]
         cutoff = arb(2) ** 12  # exp(-4096) is below any radius here
 
-        def ell(v: arb) -> arb:
+        def ell(v: Any) -> Any:
             ev = v.exp()
             total = arb(0)
             for wj, ej in zip(w, esz, strict=True):

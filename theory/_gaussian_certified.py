@@ -18,10 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flint import acb, arb, ctx
-
 from ._bounds import _kappa_sigma_iv
-from ._certified import CertifiedValue, certified
+from ._certified import CertifiedValue, certified, flint
 from ._validate import as_int
 
 __all__ = ["gaussian_mean_z_certified", "GAUSSIAN_CERT_KAPPA_MAX"]
@@ -65,7 +63,9 @@ def gaussian_mean_z_certified(n: int, kappa: int, sigma: float) -> CertifiedValu
     """
     n, kappa, sigma = _gauss_iv(n, kappa, sigma)
     prec = 80 + 2 * n.bit_length()
-    with ctx.workprec(prec):
+    fl = flint()
+    arb, acb = fl.arb, fl.acb
+    with fl.ctx.workprec(prec):
         d = arb(kappa).log() / arb(sigma)
         m = n - 1
         weights = []

@@ -14,6 +14,7 @@ from ._lp import (
 from ._registry import (
     CLAIMS,
     GENERALITIES,
+    MAIN_RESULTS,
     METHODS,
     ChainResult,
     Outcome,
@@ -30,6 +31,7 @@ from ._registry import (
 __all__ = [
     "CLAIMS",
     "GENERALITIES",
+    "MAIN_RESULTS",
     "METHODS",
     "ChainResult",
     "Outcome",

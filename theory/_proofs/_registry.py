@@ -9,15 +9,17 @@ result's chain (:func:`check_chains`) and returns a :class:`VerificationReport`.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from vistalab._core import import_optional
 
 from .._errors import DomainError, UnknownNameError
 
 __all__ = [
     "CLAIMS",
+    "MAIN_RESULTS",
     "METHODS",
     "GENERALITIES",
     "Outcome",
@@ -51,6 +53,20 @@ CLAIMS: tuple[str, ...] = (
     "prop1-sharp",
 )
 
+#: The paper's main results: each must be concluded by some step whose chain
+#: is closed. Other claims are chain-checked when a step concludes them.
+MAIN_RESULTS: tuple[str, ...] = (
+    "prop1",
+    "prop2",
+    "prop2-tight",
+    "lemma1",
+    "thm1.A",
+    "thm1.B",
+    "thm1.C",
+    "thm1.D",
+    "thm1.E",
+)
+
 #: How a step is certified.
 METHODS: tuple[str, ...] = (
     "sympy-identity",
@@ -68,16 +84,6 @@ METHODS: tuple[str, ...] = (
 #: explicit instances, interval branch and bound on a bounded box);
 #: "sampled" = held on randomly drawn examples (Hypothesis). Only "all" is a proof.
 GENERALITIES: tuple[str, ...] = ("all", "finite", "sampled")
-
-# Step modules register themselves on import; imported lazily so that
-# ``import theory`` stays cheap.
-_STEP_MODULES = (
-    "_steps_prop1",
-    "_steps_prop2",
-    "_steps_lemma1",
-    "_steps_thm1",
-    "_steps_beyond",
-)
 
 
 @dataclass(frozen=True)
@@ -355,8 +361,13 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in _STEP_MODULES:
-        importlib.import_module(f"{__package__}.{mod}")
+    # The proof steps need the `verify` extra (python-flint, hypothesis): say so up front.
+    import_optional("hypothesis", "theory's randomized proof steps (vista-lab verify)")
+    import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
+    # Imported statically on first use (a renamed module breaks the build), not at
+    # `import vistalab.theory`, so the bounds need none of the `verify` extra.
+    from . import _steps_beyond, _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401,I001
+
     _loaded = True
 
 
@@ -459,7 +470,7 @@ def _visit(
 
 def check_chains(
     certs: tuple[StepCertificate, ...] | list[StepCertificate],
-    results: tuple[str, ...] = CLAIMS,
+    results: tuple[str, ...] | None = None,
 ) -> tuple[ChainResult, ...]:
     """Check that each main result's chain of steps is closed.
 
@@ -472,8 +483,9 @@ def check_chains(
     ----------
     certs : sequence of StepCertificate
         The certificates of a full run.
-    results : tuple of str
-        The main results to check (default: every claim).
+    results : tuple of str, optional
+        The results to check. Default: :data:`MAIN_RESULTS` and every other
+        claim that some step concludes, in :data:`CLAIMS` order.
 
     Returns
     -------
@@ -481,6 +493,9 @@ def check_chains(
         One per result, in ``results`` order.
     """
     by_key = {c.key: c for c in certs}
+    if results is None:
+        concluded = {r for c in certs for r in c.concludes}
+        results = tuple(c for c in CLAIMS if c in MAIN_RESULTS or c in concluded)
     out = []
     for result in results:
         concl = tuple(c.key for c in certs if result in c.concludes)

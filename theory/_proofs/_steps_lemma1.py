@@ -14,7 +14,7 @@ from ._lp import functional_dependence, independence
 from ._randomized import run_property
 from ._registry import Outcome, register_step
 from ._steps_prop1 import binary_entropy_at_most_one, lp_outcome
-from ._symbolic import certify_nonneg_combination
+from ._symbolic import certify_nonneg_combination, certify_nonneg_from_facts
 
 LEMMA = "lemma1"
 PART_A = "thm1.A"
@@ -255,6 +255,40 @@ def conditional_support_bound() -> Outcome:
 
 @register_step(
     PART_A,
+    "conditional_support_all",
+    "sympy-nonneg",
+    "any n > m >= 1, any interface, private U and (Y,U)-measurable size-m list; any number "
+    "of cells (e, y, u) (symbolic counts, sympy Sum)",
+    "H(J|E,Y,U) <= P_c log2 m + (1 - P_c) log2(n - m): given E=0 and (y,u), J lies in the "
+    "list (m values); given E=1, in its complement (n - m values); average over the cells",
+    "App. D (A) ('condition on E')",
+    generality="all",
+    premises=("prop1:support_entropy_bound",),
+)
+def conditional_support_all() -> Outcome:
+    c = sp.Symbol("c", integer=True, positive=True)
+    c0, c1 = sp.symbols("C0 C1", integer=True, positive=True)
+    lm, lr = sp.symbols("log2m log2nm", nonnegative=True)  # log2 m, log2(n - m)
+    a, b = sp.IndexedBase("a", nonnegative=True), sp.IndexedBase("b", nonnegative=True)
+    h0, h1 = sp.IndexedBase("h0", real=True), sp.IndexedBase("h1", real=True)
+    phi, psi = sp.IndexedBase("phi", nonnegative=True), sp.IndexedBase("psi", nonnegative=True)
+    pc = sp.Sum(a[c], (c, 1, c0))
+    rest = sp.Sum(b[c], (c, 1, c1))
+    h_cond = sp.Sum(a[c] * h0[c], (c, 1, c0)) + sp.Sum(b[c] * h1[c], (c, 1, c1))
+    return certify_nonneg_from_facts(
+        pc * lm + (1 - pc) * lr - h_cond,
+        sp.Sum(a[c] * phi[c], (c, 1, c0)) + sp.Sum(b[c] * psi[c], (c, 1, c1)),
+        {
+            phi: (lambda j: lm - h0[j], "support_entropy_bound with the list (m values)"),
+            psi: (lambda j: lr - h1[j], "support_entropy_bound with the complement (n - m)"),
+        },
+        vanishing=((1 - pc - rest, lr, "normalisation: the cell weights sum to 1"),),
+        label="P_c log2 m + (1-P_c) log2(n-m) - H(J|E,Y,U)",
+    )
+
+
+@register_step(
+    PART_A,
     "private_randomness_drops_out",
     "lp-shannon",
     "any J, Y and U independent of (J,Y)",
@@ -290,7 +324,7 @@ def residual_uncertainty() -> Outcome:
     generality="all",
     premises=(
         "thm1.A:fano_skeleton_with_flag",
-        "thm1.A:conditional_support_bound",
+        "thm1.A:conditional_support_all",
         "thm1.A:residual_uncertainty",
     ),
     concludes=("lemma1", "thm1.A"),

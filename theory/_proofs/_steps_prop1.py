@@ -17,7 +17,9 @@ from ._registry import Outcome, register_step
 from ._symbolic import (
     certify_identities,
     certify_identity,
+    certify_nonneg,
     certify_nonneg_combination,
+    certify_nonneg_from_facts,
     certify_sign,
 )
 
@@ -231,6 +233,96 @@ def fano_relaxation_algebra() -> Outcome:
 
 @register_step(
     CLAIM,
+    "log_inequality",
+    "sympy-nonneg",
+    "every real x > 0 (symbolic)",
+    "g(x) = x - 1 - ln x >= 0: g(x) = int_1^x (t-1)/t dt, whose integrand is >= 0 for t >= 1 "
+    "and <= 0 for 0 < t <= 1 (so the integral is >= 0 whichever side of 1 x lies)",
+    "App. B Step 1 / App. C (Gibbs' inequality ln x <= x - 1)",
+    generality="all",
+)
+def log_inequality() -> Outcome:
+    x = sp.Symbol("x", positive=True)
+    t = sp.Symbol("t", positive=True)
+    u = sp.Symbol("u", nonnegative=True)
+    integral = certify_identity(
+        sp.integrate((t - 1) / t, (t, 1, x)), x - 1 - sp.log(x), label="int_1^x (t-1)/t dt"
+    )
+    if not integral.ok:
+        return integral
+    above = certify_nonneg(((t - 1) / t).subs(t, 1 + u), u / (1 + u), label="t = 1 + u")
+    below = certify_nonneg(((1 - t) / t).subs(t, 1 / (1 + u)), u, label="t = 1/(1 + u)")
+    for part in (above, below):
+        if not part.ok:
+            return part
+    return Outcome(True, f"{integral.detail}; integrand (t-1)/t: {above.detail}; "
+                   f"(1-t)/t: {below.detail}")
+
+
+@register_step(
+    CLAIM,
+    "support_entropy_bound",
+    "sympy-nonneg",
+    "every pmf p_1..p_s > 0 (sum 1) on s >= 1 points inside a set of m = s + d points, d >= 0; "
+    "symbolic s, d (sympy Sum over a symbolic range)",
+    "H(p) <= log2 m: ln m - H = sum_i p_i g(1/(m p_i)) + d/m with g >= 0",
+    "App. B Step 1, App. D (A) ('J* lies in a set of size m, so H <= log2 m')",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def support_entropy_bound() -> Outcome:
+    i = sp.Symbol("i", integer=True, positive=True)
+    s_ = sp.Symbol("s", integer=True, positive=True)
+    d = sp.Symbol("d", integer=True, nonnegative=True)
+    p = sp.IndexedBase("p", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    m = s_ + d
+    entropy = -sp.Sum(p[i] * sp.log(p[i]), (i, 1, s_))
+    total = sp.Sum(p[i], (i, 1, s_))
+    return certify_nonneg_from_facts(
+        sp.log(m) - entropy,
+        sp.Sum(p[i] * gamma[i], (i, 1, s_)) + d / m,
+        {gamma: (lambda j: 1 / (m * p[j]) - 1 - sp.log(1 / (m * p[j])),
+                 "log_inequality at x = 1/(m p_i)")},
+        vanishing=((1 - total, sp.log(m) - 1, "normalisation sum_i p_i = 1"),),
+        label="ln m - H(p)",
+    )
+
+
+@register_step(
+    CLAIM,
+    "error_branch_support",
+    "sympy-nonneg",
+    "any joint law of (X, R) with X on 2^k values, any decoder g, any number C of cells "
+    "(e, r) (symbolic C, sympy Sum); L = log2(2^k - 1)",
+    "H(X|E,R) <= P_e log2(2^k - 1): given E=1, R=r, X avoids g(r) (2^k - 1 values, H <= L); "
+    "given E=0, R=r, X = g(r) (H <= log2 1 = 0); average with the cell weights",
+    "App. B, Step 1 (Fano)",
+    generality="all",
+    premises=("prop1:support_entropy_bound",),
+)
+def error_branch_support() -> Outcome:
+    c = sp.Symbol("c", integer=True, positive=True)
+    big_c = sp.Symbol("C", integer=True, positive=True)
+    lg = sp.Symbol("L", nonnegative=True)
+    w1, w0 = sp.IndexedBase("w1", nonnegative=True), sp.IndexedBase("w0", nonnegative=True)
+    h1, h0 = sp.IndexedBase("h1", real=True), sp.IndexedBase("h0", real=True)
+    phi, psi = sp.IndexedBase("phi", nonnegative=True), sp.IndexedBase("psi", nonnegative=True)
+    pe = sp.Sum(w1[c], (c, 1, big_c))
+    h_cond = sp.Sum(w1[c] * h1[c], (c, 1, big_c)) + sp.Sum(w0[c] * h0[c], (c, 1, big_c))
+    return certify_nonneg_from_facts(
+        pe * lg - h_cond,
+        sp.Sum(w1[c] * phi[c], (c, 1, big_c)) + sp.Sum(w0[c] * psi[c], (c, 1, big_c)),
+        {
+            phi: (lambda j: lg - h1[j], "support_entropy_bound with m = 2^k - 1"),
+            psi: (lambda j: -h0[j], "support_entropy_bound with m = 1"),
+        },
+        label="P_e L - H(X|E,R)",
+    )
+
+
+@register_step(
+    CLAIM,
     "per_block_fano",
     "sympy-nonneg",
     "symbolic P_e in [0,1], k >= 1; h = H(X|R), h_E = H(X|E,R), H(E) = Hb(P_e), L = log2(2^k-1)",
@@ -239,7 +331,7 @@ def fano_relaxation_algebra() -> Outcome:
     generality="all",
     premises=(
         "prop1:fano_chain_skeleton",
-        "prop1:fano_random_laws",
+        "prop1:error_branch_support",
         "prop1:fano_relaxation_algebra",
     ),
 )
@@ -343,17 +435,25 @@ def step2_chain_end_to_end() -> Outcome:
     CLAIM,
     "step3_sum",
     "sympy-identity",
-    "N = 1..12 with symbolic k and per-block error probabilities",
+    "every N >= 1 (symbolic N, sympy Sum) with symbolic k and per-block error probabilities; "
+    "plus explicit N = 1..12",
     "sum_{i=1}^N (k - 1 - P_e^(i) k) = N k - N - k sum_i P_e^(i)",
     "App. B, Step 3",
-    generality="finite",
+    generality="all",
 )
 def step3_sum() -> Outcome:
     k = sp.Symbol("k", positive=True)
-    pairs = []
+    i = sp.Symbol("i", integer=True, positive=True)
+    big_n = sp.Symbol("N", integer=True, positive=True)
+    p = sp.IndexedBase("P", nonnegative=True)
+    pairs = [(
+        "symbolic N",
+        sp.Sum(k - 1 - p[i] * k, (i, 1, big_n)),
+        big_n * k - big_n - k * sp.Sum(p[i], (i, 1, big_n)),
+    )]
     for n in range(1, 13):
         ps = sp.symbols(f"P1:{n + 1}", nonnegative=True)
-        lhs = sum((k - 1 - p * k for p in ps), sp.Integer(0))
+        lhs = sum((k - 1 - q * k for q in ps), sp.Integer(0))
         pairs.append((f"N={n}", lhs, n * k - n - k * sum(ps)))
     return certify_identities(pairs)
 

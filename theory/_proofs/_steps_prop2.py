@@ -15,6 +15,7 @@ from ._symbolic import (
     certify_identities,
     certify_identity,
     certify_nonneg_combination,
+    certify_nonneg_from_facts,
     certify_sign,
 )
 
@@ -124,6 +125,72 @@ def jensen_gap_decomposition() -> Outcome:
     )
 
 
+@register_step(
+    P2,
+    "mixture_kl_pointwise",
+    "sympy-identity",
+    "any n >= 1 laws (symbolic n, sympy Sum over j), at every point w: p_j(w) > 0 pmf or "
+    "density values, Pbar(w) = (1/n) sum_j p_j(w); then summed (or integrated) over w",
+    "(1/n) sum_j p_j ln(p_j/Pbar) = (1/n) sum_j p_j ln p_j - Pbar ln Pbar at every w, so "
+    "(1/n) sum_j KL(P_j||Pbar) = H(W) - H(W|J) = I(J;W)",
+    "App. C, Step 1",
+    generality="all",
+)
+def mixture_kl_pointwise() -> Outcome:
+    j = sp.Symbol("j", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar = sp.Symbol("Pbar", positive=True)
+    mix = sp.Sum(p[j], (j, 1, n)) / n
+    lhs = sp.Sum(p[j] * sp.log(p[j] / pbar), (j, 1, n)) / n
+    rhs = sp.Sum(p[j] * sp.log(p[j]), (j, 1, n)) / n - pbar * sp.log(pbar)
+    # lhs - rhs = (Pbar - mix) ln Pbar, which is 0 by the definition of Pbar.
+    return certify_identity(lhs - rhs - (pbar - mix) * sp.log(pbar), 0,
+                            label="pointwise, with Pbar = (1/n) sum_j p_j")
+
+
+@register_step(
+    P2,
+    "jensen_pointwise_all",
+    "sympy-nonneg",
+    "any n >= 1 laws (symbolic n, sympy Sum over k), at every point w: p_k(w) > 0 pmf or "
+    "density values; then weighted by P_j(w) and summed (or integrated) over w",
+    "ln Pbar(w) >= (1/n) sum_k ln p_k(w), hence KL(P_j||Pbar) <= (1/n) sum_k KL(P_j||P_k)",
+    "App. C, Step 1 (Jensen)",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def jensen_pointwise_all() -> Outcome:
+    k = sp.Symbol("k", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar = sp.Symbol("Pbar", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    mix = sp.Sum(p[k], (k, 1, n)) / n
+    pointwise = certify_nonneg_from_facts(
+        sp.log(pbar) - sp.Sum(sp.log(p[k]), (k, 1, n)) / n,
+        sp.Sum(gamma[k], (k, 1, n)) / n,
+        {gamma: (lambda t: p[t] / pbar - 1 - sp.log(p[t] / pbar), "log_inequality at p_k/Pbar")},
+        vanishing=((mix - pbar, -1 / pbar, "the definition Pbar = (1/n) sum_k p_k"),),
+        label="ln Pbar - mean_k ln p_k",
+    )
+    if not pointwise.ok:
+        return pointwise
+    # The KL gap at one point w: P_j(w) [(1/n) sum_k ln(p_j/p_k) - ln(p_j/Pbar)]
+    # = P_j(w) [ln Pbar - (1/n) sum_k ln p_k], a non-negative weight times the above.
+    pj = sp.Symbol("p_j", positive=True)
+    tau = sp.Symbol("tau", nonnegative=True)
+    gap = certify_nonneg_from_facts(
+        pj * sp.Sum(sp.log(pj / p[k]), (k, 1, n)) / n - pj * sp.log(pj / pbar),
+        pj * tau,
+        {tau: (sp.log(pbar) - sp.Sum(sp.log(p[k]), (k, 1, n)) / n, "the pointwise bound above")},
+        label="KL gap at w",
+    )
+    if not gap.ok:
+        return gap
+    return Outcome(True, f"{pointwise.detail}; {gap.detail}")
+
+
 def _random_family(data: object, n_max: int = 5, w_max: int = 5) -> tuple[np.ndarray, np.ndarray]:
     from hypothesis import strategies as st
 
@@ -212,6 +279,32 @@ def pairwise_kl_matrix() -> Outcome:
 
 @register_step(
     P2,
+    "pairwise_kl_all",
+    "sympy-identity",
+    "every n >= 2 and j != k: the coordinates split into i = j, i = k and the n - 2 others; "
+    "symbolic l, kappa, sigma > 0",
+    "KL(P_j||P_k) = sum_i (m_i^j - m_i^k)^2/(2 s^2) = (ln kappa)^2/s^2 for j != k, 0 for j = k",
+    "App. C, Step 2",
+    generality="all",
+    premises=("prop2:gaussian_kl_closed_form",),
+)
+def pairwise_kl_all() -> Outcome:
+    ell, kappa, s_ = sp.symbols("ell kappa sigma", positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    big, small = sp.log(kappa * ell), sp.log(ell)
+    term = lambda a, b: (a - b) ** 2 / (2 * s_**2)  # noqa: E731
+    # j != k: coordinate j has (big, small), coordinate k has (small, big), the other
+    # n - 2 coordinates (small, small); j = k: all n coordinates agree.
+    pairs = [
+        ("j != k", term(big, small) + term(small, big) + (n - 2) * term(small, small),
+         sp.log(kappa) ** 2 / s_**2),
+        ("j = k", term(big, big) + (n - 1) * term(small, small), 0),
+    ]
+    return certify_identities(pairs)
+
+
+@register_step(
+    P2,
     "pair_count_combination",
     "sympy-identity",
     "n = 2..12 explicit double sums, and symbolic n",
@@ -219,9 +312,9 @@ def pairwise_kl_matrix() -> Outcome:
     "App. C, Step 3",
     generality="all",
     premises=(
-        "prop2:pairwise_kl_matrix",
-        "prop2:mi_equals_mixture_kl",
-        "prop2:jensen_gap_decomposition",
+        "prop2:pairwise_kl_all",
+        "prop2:mixture_kl_pointwise",
+        "prop2:jensen_pointwise_all",
     ),
 )
 def pair_count_combination() -> Outcome:
@@ -377,6 +470,77 @@ def shifted_reference_objective(n: sp.Expr, t: sp.Expr, kappa: sp.Expr, s: sp.Ex
 
 @register_step(
     TIGHT,
+    "golden_formula_pointwise",
+    "sympy-identity",
+    "any n >= 1 laws (symbolic n, sympy Sum over j), at every point w: p_j(w), q(w) > 0 "
+    "pmf or density values, Pbar = (1/n) sum_j p_j; then summed (or integrated) over w",
+    "sum_j p_j ln(p_j/q) = sum_j p_j ln(p_j/Pbar) + n Pbar ln(Pbar/q) at every w, hence "
+    "sum_j KL(P_j||Q) = sum_j KL(P_j||Pbar) + n KL(Pbar||Q)",
+    "prop2-tight (compensation identity)",
+    generality="all",
+)
+def golden_formula_pointwise() -> Outcome:
+    j = sp.Symbol("j", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar, q = sp.symbols("Pbar q", positive=True)
+    mix = sp.Sum(p[j], (j, 1, n)) / n
+    lhs = sp.Sum(p[j] * sp.log(p[j] / q), (j, 1, n))
+    rhs = sp.Sum(p[j] * sp.log(p[j] / pbar), (j, 1, n)) + n * pbar * sp.log(pbar / q)
+    # lhs - rhs = n (mix - Pbar) ln(Pbar/q), 0 by the definition of Pbar.
+    return certify_identity(lhs - rhs - n * (mix - pbar) * sp.log(pbar / q), 0,
+                            label="pointwise, with Pbar = (1/n) sum_j p_j")
+
+
+@register_step(
+    TIGHT,
+    "kl_nonnegative_all",
+    "sympy-nonneg",
+    "any two pmfs p, q > 0 on s >= 1 points (symbolic s, sympy Sum)",
+    "KL(p||q) = sum_w p_w g(q_w/p_w) >= 0 with g(x) = x - 1 - ln x >= 0 (sum p = sum q = 1)",
+    "prop2-tight (KL(Pbar||Q) >= 0)",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def kl_nonnegative_all() -> Outcome:
+    w = sp.Symbol("w", integer=True, positive=True)
+    s_ = sp.Symbol("s", integer=True, positive=True)
+    p, q = sp.IndexedBase("p", positive=True), sp.IndexedBase("q", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    return certify_nonneg_from_facts(
+        sp.Sum(p[w] * sp.log(p[w] / q[w]), (w, 1, s_)),
+        sp.Sum(p[w] * gamma[w], (w, 1, s_)),
+        {gamma: (lambda t: q[t] / p[t] - 1 - sp.log(q[t] / p[t]), "log_inequality at q_w/p_w")},
+        vanishing=((sp.Sum(p[w], (w, 1, s_)) - sp.Sum(q[w], (w, 1, s_)), 1,
+                    "normalisation sum p = sum q = 1"),),
+        label="KL(p||q)",
+    )
+
+
+@register_step(
+    TIGHT,
+    "kl_to_shifted_reference_all",
+    "sympy-identity",
+    "every n >= 1 and j: coordinate j and the n - 1 others; symbolic l, kappa, sigma > 0, t",
+    "KL(P_j || N(ln l + t, s^2 I)) = ((ln kappa - t)^2 + (n-1) t^2)/(2 s^2), same for all j",
+    "prop2-tight (choice of Q)",
+    generality="all",
+    premises=("prop2:gaussian_kl_closed_form",),
+)
+def kl_to_shifted_reference_all() -> Outcome:
+    ell, kappa, s_ = sp.symbols("ell kappa sigma", positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    t = sp.Symbol("t", real=True)
+    ref = sp.log(ell) + t
+    term = lambda a: (a - ref) ** 2 / (2 * s_**2)  # noqa: E731
+    return certify_identity(
+        term(sp.log(kappa * ell)) + (n - 1) * term(sp.log(ell)),
+        shifted_reference_objective(n, t, kappa, s_),
+    )
+
+
+@register_step(
+    TIGHT,
     "kl_to_shifted_reference",
     "sympy-identity",
     "n = 2..8 blocks, every j; symbolic l, kappa, sigma > 0 and shift t",
@@ -405,7 +569,7 @@ def kl_to_shifted_reference() -> Outcome:
     "F'(t) = 0 has the unique root t = ln(kappa)/n and F''(t) = n/s^2 > 0 (a minimum)",
     "prop2-tight (min over t)",
     generality="all",
-    premises=("prop2-tight:kl_to_shifted_reference",),
+    premises=("prop2-tight:kl_to_shifted_reference_all",),
 )
 def optimal_shift() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -449,9 +613,9 @@ def optimal_value() -> Outcome:
     generality="all",
     premises=(
         "prop2-tight:optimal_value",
-        "prop2-tight:golden_formula",
-        "prop2-tight:gibbs_kl_nonnegative",
-        "prop2:mi_equals_mixture_kl",
+        "prop2-tight:golden_formula_pointwise",
+        "prop2-tight:kl_nonnegative_all",
+        "prop2:mixture_kl_pointwise",
     ),
     concludes=("prop2-tight",),
 )

@@ -21,6 +21,7 @@ from ._symbolic import (
     certify_identity,
     certify_nonneg,
     certify_nonneg_combination,
+    certify_nonneg_from_facts,
     certify_sign,
 )
 
@@ -66,6 +67,124 @@ def stop_time_and_z() -> Outcome:
     return Outcome(True, f"{runs} simulated runs")
 
 
+def freed_after(t: sp.Expr, tau: sp.Expr, kappa: sp.Expr, *, reached: bool) -> sp.Expr:
+    """Size freed (units of l) after the first t archives of an order that puts J*
+    at position tau: t load-bearing blocks (size 1) before J* is reached, and
+    t - 1 of them plus J* itself (size kappa) once it is (``reached``: t >= tau)."""
+    return t - 1 + kappa if reached else t
+
+
+def stop_time_certificates() -> tuple[bool, str]:
+    """The two cases of App. D (B), each with integer parameters a, b, c, d >= 0.
+
+    tau <= kappa (tau = 1 + a, kappa = tau + b): for t = tau - 1 - c < tau the freed
+    size t is < kappa; at t = tau it is >= kappa. So T = tau = min(tau, kappa) and
+    Z = T - 1 = min(tau - 1, kappa).
+    tau > kappa (tau = kappa + 1 + c, kappa = 1 + d'): for t = kappa - 1 - d < kappa
+    the freed size is t < kappa; at t = kappa (< tau) it is kappa. So T = kappa and
+    Z = kappa = min(tau - 1, kappa).
+    """
+    a, b, c, d, e = sp.symbols("a b c d e", integer=True, nonnegative=True)
+    parts = []
+    # Case tau <= kappa.
+    tau = 1 + a
+    kappa = tau + b
+    t = tau - 1 - c
+    checks = [
+        certify_nonneg(kappa - freed_after(t, tau, kappa, reached=False) - 1, b + c,
+                       label="tau<=kappa: kappa - F(t) - 1, t < tau"),
+        certify_nonneg(freed_after(tau, tau, kappa, reached=True) - kappa, a,
+                       label="tau<=kappa: F(tau) - kappa"),
+        certify_identity(sp.Min(tau, kappa), tau, label="tau<=kappa: min(tau, kappa) = T"),
+        certify_identity(sp.Min(tau - 1, kappa), tau - 1, label="tau<=kappa: Z = tau - 1"),
+    ]
+    # Case tau > kappa.
+    kappa = 1 + e
+    tau = kappa + 1 + c
+    t = kappa - 1 - d
+    checks += [
+        certify_nonneg(kappa - freed_after(t, tau, kappa, reached=False) - 1, d,
+                       label="tau>kappa: kappa - F(t) - 1, t < kappa"),
+        certify_nonneg(tau - kappa - 1, c, label="tau>kappa: J* not reached at t = kappa"),
+        certify_identity(freed_after(kappa, tau, kappa, reached=False), kappa,
+                         label="tau>kappa: F(kappa) = kappa"),
+        certify_identity(sp.Min(tau, kappa), kappa, label="tau>kappa: min(tau, kappa) = T"),
+        certify_identity(sp.Min(tau - 1, kappa), kappa, label="tau>kappa: Z = kappa"),
+    ]
+    for out in checks:
+        if not out.ok:
+            return False, out.detail
+        parts.append(out.detail.split(":", 1)[0])
+    return True, f"{len(checks)} certificates over the two cases ({'; '.join(parts)})"
+
+
+@register_step(
+    B,
+    "stop_time_all",
+    "sympy-nonneg",
+    "every kappa >= 1 and position tau >= 1 of J* (cases tau <= kappa and tau > kappa, "
+    "symbolic integer parameters); freed size F(t) = t before J*, t - 1 + kappa from J* on",
+    "the process stops at T = min(tau, kappa) (F(t) < kappa for t < T, F(T) >= kappa) and "
+    "archives Z = min(tau - 1, kappa) load-bearing blocks",
+    "App. D (B), Eq. (Z-search)",
+    generality="all",
+)
+def stop_time_all() -> Outcome:
+    ok, detail = stop_time_certificates()
+    return Outcome(ok, detail)
+
+
+@register_step(
+    B,
+    "z_ge_m_all",
+    "sympy-nonneg",
+    "every 1 <= m <= kappa (kappa = m + f) and tau >= 1 (cases tau > m: tau = m + 1 + e, and "
+    "tau <= m: tau = m - g), symbolic integers",
+    "Z = min(tau - 1, kappa) >= m  <=>  tau > m  <=>  J* not among the first m probes",
+    "App. D (B), Eq. (Z-list)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+)
+def z_ge_m_all() -> Outcome:
+    m = sp.Symbol("m", integer=True, positive=True)
+    e, f, g = sp.symbols("e f g", integer=True, nonnegative=True)
+    kappa = m + f
+    tau = m + 1 + e
+    checks = (
+        # tau > m: both arguments of the min are >= m, hence so is Z.
+        certify_nonneg(tau - 1 - m, e, label="tau > m: (tau - 1) - m"),
+        certify_nonneg(kappa - m, f, label="tau > m: kappa - m"),
+        # tau <= m (tau = m - g): Z = tau - 1 < m.
+        certify_nonneg(m - sp.Min(m - g - 1, kappa) - 1, g, label="tau <= m: m - Z - 1"),
+    )
+    for out in checks:
+        if not out.ok:
+            return out
+    return Outcome(True, "; ".join(o.detail for o in checks) + " (tau > m iff J* is not "
+                   "among the first m probes, by the definition of tau)")
+
+
+@register_step(
+    B,
+    "prefix_lists_nested_all",
+    "sympy-nonneg",
+    "every 1 <= m <= kappa (kappa = m + f), any law of the position tau (pt_t = P(tau = t) "
+    ">= 0), symbolic m, f (sympy Sum)",
+    "L_m = {pi_1..pi_m} is inside L_kappa, and P_c(kappa) - P_c(m) = sum_{t=m+1}^{kappa} "
+    "P(tau = t) >= 0",
+    "App. D (B)",
+    generality="all",
+)
+def prefix_lists_nested_all() -> Outcome:
+    m = sp.Symbol("m", integer=True, positive=True)
+    f = sp.Symbol("f", integer=True, nonnegative=True)
+    t = sp.Symbol("t", integer=True)
+    pt = sp.IndexedBase("pt", nonnegative=True)
+    pc = lambda r: sp.Sum(pt[t], (t, 1, r))  # noqa: E731  P(tau <= r) = P(J* in L_r)
+    return certify_nonneg(pc(m + f) - pc(m), sp.Sum(pt[t], (t, m + 1, m + f)),
+                          label="P_c(kappa) - P_c(m)")
+
+
 @register_step(
     B,
     "z_ge_m_iff_not_in_prefix",
@@ -99,21 +218,45 @@ def z_ge_m_iff_not_in_prefix() -> Outcome:
     return Outcome(True, f"{count} cases")
 
 
+def _unroll(e: sp.Expr) -> sp.Expr:
+    """Write out a (multi-limit) Sum with integer bounds term by term, outermost
+    limit first (sympy leaves inner sums with a symbolic lower limit unevaluated)."""
+    if not isinstance(e, sp.Sum):
+        return e
+    *inner, (i, a, b) = e.limits
+    body = sp.Sum(e.function, *inner) if inner else e.function
+    return sp.Add(*(_unroll(body.subs(i, v)) for v in range(int(a), int(b) + 1)))
+
+
 @register_step(
     B,
     "tail_sum_identity",
     "sympy-identity",
-    "kappa = 1..12 with a symbolic pmf p_0..p_kappa of Z",
+    "every kappa >= 1 by induction (symbolic K, sympy Sum; the induction step peels the last "
+    "term of each finite sum), with a pmf p_0..p_kappa of Z; plus explicit kappa = 1..12",
     "E[Z] = sum_{m=1}^{kappa} P(Z >= m)",
     "App. D (B), Eq. (tailsum)",
-    generality="finite",
+    generality="all",
 )
 def tail_sum_identity() -> Outcome:
-    pairs = []
+    m, z = sp.symbols("m z", integer=True, positive=True)
+    k = sp.Symbol("K", integer=True, positive=True)
+    p = sp.IndexedBase("p", nonnegative=True)
+    # S(K) = sum_{m=1}^K sum_{z=m}^K p_z and M(K) = sum_{z=1}^K z p_z (z = 0 adds 0).
+    s_k = sp.Sum(p[z], (z, m, k), (m, 1, k))
+    m_k = sp.Sum(z * p[z], (z, 1, k))
+    # S(K+1), peeling m = K+1 (sum_{z=K+1}^{K+1} p_z = p_{K+1}) and then, for each
+    # m <= K, the inner z = K+1 term.
+    s_next = sp.Sum(sp.Sum(p[z], (z, m, k)) + p[k + 1], (m, 1, k)) + p[k + 1]
+    m_next = m_k + (k + 1) * p[k + 1]
+    pairs = [
+        ("base K=1: S(1) = M(1)", _unroll(s_k.subs(k, 1)), _unroll(m_k.subs(k, 1))),
+        ("step: S(K+1) - S(K) = M(K+1) - M(K)", s_next - s_k, m_next - m_k),
+    ]
     for kappa in range(1, 13):
-        p = sp.symbols(f"p0:{kappa + 1}", nonnegative=True)
-        mean = sum((z * p[z] for z in range(kappa + 1)), sp.Integer(0))
-        tails = sum((p[z] for m in range(1, kappa + 1) for z in range(m, kappa + 1)), sp.Integer(0))
+        q = sp.symbols(f"p0:{kappa + 1}", nonnegative=True)
+        mean = sum((t * q[t] for t in range(kappa + 1)), sp.Integer(0))
+        tails = sum((q[t] for j in range(1, kappa + 1) for t in range(j, kappa + 1)), sp.Integer(0))
         pairs.append((f"kappa={kappa}", mean, tails))
     return certify_identities(pairs)
 
@@ -209,17 +352,19 @@ def one_shot_rearrangement() -> Outcome:
     B,
     "tail_sum_lower_bound",
     "sympy-nonneg",
-    "kappa = 1..10 with symbolic P_c(1..kappa), I, nu > 0 (after the tail-sum identity)",
-    "E[Z] - kappa(1 - (I+1)/nu) = sum_m [P_c(kappa) - P_c(m)] + kappa[(I+1)/nu - P_c(kappa)] >= 0",
+    "every kappa = 1 + j >= 1 (symbolic j, sympy Sum over m = 1..kappa-1) with P_c(1..kappa), "
+    "I, nu > 0 (after the tail-sum identity); plus explicit kappa = 1..10",
+    "E[Z] - kappa(1 - (I+1)/nu) = sum_{m<kappa} [P_c(kappa) - P_c(m)] + kappa[(I+1)/nu - "
+    "P_c(kappa)] >= 0",
     "App. D (B), Eq. (main-lb)",
-    generality="finite",
+    generality="all",
     premises=(
         "thm1.B:tail_sum_identity",
-        "thm1.B:z_ge_m_iff_not_in_prefix",
-        "thm1.B:prefix_lists_nested",
+        "thm1.B:z_ge_m_all",
+        "thm1.B:prefix_lists_nested_all",
         "thm1.B:one_shot_rearrangement",
-        "thm1.E:adaptive_equals_fixed_order",
-        "thm1.E:batch_refinement_no_costlier",
+        "thm1.E:adaptive_policies_exhaustive",
+        "thm1.E:batch_refinement_all",
         "thm1.E:order_information_through_y",
     ),
     concludes=("thm1.B",),
@@ -227,17 +372,35 @@ def one_shot_rearrangement() -> Outcome:
 def tail_sum_lower_bound() -> Outcome:
     i_ = sp.Symbol("I", real=True)
     nu = sp.Symbol("nu", positive=True)
-    for kappa in range(1, 11):
-        pcs = sp.symbols(f"Pc1:{kappa + 1}", real=True)
-        mean = kappa - sum(pcs)
-        facts = {f"Pc{kappa}-Pc{m}": pcs[-1] - pcs[m - 1] for m in range(1, kappa)}
+    j = sp.Symbol("j", integer=True, nonnegative=True)
+    m = sp.Symbol("m", integer=True, positive=True)
+    kappa = 1 + j
+    pc = sp.IndexedBase("P_c", real=True)  # P_c(m) for m < kappa
+    q = sp.Symbol("q", real=True)  # P_c(kappa)
+    phi = sp.IndexedBase("phi", nonnegative=True)
+    psi = sp.Symbol("psi", nonnegative=True)
+    mean = kappa - sp.Sum(pc[m], (m, 1, j)) - q  # Eq. (tailsum), the m = kappa term split off
+    general = certify_nonneg_from_facts(
+        mean - kappa * (1 - (i_ + 1) / nu),
+        sp.Sum(phi[m], (m, 1, j)) + kappa * psi,
+        {
+            phi: (lambda t: q - pc[t], "prefix_lists_nested (P_c(m) <= P_c(kappa))"),
+            psi: ((i_ + 1) / nu - q, "one_shot_rearrangement (P_c(kappa) <= (I+1)/nu)"),
+        },
+        label="symbolic kappa",
+    )
+    if not general.ok:
+        return general
+    for k in range(1, 11):
+        pcs = sp.symbols(f"Pc1:{k + 1}", real=True)
+        facts = {f"Pc{k}-Pc{t}": pcs[-1] - pcs[t - 1] for t in range(1, k)}
         facts["(I+1)/nu - Pc_kappa"] = (i_ + 1) / nu - pcs[-1]
-        mult = {k: sp.Integer(1) for k in facts}
-        mult["(I+1)/nu - Pc_kappa"] = sp.Integer(kappa)
-        out = certify_nonneg_combination(mean - kappa * (1 - (i_ + 1) / nu), facts, mult)
+        mult = {f: sp.Integer(1) for f in facts}
+        mult["(I+1)/nu - Pc_kappa"] = sp.Integer(k)
+        out = certify_nonneg_combination(k - sum(pcs) - k * (1 - (i_ + 1) / nu), facts, mult)
         if not out.ok:
-            return Outcome(False, f"kappa={kappa}: {out.detail}")
-    return Outcome(True, "certificates for kappa = 1..10 (unit multipliers, kappa on the last)")
+            return Outcome(False, f"kappa={k}: {out.detail}")
+    return Outcome(True, f"{general.detail}; explicit certificates for kappa = 1..10 agree")
 
 
 def _cost_matrix(n: int, kappa: int) -> np.ndarray:
@@ -471,7 +634,6 @@ def ledger_endpoint_consistent() -> Outcome:
     "App. D (C)(i)",
     generality="finite",
     premises=("thm1.B:stop_time_and_z",),
-    concludes=("thm1.C",),
 )
 def ledger_attains_zero() -> Outcome:
     count = 0
@@ -483,6 +645,25 @@ def ledger_attains_zero() -> Outcome:
                     return Outcome(False, f"n={n}, J*={j_star}, kappa={kappa}")
                 count += 1
     return Outcome(True, f"{count} cases with Z = 0")
+
+
+@register_step(
+    C,
+    "ledger_zero_all",
+    "sympy-identity",
+    "every kappa >= 1: the full ledger (Y = J*, I = log2 n) lets the agent archive J* first",
+    "tau = 1 gives Z = min(tau - 1, kappa) = 0 (and T = min(1, kappa) = 1 archive)",
+    "App. D (C)(i)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+    concludes=("thm1.C",),
+)
+def ledger_zero_all() -> Outcome:
+    kappa = sp.Symbol("kappa", integer=True, positive=True)
+    return certify_identities([
+        ("Z at tau = 1", sp.Min(1 - 1, kappa), 0),
+        ("T at tau = 1", sp.Min(1, kappa), 1),
+    ])
 
 
 @register_step(
@@ -622,6 +803,116 @@ def uniform_position_mean() -> Outcome:
 
 @register_step(
     D,
+    "position_cost_all",
+    "sympy-nonneg",
+    "every position P >= 1 and kappa >= 1 (cases P - 1 <= kappa and P - 1 > kappa, symbolic "
+    "integers)",
+    "min(P - 1, kappa) <= P - 1, so E[min(P-1, kappa) | bucket] <= E[P - 1] = (b' - 1)/2",
+    "App. D (D)",
+    generality="all",
+    premises=("thm1.D:uniform_position_mean",),
+)
+def position_cost_all() -> Outcome:
+    x, y = sp.symbols("x y", integer=True, nonnegative=True)  # x = P - 1
+    checks = (
+        certify_nonneg(x - sp.Min(x, x + y), sp.Integer(0), label="P-1 <= kappa = x + y"),
+        certify_nonneg(x - sp.Min(x, x - 1 - y), 1 + y, label="P-1 = kappa + 1 + y"),
+    )
+    for out in checks:
+        if not out.ok:
+            return out
+    return Outcome(True, "; ".join(o.detail for o in checks))
+
+
+@register_step(
+    D,
+    "ceil_minus_one_below_all",
+    "sympy-nonneg",
+    "every 1 <= M <= n, writing n + r = M ceil(n/M) with 0 <= r <= M - 1 (M = r + 1 + s), "
+    "symbolic",
+    "ceil(n/M) - 1 < n/M: n/M - (ceil(n/M) - 1) = (M - r)/M > 0",
+    "App. D (D) ('Because ceil(x) - 1 < x')",
+    generality="all",
+)
+def ceil_minus_one_below_all() -> Outcome:
+    r, s_ = sp.symbols("r s", integer=True, nonnegative=True)
+    n = sp.Symbol("n", positive=True)
+    big_m = r + 1 + s_
+    ceil_nm = (n + r) / big_m
+    return certify_nonneg(n / big_m - (ceil_nm - 1), (1 + s_) / (r + 1 + s_), strict=True,
+                          label="n/M - (ceil(n/M) - 1)")
+
+
+@register_step(
+    D,
+    "bucket_mean_all",
+    "sympy-nonneg",
+    "any partition of n blocks into M buckets of sizes b_i <= c = ceil(n/M), any kappa; "
+    "symbolic M (sympy Sum over buckets)",
+    "E[Z] = sum_i (b_i/n) E[Z | bucket i] <= sum_i (b_i/n)(b_i - 1)/2 <= (c - 1)/2 < n/(2M)",
+    "App. D (D)",
+    generality="all",
+    premises=("thm1.D:position_cost_all", "thm1.D:ceil_minus_one_below_all"),
+)
+def bucket_mean_all() -> Outcome:
+    i = sp.Symbol("i", integer=True, positive=True)
+    big_m = sp.Symbol("M", integer=True, positive=True)
+    n, c = sp.symbols("n c", positive=True)
+    b = sp.IndexedBase("b", positive=True)
+    z = sp.IndexedBase("z", real=True)  # E[Z | bucket i]
+    phi = sp.IndexedBase("phi", nonnegative=True)
+    psi = sp.IndexedBase("psi", nonnegative=True)
+    rho = sp.Symbol("rho", positive=True)
+    mean_z = sp.Sum(b[i] * z[i], (i, 1, big_m)) / n
+    return certify_nonneg_from_facts(
+        n / (2 * big_m) - mean_z,
+        sp.Sum(b[i] * phi[i], (i, 1, big_m)) / n + sp.Sum(b[i] * psi[i], (i, 1, big_m)) / (2 * n)
+        + rho / 2,
+        {
+            phi: (lambda t: (b[t] - 1) / 2 - z[t], "position_cost_all (E[Z|bucket] <= (b-1)/2)"),
+            psi: (lambda t: c - b[t], "bucket sizes <= c = ceil(n/M)"),
+            rho: (n / big_m - (c - 1), "ceil_minus_one_below_all (> 0, so the bound is strict)"),
+        },
+        vanishing=((sp.Sum(b[i], (i, 1, big_m)) - n, (1 - c) / (2 * n),
+                    "the bucket sizes sum to n"),),
+        label="n/(2M) - E[Z]",
+    )
+
+
+@register_step(
+    D,
+    "sufficient_rate_all",
+    "sympy-nonneg",
+    "every n, 1 <= kappa, delta > 0 with M = min(n, ceil(n/(2 delta kappa))): case M = "
+    "ceil(n/(2 delta kappa)) (2 delta kappa M = n + r', r' >= 0) and case M = n (singletons)",
+    "the M-bucket ledger has rate I(J*;Y) = H(Y) <= log2 M and E[Z] <= delta kappa: "
+    "E[Z] < n/(2M) <= delta kappa, or Z = min(1 - 1, kappa) = 0 for singleton buckets",
+    "App. D (D) ('Therefore I >= min{log2 n, log2 ceil(n/(2 delta kappa))} suffices')",
+    generality="all",
+    premises=(
+        "thm1.D:bucket_mean_all",
+        "prop1:support_entropy_bound",
+        "thm1.D:deterministic_interface_rate",
+    ),
+    concludes=("thm1.D",),
+)
+def sufficient_rate_all() -> Outcome:
+    n, delta, kappa = sp.symbols("n delta kappa", positive=True)
+    rp = sp.Symbol("r'", nonnegative=True)
+    big_m = (n + rp) / (2 * delta * kappa)
+    ceil_case = certify_nonneg(delta * kappa - n / (2 * big_m), rp / (2 * big_m),
+                               label="delta kappa - n/(2M)")
+    if not ceil_case.ok:
+        return ceil_case
+    k_int = sp.Symbol("kappa", integer=True, positive=True)
+    single = certify_identity(sp.Min(1 - 1, k_int), 0, label="singleton bucket: Z")
+    if not single.ok:
+        return single
+    return Outcome(True, f"{ceil_case.detail}; {single.detail}")
+
+
+@register_step(
+    D,
     "bucket_conditional_mean",
     "enumeration",
     "every bucket size b <= 120 and kappa <= b (exact rationals)",
@@ -676,7 +967,6 @@ def ceil_minus_one_below() -> Outcome:
     "App. D (D)",
     generality="finite",
     premises=("thm1.D:bucket_conditional_mean", "thm1.D:ceil_minus_one_below"),
-    concludes=("thm1.D",),
 )
 def bucket_mean_below_half_n_over_m() -> Outcome:
     count = 0
@@ -701,10 +991,9 @@ def bucket_mean_below_half_n_over_m() -> Outcome:
     generality="finite",
     premises=(
         "thm1.D:bucket_mean_below_half_n_over_m",
-        "thm1.D:bucket_entropy_at_most_log_m",
+        "prop1:support_entropy_bound",
         "thm1.D:deterministic_interface_rate",
     ),
-    concludes=("thm1.D",),
 )
 def sufficient_rate_achieves_delta() -> Outcome:
     deltas = [Fraction(1, 10), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(3, 4),
@@ -729,7 +1018,6 @@ def sufficient_rate_achieves_delta() -> Outcome:
     "M = n gives singleton buckets and E[Z] = 0",
     "App. D (D)",
     generality="finite",
-    concludes=("thm1.D",),
 )
 def full_ledger_singletons() -> Outcome:
     for n in range(5, 201):
@@ -786,7 +1074,7 @@ def bucket_entropy_at_most_log_m() -> Outcome:
     "Theta(log2(n/kappa))",
     "App. D (D)",
     generality="all",
-    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    premises=("thm1.D:sufficient_rate_all", "thm1.C:threshold_equivalence"),
     concludes=("thm1.D",),
 )
 def order_matching_limit() -> Outcome:
@@ -823,7 +1111,6 @@ def _rates_sandwich(xs):  # noqa: ANN001, ANN202
     "App. D (D) ('both Theta(log2(n/kappa))')",
     generality="finite",
     premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
-    concludes=("thm1.D",),
 )
 def rates_sandwich_interval() -> Outcome:
     # Write 2^t = 1 + v with v > 0 (t > 0), so every log argument is manifestly
@@ -862,7 +1149,7 @@ def rates_sandwich_interval() -> Outcome:
     "sufficient rate lies in [nu - 1, nu + log2(1/delta)], so both are (1 + o(1)) nu",
     "App. D (D), last sentence",
     generality="all",
-    premises=("thm1.D:sufficient_rate_achieves_delta", "thm1.C:threshold_equivalence"),
+    premises=("thm1.D:sufficient_rate_all", "thm1.C:threshold_equivalence"),
     concludes=("thm1.D",),
 )
 def vanishing_delta_rates() -> Outcome:
@@ -937,6 +1224,46 @@ def flag_reads_over_until_stop() -> Outcome:
 
 @register_step(
     E,
+    "flag_transcript_all",
+    "sympy-nonneg",
+    "every kappa >= 1 and position tau of J* (the two cases of stop_time_all)",
+    "the flag reads 'over' after archive t < T and 'clear' at T = min(tau, kappa), so the "
+    "transcript depends on the order only through tau",
+    "App. D (E)",
+    generality="all",
+    premises=("thm1.B:stop_time_all",),
+)
+def flag_transcript_all() -> Outcome:
+    # The flag after archive t is 'over' iff F(t) < kappa: exactly the certificates
+    # of the stop time (F(t) < kappa for t < T, F(T) >= kappa), in both cases.
+    ok, detail = stop_time_certificates()
+    return Outcome(ok, f"flag = 'over' iff F(t) < kappa; {detail}")
+
+
+@register_step(
+    E,
+    "batch_refinement_all",
+    "sympy-nonneg",
+    "any batch S of s = T' + h blocks freeing >= L, any order of S, stop time T' <= s; "
+    "indicators u_t = 1[pi_t is load-bearing] >= 0 (symbolic T', h, sympy Sum)",
+    "the sequential refinement archives sum_{t <= T'} u_t <= sum_{t <= s} u_t = |S minus J*| "
+    "load-bearing blocks (it stops by time s because S frees >= L)",
+    "App. D (E)",
+    generality="all",
+    concludes=("thm1.E",),
+)
+def batch_refinement_all() -> Outcome:
+    tp = sp.Symbol("T'", integer=True, positive=True)
+    h = sp.Symbol("h", integer=True, nonnegative=True)
+    t = sp.Symbol("t", integer=True)
+    u = sp.IndexedBase("u", nonnegative=True)
+    cost = lambda r: sp.Sum(u[t], (t, 1, r))  # noqa: E731
+    return certify_nonneg(cost(tp + h) - cost(tp), sp.Sum(u[t], (t, tp + 1, tp + h)),
+                          label="batch cost - sequential cost")
+
+
+@register_step(
+    E,
     "batch_refinement_no_costlier",
     "enumeration",
     "n = 2..5, every J*, 1 <= kappa <= n-1, every batch set S freeing >= L, every order of S",
@@ -944,7 +1271,6 @@ def flag_reads_over_until_stop() -> Outcome:
     "|S minus J*| load-bearing blocks",
     "App. D (E)",
     generality="finite",
-    concludes=("thm1.E",),
 )
 def batch_refinement_no_costlier() -> Outcome:
     count = 0
@@ -1003,7 +1329,6 @@ def adaptive_property(seed: int, n: int, kappa_frac: float) -> None:
     "App. D (E)",
     generality="sampled",
     premises=("thm1.E:flag_reads_over_until_stop",),
-    concludes=("thm1.E",),
 )
 def adaptive_equals_fixed_order() -> Outcome:
     from hypothesis import strategies as st
@@ -1015,6 +1340,64 @@ def adaptive_equals_fixed_order() -> Outcome:
         st.floats(0, 1, exclude_max=True),
         max_examples=150,
     )
+
+
+def run_adaptive(policy: dict[tuple[tuple[int, ...], tuple[bool, ...]], int], n: int,
+                 j_star: int, kappa: int) -> int:
+    """Z of a flag-driven policy (a table from (history, flags) to the next block;
+    flag True = "over") on the make-room process."""
+    hist: list[int] = []
+    flags: list[bool] = []
+    freed = 0
+    while freed < kappa:
+        b = policy[(tuple(hist), tuple(flags))]
+        hist.append(b)
+        freed += kappa if b == j_star else 1
+        flags.append(freed < kappa)
+    return sum(1 for b in hist if b != j_star)
+
+
+def all_adaptive_policies(n: int):  # noqa: ANN201
+    """Every deterministic policy on n blocks: one choice of a not-yet-archived
+    block for every (history, flag string) node, flag strings of both values."""
+    nodes = []
+    for length in range(n):
+        for hist in itertools.permutations(range(n), length):
+            for flags in itertools.product((True, False), repeat=length):
+                nodes.append((hist, flags))
+    choices = [[b for b in range(n) if b not in hist] for hist, _ in nodes]
+    for pick in itertools.product(*choices):
+        yield dict(zip(nodes, pick, strict=True))
+
+
+@register_step(
+    E,
+    "adaptive_policies_exhaustive",
+    "enumeration",
+    "n = 2, 3: every deterministic flag-driven policy (a choice at every (history, flags) node, "
+    "192 policies for n = 3), every J*, every 1 <= kappa <= n-1",
+    "an adaptive flag-driven policy incurs the same Z as its all-'over' fixed order, for every J*",
+    "App. D (E)",
+    generality="finite",
+    premises=("thm1.E:flag_transcript_all",),
+    concludes=("thm1.E",),
+)
+def adaptive_policies_exhaustive() -> Outcome:
+    count = 0
+    for n in (2, 3):
+        for policy in all_adaptive_policies(n):
+            fixed: list[int] = []
+            for _ in range(n):
+                fixed.append(policy[(tuple(fixed), (True,) * len(fixed))])
+            for kappa in range(1, n):
+                for j_star in range(n):
+                    adaptive_z = run_adaptive(policy, n, j_star, kappa)
+                    fixed_z = simulate_makeroom(fixed, j_star, kappa).z
+                    if adaptive_z != fixed_z:
+                        return Outcome(False, f"n={n}, kappa={kappa}, J*={j_star}: adaptive Z "
+                                       f"{adaptive_z} != fixed-order Z {fixed_z}")
+                    count += 1
+    return Outcome(True, f"{count} (policy, kappa, J*) runs: adaptive Z = fixed-order Z")
 
 
 @register_step(

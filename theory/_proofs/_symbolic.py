@@ -28,7 +28,9 @@ Soundness rules (issue 11):
   non-negative by structure alone: non-negative rationals, symbols declared
   positive/non-negative, pi and e, even powers of real expressions, positive
   bases to real powers, exp of real expressions, log(a) with a - 1 manifestly
-  non-negative, and sums and products of such terms (:func:`manifest_sign`).
+  non-negative, min of such terms, max with one such term, finite sums over a
+  non-empty-or-empty index range, and sums and products of such terms
+  (:func:`manifest_sign`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ __all__ = [
     "certify_identities",
     "certify_nonneg",
     "certify_nonneg_combination",
+    "certify_nonneg_from_facts",
     "certify_sign",
 ]
 
@@ -279,10 +282,19 @@ def manifest_sign(e: sp.Expr) -> str | None:
         return "pos" if e.is_extended_real and e > 0 else None
     if e in (sp.pi, sp.E):
         return "pos"
-    if e.is_Symbol:
+    if e.is_Symbol or isinstance(e, sp.Indexed):
+        # A symbol's (or an indexed family's) declared assumptions are the domain.
         if e.is_positive is True:
             return "pos"
         return "nonneg" if e.is_nonnegative is True else None
+    if isinstance(e, sp.Sum):
+        # A sum over a (possibly empty) index range of non-negative terms; sympy
+        # reads Sum(f, (i, a, b)) with b < a - 1 as a negated sum, so require
+        # b - a + 1 >= 0 manifestly.
+        for _, lo, hi in e.limits:
+            if manifest_sign(sp.Add(hi, -lo, 1)) is None:
+                return None
+        return "nonneg" if manifest_sign(e.function) is not None else None
     if isinstance(e, (sp.Add, sp.Mul)):
         signs = [manifest_sign(a) for a in e.args]
         if any(s is None for s in signs):
@@ -300,6 +312,16 @@ def manifest_sign(e: sp.Expr) -> str | None:
         if bsign == "nonneg" and manifest_sign(ex) == "pos":
             return "nonneg"
         return None
+    if isinstance(e, sp.Min):
+        signs = [manifest_sign(a) for a in e.args]
+        if any(s is None for s in signs):
+            return None
+        return "pos" if all(s == "pos" for s in signs) else "nonneg"
+    if isinstance(e, sp.Max):
+        signs = [manifest_sign(a) for a in e.args]
+        if "pos" in signs:
+            return "pos"
+        return "nonneg" if "nonneg" in signs else None
     if isinstance(e, sp.exp):
         return "pos" if _real(e.args[0]) else None
     if isinstance(e, sp.log):
@@ -360,6 +382,74 @@ def certify_nonneg(
         return Outcome(False, f"{where}certificate differs from the target: {proof.method}")
     return Outcome(True, f"{where}{_short(expr)} = {_short(certificate)}, manifestly "
                    f"{'> 0' if sign == 'pos' else '>= 0'} ({proof.method})")
+
+
+def certify_nonneg_from_facts(
+    target: sp.Expr,
+    template: sp.Expr,
+    facts: Mapping[sp.Expr, tuple[Any, str]],
+    *,
+    vanishing: Sequence[tuple[sp.Expr, sp.Expr, str]] = (),
+    label: str = "",
+) -> Outcome:
+    """Certify ``target >= 0`` from facts established by other steps.
+
+    Parameters
+    ----------
+    target : Expr
+        The claimed non-negative quantity.
+    template : Expr
+        The certificate, written with one declared-non-negative symbol (or
+        ``IndexedBase``) per fact; it must be manifestly >= 0 as written.
+    facts : mapping
+        fact symbol -> (what it stands for, the premise that proves it >= 0).
+        "What it stands for" is an expression, or for an ``IndexedBase`` a
+        function of the index giving the i-th expression.
+    vanishing : sequence of (factor, cofactor, reason)
+        Terms ``factor * cofactor`` that are 0 under the setting's constraints
+        (e.g. ``(1 - sum_i p_i) * (ln m - 1)`` by normalisation); ``reason``
+        names the constraint ``factor = 0``.
+
+    The check: the template is manifestly >= 0, and
+    ``target - template[facts substituted] - sum factor*cofactor`` is
+    identically 0 (:func:`prove_zero`).
+    """
+    where = f"{label}: " if label else ""
+    sign = manifest_sign(template)
+    if sign is None:
+        return Outcome(False, f"{where}certificate {_short(template)} is not manifestly >= 0")
+    for sym in facts:
+        if not (getattr(sym, "is_nonnegative", None) or sympy_base_nonneg(sym)):
+            return Outcome(False, f"{where}fact symbol {sym} is not declared non-negative")
+
+    def expand_facts(e: sp.Expr) -> sp.Expr:
+        for sym, (meaning, _) in facts.items():
+            if isinstance(sym, sp.IndexedBase):
+                fn = meaning
+                e = e.replace(
+                    lambda x, b=sym: isinstance(x, sp.Indexed) and x.base == b,
+                    lambda x, f=fn: f(*x.indices),
+                )
+            else:
+                e = e.xreplace({sym: meaning})
+        return e
+
+    rest = sum((f * c for f, c, _ in vanishing), sp.Integer(0))
+    proof = prove_zero(sp.sympify(target) - expand_facts(template) - rest)
+    if not proof.ok:
+        return Outcome(False, f"{where}target - certificate is not identically 0: {proof.method}")
+    used = "; ".join(f"{sym} >= 0 by {why}" for sym, (_, why) in facts.items())
+    zero = "; ".join(f"{_short(f)} = 0 by {why}" for f, _, why in vanishing)
+    return Outcome(True, f"{where}target = {_short(template)} (manifestly >= 0; {used}"
+                   + (f"; {zero}" if zero else "") + f"; identity: {proof.method})")
+
+
+def sympy_base_nonneg(sym: Any) -> bool:
+    """Whether an ``IndexedBase`` was declared non-negative (or positive)."""
+    if isinstance(sym, sp.IndexedBase):
+        probe = sym[sp.Dummy("i", integer=True)]
+        return bool(probe.is_nonnegative)
+    return False
 
 
 def certify_sign(expr: sp.Expr, *, strict: bool = False, label: str = "") -> Outcome:

@@ -45,7 +45,8 @@ def register(subparsers: Any) -> None:
         "--details", action="store_true", help="add the certificate detail column to the table"
     )
     parser.add_argument(
-        "--list", action="store_true", help="list the steps (claim, step, method, domain) only"
+        "--list", action="store_true",
+        help="list the steps (claim, step, method, generality, domain) only"
     )
     parser.set_defaults(func=run, _parser=parser)
 
@@ -164,8 +165,8 @@ def _print_human(
         if details:
             row.append(c.detail)
         rows.append([_esc(v) for v in row])
-    emit_table(cols, rows, title="Proof steps (PROVED = for all parameters; CHECKED = on the "
-               "stated finite domain; SAMPLED = random examples)")
+    emit_table(cols, rows, title="Steps of the proofs: PROVED = for all parameters; CHECKED = "
+               "on the stated finite domain, SAMPLED = on random examples (checks, not proofs)")
     if report.chains:
         emit_table(
             ["result", "chain", "generality", "steps", "weakest link / why broken"],

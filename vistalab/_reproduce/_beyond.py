@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vistalab.figures import require
+from vistalab import sims, theory
 
 from ._rows import CheckRow
 
@@ -204,7 +204,6 @@ def _prop1(theory: Any) -> list[BeyondRow]:
 
 
 def _certified(theory: Any) -> list[BeyondRow]:
-    sims = require("sims", "gaussian_exact_mean_z")
     out = []
     worst = 0.0
     rad = 0.0
@@ -243,11 +242,6 @@ def _certified(theory: Any) -> list[BeyondRow]:
 
 def beyond_rows() -> list[dict[str, Any]]:
     """Compute every result of the section (plain dicts, for the stage cache)."""
-    theory = require(
-        "theory", "content_sandwich", "sharp_mean_z_bound", "sharp_constant",
-        "first_order_point", "recovery_exact_optimum", "content_rate_certified",
-        "gaussian_mean_z_certified",
-    )
     rows = _content(theory) + _sharp(theory) + _first_order(theory) + _prop1(theory)
     rows += _certified(theory)
     return [asdict(r) for r in rows]
