@@ -372,3 +372,14 @@ def test_certified_bad_input():
         theory.content_rate_certified(8, 16, 0.1)
     with pytest.raises(theory.DomainError, match="`kappa`"):
         theory.gaussian_mean_z_certified(10**4, 1000, 1.0)
+
+
+def test_cli_makeroom_first_order_keys(capsys):
+    """Issue 17 item 3: bound makeroom reports R*/nu and the exact second-order term
+    inside its proved bounds."""
+    doc = _json(["bound", "makeroom", "--n", "1000000000000000", "--kappa", "100",
+                 "--rate", "10"], capsys)
+    lo, hi = doc["second_order_bounds"]
+    assert lo <= doc["second_order_term"] <= hi
+    assert doc["optimal_rate_over_nu"] == pytest.approx(
+        doc["optimal_rate_for_delta"] / doc["nu"])

@@ -185,6 +185,7 @@ def _run_makeroom(args: argparse.Namespace) -> int:
         bucket_ledger,
         bucket_ledger_for_mean_z,
         bucket_sufficient_rate,
+        first_order_point,
         list_fano_mean_z_bound,
         makeroom_lower_bound,
         makeroom_nu,
@@ -203,7 +204,7 @@ def _run_makeroom(args: argparse.Namespace) -> int:
     best = optimal_mean_z(n, kappa, rate)
     needed = bucket_ledger_for_mean_z(n, kappa, best)
     m_at_rate = max(1, min(n, int(math.floor(2.0 ** min(rate, math.log2(n))))))
-    doc = {
+    doc: dict[str, Any] = {
         "n": n, "kappa": kappa, "rate": rate, "delta": delta,
         "nu": nu,
         "lower_bound": lower,
@@ -224,6 +225,11 @@ def _run_makeroom(args: argparse.Namespace) -> int:
         "optimal_rate_for_delta": optimal_rate(n, kappa, delta * kappa),
         "bucket_sufficient_rate": bucket_sufficient_rate(n, kappa, delta),
     }
+    # issue 17: first order (R*/nu -> 1 - delta) and the exact second-order term
+    fo = first_order_point(n, kappa, delta, with_buckets=False)
+    doc["optimal_rate_over_nu"] = fo.exact_over_nu
+    doc["second_order_term"] = fo.second_order
+    doc["second_order_bounds"] = [fo.bound_lo, fo.bound_hi]
     return _emit(args, doc, "Theorem 1: information-recovery trade-off")
 
 
