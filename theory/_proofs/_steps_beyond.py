@@ -75,6 +75,29 @@ def mi_below_sum_of_coordinates() -> Outcome:
 
 @register_step(
     CONTENT,
+    "product_induction_step",
+    "lp-shannon",
+    "any J, grouped A = (W_1..W_k) and B = W_{k+1} with B independent of A given J "
+    "(Shannon cone; every k)",
+    "I(J;A,B) <= I(J;A) + I(J;B) when I(A;B|J) = 0: with I(J;A) <= sum_{i<=k} I(J;W_i) "
+    "this gives I(J;W) <= sum_i I(J;W_i) for every n by induction",
+    "issue 17 item 1 (product bound)",
+    generality="all",
+)
+def product_induction_step() -> Outcome:
+    step = prove_shannon_inequality(
+        "I(J;A,B) <= I(J;A) + I(J;B)", given=[conditional_independence("A", "B", "J")]
+    )
+    if not step.proved:
+        return Outcome(False, step.detail)
+    free = prove_shannon_inequality("I(J;A,B) <= I(J;A) + I(J;B)")
+    if free.proved:
+        return Outcome(False, "proved without the independence constraint: not discriminating")
+    return Outcome(True, f"{step.detail}; refused without I(A;B|J) = 0")
+
+
+@register_step(
+    CONTENT,
     "coordinate_likelihood_ratio",
     "sympy-identity",
     "symbolic a > 0, real y",
@@ -82,7 +105,7 @@ def mi_below_sum_of_coordinates() -> Outcome:
     "+ q ln(q + p e^{aZ - a^2/2})]",
     "issue 17 item 1 (one 1-D integral)",
     generality="all",
-    premises=("content-sandwich:mi_below_sum_of_coordinates",),
+    premises=("content-sandwich:product_induction_step",),
 )
 def coordinate_likelihood_ratio() -> Outcome:
     a = sp.Symbol("a", positive=True)
@@ -138,7 +161,7 @@ def lognormal_mean() -> Outcome:
     "- ln(1 + e^{a^2/2 + a z}/(n-1))  (X = a + z ~ N(a,1): the bulky block's law)",
     "issue 17 item 1 (Jensen lower bound)",
     generality="all",
-    premises=("content-sandwich:lognormal_mean",),
+    premises=("content-sandwich:lognormal_mean", "prop2:neg_log_convex"),
     concludes=("content-sandwich",),
 )
 def jensen_rewrite() -> Outcome:

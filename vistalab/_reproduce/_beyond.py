@@ -265,8 +265,10 @@ def _status(row: Mapping[str, Any], chains: Mapping[str, CheckRow]) -> str:
         return f"chain {claim} BROKEN"
     if "proved for all parameters" in chain.numbers:
         return "proved for all parameters (chain closed)"
-    return ("chain closed, weakest link checked on a finite domain (not a proof for all "
-            "parameters); numbers checked on a finite domain")
+    weakest = chain.numbers.rsplit("weakest link finite: ", 1)
+    which = f" ({weakest[1].split()[0]})" if len(weakest) == 2 and weakest[1].split() else ""
+    return (f"chain closed, weakest link checked on a finite domain{which}: not a proof for "
+            "all parameters; numbers checked on a finite domain")
 
 
 def beyond_check_rows(rows: Sequence[Mapping[str, Any]]) -> list[CheckRow]:
