@@ -383,3 +383,13 @@ def test_cli_makeroom_first_order_keys(capsys):
     assert lo <= doc["second_order_term"] <= hi
     assert doc["optimal_rate_over_nu"] == pytest.approx(
         doc["optimal_rate_for_delta"] / doc["nu"])
+
+
+@given(st.integers(5, 10**6), st.data())
+def test_sharp_bound_ordered_random_points(n, data):
+    """Issue 17 item 2: list_fano <= sharp <= optimal_mean_z at random (n, kappa, I)."""
+    kappa = data.draw(st.integers(2, min((n - 1) // 2, 200)))
+    rate = data.draw(st.floats(0.0, math.log2(n), allow_nan=False))
+    lf = theory.list_fano_mean_z_bound(n, kappa, rate)
+    sh = theory.sharp_mean_z_bound(n, kappa, rate)
+    assert lf - 1e-12 <= sh <= theory.optimal_mean_z(n, kappa, rate) + 1e-9
