@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
         "--list", action="store_true",
         help="list the steps (claim, step, method, generality, domain) only"
     )
+    parser.add_argument(
+        "--no-formal",
+        action="store_true",
+        help="skip the Coq development (formal proofs for every parameter)",
+    )
     parser.set_defaults(func=run, _parser=parser)
 
 
@@ -74,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.only is None and hasattr(theory, "tightness_report"):
         tightness = theory.tightness_report()
     tight_ok = tightness is None or bool(getattr(tightness, "holds", True))
+    formal = _formal_report(args)
+    formal_ok = formal is None or formal.ok
 
     if args.json:
         emit_json(
@@ -86,11 +93,58 @@ def run(args: argparse.Namespace) -> int:
                 "chains": [_chain_row(c) for c in report.chains],
                 "only": args.only,
                 "tightness": None if tightness is None else to_plain(tightness),
+                "formal": [] if formal is None else [_formal_row(r) for r in formal.results],
+                "formal_message": None if formal is None else formal.message,
             }
         )
     else:
         _print_human(report, tightness, details=args.details)
-    return 0 if report.ok and tight_ok else 1
+        if formal is not None:
+            _print_formal(formal)
+    return 0 if report.ok and tight_ok and formal_ok else 1
+
+
+_FORMAL_KEYS = ("result", "theorem", "file", "statement", "assumptions", "status")
+
+
+def _formal_report(args: argparse.Namespace) -> Any:
+    """The Coq check (cached by source hash), or None when skipped: --no-formal,
+    or --only with a pattern that names no formal result or theorem."""
+    if getattr(args, "no_formal", False):
+        return None
+    from vistalab.theory._proofs import _formal
+
+    if args.only is not None:
+        import fnmatch
+
+        names = {m.result for m in _formal.MAIN_THEOREMS} | {
+            m.theorem for m in _formal.MAIN_THEOREMS
+        }
+        if not any(fnmatch.fnmatch(n, args.only) or n == args.only for n in names):
+            return None
+        report = _formal.check_formal()
+        keep = tuple(
+            r for r in report.results
+            if fnmatch.fnmatch(r.result, args.only) or fnmatch.fnmatch(r.theorem, args.only)
+        )
+        return dataclasses.replace(report, results=keep)
+    return _formal.check_formal()
+
+
+def _formal_row(r: Any) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in
+            ((k, getattr(r, k)) for k in _FORMAL_KEYS)}
+
+
+def _print_formal(formal: Any) -> None:
+    rows = [
+        [_esc(r.result), _esc(r.theorem), _esc(r.file), _esc(r.statement),
+         _esc(", ".join(a.rsplit(".", 1)[-1] for a in r.assumptions) or "none"),
+         r.status.upper()]
+        for r in formal.results
+    ]
+    emit_table(list(_FORMAL_KEYS), rows, title="Formal proofs (Coq, every parameter)")
+    sys.stdout.write(formal.message + "\n")
 
 
 def _step_row(s: theory.Step) -> dict[str, Any]:
