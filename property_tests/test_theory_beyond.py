@@ -307,6 +307,7 @@ def test_cli_keys(capsys):
     assert doc["sharp_success_bound"] <= doc["lossy_success_cap"]
 
 
+@pytest.mark.slow
 def test_new_proof_steps_and_chains():
     """Issue 17: the beyond-the-paper steps state a generality, the fast ones pass,
     and Proposition 1's sharper converse has a closed chain proved for all
