@@ -69,7 +69,26 @@ from ._errors import (
     WorkspaceError,
 )
 from ._events import Event, read_event_log
+from ._formats import (
+    FORMATS,
+    PROJECTION_RULES,
+    AnthropicCodec,
+    anthropic_problems,
+    anthropic_to_openai,
+    detect_format,
+    openai_to_anthropic,
+    render_request,
+    to_openai_messages,
+)
 from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._mcp import (
+    AGENT_TOOLS,
+    HARNESS_TOOLS,
+    ROLES,
+    WorkspaceService,
+    build_http_app,
+    build_mcp_server,
+)
 from ._probe import (
     PROBE_CONDITIONS,
     PROBE_QUESTIONS,
@@ -173,6 +192,23 @@ __all__ = [
     "ByteRange",
     "LineRange",
     "MemberSelector",
+    # wire formats (OpenAI chat, Anthropic Messages)
+    "FORMATS",
+    "PROJECTION_RULES",
+    "AnthropicCodec",
+    "detect_format",
+    "anthropic_to_openai",
+    "openai_to_anthropic",
+    "anthropic_problems",
+    "to_openai_messages",
+    "render_request",
+    # MCP server (needs the optional `mcp` package at build time)
+    "AGENT_TOOLS",
+    "HARNESS_TOOLS",
+    "ROLES",
+    "WorkspaceService",
+    "build_mcp_server",
+    "build_http_app",
     # traces
     "load_trace",
     "replay_trace",

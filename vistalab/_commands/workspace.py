@@ -40,6 +40,10 @@ def register(subparsers: Any) -> None:
         from ._workspace_analysis import register_analysis
 
         register_analysis(sub)
+    if importlib.util.find_spec(f"{__package__}._workspace_serve") is not None:
+        from ._workspace_serve import register_serve
+
+        register_serve(sub)
     parser.set_defaults(_parser=parser)
 
 
