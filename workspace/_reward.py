@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import TraceError, WorkspaceArgumentError, WorkspaceError
+from ._errors import TraceError, WorkspaceArgumentError
 from ._events import Event
-from ._protocol import ARCHIVE_TOOL, CONTEXT_TOOL_NAMES, DELETE_TOOL, READ_PATH_TOOL
+from ._protocol import CONTEXT_TOOL_NAMES, READ_PATH_TOOL
 from ._store import PayloadStore
 from ._tokenizers import Tokenizer
+from ._tools import drive_trace
 
 __all__ = [
     "RHO",
@@ -665,44 +666,13 @@ def trajectory_from_trace(
     )
     source = str(trace) if isinstance(trace, (str, os.PathLike)) else ""
     rec = TrajectoryRecorder(ws, source=source)
-    auto: set[str] = set()
-    for i, item in enumerate(items):
-        if "action" in item:
-            rec.begin_turn(message_index=i)
-            _apply_action(ws, item)
-            continue
-        role = item["role"]
-        if role == "tool" and item["tool_call_id"] in auto:
-            continue
-        if role == "assistant":
-            rec.begin_turn(message_index=i)
-        try:
-            ws.register_message(item)
-        except WorkspaceError as exc:
-            raise TraceError(i, str(exc)) from None
-        if role == "assistant" and item.get("tool_calls"):
-            for call in item["tool_calls"]:
-                name = call["function"]["name"]
-                if name in (ARCHIVE_TOOL, DELETE_TOOL):
-                    out = ws.dispatch(name, call["function"].get("arguments", "{}"))
-                    ws.register_tool_result(call["id"], out)
-                    auto.add(call["id"])
+    drive_trace(
+        ws,
+        items,
+        lambda i, _is_action: rec.begin_turn(message_index=i),
+        lambda i, exc: TraceError(i, str(exc)),
+    )
     return rec.finish()
-
-
-def _apply_action(ws: Any, item: Mapping[str, Any]) -> None:
-    act = item["action"]
-    try:
-        if act == "archive":
-            ws.archive(item["block_id"], item.get("replacement", ""))
-        elif act == "delete":
-            ws.delete(item["block_id"], item["reason"])
-        elif act == "restore":
-            ws.restore(item["block_id"])
-        else:
-            ws.read_path(item["path"], item.get("selector") or None)
-    except WorkspaceError:
-        pass  # the engine logged it as a failed event: the agent's mistake, Q_invalid
 
 
 # ----------------------------------------------------------------- validation

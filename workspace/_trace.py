@@ -10,23 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._errors import TraceError, WorkspaceError
+from ._errors import TraceError
 from ._events import Event
-from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, protocol_problems
+from ._protocol import protocol_problems
 from ._store import PayloadStore
 from ._tokenizers import Tokenizer
+from ._tools import ACTIONS, drive_trace
 
 __all__ = ["load_trace", "replay_trace", "TurnReport", "TraceReplay", "ACTIONS"]
-
-#: Context actions a trace may contain as ``{"action": ...}`` items, with
-#: their required and optional fields.
-ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "archive": (("block_id",), ("replacement",)),
-    "delete": (("block_id", "reason"), ()),
-    "restore": (("block_id",), ()),
-    "read": (("path",), ("selector",)),
-}
-_CONTEXT_CALLS = (ARCHIVE_TOOL, DELETE_TOOL)
 
 
 def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str, Any]]:
@@ -113,7 +104,7 @@ def _check_item(i: int, item: Any, src: str) -> None:
             raise TraceError(
                 i, f"unknown action {act!r} (choose from {', '.join(ACTIONS)})", source=src
             )
-        required, optional = ACTIONS[act]
+        required, optional = ACTIONS[act].required, ACTIONS[act].optional
         missing = [k for k in required if not isinstance(item.get(k), str)]
         if missing:
             raise TraceError(
@@ -280,8 +271,6 @@ def replay_trace(
     )
     turns: list[TurnReport] = []
     cursor = len(ws.events)
-    auto: set[str] = set()
-    n_messages = n_actions = 0
 
     def close_turn(index: int | None) -> None:
         nonlocal cursor
@@ -303,29 +292,13 @@ def replay_trace(
             )
         )
 
-    for i, item in enumerate(items):
-        if "action" in item:
-            n_actions += 1
-            _apply_action(ws, item)
-            continue
-        role = item["role"]
-        if role == "tool" and item["tool_call_id"] in auto:
-            continue  # answered by the engine when the call was replayed
-        if role == "assistant":
-            close_turn(i)
-        try:
-            ws.register_message(item)
-        except WorkspaceError as exc:
-            raise TraceError(i, str(exc)) from None
-        n_messages += 1
-        if role == "assistant" and item.get("tool_calls"):
-            for call in item["tool_calls"]:
-                name = call["function"]["name"]
-                if name in _CONTEXT_CALLS:
-                    n_actions += 1
-                    out = ws.dispatch(name, call["function"].get("arguments", "{}"))
-                    ws.register_tool_result(call["id"], out)
-                    auto.add(call["id"])
+    def before_model(index: int, is_action: bool) -> None:
+        if not is_action:  # replay reports renderings before assistant messages
+            close_turn(index)
+
+    n_messages, n_actions = drive_trace(
+        ws, items, before_model, lambda i, exc: TraceError(i, str(exc))
+    )
     close_turn(None)
     return TraceReplay(
         turns=tuple(turns),
@@ -336,19 +309,3 @@ def replay_trace(
         actions=n_actions,
         workspace=ws,
     )
-
-
-def _apply_action(ws: Any, item: Mapping[str, Any]) -> None:
-    act = item["action"]
-    try:
-        if act == "archive":
-            ws.archive(item["block_id"], item.get("replacement", ""))
-        elif act == "delete":
-            ws.delete(item["block_id"], item["reason"])
-        elif act == "restore":
-            ws.restore(item["block_id"])
-        else:
-            # A bare key ("G1.txt") resolves inside the store, like a relative path.
-            ws.read_path(item["path"], item.get("selector") or None)
-    except WorkspaceError:
-        pass  # recorded as a failed event by the engine

@@ -1,0 +1,235 @@
+"""Layout and costs: the messages each block position renders to, their token
+costs, and the ledger rows; all derived from the state, never hashed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from ._accounting import (
+    message_tokens,
+)
+from ._handles import (
+    handle_text,
+    member_stub,
+    offload_text,
+    orphan_prefix,
+    tombstone_text,
+)
+from ._hashing import HASH_MOD
+from ._ledger import UnitRow
+from ._records import (
+    Block,
+    BlockType,
+    Group,
+    Status,
+)
+from ._spec import (
+    format_id_ranges,
+)
+from ._state import StateCore
+from ._validate import _num, _tool_call_message
+
+__all__ = ["LayoutLayer"]
+
+
+class LayoutLayer(StateCore):
+    """Where each block sits in the rendering and what it costs: the messages at
+    every block position (content, handle, stub or nothing), kept current by
+    ``_refresh``, and the ledger row of every top-level unit."""
+
+    def _append_block(
+        self, b: Block, seed: tuple[tuple[dict[str, Any], ...], int] | None = None
+    ) -> None:
+        self._blocks.append(b)
+        self._pos_msgs.append(())
+        self._pos_cost.append(0)
+        self._pos_key.append(())
+        self._set_record(b)
+        if seed is None:
+            self._refresh([b.seq])
+        else:  # the caller already counted the message; do not tokenise twice
+            msgs, cost = seed
+            self._pos_msgs[-1], self._pos_cost[-1] = msgs, cost
+            self._pos_key[-1] = self._position_key(b)
+            if b.type is BlockType.SYSTEM:
+                self._sys_cost += cost
+            else:
+                self._conv_cost += cost
+            self._set_urow(b.id)
+        self._touch()
+
+    def _wrap_tool_text(self, b: Block, text: str) -> tuple[dict[str, Any], ...]:
+        """``text`` at a tool result's position: a tool message while its call is
+        in the prompt, else ordinary context (never an orphan tool message)."""
+        if self._parent_in_prompt(b):
+            return ({"role": "tool", "tool_call_id": b.tool_call_id, "content": text},)
+        return ({"role": "user", "content": orphan_prefix(b.id, b.name, b.parent) + text},)
+
+    def _parent_in_prompt(self, b: Block) -> bool:
+        if b.parent is None:
+            return False
+        return self._blocks[_num(b.parent) - 1].in_prompt
+
+    def _position_key(self, b: Block) -> tuple[Any, ...]:
+        tool_form = b.type is BlockType.TOOL_RESULT and self._parent_in_prompt(b)
+        if b.status is Status.DELETED:
+            return ("d", tool_form)
+        if b.in_prompt:
+            return ("v", tool_form, b.status, b.sha256)
+        if b.group is None:
+            return ("a", tool_form, b.status, b.payload, b.replacement)
+        top = self._top_unit(b)
+        return ("g", tool_form, top, self._group_span[top][0] == b.seq)
+
+    def _position_messages(self, b: Block, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        kind, tool_form = key[0], key[1]
+        is_result = b.type is BlockType.TOOL_RESULT
+        if kind == "d":
+            return (
+                ({"role": "tool", "tool_call_id": b.tool_call_id, "content": tombstone_text(b.id)},)
+                if tool_form
+                else ()
+            )
+        if kind == "v":
+            assert b.content is not None or b.type is BlockType.TOOL_CALL
+            if is_result:
+                return self._wrap_tool_text(b, b.content or "")
+            if b.type is BlockType.TOOL_CALL:
+                return (_tool_call_message(b.content, b.tool_calls or ()),)
+            return ({"role": b.role, "content": b.content},)
+        if kind == "a":
+            assert b.payload is not None
+            path = self.payload_path(b.payload.key)
+            if b.status is Status.OFFLOADED:
+                text = offload_text(b.id, path=path, size=b.payload.size, sha256=b.payload.sha256)
+            else:
+                text = handle_text(
+                    b.id,
+                    level=b.level,
+                    path=path,
+                    size=b.payload.size,
+                    sha256=b.payload.sha256,
+                    replacement=b.replacement,
+                )
+            if is_result:
+                return self._wrap_tool_text(b, text)
+            return ({"role": b.role, "content": text},)
+        # Member of an archived group: the top unit's handle sits at its first
+        # leaf; other members keep a stub only where a visible call needs an answer.
+        top, first = key[2], key[3]
+        if first:
+            text = self._group_handle(self._groups[top])
+            if tool_form:
+                return ({"role": "tool", "tool_call_id": b.tool_call_id, "content": text},)
+            return ({"role": "user", "content": text},)
+        if tool_form:
+            return (
+                {"role": "tool", "tool_call_id": b.tool_call_id, "content": member_stub(b.id, top)},
+            )
+        return ()
+
+    def _group_handle(self, g: Group) -> str:
+        return handle_text(
+            g.id,
+            level=g.level,
+            path=self.payload_path(g.payload.key),
+            size=g.payload.size,
+            sha256=g.payload.sha256,
+            replacement=g.replacement,
+            members=format_id_ranges(list(g.members)),
+        )
+
+    def _refresh(self, seqs: Iterable[int]) -> None:
+        """Recompute the rendered messages and costs of these block positions."""
+        for s in sorted(set(seqs)):
+            b = self._blocks[s - 1]
+            key = self._position_key(b)
+            if key == self._pos_key[s - 1]:
+                continue
+            msgs = self._position_messages(b, key)
+            cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
+            old = self._pos_cost[s - 1]
+            if b.type is BlockType.SYSTEM:
+                self._sys_cost += cost - old
+            else:
+                self._conv_cost += cost - old
+            self._pos_msgs[s - 1] = msgs
+            self._pos_cost[s - 1] = cost
+            self._pos_key[s - 1] = key
+            if b.group is not None:
+                self._gprompt.pop(self._top_unit(b), None)
+            if b.in_prompt and b.tokens != cost:
+                self._set_record(replace(b, tokens=cost), hashed=False)
+            if b.group is None and b.status is not Status.DELETED:
+                self._set_urow(b.id)
+            else:
+                self._drop_urow(b.id)
+
+    def _affected(self, leaves: Iterable[int]) -> set[int]:
+        """Leaves plus the results of any tool-call leaf (their form depends on it)."""
+        out = set(leaves)
+        for s in list(out):
+            b = self._blocks[s - 1]
+            if b.type is BlockType.TOOL_CALL:
+                out.update(_num(c) for c in self._children.get(b.id, ()))
+        return out
+
+    def _set_urow(self, uid: str) -> None:
+        """Rebuild the ledger row of top-level unit ``uid``."""
+        if uid[0] == "G":
+            g = self._groups[uid]
+            first, newest = self._group_span[uid]
+            turn = self._blocks[newest - 1].turn
+            tokens, type_, level, parent, status = (
+                self._group_tokens[uid],
+                "group",
+                g.level,
+                "-",
+                "archived",
+            )
+            archived = True
+        else:
+            b = self._blocks[_num(uid) - 1]
+            first = newest = b.seq
+            turn = b.turn
+            archived = not b.in_prompt
+            tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
+            type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
+        prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
+        row = UnitRow(
+            first,
+            turn,
+            archived,
+            newest,
+            tokens,
+            prefix,
+            suffix,
+            ptok,
+            type_,
+            level,
+            parent,
+            status,
+        )
+        self._ledger.put(uid, row, self._turn)
+        if uid[0] == "G":
+            self._gprompt.pop(uid, None)
+
+    def _drop_urow(self, uid: str) -> None:
+        self._ledger.drop(uid, self._turn)
+        self._gprompt.pop(uid, None)
+
+    def _drop_group_record(self, gid: str) -> None:
+        del self._groups[gid]
+        self._acc = (self._acc - self._digests.pop(gid)) % HASH_MOD
+        self._drop_urow(gid)
+
+    def _unit_prompt_tokens(self, uid: str) -> int:
+        if uid[0] == "B":
+            return self._pos_cost[_num(uid) - 1]
+        n = self._gprompt.get(uid)
+        if n is None:
+            pos_cost = self._pos_cost
+            n = self._gprompt[uid] = sum(pos_cost[s - 1] for s in self._leaves(uid))
+        return n

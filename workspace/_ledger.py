@@ -1,0 +1,158 @@
+"""The dashboard ledger's rows, one per top-level unit, as frozen records, with
+the running sums that give the ledger's token count without walking the rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+__all__ = ["UnitRow", "Ledger"]
+
+
+class UnitRow(NamedTuple):
+    """One top-level unit's ledger row, cached until the unit changes.
+
+    Attributes
+    ----------
+    first, newest : int
+        Sequence numbers of the unit's first and newest leaf block (position
+        order is by ``first``; archived rows are kept newest first).
+    turn : int
+        The turn of the newest leaf (the row's age is ``ws.turn - turn``).
+    archived : bool
+        True for archived units (blocks out of the prompt and groups).
+    tokens : int
+        ~Tok as the ledger prints it.
+    prefix, suffix : str
+        The row's text before and after its age field.
+    piece_tokens : int
+        Tokens of ``prefix`` plus ``suffix`` (the age piece is counted apart).
+    type, parent, status : str
+        The row's printed fields; ``level`` its compression level.
+    """
+
+    first: int
+    turn: int
+    archived: bool
+    newest: int
+    tokens: int
+    prefix: str
+    suffix: str
+    piece_tokens: int
+    type: str
+    level: int
+    parent: str
+    status: str
+
+
+class Ledger:
+    """Rows by unit ID with incremental sums (prefix/suffix tokens, archived
+    rows, rows per turn) and a cached position order.
+
+    Parameters
+    ----------
+    age_piece : callable
+        ``age -> (text, tokens)`` of a row's age field (the dashboard renderer's).
+    """
+
+    __slots__ = ("rows", "_order", "piece_tokens", "archived_rows", "_turns", "_age", "_age_piece")
+
+    def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
+        self.rows: dict[str, UnitRow] = {}
+        self._order: list[str] | None = []
+        self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
+        self.archived_rows = 0
+        self._turns: dict[int, int] = {}  # row turn -> rows with that turn
+        self._age: tuple[int, int] | None = None  # (turn, age tokens)
+        self._age_piece = age_piece
+
+    def copy(self) -> Ledger:
+        """An independent copy (rows are immutable and shared)."""
+        new = Ledger(self._age_piece)
+        new.rows = self.rows.copy()
+        new._order = None if self._order is None else self._order.copy()
+        new.piece_tokens, new.archived_rows = self.piece_tokens, self.archived_rows
+        new._turns = self._turns.copy()
+        new._age = self._age
+        return new
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self.rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def put(self, uid: str, row: UnitRow, turn: int) -> None:
+        """Insert or replace ``uid``'s row; ``turn`` is the workspace's turn now."""
+        old = self.rows.get(uid)
+        if old is not None:
+            self._out(old, turn)
+        self.rows[uid] = row
+        self._in(row, turn)
+        if old is None or old.first != row.first:
+            order = self._order
+            if (
+                order is not None
+                and old is None
+                and (not order or self.rows[order[-1]].first < row.first)
+            ):
+                order.append(uid)
+            else:
+                self._order = None
+
+    def drop(self, uid: str, turn: int) -> None:
+        """Remove ``uid``'s row if it has one."""
+        row = self.rows.pop(uid, None)
+        if row is not None:
+            self._out(row, turn)
+            self._order = None
+
+    def order(self) -> list[str]:
+        """Unit IDs in position order (by first leaf); do not modify."""
+        if self._order is None:
+            rows = self.rows
+            self._order = sorted(rows, key=lambda u: rows[u].first)
+        return self._order
+
+    def age_tokens(self, turn: int) -> int:
+        """Tokens of every row's age piece at ``turn``; ages shift with each new
+        turn, so the sum is rebuilt from the per-turn row counts once per turn."""
+        cached = self._age
+        if cached is not None and cached[0] == turn:
+            return cached[1]
+        age_piece = self._age_piece
+        n = sum(cnt * age_piece(turn - t)[1] for t, cnt in self._turns.items())
+        self._age = (turn, n)
+        return n
+
+    def recount(self) -> tuple[int, int]:
+        """(piece tokens, archived rows) summed from scratch (checks the sums)."""
+        rows = self.rows.values()
+        return sum(r.piece_tokens for r in rows), sum(r.archived for r in rows)
+
+    def _in(self, row: UnitRow, turn: int) -> None:
+        self.piece_tokens += row.piece_tokens
+        self.archived_rows += row.archived
+        t = row.turn
+        self._turns[t] = self._turns.get(t, 0) + 1
+        self._shift_age(turn, t, +1)
+
+    def _out(self, row: UnitRow, turn: int) -> None:
+        self.piece_tokens -= row.piece_tokens
+        self.archived_rows -= row.archived
+        t = row.turn
+        left = self._turns[t] - 1
+        if left:
+            self._turns[t] = left
+        else:
+            del self._turns[t]
+        self._shift_age(turn, t, -1)
+
+    def _shift_age(self, turn: int, row_turn: int, sign: int) -> None:
+        cached = self._age
+        if cached is None:
+            return
+        if cached[0] == turn:
+            self._age = (turn, cached[1] + sign * self._age_piece(turn - row_turn)[1])
+        else:
+            self._age = None

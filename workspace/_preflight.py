@@ -1,0 +1,269 @@
+"""Preflight and rendering: the candidate C~_t with its dashboard, the budget
+check, the normal rendering and the management rendering on overflow."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from ._accounting import (
+    REPLY_PRIMING,
+    message_tokens,
+)
+from ._dashboard import DASHBOARD_ROLE, LedgerRow
+from ._handles import (
+    pending_text,
+)
+from ._layout import LayoutLayer
+from ._protocol import (
+    CONTEXT_TOOL_NAMES,
+)
+from ._records import (
+    Status,
+)
+from ._results import Candidate, Rendering
+from ._state import locked
+from ._validate import _id_summary
+
+__all__ = ["PreflightLayer"]
+
+
+class PreflightLayer(LayoutLayer):
+    """The candidate rendering C~_t, preflight against B, and the management
+    rendering on overflow (eq. overflow)."""
+
+    def _ledger_row(self, uid: str) -> LedgerRow:
+        r = self._ledger.rows[uid]
+        return LedgerRow(uid, r.tokens, self._turn - r.turn, r.type, r.level, r.parent, r.status)
+
+    def _candidate(self) -> Candidate:
+        cached = self._candidate_cache
+        if cached is not None and cached.version == self._version:
+            return cached
+        order = self._ledger.order()
+        urow = self._ledger.rows
+        keep = self.dashboard_config.archived_rows
+        archived = [u for u in order if urow[u].archived]
+        hidden: set[str] = set()
+        notes: list[str] = []
+        if len(archived) > keep:
+            shown = (
+                set(heapq.nlargest(keep, archived, key=lambda u: urow[u].newest)) if keep else set()
+            )
+            folded = [u for u in archived if u not in shown]
+            hidden = set(folded)
+            notes.append(
+                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+                f"~{sum(urow[u].tokens for u in folded):,} tok)"
+            )
+        parts: list[str] = []
+        tokens = 0
+        for note in notes:
+            text, n = self._renderer.note_piece(note)
+            parts.append(text)
+            tokens += n
+        age_piece = self._renderer.age_piece
+        turn = self._turn
+        for u in order:
+            if u in hidden:
+                continue
+            r = urow[u]
+            age, n = age_piece(turn - r[1])
+            parts.append(r.prefix)
+            parts.append(age)
+            parts.append(r.suffix)
+            tokens += r.piece_tokens + n
+        overhead = self.overhead_tokens
+        conversation = self._conv_cost + self._pending_cost()
+        dash = self._renderer.ledger_body(
+            "".join(parts),
+            tokens,
+            budget=self.budget,
+            overhead=overhead,
+            conversation=conversation,
+        )
+        cand = Candidate(
+            version=self._version,
+            total=overhead + conversation + dash.message_tokens,
+            overhead=overhead,
+            conversation=conversation,
+            dashboard=dash.text,
+            dashboard_tokens=dash.message_tokens,
+            units=tuple(order),
+            archived=tuple(archived),
+        )
+        self._candidate_cache = cand
+        return cand
+
+    def _candidate_total(self) -> int:
+        """|C~_t|, what preflight compares with B: from the incremental sums when
+        possible, else from the full candidate (which render() needs anyway)."""
+        cached = self._candidate_cache
+        if cached is not None and cached.version == self._version:
+            return cached.total
+        tc = self._total_cache
+        if tc is not None and tc[0] == self._version:
+            return tc[1]
+        total = self._fast_total()
+        if total is None:
+            return self._candidate().total
+        self._total_cache = (self._version, total)
+        return total
+
+    def _fast_total(self) -> int | None:
+        """|C~_t| from the maintained row sums in O(1) (O(rows) once per turn for
+        the ages), or None where it does not apply: a tokenizer that is not
+        additive, or folded archived rows (the fold note's text changes)."""
+        if (
+            not self._renderer.additive
+            or self._ledger.archived_rows > self.dashboard_config.archived_rows
+        ):
+            return None
+        overhead = self.overhead_tokens
+        conversation = self._conv_cost + self._pending_cost()
+        dash = self._renderer.ledger_tokens(
+            self._ledger.piece_tokens + self._ledger.age_tokens(self._turn),
+            budget=self.budget,
+            overhead=overhead,
+            conversation=conversation,
+        )
+        return overhead + conversation + dash
+
+    def _pending_msgs(self) -> list[dict[str, Any]]:
+        return [
+            {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}
+            for cid in self._pending
+        ]
+
+    def _pending_cost(self) -> int:
+        return sum(message_tokens(m, self.tokenizer) for m in self._pending_msgs())
+
+    @property
+    def mode(self) -> str:
+        """``"overflow"`` if the candidate rendering exceeds the budget, else ``"normal"``."""
+        with self._lock:
+            return "overflow" if self._candidate_total() > self.budget else "normal"
+
+    @locked
+    def render(self) -> Rendering:
+        """Assemble C_t = preflight(render(V_t) + handles(A_t) + D_t, B).
+
+        Normal mode returns the ordinary rendering. If it would exceed the
+        budget, returns the management rendering instead: protocol, pinned
+        blocks and a dashboard whose ledger lists the largest visible units
+        (the rest folded), with task tools refused until room is freed.
+        Either way ``tokens <= budget``.
+        """
+        cand = self._candidate()
+        pos_cost, urow = self._pos_cost, self._ledger.rows
+        gp = self._unit_prompt_tokens
+        prompt_tokens = {
+            u: pos_cost[urow[u].first - 1] if u[0] == "B" else gp(u) for u in cand.units
+        }
+        block_tokens = {u: urow[u].tokens for u in cand.units}
+        head: list[dict[str, Any]] = [self._protocol_msg] if self._protocol_msg else []
+        common: dict[str, Any] = dict(
+            tools=self._tools,
+            budget=self.budget,
+            candidate_tokens=cand.total,
+            overhead_tokens=cand.overhead,
+            conversation_tokens=cand.conversation,
+            dashboard_tokens=cand.dashboard_tokens,
+            block_tokens=block_tokens,
+            prompt_tokens=prompt_tokens,
+            state_hash=self.state_hash(),
+            turn=self._turn,
+        )
+        if cand.total <= self.budget:
+            msgs = head
+            for m in self._pos_msgs:
+                msgs.extend(m)
+            msgs.extend(self._pending_msgs())
+            msgs.append({"role": DASHBOARD_ROLE, "content": cand.dashboard})
+            return Rendering(
+                messages=tuple(msgs),
+                tokens=cand.total,
+                mode="normal",
+                dashboard=cand.dashboard,
+                allowed_tools=tuple(t["function"]["name"] for t in self._tools),
+                **common,
+            )
+        return self._management(cand, head, common)
+
+    def _management(
+        self, cand: Candidate, head: list[dict[str, Any]], common: dict[str, Any]
+    ) -> Rendering:
+        pinned_msgs: list[dict[str, Any]] = []
+        pinned_cost = 0
+        for b in self._blocks:
+            if b.status is Status.PINNED:
+                pinned_msgs.extend(self._pos_msgs[b.seq - 1])
+                pinned_cost += self._pos_cost[b.seq - 1]
+        fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
+        urow = self._ledger.rows
+        visible = [u for u in cand.units if not urow[u].archived]
+        vis_tokens = sum(urow[u].tokens for u in visible)
+        archived_note = ""
+        if cand.archived:
+            archived_note = (
+                f"(+{len(cand.archived)} archived units: {_id_summary(list(cand.archived))}; "
+                f"~{sum(urow[u].tokens for u in cand.archived):,} tok)"
+            )
+        k = min(self.dashboard_config.management_rows, len(visible))
+        # Largest first (ties: older first), shown in position order.
+        ranked = heapq.nsmallest(k, visible, key=lambda u: (-urow[u].tokens, urow[u].first))
+        while True:
+            top = set(ranked[:k])
+            shown = [self._ledger_row(u) for u in visible if u in top]
+            notes = []
+            if len(visible) > k:
+                rest = [u for u in visible if u not in top]
+                notes.append(
+                    f"(+{len(rest)} more visible units: {_id_summary(rest)}; "
+                    f"~{vis_tokens - sum(r.tokens for r in shown):,} tok)"
+                )
+            if archived_note:
+                notes.append(archived_note)
+            dash = self._renderer.management(
+                shown,
+                notes,
+                budget=self.budget,
+                used=cand.total,
+                overhead=cand.overhead,
+                conversation=cand.conversation,
+                dashboard=cand.dashboard_tokens,
+            )
+            total = fixed + dash.message_tokens
+            if total <= self.budget or k == 0:
+                break
+            k //= 2
+        # The configuration-time floor guarantees the row-less form fits.
+        assert total <= self.budget, (total, self.budget)
+        msgs = head + pinned_msgs + [{"role": DASHBOARD_ROLE, "content": dash.text}]
+        return Rendering(
+            messages=tuple(msgs),
+            tokens=total,
+            mode="overflow",
+            dashboard=dash.text,
+            allowed_tools=CONTEXT_TOOL_NAMES,
+            **common,
+        )
+
+    def dashboard(self) -> str:
+        """The dashboard text the agent sees now (management form in overflow)."""
+        return self.render().dashboard
+
+    @locked
+    def gate(self, tool_name: str) -> str | None:
+        """None if ``tool_name`` may run now, else the refusal notice to return
+        as its result (task tools are refused in overflow mode, eq. overflow)."""
+        if tool_name in CONTEXT_TOOL_NAMES:
+            return None
+        total = self._candidate_total()
+        if total <= self.budget:
+            return None
+        return (
+            f"[refused] {tool_name} is disabled: the context (~{total:,} tokens) exceeds the "
+            f"budget ({self.budget:,}). Free at least ~{total - self.budget:,} tokens with "
+            "context_workspace_archive or context_workspace_delete, then call it again."
+        )

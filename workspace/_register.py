@@ -1,0 +1,283 @@
+"""Registration: each chat message becomes one block (a tool result through the
+budget guard), with the protocol's pairing rules checked at the door."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._accounting import (
+    message_tokens,
+)
+from ._errors import (
+    ProtocolOrderError,
+    WorkspaceArgumentError,
+)
+from ._guard import GuardLayer
+from ._records import (
+    Block,
+    BlockType,
+    Status,
+    block_payload_bytes,
+)
+from ._state import locked
+from ._store import sha256_hex
+from ._validate import _content_iv, _text_iv, _tool_call_message, _tool_calls_iv
+
+__all__ = ["RegisterLayer"]
+
+
+class RegisterLayer(GuardLayer):
+    """Message registration (the transitions that grow V_t)."""
+
+    @locked
+    def register_message(self, message: Mapping[str, Any], *, pinned: bool | None = None) -> str:
+        """Register one OpenAI chat message; returns its block ID.
+
+        Dispatches on ``role``: ``system``, ``user``, ``assistant`` (with or
+        without ``tool_calls``) or ``tool``. Content may be a string, None
+        (assistant with tool calls) or a list of ``{"type": "text"}`` parts,
+        which are joined.
+        """
+        if not isinstance(message, Mapping):
+            raise WorkspaceArgumentError(
+                "message", message, "must be a mapping (an OpenAI message)"
+            )
+        role = message.get("role")
+        content = _content_iv(message.get("content"), role)
+        if role == "system":
+            return self.register_system(content or "", pinned=True if pinned is None else pinned)
+        if role == "user":
+            return self.register_user(content or "", pinned=pinned)
+        if role == "assistant":
+            calls = message.get("tool_calls")
+            if calls:
+                if pinned:
+                    raise WorkspaceArgumentError(
+                        "pinned", pinned, "must be False for tool calls", "only plain messages pin"
+                    )
+                return self.register_tool_call(calls, content=content)
+            return self.register_assistant(content or "", pinned=bool(pinned))
+        if role == "tool":
+            if pinned:
+                raise WorkspaceArgumentError(
+                    "pinned", pinned, "must be False for tool results", "only plain messages pin"
+                )
+            cid: Any = message.get("tool_call_id")
+            return self.register_tool_result(cid, content or "", name=message.get("name"))
+        raise WorkspaceArgumentError(
+            "role", role, "must be one of system, user, assistant, tool", "fix the message's role"
+        )
+
+    @locked
+    def register_system(self, content: str, *, pinned: bool = True) -> str:
+        """Register a system message (pinned by default)."""
+        return self._register_plain(BlockType.SYSTEM, "system", content, pinned)
+
+    @locked
+    def register_user(self, content: str, *, pinned: bool | None = None) -> str:
+        """Register a user message; the first one (the task) is pinned by default."""
+        if pinned is None:
+            pinned = not self._user_seen
+        return self._register_plain(BlockType.USER, "user", content, pinned)
+
+    @locked
+    def register_assistant(self, content: str, *, pinned: bool = False) -> str:
+        """Register an assistant message without tool calls."""
+        return self._register_plain(BlockType.ASSISTANT, "assistant", content, pinned)
+
+    def _register_plain(self, btype: BlockType, role: str, content: Any, pinned: Any) -> str:
+        content = _text_iv("content", content)
+        if not isinstance(pinned, bool):
+            raise WorkspaceArgumentError("pinned", pinned, "must be True or False")
+        self._no_pending(role)
+        msg = {"role": role, "content": content}
+        cost = message_tokens(msg, self.tokenizer)
+        if pinned:
+            self._check_floor(extra_pinned=cost, what=f"this {btype.value}")
+        seed = ((msg,), cost)
+        data = content.encode("utf-8")
+        self._turn += 1
+        seq = len(self._blocks) + 1
+        b = Block(
+            id=f"B{seq}",
+            seq=seq,
+            type=btype,
+            role=role,
+            turn=self._turn,
+            parent=None,
+            status=Status.PINNED if pinned else Status.VISIBLE,
+            group=None,
+            level=0,
+            content=content,
+            tool_calls=None,
+            call_ids=(),
+            call_names=(),
+            tool_call_id=None,
+            name=None,
+            size=len(data),
+            sha256=sha256_hex(data),
+            tokens=cost,
+        )
+        self._append_block(b, seed)
+        if pinned:
+            self._pinned_cost += cost
+        if btype is BlockType.USER:
+            self._user_seen = True
+        self._log(
+            "register",
+            {"message": {"role": role, "content": content}, "pinned": pinned},
+            True,
+            b.id,
+            {},
+        )
+        return b.id
+
+    @locked
+    def register_tool_call(
+        self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
+    ) -> str:
+        """Register an assistant message that calls tools (one block for all
+        its parallel calls, so they share one fate)."""
+        if content is not None:
+            content = _text_iv("content", content)
+        calls = _tool_calls_iv(tool_calls)
+        for c in calls:
+            if c.id in self._call_owner:
+                raise ProtocolOrderError(
+                    f"tool call id {c.id!r} was already used by {self._call_owner[c.id]}; "
+                    "call ids must be unique within a conversation"
+                )
+        self._no_pending("assistant")
+        self._turn += 1
+        seq = len(self._blocks) + 1
+        bid = f"B{seq}"
+        data = block_payload_bytes(BlockType.TOOL_CALL, content, calls)
+        msg = _tool_call_message(content, calls)
+        cost = message_tokens(msg, self.tokenizer)
+        b = Block(
+            id=bid,
+            seq=seq,
+            type=BlockType.TOOL_CALL,
+            role="assistant",
+            turn=self._turn,
+            parent=None,
+            status=Status.VISIBLE,
+            group=None,
+            level=0,
+            content=content,
+            tool_calls=calls,
+            call_ids=tuple(c.id for c in calls),
+            call_names=tuple(c.name for c in calls),
+            tool_call_id=None,
+            name=None,
+            size=len(data),
+            sha256=sha256_hex(data),
+            tokens=cost,
+        )
+        for c in calls:
+            self._call_owner[c.id] = bid
+            self._pending[c.id] = bid
+        self._children[bid] = []
+        self._append_block(b, ((msg,), cost))
+        self._log(
+            "register",
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": content,
+                    "tool_calls": [c.to_openai() for c in calls],
+                }
+            },
+            True,
+            bid,
+            {},
+        )
+        return bid
+
+    @locked
+    def register_tool_result(
+        self, tool_call_id: str, content: str, *, name: str | None = None
+    ) -> str:
+        """Register the result of a pending tool call, through the budget guard.
+
+        The guard admits a result while the candidate rendering stays under
+        ``hard_limit``; otherwise it offloads the oldest visible raw tool
+        results to recoverable placeholders; if the result still cannot fit
+        (or could never fit in a normal rendering of ``budget`` tokens) it is
+        replaced by a compact rejection notice. The block ID is returned in
+        every case, so the call stays answered exactly once.
+        """
+        content = _text_iv("content", content)
+        if not isinstance(tool_call_id, str) or not tool_call_id:
+            raise WorkspaceArgumentError(
+                "tool_call_id", tool_call_id, "must be a non-empty string", "pass the call's id"
+            )
+        if tool_call_id in self._answered:
+            raise ProtocolOrderError(
+                f"tool call {tool_call_id!r} was already answered by "
+                f"{self._answered[tool_call_id]}; each call gets exactly one result"
+            )
+        if tool_call_id not in self._pending:
+            known = ", ".join(sorted(self._pending)) or "none"
+            raise ProtocolOrderError(
+                f"tool result for {tool_call_id!r} does not answer a pending call of the "
+                f"latest tool-call block (pending: {known})"
+            )
+        parent_id = self._pending[tool_call_id]
+        parent = self.block(parent_id)
+        call_name = parent.call_names[parent.call_ids.index(tool_call_id)]
+        if name is not None and not isinstance(name, str):
+            raise WorkspaceArgumentError("name", name, "must be a string or None")
+        original = content
+        seq = len(self._blocks) + 1
+        data = content.encode("utf-8")
+        b = Block(
+            id=f"B{seq}",
+            seq=seq,
+            type=BlockType.TOOL_RESULT,
+            role="tool",
+            turn=parent.turn,
+            parent=parent_id,
+            status=Status.VISIBLE,
+            group=None,
+            level=0,
+            content=content,
+            tool_calls=None,
+            call_ids=(),
+            call_names=(),
+            tool_call_id=tool_call_id,
+            name=call_name,
+            size=len(data),
+            sha256=sha256_hex(data),
+            tokens=0,
+        )
+        del self._pending[tool_call_id]
+        self._answered[tool_call_id] = b.id
+        self._children[parent_id].append(b.id)
+        self._append_block(b)
+        effects = self._guard(b)
+        self._log(
+            "register",
+            {
+                "message": {
+                    "role": "tool",
+                    "tool_call_id": tool_call_id,
+                    "content": original,
+                    **({"name": name} if name is not None else {}),
+                }
+            },
+            True,
+            b.id,
+            effects,
+        )
+        return b.id
+
+    def _no_pending(self, role: str) -> None:
+        if self._pending:
+            owner = next(iter(self._pending.values()))
+            raise ProtocolOrderError(
+                f"cannot register a {role} message: {owner} has unanswered tool calls "
+                f"{sorted(self._pending)}; register their results first (a failed tool "
+                "can return an error string)"
+            )

@@ -1,0 +1,141 @@
+"""What the engine returns: the rendering and the outcome of each action
+(frozen records, documented fields)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Rendering", "ArchiveResult", "DeleteResult", "RestoreResult", "Candidate"]
+
+# ----------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """What the model receives at one turn, after preflight (eq. workspace-render).
+
+    Attributes
+    ----------
+    messages : tuple of dict
+        OpenAI chat messages, protocol-valid. Shared with the engine's cache:
+        treat as read-only (``as_request()`` returns deep copies).
+    tools : tuple of dict
+        Tool schemas sent with the request: task tools then context tools,
+        in both modes (so prompt caches survive an overflow).
+    tokens : int
+        |C_t|: tokens of this request; ``tokens <= budget`` always.
+    budget : int
+        B.
+    mode : str
+        ``"normal"`` if the candidate fits (|C~_t| <= B), else ``"overflow"``
+        (the management rendering, eq. overflow).
+    candidate_tokens : int
+        |C~_t|: tokens of the ordinary rendering, what preflight compared
+        with B and what the dashboard's budget line prints.
+    overhead_tokens, conversation_tokens, dashboard_tokens : int
+        The dashboard's split of ``candidate_tokens``: tool schemas, protocol,
+        system blocks and reply priming / everything else / the candidate
+        dashboard message.
+    dashboard : str
+        The dashboard text in this rendering (the management dashboard in
+        overflow mode).
+    block_tokens : dict
+        ~Tok of every actionable unit, as the ledger prints it: the prompt
+        cost of a visible unit, the last visible cost of an archived one.
+    prompt_tokens : dict
+        Tokens each actionable unit costs in the candidate rendering now
+        (content, or handle plus protocol stubs when archived).
+    allowed_tools : tuple of str
+        Tools the agent may call this turn (context tools only in overflow).
+    state_hash : str
+        Canonical hash of the workspace this rendering shows.
+    turn : int
+        Root-turn counter at rendering time.
+    """
+
+    messages: tuple[dict[str, Any], ...]
+    tools: tuple[dict[str, Any], ...]
+    tokens: int
+    budget: int
+    mode: str
+    candidate_tokens: int
+    overhead_tokens: int
+    conversation_tokens: int
+    dashboard_tokens: int
+    dashboard: str
+    block_tokens: dict[str, int]
+    prompt_tokens: dict[str, int]
+    allowed_tools: tuple[str, ...]
+    state_hash: str
+    turn: int
+
+    def as_request(self) -> dict[str, Any]:
+        """``{"messages": [...], "tools": [...]}`` as independent plain data."""
+        return json.loads(json.dumps({"messages": list(self.messages), "tools": list(self.tools)}))
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveResult:
+    """Outcome of one archive action.
+
+    Attributes
+    ----------
+    unit_id : str
+        The archived block (single block) or the new group ``G<n>``.
+    path : str
+        Payload path to read for recovery.
+    level : int
+        Compression level of the new unit.
+    size : int
+        Payload bytes.
+    sha256 : str
+        Hex sha256 of the payload.
+    members : tuple of str
+        Units folded into the new unit (the block itself for one block).
+    freed_tokens : int
+        Net prompt tokens freed (content out, handle in; the dashboard row
+        change is not included).
+    """
+
+    unit_id: str
+    path: str
+    level: int
+    size: int
+    sha256: str
+    members: tuple[str, ...]
+    freed_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    """Outcome of one delete action: the units removed, every block that became
+    a tombstone, the payload keys removed and the net prompt tokens freed."""
+
+    units: tuple[str, ...]
+    blocks: tuple[str, ...]
+    payloads_removed: tuple[str, ...]
+    freed_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    """Outcome of one restore: units opened one level, blocks back in the
+    prompt, and the net prompt tokens added."""
+
+    units: tuple[str, ...]
+    blocks: tuple[str, ...]
+    added_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    version: int
+    total: int
+    overhead: int
+    conversation: int
+    dashboard: str
+    dashboard_tokens: int
+    units: tuple[str, ...]  # top-level units in position order
+    archived: tuple[str, ...]

@@ -1,0 +1,441 @@
+"""The workspace state W_t and its bookkeeping: records, the canonical hash,
+configuration, payload I/O and the event log (the layers above are its only writers)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, Concatenate, ParamSpec, Self, TypeVar
+
+from ._accounting import (
+    REPLY_PRIMING,
+    message_tokens,
+    tools_tokens,
+)
+from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
+from ._errors import (
+    BudgetConfigError,
+    UnknownBlockError,
+    WorkspaceArgumentError,
+    WorkspaceError,
+)
+from ._events import Event
+from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
+from ._ledger import Ledger
+from ._protocol import (
+    PROTOCOL_TEXT,
+    budget_notice,
+    context_tool_schemas,
+)
+from ._records import (
+    Block,
+    Group,
+    PayloadRef,
+    record_digest,
+)
+from ._results import Candidate
+from ._store import MemoryStore, PayloadStore, sha256_hex, verify_payload
+from ._tokenizers import Tokenizer, get_tokenizer
+from ._validate import _block_number, _num, _workspace_iv, log_path_iv
+
+__all__ = ["StateCore", "locked", "MUTABLE_STATE"]
+
+#: Containers of a workspace that change after construction; ``fork`` copies
+#: exactly these (plus the ledger, the call-children lists and the lock).
+MUTABLE_STATE = (
+    "_blocks",
+    "_groups",
+    "_pending",
+    "_call_owner",
+    "_answered",
+    "_children",
+    "_payload_owner",
+    "_digests",
+    "_pos_msgs",
+    "_pos_cost",
+    "_pos_key",
+    "_group_tokens",
+    "_group_span",
+    "_gprompt",
+    "_events",
+    "_event_state",
+)
+
+_SelfT = TypeVar("_SelfT", bound="StateCore")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def locked(fn: Callable[Concatenate[_SelfT, _P], _R]) -> Callable[Concatenate[_SelfT, _P], _R]:
+    """Run the method under the workspace's re-entrant lock (every public
+    mutation and rendering holds it, so threads see whole transitions)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: _SelfT, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+class StateCore:
+    """W_t itself: the records, the incremental hash, the configuration, payload
+    I/O and the event log. Only the transition layers above write these fields."""
+
+    def __init__(  # noqa: PLR0915 - the state's one constructor
+        self,
+        budget: int,
+        *,
+        tokenizer: str | Tokenizer = "cl100k_base",
+        store: PayloadStore | None = None,
+        hard_limit: int | None = None,
+        task_tools: Sequence[Mapping[str, Any]] = (),
+        protocol: bool = True,
+        dashboard: DashboardConfig | None = None,
+        include_read_path_tool: bool = False,
+        log_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._lock = threading.RLock()
+        log_path = log_path_iv(log_path)
+        cfg = _workspace_iv(
+            budget, hard_limit, task_tools, protocol, dashboard, include_read_path_tool, store
+        )
+        self.budget: int = cfg["budget"]
+        self.hard_limit: int = cfg["hard_limit"]
+        self.tokenizer: Tokenizer = get_tokenizer(tokenizer)
+        self.store: PayloadStore = store if store is not None else MemoryStore()
+        self.protocol: bool = cfg["protocol"]
+        self.dashboard_config: DashboardConfig = cfg["dashboard"]
+        self._task_tools: tuple[dict[str, Any], ...] = cfg["task_tools"]
+        self._include_read_path = cfg["include_read_path_tool"]
+        self._tools: tuple[dict[str, Any], ...] = self._task_tools + tuple(
+            context_tool_schemas(include_read_path=self._include_read_path)
+        )
+        self._renderer = DashboardRenderer(self.tokenizer, self.dashboard_config)
+
+        # The state W_t.
+        self._blocks: list[Block] = []
+        self._groups: dict[str, Group] = {}
+        self._group_seq = 0
+        self._turn = 0
+        self._pending: dict[str, str] = {}  # unanswered call id -> tool_call block id
+        self._call_owner: dict[str, str] = {}  # every call id ever -> tool_call block id
+        self._answered: dict[str, str] = {}  # call id -> tool_result block id
+        self._children: dict[str, list[str]] = {}  # tool_call block -> result blocks
+        self._payload_owner: dict[str, str] = {}  # store key -> unit id
+        self._user_seen = False
+
+        # Incremental canonical hash: sum of record digests (order is in the records).
+        self._digests: dict[str, int] = {}
+        self._acc = 0
+        self._config_plain = self._config_for_hash()
+        self._config_digest = record_digest(self._config_plain)
+
+        # Render caches (derived, never hashed).
+        self._pos_msgs: list[tuple[dict[str, Any], ...]] = []
+        self._pos_cost: list[int] = []
+        self._pos_key: list[tuple[Any, ...]] = []
+        self._sys_cost = 0  # positions of system blocks (overhead)
+        self._conv_cost = 0  # every other position
+        self._group_tokens: dict[str, int] = {}
+        self._group_span: dict[str, tuple[int, int]] = {}  # first, newest leaf seq
+        self._version = 0
+        self._candidate_cache: Candidate | None = None
+        self._pinned_cost = 0
+        # Incremental preflight (additive tokenizers, no folded rows): the ledger
+        # body costs the sum of its rows' cached pieces plus one age piece per
+        # row, so the ledger's sums give |C~_t| without walking the units.
+        self._ledger = Ledger(self._renderer.age_piece)
+        self._total_cache: tuple[int, int] | None = None  # (version, |C~_t|)
+        self._gprompt: dict[str, int] = {}  # top-level group -> prompt tokens of its leaves
+
+        self._fixed_tools = tools_tokens(self._tools, self.tokenizer)
+        self._protocol_msg: dict[str, Any] | None = None
+        self._protocol_cost = 0
+        if self.protocol:
+            text = PROTOCOL_TEXT + "\n\n" + budget_notice(self.budget)
+            self._protocol_msg = {"role": "system", "content": text}
+            self._protocol_cost = message_tokens(self._protocol_msg, self.tokenizer)
+        self._mgmt_dash_bound = self._renderer.worst_case_management_bytes(self.budget)
+        # Smallest dashboard a normal rendering can carry (head and one row).
+        self._dash_floor = self._renderer.ledger(
+            (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),),
+            (),
+            budget=self.budget,
+            overhead=0,
+            conversation=0,
+        ).message_tokens
+        self._check_floor(extra_pinned=0, what=None)
+
+        # Event log.
+        self._events: list[Event] = []
+        self._event_state: list[tuple[int, int]] = []  # (turn, hash accumulator) per event
+        # A substituted fork's log rewrite, applied when the old events are read:
+        # (first event, end, [(event, new content, digest change)]).
+        self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
+        self._event_base = 0
+        self._log_fh: IO[str] | None = None
+        if log_path is not None:
+            self._log_fh = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
+        self._log("init", {"config": self.config()}, True, "", {})
+
+    # ============================================================ config
+    def config(self) -> dict[str, Any]:
+        """The construction parameters as plain data (recorded in the ``init`` event)."""
+        return {
+            "budget": self.budget,
+            "hard_limit": self.hard_limit,
+            "tokenizer": self.tokenizer.name,
+            "task_tools": [dict(t) for t in self._task_tools],
+            "protocol": self.protocol,
+            "dashboard": self.dashboard_config.to_plain(),
+            "include_read_path_tool": self._include_read_path,
+            "store_root": self.store.root,
+        }
+
+    def _config_for_hash(self) -> dict[str, Any]:
+        cfg = self.config()
+        # Where the store lives is not part of W_t: the same workspace on
+        # another machine or in memory hashes the same.
+        del cfg["store_root"]
+        return {"kind": "config", **cfg}
+
+    @property
+    def overhead_tokens(self) -> int:
+        """Tool schemas + protocol + system blocks + reply priming."""
+        return self._fixed_tools + REPLY_PRIMING + self._protocol_cost + self._sys_cost
+
+    def management_floor(self) -> int:
+        """Upper bound on the smallest management rendering; must stay <= budget."""
+        return (
+            self._fixed_tools
+            + REPLY_PRIMING
+            + self._protocol_cost
+            + self._pinned_cost
+            + self._mgmt_dash_bound
+        )
+
+    def _check_floor(self, *, extra_pinned: int, what: str | None) -> None:
+        floor = self.management_floor() + extra_pinned
+        if floor <= self.budget:
+            return
+        parts = (
+            f"tool schemas {self._fixed_tools:,}, protocol {self._protocol_cost:,}, pinned "
+            f"{self._pinned_cost + extra_pinned:,}, worst-case management dashboard "
+            f"{self._mgmt_dash_bound:,}, reply priming {REPLY_PRIMING}"
+        )
+        if what is None:
+            raise BudgetConfigError(
+                "budget",
+                self.budget,
+                f"must be at least {floor:,} tokens so the overflow (management) rendering "
+                f"always fits ({parts})",
+                "raise the budget, drop task tool schemas or set protocol=False",
+            )
+        raise BudgetConfigError(
+            "pinned",
+            True,
+            f"would make the management rendering need {floor:,} > budget {self.budget:,} "
+            f"tokens ({parts})",
+            f"register {what} unpinned or raise the budget",
+        )
+
+    # ============================================================ hashing
+    def _set_record(self, rec: Block | Group, *, hashed: bool = True) -> None:
+        if isinstance(rec, Block):
+            self._blocks[rec.seq - 1] = rec
+        else:
+            self._groups[rec.id] = rec
+        if hashed:
+            new = record_hash(rec)
+            old = self._digests.get(rec.id, 0)
+            self._acc = (self._acc - old + new) % HASH_MOD
+            self._digests[rec.id] = new
+
+    def state_hash(self) -> str:
+        """Canonical sha256 of W_t: blocks, groups, payload checksums, turn and config.
+
+        Stable across processes and platforms (canonical JSON). The store's
+        location and the ID counters are not part of it, so archiving a unit
+        and restoring it gives back the same hash (the paper's Q_undo).
+        """
+        return self._hash_of(self._turn, self._acc)
+
+    def _hash_of(self, turn: int, acc: int) -> str:
+        return state_hash_of(self._config_digest, turn, acc)
+
+    def recompute_state_hash(self) -> str:
+        """The canonical hash recomputed from scratch (checks the incremental one)."""
+        with self._lock:
+            return self._hash_of(self._turn, accumulate([*self._blocks, *self._groups.values()]))
+
+    # ============================================================ accessors
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Every registered block in order, tombstones included."""
+        return tuple(self._blocks)
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        """Live archive groups by ID."""
+        return dict(self._groups)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The event log so far (``init`` first)."""
+        self._apply_rewrite()
+        return tuple(self._events)
+
+    @property
+    def event_count(self) -> int:
+        """Sequence number the next event will get (the log's length)."""
+        return self._event_base + len(self._events)
+
+    def events_since(self, seq: int) -> tuple[Event, ...]:
+        """Events with sequence number ``>= seq`` (without copying the older log)."""
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise WorkspaceArgumentError(
+                "seq", seq, "must be a non-negative integer", "pass len(ws.events) from earlier"
+            )
+        start = max(0, seq - self._event_base)
+        if self._rewrite is not None and start < self._rewrite[1]:
+            self._apply_rewrite()
+        return tuple(self._events[start:])
+
+    @property
+    def turn(self) -> int:
+        """Root-turn counter (advances with every non-tool-result registration)."""
+        return self._turn
+
+    @property
+    def pending_calls(self) -> tuple[str, ...]:
+        """Tool-call IDs still waiting for a registered result."""
+        return tuple(self._pending)
+
+    def block(self, block_id: str) -> Block:
+        """The block record for ``B<n>``."""
+        n = _block_number(block_id)
+        if n is None or n > len(self._blocks):
+            raise UnknownBlockError(str(block_id), self._no_block_detail())
+        return self._blocks[n - 1]
+
+    def payload_path(self, key: str) -> str:
+        """Display path of a store key."""
+        return f"{self.store.root}/{key}"
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The context tools in OpenAI function-calling format (fresh copies)."""
+        return context_tool_schemas(include_read_path=self._include_read_path)
+
+    @property
+    def tools(self) -> tuple[dict[str, Any], ...]:
+        """Every schema sent with a request: task tools, then context tools."""
+        return self._tools
+
+    def _no_block_detail(self) -> str:
+        n = len(self._blocks)
+        return (
+            f"does not exist (the newest block is B{n})" if n else "does not exist (no blocks yet)"
+        )
+
+    def _touch(self) -> None:
+        self._version += 1
+
+    def _top_unit(self, b: Block) -> str:
+        if b.group is None:
+            return b.id
+        gid = b.group
+        while True:
+            p = self._groups[gid].parent
+            if p is None:
+                return gid
+            gid = p
+
+    def _leaves(self, unit_id: str) -> list[int]:
+        if unit_id.startswith("B"):
+            return [_num(unit_id)]
+        out: list[int] = []
+        for m in self._groups[unit_id].members:
+            out.extend(self._leaves(m))
+        return out
+
+    def _unit_payload(self, uid: str) -> PayloadRef:
+        if uid[0] == "G":
+            return self._groups[uid].payload
+        p = self._blocks[_num(uid) - 1].payload
+        assert p is not None
+        return p
+
+    # ============================================================ payload I/O
+    def _put(self, key: str, data: bytes) -> PayloadRef:
+        """Store ``data`` under ``key``; the reference records the engine's own
+        size and sha256 of these exact bytes, never what the store reports, so a
+        store that writes other bytes cannot vouch for them (reads then fail)."""
+        ref = PayloadRef(key, len(data), sha256_hex(data))
+        self.store.put(key, data)  # returns only when durable
+        return ref
+
+    def _fetch(self, key: str, sha256: str) -> bytes:
+        """The payload's bytes, verified here against the checksum the engine
+        recorded (the store's own check is not relied on)."""
+        return verify_payload(key, self.store.get(key), sha256)
+
+    @contextlib.contextmanager
+    def _failure_logged(self, action: str, args: dict[str, Any]) -> Iterator[None]:
+        """A refused action is logged (ok=False, with the reason) and re-raised; the
+        state is untouched, so the log still replays to the same hash."""
+        try:
+            yield
+        except WorkspaceError as exc:
+            self._log(action, args, False, str(exc), {})
+            raise
+
+    # ============================================================ events
+    def _log(
+        self, op: str, args: dict[str, Any], ok: bool, result: str, effects: dict[str, Any]
+    ) -> None:
+        ev = Event(
+            self._event_base + len(self._events), op, args, ok, result, effects, self.state_hash()
+        )
+        self._events.append(ev)
+        self._event_state.append((self._turn, self._acc))
+        if self._log_fh is not None:
+            self._log_fh.write(ev.to_json() + "\n")
+            self._log_fh.flush()
+
+    @locked
+    def close(self) -> None:
+        """Close the event log file (if any)."""
+        if self._log_fh is not None:
+            self._log_fh.close()
+            self._log_fh = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _apply_rewrite(self) -> None:
+        if self._rewrite is None:
+            return
+        start, end, marks = self._rewrite
+        events, state = self._events, self._event_state
+        delta, i = 0, 0
+        for k in range(start, end):
+            ev = events[k]
+            args = ev.args
+            while i < len(marks) and marks[i][0] == k:
+                args = dict(args, message=dict(args["message"], content=marks[i][1]))
+                delta = (delta + marks[i][2]) % HASH_MOD
+                i += 1
+            turn, acc = state[k]
+            acc = (acc + delta) % HASH_MOD
+            state[k] = (turn, acc)
+            events[k] = Event(
+                ev.seq, ev.op, args, ev.ok, ev.result, ev.effects, self._hash_of(turn, acc)
+            )
+        self._rewrite = None

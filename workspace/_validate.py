@@ -1,0 +1,255 @@
+"""Validation at the door for the engine's public calls, and the small ID
+helpers every engine module shares."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._accounting import (
+    canonical_json,
+)
+from ._dashboard import DashboardConfig
+from ._errors import (
+    BudgetConfigError,
+    WorkspaceArgumentError,
+)
+from ._protocol import (
+    CONTEXT_TOOL_NAMES,
+    READ_PATH_TOOL,
+)
+from ._records import (
+    ToolCall,
+)
+from ._store import PayloadStore
+
+#: Longest replacement (index) text accepted for an archive handle.
+MAX_REPLACEMENT_CHARS = 2000
+
+# ----------------------------------------------------------------- helpers
+
+
+def _num(block_id: str) -> int:
+    return int(block_id[1:])
+
+
+def _id_summary(ids: list[str], limit: int = 8) -> str:
+    """IDs in position order as at most ``limit`` items (runs of consecutive
+    blocks as ranges), then ``+N more``; cheap on long lists: each run's end is
+    found by bisection."""
+    parts: list[str] = []
+    i, n = 0, len(ids)
+    groups = [k for k, u in enumerate(ids) if u[0] != "B"]  # a group ends a run
+    g = 0
+    while i < n and len(parts) < limit:
+        uid = ids[i]
+        if uid[0] != "B":
+            parts.append(uid)
+            i += 1
+            continue
+        while g < len(groups) and groups[g] < i:
+            g += 1
+        # Between two groups, block numbers strictly increase with position, so
+        # the run of consecutive numbers from i is a prefix: bisect its end.
+        first = int(uid[1:])
+        lo, hi = i, (groups[g] if g < len(groups) else n) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if int(ids[mid][1:]) - first == mid - i:
+                lo = mid
+            else:
+                hi = mid - 1
+        parts.append(uid if lo == i else f"{uid}-{ids[lo]}")
+        i = lo + 1
+    if i < n:
+        parts.append(f"+{n - i} more")
+    return ",".join(parts)
+
+
+def _block_number(block_id: Any) -> int | None:
+    if (
+        isinstance(block_id, str)
+        and len(block_id) > 1
+        and block_id[0] == "B"
+        and block_id[1:].isascii()
+        and block_id[1:].isdigit()
+        and block_id[1] != "0"
+    ):
+        return int(block_id[1:])
+    return None
+
+
+def _tool_call_message(content: str | None, calls: Sequence[ToolCall]) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "tool_calls": [c.to_openai() for c in calls]}
+
+
+def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
+    if not isinstance(value, str):
+        raise WorkspaceArgumentError(name, value, "must be a string", f"pass {name} as text")
+    if max_chars is not None and len(value) > max_chars:
+        raise WorkspaceArgumentError(
+            name, value, f"must be at most {max_chars} characters", "keep it short"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise WorkspaceArgumentError(
+            name,
+            value[max(0, exc.start - 10) : exc.end + 10],
+            f"must be valid Unicode text (unpaired surrogate at index {exc.start})",
+            "decode the source with errors='replace'",
+        ) from None
+    return value
+
+
+def _content_iv(content: Any, role: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for i, part in enumerate(content):
+            if (
+                not isinstance(part, Mapping)
+                or part.get("type") != "text"
+                or not isinstance(part.get("text"), str)
+            ):
+                raise WorkspaceArgumentError(
+                    "content",
+                    content,
+                    f"part {i} must be a {{'type': 'text', 'text': str}} part",
+                    "only text content is supported",
+                )
+            texts.append(part["text"])
+        return "".join(texts)
+    raise WorkspaceArgumentError(
+        "content", content, f"of a {role} message must be a string, None or text parts"
+    )
+
+
+def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
+    if (
+        not isinstance(tool_calls, Sequence)
+        or isinstance(tool_calls, (str, bytes))
+        or not tool_calls
+    ):
+        raise WorkspaceArgumentError(
+            "tool_calls", tool_calls, "must be a non-empty list of OpenAI tool calls"
+        )
+    out: list[ToolCall] = []
+    seen: set[str] = set()
+    for i, call in enumerate(tool_calls):
+        if isinstance(call, ToolCall):
+            out.append(call)
+            continue
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        cid = call.get("id") if isinstance(call, Mapping) else None
+        if not isinstance(fn, Mapping) or not isinstance(cid, str) or not cid:
+            raise WorkspaceArgumentError(
+                "tool_calls",
+                tool_calls,
+                f"item {i} must look like {{'id': str, 'type': 'function', 'function': "
+                "{'name': str, 'arguments': str}}",
+            )
+        name = fn.get("name")
+        args = fn.get("arguments", "")
+        if not isinstance(name, str) or not name:
+            raise WorkspaceArgumentError(
+                "tool_calls", tool_calls, f"item {i} needs a function name"
+            )
+        if isinstance(args, Mapping):
+            args = canonical_json(dict(args))  # normalise pre-parsed arguments to the wire form
+        if not isinstance(args, str):
+            raise WorkspaceArgumentError(
+                "tool_calls", tool_calls, f"item {i} arguments must be a JSON string"
+            )
+        _text_iv("arguments", args)
+        if cid in seen:
+            raise WorkspaceArgumentError("tool_calls", tool_calls, f"repeats call id {cid!r}")
+        seen.add(cid)
+        out.append(ToolCall(cid, name, args))
+    return tuple(out)
+
+
+def _workspace_iv(
+    budget: Any,
+    hard_limit: Any,
+    task_tools: Any,
+    protocol: Any,
+    dashboard: Any,
+    include_read_path_tool: Any,
+    store: Any,
+) -> dict[str, Any]:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise BudgetConfigError("budget", budget, "must be a positive integer number of tokens")
+    if hard_limit is None:
+        hard_limit = 2 * budget
+    if isinstance(hard_limit, bool) or not isinstance(hard_limit, int) or hard_limit < budget:
+        raise WorkspaceArgumentError(
+            "hard_limit",
+            hard_limit,
+            f"must be an integer >= budget ({budget})",
+            "leave it None for 2 * budget",
+        )
+    if not isinstance(protocol, bool):
+        raise WorkspaceArgumentError("protocol", protocol, "must be True or False")
+    if not isinstance(include_read_path_tool, bool):
+        raise WorkspaceArgumentError(
+            "include_read_path_tool", include_read_path_tool, "must be True or False"
+        )
+    if dashboard is None:
+        dashboard = DashboardConfig()
+    if not isinstance(dashboard, DashboardConfig):
+        raise WorkspaceArgumentError("dashboard", dashboard, "must be a DashboardConfig")
+    if store is not None and not isinstance(store, PayloadStore):
+        raise WorkspaceArgumentError(
+            "store",
+            store,
+            "must implement the PayloadStore protocol",
+            "use DiskStore or MemoryStore",
+        )
+    if isinstance(task_tools, (str, bytes)) or not isinstance(task_tools, Sequence):
+        raise WorkspaceArgumentError("task_tools", task_tools, "must be a list of tool schemas")
+    tools: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for i, t in enumerate(task_tools):
+        fn = t.get("function") if isinstance(t, Mapping) else None
+        name = fn.get("name") if isinstance(fn, Mapping) else None
+        if not isinstance(t, Mapping) or t.get("type") != "function" or not isinstance(name, str):
+            raise WorkspaceArgumentError(
+                "task_tools",
+                task_tools,
+                f"item {i} must be an OpenAI tool schema {{'type': 'function', 'function': "
+                "{'name': ...}}",
+            )
+        if name in CONTEXT_TOOL_NAMES or name == READ_PATH_TOOL or name in names:
+            raise WorkspaceArgumentError(
+                "task_tools", name, "must not repeat a name or reuse a context tool's name"
+            )
+        names.add(name)
+        tools.append(json.loads(json.dumps(t)))
+    return {
+        "budget": budget,
+        "hard_limit": hard_limit,
+        "task_tools": tuple(tools),
+        "protocol": protocol,
+        "dashboard": dashboard,
+        "include_read_path_tool": include_read_path_tool,
+    }
+
+
+def log_path_iv(log_path: Any) -> str | None:
+    """``log_path`` as a text path, or None; booleans, numbers (``True`` would
+    open file descriptor 1), bytes, NUL bytes and empty strings are refused."""
+    if log_path is None:
+        return None
+    text = os.fspath(log_path) if isinstance(log_path, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text or "\x00" in text:
+        raise WorkspaceArgumentError(
+            "log_path",
+            log_path,
+            "must be a file path (a non-empty str or PathLike without NUL bytes) or None",
+            "pass e.g. log_path='events.jsonl'",
+        )
+    return text
