@@ -14,7 +14,6 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
-
 from vistalab.workspace import (  # noqa: E402
     AGENT_TOOLS,
     HARNESS_TOOLS,

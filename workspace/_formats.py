@@ -91,6 +91,11 @@ class AnthropicCodec:
     def record(self, projected: Mapping[str, Any], blocks: Sequence[Mapping[str, Any]]) -> None:
         self.originals[_key(projected)] = [copy.deepcopy(dict(b)) for b in blocks]
 
+    def copy(self) -> AnthropicCodec:
+        new = AnthropicCodec()
+        new.originals = dict(self.originals)  # entries are never mutated
+        return new
+
     def lookup(self, projected: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         found = self.originals.get(_key(projected))
         return copy.deepcopy(found) if found is not None else None
@@ -521,21 +526,14 @@ def _format_iv(format: Any) -> str:
     return str(format)
 
 
-def render_request(
-    workspace: Any, format: str = "openai", *, codec: AnthropicCodec | None = None
-) -> dict[str, Any]:
+def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
     """The workspace's current rendering as a request in ``format``, with its
-    mode, tokens (engine accounting), allowed tools and dashboard. ``codec``
-    restores the original Anthropic blocks of visible messages."""
+    mode, tokens (engine accounting), allowed tools and dashboard."""
     fmt = _format_iv(format)
-    r = workspace.render()
-    if fmt == "openai":
-        request = r.as_request()
-    else:
-        request = openai_to_anthropic(r.messages, r.tools, codec=codec)
+    r = workspace.render(format=fmt)
     return {
         "format": fmt,
-        "request": request,
+        "request": r.as_request(),
         "mode": r.mode,
         "tokens": r.tokens,
         "budget": r.budget,

@@ -93,10 +93,7 @@ class WorkspaceService:
     """
 
     def __init__(self, workspace: Any) -> None:
-        from ._formats import AnthropicCodec
-
         self.workspace = workspace
-        self.codec = AnthropicCodec()
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------ agent-facing
@@ -140,7 +137,7 @@ class WorkspaceService:
             raise WorkspaceArgumentError(
                 "messages", messages, "must be a list of message objects", "wrap it in [...]"
             )
-        converted = to_openai_messages(messages, codec=self.codec)
+        converted = to_openai_messages(messages, codec=workspace_codec(self.workspace))
         ids: list[str] = []
         with self._lock:
             for i, msg in enumerate(converted):
@@ -166,13 +163,18 @@ class WorkspaceService:
         from ._formats import render_request
 
         with self._lock:
-            return render_request(self.workspace, format, codec=self.codec)
+            return render_request(self.workspace, format)
 
     def gate(self, tool_name: str) -> str:
         """``""`` if ``tool_name`` may run now, else the refusal notice to return
         as its result (task tools are refused in overflow mode)."""
         with self._lock:
             return self.workspace.gate(tool_name) or ""
+
+
+def workspace_codec(ws: Any) -> Any:
+    """The workspace's Anthropic codec (originals of projected messages)."""
+    return ws._codec
 
 
 def _short(msg: Mapping[str, Any]) -> dict[str, Any]:

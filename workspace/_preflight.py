@@ -4,6 +4,7 @@ check, the normal rendering and the management rendering on overflow."""
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import Any
 
 from ._accounting import (
@@ -11,6 +12,8 @@ from ._accounting import (
     message_tokens,
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
+from ._errors import UnknownNameError
+from ._formats import FORMATS, openai_to_anthropic
 from ._handles import (
     pending_text,
 )
@@ -145,7 +148,7 @@ class PreflightLayer(LayoutLayer):
             return "overflow" if self._candidate_total() > self.budget else "normal"
 
     @locked
-    def render(self) -> Rendering:
+    def render(self, format: str = "openai") -> Rendering:
         """Assemble C_t = preflight(render(V_t) + handles(A_t) + D_t, B).
 
         Normal mode returns the ordinary rendering. If it would exceed the
@@ -153,7 +156,27 @@ class PreflightLayer(LayoutLayer):
         blocks and a dashboard whose ledger lists the largest visible units
         (the rest folded), with task tools refused until room is freed.
         Either way ``tokens <= budget``.
+
+        ``format="anthropic"`` gives the same rendering as an Anthropic
+        Messages request (see :func:`openai_to_anthropic`): visible messages
+        registered in that format come back with their original blocks, and a
+        ``cache_control`` breakpoint ends the stable prefix.
         """
+        if format not in FORMATS:
+            raise UnknownNameError("render format", str(format), FORMATS)
+        r = self._render_openai()
+        if format == "openai":
+            return r
+        req = openai_to_anthropic(r.messages, r.tools, codec=self._codec)
+        return replace(
+            r,
+            format="anthropic",
+            messages=tuple(req["messages"]),
+            tools=tuple(req.get("tools", ())),
+            system=tuple(req.get("system", ())),
+        )
+
+    def _render_openai(self) -> Rendering:
         cand = self._candidate()
         pos_cost, urow = self._pos_cost, self._ledger.rows
         gp = self._unit_prompt_tokens

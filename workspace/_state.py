@@ -23,6 +23,7 @@ from ._errors import (
     WorkspaceError,
 )
 from ._events import Event
+from ._formats import AnthropicCodec
 from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
 from ._protocol import (
@@ -127,6 +128,9 @@ class StateCore:
         self._children: dict[str, list[str]] = {}  # tool_call block -> result blocks
         self._payload_owner: dict[str, str] = {}  # store key -> unit id
         self._user_seen = False
+        # Original Anthropic blocks behind projected messages (derived wire
+        # detail, never hashed): visible blocks render back byte-identical.
+        self._codec = AnthropicCodec()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
