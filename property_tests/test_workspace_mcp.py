@@ -15,8 +15,8 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from vistalab.workspace import (  # noqa: E402
-    AGENT_TOOLS,
-    HARNESS_TOOLS,
+    MCP_AGENT_TOOLS,
+    MCP_HARNESS_TOOLS,
     MemoryStore,
     Workspace,
     WorkspaceService,
@@ -52,7 +52,7 @@ def test_stdio_end_to_end_with_the_sdk_client(tmp_path):
         with anyio.fail_after(60):
             async with Client(params) as c:
                 names = [t.name for t in (await c.list_tools()).tools]
-                assert names == list(AGENT_TOOLS + HARNESS_TOOLS)
+                assert names == list(MCP_AGENT_TOOLS + MCP_HARNESS_TOOLS)
                 transcript = [
                     {"role": "user", "content": "Find the failing build."},
                     {
@@ -169,7 +169,7 @@ def test_agent_role_lists_only_the_agent_tools():
         ws.register_user("task")
         async with Client(build_mcp_server(WorkspaceService(ws), role="agent")) as c:
             names = [t.name for t in (await c.list_tools()).tools]
-            assert names == list(AGENT_TOOLS)
+            assert names == list(MCP_AGENT_TOOLS)
             res = await c.call_tool("harness_register", {"messages": []})
             assert res.is_error
         assert [b.id for b in ws.blocks] == ["B1"]

@@ -82,8 +82,8 @@ from ._formats import (
 )
 from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
 from ._mcp import (
-    AGENT_TOOLS,
-    HARNESS_TOOLS,
+    MCP_AGENT_TOOLS,
+    MCP_HARNESS_TOOLS,
     ROLES,
     WorkspaceService,
     build_http_app,
@@ -203,8 +203,8 @@ __all__ = [
     "to_openai_messages",
     "render_request",
     # MCP server (needs the optional `mcp` package at build time)
-    "AGENT_TOOLS",
-    "HARNESS_TOOLS",
+    "MCP_AGENT_TOOLS",
+    "MCP_HARNESS_TOOLS",
     "ROLES",
     "WorkspaceService",
     "build_mcp_server",

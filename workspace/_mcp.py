@@ -13,7 +13,7 @@ Two roles, two tool lists, one workspace:
   ``harness_render`` and ``harness_gate``. A model only calls tools its host
   lists, so an agent connected to the agent role cannot call a harness
   operation by mistake; a harness that relays tool calls for its model gives
-  the model :data:`AGENT_TOOLS` only (every harness tool is also marked with
+  the model :data:`MCP_AGENT_TOOLS` only (every harness tool is also marked with
   ``_meta["vista/audience"] = "harness"``).
 
 Over streamable HTTP one process serves both roles on one workspace
@@ -33,8 +33,8 @@ from ._errors import WorkspaceArgumentError, WorkspaceError
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL
 
 __all__ = [
-    "AGENT_TOOLS",
-    "HARNESS_TOOLS",
+    "MCP_AGENT_TOOLS",
+    "MCP_HARNESS_TOOLS",
     "ROLES",
     "WorkspaceService",
     "build_mcp_server",
@@ -44,9 +44,9 @@ __all__ = [
 READ_TOOL = "context_workspace_read"
 STATUS_TOOL = "context_workspace_status"
 #: Tools a model may be given (the agent role's whole list).
-AGENT_TOOLS: tuple[str, ...] = (ARCHIVE_TOOL, DELETE_TOOL, READ_TOOL, STATUS_TOOL)
+MCP_AGENT_TOOLS: tuple[str, ...] = (ARCHIVE_TOOL, DELETE_TOOL, READ_TOOL, STATUS_TOOL)
 #: Harness-only operations (listed in the harness role only).
-HARNESS_TOOLS: tuple[str, ...] = ("harness_register", "harness_render", "harness_gate")
+MCP_HARNESS_TOOLS: tuple[str, ...] = ("harness_register", "harness_render", "harness_gate")
 ROLES = ("agent", "harness")
 _AUDIENCE = "vista/audience"
 
@@ -219,8 +219,8 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     ----------
     service : WorkspaceService
     role : {"agent", "harness"}
-        ``agent`` lists :data:`AGENT_TOOLS` only; ``harness`` adds
-        :data:`HARNESS_TOOLS`.
+        ``agent`` lists :data:`MCP_AGENT_TOOLS` only; ``harness`` adds
+        :data:`MCP_HARNESS_TOOLS`.
 
     Raises
     ------

@@ -105,6 +105,14 @@ def _add_replay(sub: Any) -> None:
     _add_common(parser, budget_required=False)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--render",
+        default=None,
+        choices=("openai", "anthropic"),
+        help="also build each turn's request in this wire format, check that format's "
+        "protocol rules and (with --json) include it per turn; the trace's own format "
+        "(OpenAI chat or Anthropic Messages) is detected",
+    )
+    parser.add_argument(
         "--log",
         metavar="FILE",
         default=None,
@@ -152,6 +160,7 @@ def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
         hard_limit=hard,
         dashboard=DashboardConfig(compact=bool(args.compact)),
         log_path=log_path,
+        render_format=getattr(args, "render", None),
     )
 
 
@@ -193,14 +202,16 @@ def run_replay(args: argparse.Namespace) -> int:
         where = f"before message {t.message_index}" if t.message_index is not None else "end"
         out.write(
             f"=== turn {t.turn} ({where}): mode={t.mode} tokens={t.tokens:,} / {t.budget:,} "
-            f"(candidate {t.candidate_tokens:,}) hash={t.state_hash[:12]}\n"
+            f"(candidate {t.candidate_tokens:,}) cached-prefix {t.cacheable_share:.2f} "
+            f"hash={t.state_hash[:12]}\n"
         )
         for ev in t.events:
             out.write(f"  event {ev['seq']}: {_event_line(ev)}\n")
         out.write(t.dashboard + "\n")
     out.write(
         f"final state_hash {result.state_hash}  ({result.messages} messages, {result.actions} "
-        f"context actions, {len(result.turns)} turns)\n"
+        f"context actions, {len(result.turns)} turns, {result.format} format, cached-prefix "
+        f"share {result.cacheable_share:.3f})\n"
     )
     for k, v in checks.items():
         if isinstance(v, bool):
