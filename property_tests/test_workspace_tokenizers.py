@@ -172,3 +172,75 @@ def test_dashboard_count_from_cached_pieces_is_exact(name, compact, rows, budget
     true = 3 + tok.count("user") + tok.count(d.text)
     assert d.message_tokens == true
     assert f"dashboard ~{d.message_tokens:,}" in d.text
+
+
+def test_o200k_is_offline_and_checksum_pinned(tmp_path):
+    """Issue 14 item 3: o200k_base counts with no network and no download cache
+    (a fresh process, sockets refused, TIKTOKEN_CACHE_DIR an empty folder that
+    must stay empty); known o200k ids: "hello world" -> [24912, 2375]."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    script = (
+        "import socket\n"
+        "def no(*a, **k): raise SystemExit('network access attempted')\n"
+        "socket.create_connection = no\n"
+        "socket.socket.connect = no\n"
+        "from vistalab.workspace import get_tokenizer\n"
+        "t = get_tokenizer('o200k_base')\n"
+        "print(t.count('hello world'), t.count('<|endoftext|>') > 1)\n"
+    )
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "DATA_GYM_CACHE_DIR": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "True"]
+    assert list(cache.iterdir()) == []
+
+
+def test_o200k_refuses_a_tampered_rank_file(monkeypatch):
+    """The offline rank file is checked against the sha256 tiktoken pins; other
+    bytes are refused with an error naming the file and the fix."""
+    import gzip
+
+    from vistalab.workspace import O200kTokenizer, PayloadIntegrityError
+
+    real = gzip.decompress
+    monkeypatch.setattr(gzip, "decompress", lambda data: real(data) + b"\n")
+    with pytest.raises(PayloadIntegrityError, match="o200k_base.tiktoken.*reinstall bpe-openai"):
+        O200kTokenizer._build()
+
+
+@given(text=_TEXT)
+def test_o200k_agrees_with_an_independent_implementation(text):
+    """o200k_base built from bpe-openai's rank file (tiktoken's BPE) counts what
+    quicktok's own o200k vocabulary and BPE count: two packages, two data
+    files, one encoding."""
+    quicktok = pytest.importorskip("quicktok")
+    assert get_tokenizer("o200k_base").count(text) == len(
+        quicktok.get_encoding("o200k_base").encode_ordinary(text)
+    )
+
+
+def test_open_model_tokenizers_count_offline():
+    """The open-model vocabularies (Qwen3, Llama 3) count through the same
+    protocol; they differ from each other and from the OpenAI encodings on
+    the same text (a mix-up would make them equal)."""
+    text = "def f(x):\n    return x ** 2  # 日本語のコメント 12345678\n" * 5
+    counts = {
+        n: get_tokenizer(n).count(text) for n in ("cl100k_base", "o200k_base", "qwen3", "llama3")
+    }
+    assert all(0 < c <= len(text.encode("utf-8")) for c in counts.values())
+    assert len(set(counts.values())) >= 3, counts
+
+
+def test_cli_offers_every_registered_tokenizer():
+    """The CLI's --tokenizer choices are the registry (a new tokenizer is one entry)."""
+    from vistalab._commands import _workspace_analysis, workspace
+
+    assert set(workspace._TOKENIZERS) == set(TOKENIZERS)
+    assert set(_workspace_analysis._TOKENIZERS) == set(TOKENIZERS)

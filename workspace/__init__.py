@@ -132,7 +132,16 @@ from ._reward import (
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
 from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
-from ._tokenizers import TOKENIZERS, ApproxTokenizer, Cl100kTokenizer, Tokenizer, get_tokenizer
+from ._tokenizers import (
+    O200K_SHA256,
+    TOKENIZERS,
+    ApproxTokenizer,
+    Cl100kTokenizer,
+    O200kTokenizer,
+    QuicktokTokenizer,
+    Tokenizer,
+    get_tokenizer,
+)
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
 
 __all__ = [
@@ -159,6 +168,9 @@ __all__ = [
     "Tokenizer",
     "Cl100kTokenizer",
     "ApproxTokenizer",
+    "O200kTokenizer",
+    "QuicktokTokenizer",
+    "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
     "MESSAGE_FRAMING",

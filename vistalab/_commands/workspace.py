@@ -16,7 +16,8 @@ from .._output import emit_json
 
 __all__ = ["register", "run_replay", "run_dashboard"]
 
-_TOKENIZERS = ("cl100k_base", "approx")
+# Every registered token counter (a new tokenizer is one registry entry).
+_TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "approx")
 
 
 def register(subparsers: Any) -> None:
@@ -65,8 +66,9 @@ def _add_common(parser: argparse.ArgumentParser, *, budget_required: bool) -> No
         "--tokenizer",
         default="cl100k_base",
         choices=_TOKENIZERS,
-        help="token counter: cl100k_base (offline tiktoken, the paper's) or approx "
-        "(ceil(utf8 bytes / 4)); default cl100k_base",
+        help="token counter: cl100k_base (the paper's), o200k_base (current OpenAI models), "
+        "qwen3 or llama3 (open models), all offline, or approx (ceil(utf8 bytes / 4)); "
+        "default cl100k_base",
     )
     parser.add_argument(
         "--hard-limit",
