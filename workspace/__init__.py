@@ -45,6 +45,7 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
+from ._cache import cacheable_prefix_tokens, common_prefix_messages
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
@@ -204,6 +205,9 @@ __all__ = [
     "ByteRange",
     "LineRange",
     "MemberSelector",
+    # prompt-cache friendliness
+    "cacheable_prefix_tokens",
+    "common_prefix_messages",
     # wire formats (OpenAI chat, Anthropic Messages)
     "FORMATS",
     "PROJECTION_RULES",

@@ -57,6 +57,7 @@ class PersistLayer(ForkLayer):
             dashboard=DashboardConfig(**cfg["dashboard"]),
             include_read_path_tool=cfg.get("include_read_path_tool", False),
             log_path=log_path,
+            cache_prefix=cfg.get("cache_prefix", True),
         )
 
     @classmethod

@@ -262,7 +262,12 @@ class PreflightLayer(LayoutLayer):
             k //= 2
         # The configuration-time floor guarantees the row-less form fits.
         assert total <= self.budget, (total, self.budget)
-        msgs = head + pinned_msgs + [{"role": DASHBOARD_ROLE, "content": dash.text}]
+        if self.cache_prefix:
+            body, extra, _ = self._management_prefix(self.budget - total)
+            total += extra
+        else:
+            body = pinned_msgs
+        msgs = head + body + [{"role": DASHBOARD_ROLE, "content": dash.text}]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,
@@ -271,6 +276,52 @@ class PreflightLayer(LayoutLayer):
             allowed_tools=CONTEXT_TOOL_NAMES,
             **common,
         )
+
+    def _management_prefix(self, room: int) -> tuple[list[dict[str, Any]], int, int]:
+        """The conversation's longest leading run of positions that fits in
+        ``room`` extra tokens, then the pinned blocks after it.
+
+        The request the agent saw just before the overflow began with the same
+        positions, so a provider's prompt cache still holds them (issue 14:
+        the management rendering no longer throws the conversation prefix
+        away). A tool-call position and the tool messages after it are taken
+        whole or not at all, and the run stops before a call still waiting
+        for results, so the rendering stays protocol-valid. Pinned positions
+        are already paid for in the floor; returns the messages, the extra
+        tokens they add and the number of leading positions shown.
+        """
+        pos_msgs, pos_cost, blocks = self._pos_msgs, self._pos_cost, self._blocks
+        pending_owners = set(self._pending.values())
+        n = len(blocks)
+        out: list[dict[str, Any]] = []
+        extra = 0
+        s = 0
+        while s < n:
+            e = s + 1  # a unit: this position and the tool messages that answer it
+            while e < n and pos_msgs[e] and pos_msgs[e][0]["role"] == "tool":
+                e += 1
+            if any(blocks[i].id in pending_owners for i in range(s, e)):
+                break
+            cost = sum(
+                pos_cost[i] for i in range(s, e) if blocks[i].status is not Status.PINNED
+            )
+            if cost > room:
+                break
+            room -= cost
+            extra += cost
+            for i in range(s, e):
+                out.extend(pos_msgs[i])
+            s = e
+        for i in range(s, n):
+            if blocks[i].status is Status.PINNED:
+                out.extend(pos_msgs[i])
+        return out, extra, s
+
+    def _prefix_cut_estimate(self) -> int:
+        """Leading positions an overflow rendering would show now, estimated with
+        the worst-case management dashboard (so never more than it shows)."""
+        room = self.budget - self.management_floor()
+        return self._management_prefix(max(room, 0))[2]
 
     def dashboard(self) -> str:
         """The dashboard text the agent sees now (management form in overflow)."""

@@ -98,8 +98,14 @@ class StateCore:
         dashboard: DashboardConfig | None = None,
         include_read_path_tool: bool = False,
         log_path: str | os.PathLike[str] | None = None,
+        cache_prefix: bool = True,
     ) -> None:
         self._lock = threading.RLock()
+        if not isinstance(cache_prefix, bool):
+            raise WorkspaceArgumentError("cache_prefix", cache_prefix, "must be True or False")
+        #: The management rendering keeps the longest conversation prefix that
+        #: fits (True) or shows only protocol, pinned blocks and dashboard.
+        self.cache_prefix: bool = cache_prefix
         log_path = log_path_iv(log_path)
         cfg = _workspace_iv(
             budget, hard_limit, task_tools, protocol, dashboard, include_read_path_tool, store
@@ -198,6 +204,9 @@ class StateCore:
             "dashboard": self.dashboard_config.to_plain(),
             "include_read_path_tool": self._include_read_path,
             "store_root": self.store.root,
+            # Recorded only when off, so logs written before the option replay
+            # to the same hashes.
+            **({} if self.cache_prefix else {"cache_prefix": False}),
         }
 
     def _config_for_hash(self) -> dict[str, Any]:
