@@ -82,6 +82,7 @@ from ._formats import (
     to_openai_messages,
 )
 from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._langchain import LangChainWorkspace
 from ._mcp import (
     MCP_AGENT_TOOLS,
     MCP_HARNESS_TOOLS,
@@ -218,6 +219,8 @@ __all__ = [
     "anthropic_problems",
     "to_openai_messages",
     "render_request",
+    # agent-framework adapter (needs langchain-core when used)
+    "LangChainWorkspace",
     # MCP server (needs the optional `mcp` package at build time)
     "MCP_AGENT_TOOLS",
     "MCP_HARNESS_TOOLS",
