@@ -212,11 +212,10 @@ def anthropic_to_openai(
     """
     out: list[dict[str, Any]] = []
     if system is not None:
-        text = _system_text(system)
-        msg = {"role": "system", "content": text}
+        smsg: dict[str, Any] = {"role": "system", "content": _system_text(system)}
         if codec is not None and isinstance(system, list):
-            codec.record(msg, system)
-        out.append(msg)
+            codec.record(smsg, system)
+        out.append(smsg)
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TraceError(i, f"must be an object, got {type(m).__name__}")
@@ -266,11 +265,11 @@ def anthropic_to_openai(
                     raise TraceError(i, f"block {j}: tool_result belongs in a user turn")
                 else:
                     rest.append(b)
-            text = _project_blocks(rest, where) if rest else None
-            msg: dict[str, Any] = {"role": "assistant", "content": text}
+            projected = _project_blocks(rest, where) if rest else None
+            msg: dict[str, Any] = {"role": "assistant", "content": projected}
             if calls:
                 msg["tool_calls"] = calls
-            elif text is None:
+            elif projected is None:
                 msg["content"] = ""
             if codec is not None:
                 codec.record(msg, content)

@@ -134,7 +134,7 @@ class LangChainWorkspace:
                 StructuredTool(
                     name=tool.name,
                     description=tool.description,
-                    args_schema=tool.args_schema,
+                    args_schema=tool.args_schema if tool.args_schema is not None else {},
                     func=self._gated(tool),
                 )
             )
