@@ -58,14 +58,12 @@ def _snapshot(w):
 BAD_SPECS = [
     ("B0", BlockSpecError, r"item 'B0' at position 1: IDs start at 1"),
     ("B-3", BlockSpecError, r"IDs are positive \(no minus sign\)"),
-    ("B10-B5", BlockSpecError, r"descending range 'B10-B5' .*write B5-B10"),
     ("G99", UnknownBlockError, r"G99 does not exist \(groups so far: 2\)"),
     ("", BlockSpecError, r"must name at least one block"),
     ("   ", BlockSpecError, r"must name at least one block"),
     ("B3,,B4", BlockSpecError, r"empty item at position 2 .*; remove the extra comma"),
     ("B３", BlockSpecError, r"ASCII letters and digits only"),
     ("Ｂ3", BlockSpecError, r"ASCII letters and digits only"),
-    ("b3", BlockSpecError, r"is not a block ID"),
     ("G1-G2", BlockSpecError, r"ranges are only for blocks"),
     (
         "B1-B99999999999",
@@ -82,7 +80,6 @@ BAD_SPECS = [
     ("B4", BlockStateError, r"B4 is archived inside G2; name G2 instead"),
     ("G1", BlockStateError, r"G1 is archived inside G2; name G2 instead"),
     ("B5-B8", BlockStateError, r"G2 has members outside B5-B8 \(it holds B4-B6\)"),
-    ("G2", BlockStateError, r"G2 is already archived; archive it together with other"),
     (["B3"], BlockSpecError, r"must be a string"),
 ]
 
@@ -221,11 +218,6 @@ def test_bad_registrations_name_the_problem(ws):
             r"tool call 'a' was already answered by B4",
         ),
         (
-            lambda: ws.register_tool_call([_call("a")]),
-            ProtocolOrderError,
-            r"tool call id 'a' was already used by B3",
-        ),
-        (
             lambda: ws.register_tool_call([]),
             WorkspaceArgumentError,
             r"`tool_calls` must be a non-empty list",
@@ -247,9 +239,9 @@ def test_bad_registrations_name_the_problem(ws):
             r"`role` must be one of system, user, assistant, tool",
         ),
         (
-            lambda: ws.register_message({"role": "user", "content": [{"type": "image"}]}),
+            lambda: ws.register_message({"role": "user", "content": [42]}),
             WorkspaceArgumentError,
-            r"part 0 must be a",
+            r"part 0 must be a content part",
         ),
         (
             lambda: ws.register_user("x", pinned="yes"),

@@ -148,7 +148,7 @@ def test_disk_write_is_atomic_and_leaves_no_temp_files(tmp_path, monkeypatch):
     assert len(calls) >= 2  # the file, then the folder
     assert os.listdir(store.directory) == ["B1.txt"]
 
-    def boom(src, dst):
+    def boom(src, dst, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)

@@ -35,6 +35,7 @@ from vistalab.workspace import (
     WorkspaceError,
     handle_text,
     message_tokens,
+    parse_ledger_rows,
     sha256_hex,
 )
 
@@ -79,7 +80,6 @@ _FIRST_BLOCK = 2  # B1 is the pinned task; the instance is B2..B{n+1}
 _TASK = ("Task: keep every evidence block of this conversation available. Each load-bearing "
          "block will be queried later and must be reproduced exactly; the largest block is "
          "not needed again.")
-_ROW = re.compile(r"^([BG][0-9]+)\s+([0-9][0-9,]*)\s.*?(\S+)$", re.MULTILINE)
 
 
 # --------------------------------------------------------------------------- layout
@@ -415,8 +415,7 @@ def parse_ledger(dashboard: str) -> list[tuple[str, int, str]]:
     columns: a row starts with the unit ID and its ~Tok figure and ends with
     its status.
     """
-    return [(m.group(1), int(m.group(2).replace(",", "")), m.group(3))
-            for m in _ROW.finditer(dashboard)]
+    return [(r.unit_id, r.tokens, r.status) for r in parse_ledger_rows(dashboard)]
 
 
 def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:

@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 from vistalab.theory import DomainError, HandleCostModel, UnknownNameError
 from vistalab.theory._validate import as_int
-from vistalab.workspace import READ_PATH_TOOL, Workspace, WorkspaceError, message_tokens
+from vistalab.workspace import (
+    READ_PATH_TOOL,
+    Workspace,
+    WorkspaceError,
+    find_handles,
+    message_tokens,
+)
 
 from vistalab import theory
 
@@ -71,8 +77,6 @@ _TASK_TOOLS = ({
 },)
 _TASK = ("Task: the tool results below are evidence blocks of random bits. After the history "
          "a query names one block; answer with its exact bits.")
-_HANDLE = re.compile(r"\[archived (G[0-9]+) \(([^)]*)\) level=[0-9]+ .*?path=(\S+?)\]"
-                     r"(?: kept bits: ([01]*))?")
 
 
 # --------------------------------------------------------------------------- one trial
@@ -237,9 +241,10 @@ def _find_handle(r: Any, bid: str) -> tuple[str, str | None] | None:
         c = m.get("content")
         if not isinstance(c, str) or "[archived G" not in c:
             continue
-        for h in _HANDLE.finditer(c):
-            if _members_include(h.group(2), n):
-                return h.group(3), h.group(4)
+        for h in find_handles(c):
+            if h.unit_id[0] == "G" and _members_include(h.members, n):
+                kept = h.replacement.removeprefix("kept bits: ")
+                return h.path, (kept if kept != h.replacement else None)
     return None
 
 

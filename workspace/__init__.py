@@ -46,7 +46,7 @@ from ._accounting import (
     tools_tokens,
 )
 from ._cache import cacheable_prefix_tokens, common_prefix_messages
-from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow
+from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
     ArchiveResult,
@@ -63,6 +63,7 @@ from ._errors import (
     PayloadIntegrityError,
     ProtocolOrderError,
     ReplayMismatchError,
+    SnapshotError,
     TraceError,
     UnknownBlockError,
     UnknownNameError,
@@ -81,7 +82,16 @@ from ._formats import (
     render_request,
     to_openai_messages,
 )
-from ._handles import HANDLE_SHA_CHARS, handle_text, offload_text, rejection_text
+from ._handles import (
+    HANDLE_SHA_CHARS,
+    ParsedHandle,
+    find_handles,
+    handle_text,
+    offload_text,
+    parse_handle,
+    placeholder_kind,
+    rejection_text,
+)
 from ._langchain import LangChainWorkspace
 from ._mcp import (
     MCP_AGENT_TOOLS,
@@ -91,6 +101,7 @@ from ._mcp import (
     build_http_app,
     build_mcp_server,
 )
+from ._persist import Loss, Salvage
 from ._probe import (
     PROBE_CONDITIONS,
     PROBE_QUESTIONS,
@@ -154,9 +165,13 @@ __all__ = [
     "DeleteResult",
     "RestoreResult",
     "MAX_REPLACEMENT_CHARS",
+    "Loss",
+    "Salvage",
     "DashboardConfig",
     "LedgerRow",
     "BAR_CELLS",
+    "format_ledger_row",
+    "parse_ledger_rows",
     # state records and events
     "Block",
     "BlockType",
@@ -192,6 +207,10 @@ __all__ = [
     "handle_text",
     "offload_text",
     "rejection_text",
+    "ParsedHandle",
+    "parse_handle",
+    "find_handles",
+    "placeholder_kind",
     # agent-facing contract
     "PROTOCOL_TEXT",
     "budget_notice",
@@ -271,6 +290,7 @@ __all__ = [
     "PayloadIntegrityError",
     "ProtocolOrderError",
     "ReplayMismatchError",
+    "SnapshotError",
     "TraceError",
     "UnknownBlockError",
     "UnknownNameError",

@@ -121,7 +121,7 @@ class ActionsLayer(RegisterLayer):
         if (
             action in ("archive", "delete")
             and b.type is BlockType.TOOL_CALL
-            and any(c in self._pending for c in b.call_ids)
+            and any(self._pending.get(c) == b.id for c in b.call_ids)
         ):
             raise BlockStateError(
                 b.id + where,
@@ -168,11 +168,7 @@ class ActionsLayer(RegisterLayer):
         units = self._resolve(block_id, "archive")
         replacement = _text_iv("replacement", replacement, max_chars=MAX_REPLACEMENT_CHARS)
         if len(units) == 1 and not self._unit_visible(units[0]):
-            raise BlockStateError(
-                units[0],
-                "is already archived",
-                "archive it together with other blocks or groups to make a coarser handle",
-            )
+            return self._rearchive(units[0], replacement)
         before = self._sys_cost + self._conv_cost
         if len(units) == 1:
             b = self._blocks[_num(units[0]) - 1]
@@ -271,6 +267,43 @@ class ActionsLayer(RegisterLayer):
             before - self._sys_cost - self._conv_cost,
         )
 
+    def _rearchive(self, uid: str, replacement: str) -> ArchiveResult:
+        """Archive an archived unit again: it moves to the next level (its payload,
+        the exact bytes, is unchanged; the handle shows the new level and the new
+        replacement text, or keeps the old one if none is given)."""
+        before = self._sys_cost + self._conv_cost
+        if uid[0] == "G":
+            g = self._groups[uid]
+            ng = replace(g, level=g.level + 1, replacement=replacement or g.replacement)
+            self._set_record(ng)
+            first = self._group_span[uid][0]
+            self._pos_key[first - 1] = ()  # the handle text changed: re-render it
+            self._refresh([first])
+            self._set_urow(uid)
+            level, ref = ng.level, ng.payload
+        else:
+            b = self._blocks[_num(uid) - 1]
+            assert b.payload is not None
+            nb = replace(
+                b,
+                status=Status.ARCHIVED,
+                level=b.level + 1,
+                replacement=replacement or b.replacement,
+            )
+            self._set_record(nb)
+            self._refresh([b.seq])
+            level, ref = nb.level, b.payload
+        self._touch()
+        return ArchiveResult(
+            uid,
+            self.payload_path(ref.key),
+            level,
+            ref.size,
+            ref.sha256,
+            (uid,),
+            before - self._sys_cost - self._conv_cost,
+        )
+
     def _unit_visible(self, uid: str) -> bool:
         return uid[0] == "B" and self._blocks[_num(uid) - 1].in_prompt
 
@@ -309,6 +342,11 @@ class ActionsLayer(RegisterLayer):
                 "must be a non-empty short reason",
                 "say why the content has no future task value",
             )
+        return self._delete_units(units, reason)
+
+    def _delete_units(self, units: list[str], reason: str, *, lost: bool = False) -> DeleteResult:
+        """Tombstone these top-level units. ``lost`` (salvage only) also takes
+        pinned blocks: their content is gone, so they cannot stay pinned."""
         before = self._sys_cost + self._conv_cost
         removed: list[str] = []
         blocks: list[int] = []
@@ -318,7 +356,7 @@ class ActionsLayer(RegisterLayer):
                 g = self._groups[uid]
                 for m in g.members:
                     drop(m)
-                self.store.delete(g.payload.key)
+                self._release(g.payload.key)
                 self._payload_owner.pop(g.payload.key, None)
                 removed.append(g.payload.key)
                 self._drop_group_record(uid)
@@ -327,11 +365,13 @@ class ActionsLayer(RegisterLayer):
                 return
             b = self._blocks[_num(uid) - 1]
             if b.payload is not None:
-                self.store.delete(b.payload.key)
+                self._release(b.payload.key)
                 self._payload_owner.pop(b.payload.key, None)
                 removed.append(b.payload.key)
-            if b.status is Status.PINNED:  # pragma: no cover - refused by _resolve
-                raise AssertionError(b.id)
+            if b.status is Status.PINNED:
+                if not lost:  # pragma: no cover - refused by _resolve
+                    raise AssertionError(b.id)
+                self._pinned_cost -= self._pos_cost[b.seq - 1]
             self._set_record(
                 replace(
                     b,
@@ -417,7 +457,7 @@ class ActionsLayer(RegisterLayer):
                 b = self._blocks[_num(uid) - 1]
                 assert b.payload is not None
                 content, calls = decode_block_payload(b.type, inline[uid])
-                self.store.delete(b.payload.key)
+                self._release(b.payload.key)
                 self._payload_owner.pop(b.payload.key, None)
                 self._set_record(
                     replace(
@@ -450,7 +490,7 @@ class ActionsLayer(RegisterLayer):
                 else:
                     b = replace(b, group=None)
                 self._set_record(b)
-            self.store.delete(g.payload.key)
+            self._release(g.payload.key)
             self._payload_owner.pop(g.payload.key, None)
             self._drop_group_record(uid)
             self._group_tokens.pop(uid, None)

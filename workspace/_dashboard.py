@@ -4,6 +4,7 @@ actionable unit, counted from cached pieces so a turn never re-tokenises it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -11,7 +12,15 @@ from ._accounting import MESSAGE_FRAMING
 from ._errors import WorkspaceArgumentError
 from ._tokenizers import Tokenizer
 
-__all__ = ["DashboardConfig", "LedgerRow", "DashboardText", "DashboardRenderer", "BAR_CELLS"]
+__all__ = [
+    "DashboardConfig",
+    "LedgerRow",
+    "DashboardText",
+    "DashboardRenderer",
+    "BAR_CELLS",
+    "format_ledger_row",
+    "parse_ledger_rows",
+]
 
 #: Cells of the budget bar (paper: ``[############--------] 62%``).
 BAR_CELLS = 20
@@ -76,6 +85,63 @@ class LedgerRow:
     status: str
 
 
+def row_prefix(unit_id: str, tokens: int) -> str:
+    """A ledger row's ID and ~Tok cells."""
+    return f"{unit_id:<5} {tokens:>6,}"
+
+
+def age_text(age: int) -> str:
+    """A ledger row's Age cell (``"   8r"``)."""
+    return " " + f"{age}r".rjust(4)
+
+
+def row_suffix(type_: str, level: int, parent: str, status: str, *, compact: bool) -> str:
+    """A ledger row's Type (Level, Parent) and Status cells and its newline."""
+    if compact:
+        return f"  {type_:<17}  {status}\n"
+    return f"  {type_:<17}  {level:<5}  {parent:<6}  {status}\n"
+
+
+def format_ledger_row(row: LedgerRow, *, compact: bool = False) -> str:
+    """One ledger line as the dashboard prints it (with its newline)."""
+    return (
+        row_prefix(row.unit_id, row.tokens)
+        + age_text(row.age)
+        + row_suffix(row.type, row.level, row.parent, row.status, compact=compact)
+    )
+
+
+_ROW_FULL = re.compile(
+    r"([BG][1-9][0-9]*) +([0-9][0-9,]*) +([0-9]+)r  (\S+) +([0-9]+) +(\S+) +(\S+)\Z"
+)
+_ROW_COMPACT = re.compile(r"([BG][1-9][0-9]*) +([0-9][0-9,]*) +([0-9]+)r  (\S+) +(\S+)\Z")
+
+
+def parse_ledger_rows(dashboard: str) -> list[LedgerRow]:
+    """The ledger rows of a dashboard (normal or management form, full or
+    compact columns), in order; inverse of :func:`format_ledger_row`.
+
+    Compact rows do not print Level and Parent: they come back as ``0`` and
+    ``"-"``. Lines that are not rows (heads, notes, folded-unit lines) are skipped.
+    """
+    rows = []
+    for line in dashboard.splitlines():
+        m = _ROW_FULL.match(line)
+        if m:
+            uid, tok, age, type_, level, parent, status = m.groups()
+            rows.append(
+                LedgerRow(
+                    uid, int(tok.replace(",", "")), int(age), type_, int(level), parent, status
+                )
+            )
+            continue
+        m = _ROW_COMPACT.match(line)
+        if m:
+            uid, tok, age, type_, status = m.groups()
+            rows.append(LedgerRow(uid, int(tok.replace(",", "")), int(age), type_, 0, "-", status))
+    return rows
+
+
 @dataclass(frozen=True, slots=True)
 class DashboardText:
     """A rendered dashboard and the tokens of the message that carries it."""
@@ -129,11 +195,8 @@ class DashboardRenderer:
         three pieces (0 tokens are reported for non-additive tokenizers,
         which count the assembled text instead).
         """
-        prefix = f"{unit_id:<5} {tokens:>6,}"
-        if self.config.compact:
-            suffix = f"  {type_:<17}  {status}\n"
-        else:
-            suffix = f"  {type_:<17}  {level:<5}  {parent:<6}  {status}\n"
+        prefix = row_prefix(unit_id, tokens)
+        suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
         ptok = (self._count(prefix) + self._count(suffix)) if self._additive else 0
         return prefix, suffix, ptok
 
@@ -141,7 +204,7 @@ class DashboardRenderer:
         """The Age cell (``"   8r"``) and its tokens, from a small cache."""
         hit = self._age_cache.get(age)
         if hit is None:
-            text = " " + f"{age}r".rjust(4)
+            text = age_text(age)
             hit = (text, self._count(text) if self._additive else 0)
             if len(self._age_cache) > 100_000:
                 self._age_cache.clear()

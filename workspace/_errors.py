@@ -24,6 +24,7 @@ __all__ = [
     "PathEscapeError",
     "TraceError",
     "ReplayMismatchError",
+    "SnapshotError",
 ]
 
 
@@ -161,3 +162,18 @@ class ReplayMismatchError(WorkspaceError, ValueError):
             f"event {seq}: replay produced state hash {got[:16]}... but the log records "
             f"{expected[:16]}...; the log was edited or written by a different engine version"
         )
+
+
+class SnapshotError(WorkspaceError, ValueError):
+    """A saved workspace cannot be loaded as it is: names the file, the record
+    (``block B4``, ``group G2``, ``field 'turn'``) and the problem.
+
+    ``Workspace.salvage`` loads what is intact when the problem is lost or
+    damaged content (payload files, edited texts)."""
+
+    def __init__(self, path: str, where: str, problem: str, fix: str = "") -> None:
+        self.path = path
+        self.where = where
+        self.problem = problem
+        tail = f"; {fix}" if fix else ""
+        super().__init__(f"snapshot {path}: {where} {problem}{tail}")

@@ -22,6 +22,10 @@ __all__ = [
     "pending_text",
     "rejection_text",
     "orphan_prefix",
+    "ParsedHandle",
+    "parse_handle",
+    "find_handles",
+    "placeholder_kind",
     "GroupEntry",
     "encode_group_payload",
     "parse_group_payload",
@@ -96,6 +100,119 @@ def orphan_prefix(block_id: str, call_name: str | None, parent: str | None) -> s
     src = f" of {call_name}" if call_name else ""
     frm = f" (call {parent} not in context)" if parent else ""
     return f"[tool result {block_id}{src}{frm}]\n"
+
+
+# ------------------------------------------------------------ parsers
+# Each parser inverts the formatter above it (round-trip tested); callers that
+# read renderings back (sims, probe analysis) use these, never their own regexes.
+
+_HANDLE = re.compile(
+    r"\[(?P<kind>archived|offloaded) (?P<id>[BG][1-9][0-9]*)(?: \((?P<members>[^()]*)\))?"
+    r" level=(?P<level>[0-9]+) size=(?P<size>[0-9][0-9,]*)B sha256=(?P<sha>[0-9a-f]+)"
+    r" path=(?P<path>[^\n]*?/[BG][1-9][0-9]*\.txt)\]",
+)
+_OFFLOAD_TAIL = " Raw tool result moved out by the budget guard; read the path to recover it."
+_STUB = re.compile(r"\[B[1-9][0-9]* archived in G[1-9][0-9]*\]\Z")
+_TOMBSTONE = re.compile(r"\[B[1-9][0-9]* deleted\]\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedHandle:
+    """The fields of an archive handle or offload placeholder read back from text.
+
+    Attributes
+    ----------
+    kind : str
+        ``"archived"`` (:func:`handle_text`) or ``"offloaded"`` (:func:`offload_text`).
+    unit_id, members : str
+        The unit and, for groups, its member ranges as printed (else ``""``).
+    level, size : int
+    sha256_prefix : str
+        The first ``HANDLE_SHA_CHARS`` hex digits of the payload's sha256.
+    path : str
+    replacement : str
+        The agent's index text (``""`` when none; offload placeholders have none).
+    """
+
+    kind: str
+    unit_id: str
+    members: str
+    level: int
+    size: int
+    sha256_prefix: str
+    path: str
+    replacement: str
+
+
+def _handle_from(m: re.Match[str], rest: str) -> ParsedHandle:
+    kind = m.group("kind")
+    replacement = ""
+    if kind == "archived" and rest.startswith(" "):
+        replacement = rest[1:]
+    return ParsedHandle(
+        kind,
+        m.group("id"),
+        m.group("members") or "",
+        int(m.group("level")),
+        int(m.group("size").replace(",", "")),
+        m.group("sha"),
+        m.group("path"),
+        replacement,
+    )
+
+
+def parse_handle(text: str) -> ParsedHandle | None:
+    """The handle (or offload placeholder) that ``text`` is, or None.
+
+    Inverse of :func:`handle_text` and :func:`offload_text` on their whole
+    output: ``parse_handle(handle_text(...))`` gives back every field (the
+    sha256 as its printed prefix).
+    """
+    if not isinstance(text, str):
+        return None
+    m = _HANDLE.match(text)
+    if m is None:
+        return None
+    rest = text[m.end() :]
+    if m.group("kind") == "offloaded":
+        if rest != _OFFLOAD_TAIL:
+            return None
+    elif rest and not rest.startswith(" "):
+        return None
+    return _handle_from(m, rest)
+
+
+def find_handles(text: str) -> list[ParsedHandle]:
+    """Every handle inside ``text`` (a message may prefix one, as the orphan
+    form of a tool result does); replacements run to the end of their line."""
+    out = []
+    for m in _HANDLE.finditer(text):
+        line_end = text.find("\n", m.end())
+        rest = text[m.end() : len(text) if line_end < 0 else line_end]
+        out.append(_handle_from(m, rest if m.group("kind") == "archived" else ""))
+    return out
+
+
+def placeholder_kind(text: str) -> str | None:
+    """Which engine stand-in ``text`` is: ``"handle"``, ``"offload"``,
+    ``"member_stub"``, ``"tombstone"``, ``"pending"`` or ``"rejection"``; None
+    for ordinary content. Inverse of the formatters above (leading
+    whitespace ignored)."""
+    if not isinstance(text, str):
+        return None
+    t = text.lstrip()
+    h = parse_handle(t) if t.startswith("[") else None
+    if h is not None:
+        return "handle" if h.kind == "archived" else "offload"
+    if _STUB.match(t):
+        return "member_stub"
+    if _TOMBSTONE.match(t):
+        return "tombstone"
+    if t.startswith("[no result registered for ") and t.endswith("]"):
+        return "pending"
+    if t.startswith("[budget guard] Tool result rejected"):
+        return "rejection"
+    return None
 
 
 # ------------------------------------------------------------ group payloads

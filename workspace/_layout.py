@@ -79,9 +79,13 @@ class LayoutLayer(StateCore):
         if b.in_prompt:
             return ("v", tool_form, b.status, b.sha256)
         if b.group is None:
-            return ("a", tool_form, b.status, b.payload, b.replacement)
+            return ("a", tool_form, b.status, b.payload, b.replacement, b.level)
         top = self._top_unit(b)
-        return ("g", tool_form, top, self._group_span[top][0] == b.seq)
+        first = self._group_span[top][0] == b.seq
+        if first:  # the handle sits here: its level and text are part of the key
+            g = self._groups[top]
+            return ("g", tool_form, top, first, g.level, g.replacement)
+        return ("g", tool_form, top, first)
 
     def _position_messages(self, b: Block, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
         kind, tool_form = key[0], key[1]

@@ -3,15 +3,21 @@ one by replaying its event log; one constructor from recorded configuration."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from ._dashboard import DashboardConfig
 from ._errors import (
+    PathEscapeError,
+    PayloadIntegrityError,
     ReplayMismatchError,
+    SnapshotError,
     WorkspaceArgumentError,
     WorkspaceError,
 )
@@ -23,14 +29,45 @@ from ._records import (
     Group,
     Status,
 )
+from ._snapshot import SNAPSHOT_FORMAT, SNAPSHOT_VERSION, check_snapshot, content_problem
 from ._state import locked
-from ._store import MemoryStore, PayloadStore, atomic_write
+from ._store import _TEMP, DiskStore, MemoryStore, PayloadStore, _file_kind, atomic_write
 from ._tokenizers import Tokenizer
+from ._validate import _num, log_path_iv
 
-__all__ = ["PersistLayer", "SNAPSHOT_FORMAT", "SNAPSHOT_VERSION"]
+__all__ = ["PersistLayer", "Loss", "Salvage"]
 
-SNAPSHOT_FORMAT = "vista-workspace"
-SNAPSHOT_VERSION = 1
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """One unit a salvage had to give up.
+
+    Attributes
+    ----------
+    unit : str
+        The top-level unit removed (``B7`` or ``G2``); it becomes tombstones.
+    blocks : tuple of str
+        Every block whose content went with it.
+    key : str
+        The payload key that failed (empty for edited in-prompt content).
+    problem : str
+        What was wrong (missing file, checksum mismatch, not a regular file, ...).
+    """
+
+    unit: str
+    blocks: tuple[str, ...]
+    key: str
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What :meth:`Workspace.salvage` recovered: the workspace (intact units
+    as saved, lost ones tombstoned, one ``lose`` event per loss) and the exact
+    list of what was lost."""
+
+    workspace: Any
+    lost: tuple[Loss, ...]
 
 
 class PersistLayer(ForkLayer):
@@ -73,8 +110,10 @@ class PersistLayer(ForkLayer):
 
         The ``init`` event gives the configuration; by default payloads go to
         a fresh in-memory store with the recorded root, so handles (and hence
-        token counts) are identical. With ``verify`` every event's resulting
-        hash and outcome must match the log.
+        token counts) are identical. The log of a loaded workspace starts with
+        an ``init`` event holding the snapshot it was loaded from; its payloads
+        are read from ``store`` (default: the recorded folder when it exists).
+        With ``verify`` every event's resulting hash and outcome must match.
 
         Raises
         ------
@@ -89,9 +128,16 @@ class PersistLayer(ForkLayer):
             )
         cfg = dict(first.args["config"])
         root = cfg.get("store_root", "mem://archive")
-        ws = cls._from_config(
-            cfg, store=store if store is not None else MemoryStore(root), tokenizer=tokenizer
-        )
+        snapshot = first.args.get("snapshot")
+        if snapshot is not None:  # the log of a loaded workspace starts from its snapshot
+            if store is None:
+                store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
+            ws = cls._from_snapshot("the event log's init event", snapshot, store, tokenizer)
+            ws._event_base = first.seq
+        else:
+            ws = cls._from_config(
+                cfg, store=store if store is not None else MemoryStore(root), tokenizer=tokenizer
+            )
         if verify and ws.state_hash() != first.state_hash:
             raise ReplayMismatchError(first.seq, first.state_hash, ws.state_hash())
         for ev in it:
@@ -116,6 +162,8 @@ class PersistLayer(ForkLayer):
                 self.restore(a["block_id"])
             elif ev.op == "read":
                 self.read_path(a["path"], a.get("selector"))
+            elif ev.op == "lose":
+                self._lose(list(a["units"]), a["reason"])
             else:
                 raise WorkspaceArgumentError("op", ev.op, "is not a replayable event kind")
         except WorkspaceError:
@@ -129,8 +177,22 @@ class PersistLayer(ForkLayer):
         """Write the full state as JSON, crash-safely (temp file, fsync, rename).
 
         Archived bytes stay in the payload store; :meth:`load` checks them.
+        Payloads released by delete and restore since the last save are removed
+        from the store only after this snapshot is durable, so at every instant
+        the newest snapshot on disk loads (older snapshots may need
+        :meth:`salvage`).
         """
-        doc = {
+        target = Path(_path_iv("path", path))
+        doc = self._snapshot_doc()
+        atomic_write(target, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        self._saved = True
+        for key in sorted(self._doomed):
+            if key not in self._payload_owner:
+                self.store.delete(key)
+        self._doomed.clear()
+
+    def _snapshot_doc(self) -> dict[str, Any]:
+        return {
             "format": SNAPSHOT_FORMAT,
             "version": SNAPSHOT_VERSION,
             "config": self.config(),
@@ -144,7 +206,6 @@ class PersistLayer(ForkLayer):
             "event_count": self._event_base + len(self._events),
             "state_hash": self.state_hash(),
         }
-        atomic_write(Path(path), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
 
     @classmethod
     def load(
@@ -155,45 +216,115 @@ class PersistLayer(ForkLayer):
         tokenizer: Tokenizer | None = None,
         log_path: str | os.PathLike[str] | None = None,
     ) -> Self:
-        """Rebuild a saved workspace; verifies the canonical hash and every payload.
+        """Rebuild a saved workspace, verifying every field, every block's content
+        hash, the canonical hash and every live payload.
 
         ``store`` defaults to a :class:`DiskStore` at the recorded root when
         that folder exists (else an in-memory store, which must then be
-        passed explicitly for archived units to verify).
-        """
-        from ._store import DiskStore
+        passed explicitly for archived units to verify). The loaded
+        workspace's event log starts with an ``init`` event holding the
+        snapshot, so ``Workspace.replay(ws.events, store=...)`` rebuilds it.
 
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise WorkspaceArgumentError(
-                "path", str(path), "must be a readable snapshot", f"({exc})"
-            ) from None
-        if not isinstance(doc, dict) or doc.get("format") != SNAPSHOT_FORMAT:
-            raise WorkspaceArgumentError("path", str(path), "is not a vista-workspace snapshot")
-        cfg = dict(doc["config"])
-        root = cfg["store_root"]
-        if store is None:
-            store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
-        ws = cls._from_config(cfg, store=store, tokenizer=tokenizer)
-        ws._events.clear()
-        ws._event_state.clear()
-        ws._event_base = int(doc.get("event_count", 0))
-        ws._restore_snapshot(doc)
-        if log_path is not None:
-            ws._log_fh = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
-        if ws.state_hash() != doc["state_hash"]:
-            raise ReplayMismatchError(-1, doc["state_hash"], ws.state_hash())
-        for key, uid in ws._payload_owner.items():
-            ws._fetch(key, ws._unit_payload(uid).sha256)
+        Raises
+        ------
+        SnapshotError
+            Naming the file, the record (block, group or field) and the problem;
+            use :meth:`salvage` to load what is intact.
+        PayloadIntegrityError, PathEscapeError
+            A live payload is missing, damaged or not a regular file.
+        """
+        ws, _ = cls._open(path, store, tokenizer, log_path, repair=False)
         return ws
 
-    def _restore_snapshot(self, doc: dict[str, Any]) -> None:
-        self._turn = int(doc["turn"])
-        self._group_seq = int(doc["group_seq"])
-        self._user_seen = bool(doc["user_seen"])
-        for d in doc["blocks"]:
-            b = Block.from_plain(d)
+    @classmethod
+    def salvage(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        store: PayloadStore | None = None,
+        tokenizer: Tokenizer | None = None,
+        log_path: str | os.PathLike[str] | None = None,
+    ) -> Salvage:
+        """Load what is intact of a saved workspace and list exactly what is not.
+
+        Every top-level unit whose payload (at any level of its hierarchy) is
+        missing, damaged or not a regular file, and every block whose saved
+        content no longer matches its sha256, is tombstoned (logged as one
+        ``lose`` event each); everything else loads as saved.
+
+        Raises
+        ------
+        SnapshotError
+            The file itself is unreadable or its records are inconsistent
+            (nothing can be salvaged from a broken structure).
+        """
+        ws, lost = cls._open(path, store, tokenizer, log_path, repair=True)
+        return Salvage(ws, tuple(lost))
+
+    @classmethod
+    def _open(
+        cls,
+        path: Any,
+        store: PayloadStore | None,
+        tokenizer: Tokenizer | None,
+        log_path: Any,
+        *,
+        repair: bool,
+    ) -> tuple[Self, list[Loss]]:
+        src = _path_iv("path", path)
+        log = log_path_iv(log_path)
+        if store is not None and not isinstance(store, PayloadStore):
+            raise WorkspaceArgumentError(
+                "store", store, "must implement the PayloadStore protocol", "use DiskStore"
+            )
+        _clean_temp_siblings(Path(src))
+        doc = _read_snapshot(src)
+        root = doc.get("config", {}).get("store_root") if isinstance(doc, dict) else None
+        if store is None and isinstance(root, str) and root:
+            store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
+        ws = cls._from_snapshot(src, doc, store, tokenizer)
+        lost = ws._damage(src, repair=repair)
+        try:
+            ws._check_floor(extra_pinned=0, what=None)
+        except WorkspaceError as exc:
+            raise SnapshotError(
+                src, "the pinned blocks", f"do not fit the budget ({exc})"
+            ) from None
+        if log is not None:
+            ws._log_fh = open(log, "a", encoding="utf-8")  # noqa: SIM115
+        return ws, lost
+
+    @classmethod
+    def _from_snapshot(
+        cls, src: str, doc: Any, store: PayloadStore | None, tokenizer: Tokenizer | None
+    ) -> Self:
+        """The workspace a checked snapshot describes (payloads not read), its log
+        one ``init`` event holding the snapshot."""
+        blocks, groups = check_snapshot(src, doc)
+        try:
+            ws = cls._from_config(doc["config"], store=store, tokenizer=tokenizer)
+        except (WorkspaceError, TypeError, KeyError) as exc:
+            raise SnapshotError(src, "the config", f"is not usable ({exc})") from None
+        ws._events.clear()
+        ws._event_state.clear()
+        ws._install(doc, blocks, groups)
+        if ws.state_hash() != doc["state_hash"]:
+            raise SnapshotError(
+                src,
+                "the records",
+                "do not reproduce the saved state_hash (the file was edited or damaged)",
+                "use Workspace.salvage only if you trust the records",
+            )
+        ws._saved = True
+        ws._event_base = doc["event_count"]
+        ws._log("init", {"config": ws.config(), "snapshot": doc}, True, "", {})
+        return ws
+
+    def _install(self, doc: Mapping[str, Any], blocks: list[Block], groups: list[Group]) -> None:
+        self._turn = doc["turn"]
+        self._group_seq = doc["group_seq"]
+        self._user_seen = doc["user_seen"]
+        for b in blocks:
             self._blocks.append(b)
             self._pos_msgs.append(())
             self._pos_cost.append(0)
@@ -207,10 +338,7 @@ class PersistLayer(ForkLayer):
                 self._children.setdefault(b.parent, []).append(b.id)
             if b.payload is not None:
                 self._payload_owner[b.payload.key] = b.id
-            if b.status is Status.PINNED:
-                self._pinned_cost += b.tokens
-        for d in doc["groups"]:
-            g = Group.from_plain(d)
+        for g in groups:
             self._set_record(g)
             self._payload_owner[g.payload.key] = g.id
         for gid in self._groups:
@@ -220,7 +348,96 @@ class PersistLayer(ForkLayer):
         self._pending = dict(doc["pending"])
         self._answered = dict(doc["answered"])
         self._refresh(range(1, len(self._blocks) + 1))
+        # Pinned costs are counted from the content, never taken from the file.
+        self._pinned_cost = sum(
+            self._pos_cost[b.seq - 1] for b in self._blocks if b.status is Status.PINNED
+        )
         for gid, g in self._groups.items():
             if g.parent is None:
                 self._set_urow(gid)
         self._touch()
+
+    def _top_of(self, uid: str) -> str:
+        if uid[0] == "B":
+            return self._top_unit(self._blocks[_num(uid) - 1])
+        while self._groups[uid].parent is not None:
+            uid = self._groups[uid].parent  # type: ignore[assignment]
+        return uid
+
+    def _damage(self, src: str, *, repair: bool) -> list[Loss]:
+        """Every block whose content fails its hash and every live payload that
+        cannot be read back exactly; raise the first, or tombstone them all."""
+        found: dict[str, tuple[str, str]] = {}  # top unit -> (key, problem)
+        for b in self._blocks:
+            problem = content_problem(b)
+            if problem:
+                if not repair:
+                    raise SnapshotError(src, f"block {b.id}", problem, "use Workspace.salvage")
+                found.setdefault(b.id, ("", f"block {b.id} {problem}"))
+        for key, uid in sorted(self._payload_owner.items()):
+            try:
+                self._fetch(key, self._unit_payload(uid).sha256)
+            except (PayloadIntegrityError, PathEscapeError) as exc:
+                if not repair:
+                    raise
+                found.setdefault(self._top_of(uid), (key, str(exc)))
+        lost: list[Loss] = []
+        for top in sorted(found, key=lambda u: self._leaves(u)[0]):
+            key, problem = found[top]
+            leaves = tuple(f"B{s}" for s in self._leaves(top))
+            self._lose([top], problem)
+            self._log("lose", {"units": [top], "reason": problem}, True, top, {"key": key})
+            lost.append(Loss(top, leaves, key, problem))
+        return lost
+
+    def _lose(self, units: list[str], reason: str) -> None:
+        self._delete_units(units, f"lost: {reason}"[:2000], lost=True)
+
+
+def _path_iv(name: str, path: Any) -> str:
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise WorkspaceArgumentError(
+            name, path, "must be a file path (str or PathLike)", "pass e.g. 'state.json'"
+        )
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text or "\x00" in text:
+        raise WorkspaceArgumentError(
+            name, path, "must be a non-empty text path without NUL bytes", "pass e.g. 'state.json'"
+        )
+    return text
+
+
+def _clean_temp_siblings(path: Path) -> None:
+    """Remove temp files an interrupted save of this snapshot left beside it."""
+    folder = path.parent
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and _TEMP.match(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / name)
+
+
+def _read_snapshot(src: str) -> Any:
+    """The snapshot's JSON; a FIFO, device or folder is refused without blocking."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(src, flags)
+    except OSError as exc:
+        raise SnapshotError(src, "the file", f"cannot be opened ({exc.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise SnapshotError(src, "the file", f"is not a regular file ({_file_kind(mode)})")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise SnapshotError(src, "the file", f"is not valid UTF-8 JSON ({exc})") from None

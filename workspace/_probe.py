@@ -25,6 +25,7 @@ import numpy as np
 from ._accounting import message_tokens
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import WorkspaceArgumentError
+from ._handles import placeholder_kind
 from ._protocol import ARCHIVE_TOOL, CONTEXT_TOOL_NAMES, PROTOCOL_TEXT, READ_PATH_TOOL
 from ._records import Block, BlockType, Status
 from ._store import PayloadStore
@@ -57,12 +58,6 @@ SNAPSHOT_TOKEN_CAP = 100_000
 _BUDGET_NOTICE = re.compile(
     r"(You need to complete the task within the following context window size:\s*)?"
     r"<budget:token_budget>\s*\d+\s*</budget:token_budget>"
-)
-_REJECTION = re.compile(r"\A\s*\[budget guard\] Tool result rejected")
-_PLACEHOLDER = re.compile(
-    r"\A\s*\[(?:archived|offloaded) [BG][1-9][0-9]*\b"  # handles and guard placeholders
-    r"|\A\s*\[B[1-9][0-9]* (?:archived in G[1-9][0-9]*|deleted)\]"  # member stubs, tombstones
-    r"|\A\s*\[no result registered for "  # pending-call stubs
 )
 _DASHBOARD = re.compile(r"<context_workspace_status>")
 
@@ -550,7 +545,7 @@ def _clean_blocks(ws: Any, removed: dict[str, int]) -> list[SnapshotBlock]:
         if b.status in (Status.ARCHIVED, Status.OFFLOADED, Status.DELETED):
             removed["placeholders"] += 1  # its handle / placeholder / tombstone
             continue
-        if b.rejected or _REJECTION.search(b.content or ""):
+        if b.rejected or placeholder_kind(b.content or "") == "rejection":
             removed["rejection_notices"] += 1
             continue
         if b.type is BlockType.TOOL_RESULT and (
@@ -567,7 +562,7 @@ def _clean_blocks(ws: Any, removed: dict[str, int]) -> list[SnapshotBlock]:
             removed["protocol_header"] += 1
             if not content:
                 continue
-        if _PLACEHOLDER.search(content):
+        if placeholder_kind(content) is not None:
             removed["placeholders"] += 1
             continue
         if _DASHBOARD.search(content):

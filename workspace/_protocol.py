@@ -151,12 +151,13 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     messages directly after the assistant message that called it and names
     one of its call IDs; each call is answered exactly once (parallel calls
     of one assistant message all answered before any other message); tool
-    calls are well formed with unique IDs. Returns an empty list if valid.
+    calls are well formed with IDs unique within their message (a later
+    message may reuse an answered call's ID, as provider APIs accept).
+    Returns an empty list if valid.
     """
     problems: list[str] = []
     pending: dict[str, int] = {}  # call id -> index of the calling assistant message
     answered: set[str] = set()
-    seen_ids: set[str] = set()
     for i, m in enumerate(messages):
         role = m.get("role")
         if role not in ("system", "user", "assistant", "tool"):
@@ -191,6 +192,7 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             if role != "assistant":
                 problems.append(f"message {i}: only assistant messages may carry tool_calls")
                 continue
+            seen_ids: set[str] = set()  # an id may be reused once its call was answered
             for call in calls:
                 cid = call.get("id")
                 fn = call.get("function") or {}

@@ -23,7 +23,7 @@ from ._records import (
 )
 from ._state import locked
 from ._store import sha256_hex
-from ._validate import _content_iv, _text_iv, _tool_call_message, _tool_calls_iv
+from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv
 
 __all__ = ["RegisterLayer"]
 
@@ -37,8 +37,14 @@ class RegisterLayer(GuardLayer):
 
         Dispatches on ``role``: ``system``, ``user``, ``assistant`` (with or
         without ``tool_calls``) or ``tool``. Content may be a string, None
-        (assistant with tool calls) or a list of ``{"type": "text"}`` parts,
-        which are joined.
+        (assistant with tool calls) or a list of content parts: text parts
+        are joined with ``"\n"``; any other part (an image, audio, a file)
+        becomes an opaque stand-in line (see :func:`opaque_part_text`).
+
+        Legacy function calling is accepted: an assistant message with
+        ``function_call`` registers as a tool call with the id
+        ``fc_B<n>`` (``B<n>`` its block), and a ``function`` message answers
+        the pending call of that function name.
         """
         if not isinstance(message, Mapping):
             raise WorkspaceArgumentError(
@@ -52,6 +58,11 @@ class RegisterLayer(GuardLayer):
             return self.register_user(content or "", pinned=pinned)
         if role == "assistant":
             calls = message.get("tool_calls")
+            legacy = message.get("function_call")
+            if not calls and legacy is not None:
+                calls = [
+                    {"id": f"fc_B{len(self._blocks) + 1}", "type": "function", "function": legacy}
+                ]
             if calls:
                 if pinned:
                     raise WorkspaceArgumentError(
@@ -66,8 +77,33 @@ class RegisterLayer(GuardLayer):
                 )
             cid: Any = message.get("tool_call_id")
             return self.register_tool_result(cid, content or "", name=message.get("name"))
+        if role == "function":  # legacy: answers the pending call of that name
+            if pinned:
+                raise WorkspaceArgumentError(
+                    "pinned", pinned, "must be False for tool results", "only plain messages pin"
+                )
+            fname = message.get("name")
+            owner = next(iter(self._pending.values()), None)
+            match = [
+                cid
+                for cid in self._pending
+                if owner is not None
+                and self._blocks[_num(owner) - 1].call_names[
+                    self._blocks[_num(owner) - 1].call_ids.index(cid)
+                ]
+                == fname
+            ]
+            if not match:
+                raise ProtocolOrderError(
+                    f"function message for {fname!r} answers no pending call of that name "
+                    f"(pending: {', '.join(sorted(self._pending)) or 'none'})"
+                )
+            return self.register_tool_result(match[0], content or "")
         raise WorkspaceArgumentError(
-            "role", role, "must be one of system, user, assistant, tool", "fix the message's role"
+            "role",
+            role,
+            "must be one of system, user, assistant, tool, function",
+            "fix the message's role",
         )
 
     @locked
@@ -164,12 +200,8 @@ class RegisterLayer(GuardLayer):
         if content is not None:
             content = _text_iv("content", content)
         calls = _tool_calls_iv(tool_calls)
-        for c in calls:
-            if c.id in self._call_owner:
-                raise ProtocolOrderError(
-                    f"tool call id {c.id!r} was already used by {self._call_owner[c.id]}; "
-                    "call ids must be unique within a conversation"
-                )
+        # An id may be reused once its earlier call was answered (provider APIs
+        # accept it and real traces do it); results pair with calls by order.
         self._no_pending("assistant")
         self._turn += 1
         seq = len(self._blocks) + 1
@@ -235,7 +267,7 @@ class RegisterLayer(GuardLayer):
             raise WorkspaceArgumentError(
                 "tool_call_id", tool_call_id, "must be a non-empty string", "pass the call's id"
             )
-        if tool_call_id in self._answered:
+        if tool_call_id not in self._pending and tool_call_id in self._answered:
             raise ProtocolOrderError(
                 f"tool call {tool_call_id!r} was already answered by "
                 f"{self._answered[tool_call_id]}; each call gets exactly one result"

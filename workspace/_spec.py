@@ -25,8 +25,11 @@ __all__ = [
 #: Longest block spec accepted (a guard against pathological tool arguments).
 MAX_SPEC_CHARS = 4096
 _EXAMPLES = 'e.g. "B3", "B3,B4", "B10-B20" or "G2"'
-_ID = re.compile(r"([BG])([1-9][0-9]{0,11})\Z", re.ASCII)
-_RANGE = re.compile(r"B([1-9][0-9]{0,11})\s*-\s*B?([1-9][0-9]{0,11})\Z", re.ASCII)
+_ID = re.compile(r"([BbGg])([1-9][0-9]{0,11})\Z", re.ASCII)
+# Range separators agents write: "B4-B5", "B6:B7", "B4 to B5", "B4..B5", "B4–B5".
+_RANGE = re.compile(
+    r"[Bb]([1-9][0-9]{0,11})\s*(?:-|:|\.\.|\u2013|\s[Tt][Oo]\s)\s*[Bb]?([1-9][0-9]{0,11})\Z"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +69,12 @@ SpecItem = BlockRef | GroupRef | BlockRange
 def parse_block_spec(spec: Any) -> tuple[SpecItem, ...]:
     """Parse a block selector into its items, in order (duplicates kept).
 
-    Grammar: comma-separated items, each ``B<n>``, ``G<n>`` or
-    ``B<n>-B<m>`` (``B<n>-<m>`` also accepted) with ``n, m >= 1`` written in
-    ASCII digits without leading zeros and ``n <= m``. Whitespace around
-    items is ignored. Whether the IDs exist is checked by the engine.
+    Grammar: comma-separated items, each ``B<n>``, ``G<n>`` or a block range
+    ``B<n>-B<m>``, with ``n, m >= 1`` written in ASCII digits without leading
+    zeros. Accepted as agents write them: lowercase letters (``b7``), the range
+    separators ``:``, ``..``, an en dash and `` to `` (``B6:B7``, ``B4 to B5``),
+    ``B<n>-<m>``, and descending ranges (``B8-B7`` is ``B7-B8``). Whitespace
+    around items is ignored. Whether the IDs exist is checked by the engine.
 
     Raises
     ------
@@ -97,18 +102,13 @@ def parse_block_spec(spec: Any) -> tuple[SpecItem, ...]:
         m = _ID.match(item)
         if m:
             n = int(m.group(2))
-            items.append(BlockRef(n) if m.group(1) == "B" else GroupRef(n))
+            items.append(BlockRef(n) if m.group(1) in "Bb" else GroupRef(n))
             continue
         m = _RANGE.match(item)
         if m:
             a, b = int(m.group(1)), int(m.group(2))
-            if a > b:
-                raise BlockSpecError(
-                    "block_id",
-                    spec,
-                    f"has a descending range {item!r} (start must not exceed end)",
-                    f"write B{b}-B{a}",
-                )
+            if a > b:  # a descending range names the same blocks
+                a, b = b, a
             items.append(BlockRange(a, b))
             continue
         raise BlockSpecError("block_id", spec, _item_problem(item, pos), _EXAMPLES)

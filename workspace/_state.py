@@ -63,6 +63,7 @@ MUTABLE_STATE = (
     "_gprompt",
     "_events",
     "_event_state",
+    "_doomed",
 )
 
 _SelfT = TypeVar("_SelfT", bound="StateCore")
@@ -137,6 +138,10 @@ class StateCore:
         # Original Anthropic blocks behind projected messages (derived wire
         # detail, never hashed): visible blocks render back byte-identical.
         self._codec = AnthropicCodec()
+        # Payload keys released since the last save, and whether a snapshot of
+        # this workspace exists (then released payloads wait for the next save).
+        self._doomed: set[str] = set()
+        self._saved = False
 
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
@@ -389,7 +394,18 @@ class StateCore:
         store that writes other bytes cannot vouch for them (reads then fail)."""
         ref = PayloadRef(key, len(data), sha256_hex(data))
         self.store.put(key, data)  # returns only when durable
+        self._doomed.discard(key)  # live again (a block's payload bytes never change)
         return ref
+
+    def _release(self, key: str) -> None:
+        """A payload the live state no longer needs. It leaves the store at once
+        only if no saved snapshot can point at it; otherwise at the next ``save``,
+        after a state that no longer needs it is durable (a crash in between
+        leaves the last saved state loadable)."""
+        if self._saved:
+            self._doomed.add(key)
+        else:
+            self.store.delete(key)
 
     def _fetch(self, key: str, sha256: str) -> bytes:
         """The payload's bytes, verified here against the checksum the engine

@@ -124,8 +124,8 @@ def drive_trace(
             apply_action(ws, item)
             continue
         role = item.get("role")
-        if role in ("tool", "function"):
-            cid = item.get("tool_call_id") if role == "tool" else item.get("name")
+        if role == "tool":
+            cid = item.get("tool_call_id")
             if isinstance(cid, str) and auto.get(cid):
                 auto[cid] -= 1  # answered by the engine when the call was replayed
                 continue
@@ -160,9 +160,17 @@ class ToolLayer(ReadLayer):
 
         def run() -> str:
             res = self.delete(block_id, reason)
+            n = res.freed_tokens
+            # Deleting a call can cost tokens: its results then render as plain
+            # context with a short prefix. Say so instead of "freed ~-6".
+            change = (
+                f"freed ~{n:,} tokens"
+                if n >= 0
+                else f"added ~{-n:,} tokens: its results now show as plain context"
+            )
             return (
-                f"Deleted {','.join(res.units)} ({len(res.blocks)} blocks, freed "
-                f"~{max(res.freed_tokens, 0):,} tokens). Deleted content cannot be recovered."
+                f"Deleted {','.join(res.units)} ({len(res.blocks)} blocks, {change}). "
+                "Deleted content cannot be recovered."
             )
 
         return self._agent_call(run)

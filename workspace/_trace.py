@@ -140,14 +140,17 @@ def _check_item(i: int, item: Any, src: str) -> None:
             )
         return
     role = item.get("role")
-    if role not in ("system", "user", "assistant", "tool"):
+    if role not in ("system", "user", "assistant", "tool", "function"):
         raise TraceError(
             i,
-            f"has role {role!r}; expected system, user, assistant or tool (or an 'action' item)",
+            f"has role {role!r}; expected system, user, assistant, tool or function "
+            "(or an 'action' item)",
             source=src,
         )
     if role == "tool" and not isinstance(item.get("tool_call_id"), str):
         raise TraceError(i, "is a tool message without a string tool_call_id", source=src)
+    if role == "function" and not isinstance(item.get("name"), str):
+        raise TraceError(i, "is a function message without a string name", source=src)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from ._protocol import (
 from ._records import (
     ToolCall,
 )
-from ._store import PayloadStore
+from ._store import PayloadStore, sha256_hex
 
 #: Longest replacement (index) text accepted for an archive handle.
 MAX_REPLACEMENT_CHARS = 2000
@@ -104,27 +104,56 @@ def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
     return value
 
 
+#: Tokens a non-text content part (an image, audio, a file) is estimated to
+#: cost a provider: OpenAI's charge for one high-detail 512x512 image tile plus
+#: its base (170 + 85). The engine carries text only; such a part is rendered
+#: as a stand-in line naming its type, size, checksum and this estimate.
+OPAQUE_PART_TOKENS = 255
+
+
+def opaque_part_text(part: Mapping[str, Any]) -> str:
+    """The stand-in line for one non-text content part: its type, the size and
+    sha256 of its canonical JSON, and the documented token estimate
+    (``OPAQUE_PART_TOKENS``). The part's bytes are not carried by the engine."""
+    try:
+        raw = canonical_json(dict(part)).encode("utf-8")
+    except (TypeError, ValueError):
+        raw = repr(part).encode("utf-8", "backslashreplace")
+    kind = part.get("type")
+    kind = kind if isinstance(kind, str) and kind.isprintable() else "unknown"
+    return (
+        f"[opaque {kind[:40]} part: {len(raw):,}B sha256={sha256_hex(raw)[:16]} "
+        f"~{OPAQUE_PART_TOKENS} tok est.]"
+    )
+
+
 def _content_iv(content: Any, role: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
         texts = []
         for i, part in enumerate(content):
-            if (
-                not isinstance(part, Mapping)
-                or part.get("type") != "text"
-                or not isinstance(part.get("text"), str)
-            ):
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            if not isinstance(part, Mapping):
                 raise WorkspaceArgumentError(
                     "content",
                     content,
-                    f"part {i} must be a {{'type': 'text', 'text': str}} part",
-                    "only text content is supported",
+                    f"part {i} must be a content part (an object with a 'type')",
+                    "pass {'type': 'text', 'text': ...} parts",
                 )
-            texts.append(part["text"])
-        return "".join(texts)
+            if part.get("type") == "text":
+                if not isinstance(part.get("text"), str):
+                    raise WorkspaceArgumentError(
+                        "content", content, f"text part {i} must have a string 'text'"
+                    )
+                texts.append(part["text"])
+            else:
+                texts.append(opaque_part_text(part))
+        return "\n".join(texts)
     raise WorkspaceArgumentError(
-        "content", content, f"of a {role} message must be a string, None or text parts"
+        "content", content, f"of a {role} message must be a string, None or content parts"
     )
 
 
