@@ -171,7 +171,7 @@ def test_run_claims_validates_its_arguments(tmp_path):
     """Validate once at the door (DESIGN rule 5), naming the parameter and the fix."""
     with pytest.raises(DomainError, match="must be True, False or a theory VerificationReport"):
         pc.run_claims("table8.*", certificates="yes")
-    with pytest.raises(DomainError, match="`rng` must be None, a non-negative int"):
+    with pytest.raises(DomainError, match="`rng` must be a non-negative integer seed"):
         pc.run_claims("table8.*", rng=-1)
     with pytest.raises(DomainError, match="must be a sequence of registered Claim objects"):
         pc.run_claims(claims=["table8.rows-add-up"])  # type: ignore[list-item]

@@ -8,10 +8,11 @@ them and returns a :class:`VerificationReport`.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from vistalab._core import import_optional
 
 from .._errors import DomainError, UnknownNameError
 
@@ -51,16 +52,6 @@ METHODS: tuple[str, ...] = (
     "enumeration",
     "hypothesis",
 )
-
-# Step modules register themselves on import; imported lazily so that
-# ``import theory`` stays cheap.
-_STEP_MODULES = (
-    "_steps_prop1",
-    "_steps_prop2",
-    "_steps_lemma1",
-    "_steps_thm1",
-)
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -212,8 +203,13 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    for mod in _STEP_MODULES:
-        importlib.import_module(f"{__package__}.{mod}")
+    # The proof steps need the `verify` extra (python-flint, hypothesis): say so up front.
+    import_optional("hypothesis", "theory's randomized proof steps (vista-lab verify)")
+    import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
+    # Imported statically on first use (a renamed module breaks the build), not at
+    # `import vistalab.theory`, so the bounds need none of the `verify` extra.
+    from . import _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401
+
     _loaded = True
 
 

@@ -1,8 +1,7 @@
 """Adapters from the other packages' check runners to report rows.
 
-Each adapter asks for the public names it needs (``figures.require``); a
-package that does not provide them makes its stage "skipped", reported as not
-checkable, instead of crashing the pipeline.
+The packages are imported statically: a renamed function breaks the import (and
+the tests) instead of turning a stage into "skipped".
 """
 
 from __future__ import annotations
@@ -11,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from vistalab.figures import MissingDependency, require
+from vistalab import paper_checks, theory
+from vistalab._core import DomainError
 
 from ._rows import CheckRow
 
@@ -35,7 +35,6 @@ def normalise_status(value: Any) -> str:
 
 def proof_step_rows() -> list[dict[str, str]]:
     """One row per named proof step certified by ``theory.certify_all()``."""
-    theory = require("theory", "certify_all")
     report = theory.certify_all()
     rows = []
     for cert in report.steps:
@@ -45,12 +44,6 @@ def proof_step_rows() -> list[dict[str, str]]:
             normalise_status(cert.status), numbers, str(cert.ref),
         ).to_dict())
     return rows
-
-
-def _is_engine_claim(c: Any) -> bool:
-    """Engine-backed claims (issue 5) register into paper_checks with "engine" in the id
-    or section; the pipeline runs them in their own stage."""
-    return "engine" in str(c.id).lower() or "engine" in str(c.section).lower()
 
 
 def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
@@ -77,24 +70,22 @@ def _fmt(v: Any) -> str:
 
 
 def paper_check_rows(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """One row per registered claim of the paper (engine-backed claims excluded)."""
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
-    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng))
+    """One row per registered claim of the paper (claims of stage "engine" excluded)."""
+    claims = [c for c in paper_checks.all_claims() if c.stage != "engine"]
+    return _claim_rows("paper", paper_checks.run_claims(claims=claims, rng=rng))
 
 
 def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """The engine-backed checks of issue 5, registered into paper_checks' registry.
+    """The engine-backed checks (claims registered with ``stage="engine"``).
 
-    Raises :class:`figures.MissingDependency` (the stage is reported as not
-    checkable) while no engine-backed claim is registered.
+    Raises
+    ------
+    DomainError
+        If no claim of stage "engine" is registered (the built-in ones are imported
+        statically, so this means they were removed: a failure, not a skip).
     """
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if _is_engine_claim(c)]
+    claims = [c for c in paper_checks.all_claims() if c.stage == "engine"]
     if not claims:
-        raise MissingDependency(
-            "paper_checks", ["engine claims"],
-            "no engine-backed check is registered in paper_checks yet (issue 5: claims with "
-            "'engine' in their id or section)",
-        )
-    return _claim_rows("engine", pc.run_claims(claims=claims, rng=rng))
+        raise DomainError("stage", "engine", "must have at least one registered claim",
+                          "register the engine-backed claims with stage='engine'")
+    return _claim_rows("engine", paper_checks.run_claims(claims=claims, rng=rng))
