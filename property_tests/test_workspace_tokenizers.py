@@ -244,3 +244,24 @@ def test_cli_offers_every_registered_tokenizer():
 
     assert set(workspace._TOKENIZERS) == set(TOKENIZERS)
     assert set(_workspace_analysis._TOKENIZERS) == set(TOKENIZERS)
+
+
+def test_missing_agent_extras_name_the_extra(monkeypatch):
+    """Optional packages of the 'agents' extra: when absent, the error names the
+    package and the extra to install (never a bare ImportError)."""
+    import importlib.metadata
+    import sys
+
+    from vistalab.workspace import O200kTokenizer, Workspace, WorkspaceService, build_mcp_server
+
+    from vistalab._core import MissingExtraError
+
+    def no_dist(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", no_dist)
+    with pytest.raises(MissingExtraError, match=r"bpe_openai.*vista-lab\[agents\]"):
+        O200kTokenizer._build()
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(MissingExtraError, match=r"'mcp'.*vista-lab\[agents\]"):
+        build_mcp_server(WorkspaceService(Workspace(3000, tokenizer="approx")))

@@ -37,9 +37,17 @@ class LangChainWorkspace:
     ----------
     workspace : Workspace
         The workspace; its budget, tokenizer and store apply.
+
+    Raises
+    ------
+    MissingExtraError
+        ``langchain-core`` is not installed (``pip install 'vista-lab[agents]'``).
     """
 
     def __init__(self, workspace: Any) -> None:
+        from vistalab._core import import_optional
+
+        import_optional("langchain_core", "the LangChain adapter")
         self.workspace = workspace
         self._seen: list[dict[str, Any]] = []  # history registered so far (OpenAI form)
 

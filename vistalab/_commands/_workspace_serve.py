@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 from typing import Any
@@ -96,15 +95,12 @@ def _task_tools(path: str | None) -> list[Any]:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from vistalab._core import import_optional
     from vistalab.workspace import DiskStore, Workspace, WorkspaceService
 
     from .workspace import _int_arg
 
-    if importlib.util.find_spec("mcp") is None:
-        raise CliUsageError(
-            "workspace serve needs the 'mcp' package; install it with "
-            "pip install 'vista-lab[agents]' (or pip install mcp)"
-        )
+    import_optional("mcp", "vista-lab workspace serve")
     budget = _int_arg("--budget", args.budget, lo=1)
     port = _int_arg("--port", args.port, lo=1)
     assert budget is not None and port is not None
