@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -266,3 +267,61 @@ def test_bad_anthropic_blocks_name_the_message_and_block():
     ]
     with pytest.raises(TraceError, match="tool_result belongs in a user turn"):
         replay_trace(wrong, budget=3000)
+
+
+SAMPLE = str(Path(__file__).parent / "data" / "traces" / "anthropic_ops_agent.json")
+
+
+def test_cli_replays_the_sample_anthropic_trace(capsys):
+    """Issue 14 item 2 (done-when), from the CLI: the sample Anthropic trace
+    (thinking, redacted thinking, parallel tool_use, an is_error result, an
+    image, a context archive) replays with every self-check true, each turn's
+    Anthropic request valid, the agent's archive applied, and the thinking
+    signature of a visible turn sent back as registered."""
+    from pathlib import Path
+
+    from vistalab.cli import main
+
+    path = Path(__file__).parent / "data" / "traces" / "anthropic_ops_agent.json"
+    assert (
+        main(
+            [
+                "workspace",
+                "replay",
+                str(path),
+                "--budget",
+                "3000",
+                "--json",
+                "--render",
+                "anthropic",
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "anthropic"
+    assert all(v for v in doc["checks"].values() if isinstance(v, bool))
+    assert all(not t["protocol_problems"] for t in doc["turns"])
+    archives = [e for t in doc["turns"] for e in t["events"] if e["op"] == "archive"]
+    assert len(archives) == 1 and archives[0]["ok"]
+    final = doc["turns"][-1]["request"]
+    assert "EqQBCkYIBBgCKkD3sig2" in json.dumps(final)  # the visible turn's signature
+    assert final["system"][0]["text"].startswith("CONTEXT MANAGEMENT PROTOCOL")
+
+
+def test_cli_replay_json_reports_the_cacheable_share(capsys):
+    """Issue 14 item 4: replay --json reports each turn's cacheable prefix
+    tokens and share, and the run's token-weighted share."""
+    from vistalab.cli import main
+
+    assert main(["workspace", "replay", SAMPLE, "--budget", "3000", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    turns = doc["turns"]
+    assert turns[0]["cacheable_tokens"] == 0
+    for t in turns:
+        assert 0 <= t["cacheable_tokens"] <= t["tokens"]
+        assert t["cacheable_share"] == pytest.approx(t["cacheable_tokens"] / t["tokens"])
+    later = turns[1:]
+    weighted = sum(t["cacheable_tokens"] for t in later) / sum(t["tokens"] for t in later)
+    assert doc["cacheable_share"] == pytest.approx(weighted)
+    assert 0 < doc["cacheable_share"] < 1

@@ -197,3 +197,71 @@ def test_harness_register_names_the_refused_message():
             ]
         )
     assert [b.id for b in ws.blocks] == ["B1"]
+
+
+@pytest.mark.slow
+def test_http_serves_both_roles_on_one_workspace():
+    """Issue 14 item 1, streamable HTTP: one process bound to 127.0.0.1 serves
+    the agent role at /mcp and the harness role at /harness on one
+    workspace; a change made through one is seen through the other. Loopback
+    only, bounded in time, the server stopped at the end."""
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000"]
+        + ["--transport", "http", "--port", str(port)],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+
+        async def run() -> None:
+            with anyio.fail_after(60):
+                base = f"http://127.0.0.1:{port}"
+                async with Client(f"{base}/harness") as h, Client(f"{base}/mcp") as a:
+                    assert [t.name for t in (await a.list_tools()).tools] == list(MCP_AGENT_TOOLS)
+                    reg = await h.call_tool(
+                        "harness_register",
+                        {
+                            "messages": [
+                                {"role": "user", "content": "t"},
+                                {"role": "assistant", "content": EXACT},
+                            ]
+                        },
+                    )
+                    assert json.loads(_text(reg))["block_ids"] == ["B1", "B2"]
+                    path = _text(await a.call_tool("context_workspace_archive", {"block_id": "B2"}))
+                    back = await a.call_tool("context_workspace_read", {"path": path})
+                    assert _text(back) == EXACT
+                    rendered = json.loads(_text(await h.call_tool("harness_render", {})))
+                    assert rendered["request"]["messages"][-2]["content"].startswith("[archived B2")
+
+        anyio.run(run)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
+def test_serve_bad_input_is_one_line_exit_2(capsys):
+    """CLI door: a bad budget or port is one line on stderr and exit status 2."""
+    from vistalab.cli import main
+
+    assert main(["workspace", "serve", "--budget", "lots"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--budget" in err
+    assert main(["workspace", "serve", "--budget", "3000", "--port", "70000"]) == 2
+    assert "--port" in capsys.readouterr().err

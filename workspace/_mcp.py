@@ -239,6 +239,7 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     ws = service.workspace
     server = MCPServer(
         name=f"vista-workspace-{role}",
+        log_level="WARNING",  # refusals are results, not server events
         instructions=(
             "Context workspace with a hard budget of "
             f"{ws.budget:,} tokens ({ws.tokenizer.name}). "
