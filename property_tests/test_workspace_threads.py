@@ -103,3 +103,36 @@ def test_concurrent_registrations_renders_and_archives_keep_the_invariants():
     _check(ws)
     again = Workspace.replay(ws.events)
     assert again.state_hash() == ws.state_hash()
+
+
+def test_rendered_messages_cannot_be_corrupted_by_the_caller():
+    """A caller editing a rendered message in place gets a TypeError, and the
+    next rendering is unchanged; copies are ordinary, editable dicts."""
+    import copy
+    import pickle
+
+    import pytest
+
+    ws = Workspace(20_000, tokenizer="approx")
+    ws.register_user("task")
+    ws.register_tool_call(
+        [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    )
+    ws.register_tool_result("c", "result")
+    r = ws.render()
+    call = next(m for m in r.messages if m.get("tool_calls"))
+    for edit in (
+        lambda: r.messages[1].__setitem__("content", "hacked"),
+        lambda: r.messages[1].update(content="hacked"),
+        lambda: call["tool_calls"].append({}),
+        lambda: call["tool_calls"][0]["function"].__setitem__("arguments", "{}{}"),
+        lambda: r.tools[0]["function"].__setitem__("name", "x"),
+    ):
+        with pytest.raises(TypeError, match="read-only"):
+            edit()
+    again = ws.render()
+    assert again.messages == r.messages and again.tokens == r.tokens
+    for c in (copy.deepcopy(call), pickle.loads(pickle.dumps(call)), r.as_request()["messages"][2]):
+        c["content"] = "mine"
+        assert type(c) is dict
+    assert ws.render().messages == r.messages

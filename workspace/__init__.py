@@ -32,6 +32,9 @@ Python calls raise (``ws.archive``, ``ws.delete``, ``ws.read_path``,
 ``ws.context_workspace_delete``, ``ws.dispatch``) return strings and change
 nothing on a bad call. ``ws.events`` is the append-only log (each event with
 the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
+``ws.save(path)`` / ``Workspace.load(path)`` persist it crash-consistently
+(``Workspace.salvage(path)`` loads what is intact and lists what was lost).
+Every public call holds one re-entrant lock, so threads may share a workspace.
 ``ws.fork()`` copies a workspace without re-tokenising it (``substitute=`` gives
 the counterfactual copy with some plain messages' texts changed).
 """
@@ -113,9 +116,8 @@ from ._probe import (
     SnapshotBlock,
     build_probe_kit,
     leak_scan,
-    load_probe_answers,
-    score_probe_answers,
 )
+from ._probe_score import load_probe_answers, score_probe_answers
 from ._protocol import (
     ARCHIVE_TOOL,
     CONTEXT_TOOL_NAMES,
@@ -126,6 +128,7 @@ from ._protocol import (
     context_tool_schemas,
     protocol_problems,
 )
+from ._recorder import TrajectoryRecorder, trajectory_from_trace
 from ._records import Block, BlockType, Group, PayloadRef, Status, ToolCall
 from ._reward import (
     ADVANTAGE_EPS,
@@ -138,10 +141,8 @@ from ._reward import (
     ProcessReward,
     RewardTurn,
     Trajectory,
-    TrajectoryRecorder,
     context_grpo_advantage,
     process_reward,
-    trajectory_from_trace,
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
 from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex

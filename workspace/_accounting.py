@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ._errors import WorkspaceArgumentError
 from ._tokenizers import Tokenizer
 
 __all__ = [
@@ -49,14 +50,32 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     Tool-call IDs are wire metadata the model does not read and are not
     counted.
     """
-    count = tokenizer.count
+    if not isinstance(message, Mapping):
+        raise WorkspaceArgumentError(
+            "message", message, "must be a mapping (an OpenAI chat message)"
+        )
+    count = getattr(tokenizer, "count", None)
+    if not callable(count):
+        raise WorkspaceArgumentError(
+            "tokenizer",
+            tokenizer,
+            "must be a Tokenizer (an object with count(text))",
+            "pass get_tokenizer('cl100k_base') or get_tokenizer('approx')",
+        )
     total = MESSAGE_FRAMING + count(str(message.get("role", "")))
     content = message.get("content")
     if content:
+        if not isinstance(content, str):
+            raise WorkspaceArgumentError(
+                "message",
+                message,
+                "must have string (or None) content; join content parts first",
+                "register it with Workspace.register_message, which joins parts",
+            )
         total += count(content)
     name = message.get("name")
     if name:
-        total += count(name) + 1
+        total += count(str(name)) + 1
     for call in message.get("tool_calls") or ():
         fn = call.get("function", {})
         total += (

@@ -16,6 +16,7 @@ from ._errors import (
     BlockStateError,
     WorkspaceArgumentError,
 )
+from ._frozen import freeze
 from ._hashing import HASH_MOD
 from ._records import (
     Block,
@@ -101,6 +102,8 @@ class ForkLayer(ToolLayer):
         new._lock = threading.RLock()
         new._log_fh = None
         new.store = target
+        if target is not self.store:  # no snapshot points into the copy's store
+            new._saved, new._doomed = False, set()
         if target is not self.store:
             for key, uid in self._payload_owner.items():
                 ref = self._unit_payload(uid)
@@ -218,7 +221,7 @@ class ForkLayer(ToolLayer):
                 self._conv_cost += cost - old
             if b.status is Status.PINNED:
                 self._pinned_cost += cost - b.tokens
-            self._pos_msgs[s - 1] = (msg,)
+            self._pos_msgs[s - 1] = (freeze(msg),)
             self._pos_cost[s - 1] = cost
             self._pos_key[s - 1] = self._position_key(nb)
             self._set_urow(b.id)

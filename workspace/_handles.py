@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ._errors import PayloadIntegrityError
+from ._errors import PayloadIntegrityError, WorkspaceArgumentError
 from ._store import sha256_hex
 
 __all__ = [
@@ -37,6 +37,15 @@ __all__ = [
 HANDLE_SHA_CHARS = 16
 
 
+def _need(name: str, value: object, kind: type) -> None:
+    """Check one argument of a formatter at the door."""
+    if kind is str:
+        if not isinstance(value, str):
+            raise WorkspaceArgumentError(name, value, "must be a string")
+    elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise WorkspaceArgumentError(name, value, "must be a non-negative integer")
+
+
 def handle_text(
     unit_id: str,
     *,
@@ -53,6 +62,13 @@ def handle_text(
     archive level, the size and a checksum, plus the agent's replacement
     (index) text and, for groups, the member IDs.
     """
+    _need("unit_id", unit_id, str)
+    _need("level", level, int)
+    _need("path", path, str)
+    _need("size", size, int)
+    _need("sha256", sha256, str)
+    _need("replacement", replacement, str)
+    _need("members", members, str)
     inner = f" ({members})" if members else ""
     text = (
         f"[archived {unit_id}{inner} level={level} size={size:,}B "
@@ -63,6 +79,10 @@ def handle_text(
 
 def offload_text(block_id: str, *, path: str, size: int, sha256: str) -> str:
     """Placeholder for a raw tool result the budget guard moved out of the prompt."""
+    _need("block_id", block_id, str)
+    _need("path", path, str)
+    _need("size", size, int)
+    _need("sha256", sha256, str)
     return (
         f"[offloaded {block_id} level=1 size={size:,}B sha256={sha256[:HANDLE_SHA_CHARS]} "
         f"path={path}] Raw tool result moved out by the budget guard; read the path to "
@@ -87,6 +107,10 @@ def pending_text(call_id: str) -> str:
 
 def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str:
     """Notice the budget guard registers instead of a result it cannot admit."""
+    for name, value in (("current", current), ("limit", limit), ("attempted", attempted)):
+        _need(name, value, int)
+    if isinstance(cap, bool) or not isinstance(cap, int):
+        raise WorkspaceArgumentError("cap", cap, "must be an integer")
     return (
         f"[budget guard] Tool result rejected: context ~{current:,} tokens, hard limit "
         f"{limit:,}, this result needs +{attempted:,} (largest admissible now ~{max(cap, 0):,}). "
@@ -204,6 +228,13 @@ def placeholder_kind(text: str) -> str | None:
     h = parse_handle(t) if t.startswith("[") else None
     if h is not None:
         return "handle" if h.kind == "archived" else "offload"
+    # Handles another harness printed into a transcript may carry other paths:
+    # "[archived <ID> " / "[offloaded <ID> " is enough to know what they are.
+    for word, kind in (("[archived ", "handle"), ("[offloaded ", "offload")):
+        if t.startswith(word):
+            uid = t[len(word) :].split(" ", 1)[0]
+            if len(uid) > 1 and uid[0] in "BG" and uid[1:].isascii() and uid[1:].isdigit():
+                return kind
     if _STUB.match(t):
         return "member_stub"
     if _TOMBSTONE.match(t):

@@ -10,6 +10,7 @@ from typing import Any
 from ._accounting import (
     message_tokens,
 )
+from ._frozen import freeze_messages
 from ._handles import (
     handle_text,
     member_stub,
@@ -51,7 +52,7 @@ class LayoutLayer(StateCore):
             self._refresh([b.seq])
         else:  # the caller already counted the message; do not tokenise twice
             msgs, cost = seed
-            self._pos_msgs[-1], self._pos_cost[-1] = msgs, cost
+            self._pos_msgs[-1], self._pos_cost[-1] = freeze_messages(msgs), cost
             self._pos_key[-1] = self._position_key(b)
             if b.type is BlockType.SYSTEM:
                 self._sys_cost += cost
@@ -159,7 +160,7 @@ class LayoutLayer(StateCore):
                 self._sys_cost += cost - old
             else:
                 self._conv_cost += cost - old
-            self._pos_msgs[s - 1] = msgs
+            self._pos_msgs[s - 1] = freeze_messages(msgs)
             self._pos_cost[s - 1] = cost
             self._pos_key[s - 1] = key
             if b.group is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from ._records import (
 )
 from ._snapshot import SNAPSHOT_FORMAT, SNAPSHOT_VERSION, check_snapshot, content_problem
 from ._state import locked
-from ._store import _TEMP, DiskStore, MemoryStore, PayloadStore, _file_kind, atomic_write
+from ._store import _TEMP, DiskStore, MemoryStore, PayloadStore, atomic_write, read_regular_file
 from ._tokenizers import Tokenizer
 from ._validate import _num, log_path_iv
 
@@ -423,21 +422,10 @@ def _clean_temp_siblings(path: Path) -> None:
 
 def _read_snapshot(src: str) -> Any:
     """The snapshot's JSON; a FIFO, device or folder is refused without blocking."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    data, problem = read_regular_file(src)
+    if data is None:
+        raise SnapshotError(src, "the file", problem)
     try:
-        fd = os.open(src, flags)
-    except OSError as exc:
-        raise SnapshotError(src, "the file", f"cannot be opened ({exc.strerror})") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise SnapshotError(src, "the file", f"is not a regular file ({_file_kind(mode)})")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SnapshotError(src, "the file", f"is not valid UTF-8 JSON ({exc})") from None

@@ -14,6 +14,7 @@ from ._accounting import (
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
 from ._errors import UnknownNameError
 from ._formats import FORMATS, openai_to_anthropic
+from ._frozen import FrozenDict, freeze
 from ._handles import (
     pending_text,
 )
@@ -171,9 +172,9 @@ class PreflightLayer(LayoutLayer):
         return replace(
             r,
             format="anthropic",
-            messages=tuple(req["messages"]),
-            tools=tuple(req.get("tools", ())),
-            system=tuple(req.get("system", ())),
+            messages=tuple(freeze(m) for m in req["messages"]),
+            tools=tuple(freeze(t) for t in req.get("tools", ())),
+            system=tuple(freeze(b) for b in req.get("system", ())),
         )
 
     def _render_openai(self) -> Rendering:
@@ -201,8 +202,8 @@ class PreflightLayer(LayoutLayer):
             msgs = head
             for m in self._pos_msgs:
                 msgs.extend(m)
-            msgs.extend(self._pending_msgs())
-            msgs.append({"role": DASHBOARD_ROLE, "content": cand.dashboard})
+            msgs.extend(freeze(m) for m in self._pending_msgs())
+            msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
             return Rendering(
                 messages=tuple(msgs),
                 tokens=cand.total,
@@ -267,7 +268,7 @@ class PreflightLayer(LayoutLayer):
             total += extra
         else:
             body = pinned_msgs
-        msgs = head + body + [{"role": DASHBOARD_ROLE, "content": dash.text}]
+        msgs = head + body + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,

@@ -267,6 +267,7 @@ class RegisterLayer(GuardLayer):
             raise WorkspaceArgumentError(
                 "tool_call_id", tool_call_id, "must be a non-empty string", "pass the call's id"
             )
+        _text_iv("tool_call_id", tool_call_id)
         if tool_call_id not in self._pending and tool_call_id in self._answered:
             raise ProtocolOrderError(
                 f"tool call {tool_call_id!r} was already answered by "

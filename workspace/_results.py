@@ -19,10 +19,11 @@ class Rendering:
     Attributes
     ----------
     messages : tuple of dict
-        OpenAI chat messages, protocol-valid. Shared with the engine's cache:
-        treat as read-only (``as_request()`` returns deep copies).
+        OpenAI chat messages, protocol-valid. They are shared with the engine's
+        cache and read-only (in-place edits raise TypeError); ``dict(m)``,
+        ``copy.deepcopy`` and ``as_request()`` give ordinary copies.
     tools : tuple of dict
-        Tool schemas sent with the request: task tools then context tools,
+        Read-only tool schemas sent with the request: task tools then context tools,
         in both modes (so prompt caches survive an overflow).
     tokens : int
         |C_t|: tokens of this request; ``tokens <= budget`` always.

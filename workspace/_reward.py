@@ -20,19 +20,13 @@ and the group advantage is ``(clip(R_i + Q, 0, 1) - mu_R) / (sigma_R + eps)``.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._errors import TraceError, WorkspaceArgumentError
-from ._events import Event
-from ._protocol import CONTEXT_TOOL_NAMES, READ_PATH_TOOL
-from ._store import PayloadStore
-from ._tokenizers import Tokenizer
-from ._tools import drive_trace
+from ._errors import WorkspaceArgumentError
 
 __all__ = [
     "RHO",
@@ -45,12 +39,10 @@ __all__ = [
     "ContextAction",
     "RewardTurn",
     "Trajectory",
-    "TrajectoryRecorder",
     "ProcessReward",
     "GroupAdvantage",
     "process_reward",
     "context_grpo_advantage",
-    "trajectory_from_trace",
 ]
 
 #: Soft pressure threshold rho (paper: 0.8).
@@ -502,177 +494,6 @@ def context_grpo_advantage(
         upper=(1.0 - mu) / scale,
         degenerate=sigma == 0.0,
     )
-
-
-# ----------------------------------------------------------------- recording
-
-
-class TrajectoryRecorder:
-    """Cuts a workspace's event log into LLM turns while an agent loop runs.
-
-    Call :meth:`begin_turn` each time the model is about to be called (it
-    renders the workspace and returns the rendering to send), run the loop
-    as usual (``ws.dispatch`` for context calls, ``ws.register_*`` for
-    everything else), then :meth:`finish`::
-
-        rec = TrajectoryRecorder(ws)
-        while True:
-            r = rec.begin_turn()
-            reply = llm(messages=r.messages, tools=r.tools)
-            ...
-        trajectory = rec.finish()
-        q = process_reward(trajectory)
-    """
-
-    def __init__(self, workspace: Any, *, source: str = "") -> None:
-        from ._engine import Workspace
-
-        if not isinstance(workspace, Workspace):
-            raise WorkspaceArgumentError(
-                "workspace", workspace, "must be a Workspace", "pass the agent's workspace"
-            )
-        self._ws = workspace
-        self._source = source
-        self._turns: list[RewardTurn] = []
-        self._open: dict[str, Any] | None = None
-        self._ctx_calls: set[str] = set()
-        self._finished = False
-
-    @property
-    def workspace(self) -> Any:
-        return self._ws
-
-    def begin_turn(self, *, message_index: int | None = None) -> Any:
-        """Close the previous turn, render the workspace and open a new turn.
-
-        Returns the :class:`Rendering` the model sees this turn.
-        """
-        if self._finished:
-            raise WorkspaceArgumentError(
-                "recorder", "finished", "cannot begin a turn after finish()", "make a new recorder"
-            )
-        self._close()
-        r = self._ws.render()
-        self._open = {
-            "start": len(self._ws.events),
-            "rendering": r,
-            "message_index": message_index,
-        }
-        return r
-
-    def finish(self) -> Trajectory:
-        """Close the last turn and return the trajectory (call once)."""
-        if not self._finished:
-            self._close()
-            self._finished = True
-        return Trajectory(
-            turns=tuple(self._turns),
-            budget=self._ws.budget,
-            tokenizer=self._ws.tokenizer.name,
-            final_state_hash=self._ws.state_hash(),
-            source=self._source,
-        )
-
-    def _close(self) -> None:
-        if self._open is None:
-            return
-        events = self._ws.events
-        start = self._open["start"]
-        r = self._open["rendering"]
-        actions: list[ContextAction] = []
-        growth: list[int] = []
-        errors: list[str] = []
-        for k in range(start, len(events)):
-            ev = events[k]
-            if ev.op in ACTION_OPS:
-                actions.append(_action_from_event(ev, events[k - 1].state_hash))
-            elif ev.op == "register":
-                growth.append(ev.seq)
-                err = self._context_error(ev)
-                if err:
-                    errors.append(err)
-        self._turns.append(
-            RewardTurn(
-                index=len(self._turns),
-                tokens=r.candidate_tokens,
-                budget=r.budget,
-                rendered_tokens=r.tokens,
-                mode=r.mode,
-                state_hash=r.state_hash,
-                actions=tuple(actions),
-                growth=tuple(growth),
-                tool_errors=tuple(errors),
-                message_index=self._open["message_index"],
-            )
-        )
-        self._open = None
-
-    def _context_error(self, ev: Event) -> str:
-        msg = ev.args.get("message")
-        if not isinstance(msg, Mapping):
-            return ""
-        for call in msg.get("tool_calls") or ():
-            fn = call.get("function") or {}
-            if fn.get("name") in (*CONTEXT_TOOL_NAMES, READ_PATH_TOOL):
-                self._ctx_calls.add(str(call.get("id")))
-        if msg.get("role") == "tool" and msg.get("tool_call_id") in self._ctx_calls:
-            content = msg.get("content")
-            if isinstance(content, str) and content.startswith(_ERROR_PREFIX):
-                return content
-        return ""
-
-
-def _action_from_event(ev: Event, hash_before: str) -> ContextAction:
-    target = ev.args.get("block_id", ev.args.get("path", ""))
-    return ContextAction(
-        op=ev.op,
-        target=str(target),
-        ok=ev.ok,
-        hash_before=hash_before,
-        hash_after=ev.state_hash,
-        seq=ev.seq,
-        detail=ev.result,
-    )
-
-
-def trajectory_from_trace(
-    trace: str | os.PathLike[str] | Sequence[Any],
-    *,
-    budget: int,
-    tokenizer: str | Tokenizer = "cl100k_base",
-    store: PayloadStore | None = None,
-    hard_limit: int | None = None,
-    **workspace_kwargs: Any,
-) -> Trajectory:
-    """Replay a trace through a fresh workspace, recording its LLM turns.
-
-    The model is called before every assistant message and before every
-    trace ``action`` item (an agent's context decision applied at harness
-    level, without a message of its own). Calls to the context tools are
-    executed and answered by the engine, as in ``vista-lab workspace replay``;
-    the trace's own answers to them are skipped.
-
-    Raises
-    ------
-    TraceError
-        Malformed trace or a message the protocol forbids, naming its index.
-    """
-    from ._engine import Workspace
-    from ._trace import load_trace
-
-    items = load_trace(trace)
-    ws = Workspace(
-        budget, tokenizer=tokenizer, store=store, hard_limit=hard_limit, **workspace_kwargs
-    )
-    source = str(trace) if isinstance(trace, (str, os.PathLike)) else ""
-    rec = TrajectoryRecorder(ws, source=source)
-    drive_trace(
-        ws,
-        items,
-        lambda i, _is_action: rec.begin_turn(message_index=i),
-        lambda i, exc: TraceError(i, str(exc)),
-    )
-    return rec.finish()
 
 
 # ----------------------------------------------------------------- validation

@@ -24,6 +24,7 @@ from ._errors import (
 )
 from ._events import Event
 from ._formats import AnthropicCodec
+from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
 from ._protocol import (
@@ -119,8 +120,10 @@ class StateCore:
         self.dashboard_config: DashboardConfig = cfg["dashboard"]
         self._task_tools: tuple[dict[str, Any], ...] = cfg["task_tools"]
         self._include_read_path = cfg["include_read_path_tool"]
-        self._tools: tuple[dict[str, Any], ...] = self._task_tools + tuple(
-            context_tool_schemas(include_read_path=self._include_read_path)
+        self._tools: tuple[dict[str, Any], ...] = tuple(
+            freeze(t)
+            for t in self._task_tools
+            + tuple(context_tool_schemas(include_read_path=self._include_read_path))
         )
         self._renderer = DashboardRenderer(self.tokenizer, self.dashboard_config)
 
@@ -172,7 +175,7 @@ class StateCore:
         self._protocol_cost = 0
         if self.protocol:
             text = PROTOCOL_TEXT + "\n\n" + budget_notice(self.budget)
-            self._protocol_msg = {"role": "system", "content": text}
+            self._protocol_msg = FrozenDict(role="system", content=text)
             self._protocol_cost = message_tokens(self._protocol_msg, self.tokenizer)
         self._mgmt_dash_bound = self._renderer.worst_case_management_bytes(self.budget)
         # Smallest dashboard a normal rendering can carry (head and one row).

@@ -289,6 +289,29 @@ class DiskStore:
         return f"DiskStore({self.root!r})"
 
 
+def read_regular_file(path: str | os.PathLike[str]) -> tuple[bytes | None, str]:
+    """(bytes, "") of a regular file, or (None, the problem): opened with
+    ``O_NONBLOCK`` and checked with ``fstat`` before any read, so a FIFO,
+    folder or device is refused at once instead of blocking."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        return None, f"cannot be opened ({exc.strerror})"
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return None, f"is not a regular file ({_file_kind(mode)})"
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    finally:
+        os.close(fd)
+    return b"".join(chunks), ""
+
+
 def _file_kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a directory"),

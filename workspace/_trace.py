@@ -7,15 +7,14 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ._cache import cacheable_prefix_tokens
-from ._errors import TraceError, UnknownNameError
+from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
 from ._formats import FORMATS, anthropic_problems, anthropic_to_openai, detect_format
 from ._protocol import protocol_problems
-from ._store import PayloadStore
+from ._store import PayloadStore, read_regular_file
 from ._tokenizers import Tokenizer
 from ._tools import ACTIONS, drive_trace
 
@@ -57,20 +56,35 @@ def _to_items(raw: Any, src: str, codec: Any) -> list[dict[str, Any]]:
 
 
 def _read_raw(source: Any) -> tuple[Any, str]:
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
+    """The parsed trace (a list, or an Anthropic ``{"system", "messages"}``
+    document) and the file name it came from ("" for in-memory data)."""
+    if isinstance(source, (str, os.PathLike)) and not isinstance(source, bool):
+        path = os.fspath(source)
+        if not isinstance(path, str) or not path or "\x00" in path:
+            raise WorkspaceArgumentError(
+                "source", source, "must be a non-empty text path without NUL bytes"
+            )
+        data, problem = read_regular_file(path)
+        if data is None:
+            raise TraceError(None, f"cannot read the trace: it {problem}", source=path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise TraceError(
-                None, f"cannot read the trace ({exc.strerror})", source=str(path)
-            ) from None
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TraceError(
-                None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)
+                None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=path
             ) from None
-        return _parse_text(text, str(path)), str(path)
-    return (source if isinstance(source, Mapping) else list(source)), ""
+        return _parse_text(text, path), path
+    if isinstance(source, Mapping) and isinstance(source.get("messages"), list):
+        return source, ""
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes, bytearray)):
+        return list(source), ""
+    raise WorkspaceArgumentError(
+        "source",
+        source,
+        "must be a trace file path, a list of messages / actions, or an Anthropic "
+        "{'system', 'messages'} document",
+        "pass e.g. load_trace('trace.json')",
+    )
 
 
 def _parse_text(text: str, src: str) -> list[Any]:

@@ -194,6 +194,8 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
                 "tool_calls", tool_calls, f"item {i} arguments must be a JSON string"
             )
         _text_iv("arguments", args)
+        _text_iv("tool_calls id", cid)
+        _text_iv("tool_calls name", name)
         if cid in seen:
             raise WorkspaceArgumentError("tool_calls", tool_calls, f"repeats call id {cid!r}")
         seen.add(cid)
