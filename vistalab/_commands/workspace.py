@@ -18,7 +18,7 @@ from ._workspace_serve import register_serve
 __all__ = ["register", "run_replay", "run_dashboard"]
 
 # Every registered token counter (a new tokenizer is one registry entry).
-_TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "approx")
+_TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "deepseek_v4", "approx")
 
 
 def register(subparsers: Any) -> None:
@@ -62,7 +62,8 @@ def _add_common(parser: argparse.ArgumentParser, *, budget_required: bool) -> No
         default="cl100k_base",
         choices=_TOKENIZERS,
         help="token counter: cl100k_base (the paper's), o200k_base (current OpenAI models), "
-        "qwen3 or llama3 (open models), all offline, or approx (ceil(utf8 bytes / 4)); "
+        "qwen3, llama3 or deepseek_v4 (open models), all offline, or approx "
+        "(ceil(utf8 bytes / 4)); "
         "default cl100k_base",
     )
     parser.add_argument(

