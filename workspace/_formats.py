@@ -380,7 +380,9 @@ def openai_to_anthropic(
     messages become the top-level ``system``; tool messages become
     ``tool_result`` blocks at the start of the user turn after their
     ``tool_use``; consecutive same-role messages merge so roles alternate,
-    starting with ``user``; empty text blocks are dropped; thinking blocks stay
+    starting with ``user`` (a ``[conversation start]`` user block is put
+    first when the rendering would open with an assistant turn; the engine's
+    count does not include it); empty text blocks are dropped; thinking blocks stay
     in their assistant turn ahead of its tool_use blocks (the codec's
     originals keep their order). With ``cache_breakpoint``, the block that ends
     the stable prefix (the first ``stable_messages`` messages, default all but
