@@ -265,3 +265,8 @@ def test_serve_bad_input_is_one_line_exit_2(capsys):
     assert err.count("\n") == 1 and "--budget" in err
     assert main(["workspace", "serve", "--budget", "3000", "--port", "70000"]) == 2
     assert "--port" in capsys.readouterr().err
+    assert (
+        main(["workspace", "serve", "--budget", "3000", "--transport", "http", "--role", "agent"])
+        == 2
+    )
+    assert "applies to --transport stdio only" in capsys.readouterr().err

@@ -50,9 +50,10 @@ def register_serve(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--role",
-        default="agent",
+        default=None,
         choices=("agent", "harness"),
-        help="stdio only: which tool list this connection gets (default agent)",
+        help="stdio only: which tool list this connection gets (default agent); over HTTP "
+        "both roles are served, at /mcp and /harness",
     )
     parser.add_argument(
         "--port", default="8765", metavar="PORT", help="HTTP port on 127.0.0.1 (default 8765)"
@@ -106,6 +107,11 @@ def run_serve(args: argparse.Namespace) -> int:
     assert budget is not None and port is not None
     if port > 65535:
         raise CliUsageError(f"--port must be at most 65535 (got {port})")
+    if args.transport == "http" and args.role is not None:
+        raise CliUsageError(
+            f"--role {args.role} applies to --transport stdio only; over HTTP one process "
+            "serves both roles (the agent at /mcp, the harness at /harness)"
+        )
     ws = Workspace(
         budget,
         tokenizer=args.tokenizer,
@@ -119,7 +125,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             from vistalab.workspace import build_mcp_server
 
-            build_mcp_server(service, role=args.role).run("stdio")
+            build_mcp_server(service, role=args.role or "agent").run("stdio")
         else:
             import uvicorn
 
