@@ -15,11 +15,13 @@ from vistalab.workspace import (
     ProtocolOrderError,
     TraceError,
     Workspace,
+    count_request_tokens,
     load_trace,
+    message_tokens,
     protocol_problems,
     replay_trace,
 )
-from vistalab.workspace._validate import OPAQUE_PART_TOKENS
+from vistalab.workspace._accounting import OPAQUE_PART_TOKENS
 
 from vistalab.cli import main
 
@@ -127,6 +129,13 @@ def test_content_parts_join_with_newlines_and_images_become_opaque_stand_ins():
     first, opaque, last = text.split("\n")
     assert (first, last) == ("a", "b")
     assert opaque.startswith("[opaque image_url part: ") and f"~{OPAQUE_PART_TOKENS} tok" in opaque
+    # The estimate is charged once per part, on top of the text, and rendering stays exact.
+    plain = message_tokens(
+        {"role": "user", "content": text.replace("[opaque", "(opaque")}, ws.tokenizer
+    )
+    assert ws.block(bid).tokens >= plain + OPAQUE_PART_TOKENS - 2
+    r = ws.render()
+    assert count_request_tokens(r.messages, r.tools, ws.tokenizer) == r.tokens
 
 
 def test_legacy_function_call_and_function_role_register_as_a_paired_call():

@@ -6,7 +6,9 @@ the tests' from-scratch recount, so all of them see the same numbers.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +23,8 @@ __all__ = [
     "message_tokens",
     "tools_tokens",
     "count_request_tokens",
+    "OPAQUE_PART_TOKENS",
+    "opaque_part_text",
     "canonical_json",
 ]
 
@@ -41,10 +45,46 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+#: Tokens charged for one non-text content part (an image, audio, a file), on top
+#: of its stand-in line: OpenAI's charge for one high-detail 512x512 image tile
+#: plus its base (170 + 85). The engine carries text only; such a part is
+#: rendered as the line :func:`opaque_part_text` writes, and every such line in
+#: a message's content adds this estimate to :func:`message_tokens`, so budgets
+#: leave room for a harness that splices the part back in.
+OPAQUE_PART_TOKENS = 255
+_OPAQUE_LINE = re.compile(
+    r"^\[opaque [^\]\n]{1,40} part: [0-9][0-9,]*B sha256=[0-9a-f]{16} ~[0-9]+ tok est\.\]$",
+    re.MULTILINE,
+)
+
+
+def opaque_part_text(part: Mapping[str, Any]) -> str:
+    """The stand-in line for one non-text content part: its type, the size and
+    sha256 of its canonical JSON, and the documented estimate
+    (:data:`OPAQUE_PART_TOKENS`, which :func:`message_tokens` adds per line).
+    The part's bytes are not carried by the engine."""
+    try:
+        raw = canonical_json(dict(part)).encode("utf-8")
+    except (TypeError, ValueError):
+        raw = repr(part).encode("utf-8", "backslashreplace")
+    kind = part.get("type")
+    kind = kind if isinstance(kind, str) and kind.isprintable() and "]" not in kind else "unknown"
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    return (
+        f"[opaque {kind[:40]} part: {len(raw):,}B sha256={digest} ~{OPAQUE_PART_TOKENS} tok est.]"
+    )
+
+
+def opaque_parts(text: str) -> int:
+    """How many opaque-part stand-in lines ``text`` holds."""
+    return len(_OPAQUE_LINE.findall(text)) if "[opaque " in text else 0
+
+
 def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     """Tokens of one rendered message.
 
     ``MESSAGE_FRAMING + count(role) + count(content)``, plus
+    ``OPAQUE_PART_TOKENS`` per opaque-part stand-in line in the content, plus
     ``count(name) + 1`` when a ``name`` is set, plus, for each tool call,
     ``TOOL_CALL_FRAMING + count(function name) + count(arguments)``.
     Tool-call IDs are wire metadata the model does not read and are not
@@ -73,6 +113,8 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
                 "register it with Workspace.register_message, which joins parts",
             )
         total += count(content)
+        if "[opaque " in content:
+            total += OPAQUE_PART_TOKENS * opaque_parts(content)
     name = message.get("name")
     if name:
         total += count(str(name)) + 1

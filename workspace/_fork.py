@@ -16,7 +16,6 @@ from ._errors import (
     BlockStateError,
     WorkspaceArgumentError,
 )
-from ._frozen import freeze
 from ._hashing import HASH_MOD
 from ._records import (
     Block,
@@ -213,17 +212,9 @@ class ForkLayer(ToolLayer):
             before = self._acc
             self._set_record(nb)
             deltas.append((self._acc - before) % HASH_MOD)
-            s = b.seq
-            old = self._pos_cost[s - 1]
-            if b.type is BlockType.SYSTEM:
-                self._sys_cost += cost - old
-            else:
-                self._conv_cost += cost - old
             if b.status is Status.PINNED:
                 self._pinned_cost += cost - b.tokens
-            self._pos_msgs[s - 1] = (freeze(msg),)
-            self._pos_cost[s - 1] = cost
-            self._pos_key[s - 1] = self._position_key(nb)
+            self._set_position(nb, (msg,), cost, self._position_key(nb))
             self._set_urow(b.id)
         self._touch()
         # The log of that history is the same events with the new texts, every

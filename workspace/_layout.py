@@ -52,12 +52,7 @@ class LayoutLayer(StateCore):
             self._refresh([b.seq])
         else:  # the caller already counted the message; do not tokenise twice
             msgs, cost = seed
-            self._pos_msgs[-1], self._pos_cost[-1] = freeze_messages(msgs), cost
-            self._pos_key[-1] = self._position_key(b)
-            if b.type is BlockType.SYSTEM:
-                self._sys_cost += cost
-            else:
-                self._conv_cost += cost
+            self._set_position(b, msgs, cost, self._position_key(b))
             self._set_urow(b.id)
         self._touch()
 
@@ -146,6 +141,21 @@ class LayoutLayer(StateCore):
             members=format_id_ranges(list(g.members)),
         )
 
+    def _set_position(
+        self, b: Block, msgs: tuple[dict[str, Any], ...], cost: int, key: tuple[Any, ...]
+    ) -> None:
+        """Install what block ``b``'s position renders to and costs: the one writer
+        of the position caches and the overhead / conversation sums."""
+        s = b.seq
+        delta = cost - self._pos_cost[s - 1]
+        if b.type is BlockType.SYSTEM:
+            self._sys_cost += delta
+        else:
+            self._conv_cost += delta
+        self._pos_msgs[s - 1] = freeze_messages(msgs)
+        self._pos_cost[s - 1] = cost
+        self._pos_key[s - 1] = key
+
     def _refresh(self, seqs: Iterable[int]) -> None:
         """Recompute the rendered messages and costs of these block positions."""
         for s in sorted(set(seqs)):
@@ -155,14 +165,7 @@ class LayoutLayer(StateCore):
                 continue
             msgs = self._position_messages(b, key)
             cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
-            old = self._pos_cost[s - 1]
-            if b.type is BlockType.SYSTEM:
-                self._sys_cost += cost - old
-            else:
-                self._conv_cost += cost - old
-            self._pos_msgs[s - 1] = freeze_messages(msgs)
-            self._pos_cost[s - 1] = cost
-            self._pos_key[s - 1] = key
+            self._set_position(b, msgs, cost, key)
             if b.group is not None:
                 self._gprompt.pop(self._top_unit(b), None)
             if b.in_prompt and b.tokens != cost:

@@ -11,7 +11,7 @@ from vistalab._core import DomainError, plain_entropy, seed_sequence
 
 from ._errors import WorkspaceArgumentError
 
-__all__ = ["_int_in", "_kit_iv", "_rng_iv", "_plain_entropy"]
+__all__ = ["_int_in", "_kit_iv", "_rng_iv"]
 
 
 # ----------------------------------------------------------------- validation
@@ -67,9 +67,3 @@ def _rng_iv(rng: Any) -> tuple[np.random.Generator, int | list[int] | None]:
     except DomainError as exc:
         raise WorkspaceArgumentError("rng", rng, exc.rule, exc.fix) from None
     return np.random.default_rng(seq), plain_entropy(seq.entropy)
-
-
-def _plain_entropy(entropy: Any) -> int | list[int] | None:
-    if entropy is None or isinstance(entropy, (int, np.integer)):
-        return None if entropy is None else int(entropy)
-    return [int(x) for x in entropy]

@@ -19,6 +19,7 @@ from ._records import (
     Block,
     BlockType,
     Status,
+    ToolCall,
     block_payload_bytes,
 )
 from ._state import locked
@@ -39,7 +40,8 @@ class RegisterLayer(GuardLayer):
         without ``tool_calls``) or ``tool``. Content may be a string, None
         (assistant with tool calls) or a list of content parts: text parts
         are joined with ``"\n"``; any other part (an image, audio, a file)
-        becomes an opaque stand-in line (see :func:`opaque_part_text`).
+        becomes an opaque stand-in line charged ``OPAQUE_PART_TOKENS`` (see
+        :func:`~vistalab.workspace._accounting.opaque_part_text`).
 
         Legacy function calling is accepted: an assistant message with
         ``function_call`` registers as a tool call with the id
@@ -157,24 +159,14 @@ class RegisterLayer(GuardLayer):
         data = content.encode("utf-8")
         self._turn += 1
         seq = len(self._blocks) + 1
-        b = Block(
-            id=f"B{seq}",
-            seq=seq,
-            type=btype,
-            role=role,
-            turn=self._turn,
-            parent=None,
+        b = _new_block(
+            seq,
+            btype,
+            role,
+            self._turn,
+            content,
+            data,
             status=Status.PINNED if pinned else Status.VISIBLE,
-            group=None,
-            level=0,
-            content=content,
-            tool_calls=None,
-            call_ids=(),
-            call_names=(),
-            tool_call_id=None,
-            name=None,
-            size=len(data),
-            sha256=sha256_hex(data),
             tokens=cost,
         )
         self._append_block(b, seed)
@@ -209,24 +201,14 @@ class RegisterLayer(GuardLayer):
         data = block_payload_bytes(BlockType.TOOL_CALL, content, calls)
         msg = _tool_call_message(content, calls)
         cost = message_tokens(msg, self.tokenizer)
-        b = Block(
-            id=bid,
-            seq=seq,
-            type=BlockType.TOOL_CALL,
-            role="assistant",
-            turn=self._turn,
-            parent=None,
-            status=Status.VISIBLE,
-            group=None,
-            level=0,
-            content=content,
-            tool_calls=calls,
-            call_ids=tuple(c.id for c in calls),
-            call_names=tuple(c.name for c in calls),
-            tool_call_id=None,
-            name=None,
-            size=len(data),
-            sha256=sha256_hex(data),
+        b = _new_block(
+            seq,
+            BlockType.TOOL_CALL,
+            "assistant",
+            self._turn,
+            content,
+            data,
+            calls=calls,
             tokens=cost,
         )
         for c in calls:
@@ -287,25 +269,16 @@ class RegisterLayer(GuardLayer):
         original = content
         seq = len(self._blocks) + 1
         data = content.encode("utf-8")
-        b = Block(
-            id=f"B{seq}",
-            seq=seq,
-            type=BlockType.TOOL_RESULT,
-            role="tool",
-            turn=parent.turn,
+        b = _new_block(
+            seq,
+            BlockType.TOOL_RESULT,
+            "tool",
+            parent.turn,
+            content,
+            data,
             parent=parent_id,
-            status=Status.VISIBLE,
-            group=None,
-            level=0,
-            content=content,
-            tool_calls=None,
-            call_ids=(),
-            call_names=(),
             tool_call_id=tool_call_id,
             name=call_name,
-            size=len(data),
-            sha256=sha256_hex(data),
-            tokens=0,
         )
         del self._pending[tool_call_id]
         self._answered[tool_call_id] = b.id
@@ -336,3 +309,41 @@ class RegisterLayer(GuardLayer):
                 f"{sorted(self._pending)}; register their results first (a failed tool "
                 "can return an error string)"
             )
+
+
+def _new_block(
+    seq: int,
+    btype: BlockType,
+    role: str,
+    turn: int,
+    content: str | None,
+    data: bytes,
+    *,
+    status: Status = Status.VISIBLE,
+    calls: tuple[ToolCall, ...] | None = None,
+    parent: str | None = None,
+    tool_call_id: str | None = None,
+    name: str | None = None,
+    tokens: int = 0,
+) -> Block:
+    """The record of a newly registered message (``data``: its exact payload bytes)."""
+    return Block(
+        id=f"B{seq}",
+        seq=seq,
+        type=btype,
+        role=role,
+        turn=turn,
+        parent=parent,
+        status=status,
+        group=None,
+        level=0,
+        content=content,
+        tool_calls=calls,
+        call_ids=tuple(c.id for c in calls or ()),
+        call_names=tuple(c.name for c in calls or ()),
+        tool_call_id=tool_call_id,
+        name=name,
+        size=len(data),
+        sha256=sha256_hex(data),
+        tokens=tokens,
+    )

@@ -149,8 +149,7 @@ class StateCore:
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
         self._acc = 0
-        self._config_plain = self._config_for_hash()
-        self._config_digest = record_digest(self._config_plain)
+        self._config_digest = record_digest(self._config_for_hash())
 
         # Render caches (derived, never hashed).
         self._pos_msgs: list[tuple[dict[str, Any], ...]] = []

@@ -10,6 +10,7 @@ from typing import Any
 
 from ._accounting import (
     canonical_json,
+    opaque_part_text,
 )
 from ._dashboard import DashboardConfig
 from ._errors import (
@@ -23,7 +24,7 @@ from ._protocol import (
 from ._records import (
     ToolCall,
 )
-from ._store import PayloadStore, sha256_hex
+from ._store import PayloadStore
 
 #: Longest replacement (index) text accepted for an archive handle.
 MAX_REPLACEMENT_CHARS = 2000
@@ -102,29 +103,6 @@ def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
             "decode the source with errors='replace'",
         ) from None
     return value
-
-
-#: Tokens a non-text content part (an image, audio, a file) is estimated to
-#: cost a provider: OpenAI's charge for one high-detail 512x512 image tile plus
-#: its base (170 + 85). The engine carries text only; such a part is rendered
-#: as a stand-in line naming its type, size, checksum and this estimate.
-OPAQUE_PART_TOKENS = 255
-
-
-def opaque_part_text(part: Mapping[str, Any]) -> str:
-    """The stand-in line for one non-text content part: its type, the size and
-    sha256 of its canonical JSON, and the documented token estimate
-    (``OPAQUE_PART_TOKENS``). The part's bytes are not carried by the engine."""
-    try:
-        raw = canonical_json(dict(part)).encode("utf-8")
-    except (TypeError, ValueError):
-        raw = repr(part).encode("utf-8", "backslashreplace")
-    kind = part.get("type")
-    kind = kind if isinstance(kind, str) and kind.isprintable() else "unknown"
-    return (
-        f"[opaque {kind[:40]} part: {len(raw):,}B sha256={sha256_hex(raw)[:16]} "
-        f"~{OPAQUE_PART_TOKENS} tok est.]"
-    )
 
 
 def _content_iv(content: Any, role: Any) -> str | None:

@@ -25,7 +25,7 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
         os.close(dfd)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | None = None) -> Path:
     """Write ``data`` to ``path`` atomically and durably.
 
     The bytes go to a new temporary file in the destination folder (created
@@ -38,9 +38,15 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
     Parameters
     ----------
     path : str or PathLike
-        Destination; missing parent folders are created.
+        Destination; missing parent folders are created. With ``dir_fd``, a
+        bare file name inside that folder.
     data : bytes
         The complete new content.
+    dir_fd : int, optional
+        An open descriptor of the destination folder: every step (create,
+        rename, cleanup, folder fsync) is made relative to it, so a folder
+        renamed and replaced by a symlink meanwhile cannot redirect the write.
+        The temp file is then opened with ``O_NOFOLLOW``.
 
     Returns
     -------
@@ -48,21 +54,29 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
         ``path``.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    fd = os.open(tmp, flags, _FILE_MODE)
+    if dir_fd is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp: str | Path = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+        final: str | Path = target
+    else:
+        tmp, final = f".{target.name}.{uuid.uuid4().hex}.tmp", target.name
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, _FILE_MODE, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        os.replace(tmp, final, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(target.parent)
+    if dir_fd is None:
+        fsync_dir(target.parent)
+    else:
+        os.fsync(dir_fd)
     return target
