@@ -81,10 +81,11 @@ class WorkspaceService:
     """The operations the server exposes, as plain Python over one workspace.
 
     Every method either returns the text a tool returns or raises
-    :class:`WorkspaceError` with the engine's one-line message; a lock makes
-    the workspace safe to share between the server's worker threads and
-    roles. Independent of the ``mcp`` package (the agent-framework adapter
-    and the tests use it directly).
+    :class:`WorkspaceError` with the engine's one-line message. The engine
+    locks each call itself; this service's lock also keeps a multi-message
+    registration whole, so an agent's call on the other role cannot land in
+    the middle of it. Independent of the ``mcp`` package (usable, and tested,
+    without a server).
 
     Parameters
     ----------
