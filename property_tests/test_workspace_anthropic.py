@@ -325,3 +325,24 @@ def test_cli_replay_json_reports_the_cacheable_share(capsys):
     weighted = sum(t["cacheable_tokens"] for t in later) / sum(t["tokens"] for t in later)
     assert doc["cacheable_share"] == pytest.approx(weighted)
     assert 0 < doc["cacheable_share"] < 1
+
+
+def test_save_and_load_keep_the_wire_originals(tmp_path):
+    """Nothing is lost across a snapshot: the original blocks (thinking
+    signature, image data, is_error) are saved beside the state and the loaded
+    workspace renders them back; a damaged originals entry is refused."""
+    from vistalab.workspace import DiskStore, SnapshotError
+
+    doc = json.loads(Path(SAMPLE).read_text())
+    ws = Workspace(100_000, tokenizer="approx", store=DiskStore(tmp_path / "a"))
+    ws.register_messages([m for m in doc["messages"][:5]], system=doc["system"])
+    before = ws.render(format="anthropic").as_request()
+    ws.save(tmp_path / "ws.json")
+    again = Workspace.load(tmp_path / "ws.json", store=DiskStore(tmp_path / "a"))
+    assert again.render(format="anthropic").as_request() == before
+    assert "EqQBCkYIBBgCKkD3sig2" in json.dumps(before)
+    saved = json.loads((tmp_path / "ws.json").read_text())
+    saved["wire"] = {"k": [{"no": "type"}]}
+    (tmp_path / "bad.json").write_text(json.dumps(saved))
+    with pytest.raises(SnapshotError, match="wire originals"):
+        Workspace.load(tmp_path / "bad.json", store=DiskStore(tmp_path / "a"))

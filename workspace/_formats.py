@@ -96,6 +96,27 @@ class AnthropicCodec:
         new.originals = dict(self.originals)  # entries are never mutated
         return new
 
+    def to_plain(self) -> dict[str, list[dict[str, Any]]]:
+        """The originals as plain data (saved in a workspace snapshot)."""
+        return copy.deepcopy(self.originals)
+
+    @staticmethod
+    def plain_problem(doc: Any) -> str | None:
+        """Why ``doc`` is not :meth:`to_plain` output, or None."""
+        if not isinstance(doc, Mapping):
+            return "must be an object"
+        for k, v in doc.items():
+            if not isinstance(k, str) or not isinstance(v, list):
+                return f"entry {k!r:.40} must map a key to a list of blocks"
+            if not all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in v):
+                return f"entry {k!r:.40} holds a block without a string 'type'"
+        return None
+
+    def update_plain(self, doc: Mapping[str, Any]) -> None:
+        """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`)."""
+        for k, v in doc.items():
+            self.originals[k] = [copy.deepcopy(dict(b)) for b in v]
+
     def lookup(self, projected: Mapping[str, Any]) -> list[dict[str, Any]] | None:
         found = self.originals.get(_key(projected))
         return copy.deepcopy(found) if found is not None else None
