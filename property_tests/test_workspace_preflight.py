@@ -67,6 +67,8 @@ def test_incremental_preflight_equals_the_counted_candidate(actions, keep):
         _step(ws, kind, x, counter)
         fast = ws._fast_total()
         full = ws._candidate().total
+        # The ledger's running sums equal a recount of its frozen rows.
+        assert (ws._ledger.piece_tokens, ws._ledger.archived_rows) == ws._ledger.recount()
         r = ws.render()
         assert r.candidate_tokens == full
         if fast is not None:
@@ -78,7 +80,7 @@ def test_incremental_preflight_equals_the_counted_candidate(actions, keep):
         assert used == full and ws.mode == r.mode
         if r.mode == "normal":
             assert count_request_tokens(r.messages, r.tools, ws.tokenizer) == full
-    assert fast_seen or ws._rows_archived > keep
+    assert fast_seen or ws._ledger.archived_rows > keep
 
 
 def _reference_summary(ids: list[str], limit: int = 8) -> str:
