@@ -114,6 +114,7 @@ def test_salvage_lists_exactly_what_was_lost_and_the_rest_works(tmp_path):
     with pytest.raises(SnapshotError, match="block B4"):
         Workspace.load(s)
     got = Workspace.salvage(s)
+    assert Workspace.load(s, repair=True).lost == got.lost
     lost = {(x.unit, x.blocks, x.key) for x in got.lost}
     assert lost == {("B4", ("B4",), ""), ("G1", ("B6", "B8"), "G1.txt")}
     assert "missing" in next(x.problem for x in got.lost if x.unit == "G1")

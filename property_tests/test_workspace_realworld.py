@@ -172,3 +172,26 @@ def test_malformed_trace_still_names_the_message_index():
     with pytest.raises(BlockStateError):
         _ws(1).archive("B1")
     assert isinstance(MemoryStore().root, str)
+
+
+def test_a_trace_without_recorded_answers_to_context_calls_still_pairs_by_order():
+    """When a trace omits its answer to a context call and later reuses that
+    call id for an ordinary tool, the later result is registered, not skipped."""
+    items = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c0", "fetch")]},
+        {"role": "tool", "tool_call_id": "c0", "content": "data " * 50},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("c0", "context_workspace_archive", '{"block_id": "B3"}')],
+        },
+        {"role": "assistant", "content": None, "tool_calls": [_call("c0", "fetch")]},
+        {"role": "tool", "tool_call_id": "c0", "content": "more data"},
+        {"role": "assistant", "content": "done"},
+    ]
+    r = replay_trace(items, budget=20_000, tokenizer="approx")
+    ws = r.workspace
+    assert ws.block("B3").status.value == "archived" and not ws.pending_calls
+    assert ws.block("B7").content == "more data" and ws.block("B7").parent == "B6"
+    assert all(not t.protocol_problems for t in r.turns)

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self, overload
 
 from ._dashboard import DashboardConfig
 from ._errors import (
@@ -210,6 +210,30 @@ class PersistLayer(ForkLayer):
             **({"wire": self._codec.to_plain()} if self._codec.originals else {}),
         }
 
+    @overload
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        store: PayloadStore | None = ...,
+        tokenizer: Tokenizer | None = ...,
+        log_path: str | os.PathLike[str] | None = ...,
+        repair: Literal[False] = ...,
+    ) -> Self: ...
+
+    @overload
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        store: PayloadStore | None = ...,
+        tokenizer: Tokenizer | None = ...,
+        log_path: str | os.PathLike[str] | None = ...,
+        repair: Literal[True],
+    ) -> Salvage: ...
+
     @classmethod
     def load(
         cls,
@@ -218,7 +242,8 @@ class PersistLayer(ForkLayer):
         store: PayloadStore | None = None,
         tokenizer: Tokenizer | None = None,
         log_path: str | os.PathLike[str] | None = None,
-    ) -> Self:
+        repair: bool = False,
+    ) -> Self | Salvage:
         """Rebuild a saved workspace, verifying every field, every block's content
         hash, the canonical hash and every live payload.
 
@@ -227,17 +252,21 @@ class PersistLayer(ForkLayer):
         passed explicitly for archived units to verify). The loaded
         workspace's event log starts with an ``init`` event holding the
         snapshot, so ``Workspace.replay(ws.events, store=...)`` rebuilds it.
+        With ``repair=True`` this is :meth:`salvage`: it returns a
+        :class:`Salvage` (the workspace and the exact list of what was lost).
 
         Raises
         ------
         SnapshotError
             Naming the file, the record (block, group or field) and the problem;
-            use :meth:`salvage` to load what is intact.
+            use ``repair=True`` / :meth:`salvage` to load what is intact.
         PayloadIntegrityError, PathEscapeError
             A live payload is missing, damaged or not a regular file.
         """
-        ws, _ = cls._open(path, store, tokenizer, log_path, repair=False)
-        return ws
+        if not isinstance(repair, bool):
+            raise WorkspaceArgumentError("repair", repair, "must be True or False")
+        ws, lost = cls._open(path, store, tokenizer, log_path, repair=repair)
+        return Salvage(ws, tuple(lost)) if repair else ws
 
     @classmethod
     def salvage(

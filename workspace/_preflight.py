@@ -324,6 +324,7 @@ class PreflightLayer(LayoutLayer):
         room = self.budget - self.management_floor()
         return self._management_prefix(max(room, 0))[2]
 
+    @locked
     def dashboard(self) -> str:
         """The dashboard text the agent sees now (management form in overflow)."""
         return self.render().dashboard

@@ -275,6 +275,7 @@ class StateCore:
             self._acc = (self._acc - old + new) % HASH_MOD
             self._digests[rec.id] = new
 
+    @locked
     def state_hash(self) -> str:
         """Canonical sha256 of W_t: blocks, groups, payload checksums, turn and config.
 
@@ -294,16 +295,19 @@ class StateCore:
 
     # ============================================================ accessors
     @property
+    @locked
     def blocks(self) -> tuple[Block, ...]:
         """Every registered block in order, tombstones included."""
         return tuple(self._blocks)
 
     @property
+    @locked
     def groups(self) -> dict[str, Group]:
         """Live archive groups by ID."""
         return dict(self._groups)
 
     @property
+    @locked
     def events(self) -> tuple[Event, ...]:
         """The event log so far (``init`` first)."""
         self._apply_rewrite()
@@ -314,6 +318,7 @@ class StateCore:
         """Sequence number the next event will get (the log's length)."""
         return self._event_base + len(self._events)
 
+    @locked
     def events_since(self, seq: int) -> tuple[Event, ...]:
         """Events with sequence number ``>= seq`` (without copying the older log)."""
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
@@ -331,10 +336,12 @@ class StateCore:
         return self._turn
 
     @property
+    @locked
     def pending_calls(self) -> tuple[str, ...]:
         """Tool-call IDs still waiting for a registered result."""
         return tuple(self._pending)
 
+    @locked
     def block(self, block_id: str) -> Block:
         """The block record for ``B<n>``."""
         n = _block_number(block_id)

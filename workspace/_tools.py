@@ -119,6 +119,7 @@ def drive_trace(
     n_messages = n_actions = 0
     for i, item in enumerate(items):
         if "action" in item:
+            auto.clear()
             before_model(i, True)
             n_actions += 1
             apply_action(ws, item)
@@ -129,6 +130,8 @@ def drive_trace(
             if isinstance(cid, str) and auto.get(cid):
                 auto[cid] -= 1  # answered by the engine when the call was replayed
                 continue
+        else:
+            auto.clear()  # recorded answers follow their call directly, or are absent
         if role == "assistant":
             before_model(i, False)
         try:
