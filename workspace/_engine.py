@@ -47,6 +47,11 @@ class Workspace(PersistLayer):
         an ordinary file read).
     log_path : str or PathLike, optional
         Append every event to this JSONL file as it happens.
+    cache_prefix : bool
+        In overflow, the management rendering keeps the longest leading run
+        of the conversation that fits beside its dashboard (default True), so
+        the request keeps the prefix a provider's prompt cache holds from the
+        turn before; False shows only protocol, pinned blocks and dashboard.
 
     Notes
     -----

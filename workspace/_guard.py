@@ -51,14 +51,21 @@ class GuardLayer(PreflightLayer):
             return {"admitted": True}
         # Plan on exact message costs (oldest raw results first), then check
         # the exact total, which also sees the ledger rows change.
-        eligible = (
+        candidates = [
             x
             for x in self._blocks
             if x.type is BlockType.TOOL_RESULT
             and x.status is Status.VISIBLE
             and not x.rejected
             and x.seq != b.seq
-        )
+        ]
+        if self.cache_prefix:
+            # Results the overflow rendering does not show go first (oldest
+            # first among them): offloading them rewrites no position of the
+            # prefix the agent sees, which a provider's prompt cache holds.
+            cut = self._prefix_cut_estimate()
+            candidates.sort(key=lambda x: (x.seq <= cut, x.seq))
+        eligible = iter(candidates)
         offloaded: list[str] = []
         excess = total - self.hard_limit
         plan: list[Block] = []

@@ -22,6 +22,7 @@ from ._errors import (
 )
 from ._events import Event, read_event_log
 from ._fork import ForkLayer
+from ._formats import AnthropicCodec
 from ._records import (
     Block,
     BlockType,
@@ -93,6 +94,7 @@ class PersistLayer(ForkLayer):
             dashboard=DashboardConfig(**cfg["dashboard"]),
             include_read_path_tool=cfg.get("include_read_path_tool", False),
             log_path=log_path,
+            cache_prefix=cfg.get("cache_prefix", True),
         )
 
     @classmethod
@@ -203,6 +205,9 @@ class PersistLayer(ForkLayer):
             "groups": [g.to_plain() for g in self._groups.values()],
             "event_count": self._event_base + len(self._events),
             "state_hash": self.state_hash(),
+            # Original Anthropic blocks (signatures, image data) of registered
+            # messages: wire detail, not state; written only when there are some.
+            **({"wire": self._codec.to_plain()} if self._codec.originals else {}),
         }
 
     @overload
@@ -332,9 +337,16 @@ class PersistLayer(ForkLayer):
             ws = cls._from_config(doc["config"], store=store, tokenizer=tokenizer)
         except (WorkspaceError, TypeError, KeyError) as exc:
             raise SnapshotError(src, "the config", f"is not usable ({exc})") from None
+        wire = doc.get("wire")
+        if wire is not None:
+            problem = AnthropicCodec.plain_problem(wire)
+            if problem is not None:
+                raise SnapshotError(src, "the wire originals", problem)
         ws._events.clear()
         ws._event_state.clear()
         ws._install(doc, blocks, groups)
+        if wire is not None:
+            ws._codec.update_plain(wire)
         if ws.state_hash() != doc["state_hash"]:
             raise SnapshotError(
                 src,

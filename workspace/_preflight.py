@@ -4,6 +4,7 @@ check, the normal rendering and the management rendering on overflow."""
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import Any
 
 from ._accounting import (
@@ -11,6 +12,8 @@ from ._accounting import (
     message_tokens,
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
+from ._errors import UnknownNameError
+from ._formats import FORMATS, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
     pending_text,
@@ -146,7 +149,7 @@ class PreflightLayer(LayoutLayer):
             return "overflow" if self._candidate_total() > self.budget else "normal"
 
     @locked
-    def render(self) -> Rendering:
+    def render(self, format: str = "openai") -> Rendering:
         """Assemble C_t = preflight(render(V_t) + handles(A_t) + D_t, B).
 
         Normal mode returns the ordinary rendering. If it would exceed the
@@ -154,7 +157,27 @@ class PreflightLayer(LayoutLayer):
         blocks and a dashboard whose ledger lists the largest visible units
         (the rest folded), with task tools refused until room is freed.
         Either way ``tokens <= budget``.
+
+        ``format="anthropic"`` gives the same rendering as an Anthropic
+        Messages request (see :func:`openai_to_anthropic`): visible messages
+        registered in that format come back with their original blocks, and a
+        ``cache_control`` breakpoint ends the stable prefix.
         """
+        if format not in FORMATS:
+            raise UnknownNameError("render format", str(format), FORMATS)
+        r = self._render_openai()
+        if format == "openai":
+            return r
+        req = openai_to_anthropic(r.messages, r.tools, codec=self._codec)
+        return replace(
+            r,
+            format="anthropic",
+            messages=tuple(freeze(m) for m in req["messages"]),
+            tools=tuple(freeze(t) for t in req.get("tools", ())),
+            system=tuple(freeze(b) for b in req.get("system", ())),
+        )
+
+    def _render_openai(self) -> Rendering:
         cand = self._candidate()
         pos_cost, urow = self._pos_cost, self._ledger.rows
         gp = self._unit_prompt_tokens
@@ -240,7 +263,12 @@ class PreflightLayer(LayoutLayer):
             k //= 2
         # The configuration-time floor guarantees the row-less form fits.
         assert total <= self.budget, (total, self.budget)
-        msgs = head + pinned_msgs + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
+        if self.cache_prefix:
+            body, extra, _ = self._management_prefix(self.budget - total)
+            total += extra
+        else:
+            body = pinned_msgs
+        msgs = head + body + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,
@@ -249,6 +277,52 @@ class PreflightLayer(LayoutLayer):
             allowed_tools=CONTEXT_TOOL_NAMES,
             **common,
         )
+
+    def _management_prefix(self, room: int) -> tuple[list[dict[str, Any]], int, int]:
+        """The conversation's longest leading run of positions that fits in
+        ``room`` extra tokens, then the pinned blocks after it.
+
+        The request the agent saw just before the overflow began with the same
+        positions, so a provider's prompt cache still holds them (issue 14:
+        the management rendering no longer throws the conversation prefix
+        away). A tool-call position and the tool messages after it are taken
+        whole or not at all, and the run stops before a call still waiting
+        for results, so the rendering stays protocol-valid. Pinned positions
+        are already paid for in the floor; returns the messages, the extra
+        tokens they add and the number of leading positions shown.
+        """
+        pos_msgs, pos_cost, blocks = self._pos_msgs, self._pos_cost, self._blocks
+        pending_owners = set(self._pending.values())
+        n = len(blocks)
+        out: list[dict[str, Any]] = []
+        extra = 0
+        s = 0
+        while s < n:
+            e = s + 1  # a unit: this position and the tool messages that answer it
+            while e < n and pos_msgs[e] and pos_msgs[e][0]["role"] == "tool":
+                e += 1
+            if any(blocks[i].id in pending_owners for i in range(s, e)):
+                break
+            cost = sum(
+                pos_cost[i] for i in range(s, e) if blocks[i].status is not Status.PINNED
+            )
+            if cost > room:
+                break
+            room -= cost
+            extra += cost
+            for i in range(s, e):
+                out.extend(pos_msgs[i])
+            s = e
+        for i in range(s, n):
+            if blocks[i].status is Status.PINNED:
+                out.extend(pos_msgs[i])
+        return out, extra, s
+
+    def _prefix_cut_estimate(self) -> int:
+        """Leading positions an overflow rendering would show now, estimated with
+        the worst-case management dashboard (so never more than it shows)."""
+        room = self.budget - self.management_floor()
+        return self._management_prefix(max(room, 0))[2]
 
     @locked
     def dashboard(self) -> str:

@@ -13,6 +13,7 @@ from ._errors import (
     ProtocolOrderError,
     WorkspaceArgumentError,
 )
+from ._formats import to_openai_messages
 from ._guard import GuardLayer
 from ._records import (
     Block,
@@ -106,6 +107,27 @@ class RegisterLayer(GuardLayer):
             "must be one of system, user, assistant, tool, function",
             "fix the message's role",
         )
+
+    @locked
+    def register_messages(
+        self, messages: Sequence[Mapping[str, Any]] | Mapping[str, Any], *, system: Any = None
+    ) -> list[str]:
+        """Register messages in either wire format; returns the new block IDs.
+
+        ``messages`` is a list of OpenAI chat messages or of Anthropic
+        Messages (``{"role", "content": [blocks]}``; text, tool_use,
+        tool_result with ``is_error``, thinking, redacted_thinking, image),
+        or a ``{"system", "messages"}`` document; ``system`` is an Anthropic
+        top-level system prompt. Anthropic turns are projected onto the
+        engine's messages (:data:`PROJECTION_RULES`): a user turn's tool
+        results become one block each, in order; the originals are kept so
+        visible blocks render back unchanged with ``render(format="anthropic")``.
+        Registration stops at the first refused message (earlier ones stay).
+        """
+        if system is not None:
+            messages = {"system": system, "messages": messages}
+        items = to_openai_messages(messages, codec=self._codec)
+        return [self.register_message(m) for m in items]
 
     @locked
     def register_system(self, content: str, *, pinned: bool = True) -> str:

@@ -54,6 +54,15 @@ class Rendering:
         Canonical hash of the workspace this rendering shows.
     turn : int
         Root-turn counter at rendering time.
+    format : str
+        ``"openai"`` (chat messages, the engine's own form) or ``"anthropic"``
+        (Messages API turns of content blocks; ``tools`` in Anthropic schema
+        form; the leading system messages moved to ``system``).
+    system : tuple of dict
+        Anthropic top-level system blocks (empty in the OpenAI format).
+
+    Token counts are the engine's accounting of the OpenAI form in both
+    formats: the Anthropic request carries the same content, re-framed.
     """
 
     messages: tuple[dict[str, Any], ...]
@@ -71,10 +80,16 @@ class Rendering:
     allowed_tools: tuple[str, ...]
     state_hash: str
     turn: int
+    format: str = "openai"
+    system: tuple[dict[str, Any], ...] = ()
 
     def as_request(self) -> dict[str, Any]:
-        """``{"messages": [...], "tools": [...]}`` as independent plain data."""
-        return json.loads(json.dumps({"messages": list(self.messages), "tools": list(self.tools)}))
+        """``{"messages": [...], "tools": [...]}`` (plus ``"system"`` in the
+        Anthropic format when there is one) as independent plain data."""
+        doc: dict[str, Any] = {"messages": list(self.messages), "tools": list(self.tools)}
+        if self.system:
+            doc = {"system": list(self.system), **doc}
+        return json.loads(json.dumps(doc))
 
 
 @dataclass(frozen=True, slots=True)

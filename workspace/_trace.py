@@ -9,8 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import TraceError, WorkspaceArgumentError
+from ._cache import cacheable_prefix_tokens
+from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
+from ._formats import FORMATS, anthropic_problems, anthropic_to_openai, detect_format
 from ._protocol import protocol_problems
 from ._store import PayloadStore, read_regular_file
 from ._tokenizers import Tokenizer
@@ -22,45 +24,67 @@ __all__ = ["load_trace", "replay_trace", "TurnReport", "TraceReplay", "ACTIONS"]
 def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str, Any]]:
     """Read a trace: a JSON list of items, ``{"messages": [...]}``, or JSONL.
 
-    Items are OpenAI chat messages (with ``role``) or context actions (with
-    ``action``: archive, delete, restore, read). A list passes through after
-    the same checks.
+    Items are chat messages (with ``role``) or context actions (with
+    ``action``: archive, delete, restore, read). The wire format is detected
+    (:func:`detect_format`): Anthropic Messages (content blocks, an optional
+    top-level ``system``) are projected onto OpenAI chat messages, which is
+    what is returned. A list passes through after the same checks.
 
     Raises
     ------
     TraceError
         Naming the message index (or JSONL line) and the problem.
     """
-    src = ""
+    raw, src = _read_raw(source)
+    return _to_items(raw, src, None)
+
+
+def _to_items(raw: Any, src: str, codec: Any) -> list[dict[str, Any]]:
+    """Checked OpenAI-form items from a parsed trace in either wire format."""
+    if detect_format(raw) == "anthropic":
+        if isinstance(raw, Mapping):
+            items = anthropic_to_openai(
+                raw.get("messages", []), system=raw.get("system"), codec=codec
+            )
+        else:
+            items = anthropic_to_openai(raw, codec=codec)
+    else:
+        items = list(raw.get("messages", [])) if isinstance(raw, Mapping) else list(raw)
+    for i, item in enumerate(items):
+        _check_item(i, item, src)
+    return items
+
+
+def _read_raw(source: Any) -> tuple[Any, str]:
+    """The parsed trace (a list, or an Anthropic ``{"system", "messages"}``
+    document) and the file name it came from ("" for in-memory data)."""
     if isinstance(source, (str, os.PathLike)) and not isinstance(source, bool):
         path = os.fspath(source)
         if not isinstance(path, str) or not path or "\x00" in path:
             raise WorkspaceArgumentError(
                 "source", source, "must be a non-empty text path without NUL bytes"
             )
-        src = path
         data, problem = read_regular_file(path)
         if data is None:
-            raise TraceError(None, f"cannot read the trace: it {problem}", source=src)
+            raise TraceError(None, f"cannot read the trace: it {problem}", source=path)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TraceError(
-                None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=src
+                None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=path
             ) from None
-        items = _parse_text(text, src)
-    elif isinstance(source, Sequence) and not isinstance(source, (bytes, bytearray)):
-        items = list(source)
-    else:
-        raise WorkspaceArgumentError(
-            "source",
-            source,
-            "must be a trace file path or a list of messages / actions",
-            "pass e.g. load_trace('trace.json')",
-        )
-    for i, item in enumerate(items):
-        _check_item(i, item, src)
-    return items
+        return _parse_text(text, path), path
+    if isinstance(source, Mapping) and isinstance(source.get("messages"), list):
+        return source, ""
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes, bytearray)):
+        return list(source), ""
+    raise WorkspaceArgumentError(
+        "source",
+        source,
+        "must be a trace file path, a list of messages / actions, or an Anthropic "
+        "{'system', 'messages'} document",
+        "pass e.g. load_trace('trace.json')",
+    )
 
 
 def _parse_text(text: str, src: str) -> list[Any]:
@@ -79,6 +103,8 @@ def _parse_text(text: str, src: str) -> list[Any]:
         if isinstance(doc, list):
             return doc
         if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+            if "system" in doc:  # Anthropic: a top-level system prompt
+                return {"system": doc["system"], "messages": list(doc["messages"])}  # type: ignore[return-value]
             return list(doc["messages"])
         if isinstance(doc, dict) and ("role" in doc or "action" in doc):
             return [doc]
@@ -165,7 +191,15 @@ class TurnReport:
         reduced to their length).
     state_hash : str
     protocol_problems : tuple of str
-        Empty when the rendering is protocol-valid.
+        Empty when the rendering is protocol-valid (in the OpenAI format and,
+        when one was requested, in the ``render_format`` too).
+    cacheable_tokens : int
+        Tokens of this request that repeat a byte-identical prefix of the
+        previous request, dashboard excluded (:func:`cacheable_prefix_tokens`).
+    cacheable_share : float
+        ``cacheable_tokens / tokens`` (0 at the first turn).
+    request : dict or None
+        The request in ``render_format``, when the replay was asked for one.
     """
 
     turn: int
@@ -178,6 +212,9 @@ class TurnReport:
     events: tuple[dict[str, Any], ...]
     state_hash: str
     protocol_problems: tuple[str, ...] = ()
+    cacheable_tokens: int = 0
+    cacheable_share: float = 0.0
+    request: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +234,8 @@ class TraceReplay:
         Context actions applied (trace actions and context tool calls).
     workspace : Workspace
         The final workspace (not serialised by ``to_plain``).
+    format : str
+        Wire format of the trace (``openai`` or ``anthropic``, detected).
     """
 
     turns: tuple[TurnReport, ...]
@@ -206,11 +245,21 @@ class TraceReplay:
     messages: int
     actions: int
     workspace: Any
+    format: str = "openai"
+
+    @property
+    def cacheable_share(self) -> float:
+        """Token-weighted share of all requests after the first that was a cached prefix."""
+        later = self.turns[1:]
+        total = sum(t.tokens for t in later)
+        return sum(t.cacheable_tokens for t in later) / total if total else 0.0
 
     def to_plain(self) -> dict[str, Any]:
         return {
+            "format": self.format,
             "budget": self.budget,
             "tokenizer": self.tokenizer,
+            "cacheable_share": self.cacheable_share,
             "messages": self.messages,
             "actions": self.actions,
             "state_hash": self.state_hash,
@@ -226,6 +275,9 @@ class TraceReplay:
                     "events": list(t.events),
                     "state_hash": t.state_hash,
                     "protocol_problems": list(t.protocol_problems),
+                    "cacheable_tokens": t.cacheable_tokens,
+                    "cacheable_share": t.cacheable_share,
+                    **({"request": t.request} if t.request is not None else {}),
                 }
                 for t in self.turns
             ],
@@ -262,6 +314,7 @@ def replay_trace(
     tokenizer: str | Tokenizer = "cl100k_base",
     store: PayloadStore | None = None,
     hard_limit: int | None = None,
+    render_format: str | None = None,
     **workspace_kwargs: Any,
 ) -> TraceReplay:
     """Register a trace turn by turn, applying its context actions.
@@ -271,6 +324,11 @@ def replay_trace(
     string; the trace's recorded answers to those calls are skipped. Trace
     ``action`` items are applied directly (harness-level). A failing action
     is reported as a failed event, not an error: it is the agent's mistake.
+    The trace may be in OpenAI chat or Anthropic Messages format (detected).
+    ``render_format`` (``"openai"`` or ``"anthropic"``) also records each
+    turn's request in that format and checks that format's protocol rules.
+    Every turn reports the share of its tokens that is a cached prefix of
+    the previous request.
 
     Raises
     ------
@@ -279,18 +337,36 @@ def replay_trace(
     """
     from ._engine import Workspace
 
-    items = load_trace(trace)
+    if render_format is not None and render_format not in FORMATS:
+        raise UnknownNameError("render format", str(render_format), FORMATS)
+    raw, src = _read_raw(trace)
+    fmt = detect_format(raw)
     ws = Workspace(
         budget, tokenizer=tokenizer, store=store, hard_limit=hard_limit, **workspace_kwargs
     )
+    try:
+        items = _to_items(raw, src, ws._codec)
+    except TraceError:
+        ws.close()
+        raise
     turns: list[TurnReport] = []
     cursor = len(ws.events)
+    previous: list[Any] = [None]
 
     def close_turn(index: int | None) -> None:
         nonlocal cursor
         r = ws.render()
         evs = ws.events[cursor:]
         cursor = len(ws.events)
+        problems = list(protocol_problems(r.messages))
+        request = None
+        if render_format is not None:
+            wire = ws.render(format=render_format)
+            request = wire.as_request()
+            if render_format == "anthropic":
+                problems += [f"anthropic: {p}" for p in anthropic_problems(request)]
+        cached = cacheable_prefix_tokens(previous[0], r, ws.tokenizer)
+        previous[0] = r
         turns.append(
             TurnReport(
                 turn=len(turns) + 1,
@@ -302,7 +378,10 @@ def replay_trace(
                 dashboard=r.dashboard,
                 events=tuple(_summary(e) for e in evs),
                 state_hash=r.state_hash,
-                protocol_problems=tuple(protocol_problems(r.messages)),
+                protocol_problems=tuple(problems),
+                cacheable_tokens=cached,
+                cacheable_share=cached / r.tokens if r.tokens else 0.0,
+                request=request,
             )
         )
 
@@ -322,4 +401,5 @@ def replay_trace(
         messages=n_messages,
         actions=n_actions,
         workspace=ws,
+        format=fmt,
     )

@@ -16,7 +16,8 @@ from typing import Any
 
 __all__ = ["register_analysis", "run_reward", "run_probe"]
 
-_TOKENIZERS = ("cl100k_base", "approx")
+# Every registered token counter (a new tokenizer is one registry entry).
+_TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "deepseek_v4", "approx")
 
 
 def register_analysis(subparsers: Any) -> None:

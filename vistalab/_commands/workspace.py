@@ -13,10 +13,12 @@ from typing import Any
 
 from .._output import emit_json
 from ._workspace_analysis import register_analysis
+from ._workspace_serve import register_serve
 
 __all__ = ["register", "run_replay", "run_dashboard"]
 
-_TOKENIZERS = ("cl100k_base", "approx")
+# Every registered token counter (a new tokenizer is one registry entry).
+_TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "deepseek_v4", "approx")
 
 
 def register(subparsers: Any) -> None:
@@ -37,6 +39,7 @@ def register(subparsers: Any) -> None:
     _add_replay(sub)
     _add_dashboard(sub)
     register_analysis(sub)
+    register_serve(sub)
     parser.set_defaults(_parser=parser)
 
 
@@ -58,8 +61,10 @@ def _add_common(parser: argparse.ArgumentParser, *, budget_required: bool) -> No
         "--tokenizer",
         default="cl100k_base",
         choices=_TOKENIZERS,
-        help="token counter: cl100k_base (offline tiktoken, the paper's) or approx "
-        "(ceil(utf8 bytes / 4)); default cl100k_base",
+        help="token counter: cl100k_base (the paper's), o200k_base (current OpenAI models), "
+        "qwen3, llama3 or deepseek_v4 (open models), all offline, or approx "
+        "(ceil(utf8 bytes / 4)); "
+        "default cl100k_base",
     )
     parser.add_argument(
         "--hard-limit",
@@ -97,6 +102,14 @@ def _add_replay(sub: Any) -> None:
     )
     _add_common(parser, budget_required=False)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--render",
+        default=None,
+        choices=("openai", "anthropic"),
+        help="also build each turn's request in this wire format, check that format's "
+        "protocol rules and (with --json) include it per turn; the trace's own format "
+        "(OpenAI chat or Anthropic Messages) is detected",
+    )
     parser.add_argument(
         "--log",
         metavar="FILE",
@@ -145,6 +158,7 @@ def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
         hard_limit=hard,
         dashboard=DashboardConfig(compact=bool(args.compact)),
         log_path=log_path,
+        render_format=getattr(args, "render", None),
     )
 
 
@@ -186,14 +200,16 @@ def run_replay(args: argparse.Namespace) -> int:
         where = f"before message {t.message_index}" if t.message_index is not None else "end"
         out.write(
             f"=== turn {t.turn} ({where}): mode={t.mode} tokens={t.tokens:,} / {t.budget:,} "
-            f"(candidate {t.candidate_tokens:,}) hash={t.state_hash[:12]}\n"
+            f"(candidate {t.candidate_tokens:,}) cached-prefix {t.cacheable_share:.2f} "
+            f"hash={t.state_hash[:12]}\n"
         )
         for ev in t.events:
             out.write(f"  event {ev['seq']}: {_event_line(ev)}\n")
         out.write(t.dashboard + "\n")
     out.write(
         f"final state_hash {result.state_hash}  ({result.messages} messages, {result.actions} "
-        f"context actions, {len(result.turns)} turns)\n"
+        f"context actions, {len(result.turns)} turns, {result.format} format, cached-prefix "
+        f"share {result.cacheable_share:.3f})\n"
     )
     for k, v in checks.items():
         if isinstance(v, bool):

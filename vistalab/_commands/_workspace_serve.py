@@ -1,0 +1,141 @@
+"""``vista-lab workspace serve``: the reference workspace as an MCP server
+(stdio by default, streamable HTTP on 127.0.0.1 as an option)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .._errors import CliUsageError
+
+__all__ = ["register_serve", "run_serve"]
+
+
+def register_serve(subparsers: Any) -> None:
+    """Add ``serve`` to the ``workspace`` command."""
+    from vistalab.workspace import TOKENIZERS
+
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the workspace as a Model Context Protocol server (stdio or HTTP)",
+        description=(
+            "Serve one context workspace over MCP. The agent role lists the paper's context "
+            "tools (context_workspace_archive, context_workspace_delete) plus "
+            "context_workspace_read and context_workspace_status; the harness role adds "
+            "harness_register, harness_render and harness_gate. Over stdio the connection "
+            "has one role (--role); over HTTP one process serves the agent role at /mcp and "
+            "the harness role at /harness, bound to 127.0.0.1. Needs the 'mcp' package."
+        ),
+    )
+    parser.add_argument("--budget", required=True, metavar="TOKENS", help="budget B in tokens")
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        default=None,
+        help="archive payloads as files in DIR (default: in memory)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        default="cl100k_base",
+        choices=tuple(TOKENIZERS),
+        help="token counter (default cl100k_base)",
+    )
+    parser.add_argument(
+        "--transport",
+        default="stdio",
+        choices=("stdio", "http"),
+        help="stdio (default) or streamable HTTP on 127.0.0.1",
+    )
+    parser.add_argument(
+        "--role",
+        default=None,
+        choices=("agent", "harness"),
+        help="stdio only: which tool list this connection gets (default agent); over HTTP "
+        "both roles are served, at /mcp and /harness",
+    )
+    parser.add_argument(
+        "--port", default="8765", metavar="PORT", help="HTTP port on 127.0.0.1 (default 8765)"
+    )
+    parser.add_argument(
+        "--hard-limit",
+        dest="hard_limit",
+        metavar="TOKENS",
+        default=None,
+        help="budget guard ceiling (default 2 x budget)",
+    )
+    parser.add_argument(
+        "--task-tools",
+        dest="task_tools",
+        metavar="FILE",
+        default=None,
+        help="JSON list of the agent's own tool schemas (OpenAI format), counted in the budget",
+    )
+    parser.add_argument(
+        "--log", metavar="FILE", default=None, help="append the event log (JSONL) to FILE"
+    )
+    parser.set_defaults(func=run_serve, _parser=parser)
+
+
+def _task_tools(path: str | None) -> list[Any]:
+    if path is None:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise CliUsageError(f"--task-tools: cannot read {path!r} ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise CliUsageError(
+            f"--task-tools: {path!r} is not valid JSON ({exc.msg} at line {exc.lineno})"
+        ) from None
+    if not isinstance(doc, list):
+        raise CliUsageError(f"--task-tools: {path!r} must hold a JSON list of tool schemas")
+    return doc
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from vistalab._core import import_optional
+    from vistalab.workspace import DiskStore, Workspace, WorkspaceService
+
+    from .workspace import _int_arg
+
+    import_optional("mcp", "vista-lab workspace serve")
+    budget = _int_arg("--budget", args.budget, lo=1)
+    port = _int_arg("--port", args.port, lo=1)
+    assert budget is not None and port is not None
+    if port > 65535:
+        raise CliUsageError(f"--port must be at most 65535 (got {port})")
+    if args.transport == "http" and args.role is not None:
+        raise CliUsageError(
+            f"--role {args.role} applies to --transport stdio only; over HTTP one process "
+            "serves both roles (the agent at /mcp, the harness at /harness)"
+        )
+    ws = Workspace(
+        budget,
+        tokenizer=args.tokenizer,
+        store=DiskStore(args.store) if args.store else None,
+        hard_limit=_int_arg("--hard-limit", args.hard_limit, lo=1),
+        task_tools=_task_tools(args.task_tools),
+        log_path=args.log,
+    )
+    service = WorkspaceService(ws)
+    try:
+        if args.transport == "stdio":
+            from vistalab.workspace import build_mcp_server
+
+            build_mcp_server(service, role=args.role or "agent").run("stdio")
+        else:
+            import uvicorn
+
+            from vistalab.workspace import build_http_app
+
+            sys.stderr.write(
+                f"vista-lab workspace serve: agent role at http://127.0.0.1:{port}/mcp, "
+                f"harness role at http://127.0.0.1:{port}/harness\n"
+            )
+            uvicorn.run(build_http_app(service), host="127.0.0.1", port=port, log_level="warning")
+    finally:
+        ws.close()
+    return 0

@@ -1,0 +1,564 @@
+"""Wire formats in and out of the workspace: OpenAI chat (the engine's own) and
+Anthropic Messages, with the projection between them and a protocol checker.
+
+The engine stores and counts OpenAI-form messages. An Anthropic message is
+*projected* onto them by fixed rules (the format's framing, documented in
+:data:`PROJECTION_RULES`), so an Anthropic trace and the OpenAI trace of the
+same projected conversation cost the same tokens under the same tokenizer.
+An :class:`AnthropicCodec` remembers each registered message's original
+blocks (thinking signatures, image data, ``is_error`` flags), so a block that
+is still visible renders back byte-identical; archived blocks render as their
+handle text.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._errors import TraceError, UnknownNameError
+
+__all__ = [
+    "FORMATS",
+    "PROJECTION_RULES",
+    "AnthropicCodec",
+    "detect_format",
+    "anthropic_to_openai",
+    "openai_to_anthropic",
+    "anthropic_problems",
+    "to_openai_messages",
+    "render_request",
+]
+
+FORMATS = ("openai", "anthropic")
+#: Block types only Anthropic Messages uses (their presence decides the format).
+_ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
+)
+_KNOWN_BLOCKS = _ANTHROPIC_BLOCKS | {"text"}
+_KNOWN_LIST = ", ".join(sorted(_KNOWN_BLOCKS))
+#: The projection of Anthropic content onto the engine's OpenAI messages: what
+#: the engine stores and counts for each block (the format's framing).
+PROJECTION_RULES: dict[str, str] = {
+    "system": "top-level system (string or text blocks) -> one system message; blocks "
+    "joined by a blank line",
+    "text": "the text itself; several blocks of one message joined by a blank line",
+    "thinking": "'<thinking>\\n' + thinking + '\\n</thinking>' in the assistant content "
+    "(the signature is kept by the codec, not counted)",
+    "redacted_thinking": "'<redacted_thinking/>' (the encrypted data is kept by the "
+    "codec, not counted)",
+    "image": "'[image: MEDIA_TYPE, N bytes base64, sha256 HEX12]' or '[image: URL]' "
+    "(the data is kept by the codec)",
+    "tool_use": "an OpenAI tool call; arguments = compact JSON of input (keys in order)",
+    "tool_result": "an OpenAI tool message; content projected as above; is_error "
+    "prefixes '[error] '",
+}
+_JOIN = "\n\n"
+
+
+def _sha(obj: Any) -> str:
+    return hashlib.sha256(
+        json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
+
+
+def _key(msg: Mapping[str, Any]) -> str:
+    """Identity of a projected message (what the engine would render visibly)."""
+    return _sha(
+        {
+            "role": msg.get("role"),
+            "content": msg.get("content"),
+            "calls": [c["id"] for c in msg.get("tool_calls") or ()],
+            "tool_call_id": msg.get("tool_call_id"),
+        }
+    )
+
+
+class AnthropicCodec:
+    """Remembers the original Anthropic blocks behind each projected message.
+
+    ``record`` is called by :func:`anthropic_to_openai`; rendering looks a
+    visible message up by its projected identity and, when found, emits the
+    original blocks instead of re-deriving them from text.
+    """
+
+    def __init__(self) -> None:
+        self.originals: dict[str, list[dict[str, Any]]] = {}
+
+    def record(self, projected: Mapping[str, Any], blocks: Sequence[Mapping[str, Any]]) -> None:
+        self.originals[_key(projected)] = [copy.deepcopy(dict(b)) for b in blocks]
+
+    def copy(self) -> AnthropicCodec:
+        new = AnthropicCodec()
+        new.originals = dict(self.originals)  # entries are never mutated
+        return new
+
+    def to_plain(self) -> dict[str, list[dict[str, Any]]]:
+        """The originals as plain data (saved in a workspace snapshot)."""
+        return copy.deepcopy(self.originals)
+
+    @staticmethod
+    def plain_problem(doc: Any) -> str | None:
+        """Why ``doc`` is not :meth:`to_plain` output, or None."""
+        if not isinstance(doc, Mapping):
+            return "must be an object"
+        for k, v in doc.items():
+            if not isinstance(k, str) or not isinstance(v, list):
+                return f"entry {k!r:.40} must map a key to a list of blocks"
+            if not all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in v):
+                return f"entry {k!r:.40} holds a block without a string 'type'"
+        return None
+
+    def update_plain(self, doc: Mapping[str, Any]) -> None:
+        """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`)."""
+        for k, v in doc.items():
+            self.originals[k] = [copy.deepcopy(dict(b)) for b in v]
+
+    def lookup(self, projected: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        found = self.originals.get(_key(projected))
+        return copy.deepcopy(found) if found is not None else None
+
+
+# ----------------------------------------------------------------- detection
+
+
+def detect_format(items: Any) -> str:
+    """``"anthropic"`` if ``items`` (a message list, or a ``{"system", "messages"}``
+    document) uses Anthropic-only structure, else ``"openai"``.
+
+    Anthropic-only: a top-level ``system`` field beside ``messages``, or any
+    content block of type tool_use, tool_result, thinking, redacted_thinking,
+    image or document. Text-only conversations read the same in both.
+    """
+    if isinstance(items, Mapping):
+        if "system" in items and isinstance(items.get("messages"), list):
+            return "anthropic"
+        items = items.get("messages", ())
+    for m in items if isinstance(items, Sequence) and not isinstance(items, str) else ():
+        if not isinstance(m, Mapping):
+            continue
+        content = m.get("content")
+        if isinstance(content, list):
+            for b in content:
+                if isinstance(b, Mapping) and b.get("type") in _ANTHROPIC_BLOCKS:
+                    return "anthropic"
+    return "openai"
+
+
+# ----------------------------------------------------------------- Anthropic -> OpenAI
+
+
+def _project_block(b: Mapping[str, Any], where: str) -> str:
+    t = b.get("type")
+    if t == "text":
+        text = b.get("text")
+        if not isinstance(text, str):
+            raise TraceError(None, f"{where}: text block without a string 'text'")
+        return text
+    if t == "thinking":
+        th = b.get("thinking")
+        if not isinstance(th, str):
+            raise TraceError(None, f"{where}: thinking block without a string 'thinking'")
+        return f"<thinking>\n{th}\n</thinking>"
+    if t == "redacted_thinking":
+        return "<redacted_thinking/>"
+    if t in ("image", "document"):
+        src = b.get("source") or {}
+        if src.get("type") == "base64" and isinstance(src.get("data"), str):
+            data = src["data"]
+            digest = hashlib.sha256(data.encode("ascii", "replace")).hexdigest()[:12]
+            return f"[{t}: {src.get('media_type', '?')}, {len(data)} bytes base64, sha256 {digest}]"
+        if src.get("type") == "url" and isinstance(src.get("url"), str):
+            return f"[{t}: {src['url']}]"
+        if src.get("type") == "text" and isinstance(src.get("data"), str):
+            return str(src["data"])
+        raise TraceError(None, f"{where}: {t} block with an unsupported source {src!r:.80}")
+    raise TraceError(
+        None,
+        f"{where}: unsupported content block type {t!r} (expected one of "
+        f"{', '.join(sorted(_KNOWN_BLOCKS))})",
+    )
+
+
+def _project_blocks(blocks: Any, where: str) -> str:
+    if isinstance(blocks, str):
+        return blocks
+    if not isinstance(blocks, list):
+        raise TraceError(None, f"{where}: content must be a string or a list of blocks")
+    return _JOIN.join(_project_block(b, f"{where} block {j}") for j, b in enumerate(blocks))
+
+
+def _system_text(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return _JOIN.join(_project_block(b, f"system block {j}") for j, b in enumerate(system))
+    raise TraceError(None, "top-level 'system' must be a string or a list of text blocks")
+
+
+def anthropic_to_openai(
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    system: Any = None,
+    codec: AnthropicCodec | None = None,
+) -> list[dict[str, Any]]:
+    """Project Anthropic Messages onto the engine's OpenAI chat messages.
+
+    Parameters
+    ----------
+    messages : sequence of dict
+        Anthropic messages (``role`` user/assistant, ``content`` a string or
+        blocks). Items with ``action`` (trace context actions) and OpenAI
+        ``system`` messages pass through unchanged.
+    system : str or list, optional
+        The top-level system prompt.
+    codec : AnthropicCodec, optional
+        Records each projected message's original blocks.
+
+    Returns
+    -------
+    list of dict
+        OpenAI messages: a user turn's tool_result blocks become ``tool``
+        messages (in block order) followed by one user message for its other
+        blocks; an assistant turn becomes one message whose tool_use blocks are
+        ``tool_calls`` and whose other blocks are its content.
+
+    Raises
+    ------
+    TraceError
+        Naming the message index and block.
+    """
+    out: list[dict[str, Any]] = []
+    if system is not None:
+        smsg: dict[str, Any] = {"role": "system", "content": _system_text(system)}
+        if codec is not None and isinstance(system, list):
+            codec.record(smsg, system)
+        out.append(smsg)
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise TraceError(i, f"must be an object, got {type(m).__name__}")
+        if "action" in m or m.get("role") in ("system", "tool"):
+            out.append(dict(m))
+            continue
+        role, content = m.get("role"), m.get("content")
+        where = f"message {i}"
+        if role not in ("user", "assistant"):
+            raise TraceError(i, f"has role {role!r}; Anthropic messages are user or assistant")
+        if isinstance(content, str) or role == "assistant" and not isinstance(content, list):
+            if not isinstance(content, str) and "tool_calls" in m:
+                out.append(dict(m))  # an OpenAI assistant message in a mixed list
+                continue
+            out.append({"role": role, "content": content if isinstance(content, str) else ""})
+            continue
+        if not isinstance(content, list):
+            raise TraceError(i, "content must be a string or a list of content blocks")
+        for j, b in enumerate(content):
+            if not isinstance(b, Mapping) or b.get("type") not in _KNOWN_BLOCKS:
+                got = b.get("type") if isinstance(b, Mapping) else type(b).__name__
+                raise TraceError(
+                    i,
+                    f"block {j} has type {got!r} (expected one of {_KNOWN_LIST})",
+                )
+        if role == "assistant":
+            calls = []
+            rest = []
+            for j, b in enumerate(content):
+                if b["type"] == "tool_use":
+                    if not isinstance(b.get("id"), str) or not isinstance(b.get("name"), str):
+                        raise TraceError(i, f"block {j}: tool_use needs string 'id' and 'name'")
+                    inp = b.get("input", {})
+                    calls.append(
+                        {
+                            "id": b["id"],
+                            "type": "function",
+                            "function": {
+                                "name": b["name"],
+                                "arguments": json.dumps(
+                                    inp, separators=(",", ":"), ensure_ascii=False
+                                ),
+                            },
+                        }
+                    )
+                elif b["type"] == "tool_result":
+                    raise TraceError(i, f"block {j}: tool_result belongs in a user turn")
+                else:
+                    rest.append(b)
+            projected = _project_blocks(rest, where) if rest else None
+            msg: dict[str, Any] = {"role": "assistant", "content": projected}
+            if calls:
+                msg["tool_calls"] = calls
+            elif projected is None:
+                msg["content"] = ""
+            if codec is not None:
+                codec.record(msg, content)
+            out.append(msg)
+            continue
+        others = []
+        for j, b in enumerate(content):
+            if b["type"] == "tool_result":
+                tid = b.get("tool_use_id")
+                if not isinstance(tid, str):
+                    raise TraceError(i, f"block {j}: tool_result without a string tool_use_id")
+                body = _project_blocks(b.get("content", ""), f"{where} block {j}")
+                if b.get("is_error"):
+                    body = "[error] " + body
+                tmsg = {"role": "tool", "tool_call_id": tid, "content": body}
+                if codec is not None:
+                    codec.record(tmsg, [b])
+                out.append(tmsg)
+            elif b["type"] in ("tool_use", "thinking", "redacted_thinking"):
+                raise TraceError(i, f"block {j}: {b['type']} belongs in an assistant turn")
+            else:
+                others.append(b)
+        if others or not content:
+            umsg = {"role": "user", "content": _project_blocks(others, where)}
+            if codec is not None:
+                codec.record(umsg, others)
+            out.append(umsg)
+    return out
+
+
+def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> list[dict[str, Any]]:
+    """Messages in either format (or a ``{"system", "messages"}`` document) as
+    the engine's OpenAI messages; OpenAI input passes through."""
+    if detect_format(items) == "openai":
+        if isinstance(items, Mapping):
+            items = items.get("messages", [])
+        return [dict(m) if isinstance(m, Mapping) else m for m in items]
+    if isinstance(items, Mapping):
+        return anthropic_to_openai(
+            items.get("messages", []), system=items.get("system"), codec=codec
+        )
+    return anthropic_to_openai(items, codec=codec)
+
+
+# ----------------------------------------------------------------- OpenAI -> Anthropic
+
+
+def _tool_schema(tool: Mapping[str, Any]) -> dict[str, Any]:
+    fn = tool.get("function", tool)
+    return {
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "input_schema": fn.get("parameters", {"type": "object", "properties": {}}),
+    }
+
+
+def _text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _blocks_of(
+    m: Mapping[str, Any], codec: AnthropicCodec | None
+) -> tuple[str, list[dict[str, Any]]]:
+    role = m["role"]
+    orig = codec.lookup(m) if codec is not None else None
+    if role == "tool":
+        if orig is not None:
+            return "user", orig
+        return "user", [
+            {
+                "type": "tool_result",
+                "tool_use_id": m["tool_call_id"],
+                "content": m.get("content") or "",
+            }
+        ]
+    if orig is not None and role in ("user", "assistant"):
+        return role, orig
+    blocks: list[dict[str, Any]] = []
+    if m.get("content"):
+        blocks.append(_text_block(m["content"]))
+    for c in m.get("tool_calls") or ():
+        args = c["function"].get("arguments") or "{}"
+        try:
+            inp = json.loads(args)
+        except json.JSONDecodeError:
+            inp = None
+        if not isinstance(inp, dict):
+            inp = {"_arguments": args}
+        blocks.append(
+            {"type": "tool_use", "id": c["id"], "name": c["function"]["name"], "input": inp}
+        )
+    if role == "system":  # a system message after the first turn: ordinary user context
+        return "user", blocks
+    return role, blocks
+
+
+def openai_to_anthropic(
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] = (),
+    *,
+    codec: AnthropicCodec | None = None,
+    cache_breakpoint: bool = True,
+    stable_messages: int | None = None,
+) -> dict[str, Any]:
+    """An engine rendering (OpenAI messages) as an Anthropic Messages request.
+
+    Rules (each checked by :func:`anthropic_problems`): leading system
+    messages become the top-level ``system``; tool messages become
+    ``tool_result`` blocks at the start of the user turn after their
+    ``tool_use``; consecutive same-role messages merge so roles alternate,
+    starting with ``user`` (a ``[conversation start]`` user block is put
+    first when the rendering would open with an assistant turn; the engine's
+    count does not include it); empty text blocks are dropped; thinking blocks stay
+    in their assistant turn ahead of its tool_use blocks (the codec's
+    originals keep their order). With ``cache_breakpoint``, the block that ends
+    the stable prefix (the first ``stable_messages`` messages, default all but
+    the final dashboard message) carries ``cache_control``.
+    """
+    msgs = list(messages)
+    n_stable = len(msgs) - 1 if stable_messages is None else stable_messages
+    system: list[dict[str, Any]] = []
+    k = 0
+    while k < len(msgs) and msgs[k]["role"] == "system":
+        orig = codec.lookup(msgs[k]) if codec is not None else None
+        if orig is not None:
+            system.extend(orig)
+        elif msgs[k].get("content"):
+            system.append(_text_block(msgs[k]["content"]))
+        k += 1
+    turns: list[dict[str, Any]] = []
+    last_stable: dict[str, Any] | None = None  # the block that ends the stable prefix
+    for idx in range(k, len(msgs)):
+        role, blocks = _blocks_of(msgs[idx], codec)
+        blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turn = turns[-1]
+        else:
+            turn = {"role": role, "content": []}
+            turns.append(turn)
+        if role == "user":
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            other = [b for b in blocks if b.get("type") != "tool_result"]
+            n_res = sum(1 for b in turn["content"] if b.get("type") == "tool_result")
+            turn["content"][n_res:n_res] = results  # tool results lead the user turn
+            turn["content"].extend(other)
+            if idx < n_stable:
+                last_stable = other[-1] if other else results[-1]
+        else:
+            turn["content"].extend(blocks)
+            if idx < n_stable:
+                last_stable = blocks[-1]
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [_text_block("[conversation start]")]})
+    request: dict[str, Any] = {"messages": turns}
+    if system:
+        request["system"] = system
+    if tools:
+        request["tools"] = [_tool_schema(t) for t in tools]
+    if cache_breakpoint:
+        if last_stable is not None:
+            last_stable["cache_control"] = {"type": "ephemeral"}
+        elif system:
+            system[-1] = {**system[-1], "cache_control": {"type": "ephemeral"}}
+    return request
+
+
+# ----------------------------------------------------------------- protocol checker
+
+
+def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
+    """Everything that makes ``request`` an invalid Anthropic Messages request.
+
+    Checks: roles are user/assistant, alternate, and start with user; no
+    empty turn or empty text block; every tool_use is answered by exactly one
+    tool_result in the immediately following user turn, and tool results lead
+    that turn; no tool_result elsewhere; thinking blocks only in assistant
+    turns, before that turn's tool_use blocks; tool_use ids unique; at most
+    four ``cache_control`` breakpoints. Returns an empty list if valid.
+    """
+    problems: list[str] = []
+    msgs = request.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return ["request has no messages"]
+    seen: set[str] = set()
+    pending: list[str] = []
+    breakpoints = sum(1 for b in request.get("system") or () if b.get("cache_control"))
+    for i, m in enumerate(msgs):
+        role, content = m.get("role"), m.get("content")
+        if role not in ("user", "assistant"):
+            problems.append(f"message {i}: role {role!r} is not user or assistant")
+            continue
+        if i == 0 and role != "user":
+            problems.append("message 0: the first message must be a user turn")
+        if i > 0 and msgs[i - 1].get("role") == role:
+            problems.append(f"message {i}: two {role} turns in a row")
+        if not isinstance(content, list) or not content:
+            problems.append(f"message {i}: content must be a non-empty list of blocks")
+            continue
+        breakpoints += sum(1 for b in content if b.get("cache_control"))
+        types = [b.get("type") for b in content]
+        for j, b in enumerate(content):
+            if b.get("type") == "text" and not b.get("text"):
+                problems.append(f"message {i} block {j}: empty text block")
+        if role == "assistant":
+            if "tool_result" in types:
+                problems.append(f"message {i}: tool_result in an assistant turn")
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            if uses:
+                first_use = types.index("tool_use")
+                late = [
+                    j
+                    for j, t in enumerate(types)
+                    if t in ("thinking", "redacted_thinking") and j > first_use
+                ]
+                if late:
+                    problems.append(f"message {i}: thinking block(s) {late} after a tool_use")
+            for b in uses:
+                bid = b.get("id")
+                if bid in seen:
+                    problems.append(f"message {i}: duplicate tool_use id {bid!r}")
+                seen.add(bid)
+            if pending:
+                problems.append(f"message {i}: tool_use {pending} never answered")
+            pending = [b.get("id") for b in uses]
+        else:
+            if any(t in ("thinking", "redacted_thinking", "tool_use") for t in types):
+                problems.append(f"message {i}: thinking/tool_use block in a user turn")
+            results = [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"]
+            n_lead = next((j for j, t in enumerate(types) if t != "tool_result"), len(types))
+            if len(results) != n_lead:
+                problems.append(f"message {i}: tool_result blocks must come first in the turn")
+            if sorted(results, key=str) != sorted(pending, key=str):
+                problems.append(
+                    f"message {i}: tool results {results} do not answer the preceding "
+                    f"tool_use ids {pending} exactly once"
+                )
+            pending = []
+    if pending:
+        problems.append(f"last turn: tool_use {pending} never answered")
+    if msgs[-1].get("role") != "user":
+        problems.append("the last turn must be a user turn (the model replies to it)")
+    if breakpoints > 4:
+        problems.append(f"{breakpoints} cache_control breakpoints (at most 4)")
+    return problems
+
+
+# ----------------------------------------------------------------- one rendering, two formats
+
+
+def _format_iv(format: Any) -> str:
+    if format not in FORMATS:
+        raise UnknownNameError("render format", str(format), FORMATS)
+    return str(format)
+
+
+def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
+    """The workspace's current rendering as a request in ``format``, with its
+    mode, tokens (engine accounting), allowed tools and dashboard."""
+    fmt = _format_iv(format)
+    r = workspace.render(format=fmt)
+    return {
+        "format": fmt,
+        "request": r.as_request(),
+        "mode": r.mode,
+        "tokens": r.tokens,
+        "budget": r.budget,
+        "allowed_tools": list(r.allowed_tools),
+        "dashboard": r.dashboard,
+    }

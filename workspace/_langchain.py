@@ -1,0 +1,158 @@
+"""LangChain adapter: an existing LangChain / LangGraph agent adopts the
+workspace as its message-list hook, in place of ``trim_messages``. Needs
+``langchain-core`` (imported when the adapter is built).
+
+Why this hook: every LangChain agent, from a hand-written loop to LangGraph's
+``create_react_agent``, ends in "messages -> chat model"; a runnable on that
+list (``trim_messages`` is the stock one) or the ``pre_model_hook`` is the one
+place all of them share, so one adapter serves them all without patching a
+model class. Usage::
+
+    ctx = LangChainWorkspace(Workspace(128_000, store=DiskStore("archive")))
+    tools = ctx.wrap_tools(my_tools) + ctx.context_tools()
+    model = chat_model.bind_tools(tools)
+    chain = ctx.as_runnable() | model                  # history in, reply out
+    # or: create_react_agent(chat_model, tools, pre_model_hook=ctx.pre_model_hook)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._errors import ProtocolOrderError, WorkspaceArgumentError
+
+__all__ = ["LangChainWorkspace"]
+
+
+class LangChainWorkspace:
+    """A workspace behind LangChain's message list.
+
+    The agent's full history (LangChain messages, growing by appends) is
+    registered incrementally; what goes to the model is the workspace's
+    rendering (within budget, with the dashboard), converted back to
+    LangChain messages.
+
+    Parameters
+    ----------
+    workspace : Workspace
+        The workspace; its budget, tokenizer and store apply.
+
+    Raises
+    ------
+    MissingExtraError
+        ``langchain-core`` is not installed (``pip install 'vista-lab[agents]'``).
+    """
+
+    def __init__(self, workspace: Any) -> None:
+        from vistalab._core import import_optional
+
+        import_optional("langchain_core", "the LangChain adapter")
+        self.workspace = workspace
+        self._seen: list[dict[str, Any]] = []  # history registered so far (OpenAI form)
+
+    # ------------------------------------------------------------ messages
+    def sync(self, history: Sequence[Any]) -> list[str]:
+        """Register the messages of ``history`` not registered yet; returns
+        their block IDs.
+
+        Raises
+        ------
+        ProtocolOrderError
+            ``history`` no longer starts with what was registered (a message
+            was edited or removed): the workspace only grows by appends.
+        """
+        from langchain_core.messages import convert_to_openai_messages
+
+        plain = convert_to_openai_messages(list(history))
+        n = len(self._seen)
+        if plain[:n] != self._seen:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(plain, self._seen, strict=False)) if a != b),
+                len(plain),
+            )
+            raise ProtocolOrderError(
+                f"history message {first} differs from what the workspace registered; the "
+                "workspace grows by appends only (archive or delete through its tools instead "
+                "of editing the history)"
+            )
+        ids = [self.workspace.register_message(m) for m in plain[n:]]
+        self._seen = plain
+        return ids
+
+    def messages(self, history: Sequence[Any]) -> list[Any]:
+        """``sync(history)``, then the rendering as LangChain messages."""
+        from langchain_core.messages import convert_to_messages
+
+        self.sync(history)
+        return list(convert_to_messages(self.workspace.render().as_request()["messages"]))
+
+    def as_runnable(self) -> Any:
+        """A ``Runnable`` from the history (a list, or a dict with ``messages``)
+        to the rendered message list; put it in front of the chat model."""
+        from langchain_core.runnables import RunnableLambda
+
+        def hook(value: Any) -> list[Any]:
+            history = value.get("messages") if isinstance(value, Mapping) else value
+            if not isinstance(history, Sequence) or isinstance(history, str):
+                raise WorkspaceArgumentError(
+                    "input", value, "must be a message list or a dict with 'messages'"
+                )
+            return self.messages(history)
+
+        return RunnableLambda(hook, name="vista_workspace")
+
+    def pre_model_hook(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """LangGraph ``create_react_agent(pre_model_hook=...)``: the model sees the
+        rendering (``llm_input_messages``); the graph's history is left as is."""
+        return {"llm_input_messages": self.messages(state["messages"])}
+
+    # ------------------------------------------------------------ tools
+    def context_tools(self) -> list[Any]:
+        """The paper's two context tools as LangChain tools, bound to the workspace."""
+        from langchain_core.tools import StructuredTool
+
+        from ._mcp import _ARCHIVE_DOC, _DELETE_DOC
+
+        ws = self.workspace
+
+        def context_workspace_archive(block_id: str, replacement: str = "") -> str:
+            return str(ws.context_workspace_archive(block_id, replacement))
+
+        def context_workspace_delete(block_id: str, reason: str) -> str:
+            return str(ws.context_workspace_delete(block_id, reason))
+
+        return [
+            StructuredTool.from_function(context_workspace_archive, description=_ARCHIVE_DOC),
+            StructuredTool.from_function(context_workspace_delete, description=_DELETE_DOC),
+        ]
+
+    def wrap_tools(self, tools: Sequence[Any]) -> list[Any]:
+        """The agent's own tools, gated: in overflow mode a call returns the
+        engine's refusal notice instead of running (eq. overflow)."""
+        from langchain_core.tools import BaseTool, StructuredTool
+
+        out = []
+        for tool in tools:
+            if not isinstance(tool, BaseTool):
+                raise WorkspaceArgumentError(
+                    "tools", tool, "must be LangChain tools (BaseTool)", "wrap functions with @tool"
+                )
+            out.append(
+                StructuredTool(
+                    name=tool.name,
+                    description=tool.description,
+                    args_schema=tool.args_schema if tool.args_schema is not None else {},
+                    func=self._gated(tool),
+                )
+            )
+        return out
+
+    def _gated(self, tool: Any) -> Any:
+        def run(**kwargs: Any) -> Any:
+            refusal = self.workspace.gate(tool.name)
+            if refusal is not None:
+                return refusal
+            return tool.invoke(kwargs)
+
+        return run
