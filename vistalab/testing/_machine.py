@@ -183,7 +183,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
         assert kind == "ok"
         answer = len(calls) if finish else data.draw(st.integers(0, len(calls) - 1))
         for call, size in zip(calls[:answer], sizes[:answer], strict=True):
-            self._result(call["id"], size, data)
+            self._result(str(call["id"]), size, data)
 
     # Tool traffic drives overflow and the guard; two more entry points make
     # Hypothesis pick it as often as the other rules combined.
@@ -225,7 +225,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
         assert kind == "ok"
         b = self.ws.block(bid)
         if b.rejected:
-            assert b.content.startswith("[budget guard] Tool result rejected")
+            assert (b.content or "").startswith("[budget guard] Tool result rejected")
         else:
             assert self.original[bid] == body.encode()
 
@@ -294,6 +294,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
         if not archived:
             return
         b = data.draw(st.sampled_from(archived))
+        assert b.payload is not None
         path = self.ws.payload_path(b.payload.key)
         raw = self.original[b.id]
         a = data.draw(st.integers(0, len(raw) + 2))
@@ -423,9 +424,12 @@ class WorkspaceMachine(RuleBasedStateMachine):
         if not hasattr(self, "ws"):
             return
         r = self.ws.render()
-        used, budget = _BUDGET_LINE.search(r.dashboard).groups()
+        budget_line = _BUDGET_LINE.search(r.dashboard)
+        split_line = _SPLIT_LINE.search(r.dashboard)
+        assert budget_line is not None and split_line is not None, r.dashboard
+        used, budget = budget_line.groups()
         assert (_n(used), _n(budget)) == (r.candidate_tokens, self.budget)
-        o, c, d = (_n(x) for x in _SPLIT_LINE.search(r.dashboard).groups())
+        o, c, d = (_n(x) for x in split_line.groups())
         assert (o, c, d) == (r.overhead_tokens, r.conversation_tokens, r.dashboard_tokens)
         assert o + c + d == r.candidate_tokens
         for uid, tok, _age, _type in _ROW.findall(r.dashboard):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -217,12 +218,12 @@ def check_interface(iface: Any, *, policies: Iterable[Any] | None = None,
     pols = list(reference_policies() if policies is None else policies)
     for pol in pols:
         label = getattr(pol, "name", pol)
-        _guard(problems, f"exact law ({label})", lambda pol=pol: _exact_law(iface, pol))
+        _guard(problems, f"exact law ({label})", partial(_exact_law, iface, pol))
     if problems:
         return problems
     for pol in pols:
         label = getattr(pol, "name", pol)
-        _guard(problems, f"simulation ({label})", lambda pol=pol: _joint(iface, pol, trials))
+        _guard(problems, f"simulation ({label})", partial(_joint, iface, pol, trials))
     return problems
 
 
@@ -275,8 +276,8 @@ def check_policy(policy: Any, *, interfaces: Sequence[Any] | None = None, simula
     if problems or not simulate:
         return problems
     for iface in ifaces:
-        _guard(problems, f"exact law ({iface.name})", lambda i=iface: _exact_law(i, policy))
-        _guard(problems, f"simulation ({iface.name})", lambda i=iface: _joint(i, policy, trials))
+        _guard(problems, f"exact law ({iface.name})", partial(_exact_law, iface, policy))
+        _guard(problems, f"simulation ({iface.name})", partial(_joint, iface, policy, trials))
     return problems
 
 
@@ -343,7 +344,7 @@ def check_strategy(strategy: Any, *, grid: Iterable[tuple[int, int, float]] = RE
         problems.append(f"name {strategy.name!r} is not a non-empty string")
     for N, k, budget in grid:
         _guard(problems, f"T(N={N}, k={k}, B={budget})",
-               lambda N=N, k=k, b=budget: _strategy_on(strategy, N, k, b))
+               partial(_strategy_on, strategy, N, k, budget))
     if not problems:
         _guard(problems, "workers", lambda: _strategy_workers(strategy))
     return problems
