@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import child_seq
 from vistalab.figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
 from vistalab.paper_checks._transcription import paper_digest, paper_path_iv
 from vistalab.theory import DomainError, UnknownNameError
@@ -143,7 +144,7 @@ class ReproduceResult:
 def _stage_seed(seed: int, stage: str) -> np.random.SeedSequence:
     # A stage's stream depends only on (seed, stage name): adding, removing or
     # reordering other stages never changes its numbers.
-    return np.random.SeedSequence(seed, spawn_key=(zlib.crc32(stage.encode()),))
+    return child_seq(np.random.SeedSequence(seed), zlib.crc32(stage.encode()))
 
 
 def _reproduce_iv(
