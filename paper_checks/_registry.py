@@ -371,7 +371,13 @@ class CheckContext:
                 ok = False
                 continue
             bad = [st.step for st in steps if st.status != "pass"]
+            # Say how far the passes reach: only generality "all" is a proof.
+            reach = [getattr(st, "generality", None) for st in steps]
+            how = ", ".join(f"{reach.count(g)} {word}" for g, word in (
+                ("all", "proved for all parameters"), ("finite", "checked on a finite domain"),
+                ("sampled", "sampled")) if reach.count(g))
             parts.append(f"{cid} {len(steps) - len(bad)}/{len(steps)} steps pass"
+                         + (f" ({how})" if how else "")
                          + (f" (failed: {', '.join(bad)})" if bad else ""))
             ok = ok and not bad
         return ok, "certificates: " + "; ".join(parts)

@@ -34,15 +34,38 @@ def normalise_status(value: Any) -> str:
     return "not_checkable"
 
 
+#: How a proof-step row words its evidence, by the step's generality: only a
+#: step proved for every parameter is called a proof.
+_GENERALITY_WORDS = {
+    "all": "proved for all parameters ({method}; {domain})",
+    "finite": "checked on {domain} ({method}; finite check, not a proof)",
+    "sampled": "sampled on {domain} ({method}; random examples, not a proof)",
+}
+
+
 def proof_step_rows() -> list[dict[str, str]]:
-    """One row per named proof step certified by ``theory.certify_all()``."""
+    """One row per named proof step certified by ``theory.certify_all()``, and one
+    per main result saying whether its chain of steps is closed (and how general)."""
     report = theory.certify_all()
     rows = []
     for cert in report.steps:
-        numbers = f"{cert.method} on {cert.domain}: {' '.join(str(cert.detail).split())}"
+        generality = str(getattr(cert, "generality", "finite"))
+        words = _GENERALITY_WORDS.get(generality, _GENERALITY_WORDS["finite"])
+        how = words.format(method=cert.method, domain=" ".join(str(cert.domain).split()))
+        numbers = f"{how}: {' '.join(str(cert.detail).split())}"
         rows.append(CheckRow(
             "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
             normalise_status(cert.status), numbers, str(cert.ref),
+        ).to_dict())
+    for chain in getattr(report, "chains", ()):
+        status = "pass" if chain.closed else "fail"
+        reach = ("proved for all parameters" if chain.generality == "all"
+                 else f"weakest link {chain.generality} (not a proof for all parameters)")
+        rows.append(CheckRow(
+            "proof", f"chain/{chain.result}",
+            f"the steps of {chain.result} link into a closed chain",
+            status, f"{chain.status}, {reach}: {' '.join(chain.detail.split())}",
+            "App. B-D",
         ).to_dict())
     return rows
 
