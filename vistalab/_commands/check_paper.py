@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         claims = paper_checks.select_claims(args.only)
         if args.json:
             emit_json({"claims": [{"id": c.id, "section": c.section, "where": c.where,
-                                   "statement": c.statement, "kind": c.kind}
+                                   "statement": c.statement, "kind": c.kind,
+                                   "stage": c.stage}
                                   for c in claims], "count": len(claims)})
         else:
             _print_list(claims)
