@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import zipfile
@@ -83,6 +84,15 @@ def main() -> int:
         venv = tmp / "venv"
         run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp)
         py, cli = venv / "bin" / "python", venv / "bin" / "vista-lab"
+        if sys.prefix != sys.base_prefix:
+            # Run from a venv (e.g. the one `make test` creates): its third-party
+            # packages are not the base interpreter's "system" site-packages, so list
+            # them in a .pth file (a path line; the editable install's own .pth hooks in
+            # that folder are not run, so vistalab still comes from the wheel).
+            site = run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       cwd=tmp).strip()
+            deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+            (Path(site) / "_vista_lab_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
         run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
             cwd=tmp)
         where = run([str(py), "-c", "import vistalab.theory as t; print(t.__file__)"], cwd=tmp)
