@@ -14,8 +14,10 @@ __all__ = [
 ]
 
 #: Where a check comes from, in report order.
-SOURCES: tuple[str, ...] = ("proof", "paper", "paper-data", "transcription", "simulation",
-                             "engine", "pipeline")
+SOURCES: tuple[str, ...] = (
+    "proof", "paper", "paper-data", "transcription", "simulation", "engine", "beyond",
+    "pipeline",
+)
 
 #: Sources whose failures are findings about the paper's own reported numbers
 #: (its tables and text disagree with each other). They are reported like every
@@ -33,9 +35,10 @@ class CheckRow:
     source : str
         ``proof`` (theory.certify_all), ``paper`` (paper_checks: theory claims),
         ``paper-data`` (paper_checks: the paper's tables and text numbers),
-        ``transcription`` (the data files against the paper's LaTeX, ``--paper``), ``simulation``
-        (a figure's own data checks), ``engine`` (engine-backed checks) or
-        ``pipeline`` (a stage that could not run).
+        ``transcription`` (the data files against the paper's LaTeX, ``--paper``),
+        ``simulation`` (a figure's own data checks), ``engine`` (engine-backed checks),
+        ``beyond`` (issue 17's results beyond the paper) or ``pipeline`` (a stage that
+        could not run).
     id : str
         Stable identifier within the source.
     claim : str
@@ -72,7 +75,8 @@ def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
         (r.to_dict() for r in rows),
         columns=("source", "id", "claim", "status", "numbers", "where"),
         units={
-            "source": "proof | paper | paper-data | transcription | simulation | engine | pipeline",
+            "source": "proof | paper | paper-data | transcription | simulation | engine | beyond"
+                      " | pipeline",
             "status": "pass | fail | not_checkable",
             "numbers": "the decisive numbers behind the status",
             "where": "location in paper.tex",
