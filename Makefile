@@ -13,7 +13,7 @@ COQ_APT := coq libcoq-mathcomp-ssreflect
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test]'
 	touch $(STAMP)
 
 reproduce: $(STAMP)
@@ -40,7 +40,7 @@ lint: $(STAMP)
 	$(BIN)/python -m pytest property_tests/test_lint.py
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:

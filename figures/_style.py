@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vistalab._core import atomic_write
+from vistalab._core import atomic_write, import_optional
 
 __all__ = [
     "PALETTE",
@@ -47,6 +47,7 @@ PALETTE: dict[str, str] = {
 @contextlib.contextmanager
 def figure_style() -> Iterator[None]:
     """Apply ``vista.mplstyle`` for the duration of the block (rcParams restored after)."""
+    import_optional("matplotlib", "the figures")
     import matplotlib.style
 
     with matplotlib.style.context(str(STYLE_PATH)):
@@ -56,6 +57,7 @@ def figure_style() -> Iterator[None]:
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 3.2,
                **subplot_kw: Any) -> tuple[Any, np.ndarray]:
     """A Figure on an Agg canvas and a 2-D array of its axes (call inside :func:`figure_style`)."""
+    import_optional("matplotlib", "the figures")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -18,6 +18,7 @@ import numpy as np
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import sims, theory
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -87,7 +88,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Monte Carlo of each strategy on a grid of budgets B = x N k, x in [0, 1]."""
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     N, k = p["N"], p["k"]
     cost = theory.HandleCostModel(c0=p["c0"])
     # Budgets are whole bits, as the strategies store whole bits.

@@ -21,6 +21,7 @@ from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import sims, theory
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -79,7 +80,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Exact curves from theory.asymptotic_separation; Monte Carlo from sims."""
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     rows: list[dict[str, Any]] = []
     steps = p["log2_N_max"] * p["points_per_octave"]
     grid = sorted({int(round(2 ** (2 + i / p["points_per_octave"])))

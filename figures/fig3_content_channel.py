@@ -18,6 +18,7 @@ from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import sims, theory
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -81,7 +82,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Exact rate and both bounds on fine grids; Monte Carlo at the listed points."""
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     rows: list[dict[str, Any]] = []
 
     def exact_rows(panel: str, n: int, kap: int, s: float) -> None:

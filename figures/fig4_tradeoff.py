@@ -21,6 +21,7 @@ from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import sims, theory
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -110,7 +111,7 @@ def _z_stats(res: Any, kappa: int) -> tuple[float, float, float, float]:
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     n, kappa = p["n"], p["kappa"]
     top = math.log2(n)
     rows: list[dict[str, Any]] = []

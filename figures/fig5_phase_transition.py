@@ -19,6 +19,7 @@ import numpy as np
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import sims, theory
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -82,7 +83,7 @@ def _n_grid(kappa: int, log10_max: int, per_decade: int) -> list[int]:
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     kappa, sigma = p["kappa"], p["sigma"]
     rows: list[dict[str, Any]] = []
     for n in _n_grid(kappa, p["log10_n_max"], p["points_per_decade"]):

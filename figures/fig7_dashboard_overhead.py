@@ -27,6 +27,7 @@ from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
 from vistalab import workspace
+from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
 from ._registry import merge_params
@@ -170,7 +171,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Replay ``runs`` synthetic trajectories, one spawned stream each."""
     p = _params_iv(params)
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(seed_sequence(rng))  # rng= as in vistalab._core.seed_sequence
     # The pseudo-word list is fixed (not drawn from the run's stream) so that the
     # vocabulary never changes between seeds: only the trajectories do.
     vocab_rng = np.random.default_rng(0)

@@ -43,8 +43,11 @@ from ._registry import (
     run_claims,
     select_claims,
 )
+from ._transcription import TranscriptionCheck, check_transcription
 
 __all__ = [
+    "TranscriptionCheck",
+    "check_transcription",
     "DATA_DIR",
     "DEFAULT_ENTROPY",
     "SECTIONS",

@@ -23,3 +23,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    # Also registered in pyproject.toml; repeated here for runs from an installed wheel
+    # (pytest --pyargs vistalab.tests), where there is no pyproject.toml.
+    config.addinivalue_line(
+        "markers",
+        "slow: long-running test (statistical or end-to-end); still part of the default run",
+    )

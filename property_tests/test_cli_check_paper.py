@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 import vistalab.paper_checks as pc
@@ -81,3 +83,24 @@ def test_bad_input_is_one_line_exit_2(argv, message, capsys):
     err = capsys.readouterr().err
     assert err.startswith("vista-lab: error:") and err.count("\n") == 1
     assert message in err
+
+
+def test_check_paper_with_the_papers_source(tmp_path, capsys):
+    """`check-paper --paper PATH` adds the transcription check of the data against the
+    LaTeX (issue 12 item 6); a missing file is one line and exit 2; a source that does not
+    contain the tables fails the run (exit 1)."""
+    assert main(["check-paper", "--only", "table8.*", "--no-certificates",
+                 "--paper", str(tmp_path / "nope.tex")]) == 2
+    assert "`--paper` must be the paper's LaTeX source file" in capsys.readouterr().err
+    empty = tmp_path / "paper.tex"
+    empty.write_text("no tables here\n")
+    assert main(["check-paper", "--only", "table8.*", "--no-certificates", "--json",
+                 "--paper", str(empty)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    checks = doc["transcription"]["checks"]
+    assert checks and not any(c["ok"] for c in checks if ".table." in c["id"])
+    paper = os.environ.get("VISTA_LAB_PAPER", "")
+    if paper and Path(paper).is_file():
+        assert main(["check-paper", "--only", "table8.*", "--no-certificates",
+                     "--paper", paper]) == 0
+        assert "tables and quotes match the LaTeX source" in capsys.readouterr().out

@@ -229,6 +229,22 @@ def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
     assert "findings about the paper" in report
 
 
+def test_paper_option_checks_the_transcription(tmp_path):
+    """`reproduce --paper PATH` (issue 12 item 6): a missing file fails before any work;
+    the stage turns each table and quote into a row of source "transcription", failing
+    when the LaTeX does not contain the data's numbers."""
+    from vistalab._reproduce import _pipeline
+
+    with pytest.raises(DomainError, match=r"`--paper` must be the paper's LaTeX source file"):
+        run_reproduce(tmp_path / "o", paper=tmp_path / "nope.tex")
+    assert not (tmp_path / "o").exists()
+    empty = tmp_path / "paper.tex"
+    empty.write_text("nothing\n")
+    rows = _pipeline._transcription_stage({"paper": str(empty)}, None)
+    assert rows and {r["source"] for r in rows} == {"transcription"}
+    assert all(r["status"] == "fail" for r in rows if ".table." in r["id"])
+
+
 def test_proof_rows_never_call_a_check_a_proof(monkeypatch):
     """Issue 11 section 2: reproduce's proof rows say "proved for all parameters"
     only for generality "all", "checked on <domain>" for finite checks and

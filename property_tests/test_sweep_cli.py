@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
 from vistalab._commands.sweep import _ProgressBar
+from vistalab._examples import example_files
 from vistalab._sweep import LocalBackend, SweepProgress, parse_config, run_sweep
 from vistalab.cli import main
 
-SMALL = Path(__file__).resolve().parent.parent / "examples" / "sweeps" / "small.toml"
+SMALL = example_files()["sweeps/small.toml"]  # shipped in the package (vistalab.examples)
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 from vistalab.theory import DomainError, UnknownNameError
 
+from vistalab._examples import example_files
 from vistalab._sweep import (
     SweepConfigError,
     UnknownSweepNameError,
@@ -207,9 +208,8 @@ def test_bad_makeroom_config_uses_sims_rules(tmp_path, old, new, exc, pattern):
 def test_example_configs_are_valid(name, cells):
     """The shipped configs (small; the one behind figure 4, Theorem 1's
     trade-off at n=64, kappa=4) validate and expand to the documented grids."""
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "sweeps" / name
+    path = example_files()[f"sweeps/{name}"]
     cfg = load_config(path)
     assert cfg.experiment.name == "makeroom" and cfg.n_cells == cells
     assert {c.params["interface"] for c in cfg.cells} == \

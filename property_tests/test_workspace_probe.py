@@ -460,7 +460,6 @@ def test_cli_probe(tmp_path, capsys):
 def test_cli_entry_point_one_line_errors(tmp_path, capsys):
     """Appendix Proprioceptive-Blindness Diagnostic via `vista-lab workspace probe`: a bad
     option is one line on stderr and exit status 2; a good run exits 0."""
-    pytest.importorskip("vistalab._commands.workspace")
     from vistalab.cli import main
 
     trace = tmp_path / "run.json"

@@ -12,11 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from vistalab.examples import traces
 from vistalab.workspace import MemoryStore, TraceError, Workspace, load_trace, replay_trace
 
 from vistalab.cli import main
 
-TRACES = Path(__file__).parent / "data" / "traces"
+TRACES = Path(traces.__file__).parent  # the sample traces, shipped as vistalab.examples.traces
 OPS = TRACES / "ops_agent.json"
 WEATHER = TRACES / "parallel_weather.jsonl"
 ORPHAN = TRACES / "malformed_orphan_tool.json"

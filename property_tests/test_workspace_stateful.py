@@ -2,412 +2,28 @@
 invariants", eq. workspace-render, eq. overflow, eq. archive-contract,
 "Structure preservation", "Hierarchical recovery"; Algorithm 1).
 
-A Hypothesis ``RuleBasedStateMachine`` drives two engines in lockstep, one on a
-``DiskStore`` and one on a ``MemoryStore`` with the same display root, against
-a simple model (original bytes per block, deleted set), through random
-registrations (tool results from tiny to larger than the budget), archives
-(single, lists, ranges, groups, nested groups), deletes, restores, payload
-reads and malformed calls. After every step it checks the invariants.
+The machine itself is public, :class:`vistalab.testing.WorkspaceMachine` (two
+engines, on a ``DiskStore`` and on a ``MemoryStore`` with the same display
+root, against a byte-level model; see its docstring). The project subclasses it
+like any user: here it adds an invariant on the engine's internal incremental
+preflight sums, and runs it with both registered tokenizers.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from vistalab.workspace import (
-    DiskStore,
-    MemoryStore,
-    Status,
-    Workspace,
-    WorkspaceError,
-    anthropic_problems,
-    count_request_tokens,
-    message_tokens,
-    protocol_problems,
-)
+from hypothesis.stateful import invariant
 
-BUDGET = 2400
+from vistalab.testing import WorkspaceMachine
+
 _DEV = os.environ.get("HYPOTHESIS_PROFILE") == "dev"
 
-_WORDS = st.sampled_from(
-    ["alpha", "beta", "row", "42", "naïve", "日本", "\n", "  ", '{"k": 1}', "@@ B3 x", "é"]
-)
 
-
-def _text(max_words: int) -> st.SearchStrategy[str]:
-    return st.lists(_WORDS, min_size=0, max_size=max_words).map(" ".join)
-
-
-# Tool-result sizes from tiny to far above the budget (approx: 4 bytes/token).
-_SIZES = st.sampled_from([0, 1, 20, 300, 1500, 6000, 14000])
-_BUDGET_LINE = re.compile(r"\(~([\d,]+) / ([\d,]+) tokens\)")
-_SPLIT_LINE = re.compile(r"overhead ~([\d,]+) \| conversation ~([\d,]+) \| dashboard ~([\d,]+)")
-_ROW = re.compile(r"^([BG]\d+)\s+([\d,]+)\s+(\d+)r\s+(\S+)", re.M)
-
-
-def _n(s: str) -> int:
-    return int(s.replace(",", ""))
-
-
-class WorkspaceMachine(RuleBasedStateMachine):
-    """Two engines (disk and memory store) checked against a byte-level model."""
-
-    tokenizer = "approx"
-
-    @initialize()
-    def setup(self) -> None:
-        # Removed in teardown, or by its finalizer if the run stops before that.
-        self._tmpdir = tempfile.TemporaryDirectory(prefix="vista-ws-")
-        self.tmp = self._tmpdir.name
-        disk = DiskStore(os.path.join(self.tmp, "archive"))
-        self.ws = Workspace(BUDGET, tokenizer=self.tokenizer, store=disk)
-        self.twin = Workspace(BUDGET, tokenizer=self.tokenizer, store=MemoryStore(disk.root))
-        self.original: dict[str, bytes] = {}
-        self.deleted: set[str] = set()
-        self.n_calls = 0
-        self.max_id = 0
-        self._both("register_system", "You are a test agent.")
-        self._both("register_user", "Task: keep evidence recoverable.")
-
-    def teardown(self) -> None:
-        try:
-            if hasattr(self, "ws"):
-                # The log replays to the same canonical hash, event by event.
-                again = Workspace.replay(self.ws.events, store=MemoryStore(self.ws.store.root))
-                assert again.state_hash() == self.ws.state_hash()
-        finally:
-            if hasattr(self, "_tmpdir"):
-                self._tmpdir.cleanup()
-
-    # ------------------------------------------------------------ helpers
-    def _both(self, method: str, *args, **kwargs):
-        """Call on both engines; results (or errors) must agree exactly."""
-        out = []
-        for eng in (self.ws, self.twin):
-            try:
-                out.append(("ok", getattr(eng, method)(*args, **kwargs)))
-            except WorkspaceError as exc:
-                out.append(("err", f"{type(exc).__name__}: {exc}"))
-        assert out[0] == out[1], out
-        kind, value = out[0]
-        if kind == "ok" and isinstance(value, str) and value.startswith("B"):
-            self.original[value] = self.ws.recover(value)
-            self.max_id = max(self.max_id, int(value[1:]))
-        return kind, value
-
-    def _live_ids(self) -> list[str]:
-        return [b.id for b in self.ws.blocks if b.status is not Status.DELETED]
-
-    def _top_units(self) -> list[str]:
-        return list(self.ws.render().block_tokens)
-
-    # ------------------------------------------------------------ rules
-    @precondition(lambda self: not self.ws.pending_calls)
-    @rule(text=_text(30), assistant=st.booleans())
-    def plain_message(self, text: str, assistant: bool) -> None:
-        self._both("register_assistant" if assistant else "register_user", text)
-
-    @precondition(lambda self: not self.ws.pending_calls)
-    @rule(sizes=st.lists(_SIZES, min_size=1, max_size=3), finish=st.booleans(), data=st.data())
-    def tool_call(self, sizes: list[int], finish: bool, data: st.DataObject) -> None:
-        calls = []
-        for _ in sizes:
-            self.n_calls += 1
-            calls.append(
-                {
-                    "id": f"call_{self.n_calls}",
-                    "type": "function",
-                    "function": {"name": "fetch", "arguments": f'{{"n": {self.n_calls}}}'},
-                }
-            )
-        kind, _ = self._both("register_tool_call", calls, content=data.draw(_text(5)))
-        assert kind == "ok"
-        answer = len(calls) if finish else data.draw(st.integers(0, len(calls) - 1))
-        for call, size in zip(calls[:answer], sizes[:answer], strict=True):
-            self._result(call["id"], size, data)
-
-    # Tool traffic drives overflow and the guard; two more entry points make
-    # Hypothesis pick it as often as the other rules combined.
-    @precondition(lambda self: not self.ws.pending_calls)
-    @rule(
-        sizes=st.lists(st.sampled_from([300, 1500, 6000]), min_size=2, max_size=3), data=st.data()
-    )
-    def parallel_tool_calls(self, sizes: list[int], data: st.DataObject) -> None:
-        self.tool_call(sizes, True, data)
-
-    @precondition(lambda self: not self.ws.pending_calls)
-    @rule(size=_SIZES, data=st.data())
-    def single_tool_call(self, size: int, data: st.DataObject) -> None:
-        self.tool_call([size], True, data)
-
-    @rule(data=st.data())
-    def archive_siblings(self, data: st.DataObject) -> None:
-        """Archive results of one assistant message while the call stays visible:
-        the non-first members must keep stub tool messages (structure preservation)."""
-        parents = [b for b in self.ws.blocks if b.in_prompt and b.type.value == "tool_call"]
-        kids = {
-            p.id: [
-                c
-                for c in self.ws.blocks
-                if c.parent == p.id and c.group is None and c.status is not Status.DELETED
-            ]
-            for p in parents
-        }
-        choices = [k for k in kids.values() if len(k) >= 2]
-        if not choices:
-            return
-        group = data.draw(st.sampled_from(choices))
-        kind, res = self._both("archive", ",".join(c.id for c in group), "siblings")
-        assert kind == "ok", res
-
-    def _result(self, cid: str, size: int, data: st.DataObject) -> None:
-        body = ("x" * size) if data.draw(st.booleans()) else (data.draw(_text(8)) * 40)[:size]
-        kind, bid = self._both("register_tool_result", cid, body)
-        assert kind == "ok"
-        b = self.ws.block(bid)
-        if b.rejected:
-            assert b.content.startswith("[budget guard] Tool result rejected")
-        else:
-            assert self.original[bid] == body.encode()
-
-    @precondition(lambda self: bool(self.ws.pending_calls))
-    @rule(data=st.data())
-    def answer_pending(self, data: st.DataObject) -> None:
-        r = self.ws.render()
-        stubs = [m for m in r.messages if m.get("content", "").startswith("[no result registered")]
-        assert r.mode == "overflow" or len(stubs) == len(self.ws.pending_calls)
-        for cid in list(self.ws.pending_calls):
-            self._result(cid, data.draw(_SIZES), data)
-
-    @rule(data=st.data())
-    def archive(self, data: st.DataObject) -> None:
-        spec = data.draw(self._selection())
-        before = self.ws.state_hash()
-        kind, value = self._both("archive", spec, data.draw(_text(4)))
-        if kind == "err":
-            assert self.ws.state_hash() == before
-            return
-        assert value.unit_id in self._top_units()
-        assert self.ws.store.contains(os.path.basename(value.path))
-        # eq. archive-contract: read_path(h, {}) returns the payload, checksum intact.
-        data_bytes = self.ws.read_path(value.path)
-        assert len(data_bytes) == value.size
-
-    @rule(data=st.data())
-    def delete(self, data: st.DataObject) -> None:
-        spec = data.draw(self._selection())
-        before = self.ws.state_hash()
-        kind, value = self._both("delete", spec, "no longer needed")
-        if kind == "err":
-            assert self.ws.state_hash() == before
-            return
-        self.deleted.update(value.blocks)
-
-    @rule(data=st.data())
-    def restore(self, data: st.DataObject) -> None:
-        spec = data.draw(self._selection())
-        before = self.ws.state_hash()
-        kind, _ = self._both("restore", spec)
-        if kind == "err":
-            assert self.ws.state_hash() == before
-
-    @rule(data=st.data())
-    def archive_then_restore_is_undo(self, data: st.DataObject) -> None:
-        """eq. process-reward (Q_undo): an archive-restore pair restores the hash."""
-        visible = [
-            b.id
-            for b in self.ws.blocks
-            if b.status is Status.VISIBLE
-            and not (b.type.value == "tool_call" and set(b.call_ids) & set(self.ws.pending_calls))
-        ]
-        if not visible:
-            return
-        uid = data.draw(st.sampled_from(visible))
-        before = self.ws.state_hash()
-        kind, res = self._both("archive", uid, "")
-        assert kind == "ok"
-        self._both("restore", res.unit_id)
-        assert self.ws.state_hash() == before
-
-    @rule(data=st.data())
-    def read_range(self, data: st.DataObject) -> None:
-        archived = [b for b in self.ws.blocks if b.payload is not None]
-        if not archived:
-            return
-        b = data.draw(st.sampled_from(archived))
-        path = self.ws.payload_path(b.payload.key)
-        raw = self.original[b.id]
-        a = data.draw(st.integers(0, len(raw) + 2))
-        z = data.draw(st.integers(a, len(raw) + 5))
-        assert self.ws.read_path(path, f"bytes={a}:{z}") == raw[a:z]
-        lines = raw.split(b"\n")
-        first = data.draw(st.integers(1, len(lines) + 1))
-        got = self.ws.read_path(path, f"lines={first}-{first + 1}")
-        want = b"\n".join(lines[first - 1 : first + 1])
-        if first + 1 < len(lines):
-            want += b"\n"
-        assert got == want
-
-    @rule(data=st.data())
-    def fork_and_diverge(self, data: st.DataObject) -> None:
-        """Workspace invariants on a copy: a fork renders, hashes and recovers exactly as the
-        workspace it copies; acting on the fork leaves the original untouched."""
-        f = self.ws.fork(store=MemoryStore(self.ws.store.root))
-        r = self.ws.render()
-        assert f.state_hash() == self.ws.state_hash() and f.render() == r
-        for bid, raw in self.original.items():
-            if bid not in self.deleted:
-                assert f.recover(bid) == raw
-        units = [u for u in self._top_units() if not u.startswith("B")
-                 or self.ws.block(u).status is not Status.PINNED]
-        if units:
-            try:
-                f.archive(data.draw(st.sampled_from(units)), "fork")
-            except WorkspaceError:
-                pass
-        if not f.pending_calls:
-            f.register_user("only in the fork")
-        assert self.ws.render() == r and self.ws.state_hash() == self.twin.state_hash()
-
-    @rule(
-        bad=st.sampled_from(
-            [
-                "B0",
-                "B-3",
-                "B5--B10",
-                "G99",
-                "",
-                "B3,,B4",
-                "B３",
-                "B 3",
-                "B1-B999999",
-                "G1-G2",
-                " , ",
-                "B1x",
-                "B99999999999999",
-            ]
-        ),
-        tool=st.sampled_from(["context_workspace_archive", "context_workspace_delete"]),
-    )
-    def malformed_call(self, bad: str, tool: str) -> None:
-        before = self.ws.state_hash()
-        keys = set(self.ws.store.keys())
-        args = {"block_id": bad} if tool.endswith("archive") else {"block_id": bad, "reason": "x"}
-        outs = [eng.dispatch(tool, args) for eng in (self.ws, self.twin)]
-        assert outs[0] == outs[1]
-        assert outs[0].startswith("Error: ")
-        assert self.ws.state_hash() == before and set(self.ws.store.keys()) == keys
-
-    @rule(
-        path=st.sampled_from(
-            [
-                "../../etc/passwd",
-                "/etc/passwd",
-                "B1.txt/../../x",
-                "G1.txt\x00",
-                "../archive/../../G1.txt",
-                "nothere.txt",
-            ]
-        )
-    )
-    def traversal_read(self, path: str) -> None:
-        with pytest.raises(WorkspaceError):
-            self.ws.read_path(path)
-
-    # ------------------------------------------------------------ selections
-    def _selection(self) -> st.SearchStrategy[str]:
-        """Mostly actionable units (so actions succeed), sometimes anything."""
-        ids = [b.id for b in self.ws.blocks] or ["B1"]
-        units = [
-            u
-            for u in self._top_units()
-            if not (u.startswith("B") and self.ws.block(u).status is Status.PINNED)
-        ]
-        nested = list(self.ws.groups)
-        good = st.sampled_from(units) if units else st.sampled_from(ids)
-        any_id = st.sampled_from(ids + nested)
-        n = len(self.ws.blocks)
-        rng = st.tuples(st.integers(3, max(n, 3)), st.integers(3, max(n, 3))).map(
-            lambda t: f"B{min(t)}-B{max(t)}"
-        )
-        many = st.lists(good, min_size=2, max_size=4).map(",".join)
-        mixed = st.lists(st.one_of(good, any_id, rng), min_size=2, max_size=3).map(",".join)
-        return st.one_of(good, good, many, rng, any_id, mixed)
-
-    # ------------------------------------------------------------ invariants
-    @invariant()
-    def rendering_within_budget_and_recounted(self) -> None:
-        """|C_t| <= B after preflight and final assembly; the cached count equals a
-        from-scratch recount; both stores render identically."""
-        if not hasattr(self, "ws"):
-            return
-        r = self.ws.render()
-        tok = self.ws.tokenizer
-        assert r.tokens <= BUDGET
-        assert count_request_tokens(r.messages, r.tools, tok) == r.tokens
-        assert r.mode == ("overflow" if r.candidate_tokens > BUDGET else "normal")
-        assert protocol_problems(r.messages) == []
-        # The same rendering in Anthropic Messages form keeps that format's rules.
-        assert anthropic_problems(self.ws.render(format="anthropic").as_request()) == []
-        t = self.twin.render()
-        assert (t.messages, t.tokens, t.dashboard) == (r.messages, r.tokens, r.dashboard)
-        if r.mode == "overflow":
-            assert set(r.allowed_tools) == {"context_workspace_archive", "context_workspace_delete"}
-            assert self.ws.gate("fetch") is not None
-        else:
-            assert self.ws.gate("fetch") is None
-
-    @invariant()
-    def dashboard_numbers_equal_preflight(self) -> None:
-        """The dashboard reports the same token numbers the preflight enforces."""
-        if not hasattr(self, "ws"):
-            return
-        r = self.ws.render()
-        used, budget = _BUDGET_LINE.search(r.dashboard).groups()
-        assert (_n(used), _n(budget)) == (r.candidate_tokens, BUDGET)
-        o, c, d = (_n(x) for x in _SPLIT_LINE.search(r.dashboard).groups())
-        assert (o, c, d) == (r.overhead_tokens, r.conversation_tokens, r.dashboard_tokens)
-        assert o + c + d == r.candidate_tokens
-        for uid, tok, _age, _type in _ROW.findall(r.dashboard):
-            assert _n(tok) == r.block_tokens[uid]
-        if r.mode == "normal":
-            assert message_tokens(r.messages[-1], self.ws.tokenizer) == r.dashboard_tokens
-            for uid, tok in r.block_tokens.items():
-                if uid.startswith("B") and self.ws.block(uid).in_prompt:
-                    assert tok == r.prompt_tokens[uid]
-
-    @invariant()
-    def ids_unique_stable_never_reused(self) -> None:
-        if not hasattr(self, "ws"):
-            return
-        ids = [b.id for b in self.ws.blocks]
-        assert ids == [f"B{i}" for i in range(1, len(ids) + 1)]
-        assert len(ids) >= self.max_id
-        assert set(self.original) <= set(ids)
-
-    @invariant()
-    def archived_bytes_recoverable_deleted_gone(self) -> None:
-        """eq. archive-contract and hierarchical recovery: every live block's exact
-        original bytes come back (walking groups down); deleted content does not,
-        and the store holds exactly the live units' payloads."""
-        if not hasattr(self, "ws"):
-            return
-        for bid, raw in self.original.items():
-            if bid in self.deleted:
-                assert self.ws.block(bid).status is Status.DELETED
-                with pytest.raises(WorkspaceError):
-                    self.ws.recover(bid)
-            else:
-                assert self.ws.recover(bid) == raw
-        live = {b.payload.key for b in self.ws.blocks if b.payload is not None}
-        live |= {g.payload.key for g in self.ws.groups.values()}
-        assert set(self.ws.store.keys()) == live == set(self.twin.store.keys())
+class EngineMachine(WorkspaceMachine):
+    """The public machine plus an invariant on engine internals (project-only)."""
 
     @invariant()
     def incremental_preflight_is_exact(self) -> None:
@@ -421,19 +37,12 @@ class WorkspaceMachine(RuleBasedStateMachine):
         for u, t in r.prompt_tokens.items():  # cached per group, kept up to date
             assert t == sum(self.ws._pos_cost[s - 1] for s in self.ws._leaves(u))
 
-    @invariant()
-    def canonical_hash_deterministic(self) -> None:
-        if not hasattr(self, "ws"):
-            return
-        h = self.ws.state_hash()
-        assert h == self.ws.recompute_state_hash() == self.twin.state_hash()
-
 
 # ci: ~40 s of the area's 150 s budget on 2 cores; dev explores ~10x more.
 _STEPS = 60 if _DEV else 40
 _EXAMPLES = 1000 if _DEV else 120
 
-TestWorkspaceApprox = WorkspaceMachine.TestCase
+TestWorkspaceApprox = EngineMachine.TestCase
 TestWorkspaceApprox.settings = settings(
     max_examples=_EXAMPLES,
     stateful_step_count=_STEPS,
@@ -442,7 +51,7 @@ TestWorkspaceApprox.settings = settings(
 )
 
 
-class Cl100kMachine(WorkspaceMachine):
+class Cl100kMachine(EngineMachine):
     """The same machine with the paper's tokenizer (cl100k_base, offline)."""
 
     tokenizer = "cl100k_base"

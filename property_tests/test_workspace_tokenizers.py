@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from vistalab.workspace import (
     TOKENIZERS,
     ApproxTokenizer,
-    Tokenizer,
     UnknownNameError,
     get_tokenizer,
 )
 from vistalab.workspace._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
+
+from vistalab.testing import check_tokenizer
 
 _TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300
@@ -28,57 +29,15 @@ _TEXT = st.text(
 )
 
 
-def conformance_problems(tok: Tokenizer, samples: list[str]) -> list[str]:
-    """Everything that breaks the Tokenizer contract on ``samples``."""
-    problems = []
-    if not isinstance(tok, Tokenizer):
-        problems.append("does not implement the Tokenizer protocol")
-        return problems
-    if tok.name not in TOKENIZERS:
-        problems.append(f"name {tok.name!r} is not registered")
-    for text in samples:
-        n = tok.count(text)
-        if not isinstance(n, int) or n < 0:
-            problems.append(f"count({text!r}) = {n!r} is not a non-negative int")
-        elif n > len(text.encode("utf-8")):
-            problems.append(f"count({text!r}) = {n} exceeds its UTF-8 bytes")
-        if tok.count(text) != n:
-            problems.append(f"count({text!r}) is not deterministic")
-    if tok.additive:
-        for a in samples:
-            for b in samples:
-                if a and b and not a[-1].isspace() and b[0] == " ":
-                    if tok.count(a + b) != tok.count(a) + tok.count(b):
-                        problems.append(f"not additive at {a!r} + {b!r}")
-    return problems
-
-
-_SAMPLES = [
-    "B12",
-    "   1,234",
-    "   8r",
-    "  tool_result        0      B3      visible\n",
-    "hello",
-    " world",
-    "x",
-    "  ",
-    "a\n",
-    "é",
-    " é",
-    "12",
-    " 34",
-    "!!",
-    " !!",
-]
-
-
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))
 def test_registered_tokenizers_conform(name):
     """Implementation Details: every registered tokenizer honours the protocol
-    (non-negative, at most one token per UTF-8 byte, deterministic, additive if it says so)."""
+    (non-negative, at most one token per UTF-8 byte, deterministic, additive if it says so),
+    checked by the public kit (vistalab.testing.check_tokenizer); the stateful machine
+    runs on them in test_workspace_stateful.py."""
     tok = get_tokenizer(name)
     assert tok.name == name
-    assert conformance_problems(tok, _SAMPLES) == []
+    assert check_tokenizer(tok, stateful_examples=0) == []
 
 
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))
@@ -108,9 +67,10 @@ class _Inflating:
 def test_conformance_check_fails_on_broken_tokenizers():
     """The checker itself can fail: a false additivity claim and a count above
     the byte bound are both reported."""
-    assert any("not additive" in p for p in conformance_problems(_Broken(), _SAMPLES))
-    assert any("exceeds its UTF-8 bytes" in p for p in conformance_problems(_Inflating(), _SAMPLES))
-    assert conformance_problems(object(), _SAMPLES) == ["does not implement the Tokenizer protocol"]
+    assert any("says additive but" in p for p in check_tokenizer(_Broken()))
+    assert any("exceeds its" in p for p in check_tokenizer(_Inflating()))
+    assert check_tokenizer(object()) == [
+        "does not implement the Tokenizer protocol (missing: name, additive, count)"]
 
 
 def test_cl100k_is_the_papers_encoding_and_offline(monkeypatch):

@@ -68,9 +68,11 @@ def _unrecognized(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status."""
-    parser = build_parser()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        # Inside the try: a command whose optional extra is missing fails while
+        # registering (MissingExtraError), and that is one line too.
+        parser = build_parser()
         ns, extras = parser.parse_known_args(args)
         if extras:
             raise CliUsageError(_unrecognized(parser, extras, ns))

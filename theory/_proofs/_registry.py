@@ -362,7 +362,8 @@ def _load() -> None:
     if _loaded:
         return
     # The proof steps need the `verify` extra (python-flint, hypothesis): say so up front.
-    import_optional("hypothesis", "theory's randomized proof steps (vista-lab verify)")
+    import_optional("hypothesis", "theory's randomized proof steps (vista-lab verify)",
+                    extra="verify")
     import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
     # Imported statically on first use (a renamed module breaks the build), not at
     # `import vistalab.theory`, so the bounds need none of the `verify` extra.

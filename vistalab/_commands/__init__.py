@@ -13,6 +13,7 @@ from types import ModuleType
 from . import (
     bound,
     check_paper,
+    examples,
     makeroom,
     plot_sweep,
     recovery,
@@ -35,4 +36,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     reproduce,
     sweep,
     plot_sweep,
+    examples,
 )

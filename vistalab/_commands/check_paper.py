@@ -48,6 +48,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", metavar="INT", type=int, default=None,
                         help="root seed of the Monte Carlo checks (default: a fixed seed, so "
                              "the report is reproducible)")
+    parser.add_argument("--paper", metavar="PATH", default=None,
+                        help="the paper's LaTeX source (not shipped): also check that every "
+                             "table cell and quoted number of the data files occurs in it")
     parser.add_argument("--list", action="store_true",
                         help="list the claims (id, section, where) without running them")
     parser.set_defaults(func=run, _parser=parser)
@@ -62,22 +65,48 @@ def run(args: argparse.Namespace) -> int:
         claims = paper_checks.select_claims(args.only)
         if args.json:
             emit_json({"claims": [{"id": c.id, "section": c.section, "where": c.where,
-                                   "statement": c.statement, "kind": c.kind}
+                                   "statement": c.statement, "kind": c.kind,
+                                   "stage": c.stage}
                                   for c in claims], "count": len(claims)})
         else:
             _print_list(claims)
         return 0
+    paper = None if args.paper is None else paper_checks_paper_iv(args.paper)
     report = paper_checks.run_claims(
         args.only, data_dir=args.data_dir, rng=args.seed,
         certificates=not args.no_certificates,
     )
+    transcription = () if paper is None else paper_checks.check_transcription(
+        paper, data_dir=args.data_dir)
     if args.json:
-        emit_json(report.to_dict())
+        doc = report.to_dict()
+        if paper is not None:
+            doc["transcription"] = {"paper": str(paper), "checks": [
+                {"id": c.id, "where": c.where, "ok": c.ok, "detail": c.detail}
+                for c in transcription]}
+        emit_json(doc)
     else:
         _print_human(report)
-    if report.ok or args.report_only:
+        if paper is not None:
+            _print_transcription(paper, transcription)
+    ok = report.ok and all(c.ok for c in transcription)
+    if ok or args.report_only:
         return 0
     return 1
+
+
+def paper_checks_paper_iv(path: str) -> Any:
+    from vistalab.paper_checks._transcription import paper_path_iv
+
+    return paper_path_iv(path, "--paper")
+
+
+def _print_transcription(paper: Any, checks: Any) -> None:
+    bad = [c for c in checks if not c.ok]
+    print(f"Transcription against {paper}: {len(checks) - len(bad)} of {len(checks)} "
+          "tables and quotes match the LaTeX source")
+    for c in bad:
+        print(f"  FAIL {c.id} [{c.where}]: {c.detail}")
 
 
 def _esc(v: Any) -> str:

@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
                         help="ignore cached results and recompute every stage")
     parser.add_argument("--strict", action="store_true",
                         help="also exit 1 on findings about the paper's own reported numbers")
+    parser.add_argument("--paper", metavar="PATH", default=None,
+                        help="the paper's LaTeX source (not shipped): add a stage checking "
+                             "every table cell and quoted number of the data against it")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help=f"root random seed (default: {DEFAULT_SEED})")
     parser.set_defaults(func=run, _parser=parser)
@@ -43,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from .._reproduce import RichProgress, run_reproduce
 
     result = run_reproduce(
-        args.out, quick=args.quick, force=args.force, seed=args.seed,
+        args.out, quick=args.quick, force=args.force, seed=args.seed, paper=args.paper,
         progress=RichProgress(sys.stderr),
     )
     failing = [c for c in result.checks if c.status == "fail"]

@@ -7,15 +7,22 @@ import argparse
 import sys
 from typing import Any
 
+from vistalab._core import MissingExtraError
+
 from .._output import emit_json, emit_table
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    from .._sweep import EXPERIMENTS
-
-    lines = [f"  {e.name}: {', '.join(e.param_names)}" for e in EXPERIMENTS.values()]
+    try:
+        from .._sweep import EXPERIMENTS
+    except MissingExtraError as exc:
+        # The rest of the CLI works without the `sweep` extra; running this command
+        # then fails with the same one-line message.
+        lines = [f"  (unavailable: {exc})"]
+    else:
+        lines = [f"  {e.name}: {', '.join(e.param_names)}" for e in EXPERIMENTS.values()]
     parser = subparsers.add_parser(
         "sweep",
         help="run a parameter sweep from a TOML config (resumable; local or Dask)",

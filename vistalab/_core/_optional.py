@@ -22,7 +22,6 @@ EXTRAS: dict[str, str] = {
     "dask": "sweep",
     "distributed": "sweep",
     "joblib": "sweep",
-    "rich": "sweep",
     "flint": "verify",
     "hypothesis": "testing",
     "mcp": "agents",
@@ -36,7 +35,7 @@ EXTRAS: dict[str, str] = {
 }
 
 
-def import_optional(module: str, purpose: str = "") -> ModuleType:
+def import_optional(module: str, purpose: str = "", *, extra: str | None = None) -> ModuleType:
     """Import the optional third-party ``module``.
 
     Parameters
@@ -45,6 +44,8 @@ def import_optional(module: str, purpose: str = "") -> ModuleType:
         A dotted import name whose top-level package is a key of :data:`EXTRAS`.
     purpose : str
         What needs it, for the error message (e.g. ``"vista-lab sweep"``).
+    extra : str, optional
+        The extra to name when several provide the package (default: :data:`EXTRAS`).
 
     Raises
     ------
@@ -61,4 +62,4 @@ def import_optional(module: str, purpose: str = "") -> ModuleType:
     except ImportError as exc:
         if exc.name is not None and exc.name.split(".")[0] != top:
             raise  # the package is there but one of its own dependencies is broken
-        raise MissingExtraError(top, EXTRAS[top], purpose) from exc
+        raise MissingExtraError(top, extra or EXTRAS[top], purpose) from exc

@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import child_seq
 from vistalab.figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
+from vistalab.paper_checks._transcription import paper_digest, paper_path_iv
 from vistalab.theory import DomainError, UnknownNameError
 from vistalab.theory._validate import as_int
 
@@ -44,7 +46,7 @@ from ._cache import CacheRecord, StageCache, cache_key
 from ._progress import NullProgress, Progress
 from ._report import FigureEntry, build_report
 from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
-from ._sources import engine_checks, paper_check_rows, proof_step_rows
+from ._sources import engine_checks, paper_check_rows, proof_step_rows, transcription_rows
 
 __all__ = ["DEFAULT_SEED", "ReproduceResult", "StageOutcome", "run_reproduce"]
 
@@ -142,7 +144,7 @@ class ReproduceResult:
 def _stage_seed(seed: int, stage: str) -> np.random.SeedSequence:
     # A stage's stream depends only on (seed, stage name): adding, removing or
     # reordering other stages never changes its numbers.
-    return np.random.SeedSequence(seed, spawn_key=(zlib.crc32(stage.encode()),))
+    return child_seq(np.random.SeedSequence(seed), zlib.crc32(stage.encode()))
 
 
 def _reproduce_iv(
@@ -352,6 +354,10 @@ def _engine_stage(params: Mapping[str, Any], rng: Any) -> Any:
     return engine_checks(rng=None)
 
 
+def _transcription_stage(params: Mapping[str, Any], rng: Any) -> Any:
+    return transcription_rows(params["paper"])
+
+
 def _beyond_stage(params: Mapping[str, Any], rng: Any) -> Any:
     from ._beyond import beyond_rows
 
@@ -390,6 +396,7 @@ def run_reproduce(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    paper: str | Path | None = None,
 ) -> ReproduceResult:
     """Run every stage (reusing cached results) and write the report.
 
@@ -413,8 +420,12 @@ def run_reproduce(
         Processes to use: 1 runs everything here; 2 (the default when the machine
         has two or more cores) runs the check stages in one worker process.
         Results do not depend on it.
+    paper : path, optional
+        The paper's LaTeX source (not shipped). Adds the stage "paper transcription":
+        every table cell and quoted number of ``paper_checks/data`` must occur in it.
     """
     out, seed, names, overrides = _reproduce_iv(out_dir, seed, figures, params)
+    paper_path = None if paper is None else paper_path_iv(paper, "--paper")
     if jobs is None:
         jobs = 2 if (os.cpu_count() or 1) >= 2 else 1
     jobs = as_int("jobs", jobs, lo=1, fix="pass 1 to run every stage in this process")
@@ -451,6 +462,13 @@ def run_reproduce(
              run.start("engine", "engine checks", {}, _engine_stage, stochastic=False,
                        pool=pool)),
         ]
+        if paper_path is not None:
+            background.append((
+                "paper transcription", "transcription",
+                run.start("transcription", "paper transcription",
+                          {"paper": str(paper_path.resolve()),
+                           "sha256": paper_digest(paper_path)},
+                          _transcription_stage, stochastic=False, pool=pool)))
 
         # Simulations: every figure's compute.
         tables: dict[str, tuple[TidyTable, str]] = {}

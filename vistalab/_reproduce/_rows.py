@@ -15,7 +15,8 @@ __all__ = [
 
 #: Where a check comes from, in report order.
 SOURCES: tuple[str, ...] = (
-    "proof", "paper", "paper-data", "simulation", "engine", "beyond", "pipeline",
+    "proof", "paper", "paper-data", "transcription", "simulation", "engine", "beyond",
+    "pipeline",
 )
 
 #: Sources whose failures are findings about the paper's own reported numbers
@@ -33,9 +34,11 @@ class CheckRow:
     ----------
     source : str
         ``proof`` (theory.certify_all), ``paper`` (paper_checks: theory claims),
-        ``paper-data`` (paper_checks: the paper's tables and text numbers), ``simulation``
-        (a figure's own data checks), ``engine`` (engine-backed checks), ``beyond``
-        (issue 17's results beyond the paper) or ``pipeline`` (a stage that could not run).
+        ``paper-data`` (paper_checks: the paper's tables and text numbers),
+        ``transcription`` (the data files against the paper's LaTeX, ``--paper``),
+        ``simulation`` (a figure's own data checks), ``engine`` (engine-backed checks),
+        ``beyond`` (issue 17's results beyond the paper) or ``pipeline`` (a stage that
+        could not run).
     id : str
         Stable identifier within the source.
     claim : str
@@ -72,7 +75,8 @@ def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
         (r.to_dict() for r in rows),
         columns=("source", "id", "claim", "status", "numbers", "where"),
         units={
-            "source": "proof | paper | paper-data | simulation | engine | pipeline",
+            "source": "proof | paper | paper-data | transcription | simulation | engine | beyond"
+                      " | pipeline",
             "status": "pass | fail | not_checkable",
             "numbers": "the decisive numbers behind the status",
             "where": "location in paper.tex",

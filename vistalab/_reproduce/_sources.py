@@ -15,7 +15,8 @@ from vistalab._core import DomainError
 
 from ._rows import CheckRow
 
-__all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status"]
+__all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "transcription_rows",
+           "normalise_status"]
 
 _PASS = {"pass", "passed", "ok", "certified", "proved", "proven", "verified", "true"}
 _FAIL = {"fail", "failed", "refuted", "error", "false", "violated"}
@@ -112,3 +113,11 @@ def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
         raise DomainError("stage", "engine", "must have at least one registered claim",
                           "register the engine-backed claims with stage='engine'")
     return _claim_rows("engine", paper_checks.run_claims(claims=claims, rng=rng))
+
+
+def transcription_rows(paper: str) -> list[dict[str, str]]:
+    """One row per table and quote of the paper's data checked against its LaTeX source
+    (source "transcription": a failure means the data files misquote the paper)."""
+    return [CheckRow("transcription", c.id, "the data file quotes the paper's LaTeX exactly",
+                     "pass" if c.ok else "fail", c.detail, c.where).to_dict()
+            for c in paper_checks.check_transcription(paper)]

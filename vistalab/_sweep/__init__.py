@@ -5,6 +5,12 @@ Private subpackage behind ``vista-lab sweep`` and ``vista-lab plot-sweep``; the
 names below are its Python API.
 """
 
+from vistalab._core import import_optional
+
+# pyarrow (the results tables) is the `sweep` extra: say so before the submodules need it.
+# ruff: noqa: E402
+import_optional("pyarrow", "sweeps (vista-lab sweep, plot-sweep)")
+
 from ._backends import Backend, DaskBackend, LocalBackend, available_cpus, make_backend
 from ._config import MAX_CELLS, TOP_LEVEL_KEYS, SweepConfig, load_config, parse_config
 from ._errors import SweepConfigError, SweepStoreError, UnknownSweepNameError

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from vistalab._core import import_optional
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
@@ -80,7 +81,8 @@ class LocalBackend:
         if self._workers == 1:
             warm_worker(warm_modules)
         else:
-            from joblib import Parallel, delayed
+            joblib = import_optional("joblib", "local sweep workers (--workers N)")
+            Parallel, delayed = joblib.Parallel, joblib.delayed
 
             # loky keeps this pool alive and reuses it for the run below.
             Parallel(n_jobs=self._workers, batch_size=1)(
@@ -93,7 +95,8 @@ class LocalBackend:
             for task in tasks:
                 yield execute_cell(task)
             return
-        from joblib import Parallel, delayed
+        joblib = import_optional("joblib", "local sweep workers (--workers N)")
+        Parallel, delayed = joblib.Parallel, joblib.delayed
 
         parallel = Parallel(n_jobs=self._workers, return_as="generator_unordered")
         yield from parallel(delayed(execute_cell)(t) for t in tasks)
@@ -145,7 +148,7 @@ class DaskBackend:
     def start(self, warm_modules: Sequence[str] = ()) -> float:
         t0 = time.perf_counter()
         if self._client is None:
-            from distributed import Client
+            Client = import_optional("distributed", "the Dask backend (--scheduler)").Client
 
             try:
                 self._client = Client(self.address, timeout=self._timeout)
@@ -158,7 +161,7 @@ class DaskBackend:
         return time.perf_counter() - t0
 
     def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
-        from distributed import as_completed
+        as_completed = import_optional("distributed", "the Dask backend").as_completed
 
         if not tasks:
             return

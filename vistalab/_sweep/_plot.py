@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from vistalab._core import import_optional
 from vistalab.theory import DomainError, UnknownNameError
 
 from .._provenance import atomic_write_bytes
@@ -365,6 +366,7 @@ def plot_sweep(
 
 def _draw(panels: Sequence[Panel], path: Path, xlabel: str, ylabel: str,
           title: str | None) -> None:
+    import_optional("matplotlib", "vista-lab plot-sweep")
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Packaging check, run by .ci/run after the test suite (issue 12: "everything
+runnable from an installed wheel").
+
+Builds the wheel from this checkout (``pip wheel . --no-deps``), installs it
+with ``--no-deps --no-index`` into a fresh venv created with
+``--system-site-packages`` (the third-party dependencies come from the system
+Python; nothing is downloaded for the install), and, from a folder outside the
+repository, checks that:
+
+1. the wheel holds exactly one top-level package, ``vistalab`` (plus its
+   dist-info), including the example files and the shipped tests;
+2. ``vista-lab reproduce --quick --out DIR`` succeeds and writes the report;
+3. ``vista-lab examples DIR`` then ``vista-lab sweep DIR/sweeps/small.toml
+   --workers 2`` succeed;
+4. a subset of the shipped tests passes with ``python -m pytest --pyargs
+   vistalab.tests...``, and the tests that need the repository or the paper skip
+   with a reason that says what to provide.
+
+It is a script, not a test of the suite: it exercises the packaging of the
+checkout rather than a property of the code, it takes about two minutes (a
+third of the suite's budget on 2 cores), and as a shipped test it would have
+to skip itself in every installed copy. Usage: ``python .ci/wheel_e2e.py``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: Shipped test modules run from the installed wheel (fast ones, across the layers;
+#: test_lint and test_paper_checks_data are there to show their skip reasons).
+PYARGS = ("vistalab.tests.test_core", "vistalab.tests.test_arrows",
+          "vistalab.tests.test_cli_examples", "vistalab.tests.test_testing_kit",
+          "vistalab.tests.test_cli_bound", "vistalab.tests.test_workspace_replay",
+          "vistalab.tests.test_lint", "vistalab.tests.test_paper_checks_data",
+          "vistalab.tests.test_readme_example")
+
+
+def run(cmd: list[str], cwd: Path, *, expect: int = 0) -> str:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    print(f"$ {' '.join(str(c) for c in cmd)}  [{took:.0f} s, exit {proc.returncode}]",
+          flush=True)
+    if proc.returncode != expect:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise SystemExit(f"FAILED: exit status {proc.returncode}, expected {expect}")
+    return proc.stdout + proc.stderr
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise SystemExit(f"FAILED: {what}")
+    print(f"ok: {what}")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="vista-wheel-") as tmp_name:
+        tmp = Path(tmp_name)
+        dist = tmp / "dist"
+        run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w",
+             str(dist)], cwd=tmp)
+        wheels = sorted(dist.glob("vista_lab-*.whl"))
+        check(len(wheels) == 1, f"one wheel built ({[w.name for w in wheels]})")
+        names = zipfile.ZipFile(wheels[0]).namelist()
+        top = {n.split("/")[0] for n in names}
+        dist_info = {t for t in top if t.endswith(".dist-info")}
+        check(top - dist_info == {"vistalab"} and len(dist_info) == 1,
+              f"exactly one top-level package, vistalab (wheel holds {sorted(top)})")
+        for must in ("vistalab/examples/sweeps/small.toml",
+                     "vistalab/examples/traces/ops_agent.json", "vistalab/tests/conftest.py",
+                     "vistalab/paper_checks/data/main_results.toml",
+                     "vistalab/testing/plugin.py"):
+            check(must in names, f"the wheel ships {must}")
+
+        venv = tmp / "venv"
+        run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], cwd=tmp)
+        py, cli = venv / "bin" / "python", venv / "bin" / "vista-lab"
+        if sys.prefix != sys.base_prefix:
+            # Run from a venv (e.g. the one `make test` creates): its third-party
+            # packages are not the base interpreter's "system" site-packages, so list
+            # them in a .pth file (a path line; the editable install's own .pth hooks in
+            # that folder are not run, so vistalab still comes from the wheel).
+            site = run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       cwd=tmp).strip()
+            deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+            (Path(site) / "_vista_lab_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+        run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
+            cwd=tmp)
+        where = run([str(py), "-c", "import vistalab.theory as t; print(t.__file__)"], cwd=tmp)
+        check(str(venv) in where and str(REPO) not in where,
+              f"vistalab is imported from the venv ({where.strip()})")
+
+        work = tmp / "user"
+        work.mkdir()
+        run([str(cli), "reproduce", "--quick", "--out", str(work / "out")], cwd=work)
+        check((work / "out" / "report.md").is_file(), "reproduce --quick wrote report.md")
+        names = run([str(py), "-c", "from vistalab.figures import FIGURE_NAMES as F; "
+                     "print(' '.join(F))"], cwd=work).split()
+        drawn = sorted(p.stem for p in (work / "out" / "figures").glob("*.png"))
+        check(drawn == sorted(names), f"reproduce --quick drew every figure ({len(names)})")
+
+        run([str(cli), "examples", str(work / "ex")], cwd=work)
+        run([str(cli), "examples", str(work / "ex")], cwd=work, expect=2)
+        run([str(cli), "sweep", str(work / "ex" / "sweeps" / "small.toml"), "--workers", "2",
+             "--out", str(work / "sweep")], cwd=work)
+        check((work / "sweep" / "results.parquet").is_file(), "the example sweep ran")
+
+        out = run([str(py), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
+                   "--pyargs", *PYARGS], cwd=work)
+        check(" passed" in out and " failed" not in out, "the shipped tests pass from the wheel")
+        check("needs the repository checkout" in out, "lint/type tests skip, naming a clone")
+        check("VISTA_LAB_PAPER" in out, "paper tests skip, naming VISTA_LAB_PAPER")
+        print(out.strip().splitlines()[-1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

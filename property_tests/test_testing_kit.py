@@ -1,0 +1,384 @@
+"""The public testing kit, vistalab.testing (issue 12, item 4): each check
+returns [] for a correct implementation written here, outside the project's
+code, and names the problem for a broken one (a check that cannot fail is no
+check). The user implementations are passed as instances: nothing is
+registered, no module global is touched."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import invariant
+from vistalab.workspace import (
+    PathEscapeError,
+    PayloadInfo,
+    PayloadIntegrityError,
+    sha256_hex,
+)
+
+from vistalab import sims
+from vistalab.testing import (
+    WorkspaceMachine,
+    check_interface,
+    check_policy,
+    check_store,
+    check_strategy,
+    check_tokenizer,
+)
+
+# ---------------------------------------------------------------------------
+# A user's store: payloads in a dict, written from scratch against the protocol
+# ---------------------------------------------------------------------------
+
+_KEY = re.compile(r"[BG][1-9][0-9]*\.txt\Z")
+
+
+class DictStore:
+    """A correct PayloadStore written by a user (not derived from the project's stores)."""
+
+    def __init__(self, root: str = "user://payloads") -> None:
+        self.root = root
+        self.blobs: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> PayloadInfo:
+        self.blobs[key] = bytes(data)
+        return PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
+
+    def get(self, key: str, *, sha256: str | None = None) -> bytes:
+        if key not in self.blobs:
+            raise PayloadIntegrityError(key, "is missing")
+        data = self.blobs[key]
+        if sha256 is not None and sha256_hex(data) != sha256:
+            raise PayloadIntegrityError(key, "checksum mismatch")
+        return data
+
+    def delete(self, key: str) -> None:
+        self.blobs.pop(key, None)
+
+    def contains(self, key: str) -> bool:
+        return key in self.blobs
+
+    def keys(self) -> list[str]:
+        return sorted(self.blobs)
+
+    def key_of(self, path: str) -> str:
+        prefix = self.root + "/"
+        name = path[len(prefix):] if path.startswith(prefix) else path
+        if "\x00" in path or not _KEY.match(name):
+            raise PathEscapeError(path, "is not a payload of this store")
+        return name
+
+
+class CorruptingStore(DictStore):
+    """Flips the last byte of every payload it keeps (and does not verify checksums)."""
+
+    def put(self, key, data):
+        info = super().put(key, data)
+        if data:
+            self.blobs[key] = data[:-1] + bytes([data[-1] ^ 1])
+        return info
+
+    def get(self, key, *, sha256=None):
+        return super().get(key)
+
+
+class LosingStore(DictStore):
+    """Acknowledges every put but keeps only the first payload."""
+
+    def put(self, key, data):
+        info = PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
+        if not self.blobs:
+            self.blobs[key] = bytes(data)
+        return info
+
+
+def test_check_store_accepts_a_correct_user_store():
+    """The store contract (eq. archive-contract), the reference-model comparison, a
+    Workspace round trip and the stateful machine all pass for a correct user store."""
+    assert check_store(lambda directory: DictStore()) == []
+
+
+@pytest.mark.parametrize(("store_cls", "needle"), [
+    (CorruptingStore, "did not return the exact bytes"),
+    (LosingStore, "the payload was lost"),
+])
+def test_check_store_reports_broken_user_stores(store_cls, needle):
+    """A store that corrupts bytes or loses payloads is reported, with the reason."""
+    problems = check_store(lambda directory: store_cls())
+    assert problems and any(needle in p for p in problems), problems
+
+
+def test_check_store_reports_a_store_that_ignores_checksums():
+    """get(key, sha256=<wrong>) must refuse: the engine relies on it to detect tampering."""
+
+    class Trusting(DictStore):
+        def get(self, key, *, sha256=None):
+            return super().get(key)
+
+    problems = check_store(lambda directory: Trusting())
+    assert any("PayloadIntegrityError" in p for p in problems), problems
+
+
+def test_check_store_reports_a_non_store():
+    assert check_store(lambda directory: object()) == [
+        "contract: does not implement the PayloadStore protocol (missing: root, put, get, "
+        "delete, contains, keys, key_of)"]
+
+
+# ---------------------------------------------------------------------------
+# A user's tokenizer
+# ---------------------------------------------------------------------------
+
+
+class RunTokenizer:
+    """Counts each whitespace character and each run of non-space characters as one
+    token: additive across a word boundary, at most one token per byte."""
+
+    name = "runs"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return len(re.findall(r"\s|\S+", text))
+
+
+class CeilTokenizer:
+    """Claims additivity, but ceil(bytes/4) rounds up per piece."""
+
+    name = "ceil"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text.encode()) / 4)
+
+
+class FlakyTokenizer:
+    """Not deterministic: counts drift from call to call."""
+
+    name = "flaky"
+    additive = False
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return min(len(text.encode()), self.calls % 3)
+
+
+def test_check_tokenizer_accepts_a_correct_user_tokenizer():
+    """Implementation Details: a user's tokenizer honouring the protocol passes the samples
+    and drives the workspace engine through the stateful machine."""
+    assert check_tokenizer(RunTokenizer()) == []
+
+
+@pytest.mark.parametrize(("tok", "needle"), [
+    (CeilTokenizer(), "says additive but"),
+    (FlakyTokenizer(), "is not deterministic"),
+])
+def test_check_tokenizer_reports_broken_user_tokenizers(tok, needle):
+    problems = check_tokenizer(tok)
+    assert any(needle in p for p in problems), problems
+
+
+# ---------------------------------------------------------------------------
+# A user's interface and policy (Definition 3)
+# ---------------------------------------------------------------------------
+
+
+class NoisyPointer:
+    """Y = J* with probability p, else a uniformly random block (possibly J* again)."""
+
+    name = "noisy-pointer"
+
+    def __init__(self, n: int = 13, kappa: int = 3, p: float = 0.5) -> None:
+        self.n, self.kappa, self.p = n, kappa, p
+
+    @property
+    def params(self) -> dict[str, float]:
+        return {"p": self.p}
+
+    def observe(self, j_star: int, rng: np.random.Generator) -> int:
+        return j_star if rng.random() < self.p else int(rng.integers(self.n))
+
+    def log_posterior(self, y: int) -> np.ndarray:
+        lp = np.full(self.n, math.log((1 - self.p) / self.n))
+        lp[y] = math.log(self.p + (1 - self.p) / self.n)
+        return lp
+
+    def rate(self, *, trials=None, rng=None) -> sims.RateEstimate:
+        # I(J*;Y) = H(Y) - H(Y | J*) = log2 n - H(row), exact.
+        hit, miss = self.p + (1 - self.p) / self.n, (1 - self.p) / self.n
+        h_row = -(hit * math.log2(hit) + (self.n - 1) * miss * math.log2(miss))
+        return sims.RateEstimate(bits=math.log2(self.n) - h_row, se=0.0, trials=0, exact=True,
+                                 method="closed form")
+
+
+class ExcludingPointer(NoisyPointer):
+    """Broken: its posterior puts zero mass on every block but the observed one, so the
+    truth is excluded whenever the pointer is wrong."""
+
+    def log_posterior(self, y):
+        lp = np.full(self.n, -np.inf)
+        lp[y] = 0.0
+        return lp
+
+
+class OverclaimingPointer(NoisyPointer):
+    """Broken: declares the ledger's exact law (Z = 0 always) that it does not have."""
+
+    def exact_bayes_mean_z(self) -> float:
+        return 0.0
+
+    def exact_bayes_z_pmf(self) -> np.ndarray:
+        return np.eye(self.kappa + 1)[0]
+
+
+def test_check_interface_accepts_a_correct_user_interface():
+    """Definition 3 and Theorem 1: a user's interface passes every interface check."""
+    assert check_interface(NoisyPointer()) == []
+
+
+@pytest.mark.parametrize(("iface", "needle"), [
+    (ExcludingPointer(), "excludes the true block"),
+    (OverclaimingPointer(), "do not follow the declared exact law"),
+])
+def test_check_interface_reports_broken_user_interfaces(iface, needle):
+    problems = check_interface(iface)
+    assert any(needle in p for p in problems), problems
+
+
+class IndexOrder:
+    """Archive blocks in index order, ignoring Y: a valid (blind) policy."""
+
+    name = "index-order"
+
+    def order(self, interface, y, rng):
+        return np.arange(interface.n)
+
+
+class DuplicatingOrder(IndexOrder):
+    """Broken: archives block 0 twice and never the last block."""
+
+    name = "duplicating"
+
+    def order(self, interface, y, rng):
+        out = np.arange(interface.n)
+        out[-1] = 0
+        return out
+
+
+class OverclaimingOrder(IndexOrder):
+    """Broken: declares that it never archives a load-bearing block."""
+
+    name = "overclaiming"
+
+    def exact_z_pmf(self, interface):
+        return np.eye(interface.kappa + 1)[0]
+
+    def exact_mean_z(self, interface):
+        return 0.0
+
+
+def test_check_policy_accepts_a_correct_user_policy():
+    """Definition 3: a user's policy (a fixed order) passes with every reference interface."""
+    assert check_policy(IndexOrder()) == []
+
+
+@pytest.mark.parametrize(("policy", "needle"), [
+    (DuplicatingOrder(), "is not a permutation"),
+    (OverclaimingOrder(), "do not follow the declared exact law"),
+])
+def test_check_policy_reports_broken_user_policies(policy, needle):
+    problems = check_policy(policy)
+    assert any(needle in p for p in problems), problems
+
+
+# ---------------------------------------------------------------------------
+# A user's strategy (Proposition 1)
+# ---------------------------------------------------------------------------
+
+
+class GuessAll:
+    """Keeps nothing and guesses the revealed block uniformly: success 2^-k exactly."""
+
+    name = "guess-all"
+    recovering = False
+
+    def plan(self, N, k, budget, cost):
+        return sims.StrategyPlan(entropy_bits=0.0, exact_success=2.0 ** -k, details={"k": k})
+
+    def encode(self, blocks, plan, rng, archive):
+        return np.zeros((blocks.shape[0], 0), dtype=np.uint8)
+
+    def decode(self, state, index, plan, rng, archive):
+        k = int(plan.details["k"])
+        guess = rng.integers(0, 256, size=(index.shape[0], -(-k // 8)), dtype=np.uint8)
+        if k % 8:
+            guess[:, -1] &= np.uint8((0xFF << (8 - k % 8)) & 0xFF)
+        return guess
+
+
+class BoastingGuess(GuessAll):
+    """Broken: declares success 1/2 whatever k."""
+
+    name = "boasting"
+
+    def plan(self, N, k, budget, cost):
+        return sims.StrategyPlan(entropy_bits=0.0, exact_success=0.5, details={"k": k})
+
+
+def test_check_strategy_accepts_a_correct_user_strategy():
+    """Proposition 1: a user's non-recovering strategy passes on every grid instance."""
+    assert check_strategy(GuessAll()) == []
+
+
+def test_check_strategy_reports_a_broken_user_strategy():
+    problems = check_strategy(BoastingGuess())
+    assert any("declared exact success 0.5" in p for p in problems), problems
+
+
+def test_checks_refuse_objects_without_the_protocol():
+    """Each check names the missing members instead of crashing."""
+    assert check_interface(object())[0].startswith("does not implement sims.Interface")
+    assert check_policy(object())[0].startswith("does not implement sims.Policy")
+    assert check_strategy(object())[0].startswith("does not implement sims.Strategy")
+    assert check_tokenizer(object())[0].startswith("does not implement the Tokenizer")
+
+
+# ---------------------------------------------------------------------------
+# WorkspaceMachine as a base class, and the pytest plugin's fixtures
+# ---------------------------------------------------------------------------
+
+
+class UserStoreMachine(WorkspaceMachine):
+    """The stateful machine driving the user's tokenizer and store, with one more
+    invariant of the user's own."""
+
+    tokenizer = RunTokenizer()
+
+    def make_store(self, directory):
+        return DictStore()
+
+    @invariant()
+    def store_holds_only_payload_keys(self):
+        if hasattr(self, "ws"):
+            assert all(_KEY.match(k) for k in self.ws.store.keys())
+
+
+TestUserStoreMachine = UserStoreMachine.TestCase
+TestUserStoreMachine.settings = settings(max_examples=10, stateful_step_count=25,
+                                         deadline=None)
+
+
+def test_plugin_fixtures(vista_conformance, vista_workspace):
+    """The pytest plugin (entry point pytest11) provides the fixtures."""
+    vista_conformance.store(lambda directory: DictStore())
+    ws = vista_workspace(3000, tokenizer=RunTokenizer())
+    ws.register_user("hello world")
+    assert ws.render().tokens <= 3000
+    with pytest.raises(pytest.fail.Exception, match="does not conform"):
+        vista_conformance.tokenizer(CeilTokenizer())

@@ -1,0 +1,58 @@
+"""Test your own engine pieces with the suites vista-lab runs on its own.
+
+In the manner of Gymnasium's ``check_env``: each ``check_*`` function takes
+*your* object (no registration, no module globals touched) and returns the
+list of problems it found, ``[]`` when the object conforms.
+
+- :func:`check_tokenizer` -- a ``vistalab.workspace.Tokenizer``;
+- :func:`check_store` -- a factory of ``vistalab.workspace.PayloadStore``;
+- :func:`check_interface` -- a ``vistalab.sims.Interface``;
+- :func:`check_policy` -- a ``vistalab.sims.Policy``;
+- :func:`check_strategy` -- a ``vistalab.sims.Strategy``;
+- :class:`WorkspaceMachine` -- the Hypothesis stateful machine of the
+  workspace engine; subclass it to add ``@invariant``s or to drive your own
+  tokenizer (``tokenizer = MyTok()``) or store (override ``make_store``).
+
+Using your implementations needs no registration either: pass the instances
+where a name would go, e.g. ``Workspace(budget, tokenizer=MyTok(),
+store=MyStore(...))``, ``sims.simulate_makeroom(n, kappa, MyInterface(...),
+policy=MyPolicy())``, ``sims.simulate_recovery(N, k, B, MyStrategy())``.
+
+The pytest plugin (installed with the package, entry point ``vistalab``)
+provides the fixtures ``vista_conformance`` (the checks, failing the test with
+the problems listed) and ``vista_workspace`` (a Workspace factory on a
+temporary folder). This kit needs the ``testing`` extra
+(``pip install 'vista-lab[testing]'``: Hypothesis).
+"""
+
+from vistalab._core import import_optional
+
+import_optional("hypothesis", "vistalab.testing")
+
+from ._machine import WorkspaceMachine  # noqa: E402
+from ._sims import (  # noqa: E402
+    RECOVERY_GRID,
+    check_interface,
+    check_policy,
+    check_strategy,
+    reference_interfaces,
+    reference_policies,
+)
+from ._stats import binomial_interval, chi2_fits  # noqa: E402
+from ._workspace import STORE_SAMPLES, TOKENIZER_SAMPLES, check_store, check_tokenizer  # noqa: E402
+
+__all__ = [
+    "RECOVERY_GRID",
+    "STORE_SAMPLES",
+    "TOKENIZER_SAMPLES",
+    "WorkspaceMachine",
+    "binomial_interval",
+    "check_interface",
+    "check_policy",
+    "check_store",
+    "check_strategy",
+    "check_tokenizer",
+    "chi2_fits",
+    "reference_interfaces",
+    "reference_policies",
+]

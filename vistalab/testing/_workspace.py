@@ -1,0 +1,271 @@
+"""Conformance checks for the two pluggable pieces of the workspace engine:
+tokenizers and payload stores (paper, Implementation Details; eq.
+archive-contract: the exact bytes are recoverable from the payload path)."""
+
+from __future__ import annotations
+
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vistalab.workspace import (
+    MemoryStore,
+    PayloadIntegrityError,
+    PayloadStore,
+    Tokenizer,
+    Workspace,
+    WorkspaceError,
+    sha256_hex,
+)
+
+__all__ = ["TOKENIZER_SAMPLES", "STORE_SAMPLES", "check_tokenizer", "check_store"]
+
+#: Texts every tokenizer is checked on: dashboard fragments (IDs, padded numbers,
+#: ledger rows), words with and without a leading space, non-ASCII text.
+TOKENIZER_SAMPLES: tuple[str, ...] = (
+    "B12", "   1,234", "   8r", "  tool_result        0      B3      visible\n", "hello",
+    " world", "x", "  ", "a\n", "é", " é", "12", " 34", "!!", " !!", "", "日本語のテキスト",
+    "<|endoftext|>", "a  b\n  c",
+)
+
+#: Payloads every store is checked on: empty, arbitrary bytes (CR, NUL, 0xff), UTF-8.
+STORE_SAMPLES: dict[str, bytes] = {
+    "B1.txt": b"",
+    "B2.txt": b"exact\r\nbytes\x00\xff",
+    "G1.txt": "日本\n".encode() * 50,
+}
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
+                    stateful_examples: int = 5) -> list[str]:
+    """Everything that breaks the ``Tokenizer`` contract; ``[]`` if ``tok`` conforms.
+
+    The contract (``vistalab.workspace.Tokenizer``): a non-empty ``name``, an
+    ``additive`` flag, and ``count(text) -> int`` that is a non-negative int, at
+    most the text's UTF-8 byte count (the management reserve relies on it),
+    deterministic, and additive across a word boundary (``a + " b"``) when the
+    tokenizer says it is. Then a workspace driven with ``tok`` by the stateful
+    machine (:class:`WorkspaceMachine`) must keep every invariant.
+
+    Parameters
+    ----------
+    tok : object
+        The tokenizer instance to check (it need not be registered anywhere).
+    samples : sequence of str
+        Texts to count (default :data:`TOKENIZER_SAMPLES`).
+    stateful_examples : int
+        Hypothesis examples of the stateful machine (0 skips it).
+
+    Returns
+    -------
+    list of str
+        One line per problem found.
+    """
+    if not isinstance(tok, Tokenizer):
+        missing = [m for m in ("name", "additive", "count") if not hasattr(tok, m)]
+        return [f"does not implement the Tokenizer protocol (missing: {', '.join(missing)})"]
+    problems: list[str] = []
+    if not isinstance(tok.name, str) or not tok.name:
+        problems.append(f"name {tok.name!r} is not a non-empty string")
+    counts: dict[str, int] = {}
+    for text in samples:
+        try:
+            n = tok.count(text)
+            again = tok.count(text)
+        except Exception as exc:  # noqa: BLE001 - a crash is a problem to report
+            problems.append(f"count({text!r}) raised {_describe(exc)}")
+            continue
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            problems.append(f"count({text!r}) = {n!r} is not a non-negative int")
+            continue
+        if n > len(text.encode("utf-8")):
+            problems.append(f"count({text!r}) = {n} exceeds its {len(text.encode())} UTF-8 bytes")
+        if again != n:
+            problems.append(f"count({text!r}) is not deterministic ({n} then {again})")
+        counts[text] = int(n)
+    if getattr(tok, "additive", False):
+        for a in samples:
+            for b in samples:
+                if a in counts and b in counts and a and b and not a[-1].isspace() \
+                        and b[0] == " ":
+                    try:
+                        joined = tok.count(a + b)
+                    except Exception as exc:  # noqa: BLE001
+                        problems.append(f"count({a + b!r}) raised {_describe(exc)}")
+                        continue
+                    if joined != counts[a] + counts[b]:
+                        problems.append(f"says additive but count({a!r} + {b!r}) = {joined} "
+                                        f"!= {counts[a]} + {counts[b]}")
+    if not problems and stateful_examples > 0:
+        from ._machine import run_machine
+
+        problems += run_machine(tokenizer=tok, examples=stateful_examples)
+    return problems
+
+
+def _store_contract(store: Any, samples: dict[str, bytes]) -> list[str]:
+    problems: list[str] = []
+    if not isinstance(store, PayloadStore):
+        missing = [m for m in ("root", "put", "get", "delete", "contains", "keys", "key_of")
+                   if not hasattr(store, m)]
+        return [f"does not implement the PayloadStore protocol (missing: {', '.join(missing)})"]
+    for key, data in samples.items():
+        info = store.put(key, data)
+        if (info.key, info.size, info.sha256) != (key, len(data), sha256_hex(data)):
+            problems.append(f"put({key}) reported {info}, expected key={key}, size={len(data)}, "
+                            f"sha256={sha256_hex(data)[:16]}...")
+        if info.path != f"{store.root}/{key}":
+            problems.append(f"put({key}) path {info.path} is not root/key")
+        if not store.contains(key):
+            problems.append(f"contains({key}) is False right after put: the payload was lost")
+            continue
+        try:
+            got = store.get(key, sha256=info.sha256)
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"get({key}) raised {_describe(exc)} right after put")
+            continue
+        if got != data:
+            problems.append(f"get({key}) did not return the exact bytes "
+                            f"({len(got)} bytes, expected {len(data)})")
+        if store.key_of(info.path) != key:
+            problems.append(f"key_of({info.path}) does not map back to {key}")
+        try:
+            store.get(key, sha256="0" * 64)
+            problems.append(f"get({key}, sha256=<wrong>) returned bytes instead of raising "
+                            "PayloadIntegrityError")
+        except PayloadIntegrityError:
+            pass
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"get({key}, sha256=<wrong>) raised {_describe(exc)}, not "
+                            "PayloadIntegrityError")
+    if sorted(samples) != list(store.keys()):
+        problems.append(f"keys() = {store.keys()}, expected {sorted(samples)}")
+    for key in samples:
+        store.delete(key)
+        if store.contains(key):
+            problems.append(f"delete({key}) left the payload")
+        try:
+            store.get(key)
+            problems.append(f"get({key}) after delete returned bytes instead of raising "
+                            "PayloadIntegrityError")
+        except PayloadIntegrityError:
+            pass
+    return problems
+
+
+def _store_vs_model(store: Any, rounds: int = 60, seed: int = 12) -> list[str]:
+    """Random put/overwrite/delete/get against a reference :class:`MemoryStore`."""
+    ref = MemoryStore(store.root)
+    gen = np.random.default_rng(seed)
+    keys = [f"B{i}.txt" for i in range(1, 6)] + ["G1.txt", "G2.txt"]
+    for step in range(rounds):
+        key = keys[int(gen.integers(len(keys)))]
+        op = int(gen.integers(3))
+        if op == 0:
+            data = gen.bytes(int(gen.integers(0, 3000)))
+            a, b = store.put(key, data), ref.put(key, data)
+            if (a.key, a.size, a.sha256, a.path) != (b.key, b.size, b.sha256, b.path):
+                return [f"step {step}: put({key}) reported {a}, reference {b}"]
+        elif op == 1:
+            store.delete(key)
+            ref.delete(key)
+        if store.contains(key) != ref.contains(key):
+            return [f"step {step}: contains({key}) = {store.contains(key)}, "
+                    f"reference {ref.contains(key)}"]
+        if ref.contains(key):
+            want = ref.get(key)
+            try:
+                got = store.get(key, sha256=sha256_hex(want))
+            except Exception as exc:  # noqa: BLE001
+                return [f"step {step}: get({key}) raised {_describe(exc)}; reference returned "
+                        f"{len(want)} bytes"]
+            if got != want:
+                return [f"step {step}: get({key}) returned {len(got)} bytes that differ from "
+                        f"the {len(want)} bytes put"]
+    if list(store.keys()) != ref.keys():
+        return [f"keys() = {store.keys()}, reference {ref.keys()}"]
+    return []
+
+
+def _store_in_workspace(store: Any) -> list[str]:
+    """Archive through a Workspace on ``store`` and read every payload back exactly."""
+    ws = Workspace(4000, tokenizer="approx", store=store)
+    ws.register_system("You are a test agent.")
+    ws.register_user("Task: keep evidence recoverable.")
+    originals = {}
+    for i in range(3):
+        body = f"result {i}\n" + "payload line é\r\n" * (40 * (i + 1))
+        cid = f"call_{i}"
+        ws.register_tool_call([{"id": cid, "type": "function",
+                                "function": {"name": "fetch", "arguments": "{}"}}])
+        bid = ws.register_tool_result(cid, body)
+        originals[bid] = ws.recover(bid)
+    try:
+        ws.archive(",".join(originals), "kept outside the prompt")
+    except WorkspaceError as exc:
+        return [f"Workspace.archive on this store raised {_describe(exc)}"]
+    problems = []
+    for bid, raw in originals.items():
+        try:
+            if ws.recover(bid) != raw:
+                problems.append(f"Workspace.recover({bid}) after archive differs from the "
+                                "registered bytes")
+        except WorkspaceError as exc:
+            problems.append(f"Workspace.recover({bid}) after archive raised {_describe(exc)}")
+    return problems
+
+
+def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None = None, *,
+                stateful_examples: int = 5) -> list[str]:
+    """Everything that breaks the ``PayloadStore`` contract; ``[]`` if the stores conform.
+
+    ``factory(directory)`` must return a new, empty store; ``directory`` is a
+    fresh empty folder the store may use (a disk store) or ignore (an
+    in-memory one). The checks, each on a fresh store:
+
+    1. the contract on :data:`STORE_SAMPLES`: ``put`` reports key, size,
+       sha256 and ``root/key`` path; ``get`` returns the exact bytes and
+       raises ``PayloadIntegrityError`` for a wrong checksum or a missing key;
+       ``key_of`` inverts the path; ``keys`` and ``delete`` behave;
+    2. random put / overwrite / delete / get against the reference
+       :class:`~vistalab.workspace.MemoryStore`;
+    3. a :class:`~vistalab.workspace.Workspace` on the store archives tool
+       results and recovers them byte for byte;
+    4. the stateful machine (:class:`WorkspaceMachine`) with this store next to
+       a memory twin (``stateful_examples`` Hypothesis examples; 0 skips it).
+
+    Returns
+    -------
+    list of str
+        One line per problem found (a crash of the store is a problem too).
+    """
+    problems: list[str] = []
+    stages: list[tuple[str, Callable[[Any], list[str]]]] = [
+        ("contract", lambda s: _store_contract(s, dict(samples or STORE_SAMPLES))),
+        ("against the reference store", _store_vs_model),
+        ("inside a Workspace", _store_in_workspace),
+    ]
+    for label, stage in stages:
+        with tempfile.TemporaryDirectory(prefix="vista-check-store-") as tmp:
+            try:
+                store = factory(Path(tmp))
+                problems += [f"{label}: {p}" for p in stage(store)]
+            except Exception as exc:  # noqa: BLE001 - a crashing store is a finding
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                problems.append(f"{label}: raised {_describe(exc)} (at {where.name}, line "
+                                f"{where.lineno})")
+        if problems:
+            return problems
+    if stateful_examples > 0:
+        from ._machine import run_machine
+
+        problems += run_machine(store_factory=factory, examples=stateful_examples)
+    return problems
