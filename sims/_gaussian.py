@@ -252,17 +252,20 @@ def _cv_sums(w: np.ndarray, d: float, e: np.ndarray, shift: np.ndarray) -> np.nd
     ``e = exp(d w - shift[:, None])`` is reused: since exp is increasing,
     ``exp(d (min(w, c) - c)) = min(e, exp(d c - shift)) * exp(shift - d c)``,
     which saves one exponential per threshold. That rescaling is exact in
-    floating point while ``d * 8 < 600`` (no overflow or underflow of the
-    factors); beyond that the summands are formed directly.
+    floating point only while both factors stay representable, i.e.
+    ``|shift - d c| < 600`` in every row; ``shift`` is ``d`` times the largest
+    light observation, which the importance proposal can put far above ``c``
+    when ``d`` is large (issue 15: ln(kappa)/sigma ~ 20 gave inf * 0 = NaN).
+    Otherwise the summands, each in (0, 1], are formed directly.
     """
     cols: list[np.ndarray] = []
-    fast = d * 8.0 < 600.0
     caps: dict[float, np.ndarray] = {}
     capws: dict[float, np.ndarray] = {}
     for c in sorted(set(_CAP_T) | set(_CAPW_T)):
-        if fast:
-            capped = np.minimum(e, np.exp(d * c - shift)[:, None])
-            back = np.exp(shift - d * c)
+        gap = shift - d * c
+        if np.all(np.abs(gap) < 600.0):
+            capped = np.minimum(e, np.exp(-gap)[:, None])
+            back = np.exp(gap)
             cap = capped.sum(axis=1) * back
             capw = (np.minimum(w, c) * capped).sum(axis=1) * back
         else:
@@ -387,8 +390,10 @@ def _draw_top_light(
 
 def _below(gen: np.random.Generator, top: np.ndarray, cols: int) -> np.ndarray:
     """``cols`` N(0,1) observations per row conditioned to lie below ``top``."""
-    cap = special.ndtr(top)[:, None]
-    return special.ndtri(gen.random((top.size, cols)) * cap)
+    # In the log domain: far below zero ndtr(top) underflows to 0 and ndtri(0)
+    # is -inf (the proposal can put ``top`` there when d is large).
+    log_cap = special.log_ndtr(top)[:, None]
+    return special.ndtri_exp(np.log(gen.random((top.size, cols))) + log_cap)
 
 
 def _rate_block(
