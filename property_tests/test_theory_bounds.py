@@ -356,7 +356,7 @@ GOOD = {
     theory.list_fano_mean_z_bound: dict(n=20, kappa=3, rate=1.0),
 }
 
-NOT_A_NUMBER = [None, "3", True, float("nan"), float("inf"), [3]]
+NOT_A_NUMBER = [None, "3", True, float("nan"), float("inf"), ["x"], [[1, 2], [3]]]
 INT_BAD = NOT_A_NUMBER + [2.5, 0, -1, -(10**9)]
 BAD = {
     "N": INT_BAD, "k": INT_BAD, "n": INT_BAD, "m": INT_BAD, "M": INT_BAD,

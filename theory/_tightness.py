@@ -25,7 +25,8 @@ from ._bounds import (
 )
 from ._errors import DomainError
 from ._frontier import optimal_mean_z, optimal_rate
-from ._validate import as_int
+from ._validate import MAX_SIZE, as_int
+from ._vectorize import broadcasting
 
 __all__ = [
     "content_rate_exact",
@@ -57,6 +58,7 @@ _H_U = 0.1  # outer step: error <= ~2M exp(-pi^2/(2h)) ~ 1e-19 M
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     """Exact ``I(J*;W)`` in bits of Proposition 2's Gaussian content channel.
 
@@ -88,16 +90,25 @@ def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     kappa : int
         Size ratio (>= 2).
     sigma : float
-        Log-size noise, with ``ln(kappa)/sigma <= 40``.
+        Log-size noise (> 0). Beyond ``ln(kappa)/sigma = 40`` the quadrature is not
+        run: there Fano's inequality proves ``log2(n) - I`` below
+        :data:`CONTENT_RATE_ABS_TOL` / 10 and ``log2(n)`` is returned.
 
     Returns
     -------
     float
         ``I(J*;W)`` in bits, accurate to :data:`CONTENT_RATE_ABS_TOL`.
     """
-    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks")
+    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks", hi=MAX_SIZE)
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
     s = math.log(kappa) / sigma
+    gap = _high_snr_gap_bound(n, s)
+    if gap <= 0.1 * CONTENT_RATE_ABS_TOL:
+        # The quadrature's rounding grows with s^2 (about 1e-9 bits at s = 28), while the
+        # true gap log2(n) - I is provably far smaller here: return the endpoint. This
+        # also covers every s > CONTENT_SNR_MAX for n < 1e100 (issue 15: the exact
+        # value must exist wherever the estimator runs).
+        return math.log2(n)
     if s > CONTENT_SNR_MAX:
         raise DomainError(
             "sigma", sigma,
@@ -105,10 +116,6 @@ def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
             "at that signal-to-noise ratio I(J*;W) equals log2(n) to double precision",
             context=f"kappa={kappa}, ln(kappa)/sigma={s:.4g}",
         )
-    if _high_snr_gap_bound(n, s) <= 0.1 * CONTENT_RATE_ABS_TOL:
-        # The quadrature's rounding grows with s^2 (about 1e-9 bits at s = 28), while the
-        # true gap log2(n) - I is provably far smaller here: return the endpoint.
-        return math.log2(n)
     h_z = min(0.25, 0.12 / s)
     z = np.arange(-_Z_MAX, _Z_MAX + h_z / 2, h_z)
     w_z = h_z * np.exp(-0.5 * z**2) / math.sqrt(2.0 * math.pi)
@@ -161,6 +168,7 @@ def _high_snr_gap_bound(n: int, s: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     """Theorem 1's argument with Lemma 1 applied to every prefix list.
 

@@ -135,7 +135,6 @@ def _run_recovery(args: argparse.Namespace) -> int:
 
 def _run_content(args: argparse.Namespace) -> int:
     from vistalab.theory import (
-        CONTENT_SNR_MAX,
         content_rate_bound,
         content_rate_bound_tight,
         content_rate_exact,
@@ -151,11 +150,7 @@ def _run_content(args: argparse.Namespace) -> int:
         doc["log2_n"] = math.log2(n)
         doc["tight_bound_bits"] = tight
         doc["capped_tight_bound_bits"] = min(tight, math.log2(n))
-        snr = math.log(kappa) / sigma
-        # beyond the quadrature's range I(J*;W) equals log2 n to double precision
-        doc["exact_rate_bits"] = (
-            content_rate_exact(n, kappa, sigma) if snr <= CONTENT_SNR_MAX else None
-        )
+        doc["exact_rate_bits"] = content_rate_exact(n, kappa, sigma)
     return _emit(args, doc, "Proposition 2: content-derived information (bits)")
 
 
