@@ -29,6 +29,11 @@ class MissingDependency(VistaLabError, ImportError):
 
 def require(module: str, *names: str) -> ModuleType:
     """Import ``module`` and check that it exports every one of ``names``."""
+    from vistalab.theory._validate import as_text
+
+    as_text("module", module, fix="pass a first-party package name such as 'theory'")
+    for name in names:
+        as_text("names", name, fix="pass the public names the figure needs")
     try:
         mod = importlib.import_module(f"vistalab.{module}")
     except ImportError as exc:

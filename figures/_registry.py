@@ -58,7 +58,7 @@ class FigureScript(Protocol):
 
 def load_figure(name: str) -> FigureScript:
     """Import the figure script called ``name`` (e.g. ``"fig2_separation"``)."""
-    if name not in FIGURE_NAMES:
+    if not isinstance(name, str) or name not in FIGURE_NAMES:
         raise UnknownNameError("figure", name, FIGURE_NAMES)
     return cast(FigureScript, importlib.import_module(f"{__package__}.{name}"))
 
@@ -67,6 +67,14 @@ def merge_params(
     figure: str, defaults: Mapping[str, Any], given: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Defaults overridden by ``given``; an unknown key is an error with a suggestion."""
+    from vistalab.theory import DomainError
+
+    if not isinstance(defaults, Mapping):
+        raise DomainError("defaults", defaults, "must be a mapping of parameter names to values",
+                          "pass the figure's DEFAULTS dict")
+    if given is not None and not isinstance(given, Mapping):
+        raise DomainError("given", given, "must be a mapping of parameter names to values "
+                          "or None", "pass e.g. {'trials': 1000}")
     out = dict(defaults)
     for key, value in (given or {}).items():
         if key not in defaults:

@@ -243,7 +243,7 @@ def load_table(key: str, *, data_dir: str | Path | None = None) -> PaperTable:
     PaperTable
     """
     keys = table_keys(data_dir=data_dir)
-    if key not in keys:
+    if not isinstance(key, str) or key not in keys:
         raise UnknownNameError("paper table", key, keys)
     raw = _read(_data_dir_iv(data_dir) / f"{key}.toml")
     known = {"key", "label", "number", "title", "where", "line", "caption", "notes",
@@ -289,7 +289,7 @@ def load_quotes(*, data_dir: str | Path | None = None) -> Mapping[str, Quote]:
 def load_quote(quote_id: str, *, data_dir: str | Path | None = None) -> Quote:
     """One quoted sentence by id (see :func:`load_quotes`)."""
     quotes = load_quotes(data_dir=data_dir)
-    if quote_id not in quotes:
+    if not isinstance(quote_id, str) or quote_id not in quotes:
         raise UnknownNameError("text quote", quote_id, quotes)
     return quotes[quote_id]
 
@@ -312,6 +312,6 @@ def load_statements(*, data_dir: str | Path | None = None) -> Mapping[str, State
 def load_statement(statement_id: str, *, data_dir: str | Path | None = None) -> Statement:
     """One theoretical statement by id (see :func:`load_statements`)."""
     statements = load_statements(data_dir=data_dir)
-    if statement_id not in statements:
+    if not isinstance(statement_id, str) or statement_id not in statements:
         raise UnknownNameError("theory statement", statement_id, statements)
     return statements[statement_id]

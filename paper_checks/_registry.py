@@ -549,7 +549,7 @@ def all_claims() -> tuple[Claim, ...]:
 def get_claim(claim_id: str) -> Claim:
     """The registered claim ``claim_id``."""
     claims = {c.id: c for c in all_claims()}
-    if claim_id not in claims:
+    if not isinstance(claim_id, str) or claim_id not in claims:
         raise UnknownNameError("claim", claim_id, claims)
     return claims[claim_id]
 

@@ -81,7 +81,7 @@ class MemoTokenizer:
 
 def tokenizer_iv(name: Any) -> MemoTokenizer:
     """An engine tokenizer by registry name, wrapped in a memo."""
-    if name not in ENGINE_TOKENIZERS:
+    if not isinstance(name, str) or name not in ENGINE_TOKENIZERS:
         from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("tokenizer", str(name), ENGINE_TOKENIZERS)
@@ -149,7 +149,7 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     folder is created and removed when the run ends (use the spec as a context
     manager, or call ``close``).
     """
-    if store not in ENGINE_STORES:
+    if not isinstance(store, str) or store not in ENGINE_STORES:
         from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("payload store", str(store), ENGINE_STORES)

@@ -51,7 +51,7 @@ from ._engine_common import (
 from ._interfaces import Interface, make_interface, makeroom_iv
 from ._makeroom import CHECK_SIGMAS, MakeRoomResult, simulate_makeroom
 from ._policies import Policy, make_policy
-from ._seeding import SeedInfo, block_sizes, root_seed, stream
+from ._seeding import MAX_ENGINE_TRIALS, SeedInfo, block_sizes, root_seed, stream, trials_iv
 from ._stats import confidence_iv, mean_from_counts, normal_quantile
 
 __all__ = [
@@ -415,6 +415,9 @@ def parse_ledger(dashboard: str) -> list[tuple[str, int, str]]:
     columns: a row starts with the unit ID and its ~Tok figure and ends with
     its status.
     """
+    if not isinstance(dashboard, str):
+        raise DomainError("dashboard", dashboard, "must be a rendered dashboard (str)",
+                          "pass Rendering.dashboard")
     return [(m.group(1), int(m.group(2).replace(",", "")), m.group(3))
             for m in _ROW.finditer(dashboard)]
 
@@ -422,6 +425,13 @@ def parse_ledger(dashboard: str) -> list[tuple[str, int, str]]:
 def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:
     """The bucket view of a dashboard: only which of ``buckets`` balanced
     position buckets holds the largest visible block (Theorem 1, part D)."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, (tuple, list)) or not ids \
+            or not all(isinstance(i, str) for i in ids):
+        raise DomainError("ids", ids, "must be a non-empty tuple of block ids (str)",
+                          "pass the layout's ids in position order")
+    buckets = as_int("buckets", buckets, lo=1, hi=len(ids),
+                     rule="must be an integer with 1 <= buckets <= len(ids)",
+                     context=f"len(ids)={len(ids)}", fix="a bucket holds at least one block")
     index = {bid: p for p, bid in enumerate(ids)}
     best, best_tok = -1, -1
     for uid, tok, status in parse_ledger(dashboard):
@@ -743,7 +753,7 @@ class EngineMakeRoomResult(MakeRoomResult):
 def _engine_iv(n: Any, kappa: Any, interface: Any, policy: Any, trials: Any,
                array_trials: Any, confidence: Any, params: dict[str, Any]
                ) -> tuple[Interface, Policy, int, int, float]:
-    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    trials = trials_iv(trials, hi=MAX_ENGINE_TRIALS)
     if not isinstance(interface, str):
         raise DomainError("interface", interface, "must be an interface name in engine mode",
                           f"use one of {', '.join(ENGINE_INTERFACES)}")
@@ -760,8 +770,8 @@ def _engine_iv(n: Any, kappa: Any, interface: Any, policy: Any, trials: Any,
     else:
         raise DomainError("policy", policy, "must be a policy name in engine mode",
                           "use 'bayes' or 'random'")
-    array_trials = as_int("array_trials", array_trials, lo=2,
-                          fix="trials of the array simulator cross-check")
+    array_trials = trials_iv(array_trials, name="array_trials", lo=2,
+                             fix="trials of the array simulator cross-check")
     return iface, pol, trials, array_trials, confidence_iv(confidence)
 
 

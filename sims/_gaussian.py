@@ -15,9 +15,18 @@ from typing import Any
 
 import numpy as np
 from scipy import integrate, special
+from vistalab.theory._errors import DomainError
 from vistalab.theory._validate import as_int, as_real
 
-from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
+from ._seeding import (
+    SeedInfo,
+    block_sizes,
+    root_seed,
+    run_blocks,
+    stream,
+    trials_iv,
+    workers_iv,
+)
 
 __all__ = [
     "RateEstimate",
@@ -45,6 +54,12 @@ _SVD_RTOL = 1e-6
 # |t| beyond which the logistic is saturated to within exp(-40).
 _T_SAT = 40.0
 _N_CV = len(_CAP_T) + len(_CAPW_T)
+# Largest n of the exact quadrature (checked against mpmath to 1e9; the log-space
+# binomial sums stay accurate well beyond), and of the O(n)-per-trial estimator,
+# whose total work trials * (n - 1) is bounded too so every call ends.
+MAX_EXACT_N = 10**12
+MAX_RATE_N = 10**9
+MAX_RATE_DRAWS = 10**11
 
 
 @dataclass(frozen=True)
@@ -80,12 +95,18 @@ def _gaussian_iv(
 ) -> tuple[int, int, float]:
     kappa = as_int("kappa", kappa, lo=2,
                    fix="kappa = L/l is the integer size ratio of the bulky block (>= 2)")
+    if kappa > MAX_EXACT_N:
+        raise DomainError("kappa", kappa, f"must be at most {MAX_EXACT_N:.0e}",
+                          "kappa < n <= 1e12")
     if channel_only:  # the channel itself needs only two blocks
         n = as_int("n", n, lo=2, fix="the channel needs at least two blocks")
     else:
         n = as_int("n", n, lo=kappa + 1, rule="must be an integer with n >= kappa + 1",
                    context=f"kappa={kappa}",
                    fix="the working set holds the bulky block and at least kappa others")
+    if n > MAX_EXACT_N:
+        raise DomainError("n", n, f"must be at most {MAX_EXACT_N:.0e}",
+                          "the quadrature is verified up to there")
     sigma = as_real("sigma", sigma, lo=0.0, lo_open=True,
                     fix="sigma is the standard deviation of the log-size noise (> 0)")
     return n, kappa, sigma
@@ -327,7 +348,11 @@ def _entropy_given_lights(ln_s: np.ndarray, mu: np.ndarray, d: float) -> np.ndar
     z, wz = _z_grid(d)
     h = z[1] - z[0]
     tail = np.concatenate([np.cumsum(wz[::-1])[::-1], [0.0]])  # tail[i] = sum(wz[i:])
-    width = min(z.size, int(math.ceil(2.0 * _T_SAT / (d * h))) + 2)
+    # d*h is tiny (even 0) when sigma ~ 1e308: then the whole grid is the window
+    if d * h * z.size > 2.0 * _T_SAT:
+        width = min(z.size, int(math.ceil(2.0 * _T_SAT / (d * h))) + 2)
+    else:
+        width = z.size
     h_l = ln_s - d * mu
     m = d * d - ln_s
     if width == z.size:
@@ -455,7 +480,15 @@ def estimate_gaussian_rate(
     RateEstimate
     """
     n, kappa, sigma = _gaussian_iv(n, kappa, sigma, channel_only=True)
-    trials = as_int("trials", trials, lo=2, fix="the standard error needs at least 2 trials")
+    trials = trials_iv(trials, lo=2, fix="the standard error needs at least 2 trials")
+    if n > MAX_RATE_N:
+        raise DomainError("n", n, f"must be <= {MAX_RATE_N:.0e} for the Monte Carlo rate",
+                          "the estimator draws n-1 observations per trial; use "
+                          "theory.content_rate_exact (exact quadrature) instead")
+    if trials * (n - 1) > MAX_RATE_DRAWS:
+        raise DomainError("trials", trials, f"must keep trials * (n-1) <= {MAX_RATE_DRAWS:.0e} "
+                          "light draws", "use fewer trials or theory.content_rate_exact",
+                          context=f"n={n}")
     workers = workers_iv(workers)
     d = math.log(kappa) / sigma
     seed = root_seed(rng)

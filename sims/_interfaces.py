@@ -453,7 +453,7 @@ def make_interface(name: str, *, n: int, kappa: int, **params: Any) -> Interface
     -------
     Interface
     """
-    if name not in INTERFACES:
+    if not isinstance(name, str) or name not in INTERFACES:
         raise UnknownNameError("interface", str(name), INTERFACES)
     given = {k: v for k, v in params.items() if v is not None}
     factory = INTERFACES[name]

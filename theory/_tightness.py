@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -390,6 +391,31 @@ def threshold_row(n: int, kappa: int, delta: float) -> ThresholdTightnessRow:
     )
 
 
+def _rows(name: str, grid: Any, default: Any, row: Any, shape: str) -> list[Any]:
+    """Validate one grid at the door (a non-empty sequence of triples) and
+    compute its rows; a bad point is reported against the grid's name."""
+    if grid is None:
+        grid = default
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise DomainError(name, grid, f"must be a sequence of {shape} triples",
+                          f"pass e.g. [{shape}] or omit it for the default grid")
+    points = list(grid)
+    if not points:
+        raise DomainError(name, grid, "must hold at least one point",
+                          "omit it for the default grid (an empty grid has no maxima)")
+    out = []
+    for i, p in enumerate(points):
+        if isinstance(p, (str, bytes)) or not isinstance(p, (Sequence, np.ndarray)) or len(p) != 3:
+            raise DomainError(name, p, f"must contain {shape} triples",
+                              f"point {i} is not a triple", context=f"point {i}")
+        try:
+            out.append(row(*(x.item() if isinstance(x, np.generic) else x for x in p)))
+        except DomainError as exc:
+            raise DomainError(name, tuple(p), f"has a point outside the domain: {exc}",
+                              "drop or fix that point", context=f"point {i}") from None
+    return out
+
+
 def tightness_report(
     *,
     content_grid: Iterable[Sequence[float]] | None = None,
@@ -411,18 +437,12 @@ def tightness_report(
     -------
     TightnessReport
     """
-    c_rows = tuple(
-        content_row(int(n), int(k), float(s))
-        for n, k, s in (DEFAULT_CONTENT_GRID if content_grid is None else content_grid)
-    )
-    m_rows = tuple(
-        makeroom_row(int(n), int(k), float(r))
-        for n, k, r in (DEFAULT_MAKEROOM_GRID if makeroom_grid is None else makeroom_grid)
-    )
-    t_rows = tuple(
-        threshold_row(int(n), int(k), float(d))
-        for n, k, d in (DEFAULT_THRESHOLD_GRID if threshold_grid is None else threshold_grid)
-    )
+    c_rows = tuple(_rows("content_grid", content_grid, DEFAULT_CONTENT_GRID, content_row,
+                         "(n, kappa, sigma)"))
+    m_rows = tuple(_rows("makeroom_grid", makeroom_grid, DEFAULT_MAKEROOM_GRID, makeroom_row,
+                         "(n, kappa, rate)"))
+    t_rows = tuple(_rows("threshold_grid", threshold_grid, DEFAULT_THRESHOLD_GRID,
+                         threshold_row, "(n, kappa, delta)"))
     max_ratio = max((r.paper_bound / r.tight_bound for r in c_rows), default=math.nan)
     max_gap = max((r.gap for r in m_rows), default=math.nan)
     holds = all(r.holds for r in c_rows) and all(r.holds for r in m_rows) and all(
