@@ -656,10 +656,16 @@ def _run_claims_iv(
     only: str | None, data_dir: str | Path | None, rng: Any,
     claims: Sequence[Claim] | None, certificates: Any,
 ) -> tuple[Path, tuple[Claim, ...], np.random.SeedSequence]:
+    if data_dir is not None and (not isinstance(data_dir, (str, Path)) or not str(data_dir)
+                                 or "\0" in str(data_dir)):
+        raise DomainError("data_dir", data_dir, "must be a folder path",
+                          "omit it to check the shipped data")
     path = DATA_DIR if data_dir is None else Path(data_dir)
     if not path.is_dir():
         raise DomainError("data_dir", str(path), "must be an existing folder of paper data files",
                           "omit it to check the shipped data")
+    if data_dir is not None:
+        _data_files_iv(path)
     if claims is not None:
         chosen = tuple(claims)
         if not all(isinstance(c, Claim) for c in chosen):
@@ -671,6 +677,30 @@ def _run_claims_iv(
         raise DomainError("certificates", certificates,
                           "must be True, False or a theory VerificationReport (with .steps)")
     return path, chosen, _root_seed(rng)
+
+
+def _data_files_iv(path: Path) -> None:
+    """Another data folder must hold every file of the shipped one, each valid
+    TOML: a bad folder is bad input (exit 2 from the CLI), not nine failed claims."""
+    import tomllib
+
+    needed = sorted(p.name for p in DATA_DIR.glob("*.toml"))
+    missing = [name for name in needed if not (path / name).is_file()]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4
+                                          else "")
+        raise DomainError("data_dir", str(path), "must hold every paper data file",
+                          f"missing {shown}; start from a copy of {DATA_DIR}")
+    for name in needed:
+        try:
+            with (path / name).open("rb") as fh:
+                tomllib.load(fh)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise DomainError("data_dir", str(path), "must hold valid TOML data files",
+                              f"fix {name}: {exc}") from None
+        except OSError as exc:
+            raise DomainError("data_dir", str(path), "must hold readable data files",
+                              f"{name}: {exc.strerror}") from None
 
 
 def _run_one(c: Claim, ctx: CheckContext) -> Outcome:

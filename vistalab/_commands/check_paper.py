@@ -11,6 +11,8 @@ from typing import Any
 from vistalab.theory import DomainError
 
 from .._output import emit_json
+from .._paths import input_dir
+from ._args import api_names
 
 __all__ = ["register", "run"]
 
@@ -67,10 +69,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_list(claims)
         return 0
-    report = paper_checks.run_claims(
-        args.only, data_dir=args.data_dir, rng=args.seed,
-        certificates=not args.no_certificates,
-    )
+    data_dir = None if args.data_dir is None else input_dir("--data-dir", args.data_dir)
+    with api_names(data_dir="--data-dir"):
+        report = paper_checks.run_claims(
+            args.only, data_dir=data_dir, rng=args.seed,
+            certificates=not args.no_certificates,
+        )
     if args.json:
         emit_json(report.to_dict())
     else:
