@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         array_trials="array-trials",
         rate_trials="rate-trials",
         store_dir="store-dir",
+        rng="seed",
     ):
         result = simulate_makeroom(
             _int("n", args.n), _int("kappa", args.kappa), args.interface,
@@ -159,6 +160,7 @@ def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
         array_trials="array-trials",
         rate_trials="rate-trials",
         store_dir="store-dir",
+        rng="seed",
     ):
         result = simulate_makeroom_engine(
             _int("n", args.n), _int("kappa", args.kappa), args.interface,

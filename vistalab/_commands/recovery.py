@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine:
         return _run_engine(args)
     refuse_engine_only(args, _ENGINE_ONLY)
-    with api_names(handle_cost="handle-cost", store_dir="store-dir"):
+    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed"):
         result = simulate_recovery(
             _int("N", args.N), _int("k", args.k), _real("budget", args.budget), args.strategy,
             trials=_int("trials", _given(args.trials, "10000")),
@@ -98,7 +98,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     if _int("workers", args.workers) != 1:
         raise DomainError("workers", args.workers, "must be 1 with --engine",
                           "engine trials run in one thread")
-    with api_names(handle_cost="handle-cost", store_dir="store-dir"):
+    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed"):
         result = simulate_recovery_engine(
             _int("N", args.N), _int("k", args.k), _int("budget", args.budget), args.strategy,
             trials=_int("trials", _given(args.trials, "200")),
