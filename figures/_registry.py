@@ -69,6 +69,8 @@ def merge_params(
     """Defaults overridden by ``given``; an unknown key is an error with a suggestion."""
     from vistalab.theory import DomainError
 
+    if not isinstance(figure, str) or not figure:
+        raise DomainError("figure", figure, "must be a figure name", "e.g. 'fig1_recovery'")
     if not isinstance(defaults, Mapping):
         raise DomainError("defaults", defaults, "must be a mapping of parameter names to values",
                           "pass the figure's DEFAULTS dict")

@@ -201,6 +201,10 @@ class Statement:
 
 
 def _data_dir_iv(data_dir: str | Path | None) -> Path:
+    if data_dir is not None and (not isinstance(data_dir, (str, Path)) or not str(data_dir)
+                                 or "\0" in str(data_dir)):
+        raise DomainError("data_dir", data_dir, "must be a folder path",
+                          "omit it to use the shipped data")
     path = DATA_DIR if data_dir is None else Path(data_dir)
     if not path.is_dir():
         raise DomainError(

@@ -429,6 +429,10 @@ def register_claim(
             raise DomainError(name, value, "must be a non-empty string")
     if not callable(check):
         raise DomainError("check", check, "must be callable as check(ctx) -> Outcome")
+    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
+    if kind not in CLAIM_KINDS:
+        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
+                          "e.g. kind='text'")
     module = getattr(check, "__module__", "") or ""
     old = _REGISTRY.get(claim_id)
     if old is not None and old.module != module:
@@ -443,6 +447,20 @@ def register_claim(
     )
     _REGISTRY[claim_id] = entry
     return entry
+
+
+CLAIM_KINDS = ("table", "text", "theory", "engine")
+
+
+def _strings_iv(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise DomainError(name, value, "must be a sequence of strings",
+                          "pass e.g. ('table:ablation',) or ()")
+    items = tuple(value)
+    if not all(isinstance(v, str) and v for v in items):
+        raise DomainError(name, value, "must contain only non-empty strings",
+                          "pass e.g. ('table:ablation',)")
+    return items
 
 
 def claim(
@@ -465,6 +483,16 @@ def claim(
             return Outcome.passed("...", mean_z=...)
     """
 
+    # validated now, so a bad decorator argument fails where it is written
+    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
+                        ("statement", statement), ("tolerance", tolerance)):
+        if not isinstance(value, str) or not value.strip():
+            raise DomainError(name, value, "must be a non-empty string")
+    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
+    if kind not in CLAIM_KINDS:
+        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
+                          "e.g. kind='text'")
+
     def deco(fn: CheckFn) -> CheckFn:
         register_claim(claim_id, fn, section=section, where=where, statement=statement,
                        tolerance=tolerance, data=data, certificates=certificates, kind=kind)
@@ -484,6 +512,9 @@ def register_not_checkable(
     kind: str = "text",
 ) -> Claim:
     """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs")."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise DomainError("reason", reason, "must be a non-empty string",
+                          "say why, e.g. 'needs LLM runs'")
 
     def _not_checkable(ctx: CheckContext) -> Outcome:
         return Outcome.not_checkable(reason)
@@ -666,17 +697,22 @@ def _run_claims_iv(
                           "omit it to check the shipped data")
     if data_dir is not None:
         _data_files_iv(path)
+    chosen: tuple[Claim, ...] = ()
     if claims is not None:
+        if isinstance(claims, (str, bytes)) or not isinstance(claims, Iterable):
+            raise DomainError("claims", claims, "must be a sequence of registered Claim objects",
+                              "take them from all_claims() or select_claims()")
         chosen = tuple(claims)
         if not all(isinstance(c, Claim) for c in chosen):
             raise DomainError("claims", claims, "must be a sequence of registered Claim objects",
                               "take them from all_claims() or select_claims()")
-    else:
-        chosen = select_claims(only)
     if not isinstance(certificates, bool) and not hasattr(certificates, "steps"):
         raise DomainError("certificates", certificates,
                           "must be True, False or a theory VerificationReport (with .steps)")
-    return path, chosen, _root_seed(rng)
+    root = _root_seed(rng)
+    if claims is None:
+        chosen = select_claims(only)
+    return path, chosen, root
 
 
 def _data_files_iv(path: Path) -> None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from vistalab.cli import build_parser, main
 
 DATA = Path(__file__).parent / "data" / "traces"

@@ -848,6 +848,9 @@ def simulate_makeroom_engine(
     """
     iface, pol, trials, array_trials, confidence = _engine_iv(
         n, kappa, interface, policy, trials, array_trials, confidence, params)
+    for flag, value in (("verify", verify), ("reuse", reuse)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise DomainError(flag, value, "must be True or False", f"pass {flag}=True")
     n, kappa = iface.n, iface.kappa
     _reuse_iv(reuse, iface, pol)
     seed = root_seed(rng)
@@ -933,7 +936,7 @@ def makeroom_event_counters(
     improves on).
     """
     seq = root_seed(rng).seq
-    specs = [(str(name), dict(kw)) for name, kw in interfaces]
+    specs = _interfaces_iv(interfaces)
     if not specs:
         raise DomainError("interfaces", interfaces, "must name at least one interface",
                           "e.g. (('ledger', {}), ('blind', {}))")
@@ -951,6 +954,25 @@ def makeroom_event_counters(
     } for r in results)
     return EventCounters(n=results[0].n, kappa=results[0].kappa, trials=results[0].trials,
                          rows=rows, results=tuple(results))
+
+
+def _interfaces_iv(interfaces: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``((name, params), ...)`` pairs: a name of ENGINE_INTERFACES and a dict."""
+    rule = "must be a sequence of (interface name, params dict) pairs"
+    fix = "e.g. (('ledger', {}), ('buckets', {'buckets': 4}))"
+    if isinstance(interfaces, (str, bytes)) or not isinstance(interfaces, (list, tuple)):
+        raise DomainError("interfaces", interfaces, rule, fix)
+    specs = []
+    for item in interfaces:
+        if (not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[0], str)
+                or not isinstance(item[1], dict)):
+            raise DomainError("interfaces", interfaces, rule, fix, context=f"item {item!r}")
+        if item[0] not in ENGINE_INTERFACES:
+            raise DomainError("interfaces", interfaces, f"must name engine interfaces "
+                              f"({', '.join(ENGINE_INTERFACES)})", fix,
+                              context=f"unknown {item[0]!r}")
+        specs.append((item[0], dict(item[1])))
+    return specs
 
 
 def _reuse_iv(reuse: Any, iface: Interface, pol: Policy) -> None:

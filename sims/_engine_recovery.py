@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from vistalab.theory import DomainError, HandleCostModel, UnknownNameError
-from vistalab.theory._validate import as_int
+from vistalab.theory._validate import as_int, as_real
 from vistalab.workspace import READ_PATH_TOOL, Workspace, WorkspaceError, message_tokens
 
 from vistalab import theory
@@ -736,6 +736,9 @@ def recovery_feasibility_map(
     seed = root_seed(rng)
     tok = tokenizer_iv(tokenizer)
     spec = StoreSpec("memory", store_root)
+    if c0 is not None:
+        c0 = as_real("c0", c0, lo=0.0, fix="tokens per log2(N) of one handle; omit it to "
+                     "measure it")
     if c0 is None:
         c0 = _handle_cost_fit(Ns if len(Ns) >= 2 else [*Ns, 2 * Ns[0]], k, tok, spec,
                               root_seed(stream_seed(seed, 1))).c0

@@ -98,6 +98,8 @@ def makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
     """Definition 2's instance: integers with 2 <= kappa < n."""
     n = as_int("n", n, lo=3, rule="must be an integer >= 3",
                fix="the working set holds the bulky block and at least two others")
+    if n > 2**63:
+        raise DomainError("n", n, "must be at most 2**63", "sizes are bounded by the int64 range")
     kappa = as_int(
         "kappa", kappa, lo=2, hi=n - 1,
         rule="must be an integer with 2 <= kappa < n", context=f"n={n}",

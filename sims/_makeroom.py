@@ -24,6 +24,7 @@ from vistalab import theory
 from ._interfaces import INTERFACES, Interface, make_interface, makeroom_iv
 from ._policies import POLICIES, Policy, make_policy
 from ._seeding import (
+    MAX_TRIALS,
     SeedInfo,
     block_sizes,
     root_seed,
@@ -276,7 +277,8 @@ def _makeroom_iv(
             raise DomainError("mode", mode, f"needs a fast path for policy {pol.name!r} on "
                               f"interface {iface.name!r}", "pass mode='literal'")
     chunk = FAST_BLOCK if chunk_size is None else as_int(
-        "chunk_size", chunk_size, lo=1, fix="trials drawn at once; it never changes results")
+        "chunk_size", chunk_size, lo=1, hi=MAX_TRIALS,
+        fix="trials drawn at once; it never changes results")
     if rate_trials is not None:
         rate_trials = trials_iv(rate_trials, name="rate_trials", lo=2,
                                 fix="the rate's standard error needs at least 2 trials")

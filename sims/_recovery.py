@@ -522,8 +522,8 @@ def _recovery_iv(
     N: Any, k: Any, budget: Any, strategy: Any, trials: Any, handle_cost: Any,
     confidence: Any, workers: Any,
 ) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
-    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
-    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    N = as_int("N", N, lo=1, hi=1 << 30, fix="the history holds 1..2**30 evidence blocks")
+    k = as_int("k", k, lo=1, hi=1 << 30, fix="each evidence block has 1..2**30 bits")
     if N * k > 1 << 30:
         raise DomainError("k", k, "must keep N*k <= 2**30 bits per trial", "use fewer or "
                           "shorter blocks", context=f"N={N}, N*k={N * k}")

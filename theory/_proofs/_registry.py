@@ -233,7 +233,10 @@ def list_steps(only: str | None = None) -> tuple[Step, ...]:
     steps = sorted(_REGISTRY.values(), key=lambda s: CLAIMS.index(s.claim))
     if only is None:
         return tuple(steps)
-    pat = str(only)
+    if not isinstance(only, str):
+        raise DomainError("only", only, "must be a glob pattern (str) or None",
+                          "e.g. only='thm1.*'")
+    pat = only
     if not pat.strip():
         raise DomainError("only", only, "must be a non-empty pattern", "e.g. --only 'thm1.*'")
     if any(ch in pat for ch in "*?["):
