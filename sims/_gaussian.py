@@ -56,10 +56,11 @@ _T_SAT = 40.0
 _N_CV = len(_CAP_T) + len(_CAPW_T)
 # Largest n of the exact quadrature (checked against mpmath to 1e9; the log-space
 # binomial sums stay accurate well beyond), and of the O(n)-per-trial estimator,
-# whose total work trials * (n - 1) is bounded too so every call ends.
+# whose total work trials * (n - 1) is bounded too so every call ends (about
+# 2e6 light draws per second per core: 1e9 draws is minutes, not hours).
 MAX_EXACT_N = 10**12
 MAX_RATE_N = 10**9
-MAX_RATE_DRAWS = 10**11
+MAX_RATE_DRAWS = 10**9
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ import numpy as np
 from ._bounds import (
     _kappa_sigma_iv,
     _makeroom_iv,
+    _rate_iv,
     bucket_ledger,
     bucket_ledger_for_mean_z,
     bucket_sufficient_rate,
     content_rate_bound,
     content_rate_bound_tight,
-    list_fano_pc_bound,
     makeroom_lower_bound,
     threshold_rate,
 )
@@ -169,6 +169,10 @@ def _high_snr_gap_bound(n: int, s: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+_LIST_FANO_CHUNK = 1 << 20
+_LIST_FANO_MAX_KAPPA = 10**9
+
+
 @broadcasting
 def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     """Theorem 1's argument with Lemma 1 applied to every prefix list.
@@ -181,11 +185,25 @@ def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     interface of rate <= I.
     """
     n, kappa = _makeroom_iv(n, kappa)
+    if kappa > _LIST_FANO_MAX_KAPPA:
+        raise DomainError("kappa", kappa, f"must be at most {_LIST_FANO_MAX_KAPPA:.0e} for this "
+                          "bound (it sums kappa terms)", "use makeroom_lower_bound (Theorem 1's "
+                          "closed form) at larger kappa", context=f"n={n}")
+    rate = _rate_iv(rate, n)
+    # Lemma 1's bound for every list size m = kappa..1 (2m < n here, so the bound is
+    # affine in P_c), in chunks from the top so the running minimum carries over and
+    # memory stays bounded at kappa ~ n/2 ~ 5e8.
     best = 1.0
     total = 0.0
-    for m in range(kappa, 0, -1):
-        best = min(best, list_fano_pc_bound(n, m, rate))
-        total += 1.0 - best
+    ln2 = math.log(2.0)
+    for hi in range(kappa, 0, -_LIST_FANO_CHUNK):
+        m = np.arange(hi, max(0, hi - _LIST_FANO_CHUNK), -1, dtype=np.float64)
+        num = 1.0 + rate + np.log1p(-m / n) / ln2
+        den = np.log1p((n - 2.0 * m) / m) / ln2
+        pc = np.clip(num / den, 0.0, 1.0)
+        run = np.minimum.accumulate(np.minimum(pc, best))
+        total += float(np.sum(1.0 - run))
+        best = float(run[-1])
     return total
 
 
