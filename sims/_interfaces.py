@@ -309,7 +309,10 @@ class GaussianInterface:
         explicit ``trials``, the value comes from theory's quadrature
         ``theory.content_rate_exact`` (accurate to 1e-10) instead.
         """
-        if trials is None and self.n > self.MC_RATE_MAX_N and self.d <= 40.0:
+        # content_rate_exact covers every d (beyond d = 40 it returns log2 n, with
+        # Fano's bound on the gap): the exact value wherever the O(n) Monte Carlo
+        # would be slow or is refused (issue 15).
+        if trials is None and self.n > self.MC_RATE_MAX_N:
             bits = theory.content_rate_exact(self.n, self.kappa, self.sigma)
             return RateEstimate(bits=float(bits), se=0.0, trials=0, exact=True,
                                 method="quadrature (theory.content_rate_exact)")
