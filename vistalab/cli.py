@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status or 0)
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())
 
 
