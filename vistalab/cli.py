@@ -7,13 +7,11 @@ a failed check ends with exit status 1; success with 0.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import re
 import sys
 from collections.abc import Sequence
 
-from vistalab.theory import VistaLabError, suggest
+from vistalab._core import VistaLabError, suggest
 
 from . import __version__
 from ._commands import COMMANDS
@@ -22,9 +20,6 @@ from ._errors import CliUsageError
 __all__ = ["main", "build_parser"]
 
 _PROG = "vista-lab"
-_LIBRARY_PACKAGES = frozenset(
-    {"workspace", "sims", "theory", "paper_checks", "figures", "vistalab"}
-)
 _INVALID_CHOICE = re.compile(
     r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)"
 )
@@ -66,11 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
-        modname = f"{__package__}._commands.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 
@@ -137,12 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{_PROG}: error: out of memory; reduce the problem size (trials, n, grid) and "
               "rerun", file=sys.stderr)
         return 2
-    except (ValueError, KeyError) as exc:
-        # Library errors that carry their own root (workspace/) are also user errors.
-        if type(exc).__module__.split(".")[0] in _LIBRARY_PACKAGES:
-            print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
-            return 2
-        raise
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130

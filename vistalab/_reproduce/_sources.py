@@ -1,8 +1,7 @@
 """Adapters from the other packages' check runners to report rows.
 
-Each adapter asks for the public names it needs (``figures.require``); a
-package that does not provide them makes its stage "skipped", reported as not
-checkable, instead of crashing the pipeline.
+The packages are imported statically: a renamed function breaks the import (and
+the tests) instead of turning a stage into "skipped".
 """
 
 from __future__ import annotations
@@ -11,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from vistalab.figures import MissingDependency, require
+from vistalab import paper_checks, theory
+from vistalab._core import DomainError
 
 from ._rows import CheckRow
 
@@ -33,24 +33,40 @@ def normalise_status(value: Any) -> str:
     return "not_checkable"
 
 
+#: How a proof-step row words its evidence, by the step's generality: only a
+#: step proved for every parameter is called a proof.
+_GENERALITY_WORDS = {
+    "all": "proved for all parameters ({method}; {domain})",
+    "finite": "checked on {domain} ({method}; finite check, not a proof)",
+    "sampled": "sampled on {domain} ({method}; random examples, not a proof)",
+}
+
+
 def proof_step_rows() -> list[dict[str, str]]:
-    """One row per named proof step certified by ``theory.certify_all()``."""
-    theory = require("theory", "certify_all")
+    """One row per named proof step certified by ``theory.certify_all()``, and one
+    per main result saying whether its chain of steps is closed (and how general)."""
     report = theory.certify_all()
     rows = []
     for cert in report.steps:
-        numbers = f"{cert.method} on {cert.domain}: {' '.join(str(cert.detail).split())}"
+        generality = str(getattr(cert, "generality", "finite"))
+        words = _GENERALITY_WORDS.get(generality, _GENERALITY_WORDS["finite"])
+        how = words.format(method=cert.method, domain=" ".join(str(cert.domain).split()))
+        numbers = f"{how}: {' '.join(str(cert.detail).split())}"
         rows.append(CheckRow(
             "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
             normalise_status(cert.status), numbers, str(cert.ref),
         ).to_dict())
+    for chain in getattr(report, "chains", ()):
+        status = "pass" if chain.closed else "fail"
+        reach = ("proved for all parameters" if chain.generality == "all"
+                 else f"weakest link {chain.generality} (not a proof for all parameters)")
+        rows.append(CheckRow(
+            "proof", f"chain/{chain.result}",
+            f"the steps of {chain.result} link into a closed chain",
+            status, f"{chain.status}, {reach}: {' '.join(chain.detail.split())}",
+            "App. B-D",
+        ).to_dict())
     return rows
-
-
-def _is_engine_claim(c: Any) -> bool:
-    """Engine-backed claims (issue 5) register into paper_checks with "engine" in the id
-    or section; the pipeline runs them in their own stage."""
-    return "engine" in str(c.id).lower() or "engine" in str(c.section).lower()
 
 
 def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
@@ -77,24 +93,22 @@ def _fmt(v: Any) -> str:
 
 
 def paper_check_rows(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """One row per registered claim of the paper (engine-backed claims excluded)."""
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
-    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng))
+    """One row per registered claim of the paper (claims of stage "engine" excluded)."""
+    claims = [c for c in paper_checks.all_claims() if c.stage != "engine"]
+    return _claim_rows("paper", paper_checks.run_claims(claims=claims, rng=rng))
 
 
 def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """The engine-backed checks of issue 5, registered into paper_checks' registry.
+    """The engine-backed checks (claims registered with ``stage="engine"``).
 
-    Raises :class:`figures.MissingDependency` (the stage is reported as not
-    checkable) while no engine-backed claim is registered.
+    Raises
+    ------
+    DomainError
+        If no claim of stage "engine" is registered (the built-in ones are imported
+        statically, so this means they were removed: a failure, not a skip).
     """
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if _is_engine_claim(c)]
+    claims = [c for c in paper_checks.all_claims() if c.stage == "engine"]
     if not claims:
-        raise MissingDependency(
-            "paper_checks", ["engine claims"],
-            "no engine-backed check is registered in paper_checks yet (issue 5: claims with "
-            "'engine' in their id or section)",
-        )
-    return _claim_rows("engine", pc.run_claims(claims=claims, rng=rng))
+        raise DomainError("stage", "engine", "must have at least one registered claim",
+                          "register the engine-backed claims with stage='engine'")
+    return _claim_rows("engine", paper_checks.run_claims(claims=claims, rng=rng))

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import child_seq
+
 from ._schema import Experiment
 
 __all__ = ["Cell", "canonical_cells", "cell_key", "cell_seed", "cells_digest"]
@@ -81,7 +83,7 @@ def canonical_cells(
 
 def cell_seed(entropy: int, index: int) -> np.random.SeedSequence:
     """Seed of cell ``index``: identical to ``SeedSequence(entropy).spawn(n)[index]`` for any n."""
-    return np.random.SeedSequence(entropy, spawn_key=(index,))
+    return child_seq(np.random.SeedSequence(entropy), index)
 
 
 def cells_digest(experiment: str, cells: Iterable[Cell]) -> str:
