@@ -522,8 +522,12 @@ def _recovery_iv(
     N: Any, k: Any, budget: Any, strategy: Any, trials: Any, handle_cost: Any,
     confidence: Any, workers: Any,
 ) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
-    N = as_int("N", N, lo=1, hi=1 << 30, fix="the history holds 1..2**30 evidence blocks")
-    k = as_int("k", k, lo=1, hi=1 << 30, fix="each evidence block has 1..2**30 bits")
+    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
+    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    for name, value in (("N", N), ("k", k)):
+        if value > 1 << 30:
+            raise DomainError(name, value, "must be at most 2**30",
+                              "N*k <= 2**30 bits per trial bounds the memory")
     if N * k > 1 << 30:
         raise DomainError("k", k, "must keep N*k <= 2**30 bits per trial", "use fewer or "
                           "shorter blocks", context=f"N={N}, N*k={N * k}")
