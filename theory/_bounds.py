@@ -290,10 +290,10 @@ class AsymptoticPoint:
         (unclipped).
     feasible : bool
         Whether VISTA fits with handles of ``c0 * log2(N)`` bits.
-    gap : float
+    gap : float or None
         ``1 - min(1, lossy_bound)``, the guaranteed success gap between VISTA
-        (success 1) and every lossy method, when ``feasible``; NaN when VISTA
-        does not fit, since then there is no guarantee to compare.
+        (success 1) and every lossy method, when ``feasible``; None when VISTA
+        does not fit, since then there is no guarantee to compare (never NaN).
     c : float
         Budget constant.
     c0 : float
@@ -305,7 +305,7 @@ class AsymptoticPoint:
     budget: float
     lossy_bound: float
     feasible: bool
-    gap: float
+    gap: float | None
     c: float
     c0: float
 
@@ -341,7 +341,7 @@ def asymptotic_separation(N: int, c: float, *, c0: float = 1.0) -> AsymptoticPoi
         )
     lossy = budget / (N * k) + 1.0 / k
     feas = recovery_feasibility(N, k, budget, cost=HandleCostModel(c0=c0)).feasible
-    gap = 1.0 - min(1.0, lossy) if feas else math.nan
+    gap = 1.0 - min(1.0, lossy) if feas else None
     return AsymptoticPoint(
         N=N, k=k, budget=budget, lossy_bound=lossy, feasible=feas, gap=gap, c=c, c0=c0
     )
