@@ -291,3 +291,77 @@ def test_bad_argument_raises_project_error_naming_it(fname, param, value, object
         if fname == "claim":  # a decorator factory: bad arguments fail at the latest here
             out(lambda ctx: None)
     assert _named(info.value, param, value), str(info.value)
+
+
+# Issue 15's listed Python cases, each with the parameter the error must name.
+ISSUE_CASES = [
+    (lambda: S.coarsen_ledger("ID ~Tok\n", ("B1", "B2"), buckets=0), "buckets"),
+    (lambda: S.simulate_recovery(8, 4, 10.0, "recover", trials=1e308, rng=1), "trials"),
+    (lambda: S.recovery_feasibility_map(N_values=[], k=16, rng=1), "N_values"),
+    (lambda: S.recovery_feasibility_map(N_values=(4,), k=16, store_root="mem://a b", rng=1),
+     "store_root"),
+    (lambda: S.recovery_feasibility_map(N_values=(4,), k=16, store_root="mem://a\0b", rng=1),
+     "store_root"),
+    (lambda: S.estimate_gaussian_rate(1e308, 4, 1.0, trials=10, rng=1), "n"),
+    (lambda: T.independence("X", 3), "groups"),
+    (lambda: T.tightness_report(content_grid=3), "content_grid"),
+    (lambda: T.tightness_report(makeroom_grid=[]), "makeroom_grid"),
+    (lambda: T.prove_shannon_inequality("H(X) >= 0", given="abc"), "given"),
+    (lambda: T.asymptotic_separation(64, c=1e308), "c"),
+    (lambda: T.optimal_mean_z(64, 4, np.array([1.0, 20.0])), "rate"),
+    (lambda: T.recovery_feasibility(np.array([4, 5]), 2, 3.0), "N"),
+]
+
+
+@pytest.mark.parametrize("call,param", ISSUE_CASES, ids=[p for _c, p in ISSUE_CASES])
+def test_issue_15_listed_cases(call, param):
+    """Issue 15's raw errors (ZeroDivision, Overflow, IndexError, AssertionError, a hang
+    on NUL, an endless n=1e308, the wrong parameter named) are door-check errors now."""
+    with pytest.raises(VistaLabError) as info:
+        call()
+    assert getattr(info.value, "parameter", None) == param, str(info.value)
+
+
+def test_issue_15_values_that_are_valid_give_numbers():
+    """content_rate_bound(4, 1e308) overflowed; it is 0 to double precision, and the
+    theory functions broadcast arrays (scipy.stats style) instead of refusing them."""
+    assert T.content_rate_bound(4, 1e308) == 0.0
+    assert T.content_rate_bound(4, 1e-300) == math.inf
+    out = T.optimal_mean_z(64, 4, np.array([1.0, 2.0]))
+    assert out.shape == (2,) and out[0] == T.optimal_mean_z(64, 4, 1.0)
+    grid = T.makeroom_lower_bound([64, 128], 4, [[0.5], [1.0]])
+    assert grid.shape == (2, 2) and grid[1, 0] == T.makeroom_lower_bound(64, 4, 1.0)
+    assert isinstance(T.makeroom_nu(64, 4), float)
+
+
+BROADCAST = {
+    T.recovery_success_bound: dict(N=[8, 16], k=4, budget=[[10.0], [20.0]]),
+    T.content_rate_bound: dict(kappa=[2, 4, 8], sigma=1.0),
+    T.content_rate_bound_tight: dict(n=64, kappa=4, sigma=[0.5, 1.0]),
+    T.list_fano_pc_bound: dict(n=64, m=[1, 4], rate=1.0),
+    T.makeroom_nu: dict(n=[64, 1000], kappa=4),
+    T.makeroom_lower_bound: dict(n=64, kappa=[2, 4], rate=[[0.5], [2.0]]),
+    T.threshold_rate: dict(n=64, kappa=4, delta=[0.25, 0.5]),
+    T.price_per_bit: dict(n=[64, 128], kappa=4),
+    T.rate_needed_for_reduction: dict(n=64, kappa=4, delta_z=[0.5, 1.0]),
+    T.bucket_sufficient_rate: dict(n=64, kappa=4, delta=[0.25, 0.5]),
+    T.blind_mean_z: dict(n=[64, 65], kappa=[[2], [3]]),
+    T.optimal_mean_z: dict(n=64, kappa=4, rate=np.array([0.0, 1.0, 6.0])),
+    T.optimal_rate: dict(n=64, kappa=4, mean_z=[0.5, 1.0]),
+    T.content_rate_exact: dict(n=[8, 64], kappa=4, sigma=1.0),
+    T.list_fano_mean_z_bound: dict(n=64, kappa=4, rate=[0.5, 1.0]),
+}
+
+
+@pytest.mark.parametrize("fn", list(BROADCAST), ids=lambda f: f.__name__)
+def test_theory_functions_broadcast_like_scipy_stats(fn):
+    """Issue 15: the closed forms take arrays (numpy broadcasting) and give, element by
+    element, exactly the scalar call's value."""
+    kwargs = BROADCAST[fn]
+    arrays = {k: np.asarray(v) for k, v in kwargs.items()}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    out = fn(**kwargs)
+    assert isinstance(out, np.ndarray) and out.shape == shape and out.dtype == float
+    views = {k: np.broadcast_to(a, shape) for k, a in arrays.items()}
+    for idx in np.ndindex(shape):
+        assert out[idx] == fn(**{k: v[idx].item() for k, v in views.items()})
