@@ -310,6 +310,10 @@ ISSUE_CASES = [
     (lambda: T.asymptotic_separation(64, c=1e308), "c"),
     (lambda: T.optimal_mean_z(64, 4, np.array([1.0, 20.0])), "rate"),
     (lambda: T.recovery_feasibility(np.array([4, 5]), 2, 3.0), "N"),
+    (lambda: S.simulate_recovery_engine(4, 16, 4000, "recover", trials=1, rng=1, store="disk",
+                                        store_dir=__file__), "store_dir"),
+    (lambda: S.simulate_makeroom_engine(8, 2, "ledger", trials=1, rng=1, store="disk",
+                                        store_dir="/proc/x/y"), "store_dir"),
 ]
 
 

@@ -143,7 +143,7 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("check-paper",), "--data-dir"): [*IN_DIR, "{dir}"],
     (("check-paper",), "--seed"): SEED,
     (("reproduce",), "--out"): OUT_DIR,
-    (("reproduce",), "--seed"): ["", "abc", "1.5"],
+    (("reproduce",), "--seed"): ["", "abc", "1.5", "-1"],
     (("sweep",), "CONFIG.toml"): [*IN_FILE, "{file}"],
     (("sweep",), "--out"): OUT_DIR,
     (("sweep",), "--workers"): ["", "abc", "1.5", "0", "-1"],

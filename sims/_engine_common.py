@@ -169,6 +169,11 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     if not isinstance(store_dir, (str, Path)) or not str(store_dir).strip():
         raise DomainError("store_dir", store_dir, "must be a folder path",
                           "pass a writable folder, e.g. store_dir='archive'")
+    from vistalab._core._paths import output_dir
+
+    # a file, FIFO or device where the folder should be, /proc, an unwritable parent:
+    # refused here with the fix, not as a raw OSError from the store
+    store_dir = output_dir("store_dir", store_dir)
     disk = DiskStore(store_dir)
     return StoreSpec("disk", disk.root, disk.directory, False, disk)
 
