@@ -215,6 +215,9 @@ def _data_dir_iv(data_dir: str | Path | None) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from vistalab._core._paths import input_file
+
+    input_file("data file", path)  # a FIFO named *.toml is refused, not opened (no hang)
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
