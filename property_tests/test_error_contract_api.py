@@ -51,6 +51,24 @@ GOOD: dict[str, dict] = {
                              threshold_grid=[(64, 4, 0.5)]),
     "certify_all": dict(only="prop1"),
     "list_steps": dict(only="prop1"),
+    "content_product_bound": dict(n=8, kappa=4, sigma=1.0),
+    "content_jensen_lower_bound": dict(n=8, kappa=4, sigma=1.0),
+    "content_rate_limit": dict(kappa=4, sigma=1.0),
+    "content_limit_gap_bound": dict(n=8, kappa=4, sigma=1.0),
+    "content_sandwich": dict(n=8, kappa=4, sigma=1.0),
+    "content_rate_certified": dict(n=8, kappa=4, sigma=1.0),
+    "gaussian_mean_z_certified": dict(n=8, kappa=2, sigma=1.0),
+    "sharp_pc_bound": dict(n=64, m=4, rate=1.0),
+    "sharp_mean_z_bound": dict(n=64, kappa=4, rate=1.0),
+    "sharp_constant": dict(n=64, kappa=4),
+    "first_order_point": dict(n=64, kappa=4, delta=0.5),
+    "first_order_bounds": dict(n=64, kappa=4, delta=0.5),
+    "head_interface_bound": dict(n=64, kappa=4, delta=0.5),
+    "second_order_identity": dict(n=64, kappa=4, delta=0.5),
+    "second_order_approx": dict(n=64, kappa=4, delta=0.5),
+    "two_level_rate": dict(n=64, kappa=4, delta=0.5),
+    "recovery_exact_optimum": dict(N=4, k=2, M=4),
+    "recovery_success_bound_sharp": dict(N=8, k=4, budget=10.0),
     "check_chains": dict(certs=(), results=("prop1",)),
     "prove_shannon_inequality": dict(statement="I(X;Y) >= 0", given=(), variables=None),
     "independence": dict(groups=("X", "Y")),
@@ -102,7 +120,7 @@ GOOD: dict[str, dict] = {
     "status_of": dict(ok=True),
 }
 
-NOT_INT = [None, "3", 2.5, math.nan, math.inf, 1e308, 2**70, True, object()]
+NOT_INT = [None, "3", 2.5, math.nan, math.inf, 1e308, 10**400, True, object()]
 COUNT = [*NOT_INT, 0, -1]
 NOT_REAL = [None, "x", math.nan, math.inf, -math.inf, True, object()]
 NAME = [[], {}, 3.5, None, "bogus-name"]
@@ -127,9 +145,9 @@ BAD: dict = {
     "strategy": NAME, "interface": NAME, "policy": [[], {}, 3.5, "bogus-name"],
     "mode": NAME, "store": NAME, "tokenizer": NAME, "name": NAME,
     "store_dir": [3, "x\0y", ""], "store_root": ["mem://a b", "x\0y", "", 3, "mem://a/"],
-    "N_values": [[], "abc", [1], [2**70], None, [[2, 4], [8]]],
+    "N_values": [[], "abc", [1], [10**400], None, [[2, 4], [8]]],
     "interfaces": [3, "abc", [("bogus", {})], None],
-    "verify": ["yes", 2, None], "reuse": ["yes", 2, None],
+    "verify": ["yes", 2, None], "reuse": ["yes", 2, None], "with_buckets": ["yes", 2, None],
     "sizes": [None, "abc", [], [0, 1], [[1]], [math.nan, 1]],
     "order": [None, "abc", [0, 0, 1, 2, 3], [0, 1], [1.5, 0, 2, 3, 4]],
     "dashboard": [None, 3, b"x"], "ids": [None, "B1", (), (1, 2)],

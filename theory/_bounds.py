@@ -168,7 +168,7 @@ def recovery_success_bound(N: int, k: int, budget: float) -> float:
         statement is informative in the paper's regime B < N k.
     """
     N, k, budget = _recovery_iv(N, k, budget)
-    return budget / (N * k) + 1.0 / k
+    return budget / (float(N) * float(k)) + 1.0 / k  # floats: N*k may exceed 1e308
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,7 @@ def asymptotic_separation(N: int, c: float, *, c0: float = 1.0) -> AsymptoticPoi
             "c", c, "must keep the budget B = c N log2 N finite",
             "pass a smaller budget constant", context=f"N={N}",
         )
-    lossy = budget / (N * k) + 1.0 / k
+    lossy = budget / (float(N) * float(k)) + 1.0 / k
     feas = recovery_feasibility(N, k, budget, cost=HandleCostModel(c0=c0)).feasible
     gap = 1.0 - min(1.0, lossy) if feas else None
     return AsymptoticPoint(

@@ -21,10 +21,11 @@ __all__ = [
     "refuse_array",
 ]
 
-# Every size (n, N, k, kappa, M, ...) is bounded by the int64 range at the
-# door, so no closed form meets an OverflowError (1e308 is an integral float
-# and would otherwise pass as a 309-digit integer).
-MAX_SIZE = 2**63
+# Every size (n, N, k, kappa, M, ...) is bounded at the door, so no closed form
+# meets an OverflowError: 1e308 is an integral float and would otherwise pass as
+# a 309-digit integer whose ratios no longer fit in a float. Exact integer
+# arithmetic (the frontier, first-order asymptotics at n = 1e80) stays allowed.
+MAX_SIZE = 10**300
 
 
 def as_int(
@@ -55,8 +56,8 @@ def as_int(
             raise DomainError(name, value, the_rule, fix or "pass a whole number", context=context)
         iv = int(fv)
     if hi == MAX_SIZE and iv > hi:
-        raise DomainError(name, value, "must be at most 2**63",
-                          "sizes are bounded by the int64 range",
+        raise DomainError(name, value, "must be at most 1e300",
+                          "beyond that the closed forms' ratios overflow a float",
                           context=context)
     if (lo is not None and iv < lo) or (hi is not None and iv > hi):
         raise DomainError(name, value, the_rule, fix, context=context)
@@ -109,11 +110,11 @@ def as_size(
     rule: str | None = None,
     fix: str = "",
 ) -> int:
-    """An integer size with ``lo <= value <= MAX_SIZE`` (2**63)."""
+    """An integer size with ``lo <= value <= MAX_SIZE`` (1e300)."""
     return as_int(
         name, value, lo=lo, hi=MAX_SIZE, context=context,
-        rule=rule or f"must be an integer with {lo} <= {name} <= 2**63",
-        fix=fix or "sizes are bounded by the int64 range",
+        rule=rule or f"must be an integer with {lo} <= {name} <= 1e300",
+        fix=fix or "beyond that the closed forms' ratios overflow a float",
     )
 
 
