@@ -7,7 +7,6 @@ from vistalab._core._paths import (
     input_path,
     output_dir,
     output_file,
-    read_text,
 )
 
-__all__ = ["input_file", "input_path", "input_dir", "output_dir", "output_file", "read_text"]
+__all__ = ["input_file", "input_path", "input_dir", "output_dir", "output_file"]

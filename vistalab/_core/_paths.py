@@ -4,7 +4,7 @@ path, the rule and the fix, before any work starts.
 
 Inputs are checked with ``os.stat`` (never opened), so a FIFO, a directory or
 a device given where a file is expected is refused at once instead of hanging
-on ``open``; :func:`read_text` opens with ``O_NONBLOCK`` for the same reason.
+on ``open``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from ._errors import DomainError
 
-__all__ = ["input_file", "input_path", "input_dir", "output_dir", "output_file", "read_text"]
+__all__ = ["input_file", "input_path", "input_dir", "output_dir", "output_file"]
 
 # Kernel pseudo file systems: nothing a command writes belongs there.
 _PSEUDO = ("/proc", "/sys", "/dev")
@@ -172,20 +172,3 @@ def output_file(option: str, value: Any, *, parents: bool = False) -> Path:
         raise DomainError(option, str(path), "must be writable", "check its permissions")
     _writable_folder(option, path, parent)
     return path
-
-
-def read_text(option: str, value: Any) -> str:
-    """The UTF-8 text of a regular file, opened with ``O_NONBLOCK`` after the
-    :func:`input_file` check (so a path swapped for a FIFO cannot hang)."""
-    path = input_file(option, value)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise DomainError(option, str(path), f"must be readable ({exc.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DomainError(option, str(path), f"must be UTF-8 text ({exc.reason} at byte "
-                          f"{exc.start})", "convert the file to UTF-8") from None
