@@ -56,8 +56,9 @@ def broadcasting(fn: F) -> F:
         names = [n for n in positional if n in bound.arguments
                  and is_array_like(bound.arguments[n])]
         if not names:
-            out = fn(*args, **kwargs)
-            return out
+            return fn(*args, **kwargs)
+        # strings or objects inside an array reach the scalar function's checks,
+        # which name the parameter; the index of the element is added below
         arrays = []
         for name in names:
             try:
@@ -66,9 +67,6 @@ def broadcasting(fn: F) -> F:
                 raise DomainError(name, bound.arguments[name],
                                   "must be a number or a rectangular array of numbers",
                                   "pass equal-length rows") from None
-            if arrays[-1].dtype == object or arrays[-1].dtype.kind in "USV":
-                # element checks below name the offending entry
-                pass
         try:
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
