@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from vistalab.theory import DomainError
 
 __all__ = ["Check", "STATUSES", "status_of"]
@@ -51,4 +52,6 @@ class Check:
 
 def status_of(ok: bool) -> str:
     """``"pass"`` when ``ok`` else ``"fail"``."""
+    if not isinstance(ok, (bool, np.bool_)):
+        raise DomainError("ok", ok, "must be a bool", "pass the outcome of a comparison")
     return "pass" if ok else "fail"

@@ -62,7 +62,7 @@ def load_figure(name: str) -> FigureScript:
     # Imported here, not at the top: each figure module imports merge_params from here.
     from ._catalog import FIGURES
 
-    if name not in FIGURES:
+    if not isinstance(name, str) or name not in FIGURES:
         raise UnknownNameError("figure", name, FIGURES)
     return cast(FigureScript, FIGURES[name])
 
@@ -71,6 +71,16 @@ def merge_params(
     figure: str, defaults: Mapping[str, Any], given: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Defaults overridden by ``given``; an unknown key is an error with a suggestion."""
+    from vistalab.theory import DomainError
+
+    if not isinstance(figure, str) or not figure:
+        raise DomainError("figure", figure, "must be a figure name", "e.g. 'fig1_recovery'")
+    if not isinstance(defaults, Mapping):
+        raise DomainError("defaults", defaults, "must be a mapping of parameter names to values",
+                          "pass the figure's DEFAULTS dict")
+    if given is not None and not isinstance(given, Mapping):
+        raise DomainError("given", given, "must be a mapping of parameter names to values "
+                          "or None", "pass e.g. {'trials': 1000}")
     out = dict(defaults)
     for key, value in (given or {}).items():
         if key not in defaults:

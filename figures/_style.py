@@ -60,7 +60,12 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
     import_optional("matplotlib", "the figures")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from vistalab.theory._validate import as_int, as_real
 
+    nrows = as_int("nrows", nrows, lo=1, hi=64, fix="a figure has 1..64 rows of panels")
+    ncols = as_int("ncols", ncols, lo=1, hi=64, fix="a figure has 1..64 columns of panels")
+    width = as_real("width", width, lo=0.0, hi=200.0, lo_open=True, fix="inches, e.g. 6.4")
+    height = as_real("height", height, lo=0.0, hi=200.0, lo_open=True, fix="inches, e.g. 3.2")
     fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw)
@@ -69,7 +74,13 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 
 def panel_label(ax: Any, label: str) -> None:
     """Bold panel letter in the axes' top-left corner, outside the data area."""
-    ax.set_title(label, loc="left", fontweight="bold")
+    from vistalab.theory._validate import as_text
+
+    if not callable(getattr(ax, "set_title", None)):
+        from vistalab.theory import DomainError
+
+        raise DomainError("ax", ax, "must be a matplotlib Axes", "pass one of new_figure()'s axes")
+    ax.set_title(as_text("label", label, fix="e.g. 'a'"), loc="left", fontweight="bold")
 
 
 def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[Path, Path]:
@@ -80,7 +91,18 @@ def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[P
     truncated figure behind; the files honour the umask. The PDF carries no creation date,
     so identical inputs give identical bytes.
     """
-    out = Path(out_dir)
+    from vistalab.theory import DomainError
+    from vistalab.theory._validate import as_text
+
+    if not callable(getattr(fig, "savefig", None)):
+        raise DomainError("fig", fig, "must be a matplotlib Figure", "pass new_figure()[0]")
+    out_text = os.fspath(out_dir) if isinstance(out_dir, os.PathLike) else out_dir
+    as_text("out_dir", out_text, fix="pass the folder to write into")
+    as_text("name", name, fix="pass a file stem such as 'fig1_recovery'")
+    if "/" in name or os.sep in name or name in (".", ".."):
+        raise DomainError("name", name, "must be a file stem without folders",
+                          "pass e.g. 'fig1_recovery'")
+    out = Path(out_text)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt, extra in (("png", {"dpi": 200}), ("pdf", {"metadata": {"CreationDate": None}})):

@@ -201,6 +201,10 @@ class Statement:
 
 
 def _data_dir_iv(data_dir: str | Path | None) -> Path:
+    if data_dir is not None and (not isinstance(data_dir, (str, Path)) or not str(data_dir)
+                                 or "\0" in str(data_dir)):
+        raise DomainError("data_dir", data_dir, "must be a folder path",
+                          "omit it to use the shipped data")
     path = DATA_DIR if data_dir is None else Path(data_dir)
     if not path.is_dir():
         raise DomainError(
@@ -211,6 +215,9 @@ def _data_dir_iv(data_dir: str | Path | None) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from vistalab._core._paths import input_file
+
+    input_file("data file", path)  # a FIFO named *.toml is refused, not opened (no hang)
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -243,7 +250,7 @@ def load_table(key: str, *, data_dir: str | Path | None = None) -> PaperTable:
     PaperTable
     """
     keys = table_keys(data_dir=data_dir)
-    if key not in keys:
+    if not isinstance(key, str) or key not in keys:
         raise UnknownNameError("paper table", key, keys)
     raw = _read(_data_dir_iv(data_dir) / f"{key}.toml")
     known = {"key", "label", "number", "title", "where", "line", "caption", "notes",
@@ -289,7 +296,7 @@ def load_quotes(*, data_dir: str | Path | None = None) -> Mapping[str, Quote]:
 def load_quote(quote_id: str, *, data_dir: str | Path | None = None) -> Quote:
     """One quoted sentence by id (see :func:`load_quotes`)."""
     quotes = load_quotes(data_dir=data_dir)
-    if quote_id not in quotes:
+    if not isinstance(quote_id, str) or quote_id not in quotes:
         raise UnknownNameError("text quote", quote_id, quotes)
     return quotes[quote_id]
 
@@ -312,6 +319,6 @@ def load_statements(*, data_dir: str | Path | None = None) -> Mapping[str, State
 def load_statement(statement_id: str, *, data_dir: str | Path | None = None) -> Statement:
     """One theoretical statement by id (see :func:`load_statements`)."""
     statements = load_statements(data_dir=data_dir)
-    if statement_id not in statements:
+    if not isinstance(statement_id, str) or statement_id not in statements:
         raise UnknownNameError("theory statement", statement_id, statements)
     return statements[statement_id]

@@ -435,6 +435,10 @@ def register_claim(
             raise DomainError(name, value, "must be a non-empty string")
     if not callable(check):
         raise DomainError("check", check, "must be callable as check(ctx) -> Outcome")
+    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
+    if kind not in CLAIM_KINDS:
+        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
+                          "e.g. kind='text'")
     if stage not in STAGES:
         raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
                           'pass stage="engine" for checks that drive the workspace engine')
@@ -452,6 +456,20 @@ def register_claim(
     )
     _REGISTRY[claim_id] = entry
     return entry
+
+
+CLAIM_KINDS = ("table", "text", "theory", "engine")
+
+
+def _strings_iv(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise DomainError(name, value, "must be a sequence of strings",
+                          "pass e.g. ('table:ablation',) or ()")
+    items = tuple(value)
+    if not all(isinstance(v, str) and v for v in items):
+        raise DomainError(name, value, "must contain only non-empty strings",
+                          "pass e.g. ('table:ablation',)")
+    return items
 
 
 def claim(
@@ -476,6 +494,19 @@ def claim(
             return Outcome.passed("...", mean_z=...)
     """
 
+    # validated now, so a bad decorator argument fails where it is written
+    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
+                        ("statement", statement), ("tolerance", tolerance)):
+        if not isinstance(value, str) or not value.strip():
+            raise DomainError(name, value, "must be a non-empty string")
+    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
+    if kind not in CLAIM_KINDS:
+        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
+                          "e.g. kind='text'")
+    if stage not in STAGES:
+        raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
+                          'pass stage="engine" for checks that drive the workspace engine')
+
     def deco(fn: CheckFn) -> CheckFn:
         register_claim(claim_id, fn, section=section, where=where, statement=statement,
                        tolerance=tolerance, data=data, certificates=certificates, kind=kind,
@@ -497,6 +528,9 @@ def register_not_checkable(
     stage: str = "paper",
 ) -> Claim:
     """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs")."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise DomainError("reason", reason, "must be a non-empty string",
+                          "say why, e.g. 'needs LLM runs'")
 
     def _not_checkable(ctx: CheckContext) -> Outcome:
         return Outcome.not_checkable(reason)
@@ -563,7 +597,7 @@ def all_claims() -> tuple[Claim, ...]:
 def get_claim(claim_id: str) -> Claim:
     """The registered claim ``claim_id``."""
     claims = {c.id: c for c in all_claims()}
-    if claim_id not in claims:
+    if not isinstance(claim_id, str) or claim_id not in claims:
         raise UnknownNameError("claim", claim_id, claims)
     return claims[claim_id]
 
@@ -659,21 +693,56 @@ def _run_claims_iv(
     only: str | None, data_dir: str | Path | None, rng: Any,
     claims: Sequence[Claim] | None, certificates: Any,
 ) -> tuple[Path, tuple[Claim, ...], np.random.SeedSequence]:
+    if data_dir is not None and (not isinstance(data_dir, (str, Path)) or not str(data_dir)
+                                 or "\0" in str(data_dir)):
+        raise DomainError("data_dir", data_dir, "must be a folder path",
+                          "omit it to check the shipped data")
     path = DATA_DIR if data_dir is None else Path(data_dir)
     if not path.is_dir():
         raise DomainError("data_dir", str(path), "must be an existing folder of paper data files",
                           "omit it to check the shipped data")
+    if data_dir is not None:
+        _data_files_iv(path)
+    chosen: tuple[Claim, ...] = ()
     if claims is not None:
+        if isinstance(claims, (str, bytes)) or not isinstance(claims, Iterable):
+            raise DomainError("claims", claims, "must be a sequence of registered Claim objects",
+                              "take them from all_claims() or select_claims()")
         chosen = tuple(claims)
         if not all(isinstance(c, Claim) for c in chosen):
             raise DomainError("claims", claims, "must be a sequence of registered Claim objects",
                               "take them from all_claims() or select_claims()")
-    else:
-        chosen = select_claims(only)
     if not isinstance(certificates, bool) and not hasattr(certificates, "steps"):
         raise DomainError("certificates", certificates,
                           "must be True, False or a theory VerificationReport (with .steps)")
-    return path, chosen, _root_seed(rng)
+    root = _root_seed(rng)
+    if claims is None:
+        chosen = select_claims(only)
+    return path, chosen, root
+
+
+def _data_files_iv(path: Path) -> None:
+    """Another data folder must hold every file of the shipped one, each valid
+    TOML: a bad folder is bad input (exit 2 from the CLI), not nine failed claims."""
+    import tomllib
+
+    needed = sorted(p.name for p in DATA_DIR.glob("*.toml"))
+    missing = [name for name in needed if not (path / name).is_file()]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4
+                                          else "")
+        raise DomainError("data_dir", str(path), "must hold every paper data file",
+                          f"missing {shown}; start from a copy of {DATA_DIR}")
+    for name in needed:
+        try:
+            with (path / name).open("rb") as fh:
+                tomllib.load(fh)
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise DomainError("data_dir", str(path), "must hold valid TOML data files",
+                              f"fix {name}: {exc}") from None
+        except OSError as exc:
+            raise DomainError("data_dir", str(path), "must hold readable data files",
+                              f"{name}: {exc.strerror}") from None
 
 
 def _run_one(c: Claim, ctx: CheckContext) -> Outcome:

@@ -132,9 +132,9 @@ def test_asymptotic_separation_gap_tends_to_one():
 
 def test_asymptotic_separation_needs_c_above_c0():
     """Proposition 1 (Appendix B): a budget c N log2 N with c < c0 cannot hold
-    the handle table, so there is no guaranteed gap (NaN)."""
+    the handle table, so there is no guaranteed gap (None: issue 15, never NaN)."""
     p = asymptotic_separation(10**6, c=0.5, c0=1.0)
-    assert not p.feasible and math.isnan(p.gap)
+    assert not p.feasible and p.gap is None
 
 
 # ---------------------------------------------------------------------------
@@ -356,7 +356,7 @@ GOOD = {
     theory.list_fano_mean_z_bound: dict(n=20, kappa=3, rate=1.0),
 }
 
-NOT_A_NUMBER = [None, "3", True, float("nan"), float("inf"), [3]]
+NOT_A_NUMBER = [None, "3", True, float("nan"), float("inf"), ["x"], [[1, 2], [3]]]
 INT_BAD = NOT_A_NUMBER + [2.5, 0, -1, -(10**9)]
 BAD = {
     "N": INT_BAD, "k": INT_BAD, "n": INT_BAD, "m": INT_BAD, "M": INT_BAD,

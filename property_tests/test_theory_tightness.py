@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vistalab.theory import (
     CONTENT_RATE_ABS_TOL,
-    DomainError,
+    CONTENT_SNR_MAX,
     content_rate_bound,
     content_rate_bound_tight,
     content_rate_exact,
@@ -117,10 +117,17 @@ def test_content_rate_exact_at_high_snr_is_within_tolerance_of_log2n(n, kappa, s
     assert abs(content_rate_exact(n, kappa, sigma) - math.log2(n)) <= CONTENT_RATE_ABS_TOL
 
 
-def test_content_rate_exact_rejects_too_high_snr():
-    """Proposition 2 quadrature range: ln(kappa)/sigma <= CONTENT_SNR_MAX."""
-    with pytest.raises(DomainError, match=r"^`sigma` must satisfy ln\(kappa\)/sigma <= 40"):
-        content_rate_exact(4, 2**20, 0.01)
+def test_content_rate_exact_beyond_quadrature_range_is_the_fano_endpoint():
+    """Proposition 2 beyond ln(kappa)/sigma = CONTENT_SNR_MAX (issue 15): no refusal;
+    Fano's inequality puts log2(n) - I below the tolerance, so log2(n) is returned
+    (the gap bound is recomputed here with mpmath)."""
+    n, kappa, sigma = 4, 2**20, 0.01
+    s = mpmath.log(kappa) / sigma
+    assert s > CONTENT_SNR_MAX
+    pe = (n - 1) * mpmath.ncdf(-s / mpmath.sqrt(2))
+    assert pe < mpmath.mpf(10) ** -100
+    assert content_rate_exact(n, kappa, sigma) == math.log2(n)
+    assert content_rate_exact(10**12, 2, 1e-3) == math.log2(10**12)
 
 
 @given(

@@ -201,7 +201,7 @@ def test_cli_dashboard_prints_the_final_dashboard(capsys):
         (["workspace", "replay", str(OPS), "--budget", "50"], "`budget` must be at least"),
         (["workspace", "replay", str(OPS), "--tokenizer", "cl100"], "did you mean 'cl100k_base'"),
         (["workspace", "dashboard", str(OPS)], "required: --budget"),
-        (["workspace", "replay", "/nonexistent.json"], "cannot read the trace"),
+        (["workspace", "replay", "/nonexistent.json"], "`TRACE` must be an existing file"),
     ],
 )
 def test_cli_errors_are_one_line_exit_2(argv, msg, capsys):

@@ -81,7 +81,7 @@ class MemoTokenizer:
 
 def tokenizer_iv(name: Any) -> MemoTokenizer:
     """An engine tokenizer by registry name, wrapped in a memo."""
-    if name not in ENGINE_TOKENIZERS:
+    if not isinstance(name, str) or name not in ENGINE_TOKENIZERS:
         from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("tokenizer", str(name), ENGINE_TOKENIZERS)
@@ -149,7 +149,7 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     folder is created and removed when the run ends (use the spec as a context
     manager, or call ``close``).
     """
-    if store not in ENGINE_STORES:
+    if not isinstance(store, str) or store not in ENGINE_STORES:
         from vistalab.theory import UnknownNameError
 
         raise UnknownNameError("payload store", str(store), ENGINE_STORES)
@@ -169,6 +169,11 @@ def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:
     if not isinstance(store_dir, (str, Path)) or not str(store_dir).strip():
         raise DomainError("store_dir", store_dir, "must be a folder path",
                           "pass a writable folder, e.g. store_dir='archive'")
+    from vistalab._core._paths import output_dir
+
+    # a file, FIFO or device where the folder should be, /proc, an unwritable parent:
+    # refused here with the fix, not as a raw OSError from the store
+    store_dir = output_dir("store_dir", store_dir)
     disk = DiskStore(store_dir)
     return StoreSpec("disk", disk.root, disk.directory, False, disk)
 

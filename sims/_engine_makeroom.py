@@ -52,7 +52,7 @@ from ._engine_common import (
 from ._interfaces import Interface, make_interface, makeroom_iv
 from ._makeroom import CHECK_SIGMAS, MakeRoomResult, simulate_makeroom
 from ._policies import Policy, make_policy
-from ._seeding import SeedInfo, block_sizes, root_seed, stream
+from ._seeding import MAX_ENGINE_TRIALS, SeedInfo, block_sizes, root_seed, stream, trials_iv
 from ._seeding import stream_seq as _stream_seq
 from ._stats import confidence_iv, mean_from_counts, normal_quantile
 
@@ -416,12 +416,22 @@ def parse_ledger(dashboard: str) -> list[tuple[str, int, str]]:
     columns: a row starts with the unit ID and its ~Tok figure and ends with
     its status.
     """
+    if not isinstance(dashboard, str):
+        raise DomainError("dashboard", dashboard, "must be a rendered dashboard (str)",
+                          "pass Rendering.dashboard")
     return [(r.unit_id, r.tokens, r.status) for r in parse_ledger_rows(dashboard)]
 
 
 def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:
     """The bucket view of a dashboard: only which of ``buckets`` balanced
     position buckets holds the largest visible block (Theorem 1, part D)."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, (tuple, list)) or not ids \
+            or not all(isinstance(i, str) for i in ids):
+        raise DomainError("ids", ids, "must be a non-empty tuple of block ids (str)",
+                          "pass the layout's ids in position order")
+    buckets = as_int("buckets", buckets, lo=1, hi=len(ids),
+                     rule="must be an integer with 1 <= buckets <= len(ids)",
+                     context=f"len(ids)={len(ids)}", fix="a bucket holds at least one block")
     index = {bid: p for p, bid in enumerate(ids)}
     best, best_tok = -1, -1
     for uid, tok, status in parse_ledger(dashboard):
@@ -743,7 +753,7 @@ class EngineMakeRoomResult(MakeRoomResult):
 def _engine_iv(n: Any, kappa: Any, interface: Any, policy: Any, trials: Any,
                array_trials: Any, confidence: Any, params: dict[str, Any]
                ) -> tuple[Interface, Policy, int, int, float]:
-    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    trials = trials_iv(trials, hi=MAX_ENGINE_TRIALS)
     if not isinstance(interface, str):
         raise DomainError("interface", interface, "must be an interface name in engine mode",
                           f"use one of {', '.join(ENGINE_INTERFACES)}")
@@ -760,8 +770,8 @@ def _engine_iv(n: Any, kappa: Any, interface: Any, policy: Any, trials: Any,
     else:
         raise DomainError("policy", policy, "must be a policy name in engine mode",
                           "use 'bayes' or 'random'")
-    array_trials = as_int("array_trials", array_trials, lo=2,
-                          fix="trials of the array simulator cross-check")
+    array_trials = trials_iv(array_trials, name="array_trials", lo=2,
+                             fix="trials of the array simulator cross-check")
     return iface, pol, trials, array_trials, confidence_iv(confidence)
 
 
@@ -838,6 +848,9 @@ def simulate_makeroom_engine(
     """
     iface, pol, trials, array_trials, confidence = _engine_iv(
         n, kappa, interface, policy, trials, array_trials, confidence, params)
+    for flag, value in (("verify", verify), ("reuse", reuse)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise DomainError(flag, value, "must be True or False", f"pass {flag}=True")
     n, kappa = iface.n, iface.kappa
     _reuse_iv(reuse, iface, pol)
     seed = root_seed(rng)
@@ -923,7 +936,7 @@ def makeroom_event_counters(
     improves on).
     """
     seq = root_seed(rng).seq
-    specs = [(str(name), dict(kw)) for name, kw in interfaces]
+    specs = _interfaces_iv(interfaces)
     if not specs:
         raise DomainError("interfaces", interfaces, "must name at least one interface",
                           "e.g. (('ledger', {}), ('blind', {}))")
@@ -941,6 +954,25 @@ def makeroom_event_counters(
     } for r in results)
     return EventCounters(n=results[0].n, kappa=results[0].kappa, trials=results[0].trials,
                          rows=rows, results=tuple(results))
+
+
+def _interfaces_iv(interfaces: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``((name, params), ...)`` pairs: a name of ENGINE_INTERFACES and a dict."""
+    rule = "must be a sequence of (interface name, params dict) pairs"
+    fix = "e.g. (('ledger', {}), ('buckets', {'buckets': 4}))"
+    if isinstance(interfaces, (str, bytes)) or not isinstance(interfaces, (list, tuple)):
+        raise DomainError("interfaces", interfaces, rule, fix)
+    specs = []
+    for item in interfaces:
+        if (not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[0], str)
+                or not isinstance(item[1], dict)):
+            raise DomainError("interfaces", interfaces, rule, fix, context=f"item {item!r}")
+        if item[0] not in ENGINE_INTERFACES:
+            raise DomainError("interfaces", interfaces, f"must name engine interfaces "
+                              f"({', '.join(ENGINE_INTERFACES)})", fix,
+                              context=f"unknown {item[0]!r}")
+        specs.append((item[0], dict(item[1])))
+    return specs
 
 
 def _reuse_iv(reuse: Any, iface: Interface, pol: Policy) -> None:

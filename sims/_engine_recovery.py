@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from vistalab.theory import DomainError, HandleCostModel, UnknownNameError
-from vistalab.theory._validate import as_int
+from vistalab.theory._validate import as_int, as_real
 from vistalab.workspace import (
     READ_PATH_TOOL,
     Workspace,
@@ -44,7 +44,7 @@ from vistalab import theory
 
 from ._engine_common import MemoTokenizer, StoreSpec, store_iv, tokenizer_iv
 from ._recovery import RecoveryResult
-from ._seeding import SeedInfo, block_sizes, root_seed, stream
+from ._seeding import MAX_ENGINE_TRIALS, SeedInfo, block_sizes, root_seed, stream, trials_iv
 from ._seeding import stream_seq as _stream_seq
 from ._stats import clopper_pearson, confidence_iv
 
@@ -408,7 +408,7 @@ class EngineRecoveryResult(RecoveryResult):
 def _recovery_engine_iv(N: Any, k: Any, budget: Any, strategy: Any, trials: Any,
                         confidence: Any) -> tuple[int, int, int, str, int, float]:
     N = as_int("N", N, lo=1, hi=10_000, fix="the history holds 1..10000 evidence blocks")
-    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    k = as_int("k", k, lo=1, hi=1 << 16, fix="each evidence block has 1..65536 bits")
     if N * k > MAX_ENGINE_BITS:
         raise DomainError("k", k, f"must keep N*k <= {MAX_ENGINE_BITS} bits in engine mode",
                           "every bit is a character of the prompt; use fewer or shorter "
@@ -422,7 +422,7 @@ def _recovery_engine_iv(N: Any, k: Any, budget: Any, strategy: Any, trials: Any,
                           f"use one of {', '.join(ENGINE_STRATEGIES)}")
     if strategy not in ENGINE_STRATEGIES:
         raise UnknownNameError("engine strategy", strategy, ENGINE_STRATEGIES)
-    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    trials = trials_iv(trials, hi=MAX_ENGINE_TRIALS)
     return N, k, budget, strategy, trials, confidence_iv(confidence)
 
 
@@ -599,6 +599,25 @@ class HandleCostFit:
                 "tokenizer": self.tokenizer, "store_root": self.store_root, "k": self.k}
 
 
+def _n_values_iv(N_values: Any, *, hi: int) -> list[int]:
+    """A non-empty collection of block counts 2 <= N <= hi, sorted and distinct."""
+    values = np.asarray(N_values, dtype=object) if not isinstance(N_values, (str, bytes)) \
+        else np.asarray([N_values], dtype=object)
+    items = list(np.atleast_1d(values).ravel()) if values.ndim <= 1 else None
+    if items is None or not items:
+        raise DomainError("N_values", N_values, f"must be a non-empty list of integers "
+                          f"2 <= N <= {hi}", "pass e.g. (4, 16, 64)")
+    out = set()
+    for v in items:
+        try:
+            out.add(as_int("N_values", v, lo=2, hi=hi,
+                           rule=f"must hold integers 2 <= N <= {hi}", fix="pass e.g. (4, 16, 64)"))
+        except DomainError:
+            raise DomainError("N_values", N_values, f"must hold integers 2 <= N <= {hi}",
+                              "pass e.g. (4, 16, 64)", context=f"bad entry {v!r}") from None
+    return sorted(out)
+
+
 def measure_handle_cost(
     N_values: Any = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
     *,
@@ -612,8 +631,7 @@ def measure_handle_cost(
     Each N builds one engine history of N random k-bit blocks, archives all of
     them and reads each handle's prompt cost from the rendering.
     """
-    Ns = sorted({as_int("N", v, lo=2, hi=10_000, fix="measure handles for 2 <= N <= 10000")
-                 for v in np.atleast_1d(np.asarray(N_values, dtype=object))})
+    Ns = _n_values_iv(N_values, hi=10_000)
     if len(Ns) < 2:
         raise DomainError("N_values", N_values, "must hold at least two distinct N >= 2",
                           "pass e.g. (8, 64, 512)")
@@ -714,15 +732,19 @@ def recovery_feasibility_map(
     is the in-memory store's; pass a :class:`workspace.DiskStore`'s ``root``
     to map the region for payloads in that folder).
     """
-    Ns = sorted({as_int("N", v, lo=2, hi=4096, fix="map 2 <= N <= 4096")
-                 for v in np.atleast_1d(np.asarray(N_values, dtype=object))})
+    Ns = _n_values_iv(N_values, hi=4096)
     k = as_int("k", k, lo=1, hi=1 << 14, fix="bits per block")
-    if not isinstance(store_root, str) or not store_root.strip() or store_root.endswith("/"):
+    if (not isinstance(store_root, str) or not store_root.strip() or store_root.endswith("/")
+            or any(ch.isspace() or not ch.isprintable() for ch in store_root)):
         raise DomainError("store_root", store_root, "must be a payload root without a trailing "
-                          "slash", "pass a store's .root, e.g. DiskStore('archive').root")
+                          "slash, whitespace or control characters",
+                          "pass a store's .root, e.g. DiskStore('archive').root")
     seed = root_seed(rng)
     tok = tokenizer_iv(tokenizer)
     spec = StoreSpec("memory", store_root)
+    if c0 is not None:
+        c0 = as_real("c0", c0, lo=0.0, fix="tokens per log2(N) of one handle; omit it to "
+                     "measure it")
     if c0 is None:
         c0 = _handle_cost_fit(Ns if len(Ns) >= 2 else [*Ns, 2 * Ns[0]], k, tok, spec,
                               root_seed(stream_seed(seed, 1))).c0

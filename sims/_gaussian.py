@@ -15,9 +15,18 @@ from typing import Any
 
 import numpy as np
 from scipy import integrate, special
+from vistalab.theory._errors import DomainError
 from vistalab.theory._validate import as_int, as_real
 
-from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
+from ._seeding import (
+    SeedInfo,
+    block_sizes,
+    root_seed,
+    run_blocks,
+    stream,
+    trials_iv,
+    workers_iv,
+)
 
 __all__ = [
     "RateEstimate",
@@ -45,6 +54,13 @@ _SVD_RTOL = 1e-6
 # |t| beyond which the logistic is saturated to within exp(-40).
 _T_SAT = 40.0
 _N_CV = len(_CAP_T) + len(_CAPW_T)
+# Largest n of the exact quadrature (checked against mpmath to 1e9; the log-space
+# binomial sums stay accurate well beyond), and of the O(n)-per-trial estimator,
+# whose total work trials * (n - 1) is bounded too so every call ends (about
+# 2e6 light draws per second per core: 1e9 draws is minutes, not hours).
+MAX_EXACT_N = 10**12
+MAX_RATE_N = 10**9
+MAX_RATE_DRAWS = 10**9
 
 
 @dataclass(frozen=True)
@@ -80,12 +96,18 @@ def _gaussian_iv(
 ) -> tuple[int, int, float]:
     kappa = as_int("kappa", kappa, lo=2,
                    fix="kappa = L/l is the integer size ratio of the bulky block (>= 2)")
+    if kappa > MAX_EXACT_N:
+        raise DomainError("kappa", kappa, f"must be at most {MAX_EXACT_N:.0e}",
+                          "kappa < n <= 1e12")
     if channel_only:  # the channel itself needs only two blocks
         n = as_int("n", n, lo=2, fix="the channel needs at least two blocks")
     else:
         n = as_int("n", n, lo=kappa + 1, rule="must be an integer with n >= kappa + 1",
                    context=f"kappa={kappa}",
                    fix="the working set holds the bulky block and at least kappa others")
+    if n > MAX_EXACT_N:
+        raise DomainError("n", n, f"must be at most {MAX_EXACT_N:.0e}",
+                          "the quadrature is verified up to there")
     sigma = as_real("sigma", sigma, lo=0.0, lo_open=True,
                     fix="sigma is the standard deviation of the log-size noise (> 0)")
     return n, kappa, sigma
@@ -252,17 +274,20 @@ def _cv_sums(w: np.ndarray, d: float, e: np.ndarray, shift: np.ndarray) -> np.nd
     ``e = exp(d w - shift[:, None])`` is reused: since exp is increasing,
     ``exp(d (min(w, c) - c)) = min(e, exp(d c - shift)) * exp(shift - d c)``,
     which saves one exponential per threshold. That rescaling is exact in
-    floating point while ``d * 8 < 600`` (no overflow or underflow of the
-    factors); beyond that the summands are formed directly.
+    floating point only while both factors stay representable, i.e.
+    ``|shift - d c| < 600`` in every row; ``shift`` is ``d`` times the largest
+    light observation, which the importance proposal can put far above ``c``
+    when ``d`` is large (issue 15: ln(kappa)/sigma ~ 20 gave inf * 0 = NaN).
+    Otherwise the summands, each in (0, 1], are formed directly.
     """
     cols: list[np.ndarray] = []
-    fast = d * 8.0 < 600.0
     caps: dict[float, np.ndarray] = {}
     capws: dict[float, np.ndarray] = {}
     for c in sorted(set(_CAP_T) | set(_CAPW_T)):
-        if fast:
-            capped = np.minimum(e, np.exp(d * c - shift)[:, None])
-            back = np.exp(shift - d * c)
+        gap = shift - d * c
+        if np.all(np.abs(gap) < 600.0):
+            capped = np.minimum(e, np.exp(-gap)[:, None])
+            back = np.exp(gap)
             cap = capped.sum(axis=1) * back
             capw = (np.minimum(w, c) * capped).sum(axis=1) * back
         else:
@@ -324,7 +349,11 @@ def _entropy_given_lights(ln_s: np.ndarray, mu: np.ndarray, d: float) -> np.ndar
     z, wz = _z_grid(d)
     h = z[1] - z[0]
     tail = np.concatenate([np.cumsum(wz[::-1])[::-1], [0.0]])  # tail[i] = sum(wz[i:])
-    width = min(z.size, int(math.ceil(2.0 * _T_SAT / (d * h))) + 2)
+    # d*h is tiny (even 0) when sigma ~ 1e308: then the whole grid is the window
+    if d * h * z.size > 2.0 * _T_SAT:
+        width = min(z.size, int(math.ceil(2.0 * _T_SAT / (d * h))) + 2)
+    else:
+        width = z.size
     h_l = ln_s - d * mu
     m = d * d - ln_s
     if width == z.size:
@@ -387,8 +416,10 @@ def _draw_top_light(
 
 def _below(gen: np.random.Generator, top: np.ndarray, cols: int) -> np.ndarray:
     """``cols`` N(0,1) observations per row conditioned to lie below ``top``."""
-    cap = special.ndtr(top)[:, None]
-    return special.ndtri(gen.random((top.size, cols)) * cap)
+    # In the log domain: far below zero ndtr(top) underflows to 0 and ndtri(0)
+    # is -inf (the proposal can put ``top`` there when d is large).
+    log_cap = special.log_ndtr(top)[:, None]
+    return special.ndtri_exp(np.log(gen.random((top.size, cols))) + log_cap)
 
 
 def _rate_block(
@@ -450,7 +481,15 @@ def estimate_gaussian_rate(
     RateEstimate
     """
     n, kappa, sigma = _gaussian_iv(n, kappa, sigma, channel_only=True)
-    trials = as_int("trials", trials, lo=2, fix="the standard error needs at least 2 trials")
+    trials = trials_iv(trials, lo=2, fix="the standard error needs at least 2 trials")
+    if n > MAX_RATE_N:
+        raise DomainError("n", n, f"must be <= {MAX_RATE_N:.0e} for the Monte Carlo rate",
+                          "the estimator draws n-1 observations per trial; use "
+                          "theory.content_rate_exact (exact quadrature) instead")
+    if trials * (n - 1) > MAX_RATE_DRAWS:
+        raise DomainError("trials", trials, f"must keep trials * (n-1) <= {MAX_RATE_DRAWS:.0e} "
+                          "light draws", "use fewer trials or theory.content_rate_exact",
+                          context=f"n={n}")
     workers = workers_iv(workers)
     d = math.log(kappa) / sigma
     seed = root_seed(rng)

@@ -98,6 +98,8 @@ def makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
     """Definition 2's instance: integers with 2 <= kappa < n."""
     n = as_int("n", n, lo=3, rule="must be an integer >= 3",
                fix="the working set holds the bulky block and at least two others")
+    if n > 2**63:
+        raise DomainError("n", n, "must be at most 2**63", "sizes are bounded by the int64 range")
     kappa = as_int(
         "kappa", kappa, lo=2, hi=n - 1,
         rule="must be an integer with 2 <= kappa < n", context=f"n={n}",
@@ -307,7 +309,10 @@ class GaussianInterface:
         explicit ``trials``, the value comes from theory's quadrature
         ``theory.content_rate_exact`` (accurate to 1e-10) instead.
         """
-        if trials is None and self.n > self.MC_RATE_MAX_N and self.d <= 40.0:
+        # content_rate_exact covers every d (beyond d = 40 it returns log2 n, with
+        # Fano's bound on the gap): the exact value wherever the O(n) Monte Carlo
+        # would be slow or is refused (issue 15).
+        if trials is None and self.n > self.MC_RATE_MAX_N:
             bits = theory.content_rate_exact(self.n, self.kappa, self.sigma)
             return RateEstimate(bits=float(bits), se=0.0, trials=0, exact=True,
                                 method="quadrature (theory.content_rate_exact)")
@@ -453,7 +458,7 @@ def make_interface(name: str, *, n: int, kappa: int, **params: Any) -> Interface
     -------
     Interface
     """
-    if name not in INTERFACES:
+    if not isinstance(name, str) or name not in INTERFACES:
         raise UnknownNameError("interface", str(name), INTERFACES)
     given = {k: v for k, v in params.items() if v is not None}
     factory = INTERFACES[name]

@@ -24,6 +24,7 @@ from vistalab import theory
 from ._interfaces import INTERFACES, Interface, make_interface, makeroom_iv
 from ._policies import POLICIES, Policy, make_policy
 from ._seeding import (
+    MAX_TRIALS,
     SeedInfo,
     block_sizes,
     root_seed,
@@ -31,6 +32,7 @@ from ._seeding import (
     stream,
     stream_seq,
     sub_chunks,
+    trials_iv,
     workers_iv,
 )
 from ._stats import confidence_iv, mean_from_counts, normal_quantile
@@ -188,7 +190,42 @@ def archive_until_room(sizes: np.ndarray, order: np.ndarray, kappa: int) -> int:
     ``L = kappa`` (sizes in units of l); Z counts the load-bearing (size-1)
     blocks archived. Only the first kappa entries of the order can matter:
     kappa archives free at least kappa.
+
+    Parameters
+    ----------
+    sizes : array of int
+        Block sizes in units of l (1 for load-bearing blocks), length n >= 1.
+    order : array of int
+        A permutation of ``range(n)``: the archiving order.
+    kappa : int
+        The size ratio ``L/l >= 1`` to free.
     """
+    sizes, order, kappa = _archive_iv(sizes, order, kappa)
+    return _archive_until_room(sizes, order, kappa)
+
+
+def _archive_iv(sizes: Any, order: Any, kappa: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    kappa = as_int("kappa", kappa, lo=1, hi=2**63, fix="kappa = L/l is a positive integer")
+    try:
+        s = np.asarray(sizes)
+    except (ValueError, TypeError):
+        s = np.asarray([None], dtype=object)
+    if s.ndim != 1 or s.size == 0 or s.dtype.kind not in "iuf" or not np.all(np.isfinite(s)) \
+            or np.any(s <= 0):
+        raise DomainError("sizes", sizes, "must be a non-empty 1-D array of positive sizes",
+                          "pass block sizes in units of l, e.g. np.array([4, 1, 1, 1, 1])")
+    try:
+        o = np.asarray(order)
+    except (ValueError, TypeError):
+        o = np.asarray([None], dtype=object)
+    if o.ndim != 1 or o.dtype.kind not in "iu" or o.size != s.size \
+            or not np.array_equal(np.sort(o), np.arange(s.size)):
+        raise DomainError("order", order, "must be a permutation of range(len(sizes))",
+                          "pass e.g. np.argsort(-observation)", context=f"len(sizes)={s.size}")
+    return s, o, kappa
+
+
+def _archive_until_room(sizes: np.ndarray, order: np.ndarray, kappa: int) -> int:
     prefix = sizes[order[:kappa]]
     freed = np.cumsum(prefix)
     stop = int(np.searchsorted(freed, kappa, side="left"))
@@ -226,7 +263,7 @@ def _makeroom_iv(
     n: Any, kappa: Any, interface: Any, policy: Any, trials: Any, mode: Any, chunk_size: Any,
     workers: Any, rate_trials: Any, confidence: Any, params: dict[str, Any],
 ) -> tuple[Interface, Policy, int, str, int, int, int | None, float]:
-    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    trials = trials_iv(trials)
     iface = _interface_iv(interface, n, kappa, params)
     pol = _policy_iv(policy)
     if mode not in ("fast", "literal"):
@@ -241,10 +278,11 @@ def _makeroom_iv(
             raise DomainError("mode", mode, f"needs a fast path for policy {pol.name!r} on "
                               f"interface {iface.name!r}", "pass mode='literal'")
     chunk = FAST_BLOCK if chunk_size is None else as_int(
-        "chunk_size", chunk_size, lo=1, fix="trials drawn at once; it never changes results")
+        "chunk_size", chunk_size, lo=1, hi=MAX_TRIALS,
+        fix="trials drawn at once; it never changes results")
     if rate_trials is not None:
-        rate_trials = as_int("rate_trials", rate_trials, lo=2,
-                             fix="the rate's standard error needs at least 2 trials")
+        rate_trials = trials_iv(rate_trials, name="rate_trials", lo=2,
+                                fix="the rate's standard error needs at least 2 trials")
     return (iface, pol, trials, mode, chunk, workers_iv(workers), rate_trials,
             confidence_iv(confidence))
 
@@ -366,14 +404,22 @@ def exact_mean_z(interface: Interface, policy: str | Policy = "bayes") -> float 
     gibbs, :func:`gaussian_exact_mean_z` for the Gaussian channel. The
     random order gives the blind value on every interface.
     """
-    return _exact_mean(_policy_iv(policy), interface)
+    return _exact_mean(_policy_iv(policy), _interface_obj_iv(interface))
 
 
 def exact_z_pmf(interface: Interface, policy: str | Policy = "bayes") -> np.ndarray | None:
     """Exact law of Z (length kappa+1) of ``policy`` on ``interface``, or None."""
     pol = _policy_iv(policy)
+    interface = _interface_obj_iv(interface)
     f = getattr(pol, "exact_z_pmf", None)
     return None if not callable(f) else f(interface)
+
+
+def _interface_obj_iv(interface: Any) -> Interface:
+    if not isinstance(interface, Interface):
+        raise DomainError("interface", interface, "must be an Interface object",
+                          "build one with make_interface(name, n=n, kappa=kappa, ...)")
+    return interface
 
 
 def _check_z(z: np.ndarray, kappa: int, who: str) -> np.ndarray:
@@ -439,7 +485,7 @@ def _run_literal(iface: Interface, pol: Policy, trials: int, seed: SeedInfo,
             order = np.asarray(pol.order(iface, y, gen))
             _check_order(order, n, pol.name)
             sizes[j_star] = kappa
-            counts[archive_until_room(sizes, order, kappa)] += 1
+            counts[_archive_until_room(sizes, order, kappa)] += 1
             sizes[j_star] = 1
         return counts
 

@@ -107,6 +107,6 @@ POLICIES: dict[str, Callable[[], Policy]] = {
 def make_policy(name: str | None = None) -> Policy:
     """Build the registered policy ``name`` (default ``"bayes"``)."""
     key = "bayes" if name is None else name
-    if key not in POLICIES:
+    if not isinstance(key, str) or key not in POLICIES:
         raise UnknownNameError("policy", str(key), POLICIES)
     return POLICIES[key]()

@@ -21,7 +21,15 @@ from vistalab.theory._validate import as_int, as_real
 
 from vistalab import theory
 
-from ._seeding import SeedInfo, block_sizes, root_seed, run_blocks, stream, workers_iv
+from ._seeding import (
+    SeedInfo,
+    block_sizes,
+    root_seed,
+    run_blocks,
+    stream,
+    trials_iv,
+    workers_iv,
+)
 from ._stats import clopper_pearson, confidence_iv
 
 __all__ = [
@@ -389,7 +397,7 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 def make_strategy(name: str, **params: Any) -> Strategy:
     """Build the registered strategy ``name`` (see :data:`STRATEGIES`)."""
-    if name not in STRATEGIES:
+    if not isinstance(name, str) or name not in STRATEGIES:
         raise UnknownNameError("strategy", str(name), STRATEGIES)
     try:
         return STRATEGIES[name](**params)
@@ -516,6 +524,10 @@ def _recovery_iv(
 ) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
     N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
     k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    for name, value in (("N", N), ("k", k)):
+        if value > 1 << 30:
+            raise DomainError(name, value, "must be at most 2**30",
+                              "N*k <= 2**30 bits per trial bounds the memory")
     if N * k > 1 << 30:
         raise DomainError("k", k, "must keep N*k <= 2**30 bits per trial", "use fewer or "
                           "shorter blocks", context=f"N={N}, N*k={N * k}")
@@ -525,7 +537,7 @@ def _recovery_iv(
     elif not isinstance(strategy, Strategy):
         raise DomainError("strategy", strategy, "must be a strategy name or a Strategy object",
                           f"use one of {', '.join(STRATEGIES)}")
-    trials = as_int("trials", trials, lo=1, fix="run at least one trial")
+    trials = trials_iv(trials)
     return (N, k, budget, strategy, trials, _handle_cost_iv(handle_cost),
             confidence_iv(confidence), workers_iv(workers))
 

@@ -16,11 +16,19 @@ from typing import Any, TypeVar
 import numpy as np
 from vistalab.theory._validate import as_int
 
-from vistalab._core import child_rng, child_seq, plain_entropy, seed_sequence
+from vistalab._core import DomainError, child_rng, child_seq, plain_entropy, seed_sequence
 
 __all__ = [
     "SeedInfo", "root_seed", "stream", "stream_seq", "block_sizes", "run_blocks", "workers_iv",
+    "trials_iv", "MAX_TRIALS", "MAX_ENGINE_TRIALS", "MAX_WORKERS",
 ]
+
+# Sizes are bounded before any work starts (issue 15): 1e9 array trials is
+# minutes of vectorised work; 1e6 engine trials (each a real workspace) is
+# hours; more threads than this only add scheduling overhead.
+MAX_TRIALS = 10**9
+MAX_ENGINE_TRIALS = 10**6
+MAX_WORKERS = 1024
 
 T = TypeVar("T")
 
@@ -78,7 +86,22 @@ def block_sizes(trials: int, block: int) -> list[int]:
 
 
 def workers_iv(workers: Any) -> int:
-    return as_int("workers", workers, lo=1, fix="use workers=1 for a single thread")
+    count = as_int("workers", workers, lo=1, fix="use workers=1 for a single thread")
+    if count > MAX_WORKERS:
+        raise DomainError("workers", workers, f"must be at most {MAX_WORKERS}",
+                          "threads beyond the core count only add overhead")
+    return count
+
+
+def trials_iv(value: Any, *, name: str = "trials", lo: int = 1,
+              hi: int = MAX_TRIALS, fix: str = "run at least one trial") -> int:
+    """A Monte Carlo trial count with ``lo <= value <= hi`` (the bound is stated)."""
+    count = as_int(name, value, lo=lo, fix=fix)
+    if count > hi:
+        raise DomainError(name, value, f"must be at most {hi:.0e}",
+                          "sizes are bounded before work starts so the run ends and fits in "
+                          "memory; split the work into several seeded runs")
+    return count
 
 
 def run_blocks(

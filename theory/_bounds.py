@@ -16,7 +16,8 @@ from fractions import Fraction
 from typing import Any
 
 from ._errors import DomainError
-from ._validate import as_int, as_real
+from ._validate import MAX_SIZE, as_int, as_real
+from ._vectorize import broadcasting
 
 __all__ = [
     "recovery_success_bound",
@@ -51,8 +52,8 @@ _RATE_SLACK = 1e-12
 
 
 def _recovery_iv(N: Any, k: Any, budget: Any) -> tuple[int, int, float]:
-    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
-    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
+    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block", hi=MAX_SIZE)
+    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit", hi=MAX_SIZE)
     budget = as_real("budget", budget, lo=0.0, fix="the prompt budget B is a number of bits >= 0")
     return N, k, budget
 
@@ -61,7 +62,8 @@ def _kappa_sigma_iv(kappa: Any, sigma: Any) -> tuple[int, float]:
     kappa = as_int(
         "kappa", kappa, lo=2,
         fix="kappa = L/l is the integer size ratio of the bulky block (Definition 2)",
-    )
+            hi=MAX_SIZE,
+        )
     sigma = as_real(
         "sigma", sigma, lo=0.0, lo_open=True,
         fix="sigma is the standard deviation of the log-size noise and must be positive",
@@ -92,8 +94,7 @@ def _makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
     n = as_int(
         "n", n, lo=5,
         rule="must be an integer >= 5 (Theorem 1 needs 2 <= kappa < n/2)",
-        fix="the working set needs more than 2*kappa blocks",
-    )
+        fix="the working set needs more than 2*kappa blocks", hi=MAX_SIZE)
     kappa = as_int(
         "kappa", kappa, lo=2, hi=(n - 1) // 2,
         rule="must be an integer with 2 <= kappa < n/2",
@@ -106,13 +107,16 @@ def _makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
 
 def _frontier_domain_iv(n: Any, kappa: Any) -> tuple[int, int]:
     """The make-room instance in general: integers kappa >= 1, n >= kappa + 1."""
-    kappa = as_int("kappa", kappa, lo=1, fix="kappa = L/l is a positive integer size ratio")
+    kappa = as_int("kappa", kappa, lo=1, fix="kappa = L/l is a positive integer size ratio",
+        hi=MAX_SIZE,
+    )
     n = as_int(
         "n", n, lo=kappa + 1,
         rule="must be an integer with n >= kappa + 1",
         context=f"kappa={kappa}",
         fix="the working set holds the bulky block and at least kappa load-bearing blocks",
-    )
+            hi=MAX_SIZE,
+        )
     return n, kappa
 
 
@@ -143,6 +147,7 @@ def _log2_ratio(a: int, b: int) -> float:
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def recovery_success_bound(N: int, k: int, budget: float) -> float:
     """Proposition 1: success bound of any non-recovering method on T_{N,k}.
 
@@ -163,7 +168,7 @@ def recovery_success_bound(N: int, k: int, budget: float) -> float:
         statement is informative in the paper's regime B < N k.
     """
     N, k, budget = _recovery_iv(N, k, budget)
-    return budget / (N * k) + 1.0 / k
+    return budget / (float(N) * float(k)) + 1.0 / k  # floats: N*k may exceed 1e308
 
 
 @dataclass(frozen=True)
@@ -191,7 +196,9 @@ class HandleCostModel:
 
         ``N = 1`` gives 0: a single archived block needs no address bits.
         """
-        N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
+        N = as_int("N", N, lo=1, fix="the history holds at least one evidence block",
+            hi=MAX_SIZE,
+        )
         return float(self.c0) * math.log2(N)
 
 
@@ -283,10 +290,10 @@ class AsymptoticPoint:
         (unclipped).
     feasible : bool
         Whether VISTA fits with handles of ``c0 * log2(N)`` bits.
-    gap : float
+    gap : float or None
         ``1 - min(1, lossy_bound)``, the guaranteed success gap between VISTA
-        (success 1) and every lossy method, when ``feasible``; NaN when VISTA
-        does not fit, since then there is no guarantee to compare.
+        (success 1) and every lossy method, when ``feasible``; None when VISTA
+        does not fit, since then there is no guarantee to compare (never NaN).
     c : float
         Budget constant.
     c0 : float
@@ -298,7 +305,7 @@ class AsymptoticPoint:
     budget: float
     lossy_bound: float
     feasible: bool
-    gap: float
+    gap: float | None
     c: float
     c0: float
 
@@ -320,16 +327,21 @@ def asymptotic_separation(N: int, c: float, *, c0: float = 1.0) -> AsymptoticPoi
     -------
     AsymptoticPoint
     """
-    N = as_int("N", N, lo=2, fix="the regime B = c N log2 N needs N >= 2")
+    N = as_int("N", N, lo=2, fix="the regime B = c N log2 N needs N >= 2", hi=MAX_SIZE)
     c = as_real(
         "c", c, lo=0.0, lo_open=True, fix="c is the positive budget constant in B = c N log2 N"
     )
     c0 = as_real("c0", c0, lo=0.0, fix="c0 is a non-negative bits-per-log2(N) factor")
     k = math.isqrt(N - 1) + 1  # exact ceil(sqrt(N)) for N >= 1
     budget = c * N * math.log2(N)
-    lossy = budget / (N * k) + 1.0 / k
+    if not math.isfinite(budget):
+        raise DomainError(
+            "c", c, "must keep the budget B = c N log2 N finite",
+            "pass a smaller budget constant", context=f"N={N}",
+        )
+    lossy = budget / (float(N) * float(k)) + 1.0 / k
     feas = recovery_feasibility(N, k, budget, cost=HandleCostModel(c0=c0)).feasible
-    gap = 1.0 - min(1.0, lossy) if feas else math.nan
+    gap = 1.0 - min(1.0, lossy) if feas else None
     return AsymptoticPoint(
         N=N, k=k, budget=budget, lossy_bound=lossy, feasible=feas, gap=gap, c=c, c0=c0
     )
@@ -340,6 +352,7 @@ def asymptotic_separation(N: int, c: float, *, c0: float = 1.0) -> AsymptoticPoi
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def content_rate_bound(kappa: int, sigma: float) -> float:
     """Proposition 2: ``I(J*;W) <= ln2 (log2 kappa)^2 / sigma^2`` bits.
 
@@ -357,9 +370,10 @@ def content_rate_bound(kappa: int, sigma: float) -> float:
         also at most ``log2 n`` (not applied here, n is not an argument).
     """
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
-    return math.log(2.0) * math.log2(kappa) ** 2 / sigma**2
+    return math.log(2.0) * _snr_squared(kappa, sigma)
 
 
+@broadcasting
 def content_rate_bound_tight(n: int, kappa: int, sigma: float) -> float:
     """Tighter Proposition 2: ``(1 - 1/n) ln2 (log2 kappa)^2 / (2 sigma^2)`` bits.
 
@@ -384,9 +398,17 @@ def content_rate_bound_tight(n: int, kappa: int, sigma: float) -> float:
     float
         The bound in bits, not capped; ``min(bound, log2 n)`` is also valid.
     """
-    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks")
+    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks", hi=MAX_SIZE)
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
-    return (1.0 - 1.0 / n) * math.log(2.0) * math.log2(kappa) ** 2 / (2.0 * sigma**2)
+    return (1.0 - 1.0 / n) * math.log(2.0) * _snr_squared(kappa, sigma) / 2.0
+
+
+def _snr_squared(kappa: int, sigma: float) -> float:
+    """``(log2(kappa)/sigma)^2``, +inf where it exceeds the float range (a
+    vacuous bound at sigma ~ 1e-300, not a ZeroDivisionError), 0 where it
+    underflows (sigma ~ 1e308)."""
+    ratio = math.log2(kappa) / sigma
+    return ratio * ratio if ratio < 1e154 else math.inf
 
 
 # ---------------------------------------------------------------------------
@@ -394,6 +416,7 @@ def content_rate_bound_tight(n: int, kappa: int, sigma: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
     """Lemma 1: largest list-success probability allowed by the list Fano inequality.
 
@@ -415,7 +438,7 @@ def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
         The bound on ``P_c``. It is 1 when ``m >= n/2`` (the right-hand side
         then never drops below ``log2 n``).
     """
-    n = as_int("n", n, lo=2, fix="J* needs at least two values")
+    n = as_int("n", n, lo=2, fix="J* needs at least two values", hi=MAX_SIZE)
     m = as_int(
         "m", m, lo=1, hi=n - 1, rule="must be an integer list size with 1 <= m <= n-1",
         context=f"n={n}", fix="pick a list strictly smaller than the alphabet",
@@ -434,12 +457,14 @@ def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def makeroom_nu(n: int, kappa: int) -> float:
     """``nu = log2((n - kappa)/kappa) > 0`` of Theorem 1 (2 <= kappa < n/2)."""
     n, kappa = _makeroom_iv(n, kappa)
     return _log2_ratio(n - kappa, kappa)
 
 
+@broadcasting
 def makeroom_lower_bound(n: int, kappa: int, rate: float) -> float:
     """Theorem 1: ``E[Z] >= kappa [1 - (I + 1)/nu]_+``.
 
@@ -463,6 +488,7 @@ def makeroom_lower_bound(n: int, kappa: int, rate: float) -> float:
     return kappa * max(0.0, 1.0 - (rate + 1.0) / nu)
 
 
+@broadcasting
 def threshold_rate(n: int, kappa: int, delta: float) -> float:
     """Theorem 1 (C ii): ``E[Z] <= delta kappa`` needs ``I >= (1 - delta) nu - 1`` bits.
 
@@ -473,12 +499,14 @@ def threshold_rate(n: int, kappa: int, delta: float) -> float:
     return (1.0 - delta) * _log2_ratio(n - kappa, kappa) - 1.0
 
 
+@broadcasting
 def price_per_bit(n: int, kappa: int) -> float:
     """Theorem 1 (C iii): the lower-bound floor falls by ``kappa/nu`` per bit."""
     n, kappa = _makeroom_iv(n, kappa)
     return kappa / _log2_ratio(n - kappa, kappa)
 
 
+@broadcasting
 def rate_needed_for_reduction(n: int, kappa: int, delta_z: float) -> float:
     """Theorem 1 (C iii): ``E[Z] <= kappa - delta_z`` needs ``I >= delta_z nu/kappa - 1``.
 
@@ -612,6 +640,7 @@ def bucket_ledger_for_mean_z(n: int, kappa: int, mean_z: float) -> BucketLedger:
     return _ledger(n, kappa, hi)
 
 
+@broadcasting
 def bucket_sufficient_rate(n: int, kappa: int, delta: float) -> float:
     """Theorem 1 (D): ``min{log2 n, log2 ceil(n/(2 delta kappa))}`` bits suffice
     for ``E[Z] <= delta kappa``."""
@@ -623,6 +652,7 @@ def bucket_sufficient_rate(n: int, kappa: int, delta: float) -> float:
     return min(math.log2(n), math.log2(c))
 
 
+@broadcasting
 def blind_mean_z(n: int, kappa: int) -> float:
     """Size-blind E[Z] (rate 0, random order): ``sum_{m=1..kappa} (1 - m/n)``.
 

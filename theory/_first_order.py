@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._bounds import _delta_iv, _log2_ratio, _makeroom_iv, bucket_ledger_for_mean_z
+from ._errors import DomainError
 from ._frontier import _lam_for_mean
 
 __all__ = [
@@ -237,6 +238,9 @@ def first_order_point(
     FirstOrderPoint
     """
     n, kappa, delta = _first_iv(n, kappa, delta)
+    if not isinstance(with_buckets, bool):
+        raise DomainError("with_buckets", with_buckets, "must be True or False",
+                          "pass with_buckets=False to skip the bucket construction")
     rate, second, ident = second_order_identity(n, kappa, delta)
     nu = _log2_ratio(n - kappa, kappa)
     lo, hi = first_order_bounds(n, kappa, delta)

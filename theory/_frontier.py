@@ -21,6 +21,7 @@ import numpy as np
 from ._bounds import _frontier_domain_iv, _mean_iv, _rate_iv
 from ._errors import DomainError
 from ._validate import as_real
+from ._vectorize import broadcasting
 
 __all__ = ["GibbsLaw", "gibbs_law", "optimal_mean_z", "optimal_rate", "FRONTIER_REL_TOL"]
 
@@ -258,6 +259,7 @@ def _lam_for_mean(n: int, kappa: int, mean_z: float) -> tuple[_Family, Any]:
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def optimal_mean_z(n: int, kappa: int, rate: float) -> float:
     """Smallest E[Z] of any make-room interface with ``I(J*;Y) <= rate``.
 
@@ -288,6 +290,7 @@ def optimal_mean_z(n: int, kappa: int, rate: float) -> float:
     return float(fam.state(lam)[1])
 
 
+@broadcasting
 def optimal_rate(n: int, kappa: int, mean_z: float) -> float:
     """Smallest rate (bits) of any interface achieving ``E[Z] <= mean_z``.
 

@@ -41,7 +41,8 @@ import mpmath
 import numpy as np
 
 from ._bounds import _recovery_iv, recovery_success_bound
-from ._validate import as_int
+from ._errors import DomainError
+from ._validate import MAX_SIZE, as_int
 
 __all__ = [
     "recovery_success_bound_sharp",
@@ -55,6 +56,8 @@ __all__ = [
 RECOVERY_EXACT_MAX_STRINGS = 8
 
 _LN2 = math.log(2.0)
+# Largest k of the sharp bound: its bisection carries k*log10(2) + 50 digits.
+_SHARP_MAX_K = 10**4
 
 
 def _kl_to_blind(p: Any, k: int, mp: Any) -> Any:
@@ -94,8 +97,13 @@ def recovery_success_bound_sharp(N: int, k: int, budget: float) -> float:
     N, k, budget = _recovery_iv(N, k, budget)
     if budget >= N * k:
         return 1.0
+    if k > _SHARP_MAX_K:
+        raise DomainError("k", k, f"must be at most {_SHARP_MAX_K} for the sharp bound",
+                          "use recovery_success_bound (Proposition 1's closed form) beyond")
     mp = mpmath.MPContext()
-    mp.dps = 50
+    # 1 - 2^-k must differ from 1 at the working precision (it did not at k >= 167
+    # with 50 digits: ZeroDivisionError, issue 15's audit)
+    mp.dps = 50 + int(math.ceil(k * math.log10(2.0)))
     rhs = mp.mpf(budget) / N
     lo, hi = mp.mpf(0), 1 - mp.mpf(2) ** -k  # KL(lo) >= B/N >= KL(hi) = 0
     if _kl_to_blind(lo, k, mp) <= rhs:
@@ -204,9 +212,9 @@ def recovery_exact_optimum(N: int, k: int, M: int) -> RecoveryOptimum:
     -------
     RecoveryOptimum
     """
-    N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
-    k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
-    M = as_int("M", M, lo=1, fix="the state alphabet has at least one symbol")
+    N = as_int("N", N, lo=1, hi=MAX_SIZE, fix="the history holds at least one evidence block")
+    k = as_int("k", k, lo=1, hi=MAX_SIZE, fix="each evidence block has at least one bit")
+    M = as_int("M", M, lo=1, hi=MAX_SIZE, fix="the state alphabet has at least one symbol")
     size = 1 << (N * k) if N * k <= 8 else None
     if size is None or size > 16 or (size > RECOVERY_EXACT_MAX_STRINGS and 2 < M < size):
         from ._errors import DomainError

@@ -47,7 +47,7 @@ import numpy as np
 
 from ._bounds import _log2_ratio, _makeroom_iv, _rate_iv
 from ._frontier import _Family
-from ._validate import as_int
+from ._validate import MAX_SIZE, as_int
 
 __all__ = ["sharp_pc_bound", "sharp_mean_z_bound", "sharp_constant", "SHARP_KAPPA_MAX"]
 
@@ -111,7 +111,7 @@ def sharp_pc_bound(n: int, m: int, rate: float) -> float:
         ``h(p) + p log2 m + (1-p) log2(n-m) >= log2 n - I`` (rounded up).
         At most :func:`list_fano_pc_bound` (plus 1e-12).
     """
-    n = as_int("n", n, lo=2, fix="J* needs at least two values")
+    n = as_int("n", n, lo=2, hi=MAX_SIZE, fix="J* needs at least two values")
     m = as_int(
         "m", m, lo=1, hi=n - 1, rule="must be an integer list size with 1 <= m <= n-1",
         context=f"n={n}", fix="pick a list strictly smaller than the alphabet",

@@ -8,24 +8,26 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ._bounds import (
     _kappa_sigma_iv,
     _makeroom_iv,
+    _rate_iv,
     bucket_ledger,
     bucket_ledger_for_mean_z,
     bucket_sufficient_rate,
     content_rate_bound,
     content_rate_bound_tight,
-    list_fano_pc_bound,
     makeroom_lower_bound,
     threshold_rate,
 )
 from ._errors import DomainError
 from ._frontier import optimal_mean_z, optimal_rate
-from ._validate import as_int
+from ._validate import MAX_SIZE, as_int
+from ._vectorize import broadcasting
 
 __all__ = [
     "content_rate_exact",
@@ -57,6 +59,7 @@ _H_U = 0.1  # outer step: error <= ~2M exp(-pi^2/(2h)) ~ 1e-19 M
 # ---------------------------------------------------------------------------
 
 
+@broadcasting
 def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     """Exact ``I(J*;W)`` in bits of Proposition 2's Gaussian content channel.
 
@@ -88,16 +91,25 @@ def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     kappa : int
         Size ratio (>= 2).
     sigma : float
-        Log-size noise, with ``ln(kappa)/sigma <= 40``.
+        Log-size noise (> 0). Beyond ``ln(kappa)/sigma = 40`` the quadrature is not
+        run: there Fano's inequality proves ``log2(n) - I`` below
+        :data:`CONTENT_RATE_ABS_TOL` / 10 and ``log2(n)`` is returned.
 
     Returns
     -------
     float
         ``I(J*;W)`` in bits, accurate to :data:`CONTENT_RATE_ABS_TOL`.
     """
-    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks")
+    n = as_int("n", n, lo=2, fix="the working set holds at least two blocks", hi=MAX_SIZE)
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
     s = math.log(kappa) / sigma
+    gap = _high_snr_gap_bound(n, s)
+    if gap <= 0.1 * CONTENT_RATE_ABS_TOL:
+        # The quadrature's rounding grows with s^2 (about 1e-9 bits at s = 28), while the
+        # true gap log2(n) - I is provably far smaller here: return the endpoint. This
+        # also covers every s > CONTENT_SNR_MAX for n < 1e100 (issue 15: the exact
+        # value must exist wherever the estimator runs).
+        return math.log2(n)
     if s > CONTENT_SNR_MAX:
         raise DomainError(
             "sigma", sigma,
@@ -105,10 +117,6 @@ def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
             "at that signal-to-noise ratio I(J*;W) equals log2(n) to double precision",
             context=f"kappa={kappa}, ln(kappa)/sigma={s:.4g}",
         )
-    if _high_snr_gap_bound(n, s) <= 0.1 * CONTENT_RATE_ABS_TOL:
-        # The quadrature's rounding grows with s^2 (about 1e-9 bits at s = 28), while the
-        # true gap log2(n) - I is provably far smaller here: return the endpoint.
-        return math.log2(n)
     h_z = min(0.25, 0.12 / s)
     z = np.arange(-_Z_MAX, _Z_MAX + h_z / 2, h_z)
     w_z = h_z * np.exp(-0.5 * z**2) / math.sqrt(2.0 * math.pi)
@@ -161,6 +169,11 @@ def _high_snr_gap_bound(n: int, s: float) -> float:
 # ---------------------------------------------------------------------------
 
 
+_LIST_FANO_CHUNK = 1 << 20
+_LIST_FANO_MAX_KAPPA = 10**9
+
+
+@broadcasting
 def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     """Theorem 1's argument with Lemma 1 applied to every prefix list.
 
@@ -172,11 +185,25 @@ def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     interface of rate <= I.
     """
     n, kappa = _makeroom_iv(n, kappa)
+    if kappa > _LIST_FANO_MAX_KAPPA:
+        raise DomainError("kappa", kappa, f"must be at most {_LIST_FANO_MAX_KAPPA:.0e} for this "
+                          "bound (it sums kappa terms)", "use makeroom_lower_bound (Theorem 1's "
+                          "closed form) at larger kappa", context=f"n={n}")
+    rate = _rate_iv(rate, n)
+    # Lemma 1's bound for every list size m = kappa..1 (2m < n here, so the bound is
+    # affine in P_c), in chunks from the top so the running minimum carries over and
+    # memory stays bounded at kappa ~ n/2 ~ 5e8.
     best = 1.0
     total = 0.0
-    for m in range(kappa, 0, -1):
-        best = min(best, list_fano_pc_bound(n, m, rate))
-        total += 1.0 - best
+    ln2 = math.log(2.0)
+    for hi in range(kappa, 0, -_LIST_FANO_CHUNK):
+        m = np.arange(hi, max(0, hi - _LIST_FANO_CHUNK), -1, dtype=np.float64)
+        num = 1.0 + rate + np.log1p(-m / n) / ln2
+        den = np.log1p((n - 2.0 * m) / m) / ln2
+        pc = np.clip(num / den, 0.0, 1.0)
+        run = np.minimum.accumulate(np.minimum(pc, best))
+        total += float(np.sum(1.0 - run))
+        best = float(run[-1])
     return total
 
 
@@ -382,6 +409,31 @@ def threshold_row(n: int, kappa: int, delta: float) -> ThresholdTightnessRow:
     )
 
 
+def _rows(name: str, grid: Any, default: Any, row: Any, shape: str) -> list[Any]:
+    """Validate one grid at the door (a non-empty sequence of triples) and
+    compute its rows; a bad point is reported against the grid's name."""
+    if grid is None:
+        grid = default
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise DomainError(name, grid, f"must be a sequence of {shape} triples",
+                          f"pass e.g. [{shape}] or omit it for the default grid")
+    points = list(grid)
+    if not points:
+        raise DomainError(name, grid, "must hold at least one point",
+                          "omit it for the default grid (an empty grid has no maxima)")
+    out = []
+    for i, p in enumerate(points):
+        if isinstance(p, (str, bytes)) or not isinstance(p, (Sequence, np.ndarray)) or len(p) != 3:
+            raise DomainError(name, p, f"must contain {shape} triples",
+                              f"point {i} is not a triple", context=f"point {i}")
+        try:
+            out.append(row(*(x.item() if isinstance(x, np.generic) else x for x in p)))
+        except DomainError as exc:
+            raise DomainError(name, tuple(p), f"has a point outside the domain: {exc}",
+                              "drop or fix that point", context=f"point {i}") from None
+    return out
+
+
 def tightness_report(
     *,
     content_grid: Iterable[Sequence[float]] | None = None,
@@ -403,18 +455,12 @@ def tightness_report(
     -------
     TightnessReport
     """
-    c_rows = tuple(
-        content_row(int(n), int(k), float(s))
-        for n, k, s in (DEFAULT_CONTENT_GRID if content_grid is None else content_grid)
-    )
-    m_rows = tuple(
-        makeroom_row(int(n), int(k), float(r))
-        for n, k, r in (DEFAULT_MAKEROOM_GRID if makeroom_grid is None else makeroom_grid)
-    )
-    t_rows = tuple(
-        threshold_row(int(n), int(k), float(d))
-        for n, k, d in (DEFAULT_THRESHOLD_GRID if threshold_grid is None else threshold_grid)
-    )
+    c_rows = tuple(_rows("content_grid", content_grid, DEFAULT_CONTENT_GRID, content_row,
+                         "(n, kappa, sigma)"))
+    m_rows = tuple(_rows("makeroom_grid", makeroom_grid, DEFAULT_MAKEROOM_GRID, makeroom_row,
+                         "(n, kappa, rate)"))
+    t_rows = tuple(_rows("threshold_grid", threshold_grid, DEFAULT_THRESHOLD_GRID,
+                         threshold_row, "(n, kappa, delta)"))
     max_ratio = max((r.paper_bound / r.tight_bound for r in c_rows), default=math.nan)
     max_gap = max((r.gap for r in m_rows), default=math.nan)
     holds = all(r.holds for r in c_rows) and all(r.holds for r in m_rows) and all(

@@ -6,9 +6,26 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 from ._errors import DomainError
 
-__all__ = ["as_int", "as_real", "as_probability"]
+__all__ = [
+    "MAX_SIZE",
+    "as_int",
+    "as_real",
+    "as_probability",
+    "as_size",
+    "as_text",
+    "as_name_list",
+    "refuse_array",
+]
+
+# Every size (n, N, k, kappa, M, ...) is bounded at the door, so no closed form
+# meets an OverflowError: 1e308 is an integral float and would otherwise pass as
+# a 309-digit integer whose ratios no longer fit in a float. Exact integer
+# arithmetic (the frontier, first-order asymptotics at n = 1e80) stays allowed.
+MAX_SIZE = 10**300
 
 
 def as_int(
@@ -28,6 +45,7 @@ def as_int(
     """
     bounds = _bounds_text(lo, hi)
     the_rule = rule or f"must be an integer{bounds}"
+    value = refuse_array(name, value, context=context)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DomainError(name, value, the_rule, fix or "pass a whole number", context=context)
     if isinstance(value, numbers.Integral):
@@ -37,6 +55,10 @@ def as_int(
         if not math.isfinite(fv) or fv != math.floor(fv):
             raise DomainError(name, value, the_rule, fix or "pass a whole number", context=context)
         iv = int(fv)
+    if hi == MAX_SIZE and iv > hi:
+        raise DomainError(name, value, "must be at most 1e300",
+                          "beyond that the closed forms' ratios overflow a float",
+                          context=context)
     if (lo is not None and iv < lo) or (hi is not None and iv > hi):
         raise DomainError(name, value, the_rule, fix, context=context)
     return iv
@@ -59,6 +81,7 @@ def as_real(
     hi_s = "" if hi is None else f" {'<' if hi_open else '<='} {hi:g}"
     bounds = f" with {lo_s}{name}{hi_s}" if (lo is not None or hi is not None) else ""
     the_rule = rule or f"must be a finite real number{bounds}"
+    value = refuse_array(name, value, context=context)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DomainError(name, value, the_rule, fix or "pass a number", context=context)
     fv = float(value)
@@ -76,6 +99,76 @@ def as_probability(name: str, value: Any, *, open_ends: bool = True, context: st
     return as_real(
         name, value, lo=0.0, hi=1.0, lo_open=open_ends, hi_open=open_ends, context=context
     )
+
+
+def as_size(
+    name: str,
+    value: Any,
+    *,
+    lo: int = 1,
+    context: str = "",
+    rule: str | None = None,
+    fix: str = "",
+) -> int:
+    """An integer size with ``lo <= value <= MAX_SIZE`` (1e300)."""
+    return as_int(
+        name, value, lo=lo, hi=MAX_SIZE, context=context,
+        rule=rule or f"must be an integer with {lo} <= {name} <= 1e300",
+        fix=fix or "beyond that the closed forms' ratios overflow a float",
+    )
+
+
+def refuse_array(name: str, value: Any, *, context: str = "") -> Any:
+    """``value`` itself, or the scalar inside a 0-d array; an array, list or
+    tuple is refused with a message saying the function takes one value."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value.item()
+        raise DomainError(
+            name, _short(value), f"must be a single number, not an array of shape {value.shape}",
+            "this function is not vectorised: call it once per value", context=context,
+        )
+    if isinstance(value, (list, tuple)):
+        raise DomainError(
+            name, _short(value), f"must be a single number, not a {type(value).__name__}",
+            "this function is not vectorised: call it once per value", context=context,
+        )
+    return value
+
+
+def as_text(name: str, value: Any, *, allow_empty: bool = False, fix: str = "") -> str:
+    """A ``str`` (non-empty unless ``allow_empty``) without NUL characters."""
+    if not isinstance(value, str):
+        raise DomainError(name, _short(value), "must be a string", fix or "pass text")
+    if not value and not allow_empty:
+        raise DomainError(name, value, "must be a non-empty string", fix or "pass text")
+    if "\0" in value:
+        raise DomainError(name, value, "must not contain NUL characters", fix or "remove them")
+    return value
+
+
+def as_name_list(name: str, value: Any, *, fix: str = "") -> tuple[str, ...]:
+    """One name (a string) or a sequence of names, as a tuple of strings."""
+    if isinstance(value, str):
+        return (as_text(name, value, fix=fix),)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise DomainError(name, value, "must name at least one variable", fix or "pass 'X'")
+        for item in value:
+            if not isinstance(item, str) or not item or "\0" in item:
+                raise DomainError(name, _short(value), "must be a string or a sequence of "
+                                  "non-empty strings", fix or "pass e.g. 'X' or ['X', 'Y']")
+        return tuple(value)
+    raise DomainError(name, _short(value), "must be a string or a sequence of strings",
+                      fix or "pass e.g. 'X' or ['X', 'Y']")
+
+
+def _short(value: Any) -> Any:
+    """A value small enough to quote in a one-line message."""
+    text = repr(value)
+    if len(text) <= 80:
+        return value
+    return text[:77] + "..."
 
 
 def _bounds_text(lo: int | None, hi: int | None) -> str:

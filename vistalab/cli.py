@@ -25,6 +25,15 @@ _INVALID_CHOICE = re.compile(
 )
 
 
+class _MissingArguments(CliUsageError):
+    """Required arguments are missing; ``main`` adds hints for the unknown
+    options that were probably meant (``--kapa`` for ``--kappa``)."""
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors raise instead of printing usage and exiting."""
 
@@ -37,7 +46,11 @@ class _Parser(argparse.ArgumentParser):
             if hint:
                 message += f"; did you mean {hint!r}?"
             message += f" (choose from {', '.join(choices)})"
-        raise CliUsageError(f"{self.prog}: {message}")
+        # main() prints "vista-lab: error: ", so the top level adds no prefix of its own
+        text = message if self.prog == _PROG else f"{self.prog}: {message}"
+        if message.startswith("the following arguments are required"):
+            raise _MissingArguments(text, self)
+        raise CliUsageError(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +79,25 @@ def _unrecognized(
     return f"{prog}: unrecognized argument(s) {', '.join(parts)}; see '{prog} --help'"
 
 
+def _hint_unknown(exc: _MissingArguments, args: list[str]) -> str:
+    """Unknown option tokens of the failing parser, each with its closest
+    option: the missing required option is often a misspelt one."""
+    known = [s for a in exc.parser._actions for s in a.option_strings]
+    parts = []
+    for tok in args:
+        name = tok.split("=", 1)[0]
+        if not name.startswith("-") or name in known or _NUMBER.fullmatch(name):
+            continue
+        hint = suggest(name, known)
+        parts.append(f"{name!r}" + (f" (did you mean {hint!r}?)" if hint else ""))
+    if not parts:
+        return str(exc)
+    return f"{str(exc)}; unrecognized option(s) {', '.join(parts)}"
+
+
+_NUMBER = re.compile(r"-[0-9.][0-9.eE+-]*")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -77,8 +109,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extras:
             raise CliUsageError(_unrecognized(parser, extras, ns))
         status = ns.func(ns)
+    except _MissingArguments as exc:
+        print(f"{_PROG}: error: {_one_line(_hint_unknown(exc, args))}", file=sys.stderr)
+        return 2
     except VistaLabError as exc:
         print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # The environment refused a read or write after the door checks passed
+        # (a folder made read-only mid-run, a full disk): still one line, exit 2.
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        print(f"{_PROG}: error: cannot use{where}: {_one_line(reason)}; check the path, its "
+              "permissions and the free space, then rerun", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"{_PROG}: error: the input is nested too deeply to read (Python's recursion "
+              "limit); flatten the JSON/TOML input", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{_PROG}: error: out of memory; reduce the problem size (trials, n, grid) and "
+              "rerun", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
@@ -86,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status or 0)
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())
 
 

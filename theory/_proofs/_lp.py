@@ -14,10 +14,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from .._errors import DomainError
+from .._validate import as_name_list
 
 __all__ = [
     "LinearEntropyExpr",
@@ -35,6 +37,7 @@ __all__ = [
 MAX_VARIABLES = 9
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_IDENT = re.compile(_NAME)
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d+)?(?:/\d+)?)|(?P<func>[HI])\s*\(|(?P<op><=|>=|==|=|[-+*(),;|)])"
     rf"|(?P<name>{_NAME}))"
@@ -260,7 +263,7 @@ class _Parser:
 
 def independence(*groups: str | Sequence[str]) -> str:
     """Constraint text: the groups are mutually independent, h(all) = sum h(group)."""
-    gs = [_group(g) for g in groups]
+    gs = [_group(g, "groups") for g in groups]
     if len(gs) < 2:
         raise DomainError("groups", groups, "must name at least two groups", "pass two or more")
     rhs = " + ".join(f"H({g})" for g in gs)
@@ -269,18 +272,51 @@ def independence(*groups: str | Sequence[str]) -> str:
 
 def functional_dependence(target: str | Sequence[str], on: str | Sequence[str]) -> str:
     """Constraint text: ``target`` is a function of ``on``, H(target | on) = 0."""
-    return f"H({_group(target)}|{_group(on)}) = 0"
+    return f"H({_group(target, 'target')}|{_group(on, 'on')}) = 0"
 
 
 def conditional_independence(
     a: str | Sequence[str], b: str | Sequence[str], given: str | Sequence[str]
 ) -> str:
     """Constraint text: I(a; b | given) = 0 (a Markov chain a - given - b)."""
-    return f"I({_group(a)};{_group(b)}|{_group(given)}) = 0"
+    return f"I({_group(a, 'a')};{_group(b, 'b')}|{_group(given, 'given')}) = 0"
 
 
-def _group(g: str | Sequence[str]) -> str:
-    return g if isinstance(g, str) else ",".join(g)
+def _group(g: Any, name: str) -> str:
+    """One variable name or a sequence of them, as comma-joined text."""
+    names = as_name_list(name, g, fix="pass a variable name such as 'X' or a list of names")
+    for v in names:
+        if not _IDENT.fullmatch(v):
+            raise DomainError(name, g, "must contain identifiers such as 'X1' or 'R_t'",
+                              "use letters, digits and underscores, starting with a letter")
+    return ",".join(names)
+
+
+def _prove_iv(given: Any, variables: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``given`` and ``variables`` as tuples of strings (one string is refused:
+    it would be read character by character)."""
+    if isinstance(given, str) or not isinstance(given, (list, tuple)):
+        raise DomainError("given", given, "must be a list or tuple of constraint strings",
+                          "wrap one constraint in a list: given=['H(E) <= 1']")
+    for i, g in enumerate(given):
+        if not isinstance(g, str):
+            raise DomainError("given", given, "must contain only strings",
+                              f"item {i} is {type(g).__name__}; pass constraint text")
+    if variables is None:
+        return tuple(given), ()
+    if isinstance(variables, str):
+        raise DomainError("variables", variables, "must be a list or tuple of names",
+                          f"wrap it: variables=[{variables!r}]")
+    return tuple(given), tuple(_group(v, "variables") for v in
+                               as_name_list("variables", variables))
+
+
+def _parse_given(i: int, text: str) -> _Relation:
+    try:
+        return parse_information_relation(text)
+    except DomainError as exc:
+        raise DomainError("given", text, exc.rule, exc.fix,
+                          context=f"constraint {i} of given") from None
 
 
 @dataclass(frozen=True)
@@ -359,12 +395,13 @@ def prove_shannon_inequality(
     re-checked exactly. "Not proved" means no Shannon-type proof exists
     (the statement may still be a non-Shannon inequality, or false).
     """
+    given, variables = _prove_iv(given, variables)
     rel = parse_information_relation(statement)
-    cons = tuple(parse_information_relation(g) for g in given)
+    cons = tuple(_parse_given(i, g) for i, g in enumerate(given))
     names: set[str] = set(rel.mentioned)
     for c in cons:
         names |= c.mentioned
-    names |= set(variables or ())
+    names |= set(variables)
     if not names:
         raise DomainError(
             "statement", statement, "must mention at least one random variable", "add H(...) terms"

@@ -388,7 +388,10 @@ def list_steps(only: str | None = None) -> tuple[Step, ...]:
     steps = sorted(_REGISTRY.values(), key=lambda s: CLAIMS.index(s.claim))
     if only is None:
         return tuple(steps)
-    pat = str(only)
+    if not isinstance(only, str):
+        raise DomainError("only", only, "must be a glob pattern (str) or None",
+                          "e.g. only='thm1.*'")
+    pat = only
     if not pat.strip():
         raise DomainError("only", only, "must be a non-empty pattern", "e.g. --only 'thm1.*'")
     if any(ch in pat for ch in "*?["):
@@ -493,6 +496,15 @@ def check_chains(
     tuple of ChainResult
         One per result, in ``results`` order.
     """
+    if isinstance(certs, (str, bytes)) or not isinstance(certs, (list, tuple)) or not all(
+            isinstance(c, StepCertificate) for c in certs):
+        raise DomainError("certs", certs, "must be a sequence of StepCertificate",
+                          "pass certify_all().steps")
+    if results is not None and (isinstance(results, (str, bytes))
+                                or not isinstance(results, (list, tuple))
+                                or not all(isinstance(r, str) and r in CLAIMS for r in results)):
+        raise DomainError("results", results, "must be a tuple of claim ids",
+                          f"choose from {', '.join(CLAIMS)}")
     by_key = {c.key: c for c in certs}
     if results is None:
         concluded = {r for c in certs for r in c.concludes}

@@ -5,12 +5,15 @@ the option, the value, the rule and a fix, printed as one line with exit 2."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from vistalab.theory import DomainError
 
-__all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only"]
+__all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only", "given",
+           "store_dir", "api_names"]
 
 
 def parse_int(name: str, text: Any, *, lo: int | None = None) -> int:
@@ -57,3 +60,30 @@ def refuse_engine_only(args: argparse.Namespace, names: tuple[str, ...]) -> None
         if getattr(args, name) is not None:
             raise DomainError(name.replace("_", "-"), getattr(args, name),
                               "is only used with --engine", "add --engine or drop the option")
+
+
+def given(value: Any, default: str) -> Any:
+    """The option's text, or ``default`` when the option was not given. An
+    empty string was given (``--trials ''``) and is parsed, hence refused."""
+    return default if value is None else value
+
+
+def store_dir(value: Any) -> str | None:
+    """``--store-dir`` checked at the door as a folder to write payloads into."""
+    from .._paths import output_dir
+
+    return None if value is None else str(output_dir("--store-dir", value))
+
+
+@contextlib.contextmanager
+def api_names(**options: str) -> Iterator[None]:
+    """Re-raise a library :class:`DomainError` about API parameter ``name`` as
+    one about the command-line option that supplied it (``l_tokens`` ->
+    ``--block-tokens``), keeping value, rule and fix."""
+    try:
+        yield
+    except DomainError as exc:
+        option = options.get(exc.parameter)
+        if option is None:
+            raise
+        raise DomainError(option, exc.value, exc.rule, exc.fix, context=exc.context) from None

@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .._paths import input_file, output_dir
+
 __all__ = ["register_analysis", "run_reward", "run_probe"]
 
 # Every registered token counter (a new tokenizer is one registry entry).
@@ -200,6 +202,8 @@ def run_reward(args: argparse.Namespace) -> int:
 
     from .._output import emit_json, emit_table
 
+    for path in args.traces:
+        input_file("TRACE", path)
     budget = _int("budget", args.budget, 1)
     weights = {
         "rho": _real("rho", args.rho),
@@ -307,6 +311,11 @@ def run_probe(args: argparse.Namespace) -> int:
 
     from .._output import emit_json, emit_table
 
+    for path in args.traces:
+        input_file("TRACE", path)
+    if args.answers is not None:
+        input_file("--answers", args.answers)
+    prompts = None if args.prompts is None else output_dir("--prompts", args.prompts)
     budget = _int("budget", args.budget, 1)
     anchor: str | int = args.anchor
     if anchor not in ("first-archive", "end"):
@@ -343,8 +352,8 @@ def run_probe(args: argparse.Namespace) -> int:
         )
     ]
     report = score_probe_answers(kits, args.answers) if args.answers is not None else None
-    if args.prompts is not None:
-        _write_prompts(Path(args.prompts), kits)
+    if prompts is not None:
+        _write_prompts(prompts, kits)
     leaky = [k.snapshot_id for k in kits if k.leaks]
 
     if args.json:

@@ -11,6 +11,8 @@ from typing import Any
 from vistalab.theory import DomainError
 
 from .._output import emit_json
+from .._paths import input_dir
+from ._args import api_names
 
 __all__ = ["register", "run"]
 
@@ -72,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
             _print_list(claims)
         return 0
     paper = None if args.paper is None else paper_checks_paper_iv(args.paper)
-    report = paper_checks.run_claims(
-        args.only, data_dir=args.data_dir, rng=args.seed,
-        certificates=not args.no_certificates,
-    )
+    data_dir = None if args.data_dir is None else input_dir("--data-dir", args.data_dir)
+    with api_names(data_dir="--data-dir"):
+        report = paper_checks.run_claims(
+            args.only, data_dir=data_dir, rng=args.seed,
+            certificates=not args.no_certificates,
+        )
     transcription = () if paper is None else paper_checks.check_transcription(
-        paper, data_dir=args.data_dir)
+        paper, data_dir=data_dir)
     if args.json:
         doc = report.to_dict()
         if paper is not None:

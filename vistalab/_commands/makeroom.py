@@ -9,9 +9,11 @@ from typing import Any
 
 from vistalab.theory import DomainError
 
-from ._args import add_engine_group, refuse_engine_only
+from ._args import add_engine_group, api_names, refuse_engine_only
+from ._args import given as _given
 from ._args import parse_int as _int
 from ._args import parse_real as _real
+from ._args import store_dir as _store_dir
 
 __all__ = ["register", "run"]
 
@@ -93,13 +95,20 @@ def run(args: argparse.Namespace) -> int:
         raise DomainError("reuse", True, "is only used with --engine",
                           "add --engine or drop the option")
     refuse_engine_only(args, _ENGINE_ONLY)
-    result = simulate_makeroom(
-        _int("n", args.n), _int("kappa", args.kappa), args.interface,
-        policy=args.policy, trials=_int("trials", args.trials or "100000"),
-        rng=None if args.seed is None else _int("seed", args.seed), mode=args.mode,
-        rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
-        workers=_int("workers", args.workers), **params,
-    )
+    with api_names(
+        l_tokens="block-tokens",
+        array_trials="array-trials",
+        rate_trials="rate-trials",
+        store_dir="store-dir",
+        rng="seed",
+    ):
+        result = simulate_makeroom(
+            _int("n", args.n), _int("kappa", args.kappa), args.interface,
+            policy=args.policy, trials=_int("trials", _given(args.trials, "100000")),
+            rng=None if args.seed is None else _int("seed", args.seed), mode=args.mode,
+            rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
+            workers=_int("workers", args.workers), **params,
+        )
     doc = result.to_dict()
     if args.json:
         emit_json(doc)
@@ -146,15 +155,22 @@ def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
         extra["l_tokens"] = _int("block-tokens", args.block_tokens)
     if args.array_trials is not None:
         extra["array_trials"] = _int("array-trials", args.array_trials)
-    result = simulate_makeroom_engine(
-        _int("n", args.n), _int("kappa", args.kappa), args.interface,
-        policy=args.policy, trials=_int("trials", args.trials or "500"),
-        rng=None if args.seed is None else _int("seed", args.seed),
-        store=args.store or "memory", store_dir=args.store_dir,
-        tokenizer=args.tokenizer or "cl100k_base", reuse=bool(args.reuse),
-        rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
-        **extra, **params,
-    )
+    with api_names(
+        l_tokens="block-tokens",
+        array_trials="array-trials",
+        rate_trials="rate-trials",
+        store_dir="store-dir",
+        rng="seed",
+    ):
+        result = simulate_makeroom_engine(
+            _int("n", args.n), _int("kappa", args.kappa), args.interface,
+            policy=args.policy, trials=_int("trials", _given(args.trials, "500")),
+            rng=None if args.seed is None else _int("seed", args.seed),
+            store=_given(args.store, "memory"), store_dir=_store_dir(args.store_dir),
+            tokenizer=_given(args.tokenizer, "cl100k_base"), reuse=bool(args.reuse),
+            rate_trials=None if args.rate_trials is None else _int("rate-trials", args.rate_trials),
+            **extra, **params,
+        )
     doc = result.to_dict()
     if args.json:
         emit_json(doc)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._output import emit_json, emit_table
+from .._paths import input_path, output_file
 
 __all__ = ["register", "run"]
 
@@ -47,6 +48,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._sweep import plot_sweep, read_results
 
+    input_path("RESULTS", args.results)
+    if args.out is not None:
+        output_file("--out", args.out, parents=True)
     table = read_results(args.results)
     if args.out is None:
         base = Path(args.results)

@@ -8,9 +8,11 @@ from typing import Any
 
 from vistalab.theory import DomainError
 
-from ._args import add_engine_group, refuse_engine_only
+from ._args import add_engine_group, api_names, refuse_engine_only
+from ._args import given as _given
 from ._args import parse_int as _int
 from ._args import parse_real as _real
+from ._args import store_dir as _store_dir
 
 __all__ = ["register", "run"]
 
@@ -63,13 +65,15 @@ def run(args: argparse.Namespace) -> int:
     if args.engine:
         return _run_engine(args)
     refuse_engine_only(args, _ENGINE_ONLY)
-    result = simulate_recovery(
-        _int("N", args.N), _int("k", args.k), _real("budget", args.budget), args.strategy,
-        trials=_int("trials", args.trials or "10000"),
-        rng=None if args.seed is None else _int("seed", args.seed),
-        handle_cost=None if args.handle_cost is None else _real("handle-cost", args.handle_cost),
-        workers=_int("workers", args.workers),
-    )
+    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed"):
+        result = simulate_recovery(
+            _int("N", args.N), _int("k", args.k), _real("budget", args.budget), args.strategy,
+            trials=_int("trials", _given(args.trials, "10000")),
+            rng=None if args.seed is None else _int("seed", args.seed),
+            handle_cost=(None if args.handle_cost is None
+                         else _real("handle-cost", args.handle_cost)),
+            workers=_int("workers", args.workers),
+        )
     doc = result.to_dict()
     if args.json:
         emit_json(doc)
@@ -94,13 +98,14 @@ def _run_engine(args: argparse.Namespace) -> int:
     if _int("workers", args.workers) != 1:
         raise DomainError("workers", args.workers, "must be 1 with --engine",
                           "engine trials run in one thread")
-    result = simulate_recovery_engine(
-        _int("N", args.N), _int("k", args.k), _int("budget", args.budget), args.strategy,
-        trials=_int("trials", args.trials or "200"),
-        rng=None if args.seed is None else _int("seed", args.seed),
-        store=args.store or "memory", store_dir=args.store_dir,
-        tokenizer=args.tokenizer or "cl100k_base",
-    )
+    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed"):
+        result = simulate_recovery_engine(
+            _int("N", args.N), _int("k", args.k), _int("budget", args.budget), args.strategy,
+            trials=_int("trials", _given(args.trials, "200")),
+            rng=None if args.seed is None else _int("seed", args.seed),
+            store=_given(args.store, "memory"), store_dir=_store_dir(args.store_dir),
+            tokenizer=_given(args.tokenizer, "cl100k_base"),
+        )
     doc = result.to_dict()
     if args.json:
         emit_json(doc)

@@ -43,10 +43,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._output import emit_table
+    from .._paths import output_dir
     from .._reproduce import RichProgress, run_reproduce
 
+    out = output_dir("--out", args.out)
     result = run_reproduce(
-        args.out, quick=args.quick, force=args.force, seed=args.seed, paper=args.paper,
+        out, quick=args.quick, force=args.force, seed=args.seed, paper=args.paper,
         progress=RichProgress(sys.stderr),
     )
     failing = [c for c in result.checks if c.status == "fail"]

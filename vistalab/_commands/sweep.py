@@ -50,9 +50,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .._paths import input_file, output_dir
     from .._sweep import default_out, load_config, make_backend, run_sweep
 
     # Everything is validated before any folder is created or worker started.
+    input_file("CONFIG.toml", args.config)
+    if args.out is not None:
+        output_dir("--out", args.out)
     config = load_config(args.config)
     backend = make_backend(workers=args.workers, scheduler=args.scheduler)
     out = args.out if args.out is not None else default_out(args.config)

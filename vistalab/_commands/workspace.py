@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .._output import emit_json
+from .._paths import input_file, output_dir, output_file
 from ._workspace_analysis import register_analysis
 from ._workspace_serve import register_serve
 
@@ -146,12 +147,16 @@ def _int_arg(name: str, value: Any, *, lo: int) -> int | None:
 def _replay(args: argparse.Namespace, *, log_path: str | None = None) -> Any:
     from vistalab.workspace import DashboardConfig, DiskStore, replay_trace
 
+    trace = input_file("TRACE", args.trace)
     budget = _int_arg("--budget", args.budget, lo=1)
     assert budget is not None
     hard = _int_arg("--hard-limit", args.hard_limit, lo=1)
-    store = DiskStore(args.archive_dir) if args.archive_dir else None
+    if log_path is not None:
+        log_path = str(output_file("--log", log_path))
+    archive = None if args.archive_dir is None else output_dir("--archive-dir", args.archive_dir)
+    store = DiskStore(str(archive)) if archive is not None else None
     return replay_trace(
-        args.trace,
+        str(trace),
         budget=budget,
         tokenizer=args.tokenizer,
         store=store,

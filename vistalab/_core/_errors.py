@@ -100,7 +100,16 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
     >>> suggest("gausian", ["gaussian", "bucket"])
     'gaussian'
     """
-    matches = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    if isinstance(known, (str, bytes)) or not isinstance(known, Iterable):
+        raise DomainError("known", known, "must be an iterable of names",
+                          "pass e.g. a list or the keys of a registry")
+    names = [str(k) for k in known]
+    text = str(name)
+    # a name that differs only in case ('--n' for '--N') is the best hint
+    folded = [k for k in names if k.lower() == text.lower()]
+    if folded:
+        return folded[0]
+    matches = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 
