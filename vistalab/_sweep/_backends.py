@@ -15,9 +15,12 @@ from typing import Any, Protocol, runtime_checkable
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
-from ._task import CellOutcome, CellTask, execute_cell, warm_worker
+from ._task import CellOutcome, CellTask, execute_cell, execute_watched, warm_worker
 
-__all__ = ["Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus"]
+__all__ = [
+    "Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus",
+    "scheduler_address_iv",
+]
 
 
 def available_cpus() -> int:
@@ -62,14 +65,34 @@ class LocalBackend:
     ----------
     workers : int, optional
         Processes to use; defaults to the CPUs available to this process. With
-        1, cells run in this process (no pool, no pickling).
+        1, cells run in this process (no pool, no pickling). Before a run the
+        count is capped at the cells to compute and the CPUs available
+        (:meth:`limit_workers`), and the cap is reported.
+
+    Notes
+    -----
+    Every worker watches its parent: if the sweep's process dies (even by
+    SIGKILL, with no chance to clean up) the workers exit within about a
+    second instead of running on.
     """
 
     name = "local"
 
     def __init__(self, workers: int | None = None) -> None:
-        self._workers = available_cpus() if workers is None else as_int(
+        self.requested = None if workers is None else as_int(
             "--workers", workers, lo=1, fix="use a positive number of worker processes")
+        self._workers = available_cpus() if workers is None else self.requested
+
+    def limit_workers(self, cells: int) -> str:
+        """Cap the workers at ``cells`` and the available CPUs; return a note when capped."""
+        cpus = available_cpus()
+        limit = max(1, min(cells, cpus))
+        if self._workers <= limit:
+            return ""
+        asked = self._workers
+        self._workers = limit
+        return (f"--workers {asked} capped at {limit}: {cells} cell(s) to compute, "
+                f"{cpus} CPU(s) available (more processes would only wait)")
 
     @property
     def workers(self) -> int:
@@ -83,8 +106,10 @@ class LocalBackend:
             from joblib import Parallel, delayed
 
             # loky keeps this pool alive and reuses it for the run below.
+            parent = os.getpid()
             Parallel(n_jobs=self._workers, batch_size=1)(
-                delayed(warm_worker)(tuple(warm_modules), 0.1) for _ in range(self._workers)
+                delayed(warm_worker)(tuple(warm_modules), 0.1, parent)
+                for _ in range(self._workers)
             )
         return time.perf_counter() - t0
 
@@ -95,8 +120,9 @@ class LocalBackend:
             return
         from joblib import Parallel, delayed
 
+        parent = os.getpid()
         parallel = Parallel(n_jobs=self._workers, return_as="generator_unordered")
-        yield from parallel(delayed(execute_cell)(t) for t in tasks)
+        yield from parallel(delayed(execute_watched)(t, parent) for t in tasks)
 
     def close(self) -> None:
         return None
@@ -124,6 +150,8 @@ class DaskBackend:
             raise DomainError("address/client", (address, client),
                               "must give exactly one of a scheduler address and a client",
                               "pass --scheduler tcp://host:8786")
+        if address is not None:
+            address = scheduler_address_iv(address)
         self.address = address
         self._client = client
         self._owns_client = client is None
@@ -149,7 +177,7 @@ class DaskBackend:
 
             try:
                 self._client = Client(self.address, timeout=self._timeout)
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError) as exc:
                 raise DomainError("--scheduler", self.address,
                                   "must be the address of a running Dask scheduler",
                                   "start one (`dask scheduler`, then `dask worker ADDRESS`) or "
@@ -178,6 +206,29 @@ class DaskBackend:
         if self._owns_client and self._client is not None:
             self._client.close()
             self._client = None
+
+
+_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+def scheduler_address_iv(address: Any) -> str:
+    """Check a Dask scheduler address at the door: ``tcp://host:port`` (or ``host:port``)."""
+    fix = "pass the scheduler's address, e.g. --scheduler tcp://127.0.0.1:8786"
+    if not isinstance(address, str) or not address.strip():
+        raise DomainError("--scheduler", address, "must be a scheduler address, not empty", fix)
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in _SCHEMES:
+        raise DomainError("--scheduler", address,
+                          f"must use one of the schemes {', '.join(_SCHEMES)}", fix)
+    if scheme != "inproc":
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise DomainError("--scheduler", address,
+                              "must be HOST:PORT with a port between 1 and 65535", fix)
+    return f"{scheme}://{rest}"
 
 
 def make_backend(*, workers: int | None = None, scheduler: str | None = None) -> Backend:

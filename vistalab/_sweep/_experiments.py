@@ -34,6 +34,13 @@ __all__ = [
 ]
 
 
+#: Most Monte Carlo trials one array-simulator cell may ask for.
+MAX_TRIALS = 10**9
+
+#: Most trials one engine-backed cell may ask for (each trial builds a workspace).
+MAX_ENGINE_TRIALS = 10**6
+
+
 # ---------------------------------------------------------------------------
 # makeroom: the make-room instance M_{n,L,l} (paper Def. "Make-room instance",
 # Theorem 1) through the array simulator sims.simulate_makeroom.
@@ -141,7 +148,8 @@ MAKEROOM = Experiment(
                   when={"interface": ("gibbs",)}),
         ParamSpec("policy", "str", "archive policy", default="bayes", choices=_policy_names),
         ParamSpec("mode", "str", "simulator mode", default="fast", choices=("fast", "literal")),
-        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1,
+                  hi=MAX_TRIALS, fix=f"use at most {MAX_TRIALS:.0e} trials per cell"),
     ),
     outputs=(
         OutputSpec("mean_z", "real", "Monte Carlo mean of Z (load-bearing blocks archived)"),
@@ -222,7 +230,8 @@ RECOVERY = Experiment(
                   choices=_strategy_names),
         ParamSpec("handle_cost", "real", "handle cost factor c0, bits per log2 N", default=1.0,
                   lo=0.0, when={"strategy": _recovering_strategies}),
-        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1,
+                  hi=MAX_TRIALS, fix=f"use at most {MAX_TRIALS:.0e} trials per cell"),
     ),
     outputs=(
         OutputSpec("success", "real", "Monte Carlo success rate"),
@@ -299,7 +308,7 @@ def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
         "recovery_obligations": d["recovery_obligations"],
         "byte_exact_recoveries": d["byte_exact_recoveries"],
         "all_recoveries_byte_exact": d["all_recoveries_byte_exact"],
-        "l_tokens_used": d["l_tokens"], "budget_tokens": d["budget_tokens"],
+        "l_tokens_used": d["l_tokens"], "budget_used_tokens": d["budget_tokens"],
         "size_mismatches": d["size_mismatches"], "budget_mismatches": d["budget_mismatches"],
         "stop_mismatches": d["stop_mismatches"],
     }
@@ -326,10 +335,12 @@ MAKEROOM_ENGINE = Experiment(
         ParamSpec("l_tokens", "int", "net tokens of a load-bearing block (default "
                   "max(4, min(40, 900 // kappa)))", lo=1),
         ParamSpec("array_trials", "int", "trials of the array-simulator cross-check",
-                  default=200_000, lo=2),
+                  default=200_000, lo=2, hi=MAX_TRIALS),
         ParamSpec("reuse", "bool", "one workspace per 64 trials, restored after each trial",
                   default=False),
-        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1,
+                  hi=MAX_ENGINE_TRIALS,
+                  fix=f"use at most {MAX_ENGINE_TRIALS:.0e} engine trials per cell"),
     ),
     outputs=(
         OutputSpec("mean_z", "real", "engine mean of Z (load-bearing blocks archived)"),
@@ -356,7 +367,7 @@ MAKEROOM_ENGINE = Experiment(
         OutputSpec("all_recoveries_byte_exact", "bool", "every read and query was exact"),
         OutputSpec("l_tokens_used", "int", "net tokens of a load-bearing block (the default "
                    "when l_tokens is empty)"),
-        OutputSpec("budget_tokens", "int", "engine budget B (rendering over by exactly L)"),
+        OutputSpec("budget_used_tokens", "int", "engine budget B (rendering over by exactly L)"),
         OutputSpec("size_mismatches", "int", "archives freeing other than the calibrated size"),
         OutputSpec("budget_mismatches", "int", "trials not over budget by exactly L"),
         OutputSpec("stop_mismatches", "int", "trials where preflight cleared after a different "
@@ -382,7 +393,7 @@ def run_recovery_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
     """
     from vistalab import sims
 
-    res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget"],
+    res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget_tokens"],
                                         params["strategy"], trials=params["trials"], rng=rng,
                                         tokenizer=params["tokenizer"])
     d = res.to_dict()
@@ -409,12 +420,14 @@ RECOVERY_ENGINE = Experiment(
     params=(
         ParamSpec("N", "int", "number of evidence blocks", required=True, lo=1, hi=10_000),
         ParamSpec("k", "int", "bits per block", required=True, lo=1),
-        ParamSpec("budget", "int", "engine budget B, tokens", required=True, lo=1),
+        ParamSpec("budget_tokens", "int", "engine budget B, tokens", required=True, lo=1),
         ParamSpec("strategy", "str", "engine strategy", required=True,
                   choices=_engine_strategy_names),
         ParamSpec("tokenizer", "str", "engine tokenizer", default="cl100k_base",
                   choices=("cl100k_base", "approx")),
-        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1,
+                  hi=MAX_ENGINE_TRIALS,
+                  fix=f"use at most {MAX_ENGINE_TRIALS:.0e} engine trials per cell"),
     ),
     outputs=(
         OutputSpec("success", "real", "success rate"),
