@@ -71,7 +71,7 @@ def _config_iv(config: Any) -> SweepConfig:
     if isinstance(config, Mapping):
         return parse_config(config)
     if isinstance(config, (str, os.PathLike)):
-        return load_config(config)
+        return load_config(os.fspath(config))
     raise SweepConfigError("config", type(config).__name__,
                            "must be a SweepConfig, a mapping (the parsed TOML) or a path to a "
                            "TOML file", "pass the config file's path", file="<config>",

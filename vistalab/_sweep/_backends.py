@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
-from ._task import CellOutcome, CellTask, execute_cell, execute_watched, warm_worker
+from ._task import CellOutcome, CellTask, execute_cell, warm_worker, watch_parent
 
 __all__ = [
     "Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus",
@@ -81,7 +81,8 @@ class LocalBackend:
     def __init__(self, workers: int | None = None) -> None:
         self.requested = None if workers is None else as_int(
             "--workers", workers, lo=1, fix="use a positive number of worker processes")
-        self._workers = available_cpus() if workers is None else self.requested
+        self._workers: int = available_cpus() if self.requested is None else self.requested
+        self._executor: Any = None
 
     def limit_workers(self, cells: int) -> str:
         """Cap the workers at ``cells`` and the available CPUs; return a note when capped."""
@@ -103,14 +104,17 @@ class LocalBackend:
         if self._workers == 1:
             warm_worker(warm_modules)
         else:
-            from joblib import Parallel, delayed
+            from joblib.externals.loky import get_reusable_executor
 
-            # loky keeps this pool alive and reuses it for the run below.
-            parent = os.getpid()
-            Parallel(n_jobs=self._workers, batch_size=1)(
-                delayed(warm_worker)(tuple(warm_modules), 0.1, parent)
-                for _ in range(self._workers)
-            )
+            # loky's executor (what joblib uses), with an initializer: every worker
+            # watches this process from the moment it starts, before any task.
+            self._executor = get_reusable_executor(
+                max_workers=self._workers, initializer=watch_parent, initargs=(os.getpid(),),
+                timeout=60)
+            futures = [self._executor.submit(warm_worker, tuple(warm_modules), 0.1)
+                       for _ in range(self._workers)]
+            for f in futures:
+                f.result()
         return time.perf_counter() - t0
 
     def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
@@ -118,14 +122,26 @@ class LocalBackend:
             for task in tasks:
                 yield execute_cell(task)
             return
-        from joblib import Parallel, delayed
+        from concurrent.futures import as_completed
 
-        parent = os.getpid()
-        parallel = Parallel(n_jobs=self._workers, return_as="generator_unordered")
-        yield from parallel(delayed(execute_watched)(t, parent) for t in tasks)
+        if self._executor is None:
+            self.start()
+        assert self._executor is not None
+        futures = {self._executor.submit(execute_cell, t): t for t in tasks}
+        try:
+            for fut in as_completed(futures):
+                task = futures[fut]
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - a crashed worker fails its cell
+                    yield CellOutcome(task.index, task.key, None, f"{type(exc).__name__}: {exc}",
+                                      None, 0.0, "local")
+        finally:
+            for fut in futures:
+                fut.cancel()
 
     def close(self) -> None:
-        return None
+        self._executor = None
 
 
 class DaskBackend:

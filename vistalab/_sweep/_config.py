@@ -328,6 +328,8 @@ def _values(
             converted.append(spec.convert(item))
         except DomainError as exc:
             raise _relocate(exc, file, where) from None
+    for item in converted:
+        _check_choice(spec, item, file, where)
     if len(set(map(repr, converted))) != len(converted):
         raise SweepConfigError(key, value, "must not list a value twice",
                                "remove the repeated value", file=file, where=where)

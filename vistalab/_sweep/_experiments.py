@@ -175,7 +175,7 @@ MAKEROOM = Experiment(
     ),
     run="vistalab._sweep._experiments:run_makeroom",
     check=_makeroom_check,
-    warm_modules=("sims",),
+    warm_modules=("vistalab.sims",),
 )
 
 
@@ -249,7 +249,7 @@ RECOVERY = Experiment(
     ),
     run="vistalab._sweep._experiments:run_recovery",
     check=_recovery_check,
-    warm_modules=("sims",),
+    warm_modules=("vistalab.sims",),
 )
 
 
@@ -375,7 +375,7 @@ MAKEROOM_ENGINE = Experiment(
     ),
     run="vistalab._sweep._experiments:run_makeroom_engine",
     check=_makeroom_engine_check,
-    warm_modules=("sims", "workspace"),
+    warm_modules=("vistalab.sims", "vistalab.workspace"),
 )
 
 
@@ -455,7 +455,7 @@ RECOVERY_ENGINE = Experiment(
     ),
     run="vistalab._sweep._experiments:run_recovery_engine",
     check=_recovery_engine_check,
-    warm_modules=("sims", "workspace"),
+    warm_modules=("vistalab.sims", "vistalab.workspace"),
 )
 
 

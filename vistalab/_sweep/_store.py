@@ -247,11 +247,12 @@ class DirectoryStore:
         except (OSError, ValueError) as exc:
             raise SweepStoreError("--out", str(self.path), f"has an unreadable manifest ({exc})",
                                   "pass --fresh to start over") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        fmt = manifest.get("format") if isinstance(manifest, dict) else None
+        if not isinstance(manifest, dict) or fmt != MANIFEST_FORMAT:
             raise SweepStoreError("--out", str(self.path),
                                   f"has a manifest that is not a {MANIFEST_FORMAT} manifest "
-                                  f"(format {manifest.get('format') if isinstance(manifest, dict) else None!r})",
-                                  "choose another folder or pass --fresh")
+                                  f"(format {fmt!r}; stores of an earlier vista-lab seed cells "
+                                  "by position)", "choose another folder or pass --fresh")
         return manifest
 
     def save_manifest(self, manifest: Mapping[str, Any]) -> None:

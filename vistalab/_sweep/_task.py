@@ -115,17 +115,22 @@ def watch_parent(parent_pid: int, *, period_s: float = 0.2) -> None:
 
     A daemon thread polls ``os.getppid()``: when the parent dies (even by
     SIGKILL) the worker is re-parented and exits at once, so no worker outlives
-    the sweep by more than ``period_s``. Does nothing in the sweep's own process.
+    the sweep by more than ``period_s`` (plus the cell step it is in, when that
+    holds the GIL). Call it in a process whose parent is ``parent_pid``; does
+    nothing in the sweep's own process.
     """
     if os.getpid() == parent_pid or parent_pid in _WATCHING:
         return
+    # Compare with the pid passed in, not with getppid() at install time: a
+    # worker still starting up when the sweep died is already re-parented.
+    if os.getppid() != parent_pid:
+        os._exit(1)
     _WATCHING.add(parent_pid)
-    start_ppid = os.getppid()
 
     def _watch() -> None:
         while True:
             time.sleep(period_s)
-            if os.getppid() != start_ppid:
+            if os.getppid() != parent_pid:
                 os._exit(1)
 
     threading.Thread(target=_watch, name="vista-lab-parent-watch", daemon=True).start()
