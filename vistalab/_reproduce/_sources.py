@@ -13,6 +13,7 @@ import numpy as np
 
 from vistalab.figures import MissingDependency, require
 
+from .._policy import is_finding
 from ._rows import CheckRow
 
 __all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status"]
@@ -60,7 +61,7 @@ def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
         detail = " ".join(str(res.detail).split())
         # A claim about the paper's own tables/text is a finding about the paper when
         # it fails, not a failure of the toolkit (see _rows.FINDING_SOURCES).
-        src = "paper-data" if source == "paper" and res.kind in {"table", "text"} else source
+        src = "paper-data" if source == "paper" and is_finding(res.kind) else source
         rows.append(CheckRow(
             src, str(res.id), " ".join(str(res.statement).split()),
             normalise_status(res.status),
@@ -76,11 +77,17 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def paper_check_rows(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """One row per registered claim of the paper (engine-backed claims excluded)."""
+def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = True
+                     ) -> list[dict[str, str]]:
+    """One row per registered claim of the paper (engine-backed claims excluded).
+
+    ``certificates`` is passed to ``paper_checks.run_claims``: the reproduce
+    pipeline hands it the verify stage's certificates, so the proof steps run once.
+    """
     pc = require("paper_checks", "run_claims", "all_claims")
     claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
-    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng))
+    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng,
+                                              certificates=certificates))
 
 
 def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
