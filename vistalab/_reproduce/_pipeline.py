@@ -46,7 +46,7 @@ from ._cache import CacheRecord, StageCache, cache_key
 from ._progress import NullProgress, Progress
 from ._report import FigureEntry, build_report
 from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
-from ._sources import engine_checks, paper_check_rows, proof_step_rows
+from ._sources import engine_checks, paper_check_rows, proof_step_rows, stage_totals
 
 __all__ = [
     "DEFAULT_SEED", "ReproduceResult", "StageOutcome", "run_reproduce", "default_out",
@@ -436,10 +436,27 @@ class _Step:
     status: str
 
 
+#: In a worker process: where the check stages report each finished step or claim.
+_TICKS: Any = None
+
+
+def _init_worker(queue: Any) -> None:
+    global _TICKS
+    _TICKS = queue
+
+
+def _ticker(stage: str) -> Callable[[str], None] | None:
+    """A callback that reports ``(stage, note)`` to the main process, or None in-process."""
+    queue = _TICKS
+    if queue is None:
+        return None
+    return lambda note: queue.put((stage, note))
+
+
 def _proof_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None
                  ) -> Any:
     hypothesis_home(hypothesis_dir)
-    return proof_step_rows()
+    return proof_step_rows(progress=_ticker("verify"))
 
 
 def _paper_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None,
@@ -448,20 +465,53 @@ def _paper_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | N
     # paper_checks' own default seed, so the rows match `vista-lab check-paper`;
     # the theory claims' certificates come from the verify stage's rows.
     certs: Any = True if proof_rows is None else _Certificates(proof_rows)
-    return paper_check_rows(rng=None, certificates=certs)
+    return paper_check_rows(rng=None, certificates=certs, progress=_ticker("paper_checks"))
 
 
 def _engine_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None
                   ) -> Any:
     hypothesis_home(hypothesis_dir)
-    return engine_checks(rng=None)
+    return engine_checks(rng=None, progress=_ticker("engine"))
 
 
-def _worker_pool(jobs: int) -> Executor | None:
-    """One spawned worker process (fresh interpreter: no forked locks or threads)."""
+def _worker_pool(jobs: int) -> tuple[Executor | None, Any]:
+    """One spawned worker process (fresh interpreter: no forked locks or threads),
+    and the queue on which its check stages report each step or claim."""
     if jobs < 2:
-        return None
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return None, None
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    return ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker,
+                               initargs=(queue,)), queue
+
+
+class _Ticks:
+    """Progress reports from the worker, by stage; kept until that stage's bar shows them."""
+
+    def __init__(self, queue: Any) -> None:
+        self.queue = queue
+        self.seen: dict[str, list[str]] = {}
+
+    def _drain(self, timeout: float) -> None:
+        import queue as _queue
+
+        try:
+            stage, note = self.queue.get(timeout=timeout)
+        except (_queue.Empty, OSError, ValueError, EOFError):
+            return
+        self.seen.setdefault(stage, []).append(note)
+
+    def follow(self, stage: str, pending: _Pending, bar: Any) -> None:
+        """Advance ``bar`` for each step of ``stage`` until its computation is done."""
+        shown = 0
+        while True:
+            notes = self.seen.get(stage, [])
+            for note in notes[shown:]:
+                bar.advance(note)
+            shown = len(notes)
+            if self.queue is None or pending.future is None or pending.future.done():
+                break
+            self._drain(0.1)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -543,7 +593,8 @@ def run_reproduce(
     # The proof steps, the paper checks and the engine checks do not depend on the
     # simulations: on a cache miss they run in one worker process while this process
     # simulates and plots, so the two cores of a small machine are both used.
-    pool = _worker_pool(jobs)
+    pool, queue = _worker_pool(jobs)
+    ticks = _Ticks(queue)
     try:
         verify = run.start("verify", "proof steps", {},
                            partial(_proof_stage, hypothesis_dir=hyp), stochastic=False,
@@ -606,17 +657,23 @@ def run_reproduce(
                 ))
                 bar.advance(name)
 
+        totals = stage_totals()
         for title, stem, pending in background:
-            with progress.stage(title, 1) as bar:
+            total = 1 if pending.record is not None else totals.get(pending.name, 1)
+            with progress.stage(title, total) as bar:
+                ticks.follow(pending.name, pending, bar)
                 rec = run.finish(pending)
                 if rec is not None:
                     rows = rows_from_payload(rec.payload)
                     check_rows += rows
                     run.write_table(stem, rows_to_table(rows), rec.sidecar)
-                bar.advance()
+                if pending.record is not None:
+                    bar.advance("from cache")
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if queue is not None:
+            queue.close()
     check_rows += sim_rows
 
     check_rows += run.problem_rows()

@@ -7,6 +7,7 @@ checkable, instead of crashing the pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,9 @@ from vistalab.figures import MissingDependency, require
 from .._policy import is_finding
 from ._rows import CheckRow
 
-__all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status"]
+__all__ = [
+    "engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status", "stage_totals",
+]
 
 _PASS = {"pass", "passed", "ok", "certified", "proved", "proven", "verified", "true"}
 _FAIL = {"fail", "failed", "refuted", "error", "false", "violated"}
@@ -34,12 +37,19 @@ def normalise_status(value: Any) -> str:
     return "not_checkable"
 
 
-def proof_step_rows() -> list[dict[str, str]]:
-    """One row per named proof step certified by ``theory.certify_all()``."""
-    theory = require("theory", "certify_all")
-    report = theory.certify_all()
+def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
+    """One row per named proof step, each certified by ``theory``'s ``run_step``
+    (what ``theory.certify_all()`` runs); ``progress`` is called after each step."""
+    theory = require("theory", "list_steps")
+    from vistalab.theory._proofs import run_step
+
+    certs = []
+    for step in theory.list_steps():
+        certs.append(run_step(step))
+        if progress is not None:
+            progress(f"{step.claim}:{step.name}")
     rows = []
-    for cert in report.steps:
+    for cert in certs:
         numbers = f"{cert.method} on {cert.domain}: {' '.join(str(cert.detail).split())}"
         rows.append(CheckRow(
             "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
@@ -77,8 +87,8 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = True
-                     ) -> list[dict[str, str]]:
+def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = True,
+                     progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """One row per registered claim of the paper (engine-backed claims excluded).
 
     ``certificates`` is passed to ``paper_checks.run_claims``: the reproduce
@@ -86,11 +96,13 @@ def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = Tru
     """
     pc = require("paper_checks", "run_claims", "all_claims")
     claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
-    return _claim_rows("paper", pc.run_claims(claims=claims, rng=rng,
-                                              certificates=certificates))
+    return _claim_rows("paper", pc.run_claims(
+        claims=claims, rng=rng, certificates=certificates,
+        progress=None if progress is None else (lambda r: progress(str(r.id)))))
 
 
-def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
+def engine_checks(*, rng: np.random.Generator | None,
+                  progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """The engine-backed checks of issue 5, registered into paper_checks' registry.
 
     Raises :class:`figures.MissingDependency` (the stage is reported as not
@@ -104,4 +116,16 @@ def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
             "no engine-backed check is registered in paper_checks yet (issue 5: claims with "
             "'engine' in their id or section)",
         )
-    return _claim_rows("engine", pc.run_claims(claims=claims, rng=rng))
+    return _claim_rows("engine", pc.run_claims(
+        claims=claims, rng=rng,
+        progress=None if progress is None else (lambda r: progress(str(r.id)))))
+
+
+def stage_totals() -> dict[str, int]:
+    """How many steps or claims each check stage runs (the length of its progress bar)."""
+    from vistalab import paper_checks, theory
+
+    claims = paper_checks.all_claims()
+    engine = sum(1 for c in claims if _is_engine_claim(c))
+    return {"verify": len(theory.list_steps()), "paper_checks": len(claims) - engine,
+            "engine": engine}
