@@ -171,24 +171,24 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     kappa = int(table.values("kappa")[0])
     top = math.log2(n)
     with figure_style():
-        fig, axes = new_figure(1, 1, width=6.4, height=4.0)
+        fig, axes = new_figure(1, 1, width=8.2, height=4.2)
         ax = axes[0, 0]
         lb = table.where(series="lower-bound")
         ax.plot(lb.column("rate"), lb.column("value"), color=PALETTE["black"], lw=1.6, ls="--",
-                label="Theorem 1 lower bound  [1-(I+1)/nu]_+")
+                label=r"Theorem 1 lower bound $[1-(I+1)/\nu]_+$")
         fr = table.where(series="frontier")
         ax.plot(fr.column("rate"), fr.column("value"), color=PALETTE["purple"], lw=2.2,
                 label="exact optimal frontier")
         bk = table.where(series="buckets")
         ax.plot(bk.column("rate"), bk.column("value"), "s", color=PALETTE["green"], ms=4,
-                mfc="white", label="balanced M-bucket ledgers (exact)")
+                mfc="white", label=r"balanced $M$-bucket ledgers (exact)")
         mc = table.where(series="mc")
         styles = {
-            "gaussian": ("o", PALETTE["blue"], "Gaussian content channel (MC, sigma marked)"),
+            "gaussian": ("o", PALETTE["blue"], r"Gaussian content channel (MC, $\sigma$ marked)"),
             "buckets": ("s", PALETTE["green"], "bucket ledgers (MC)"),
             "gibbs": ("^", PALETTE["purple"], "Gibbs interface on the frontier (MC)"),
-            "ledger": ("*", PALETTE["vermillion"], "full ledger (I = log2 n)"),
-            "blind": ("X", PALETTE["orange"], "size-blind (I = 0)"),
+            "ledger": ("*", PALETTE["vermillion"], r"full ledger ($I = \log_2 n$)"),
+            "blind": ("X", PALETTE["orange"], r"size-blind ($I = 0$)"),
         }
         for name, (marker, col, label) in styles.items():
             t = mc.where(interface=name)
@@ -200,21 +200,32 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                         fmt=marker, color=col, ms=7 if marker in "*X" else 4.5, label=label,
                         zorder=3)
         for r in mc.where(interface="gaussian").records():
-            ax.annotate(f"{r['param']:g}", xy=(r["rate"], r["value"]), xytext=(4, 3),
+            ax.annotate(f"$\\sigma$={r['param']:g}", xy=(r["rate"], r["value"]), xytext=(4, 3),
                         textcoords="offset points", fontsize=6.5, color=PALETTE["blue"])
         eng = table.where(series="engine")
         if len(eng):
+            # Hollow, larger diamonds: the array point of the same interface stays
+            # visible inside; each is labelled with its interface.
             y = eng.column("value")
             yerr = np.vstack([y - eng.column("ci_low"), eng.column("ci_high") - y])
             ax.errorbar(eng.column("rate"), y, yerr=yerr, fmt="D", color=PALETTE["black"],
-                        mfc=PALETTE["yellow"], ms=5, label="engine-measured (workspace/)",
-                        zorder=4)
+                        mfc="none", mew=1.2, ms=9, elinewidth=1, capsize=3,
+                        label="engine-measured (workspace/), by interface", zorder=4)
+            for r in eng.records():
+                right = r["rate"] < 0.5 * top
+                ax.annotate(f"engine: {r['interface']}", xy=(r["rate"], r["value"]),
+                            xytext=(11 if right else -11, 7),
+                            textcoords="offset points", ha="left" if right else "right",
+                            va="center", fontsize=6.5, color=PALETTE["black"],
+                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                                  "alpha": 0.85})
         ax.set_xlim(-0.1, top + 0.15)
         ax.set_ylim(-0.04, 1.08)
-        ax.set_xlabel("interface rate I(J*; Y)  [bits]")
-        ax.set_ylabel("E[Z] / kappa  (recovery obligations per kappa)")
-        ax.legend(loc="upper right", fontsize=6.5)
-        panel_label(ax, f"n = {n}, kappa = {kappa}, nu = log2((n-kappa)/kappa) = "
+        ax.set_xlabel(r"interface rate $I(J^*; Y)$  [bits]")
+        ax.set_ylabel(r"$\mathrm{E}[Z]\,/\,\kappa$  (recovery obligations per $\kappa$)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
+        panel_label(ax, f"$n$ = {n}, $\\kappa$ = {kappa}, "
+                        r"$\nu = \log_2((n-\kappa)/\kappa)$ = "
                         f"{math.log2((n - kappa) / kappa):.2f} bits")
         return save_figure(fig, out_dir, NAME)
 
