@@ -135,7 +135,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         methods = mn.unique("id")
         labels = [str(mn.where(id=m).values("label")[0]) for m in methods]
         width = 0.26
-        bench_colors = [PALETTE["blue"], PALETTE["green"], PALETTE["orange"]]
+        # One colour meaning per figure: blue and vermillion are the methods of (a)-(c),
+        # so the benchmarks, the event kinds and the cost parts use other colours.
+        bench_colors = [PALETTE["green"], PALETTE["orange"], PALETTE["purple"]]
         xpos = np.arange(len(methods))
         for j, (metric, bench) in enumerate(_BENCH):
             vals = [mn.where(id=m, metric=metric).column("value")[0] for m in methods]
@@ -156,8 +158,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         xe = np.arange(len(ev))
         arch = [ab.where(id=v, metric="archive_events").column("value")[0] for v in ev]
         reads = [ab.where(id=v, metric="read_events").column("value")[0] for v in ev]
-        e.bar(xe - 0.2, arch, width=0.4, color=PALETTE["vermillion"], label="archive events")
-        e.bar(xe + 0.2, reads, width=0.4, color=PALETTE["blue"], label="read events")
+        e.bar(xe - 0.2, arch, width=0.4, color=PALETTE["black"], label="archive events")
+        e.bar(xe + 0.2, reads, width=0.4, color="white", edgecolor=PALETTE["black"],
+              hatch="////", lw=0.8, label="read events")
         for i, v in enumerate(ev):
             solved = ab.where(id=v, metric="solved")
             if len(solved):
@@ -176,9 +179,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         co = table.where(panel="cost")
         cm = co.unique("id")
         cl = [str(co.where(id=m).values("label")[0]) for m in cm]
-        parts = (("cost_uncached_input", "uncached input ($0.50/M)", PALETTE["orange"]),
-                 ("cost_cached_input", "cached input ($0.05/M)", PALETTE["sky"]),
-                 ("cost_output", "output incl. thinking ($3.00/M)", PALETTE["purple"]))
+        parts = (("cost_uncached_input", r"uncached input (\$0.50/M)", PALETTE["sky"]),
+                 ("cost_cached_input", r"cached input (\$0.05/M)", PALETTE["yellow"]),
+                 ("cost_output", r"output incl. thinking (\$3.00/M)", PALETTE["grey"]))
         left = np.zeros(len(cm))
         yf = np.arange(len(cm))
         for metric, label, col in parts:
@@ -189,7 +192,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         rate = [co.where(id=m, metric="cache_rate_pct").column("value")[0] for m in cm]
         f.plot(printed, yf, "k|", ms=14, mew=2, label="printed cost (Table 2)")
         for i in range(len(cm)):
-            f.text(left[i] + 0.03, yf[i], f"${printed[i]:.2f}  (cache {rate[i]:.1f}%)",
+            f.text(left[i] + 0.03, yf[i], f"\\${printed[i]:.2f}  (cache {rate[i]:.1f}%)",
                    va="center", fontsize=7)
         f.set_yticks(yf)
         f.set_yticklabels(cl, fontsize=7.5)
