@@ -163,7 +163,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                     label="full ledger, Monte Carlo")
         ax.set_xscale("log")
         ax.set_ylim(-0.04, 1.08)
-        ax.set_xlabel("number of blocks n")
+        ax.set_xlabel("number of blocks $n$")
         ax.set_ylabel(r"$\mathrm{E}[Z]\,/\,\kappa$")
         # Legends sit under their panels, outside the data.
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
@@ -189,7 +189,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 label=r"ledger: $\log_2 n$")
         bx.set_xscale("log")
         bx.set_ylim(bottom=0)
-        bx.set_xlabel("number of blocks n")
+        bx.set_xlabel("number of blocks $n$")
         bx.set_ylabel(r"rate for $\mathrm{E}[Z] \leq \delta\kappa$  [bits]")
         bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
         panel_label(bx, "(b) necessary vs sufficient rate")

@@ -244,14 +244,14 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             a.fill_between(b["N"], b["q1"], b["q3"], color=color, alpha=0.3, lw=0,
                            label="interquartile range")
             a.plot(b["N"], b["median"], color=color, lw=2, label="binned median")
-            a.set_xlabel("registered blocks N (cumulative)")
+            a.set_xlabel("registered blocks $N$ (cumulative)")
             a.set_ylabel(ylabel)
         top = 1.18 * float(np.nanmax(table.column("dashboard_tokens")))
         ax.set_ylim(0, top)
         ax.axvline(s["peak_N"], color=PALETTE["grey"], ls=":", lw=1)
         # The label sits above the data cloud, left of the marker line.
         ax.text(s["peak_N"], 0.985 * top, f"median peak {s['peak_tokens']:.0f} tokens "
-                f"at N = {s['peak_N']:.0f} ", ha="right", va="top", fontsize=7)
+                f"at $N$ = {s['peak_N']:.0f} ", ha="right", va="top", fontsize=7)
         nmax = float(np.nanmax(table.column("N")))
         bx.plot([0, nmax], [0, nmax], color=PALETTE["grey"], ls="--", lw=1,
                 label="all blocks visible (slope 1)")
