@@ -35,7 +35,7 @@ _LABELS = {
     "recover": "recovering method (array)",
     "recover-engine": "recovering method (workspace engine)",
 }
-_COLUMNS = ("series", "N", "k", "budget_bits", "budget_tokens", "x", "value", "ci_low",
+_COLUMNS = ("series", "N", "k", "budget_bits", "budget_tokens", "budget_share", "value", "ci_low",
             "ci_high", "exact", "trials", "feasible", "fit_share", "byte_exact")
 _UNITS = {
     "series": "bound | keep-blocks | keep-bits | random-subset | recover | recover-engine",
@@ -43,7 +43,8 @@ _UNITS = {
     "k": "bits per block",
     "budget_bits": "prompt budget B in bits (array rows)",
     "budget_tokens": "engine budget B in tokens (engine rows)",
-    "x": "budget share B/(Nk); engine rows: (B - fixed) / (raw history - fixed) in tokens",
+    "budget_share": "budget share B/(Nk); engine rows: (B - fixed) / (raw history - fixed) "
+                    "in tokens",
     "value": "success probability (bound row: B/(Nk) + 1/k, unclipped)",
     "ci_low": "95% exact binomial CI, lower",
     "ci_high": "95% exact binomial CI, upper",
@@ -107,7 +108,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     rows: list[dict[str, Any]] = []
     for B in budgets:
         rows.append({"series": "bound", "N": N, "k": k, "budget_bits": float(B),
-                     "x": B / (N * k), "value": theory.recovery_success_bound(N, k, B)})
+                     "budget_share": B / (N * k), "value": theory.recovery_success_bound(N, k, B)})
     jobs = [(s, B) for s in [*p["strategies"], "recover"] for B in budgets]
     # Engine streams come after the array ones, so adding engine points never
     # changes the array numbers.
@@ -118,7 +119,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
         lo, hi = res.success_ci
         exact = getattr(res, "exact_success", None)
         feas = theory.recovery_feasibility(N, k, B, cost=cost).feasible
-        rows.append({"series": s, "N": N, "k": k, "budget_bits": float(B), "x": B / (N * k),
+        rows.append({"series": s, "N": N, "k": k, "budget_bits": float(B),
+                     "budget_share": B / (N * k),
                      "value": float(res.success), "ci_low": float(lo), "ci_high": float(hi),
                      "exact": None if exact is None else float(exact),
                      "trials": int(res.trials), "feasible": bool(feas)})
@@ -141,7 +143,7 @@ def _engine_rows(engine: Any, N: int, k: int, p: Mapping[str, Any],
         res = engine(N, k, budget, "recover", trials=p["engine_trials"], rng=stream)
         lo, hi = res.success_ci
         rows.append({"series": "recover-engine", "N": N, "k": k, "budget_tokens": budget,
-                     "x": x, "value": float(res.success), "ci_low": float(lo),
+                     "budget_share": x, "value": float(res.success), "ci_low": float(lo),
                      "ci_high": float(hi), "trials": int(res.trials),
                      "feasible": bool(res.feasible), "fit_share": float(res.engine_feasible),
                      "byte_exact": int(res.byte_exact_recoveries) == int(res.read_events)})
@@ -163,13 +165,14 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         fig, axes = new_figure(1, ncols, width=8.6 if ncols == 2 else 6.0, height=4.4,
                                gridspec_kw={"width_ratios": [1.6, 1.0]} if ncols == 2 else {})
         ax = axes[0, 0]
-        ax.plot(b.column("x"), np.minimum(1.0, b.column("value")), color=PALETTE["purple"],
+        ax.plot(b.column("budget_share"), np.minimum(1.0, b.column("value")),
+                color=PALETTE["purple"],
                 lw=2.4, label=r"Proposition 1 bound $\min(1,\ B/(Nk) + 1/k)$")
         for s in table.unique("series"):
             if s in ("bound", "recover-engine"):
                 continue
             t = table.where(series=s)
-            x, y = t.column("x"), t.column("value")
+            x, y = t.column("budget_share"), t.column("value")
             style = {"marker": "o", "ms": 3.5, "lw": 1.2}
             if s == "recover":
                 # success is 0 below the feasibility budget and 1 from it on
@@ -181,7 +184,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                                 color=colors.get(s, PALETTE["grey"]), alpha=0.2, lw=0)
         feas = table.where(series="recover", feasible=True)
         if len(feas):
-            x0 = float(np.nanmin(feas.column("x")))
+            x0 = float(np.nanmin(feas.column("budget_share")))
             ax.axvline(x0, color=PALETTE["grey"], ls=":", lw=1)
             ax.annotate("handles + one block fit", xy=(x0, 0.78), xytext=(4, 0),
                         textcoords="offset points", fontsize=7, color=PALETTE["grey"],
@@ -194,7 +197,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         panel_label(ax, f"(a) array simulator: $N$ = {N} blocks of $k$ = {k} bits")
         if len(eng):
             bx = axes[0, 1]
-            x, y = eng.column("x"), eng.column("value")
+            x, y = eng.column("budget_share"), eng.column("value")
             bx.plot(x, y, color=colors["recover-engine"], marker="D", ms=4.5, mfc="white",
                     lw=1.2, drawstyle="steps-post", label=_LABELS["recover-engine"])
             bx.errorbar(x, y, yerr=np.vstack([y - eng.column("ci_low"),
@@ -215,7 +218,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
     b = table.where(series="bound")
     N, k = int(b.values("N")[0]), int(b.values("k")[0])
     feas = table.where(series="recover", feasible=True)
-    x0 = float(np.nanmin(feas.column("x"))) if len(feas) else float("nan")
+    x0 = float(np.nanmin(feas.column("budget_share"))) if len(feas) else float("nan")
     trials = int(np.nanmax(table.column("trials")))
     bounds = {r["budget_bits"]: min(1.0, r["value"]) for r in b.records()}
     lossy = [r for r in table.records() if r["series"] in NON_RECOVERING]
@@ -224,7 +227,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
     closest = min(gaps) if gaps else float("nan")
     rec = feas.column("value")
     eng = table.where(series="recover-engine")
-    full = [r["x"] for r in eng.records() if r["value"] == 1.0]
+    full = [r["budget_share"] for r in eng.records() if r["value"] == 1.0]
     engine = (f"; through the workspace engine it succeeds always from a token share of "
               f"{min(full):.1f}" if full else "")
     return (
@@ -247,7 +250,7 @@ def checks(table: TidyTable) -> list[Check]:
     out = []
     bounds = {r["budget_bits"]: min(1.0, r["value"]) for r in table.where(series="bound").records()}
     lossy = [r for r in table.records() if r["series"] in NON_RECOVERING]
-    bad = [(r["series"], r["x"], r["value"]) for r in lossy
+    bad = [(r["series"], r["budget_share"], r["value"]) for r in lossy
            if r["ci_low"] > bounds[r["budget_bits"]] + 1e-12]
     out.append(Check(
         "fig1.lossy_below_bound",
@@ -289,7 +292,8 @@ def checks(table: TidyTable) -> list[Check]:
             "Proposition 1 (achievability), engine-backed",
         ))
     rec = table.where(series="recover").records()
-    wrong = [(r["x"], r["value"]) for r in rec if r["value"] != (1.0 if r["feasible"] else 0.0)]
+    wrong = [(r["budget_share"], r["value"]) for r in rec
+             if r["value"] != (1.0 if r["feasible"] else 0.0)]
     out.append(Check(
         "fig1.recover_exact",
         "the recovering method succeeds in every trial when handles + one block fit in B, "

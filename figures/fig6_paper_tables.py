@@ -25,14 +25,15 @@ NAME = "fig6_paper_tables"
 TITLE = "The paper's empirical results, re-plotted from its tables"
 STOCHASTIC = False
 
-_COLUMNS = ("panel", "table", "label", "id", "group", "x", "metric", "value", "derived")
+_COLUMNS = ("panel", "table", "label", "id", "group", "context_k_tokens", "metric", "value",
+            "derived")
 _UNITS = {
     "panel": "pressure | main | ablation | cost",
     "table": "paper_checks table key the value comes from",
     "label": "method or variant as printed",
     "id": "stable method/variant identifier",
     "group": "row group of Table 1 (main panel)",
-    "x": "context-growth setting in K tokens (pressure panel)",
+    "context_k_tokens": "context-growth setting in K tokens (pressure panel)",
     "metric": "column of the paper's table, or cost_* for the price decomposition",
     "value": "the printed number (derived rows: computed from printed numbers and prices)",
     "derived": "True when computed here from printed numbers, False when printed",
@@ -60,7 +61,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     for r in press.rows:
         for m in _PRESSURE:
             rows.append({"panel": "pressure", "table": press.key, "label": r["method"],
-                         "id": r["method_id"], "x": r["setting_k"], "metric": m,
+                         "id": r["method_id"], "context_k_tokens": r["setting_k"], "metric": m,
                          "value": r[m], "derived": False})
     main = pc.load_table("main_results")
     for r in main.rows:
@@ -95,8 +96,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
 
 def _series(t: TidyTable, metric: str, ident: str) -> tuple[np.ndarray, np.ndarray]:
     s = t.where(metric=metric, id=ident)
-    order = np.argsort(s.column("x"))
-    return s.column("x")[order], s.column("value")[order]
+    order = np.argsort(s.column("context_k_tokens"))
+    return s.column("context_k_tokens")[order], s.column("value")[order]
 
 
 def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
@@ -120,7 +121,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 a.plot(x, y, marker="o", color=colors.get(str(ident), PALETTE["grey"]),
                        label=label)
             a.set_xscale("log", base=2)
-            xs = sorted({float(v) for v in pr.column("x")})
+            xs = sorted({float(v) for v in pr.column("context_k_tokens")})
             a.set_xticks(xs)
             # 96K and 128K sit close on a log axis: slanted labels keep them apart.
             a.set_xticklabels([f"{v:g}K" for v in xs], fontsize=7, rotation=45)
@@ -206,7 +207,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
 
 def caption(table: TidyTable) -> tuple[str, str]:
     pr = table.where(panel="pressure", metric="success")
-    xs = sorted({float(v) for v in pr.column("x")})
+    xs = sorted({float(v) for v in pr.column("context_k_tokens")})
     return (
         "The paper's reported results re-plotted from the transcribed tables (paper_checks/"
         "data): LOCA pressure sweep, main results on three benchmarks, ablation event counts "
