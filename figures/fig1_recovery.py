@@ -269,7 +269,7 @@ def checks(table: TidyTable) -> list[Check]:
             "errors",
             status_of(max(zs) <= 4.0),
             f"{len(zs)} points; max |z| = {max(zs):.2f} at {with_exact[worst]['series']} "
-            f"x={with_exact[worst]['x']:.2f}",
+            f"budget share {with_exact[worst]['budget_share']:.2f}",
             "Proposition 1 (exact strategy success)",
         ))
     eng = table.where(series="recover-engine").records()

@@ -86,7 +86,7 @@ def test_fig1_checks_fail_on_broken_tables():
     feasible = _first(t, series="recover", feasible=True)
     lost = edit(t, {"series": "recover", "budget_bits": feasible["budget_bits"]}, value=0.0)
     assert statuses("fig1_recovery", lost)["fig1.recover_exact"] == "fail"
-    fits = _first(t, series="recover-engine", x=1.0)
+    fits = _first(t, series="recover-engine", budget_share=1.0)
     assert fits["fit_share"] == 1.0
     short = edit(t, {"series": "recover-engine", "budget_share": 1.0}, value=0.5)
     assert statuses("fig1_recovery", short)["fig1.engine_recover_exact"] == "fail"
