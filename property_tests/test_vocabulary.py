@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from vistalab.figures import FIGURE_NAMES, load_figure
 from vistalab.figures._vocabulary import COLUMNS, markdown_table
+
 from vistalab.sweep import EXPERIMENTS
 
 README = Path(__file__).resolve().parent.parent / "README.md"
