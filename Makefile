@@ -5,7 +5,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: reproduce test lint bench clean
+# Coq + mathcomp for the formal proofs (theory/coq); Debian/Ubuntu package names.
+COQ_APT := coq libcoq-mathcomp-ssreflect
+
+.PHONY: reproduce test lint bench clean coq-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +19,21 @@ $(STAMP): pyproject.toml
 reproduce: $(STAMP)
 	$(BIN)/vista-lab reproduce
 
-test: $(STAMP)
+test: $(STAMP) coq-deps
 	$(BIN)/python -m pytest
+
+# Install Coq when running as root with apt-get (CI on a fresh machine);
+# otherwise print one line naming the command, and the formal tests skip.
+coq-deps:
+	@if command -v coqc >/dev/null 2>&1 && \
+	    [ -d "$$(coqc -where)/user-contrib/mathcomp/ssreflect" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "coq: installing $(COQ_APT) with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(COQ_APT) >/dev/null \
+	    || echo "coq: apt-get install failed; run: apt-get install -y $(COQ_APT) (formal tests will skip)"; \
+	else \
+	  echo "coq: coqc/mathcomp not found; run: sudo apt-get install -y $(COQ_APT) (formal tests will skip)"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -8,14 +8,14 @@ the check record each figure returns about its own data.
 Example
 -------
 >>> import numpy as np
->>> from figures import load_figure
+>>> from vistalab.figures import load_figure
 >>> fig = load_figure("fig2_separation")
 >>> table = fig.compute(fig.default_params(quick=True), rng=np.random.default_rng(1))
 >>> png, pdf = fig.plot(table, "out/figures")            # doctest: +SKIP
 """
 
 from ._checks import STATUSES, Check, status_of
-from ._deps import MissingDependency, require
+from ._deps import MissingDependency
 from ._registry import FIGURE_NAMES, FigureScript, load_figure, merge_params
 from ._style import PALETTE, STYLE_PATH, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -34,7 +34,6 @@ __all__ = [
     "merge_params",
     "new_figure",
     "panel_label",
-    "require",
     "save_figure",
     "status_of",
 ]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vistalab._core import atomic_write
+
 from ._registry import load_figure
 
 __all__ = ["run_as_script"]
@@ -33,7 +35,7 @@ def run_as_script(name: str, argv: Sequence[str] | None = None) -> int:
     table = fig.compute(fig.default_params(args.quick), rng=np.random.default_rng(args.seed))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.csv").write_text(table.to_csv(), encoding="utf-8")
+    atomic_write(out / f"{name}.csv", table.to_csv().encode("utf-8"))
     png, pdf = fig.plot(table, out)
     failed = 0
     for check in fig.checks(table):

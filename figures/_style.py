@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from vistalab._core import atomic_write
 
 __all__ = [
     "PALETTE",
@@ -72,8 +73,9 @@ def panel_label(ax: Any, label: str) -> None:
 def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[Path, Path]:
     """Write ``name.png`` (200 dpi) and ``name.pdf`` (vector) into ``out_dir``.
 
-    Each file is rendered in memory first and then moved into place, so a crash
-    never leaves a truncated figure behind. The PDF carries no creation date,
+    Each file is rendered in memory first and then written atomically and
+    durably (:func:`vistalab._core.atomic_write`), so a crash never leaves a
+    truncated figure behind; the files honour the umask. The PDF carries no creation date,
     so identical inputs give identical bytes.
     """
     out = Path(out_dir)
@@ -83,14 +85,6 @@ def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[P
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, **extra)
         target = out / f"{name}.{fmt}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(buf.getvalue())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        atomic_write(target, buf.getvalue())
         paths.append(target)
     return paths[0], paths[1]

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import sims, theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -84,22 +85,10 @@ def _params_iv(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return p
 
 
-def _engine_recovery() -> Any:
-    """sims' engine-backed recovery driver, or None when not installed (issue 5)."""
-    try:
-        sims = require("sims", "simulate_recovery_engine")
-    except ImportError:
-        return None
-    return sims.simulate_recovery_engine
-
-
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Monte Carlo of each strategy on a grid of budgets B = x N k, x in [0, 1]."""
     p = _params_iv(params)
-    theory = require("theory", "recovery_success_bound", "recovery_feasibility",
-                     "HandleCostModel")
-    sims = require("sims", "simulate_recovery")
     rng = np.random.default_rng(rng)
     N, k = p["N"], p["k"]
     cost = theory.HandleCostModel(c0=p["c0"])
@@ -124,9 +113,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
                      "value": float(res.success), "ci_low": float(lo), "ci_high": float(hi),
                      "exact": None if exact is None else float(exact),
                      "trials": int(res.trials), "feasible": bool(feas)})
-    engine = _engine_recovery()
-    if engine is not None and p["engine_x"]:
-        rows += _engine_rows(engine, N, k, p, streams[len(jobs):])
+    if p["engine_x"]:
+        rows += _engine_rows(sims.simulate_recovery_engine, N, k, p, streams[len(jobs):])
     return TidyTable.from_records(rows, columns=_COLUMNS, units=_UNITS)
 
 

@@ -20,8 +20,9 @@ import numpy as np
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import sims, theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -78,9 +79,6 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Exact curves from theory.asymptotic_separation; Monte Carlo from sims."""
     p = _params_iv(params)
-    theory = require("theory", "asymptotic_separation", "recovery_feasibility",
-                     "HandleCostModel")
-    sims = require("sims", "simulate_recovery")
     rng = np.random.default_rng(rng)
     rows: list[dict[str, Any]] = []
     steps = p["log2_N_max"] * p["points_per_octave"]

@@ -17,8 +17,9 @@ import numpy as np
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import sims, theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -80,9 +81,6 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Exact rate and both bounds on fine grids; Monte Carlo at the listed points."""
     p = _params_iv(params)
-    theory = require("theory", "content_rate_bound", "content_rate_bound_tight",
-                     "content_rate_exact")
-    sims = require("sims", "estimate_gaussian_rate")
     rng = np.random.default_rng(rng)
     rows: list[dict[str, Any]] = []
 
@@ -207,7 +205,6 @@ def caption(table: TidyTable) -> tuple[str, str]:
 
 
 def checks(table: TidyTable) -> list[Check]:
-    theory = require("theory", "content_rate_bound", "content_rate_bound_tight")
     out = []
     mc = table.where(series="mc").records()
     for fn, claim_id, name, where in (

@@ -20,8 +20,9 @@ import numpy as np
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import sims, theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -108,21 +109,9 @@ def _z_stats(res: Any, kappa: int) -> tuple[float, float, float, float]:
     return mean, se, float(lo) / kappa, float(hi) / kappa
 
 
-def _engine_makeroom() -> Any:
-    """sims' engine-backed make-room driver, or None when not installed (issue 5)."""
-    try:
-        sims = require("sims", "simulate_makeroom_engine")
-    except ImportError:
-        return None
-    return sims.simulate_makeroom_engine
-
-
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
-    theory = require("theory", "makeroom_lower_bound", "optimal_mean_z", "bucket_ledger",
-                     "blind_mean_z")
-    sims = require("sims", "simulate_makeroom", "make_interface")
     rng = np.random.default_rng(rng)
     n, kappa = p["n"], p["kappa"]
     top = math.log2(n)
@@ -145,7 +134,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     jobs += [("mc", "gaussian", s, {"sigma": s}) for s in p["sigmas"]]
     jobs += [("mc", "buckets", float(m), {"buckets": m}) for m in p["mc_buckets"]]
     jobs += [("mc", "gibbs", r, {"rate": r}) for r in p["gibbs_rates"]]
-    engine = _engine_makeroom() if p["engine"] else None
+    engine = sims.simulate_makeroom_engine if p["engine"] else None
     if engine is not None:
         jobs += [("engine", "ledger", None, {}), ("engine", "blind", None, {})]
         jobs += [("engine", "gaussian", s, {"sigma": s}) for s in p["engine_sigmas"]]
@@ -154,7 +143,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     for (series, name, _param_value, kw), stream in zip(jobs, streams, strict=False):
         if series == "engine":
             assert engine is not None  # engine jobs exist only when it does
-            res = engine(n, kappa, name, trials=p["engine_trials"], rng=stream, **kw)
+            res: Any = engine(n, kappa, name, trials=p["engine_trials"], rng=stream, **kw)
         else:
             iface = sims.make_interface(name, n=n, kappa=kappa, **kw)
             res = sims.simulate_makeroom(n, kappa, iface, trials=p["trials"], rng=stream)
@@ -265,7 +254,6 @@ def caption(table: TidyTable) -> tuple[str, str]:
 
 
 def checks(table: TidyTable) -> list[Check]:
-    theory = require("theory", "makeroom_lower_bound", "optimal_mean_z")
     out = []
     n = int(table.values("n")[0])
     kappa = int(table.values("kappa")[0])

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import sims, theory
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -81,10 +82,6 @@ def _n_grid(kappa: int, log10_max: int, per_decade: int) -> list[int]:
 def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     p = _params_iv(params)
-    theory = require("theory", "makeroom_lower_bound", "optimal_mean_z", "optimal_rate",
-                     "threshold_rate", "bucket_sufficient_rate", "content_rate_exact",
-                     "blind_mean_z")
-    sims = require("sims", "gaussian_exact_mean_z", "simulate_makeroom", "make_interface")
     rng = np.random.default_rng(rng)
     kappa, sigma = p["kappa"], p["sigma"]
     rows: list[dict[str, Any]] = []

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from vistalab import paper_checks as pc
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, panel_label, save_figure
 from ._table import TidyTable
@@ -55,7 +56,6 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Flatten the four tables into one tidy table (``rng`` is unused)."""
     _params_iv(params)
-    pc = require("paper_checks", "load_table")
     rows: list[dict[str, Any]] = []
     press = pc.load_table("loca_pressure")
     for r in press.rows:
@@ -219,7 +219,6 @@ def caption(table: TidyTable) -> tuple[str, str]:
 
 def checks(table: TidyTable) -> list[Check]:
     co = table.where(panel="cost")
-    pc = require("paper_checks", "load_table")
     prices = pc.load_table("cache_cost").extra["prices"]
     worst, detail = 0.0, ""
     ok = True

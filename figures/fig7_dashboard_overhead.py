@@ -26,8 +26,9 @@ import numpy as np
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int, as_real
 
+from vistalab import workspace
+
 from ._checks import Check, status_of
-from ._deps import require
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -170,7 +171,6 @@ def compute(params: Mapping[str, Any] | None = None, *,
             rng: np.random.Generator | None = None) -> TidyTable:
     """Replay ``runs`` synthetic trajectories, one spawned stream each."""
     p = _params_iv(params)
-    workspace = require("workspace", "Workspace")
     rng = np.random.default_rng(rng)
     # The pseudo-word list is fixed (not drawn from the run's stream) so that the
     # vocabulary never changes between seeds: only the trajectories do.

@@ -6,6 +6,10 @@ Run the checks with :func:`run_claims` (or ``vista-lab check-paper``); read a ta
 :func:`register_claim` in a module passed to :func:`add_plugin`.
 """
 
+# The built-in claims register themselves when their modules are imported; import them
+# statically (paper order), so a renamed module breaks the build instead of silently
+# dropping its claims.
+from . import _claims_tables, _claims_text, _claims_theory, _engine_claims  # noqa: F401
 from ._data import (
     DATA_DIR,
     PaperTable,
@@ -21,6 +25,7 @@ from ._data import (
 from ._registry import (
     DEFAULT_ENTROPY,
     SECTIONS,
+    STAGES,
     STATUSES,
     CheckContext,
     Claim,
@@ -43,6 +48,7 @@ __all__ = [
     "DATA_DIR",
     "DEFAULT_ENTROPY",
     "SECTIONS",
+    "STAGES",
     "STATUSES",
     "CheckContext",
     "Claim",

@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 from vistalab.theory import DomainError
 
-from ._registry import CheckContext, Outcome, Unavailable, claim
+from vistalab import sims, theory
+
+from ._registry import CheckContext, Outcome, claim
 
 P1 = "Theory: Proposition 1"
 P2 = "Theory: Proposition 2"
@@ -30,27 +32,6 @@ T1 = "Theory: Theorem 1"
 FLOAT_TOL = 1e-9  # closed forms evaluated in double precision
 MC_SE = 4.0  # Monte Carlo comparisons allow 4 standard errors
 MC_FLOOR = 2e-3  # plus this many bits per log2 n (see _prop2_bound)
-
-
-def _theory(name: str) -> Any:
-    """A function of theory/ by its contract name, or Unavailable."""
-    from vistalab import theory
-
-    fn = getattr(theory, name, None)
-    if fn is None:
-        raise Unavailable(f"theory.{name} is not implemented yet (contract name)")
-    return fn
-
-
-def _sims(name: str) -> Any:
-    try:
-        from vistalab import sims
-    except ImportError as exc:  # pragma: no cover - sims is part of the distribution
-        raise Unavailable("sims is not importable") from exc
-    fn = getattr(sims, name, None)
-    if fn is None:
-        raise Unavailable(f"sims.{name} is not implemented yet (contract name)")
-    return fn
 
 
 def _formula(ctx: CheckContext, statement_id: str, name: str = "formula") -> Callable[..., float]:
@@ -116,7 +97,7 @@ def _keep_bits_success(N: int, k: int, B: int) -> float:
 )
 def _prop1_bound(ctx: CheckContext) -> Outcome:
     bound = _formula(ctx, "prop1-bound")
-    impl = _theory("recovery_success_bound")
+    impl = theory.recovery_success_bound
     problems, points, best_ratio = [], 0, 0.0
     tightest: dict[str, Any] = {}
     for N in (1, 2, 4, 16, 64, 256):
@@ -161,8 +142,8 @@ def _prop1_bound(ctx: CheckContext) -> Outcome:
 def _prop1_feasible(ctx: CheckContext) -> Outcome:
     required = _formula(ctx, "prop1-feasibility")
     bound = _formula(ctx, "prop1-bound")
-    feas = _theory("recovery_feasibility")
-    cost_model = _theory("HandleCostModel")
+    feas = theory.recovery_feasibility
+    cost_model = theory.HandleCostModel
     problems = []
     for N in (2, 16, 256, 4096):
         for k in (8, 64):
@@ -174,7 +155,7 @@ def _prop1_feasible(ctx: CheckContext) -> Outcome:
                         problems.append(f"theory: N={N},k={k},c0={c0},B={B:.6g} -> required "
                                         f"{f.required:.6g} feasible={f.feasible}; paper "
                                         f"{need:.6g}")
-    simulate = _sims("simulate_recovery")
+    simulate = sims.simulate_recovery
     N, k = 64, 16
     B = required(N=N, k=k, c0=1.0)
     seeds = ctx.seed_seq().spawn(4)
@@ -217,7 +198,7 @@ def _prop1_asymptotic(ctx: CheckContext) -> Outcome:
     rate = _formula(ctx, "prop1-asymptotic", "rate_formula")
     bound = _formula(ctx, "prop1-bound")
     required = _formula(ctx, "prop1-feasibility")
-    impl = _theory("asymptotic_separation")
+    impl = theory.asymptotic_separation
     c, c0 = 2.0, 1.0
     problems, series = [], []
     for e in range(4, 61, 4):
@@ -299,18 +280,14 @@ def _content_rates(ctx: CheckContext) -> dict[tuple[int, int, float], dict[str, 
 
     def compute() -> dict[tuple[int, int, float], dict[str, float]]:
         rng = np.random.default_rng(ctx.seed_seq("content-rates"))
-        try:
-            exact_fn: Any = _theory("content_rate_exact")
-        except Unavailable:
-            exact_fn = None
+        exact_fn = theory.content_rate_exact
         out = {}
         for n, kappa, sigma in _P2_GRID:
             mc, se = _rate_mc(n, kappa, sigma, 4000, rng)
             row = {"mc": mc, "se": se}
             if n == 2:
                 row["quadrature"] = _rate_n2_quadrature(kappa, sigma)
-            if exact_fn is not None:
-                row["theory_exact"] = float(exact_fn(n, kappa, sigma))
+            row["theory_exact"] = float(exact_fn(n, kappa, sigma))
             out[(n, kappa, sigma)] = row
         return out
 
@@ -342,7 +319,7 @@ def _best_rate(row: dict[str, float]) -> float:
 )
 def _prop2_bound(ctx: CheckContext) -> Outcome:
     bound = _formula(ctx, "prop2-bound")
-    impl = _theory("content_rate_bound")
+    impl = theory.content_rate_bound
     rates = _content_rates(ctx)
     problems, looseness = [], []
     for (n, kappa, sigma), row in rates.items():
@@ -398,7 +375,7 @@ def _prop2_bound(ctx: CheckContext) -> Outcome:
 )
 def _prop2_tight(ctx: CheckContext) -> Outcome:
     bound = _formula(ctx, "prop2-bound")
-    tight = _theory("content_rate_bound_tight")
+    tight = theory.content_rate_bound_tight
     problems: list[str] = []
     worst: tuple[float, Any] = (math.inf, None)
     for (n, kappa, sigma), row in _content_rates(ctx).items():
@@ -470,7 +447,7 @@ def _channel_table(ctx: CheckContext) -> list[tuple[int, float, np.ndarray]]:
 def _lemma1(ctx: CheckContext) -> Outcome:
     lhs = _formula(ctx, "lemma1", "lhs")
     rhs = _formula(ctx, "lemma1", "rhs")
-    impl = _theory("list_fano_pc_bound")
+    impl = theory.list_fano_pc_bound
     problems: list[str] = []
     checked = 0
     slack: tuple[float, Any] = (math.inf, None)
@@ -560,8 +537,8 @@ def _z_search(ctx: CheckContext) -> Outcome:
     kind="theory",
 )
 def _thm1_lower(ctx: CheckContext) -> Outcome:
-    impl = _theory("makeroom_lower_bound")
-    frontier = _theory("optimal_mean_z")
+    impl = theory.makeroom_lower_bound
+    frontier = theory.optimal_mean_z
     problems: list[str] = []
     n_channels = 0
     for n, info, pc in _channel_table(ctx):
@@ -623,8 +600,8 @@ def _thm1_lower(ctx: CheckContext) -> Outcome:
     kind="theory",
 )
 def _thm1_sharper(ctx: CheckContext) -> Outcome:
-    sharper = _theory("list_fano_mean_z_bound")
-    frontier = _theory("optimal_mean_z")
+    sharper = theory.list_fano_mean_z_bound
+    frontier = theory.optimal_mean_z
     problems: list[str] = []
     gain: tuple[float, Any] = (0.0, None)
     for n in (16, 256, 4096, 10**6):
@@ -661,8 +638,8 @@ def _thm1_sharper(ctx: CheckContext) -> Outcome:
     kind="theory",
 )
 def _thm1_endpoints(ctx: CheckContext) -> Outcome:
-    ledger = _theory("bucket_ledger")
-    blind = _theory("blind_mean_z")
+    ledger = theory.bucket_ledger
+    blind = theory.blind_mean_z
     content = _formula(ctx, "prop2-bound")
     problems = []
     for n in (5, 16, 100, 4096):
@@ -707,8 +684,8 @@ def _thm1_endpoints(ctx: CheckContext) -> Outcome:
 )
 def _thm1_threshold(ctx: CheckContext) -> Outcome:
     th = _formula(ctx, "thm1-threshold")
-    impl = _theory("threshold_rate")
-    opt_rate = _theory("optimal_rate")
+    impl = theory.threshold_rate
+    opt_rate = theory.optimal_rate
     problems, slack = [], []
     for n in (64, 1024, 10**6):
         for kappa in (2, 4):
@@ -749,8 +726,8 @@ def _thm1_threshold(ctx: CheckContext) -> Outcome:
 def _thm1_price(ctx: CheckContext) -> Outcome:
     price = _formula(ctx, "thm1-price", "price_formula")
     needed = _formula(ctx, "thm1-price", "rate_formula")
-    price_impl, need_impl = _theory("price_per_bit"), _theory("rate_needed_for_reduction")
-    opt_rate = _theory("optimal_rate")
+    price_impl, need_impl = theory.price_per_bit, theory.rate_needed_for_reduction
+    opt_rate = theory.optimal_rate
     problems, prices = [], {}
     for n in (64, 1024, 10**6):
         for kappa in (2, 4):
@@ -809,8 +786,8 @@ def _thm1_achievability(ctx: CheckContext) -> Outcome:
     mz_bound = _formula(ctx, "thm1-achievability", "mean_z_bound")
     rate_bound = _formula(ctx, "thm1-achievability", "rate_bound")
     sufficient = _formula(ctx, "thm1-achievability", "sufficient_rate")
-    ledger = _theory("bucket_ledger")
-    suff_impl = _theory("bucket_sufficient_rate")
+    ledger = theory.bucket_ledger
+    suff_impl = theory.bucket_sufficient_rate
     problems: list[str] = []
     closest: tuple[float, Any] = (math.inf, None)
     for n in (5, 6, 7):

@@ -12,7 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ._registry import CheckContext, Outcome, Unavailable, claim
+from vistalab import sims
+
+from ._registry import CheckContext, Outcome, claim
 
 SECTION = "Engine-backed checks"
 MC_SE = 4.0  # Monte Carlo comparisons allow 4 standard errors (as sims' own checks)
@@ -34,20 +36,9 @@ RECOVERY_K = 256
 RECOVERY_TRIALS = 24
 
 
-def _sims(name: str) -> Any:
-    try:
-        from vistalab import sims
-    except ImportError as exc:  # pragma: no cover - sims is part of the distribution
-        raise Unavailable("sims is not importable") from exc
-    fn = getattr(sims, name, None)
-    if fn is None:
-        raise Unavailable(f"sims.{name} is not available (engine mode)")
-    return fn
-
-
 def _makeroom_runs(ctx: CheckContext) -> dict[str, Any]:
     def compute() -> dict[str, Any]:
-        counters = _sims("makeroom_event_counters")(
+        counters = sims.makeroom_event_counters(
             MAKEROOM_N, MAKEROOM_KAPPA, trials=MAKEROOM_TRIALS,
             rng=ctx.seed_seq("engine-makeroom"), interfaces=MAKEROOM_INTERFACES)
         return {r.interface: r for r in counters.results}
@@ -258,6 +249,7 @@ def _makeroom_claim(name: str) -> None:
         data=("sims:simulate_makeroom_engine", "sims:simulate_makeroom",
               "theory:makeroom_lower_bound", "theory:optimal_mean_z"),
         kind="engine",
+        stage="engine",
     )
     def _check(ctx: CheckContext) -> Outcome:
         return makeroom_verdict(_makeroom_runs(ctx)[name])
@@ -278,6 +270,7 @@ for _name, _ in MAKEROOM_INTERFACES:
               "errors; content channel and blind strictly above the ledger",
     data=("table:ablation", "sims:simulate_makeroom_engine"),
     kind="engine",
+    stage="engine",
 )
 def _ablation(ctx: CheckContext) -> Outcome:
     table = ctx.table("ablation")
@@ -292,7 +285,7 @@ def _recovery_budgets(ctx: CheckContext) -> tuple[int, int, dict[str, Any]]:
     region (theory's condition with the engine's measured costs)."""
 
     def compute() -> tuple[int, int, dict[str, Any]]:
-        fmap = _sims("recovery_feasibility_map")((RECOVERY_N,), RECOVERY_K,
+        fmap = sims.recovery_feasibility_map((RECOVERY_N,), RECOVERY_K,
                                                  rng=ctx.seed_seq("engine-threshold"))
         need = fmap.engine_threshold[0]
         return need + 200, need - 40, fmap.to_dict()
@@ -311,9 +304,10 @@ def _recovery_budgets(ctx: CheckContext) -> tuple[int, int, dict[str, Any]]:
     data=("sims:simulate_recovery_engine", "theory:recovery_feasibility"),
     certificates=(),
     kind="engine",
+    stage="engine",
 )
 def _recover(ctx: CheckContext) -> Outcome:
-    run = _sims("simulate_recovery_engine")
+    run = sims.simulate_recovery_engine
     good, bad, _ = _recovery_budgets(ctx)
     seq = ctx.seed_seq()
     a, b = seq.spawn(2)
@@ -331,9 +325,10 @@ def _recover(ctx: CheckContext) -> Outcome:
     tolerance="one-sided Clopper-Pearson at level 1 - 1e-4, as sims' array check",
     data=("sims:simulate_recovery_engine", "theory:recovery_success_bound"),
     kind="engine",
+    stage="engine",
 )
 def _baselines(ctx: CheckContext) -> Outcome:
-    run = _sims("simulate_recovery_engine")
+    run = sims.simulate_recovery_engine
     good, _, _ = _recovery_budgets(ctx)
     names = ("delete", "keep-bits", "keep-blocks")
     children = ctx.seed_seq().spawn(len(names))
@@ -353,10 +348,11 @@ def _baselines(ctx: CheckContext) -> Outcome:
     data=("sims:recovery_feasibility_map", "sims:measure_handle_cost",
           "theory:recovery_feasibility"),
     kind="engine",
+    stage="engine",
 )
 def _feasibility(ctx: CheckContext) -> Outcome:
-    fit = _sims("measure_handle_cost")((2, 8, 32, 128), k=RECOVERY_K // 4,
+    fit = sims.measure_handle_cost((2, 8, 32, 128), k=RECOVERY_K // 4,
                                        rng=ctx.seed_seq("engine-handles"))
-    fmap = _sims("recovery_feasibility_map")((4, 16, 64), RECOVERY_K, c0=fit.c0,
+    fmap = sims.recovery_feasibility_map((4, 16, 64), RECOVERY_K, c0=fit.c0,
                                              rng=ctx.seed_seq())
     return feasibility_verdict(fmap, fit)

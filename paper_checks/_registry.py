@@ -1,15 +1,14 @@
 """The claim registry: one entry per quantitative claim of the paper, each with where it is,
 the data it rests on, a tolerance and a check function, plus the runner.
 
-Other packages add claims with :func:`register_claim` or the :func:`claim` decorator in a
-module listed in the plugin list (:func:`add_plugin`); the registry imports those lazily.
+The built-in claim modules are imported statically by the package's ``__init__``; a user's
+own module of claims is added with :func:`add_plugin` and imported on first use.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib
-import importlib.util
 import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +20,8 @@ from typing import Any, Literal
 
 import numpy as np
 from vistalab.theory import DomainError, UnknownNameError, VistaLabError
+
+from vistalab._core import child_seq, seed_sequence
 
 from ._data import (
     DATA_DIR,
@@ -34,6 +35,7 @@ from ._data import (
 
 __all__ = [
     "STATUSES",
+    "STAGES",
     "SECTIONS",
     "DEFAULT_ENTROPY",
     "Status",
@@ -80,14 +82,12 @@ SECTIONS: tuple[str, ...] = (
 #: Root seed entropy of the Monte Carlo checks, so a run is reproducible by default.
 DEFAULT_ENTROPY = 0x5EED_0715_2026
 
-# Modules imported on first use of the registry. Built-in claims first (paper order), then
-# plugins; a listed module that does not exist yet is skipped.
-_BUILTIN_MODULES: tuple[str, ...] = (
-    "vistalab.paper_checks._claims_tables",
-    "vistalab.paper_checks._claims_text",
-    "vistalab.paper_checks._claims_theory",
-)
-_PLUGINS: list[str] = ["vistalab.paper_checks._engine_claims"]
+#: The stages of ``vista-lab reproduce`` a claim can belong to (:attr:`Claim.stage`).
+STAGES: tuple[str, ...] = ("paper", "engine")
+
+# Users' plugin modules (add_plugin), imported on first use of the registry. The built-in
+# claim modules are not listed here: paper_checks/__init__.py imports them statically.
+_PLUGINS: list[str] = []
 
 
 class Unavailable(VistaLabError):
@@ -168,6 +168,9 @@ class Claim:
         ``"table"``, ``"text"``, ``"theory"`` or ``"engine"``.
     module : str
         Module that registered it.
+    stage : {"paper", "engine"}
+        Which stage of ``vista-lab reproduce`` runs it: ``"engine"`` for the checks that
+        drive the reference workspace engine (their own stage), ``"paper"`` otherwise.
     """
 
     id: str
@@ -180,6 +183,7 @@ class Claim:
     certificates: tuple[str, ...] = ()
     kind: str = "text"
     module: str = ""
+    stage: str = "paper"
 
 
 @dataclass(frozen=True)
@@ -336,9 +340,7 @@ class CheckContext:
         a claim's random numbers do not depend on which other claims run. Pass a ``name``
         for draws shared between claims through :meth:`cached`."""
         key = zlib.crc32((self.claim_id if name is None else f"shared:{name}").encode("utf-8"))
-        return np.random.SeedSequence(
-            self._seed_seq.entropy, spawn_key=(*self._seed_seq.spawn_key, key)
-        )
+        return child_seq(self._seed_seq, key)
 
     def rng(self) -> np.random.Generator:
         """A generator seeded from :meth:`seed_seq`."""
@@ -369,7 +371,13 @@ class CheckContext:
                 ok = False
                 continue
             bad = [st.step for st in steps if st.status != "pass"]
+            # Say how far the passes reach: only generality "all" is a proof.
+            reach = [getattr(st, "generality", None) for st in steps]
+            how = ", ".join(f"{reach.count(g)} {word}" for g, word in (
+                ("all", "proved for all parameters"), ("finite", "checked on a finite domain"),
+                ("sampled", "sampled")) if reach.count(g))
             parts.append(f"{cid} {len(steps) - len(bad)}/{len(steps)} steps pass"
+                         + (f" ({how})" if how else "")
                          + (f" (failed: {', '.join(bad)})" if bad else ""))
             ok = ok and not bad
         return ok, "certificates: " + "; ".join(parts)
@@ -382,14 +390,11 @@ class CheckContext:
 
 
 def _certify(claim_id: str) -> tuple[Any, ...]:
-    """Run theory's proof steps of one claim (contract: ``theory.certify_all(only=...)``)."""
+    """Run theory's proof steps of one claim (``theory.certify_all(only=...)``)."""
     from vistalab import theory
 
-    certify_all = getattr(theory, "certify_all", None)
-    if certify_all is None:
-        raise Unavailable("theory.certify_all is not implemented yet")
     try:
-        report = certify_all(only=f"{claim_id}:*")
+        report = theory.certify_all(only=f"{claim_id}:*")
     except DomainError:  # pattern matched nothing: no steps for this claim yet
         return ()
     return tuple(st for st in report.steps if st.claim == claim_id)
@@ -412,6 +417,7 @@ def register_claim(
     data: Iterable[str] = (),
     certificates: Iterable[str] = (),
     kind: str = "text",
+    stage: str = "paper",
 ) -> Claim:
     """Add a claim to the registry and return it.
 
@@ -429,6 +435,9 @@ def register_claim(
             raise DomainError(name, value, "must be a non-empty string")
     if not callable(check):
         raise DomainError("check", check, "must be callable as check(ctx) -> Outcome")
+    if stage not in STAGES:
+        raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
+                          'pass stage="engine" for checks that drive the workspace engine')
     module = getattr(check, "__module__", "") or ""
     old = _REGISTRY.get(claim_id)
     if old is not None and old.module != module:
@@ -439,7 +448,7 @@ def register_claim(
     entry = Claim(
         id=claim_id, section=section, where=where, statement=statement, tolerance=tolerance,
         check=check, data=tuple(data), certificates=tuple(certificates), kind=kind,
-        module=module,
+        module=module, stage=stage,
     )
     _REGISTRY[claim_id] = entry
     return entry
@@ -455,11 +464,13 @@ def claim(
     data: Iterable[str] = (),
     certificates: Iterable[str] = (),
     kind: str = "text",
+    stage: str = "paper",
 ) -> Callable[[CheckFn], CheckFn]:
     """Decorator form of :func:`register_claim`::
 
         @claim("engine.makeroom-ledger", section="Engine-backed checks", where="Theorem 1",
-               statement="...", tolerance="4 standard errors", kind="engine")
+               statement="...", tolerance="4 standard errors", kind="engine",
+               stage="engine")
         def _check(ctx):
             ...
             return Outcome.passed("...", mean_z=...)
@@ -467,7 +478,8 @@ def claim(
 
     def deco(fn: CheckFn) -> CheckFn:
         register_claim(claim_id, fn, section=section, where=where, statement=statement,
-                       tolerance=tolerance, data=data, certificates=certificates, kind=kind)
+                       tolerance=tolerance, data=data, certificates=certificates, kind=kind,
+                       stage=stage)
         return fn
 
     return deco
@@ -482,6 +494,7 @@ def register_not_checkable(
     statement: str,
     data: Iterable[str] = (),
     kind: str = "text",
+    stage: str = "paper",
 ) -> Claim:
     """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs")."""
 
@@ -491,7 +504,7 @@ def register_not_checkable(
     _not_checkable.__module__ = _caller_module()
     return register_claim(
         claim_id, _not_checkable, section=section, where=where, statement=statement,
-        tolerance="n/a", data=data, kind=kind,
+        tolerance="n/a", data=data, kind=kind, stage=stage,
     )
 
 
@@ -507,7 +520,9 @@ def _caller_module() -> str:
 
 
 def add_plugin(module_name: str) -> None:
-    """Ask the registry to import ``module_name`` (which registers claims) on next use."""
+    """Ask the registry to import a user's module ``module_name`` (which registers claims
+    with :func:`claim`) on next use. A module that cannot be imported is an error then,
+    never silently skipped."""
     if not isinstance(module_name, str) or not module_name:
         raise DomainError("module_name", module_name, "must be a dotted module name")
     if module_name not in _PLUGINS:
@@ -515,20 +530,19 @@ def add_plugin(module_name: str) -> None:
 
 
 def plugin_modules() -> tuple[str, ...]:
-    """Plugin modules the registry imports (missing ones are skipped)."""
+    """The users' plugin modules the registry imports (see :func:`add_plugin`)."""
     return tuple(_PLUGINS)
 
 
 def _load_modules() -> None:
-    for name in (*_BUILTIN_MODULES, *_PLUGINS):
+    for name in _PLUGINS:
         if name in _LOADED:
             continue
         try:
-            found = importlib.util.find_spec(name) is not None
-        except ModuleNotFoundError:  # parent package absent
-            found = False
-        if found:
             importlib.import_module(name)
+        except ImportError as exc:
+            raise DomainError("module_name", name, f"must be an importable module ({exc})",
+                              "fix the name passed to add_plugin or install the module") from exc
         _LOADED.add(name)
 
 
@@ -583,20 +597,8 @@ def select_claims(only: str | None = None) -> tuple[Claim, ...]:
 
 
 def _root_seed(rng: Any) -> np.random.SeedSequence:
-    if rng is None:
-        return np.random.SeedSequence(DEFAULT_ENTROPY)
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        seq = getattr(rng.bit_generator, "seed_seq", None)
-        if isinstance(seq, np.random.SeedSequence):
-            return seq
-        return np.random.SeedSequence(int(rng.integers(2**63)))
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
-        return np.random.SeedSequence(int(rng))
-    raise DomainError(
-        "rng", rng, "must be None, a non-negative int, a SeedSequence or a numpy Generator"
-    )
+    # What rng= accepts and how a Generator is treated: vistalab._core.seed_sequence.
+    return seed_sequence(rng, default_entropy=DEFAULT_ENTROPY)
 
 
 def run_claims(
@@ -619,7 +621,8 @@ def run_claims(
         copy).
     rng : None, int, SeedSequence or Generator, keyword-only
         Root of the Monte Carlo seeds; None means :data:`DEFAULT_ENTROPY`, so the report is
-        reproducible by default.
+        reproducible by default. Otherwise as documented in
+        :func:`vistalab._core.seed_sequence` (a Generator has one child spawned from it).
     claims : sequence of Claim, optional
         Run exactly these (overrides ``only``).
     certificates : bool or VerificationReport, keyword-only

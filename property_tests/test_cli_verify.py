@@ -4,6 +4,7 @@ and the tightness findings."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -29,6 +30,12 @@ def test_full_json_run_certifies_every_step(capsys):
         assert row["method"] in theory.PROOF_METHODS
     assert {row["claim"] for row in doc["steps"]} == set(theory.PROOF_CLAIMS)
     assert doc["tightness"] is not None and doc["tightness"]["holds"] is True
+    # Issue 11: every step carries its generality and the counts add up.
+    assert sum(doc["generality"].values()) == len(doc["steps"])
+    for g in theory.PROOF_GENERALITIES:
+        assert doc["generality"][g] == sum(r["generality"] == g for r in doc["steps"])
+    assert {c["result"] for c in doc["chains"]} >= set(_registry.MAIN_RESULTS)
+    assert all(c["status"] == "closed" for c in doc["chains"])
 
 
 def test_only_filters_and_skips_tightness(capsys):
@@ -109,3 +116,49 @@ def test_list_mode_runs_nothing(capsys):
     assert doc["count"] == len(doc["steps"]) > 0
     assert {r["method"] for r in doc["steps"]} == {"lp-shannon"}
     assert "status" not in doc["steps"][0]
+
+
+def _fake_report(*, chain_ok: bool) -> theory.VerificationReport:
+    certs = (
+        _registry.StepCertificate("thm1.E", "a", "lp-shannon", "d", "s", "r", "pass", "ok", 0.0,
+                                  "all", ("thm1.E:b",), ("thm1.E",)),
+        _registry.StepCertificate("thm1.E", "b", "enumeration", "n <= 3", "s", "r", "pass", "ok",
+                                  0.0, "finite"),
+        _registry.StepCertificate("thm1.E", "c", "hypothesis", "random", "s", "r", "pass", "ok",
+                                  0.0, "sampled"),
+    )
+    if not chain_ok:
+        certs = (dataclasses.replace(certs[0], premises=("thm1.E:gone",)), *certs[1:])
+    chains = theory.check_chains(certs, ("thm1.E",))
+    return theory.VerificationReport(certs, 3, 0, 0.0, None, chains)
+
+
+def test_generality_counts_and_wording(monkeypatch, capsys):
+    """Issue 11 section 2: --json counts each generality (they add up to the
+    steps); the table says PROVED only for "all" and CHECKED/SAMPLED otherwise."""
+    monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=True))
+    monkeypatch.setattr(theory, "tightness_report", lambda: None)
+    assert main(["verify", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["generality"] == {"all": 1, "finite": 1, "sampled": 1}
+    assert sum(doc["generality"].values()) == len(doc["steps"])
+    assert [r["generality"] for r in doc["steps"]] == ["all", "finite", "sampled"]
+    # The sampled step c is not a premise of the conclusion a: the chain is finite.
+    assert doc["chains"][0]["status"] == "closed" and doc["chains"][0]["generality"] == "finite"
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert "PROVED" in out and "CHECKED" in out and "SAMPLED" in out
+    assert "1 proved for all parameters, 1 checked on a finite domain, 1 sampled" in out
+
+
+def test_broken_chain_fails_verify(monkeypatch, capsys):
+    """Issue 11 section 3: a chain with a missing premise makes verify exit 1
+    and print a FAILED chain line, although every step passed."""
+    monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=False))
+    monkeypatch.setattr(theory, "tightness_report", lambda: None)
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED chain of thm1.E: thm1.E:a names premise thm1.E:gone" in out
+    assert main(["verify", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["failed"] == 0 and doc["chains"][0]["status"] == "broken"

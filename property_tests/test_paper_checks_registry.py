@@ -171,9 +171,27 @@ def test_run_claims_validates_its_arguments(tmp_path):
     """Validate once at the door (DESIGN rule 5), naming the parameter and the fix."""
     with pytest.raises(DomainError, match="must be True, False or a theory VerificationReport"):
         pc.run_claims("table8.*", certificates="yes")
-    with pytest.raises(DomainError, match="`rng` must be None, a non-negative int"):
+    with pytest.raises(DomainError, match="`rng` must be a non-negative integer seed"):
         pc.run_claims("table8.*", rng=-1)
     with pytest.raises(DomainError, match="must be a sequence of registered Claim objects"):
         pc.run_claims(claims=["table8.rows-add-up"])  # type: ignore[list-item]
     with pytest.raises(DomainError, match="omit it to check the shipped data"):
         pc.run_claims("table8.*", data_dir=tmp_path / "missing")
+
+
+@dataclass(frozen=True)
+class _GCert:
+    claim: str
+    step: str
+    status: str
+    generality: str
+
+
+def test_linked_certificates_say_how_far_they_reach():
+    """Issue 11: the certificate summary separates proofs for all parameters from
+    finite and sampled checks (a sampled pass is never reported as a proof)."""
+    rep = _Report((_GCert("prop1", "a", "pass", "all"), _GCert("prop1", "b", "pass", "finite"),
+                   _GCert("prop1", "c", "pass", "sampled")))  # type: ignore[arg-type]
+    res = pc.run_claims("prop1.bound", certificates=rep).by_id("prop1.bound")
+    assert ("prop1 3/3 steps pass (1 proved for all parameters, 1 checked on a finite domain, "
+            "1 sampled)") in res.detail

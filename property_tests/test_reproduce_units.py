@@ -232,3 +232,34 @@ def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
                           counts=count_statuses([ok, finding]), quick=True, seed=0,
                           fingerprint="f" * 64, commit=None, version="0")
     assert "findings about the paper" in report
+
+
+def test_proof_rows_never_call_a_check_a_proof(monkeypatch):
+    """Issue 11 section 2: reproduce's proof rows say "proved for all parameters"
+    only for generality "all", "checked on <domain>" for finite checks and
+    "sampled on <domain>" for Hypothesis; each main result adds a chain row,
+    which fails when the chain is broken."""
+    from vistalab.theory._proofs._registry import StepCertificate
+
+    from vistalab import theory
+    from vistalab._reproduce._sources import proof_step_rows
+
+    certs = (
+        StepCertificate("thm1.E", "a", "lp-shannon", "any J, Y", "s", "r", "pass", "ok", 0.0,
+                        "all", ("thm1.E:b", "thm1.E:gone"), ("thm1.E",)),
+        StepCertificate("thm1.E", "b", "enumeration", "n <= 3", "s", "r", "pass", "ok", 0.0,
+                        "finite"),
+        StepCertificate("thm1.E", "c", "hypothesis", "n <= 12", "s", "r", "pass", "ok", 0.0,
+                        "sampled"),
+    )
+    report = theory.VerificationReport(certs, 3, 0, 0.0, None,
+                                       theory.check_chains(certs, ("thm1.E",)))
+    monkeypatch.setattr(theory, "certify_all", lambda: report)
+    rows = {r["id"]: r for r in proof_step_rows()}
+    assert rows["thm1.E/a"]["numbers"].startswith("proved for all parameters")
+    assert rows["thm1.E/b"]["numbers"].startswith("checked on n <= 3")
+    assert rows["thm1.E/c"]["numbers"].startswith("sampled on n <= 12")
+    for key in ("thm1.E/b", "thm1.E/c"):
+        assert "proved" not in rows[key]["numbers"] and "not a proof" in rows[key]["numbers"]
+    chain = rows["chain/thm1.E"]
+    assert chain["status"] == "fail" and "thm1.E:gone" in chain["numbers"]

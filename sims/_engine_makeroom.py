@@ -52,6 +52,7 @@ from ._interfaces import Interface, make_interface, makeroom_iv
 from ._makeroom import CHECK_SIGMAS, MakeRoomResult, simulate_makeroom
 from ._policies import Policy, make_policy
 from ._seeding import SeedInfo, block_sizes, root_seed, stream
+from ._seeding import stream_seq as _stream_seq
 from ._stats import confidence_iv, mean_from_counts, normal_quantile
 
 __all__ = [
@@ -957,10 +958,8 @@ def _reuse_iv(reuse: Any, iface: Interface, pol: Policy) -> None:
 
 
 def stream_seq(seed: SeedInfo, *key: int) -> np.random.SeedSequence:
-    """The SeedSequence of sub-stream ``key`` (handed to another simulator)."""
-    seq = seed.seq
-    return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, *key),
-                                  pool_size=seq.pool_size)
+    """The SeedSequence of sub-stream ``key`` (:func:`vistalab._core.child_seq`)."""
+    return _stream_seq(seed, *key)
 
 
 def _result(layout: MakeRoomLayout, iface: Interface, pol: Policy, tally: _Tally,

@@ -39,6 +39,7 @@ from vistalab import theory
 from ._engine_common import MemoTokenizer, StoreSpec, store_iv, tokenizer_iv
 from ._recovery import RecoveryResult
 from ._seeding import SeedInfo, block_sizes, root_seed, stream
+from ._seeding import stream_seq as _stream_seq
 from ._stats import clopper_pearson, confidence_iv
 
 __all__ = [
@@ -750,10 +751,8 @@ def recovery_feasibility_map(
 
 
 def stream_seed(seed: SeedInfo, *key: int) -> np.random.SeedSequence:
-    """The SeedSequence of sub-stream ``key`` (to seed another generator)."""
-    seq = seed.seq
-    return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, *key),
-                                  pool_size=seq.pool_size)
+    """The SeedSequence of sub-stream ``key`` (:func:`vistalab._core.child_seq`)."""
+    return _stream_seq(seed, *key)
 
 
 def _engine_threshold(N: int, k: int, tok: MemoTokenizer, spec: StoreSpec,

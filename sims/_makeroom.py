@@ -29,6 +29,7 @@ from ._seeding import (
     root_seed,
     run_blocks,
     stream,
+    stream_seq,
     sub_chunks,
     workers_iv,
 )
@@ -314,8 +315,7 @@ def simulate_makeroom(
     zq = normal_quantile(confidence)
     ci = (max(0.0, mean - zq * se), min(float(kappa), mean + zq * se))
 
-    rate_seq = np.random.SeedSequence(seed.seq.entropy, spawn_key=(*seed.spawn_key, 1),
-                                      pool_size=seed.seq.pool_size)
+    rate_seq = stream_seq(seed, 1)
     rate = iface.rate(trials=rate_trials, rng=rate_seq)
     top = math.log2(n)
     rate_bits = min(max(float(rate.bits), 0.0), top)

@@ -14,14 +14,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
-from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
-__all__ = ["SeedInfo", "root_seed", "stream", "block_sizes", "run_blocks", "workers_iv"]
+from vistalab._core import child_rng, child_seq, plain_entropy, seed_sequence
+
+__all__ = [
+    "SeedInfo", "root_seed", "stream", "stream_seq", "block_sizes", "run_blocks", "workers_iv",
+]
 
 T = TypeVar("T")
 
-SeedLike = Any  # None | int | SeedSequence | BitGenerator | Generator
+SeedLike = Any  # what ``rng=`` accepts: see vistalab._core.seed_sequence
 
 
 class SeedInfo:
@@ -34,10 +37,9 @@ class SeedInfo:
 
     @property
     def entropy(self) -> int | list[int]:
-        ent = self.seq.entropy
-        if isinstance(ent, (int, np.integer)):
-            return int(ent)
-        return [int(e) for e in np.atleast_1d(np.asarray(ent, dtype=object))]
+        ent = plain_entropy(self.seq.entropy)
+        assert ent is not None  # a root built by seed_sequence always has entropy
+        return ent
 
     @property
     def spawn_key(self) -> tuple[int, ...]:
@@ -45,50 +47,28 @@ class SeedInfo:
 
 
 def root_seed(rng: SeedLike) -> SeedInfo:
-    """Normalise ``rng`` (None, int, SeedSequence, BitGenerator or Generator)
-    into the root SeedSequence of one run.
+    """Normalise ``rng`` into the root SeedSequence of one run.
 
-    A Generator is consumed (one child spawned from it) so two runs given the
-    same Generator object get different, reproducible streams.
+    What ``rng=`` accepts (None, int, SeedSequence, Generator) and how a
+    Generator is treated (one child is spawned from it) is documented once, in
+    :func:`vistalab._core.seed_sequence`.
     """
-    if isinstance(rng, (bool, np.bool_)):
-        raise DomainError("rng", rng, "must be None, an int seed, a SeedSequence or a Generator",
-                          "pass rng=<int seed>")
-    if isinstance(rng, (int, np.integer)) and int(rng) < 0:
-        raise DomainError("rng", rng, "must be a non-negative integer seed",
-                          "pass a seed >= 0")
-    if isinstance(rng, np.random.Generator):
-        gen = rng.spawn(1)[0] if _has_seed_seq(rng) else np.random.default_rng(
-            rng.integers(0, 2**32, size=4, dtype=np.uint64).tolist())
-    else:
-        try:
-            gen = np.random.default_rng(rng)
-        except (TypeError, ValueError) as exc:
-            raise DomainError("rng", rng, "must be None, an int seed, a SeedSequence or a "
-                              "Generator", "pass rng=<int seed>") from exc
-        if not _has_seed_seq(gen):
-            gen = np.random.default_rng(gen.integers(0, 2**32, size=4, dtype=np.uint64).tolist())
-    seq = gen.bit_generator.seed_seq
-    assert isinstance(seq, np.random.SeedSequence)
-    return SeedInfo(seq)
-
-
-def _has_seed_seq(gen: np.random.Generator) -> bool:
-    return isinstance(getattr(gen.bit_generator, "seed_seq", None), np.random.SeedSequence)
+    return SeedInfo(seed_sequence(rng))
 
 
 def stream(seed: SeedInfo, *key: int) -> np.random.Generator:
     """Generator for the sub-stream ``key`` of the run.
 
     It is the same child that ``SeedSequence.spawn`` would hand out at that
-    position, built directly so the root sequence is never mutated.
+    position, built directly so the root sequence is never mutated
+    (:func:`vistalab._core.child_rng`).
     """
-    seq = seed.seq
-    child = np.random.SeedSequence(
-        seq.entropy, spawn_key=tuple(seq.spawn_key) + tuple(int(k) for k in key),
-        pool_size=seq.pool_size,
-    )
-    return np.random.Generator(np.random.PCG64(child))
+    return child_rng(seed.seq, *key)
+
+
+def stream_seq(seed: SeedInfo, *key: int) -> np.random.SeedSequence:
+    """The SeedSequence of sub-stream ``key`` (to seed another simulator or generator)."""
+    return child_seq(seed.seq, *key)
 
 
 def block_sizes(trials: int, block: int) -> list[int]:

@@ -28,13 +28,16 @@ from ._bounds import (
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
 from ._proofs import CLAIMS as PROOF_CLAIMS
+from ._proofs import GENERALITIES as PROOF_GENERALITIES
 from ._proofs import METHODS as PROOF_METHODS
 from ._proofs import (
+    ChainResult,
     ShannonProof,
     Step,
     StepCertificate,
     VerificationReport,
     certify_all,
+    check_chains,
     conditional_independence,
     functional_dependence,
     independence,
@@ -104,6 +107,9 @@ __all__ = [
     "VerificationReport",
     "PROOF_CLAIMS",
     "PROOF_METHODS",
+    "PROOF_GENERALITIES",
+    "ChainResult",
+    "check_chains",
     "prove_shannon_inequality",
     "ShannonProof",
     "independence",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vistalab.theory import VistaLabError
+from vistalab._core import VistaLabError
 
 __all__ = ["CliUsageError"]
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import os
 import platform
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from vistalab._core import UnknownNameError, atomic_write
 
 from ._output import to_plain
 
@@ -51,15 +51,16 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _package_dirs(pkg: str) -> list[Path]:
-    """Source folders of ``vistalab.<pkg>`` (or of ``vistalab`` itself)."""
-    name = "vistalab" if pkg == "vistalab" else f"vistalab.{pkg}"
-    try:
-        spec = importlib.util.find_spec(name)
-    except ModuleNotFoundError:
-        return []
-    if spec is None or spec.submodule_search_locations is None:
-        return []
-    return [Path(p) for p in spec.submodule_search_locations if Path(p).is_dir()]
+    """Source folders of ``vistalab.<pkg>`` (or of ``vistalab`` itself), found through
+    static imports (a renamed package breaks this, it is never silently left out)."""
+    import vistalab
+    from vistalab import figures, paper_checks, sims, theory, workspace
+
+    modules = {"vistalab": vistalab, "theory": theory, "sims": sims, "workspace": workspace,
+               "paper_checks": paper_checks, "figures": figures}
+    if pkg not in modules:
+        raise UnknownNameError("code package", pkg, modules)
+    return [Path(p) for p in modules[pkg].__path__ if Path(p).is_dir()]
 
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
@@ -128,33 +129,15 @@ def provenance(params: dict[str, Any], seed_entropy: int | None = None) -> dict[
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically and durably (temp, fsync, rename, fsync dir)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return target
+    """Write ``data`` to ``path`` atomically and durably (:func:`vistalab._core.atomic_write`)."""
+    return atomic_write(path, data)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and durably."""
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as indented strict JSON to ``path`` atomically and durably."""
     return atomic_write_text(path, json.dumps(to_plain(obj), indent=2, allow_nan=False) + "\n")

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
-import importlib.util
 import os
 import re
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 
-from vistalab.theory import VistaLabError, suggest
+from vistalab._core import VistaLabError, suggest
 
 from . import __version__
 from ._commands import COMMANDS
@@ -25,9 +23,6 @@ from ._errors import CliUsageError
 __all__ = ["main", "build_parser"]
 
 _PROG = "vista-lab"
-_LIBRARY_PACKAGES = frozenset(
-    {"workspace", "sims", "theory", "paper_checks", "figures", "vistalab"}
-)
 _INVALID_CHOICE = re.compile(
     r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)"
 )
@@ -56,11 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
-        modname = f"{__package__}._commands.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 
@@ -116,12 +108,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except VistaLabError as exc:
         print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except (ValueError, KeyError) as exc:
-        # Library errors that carry their own root (workspace/) are also user errors.
-        if type(exc).__module__.split(".")[0] in _LIBRARY_PACKAGES:
-            print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
-            return 2
-        raise
     except KeyboardInterrupt:
         print(f"{_PROG}: interrupted", file=sys.stderr)
         return 130

@@ -7,9 +7,11 @@ Every message names the offending value, the rule it breaks and the fix.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
+
+from vistalab._core import DomainError, VistaLabError
+from vistalab._core import UnknownNameError as _CoreUnknownNameError
 
 __all__ = [
     "WorkspaceError",
@@ -27,11 +29,12 @@ __all__ = [
 ]
 
 
-class WorkspaceError(Exception):
-    """Root of every error the workspace engine raises on purpose."""
+class WorkspaceError(VistaLabError):
+    """Root of every error the workspace engine raises on purpose (itself under the one
+    vista-lab root, :class:`vistalab._core.VistaLabError`)."""
 
 
-class WorkspaceArgumentError(WorkspaceError, ValueError):
+class WorkspaceArgumentError(WorkspaceError, DomainError):
     """An argument breaks a rule of the function that received it.
 
     Attributes
@@ -46,18 +49,10 @@ class WorkspaceArgumentError(WorkspaceError, ValueError):
         What to do instead.
     """
 
+    max_repr = 120
+
     def __init__(self, parameter: str, value: Any, rule: str, fix: str = "") -> None:
-        self.parameter = parameter
-        self.value = value
-        self.rule = rule
-        self.fix = fix
-        shown = repr(value)
-        if len(shown) > 120:
-            shown = shown[:117] + "..."
-        msg = f"`{parameter}` {rule} (got {parameter}={shown})"
-        if fix:
-            msg += f"; {fix}"
-        super().__init__(msg)
+        DomainError.__init__(self, parameter, value, rule, fix)
 
 
 class BlockSpecError(WorkspaceArgumentError):
@@ -84,20 +79,11 @@ class UnknownBlockError(_KeyMessageMixin, WorkspaceError, KeyError):
         super().__init__(self.message)
 
 
-class UnknownNameError(_KeyMessageMixin, WorkspaceError, KeyError):
+class UnknownNameError(WorkspaceError, _CoreUnknownNameError):
     """A registered name (tokenizer, tool, selector kind) is not known."""
 
     def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
-        self.kind = kind
-        self.name = name
-        self.known = sorted(known)
-        close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.6)
-        msg = f"Unknown {kind} {name!r}."
-        if close:
-            msg += f" Did you mean {close[0]!r}?"
-        msg += f" Choose one of: {', '.join(self.known)}."
-        self.message = msg
-        super().__init__(msg)
+        _CoreUnknownNameError.__init__(self, kind, name, known)
 
 
 class BlockStateError(WorkspaceError, ValueError):

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import DomainError, plain_entropy, seed_sequence
+
 from ._accounting import message_tokens
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import WorkspaceArgumentError
@@ -838,23 +840,12 @@ def _kit_iv(
 
 
 def _rng_iv(rng: Any) -> tuple[np.random.Generator, int | list[int] | None]:
-    """A Generator and the entropy of the seed behind it (recorded in the kit)."""
-    if isinstance(rng, np.random.Generator):
-        seq = getattr(rng.bit_generator, "seed_seq", None)
-        return rng, _plain_entropy(getattr(seq, "entropy", None))
-    if rng is None or isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if rng is not None and rng < 0:
-            raise WorkspaceArgumentError("rng", rng, "must be a non-negative integer seed")
-        seq = np.random.SeedSequence(None if rng is None else int(rng))
-        return np.random.default_rng(seq), _plain_entropy(seq.entropy)
-    if isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng), _plain_entropy(rng.entropy)
-    raise WorkspaceArgumentError(
-        "rng", rng, "must be None, an int seed, a SeedSequence or a Generator"
-    )
+    """A Generator and the entropy of the seed behind it (recorded in the kit).
 
-
-def _plain_entropy(entropy: Any) -> int | list[int] | None:
-    if entropy is None or isinstance(entropy, (int, np.integer)):
-        return None if entropy is None else int(entropy)
-    return [int(x) for x in entropy]
+    ``rng`` is normalised by :func:`vistalab._core.seed_sequence` (a Generator has one
+    child spawned from it; the entropy recorded is the child's, shared with its parent)."""
+    try:
+        seq = seed_sequence(rng)
+    except DomainError as exc:
+        raise WorkspaceArgumentError("rng", rng, exc.rule, exc.fix) from None
+    return np.random.default_rng(seq), plain_entropy(seq.entropy)

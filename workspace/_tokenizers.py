@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from vistalab._core import import_optional
+
 from ._errors import UnknownNameError
 
 __all__ = [
@@ -78,7 +80,7 @@ class Cl100kTokenizer:
         # Loading the BPE ranks takes ~0.1 s; share one encoding per process.
         with cls._lock:
             if cls._shared_encoding is None:
-                import tiktoken
+                tiktoken = import_optional("tiktoken", "the tiktoken tokenizers")
 
                 try:
                     cls._shared_encoding = tiktoken.get_encoding(cls._ENCODING)

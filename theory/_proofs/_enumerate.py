@@ -23,6 +23,8 @@ __all__ = [
     "entropy_bits",
     "mutual_info_bits",
     "lossy_recovery_best_success",
+    "RecoveringRun",
+    "recovering_method",
 ]
 
 
@@ -144,3 +146,47 @@ def lossy_recovery_best_success(n_blocks: int, k: int, n_states: int) -> Fractio
 def log2_ceil_ratio(n: int, d: Fraction) -> float:
     """log2(ceil(n / d)) for a positive rational d."""
     return math.log2(math.ceil(Fraction(n) / d))
+
+
+@dataclass(frozen=True)
+class RecoveringRun:
+    """One run of the recovering method on T_{N,k} (paper App. B).
+
+    Attributes
+    ----------
+    output : int
+        The block value the method emits after the reveal.
+    peak_prompt_bits : int
+        Largest prompt size reached: the N handles before the reveal, the
+        handles plus the recovered block after it.
+    """
+
+    output: int
+    peak_prompt_bits: int
+
+
+def recovering_method(blocks: Sequence[int], k: int, query: int) -> RecoveringRun:
+    """The recovering method: archive every k-bit block as an exact transcript
+    in a store keyed by its handle, keep only the handles in the prompt, and
+    after the reveal read payload ``query`` back (checksum verified).
+
+    A handle is the block index written in ceil(log2 N) bits, so the prompt
+    holds N ceil(log2 N) bits before the reveal.
+    """
+    import hashlib
+
+    n = len(blocks)
+    width = max(1, math.ceil(math.log2(n))) if n > 1 else 0
+    store: dict[str, tuple[bytes, str]] = {}
+    handles = []
+    for i, x in enumerate(blocks):
+        handle = format(i, f"0{width}b") if width else ""
+        payload = x.to_bytes(max(1, (k + 7) // 8), "big")
+        store[handle] = (payload, hashlib.sha256(payload).hexdigest())
+        handles.append(handle)
+    prompt_bits = sum(len(h) for h in handles)
+    payload, digest = store[handles[query]]
+    if hashlib.sha256(payload).hexdigest() != digest:
+        raise ValueError("payload checksum mismatch")
+    recovered = int.from_bytes(payload, "big")
+    return RecoveringRun(recovered, prompt_bits + k)

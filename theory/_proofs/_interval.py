@@ -13,9 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, ctx, fmpq
+from vistalab._core import MissingExtraError
 
 from ._registry import Outcome
+
+try:
+    from flint import arb, ctx, fmpq
+except ImportError as exc:  # python-flint is the `verify` extra
+    raise MissingExtraError("flint", "verify",
+                            "theory's interval-arithmetic proof steps (vista-lab verify)") from exc
 
 __all__ = ["ball", "xlogx", "certify_positive", "Box", "IntervalOutcome"]
 

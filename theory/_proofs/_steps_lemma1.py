@@ -14,7 +14,7 @@ from ._lp import functional_dependence, independence
 from ._randomized import run_property
 from ._registry import Outcome, register_step
 from ._steps_prop1 import binary_entropy_at_most_one, lp_outcome
-from ._symbolic import certify_nonneg_combination
+from ._symbolic import certify_nonneg_combination, certify_nonneg_from_facts
 
 LEMMA = "lemma1"
 PART_A = "thm1.A"
@@ -93,6 +93,7 @@ def support_property(data: object) -> None:
     "(Y,U)-measurable lists (float, tol 1e-9)",
     "log2 n - I <= 1 + P_c log2 m + (1 - P_c) log2(n - m)",
     "App. A, Lemma 1",
+    generality="sampled",
 )
 def random_interfaces() -> Outcome:
     from hypothesis import strategies as st
@@ -108,6 +109,7 @@ def random_interfaces() -> Outcome:
     "size-m list per observation (float, tol 1e-12)",
     "log2 n - I <= 1 + P_c log2 m + (1 - P_c) log2(n - m)",
     "App. A, Lemma 1",
+    generality="finite",
 )
 def exhaustive_deterministic() -> Outcome:
     checked = tight = 0
@@ -144,6 +146,7 @@ def exhaustive_deterministic() -> Outcome:
     "the +1 cannot be dropped: some interface violates log2 n - I <= P_c log2 m + "
     "(1-P_c) log2(n-m), and some attains Lemma 1 with equality",
     "App. A, Lemma 1 (sharpness)",
+    generality="finite",
 )
 def plus_one_is_necessary() -> Outcome:
     violated = tight = None
@@ -181,6 +184,7 @@ def plus_one_is_necessary() -> Outcome:
     "any J, Y, U with E = 1[J not in L(Y,U)] a function of (J,Y,U)",
     "H(J,E|Y,U) = H(J|Y,U) given H(E|J,Y,U) = 0",
     "App. D (A)",
+    generality="all",
 )
 def flag_is_function() -> Outcome:
     return lp_outcome("H(J,E|Y,U) = H(J|Y,U)", (functional_dependence("E", ("J", "Y", "U")),))
@@ -193,6 +197,7 @@ def flag_is_function() -> Outcome:
     "any J, E, Y, U (Shannon cone)",
     "H(J,E|Y,U) = H(E|Y,U) + H(J|E,Y,U) <= H(E) + H(J|E,Y,U)",
     "App. D (A)",
+    generality="all",
 )
 def chain_rule_split() -> Outcome:
     return lp_outcome("H(J,E|Y,U) <= H(E) + H(J|E,Y,U)")
@@ -205,6 +210,8 @@ def chain_rule_split() -> Outcome:
     "E in {0,1} with P(E=0) = P_c in (0,1); endpoints by convention",
     "H(E) = Hb(P_c) <= 1",
     "App. D (A)",
+    generality="all",
+    premises=("prop1:binary_entropy_at_most_one",),
 )
 def binary_flag_at_most_one_bit() -> Outcome:
     return binary_entropy_at_most_one()
@@ -217,6 +224,12 @@ def binary_flag_at_most_one_bit() -> Outcome:
     "any J, E, Y, U with E a function of (J,Y,U) and H(E) <= 1 (inhomogeneous LP)",
     "H(J|Y,U) <= 1 + H(J|E,Y,U)",
     "App. D (A)",
+    generality="all",
+    premises=(
+        "thm1.A:binary_flag_at_most_one_bit",
+        "thm1.A:flag_is_function",
+        "thm1.A:chain_rule_split",
+    ),
 )
 def fano_skeleton_with_flag() -> Outcome:
     return lp_outcome(
@@ -232,6 +245,7 @@ def fano_skeleton_with_flag() -> Outcome:
     "n = 2..7, m = 1..n-1, random channels, private U and measurable lists (float, tol 1e-9)",
     "H(J|E,Y,U) <= P_c log2 m + (1 - P_c) log2(n - m)",
     "App. D (A) ('condition on E')",
+    generality="sampled",
 )
 def conditional_support_bound() -> Outcome:
     from hypothesis import strategies as st
@@ -241,11 +255,46 @@ def conditional_support_bound() -> Outcome:
 
 @register_step(
     PART_A,
+    "conditional_support_all",
+    "sympy-nonneg",
+    "any n > m >= 1, any interface, private U and (Y,U)-measurable size-m list; any number "
+    "of cells (e, y, u) (symbolic counts, sympy Sum)",
+    "H(J|E,Y,U) <= P_c log2 m + (1 - P_c) log2(n - m): given E=0 and (y,u), J lies in the "
+    "list (m values); given E=1, in its complement (n - m values); average over the cells",
+    "App. D (A) ('condition on E')",
+    generality="all",
+    premises=("prop1:support_entropy_bound",),
+)
+def conditional_support_all() -> Outcome:
+    c = sp.Symbol("c", integer=True, positive=True)
+    c0, c1 = sp.symbols("C0 C1", integer=True, positive=True)
+    lm, lr = sp.symbols("log2m log2nm", nonnegative=True)  # log2 m, log2(n - m)
+    a, b = sp.IndexedBase("a", nonnegative=True), sp.IndexedBase("b", nonnegative=True)
+    h0, h1 = sp.IndexedBase("h0", real=True), sp.IndexedBase("h1", real=True)
+    phi, psi = sp.IndexedBase("phi", nonnegative=True), sp.IndexedBase("psi", nonnegative=True)
+    pc = sp.Sum(a[c], (c, 1, c0))
+    rest = sp.Sum(b[c], (c, 1, c1))
+    h_cond = sp.Sum(a[c] * h0[c], (c, 1, c0)) + sp.Sum(b[c] * h1[c], (c, 1, c1))
+    return certify_nonneg_from_facts(
+        pc * lm + (1 - pc) * lr - h_cond,
+        sp.Sum(a[c] * phi[c], (c, 1, c0)) + sp.Sum(b[c] * psi[c], (c, 1, c1)),
+        {
+            phi: (lambda j: lm - h0[j], "support_entropy_bound with the list (m values)"),
+            psi: (lambda j: lr - h1[j], "support_entropy_bound with the complement (n - m)"),
+        },
+        vanishing=((1 - pc - rest, lr, "normalisation: the cell weights sum to 1"),),
+        label="P_c log2 m + (1-P_c) log2(n-m) - H(J|E,Y,U)",
+    )
+
+
+@register_step(
+    PART_A,
     "private_randomness_drops_out",
     "lp-shannon",
     "any J, Y and U independent of (J,Y)",
     "I(J;Y,U) = I(J;Y) given H(U,J,Y) = H(U) + H(J,Y)",
     "App. D (A)",
+    generality="all",
 )
 def private_randomness_drops_out() -> Outcome:
     return lp_outcome("I(J;Y,U) = I(J;Y)", (independence("U", ("J", "Y")),))
@@ -258,6 +307,8 @@ def private_randomness_drops_out() -> Outcome:
     "any J, Y and U independent of (J,Y); H(J) = log2 n for uniform J",
     "H(J|Y,U) = H(J) - I(J;Y)",
     "App. D (A)",
+    generality="all",
+    premises=("thm1.A:private_randomness_drops_out",),
 )
 def residual_uncertainty() -> Outcome:
     return lp_outcome("H(J|Y,U) = H(J) - I(J;Y)", (independence("U", ("J", "Y")),))
@@ -270,6 +321,13 @@ def residual_uncertainty() -> Outcome:
     "symbolic n > m >= 1, I, P_c in [0,1], h = H(J|E,Y,U)",
     "from log2 n - I <= 1 + h and h <= P_c log2 m + (1-P_c) log2(n-m) follows Lemma 1",
     "App. D (A), last display",
+    generality="all",
+    premises=(
+        "thm1.A:fano_skeleton_with_flag",
+        "thm1.A:conditional_support_all",
+        "thm1.A:residual_uncertainty",
+    ),
+    concludes=("lemma1", "thm1.A"),
 )
 def assemble_lemma() -> Outcome:
     n, m, i_, pc, h = sp.symbols("n m I P_c h", positive=True)

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ._enumerate import entropy_bits, lossy_recovery_best_success
+from ._enumerate import entropy_bits, lossy_recovery_best_success, recovering_method
 from ._interval import certify_positive, xlogx
 from ._lp import functional_dependence, independence, prove_shannon_inequality
 from ._randomized import run_property
@@ -17,7 +17,9 @@ from ._registry import Outcome, register_step
 from ._symbolic import (
     certify_identities,
     certify_identity,
+    certify_nonneg,
     certify_nonneg_combination,
+    certify_nonneg_from_facts,
     certify_sign,
 )
 
@@ -55,9 +57,15 @@ def _indep_blocks(n: int) -> str:
     "any jointly distributed X, R and error flag E = 1[g(R) != X] (Shannon cone, 3 variables)",
     "H(X|R) <= H(E) + H(X|E,R) given H(E|X,R) = 0",
     "App. B, Step 1 (Fano)",
+    generality="all",
 )
 def fano_chain_skeleton() -> Outcome:
     return lp_outcome("H(X|R) <= H(E) + H(X|E,R)", (functional_dependence("E", ("X", "R")),))
+
+
+def error_alphabet(k: int) -> int:
+    """Values X can take once the decoder is known to be wrong: 2^k - 1."""
+    return 2**k - 1
 
 
 def fano_property(data: object) -> None:
@@ -81,7 +89,8 @@ def fano_property(data: object) -> None:
     err = np.where(correct, 0.0, joint)
     h_x_given_er = entropy_bits(err) - entropy_bits(err.sum(0))  # E=1 part
     hb = entropy_bits(np.array([pe, 1 - pe]))
-    bound_err = pe * math.log2(2**k - 1) if 2**k > 1 else 0.0
+    alphabet = error_alphabet(k)
+    bound_err = pe * math.log2(alphabet) if alphabet > 1 else 0.0
     assert h_x_given_er <= bound_err + 1e-9, f"H(X|E,R)={h_x_given_er} > {bound_err}"
     assert h_x_given_r <= hb + bound_err + 1e-9, f"Fano fails: {h_x_given_r} > {hb + bound_err}"
     assert h_x_given_r <= 1 + pe * k + 1e-9, f"relaxed Fano fails: {h_x_given_r}"
@@ -94,6 +103,7 @@ def fano_property(data: object) -> None:
     "k in {1,2,3} bits, |R| <= 4, random joint laws and decoders (float, tol 1e-9)",
     "H(X|E,R) <= Pe log2(2^k-1) and H(X|R) <= Hb(Pe) + Pe log2(2^k-1) <= 1 + Pe k",
     "App. B, Step 1",
+    generality="sampled",
 )
 def fano_random_laws() -> Outcome:
     from hypothesis import strategies as st
@@ -112,6 +122,7 @@ def binary_entropy_nats(p: sp.Expr) -> sp.Expr:
     "p in (0,1) (symbolic, p = 1/(1+u), u > 0); endpoints by convention Hb = 0",
     "Hb(p) <= 1: Hb is strictly concave with its only stationary point at p = 1/2, Hb(1/2) = 1",
     "App. B, Step 1 ('H_b bounded by 1')",
+    generality="all",
 )
 def binary_entropy_at_most_one() -> Outcome:
     u = sp.Symbol("u", positive=True)
@@ -121,9 +132,11 @@ def binary_entropy_at_most_one() -> Outcome:
     concave = certify_sign(-d2, strict=True, label="-Hb''(p)")
     if not concave.ok:
         return concave
-    crit = sp.solve(sp.Eq(sp.diff(hb, p), 0), p)
-    if crit != [sp.Rational(1, 2)]:
-        return Outcome(False, f"stationary points of Hb are {crit}, expected [1/2]")
+    # A strictly concave function has at most one stationary point, so it is
+    # enough that 1/2 is one (exact substitution).
+    slope = certify_identity(sp.diff(hb, p).subs(p, sp.Rational(1, 2)), 0, label="Hb'(1/2)")
+    if not slope.ok:
+        return slope
     value = certify_identity(hb.subs(p, sp.Rational(1, 2)), 1, label="Hb(1/2)")
     if not value.ok:
         return value
@@ -137,6 +150,7 @@ def binary_entropy_at_most_one() -> Outcome:
     "every integer k >= 1 (symbolic, a = 2^k - 1 > 0)",
     "log2(2^k - 1) < k",
     "App. B, Step 1 ('P_e log2(2^k-1) <= P_e k')",
+    generality="all",
 )
 def log_alphabet_below_k() -> Outcome:
     a = sp.Symbol("a", positive=True)
@@ -183,6 +197,7 @@ def fano_relaxed_function(k: int, *, plus_one: bool = True):  # noqa: ANN201
     "p in [0, 1] (closed), each integer k = 1..64; arb balls, 96-bit",
     "1 + p k - Hb(p) - p log2(2^k - 1) > 0",
     "App. B, Step 1 (second method for the two relaxations)",
+    generality="finite",
 )
 def fano_relaxed_interval() -> Outcome:
     boxes = 0
@@ -206,12 +221,128 @@ def fano_relaxed_interval() -> Outcome:
     "symbolic Pe >= 0, k >= 1 (with facts Hb <= 1 and log2(2^k-1) <= k)",
     "1 + Pe k - (Hb + Pe log2(2^k-1)) = [1 - Hb] + Pe [k - log2(2^k-1)] >= 0",
     "App. B, Step 1",
+    generality="all",
+    premises=("prop1:binary_entropy_at_most_one", "prop1:log_alphabet_below_k"),
 )
 def fano_relaxation_algebra() -> Outcome:
     pe, k, hb, lg = sp.symbols("P_e k H_b L", nonnegative=True)
     facts = {"1 - Hb >= 0": 1 - hb, "k - log2(2^k-1) >= 0": k - lg}
     mult = {"1 - Hb >= 0": sp.Integer(1), "k - log2(2^k-1) >= 0": pe}
     return certify_nonneg_combination(1 + pe * k - (hb + pe * lg), facts, mult)
+
+
+@register_step(
+    CLAIM,
+    "log_inequality",
+    "sympy-nonneg",
+    "every real x > 0 (symbolic)",
+    "g(x) = x - 1 - ln x >= 0: g(x) = int_1^x (t-1)/t dt, whose integrand is >= 0 for t >= 1 "
+    "and <= 0 for 0 < t <= 1 (so the integral is >= 0 whichever side of 1 x lies)",
+    "App. B Step 1 / App. C (Gibbs' inequality ln x <= x - 1)",
+    generality="all",
+)
+def log_inequality() -> Outcome:
+    x = sp.Symbol("x", positive=True)
+    t = sp.Symbol("t", positive=True)
+    u = sp.Symbol("u", nonnegative=True)
+    integral = certify_identity(
+        sp.integrate((t - 1) / t, (t, 1, x)), x - 1 - sp.log(x), label="int_1^x (t-1)/t dt"
+    )
+    if not integral.ok:
+        return integral
+    above = certify_nonneg(((t - 1) / t).subs(t, 1 + u), u / (1 + u), label="t = 1 + u")
+    below = certify_nonneg(((1 - t) / t).subs(t, 1 / (1 + u)), u, label="t = 1/(1 + u)")
+    for part in (above, below):
+        if not part.ok:
+            return part
+    return Outcome(True, f"{integral.detail}; integrand (t-1)/t: {above.detail}; "
+                   f"(1-t)/t: {below.detail}")
+
+
+@register_step(
+    CLAIM,
+    "support_entropy_bound",
+    "sympy-nonneg",
+    "every pmf p_1..p_s > 0 (sum 1) on s >= 1 points inside a set of m = s + d points, d >= 0; "
+    "symbolic s, d (sympy Sum over a symbolic range)",
+    "H(p) <= log2 m: ln m - H = sum_i p_i g(1/(m p_i)) + d/m with g >= 0",
+    "App. B Step 1, App. D (A) ('J* lies in a set of size m, so H <= log2 m')",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def support_entropy_bound() -> Outcome:
+    i = sp.Symbol("i", integer=True, positive=True)
+    s_ = sp.Symbol("s", integer=True, positive=True)
+    d = sp.Symbol("d", integer=True, nonnegative=True)
+    p = sp.IndexedBase("p", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    m = s_ + d
+    entropy = -sp.Sum(p[i] * sp.log(p[i]), (i, 1, s_))
+    total = sp.Sum(p[i], (i, 1, s_))
+    return certify_nonneg_from_facts(
+        sp.log(m) - entropy,
+        sp.Sum(p[i] * gamma[i], (i, 1, s_)) + d / m,
+        {gamma: (lambda j: 1 / (m * p[j]) - 1 - sp.log(1 / (m * p[j])),
+                 "log_inequality at x = 1/(m p_i)")},
+        vanishing=((1 - total, sp.log(m) - 1, "normalisation sum_i p_i = 1"),),
+        label="ln m - H(p)",
+    )
+
+
+@register_step(
+    CLAIM,
+    "error_branch_support",
+    "sympy-nonneg",
+    "any joint law of (X, R) with X on 2^k values, any decoder g, any number C of cells "
+    "(e, r) (symbolic C, sympy Sum); L = log2(2^k - 1)",
+    "H(X|E,R) <= P_e log2(2^k - 1): given E=1, R=r, X avoids g(r) (2^k - 1 values, H <= L); "
+    "given E=0, R=r, X = g(r) (H <= log2 1 = 0); average with the cell weights",
+    "App. B, Step 1 (Fano)",
+    generality="all",
+    premises=("prop1:support_entropy_bound",),
+)
+def error_branch_support() -> Outcome:
+    c = sp.Symbol("c", integer=True, positive=True)
+    big_c = sp.Symbol("C", integer=True, positive=True)
+    lg = sp.Symbol("L", nonnegative=True)
+    w1, w0 = sp.IndexedBase("w1", nonnegative=True), sp.IndexedBase("w0", nonnegative=True)
+    h1, h0 = sp.IndexedBase("h1", real=True), sp.IndexedBase("h0", real=True)
+    phi, psi = sp.IndexedBase("phi", nonnegative=True), sp.IndexedBase("psi", nonnegative=True)
+    pe = sp.Sum(w1[c], (c, 1, big_c))
+    h_cond = sp.Sum(w1[c] * h1[c], (c, 1, big_c)) + sp.Sum(w0[c] * h0[c], (c, 1, big_c))
+    return certify_nonneg_from_facts(
+        pe * lg - h_cond,
+        sp.Sum(w1[c] * phi[c], (c, 1, big_c)) + sp.Sum(w0[c] * psi[c], (c, 1, big_c)),
+        {
+            phi: (lambda j: lg - h1[j], "support_entropy_bound with m = 2^k - 1"),
+            psi: (lambda j: -h0[j], "support_entropy_bound with m = 1"),
+        },
+        label="P_e L - H(X|E,R)",
+    )
+
+
+@register_step(
+    CLAIM,
+    "per_block_fano",
+    "sympy-nonneg",
+    "symbolic P_e in [0,1], k >= 1; h = H(X|R), h_E = H(X|E,R), H(E) = Hb(P_e), L = log2(2^k-1)",
+    "H(X_i|R) <= 1 + P_e^(i) k, from the Fano skeleton, H(X|E,R) <= P_e L and the relaxation",
+    "App. B, Step 1 (the displayed chain)",
+    generality="all",
+    premises=(
+        "prop1:fano_chain_skeleton",
+        "prop1:error_branch_support",
+        "prop1:fano_relaxation_algebra",
+    ),
+)
+def per_block_fano() -> Outcome:
+    pe, k, hb, lg, h, h_e = sp.symbols("P_e k H_b L h h_E", nonnegative=True)
+    facts = {
+        "H(E) + H(X|E,R) - H(X|R) >= 0 [skeleton, H(E) = Hb]": hb + h_e - h,
+        "P_e L - H(X|E,R) >= 0 [error branch]": pe * lg - h_e,
+        "1 + P_e k - Hb - P_e L >= 0 [relaxation]": 1 + pe * k - hb - pe * lg,
+    }
+    return certify_nonneg_combination(1 + pe * k - h, facts, {f: sp.Integer(1) for f in facts})
 
 
 # --- Step 2: independence couples the blocks to a budget ---------------------
@@ -224,6 +355,7 @@ def fano_relaxation_algebra() -> Outcome:
     "N = 2, 3, 4, 5 independent blocks and any state R (Shannon cone)",
     "sum_i I(X_i;R) <= I(X_1..X_N;R) given mutual independence of the X_i",
     "App. B, Step 2",
+    generality="finite",
 )
 def superadditivity_direct() -> Outcome:
     cases = []
@@ -241,6 +373,7 @@ def superadditivity_direct() -> Outcome:
     "all N >= 2 by induction: A = (X_1..X_{N-1}), B = X_N, A independent of B",
     "I(A,B;R) >= I(A;R) + I(B;R) given H(A,B) = H(A) + H(B)",
     "App. B, Step 2",
+    generality="all",
 )
 def superadditivity_induction_step() -> Outcome:
     return lp_outcome("I(A,B;R) >= I(A;R) + I(B;R)", (independence("A", "B"),))
@@ -253,6 +386,7 @@ def superadditivity_induction_step() -> Outcome:
     "N = 2..5 and any R (Shannon cone, no assumptions)",
     "H(X_1..X_N | R) <= sum_i H(X_i | R)",
     "App. B, Step 2",
+    generality="finite",
 )
 def conditional_subadditivity() -> Outcome:
     cases = []
@@ -270,6 +404,7 @@ def conditional_subadditivity() -> Outcome:
     "any X = X_{1:N} (grouped) and R",
     "I(X_{1:N};R) <= H(R)",
     "App. B, Step 2",
+    generality="all",
 )
 def information_below_state_entropy() -> Outcome:
     return lp_outcome("I(X;R) <= H(R)")
@@ -282,6 +417,7 @@ def information_below_state_entropy() -> Outcome:
     "N = 2, 3, 4 independent blocks and any R",
     "sum_i I(X_i;R) <= H(R) given independence (the whole Step 2 display)",
     "App. B, Step 2",
+    generality="finite",
 )
 def step2_chain_end_to_end() -> Outcome:
     cases = []
@@ -299,16 +435,25 @@ def step2_chain_end_to_end() -> Outcome:
     CLAIM,
     "step3_sum",
     "sympy-identity",
-    "N = 1..12 with symbolic k and per-block error probabilities",
+    "every N >= 1 (symbolic N, sympy Sum) with symbolic k and per-block error probabilities; "
+    "plus explicit N = 1..12",
     "sum_{i=1}^N (k - 1 - P_e^(i) k) = N k - N - k sum_i P_e^(i)",
     "App. B, Step 3",
+    generality="all",
 )
 def step3_sum() -> Outcome:
     k = sp.Symbol("k", positive=True)
-    pairs = []
+    i = sp.Symbol("i", integer=True, positive=True)
+    big_n = sp.Symbol("N", integer=True, positive=True)
+    p = sp.IndexedBase("P", nonnegative=True)
+    pairs = [(
+        "symbolic N",
+        sp.Sum(k - 1 - p[i] * k, (i, 1, big_n)),
+        big_n * k - big_n - k * sp.Sum(p[i], (i, 1, big_n)),
+    )]
     for n in range(1, 13):
         ps = sp.symbols(f"P1:{n + 1}", nonnegative=True)
-        lhs = sum((k - 1 - p * k for p in ps), sp.Integer(0))
+        lhs = sum((k - 1 - q * k for q in ps), sp.Integer(0))
         pairs.append((f"N={n}", lhs, n * k - n - k * sum(ps)))
     return certify_identities(pairs)
 
@@ -320,6 +465,13 @@ def step3_sum() -> Outcome:
     "symbolic N, k, B > 0 and S = sum_i P_e^(i) (P_e = S/N)",
     "B >= Nk - N - kS implies P_e >= 1 - 1/k - B/(Nk) (multiplier 1/(Nk))",
     "App. B, Step 3",
+    generality="all",
+    premises=(
+        "prop1:step3_sum",
+        "prop1:per_block_fano",
+        "prop1:superadditivity_induction_step",
+        "prop1:information_below_state_entropy",
+    ),
 )
 def step3_divide() -> Outcome:
     n, k, b, s = sp.symbols("N k B S", positive=True)
@@ -336,6 +488,9 @@ def step3_divide() -> Outcome:
     "symbolic N, k, B > 0",
     "1 - (1 - 1/k - B/(Nk)) = B/(Nk) + 1/k",
     "App. B, Step 3",
+    generality="all",
+    premises=("prop1:step3_divide",),
+    concludes=("prop1",),
 )
 def success_complement() -> Outcome:
     n, k, b = sp.symbols("N k B", positive=True)
@@ -350,6 +505,7 @@ def success_complement() -> Outcome:
     "best decoder (exact rationals)",
     "max success <= B/(Nk) + 1/k with B = log2|R| >= H(R)",
     "Proposition 1",
+    generality="finite",
 )
 def exhaustive_tiny_instances() -> Outcome:
     parts = []
@@ -368,6 +524,49 @@ def exhaustive_tiny_instances() -> Outcome:
     return Outcome(True, "; ".join(parts))
 
 
+@register_step(
+    CLAIM,
+    "recovering_method_exact",
+    "enumeration",
+    "N in {1, 2, 4, 8} (handles of exactly log2 N bits), every k with N k <= 10, every "
+    "content x in {0,1}^(Nk), every query i*, budgets B = required - 1, required, required + 5",
+    "under feasibility (instruction + N handles + one block <= B) the recovering method emits "
+    "X_{i*} exactly (success probability 1, exact count) and its prompt never exceeds B; "
+    "without it, it does not fit",
+    "App. B, 'VISTA attains probability one'",
+    generality="finite",
+    concludes=("prop1",),
+)
+def recovering_method_exact() -> Outcome:
+    from .._bounds import recovery_feasibility
+
+    runs = 0
+    for n_blocks in (1, 2, 4, 8):
+        for k in range(1, 10 // n_blocks + 1):
+            peak = None
+            for code in range(2 ** (n_blocks * k)):
+                blocks = [(code >> (k * i)) & ((1 << k) - 1) for i in range(n_blocks)]
+                for q in range(n_blocks):
+                    run = recovering_method(blocks, k, q)
+                    if run.output != blocks[q]:
+                        return Outcome(False, f"N={n_blocks}, k={k}, x={blocks}, i*={q}: "
+                                       f"emitted {run.output}")
+                    peak = run.peak_prompt_bits if peak is None else max(peak, run.peak_prompt_bits)
+                    runs += 1
+            assert peak is not None
+            required = recovery_feasibility(n_blocks, k, float(peak)).required
+            if required != peak:
+                return Outcome(False, f"N={n_blocks}, k={k}: theory requires {required} bits, "
+                               f"the method peaks at {peak}")
+            for budget in (peak - 1, peak, peak + 5):
+                feasible = recovery_feasibility(n_blocks, k, float(budget)).feasible
+                if feasible != (peak <= budget):
+                    return Outcome(False, f"N={n_blocks}, k={k}, B={budget}: feasible={feasible} "
+                                   f"but the prompt peaks at {peak}")
+    return Outcome(True, f"all {runs} (content, query) runs emit the queried block exactly; "
+                   "feasibility matches the prompt peak for every (N, k, B)")
+
+
 # --- Asymptotic separation ----------------------------------------------------
 
 
@@ -378,6 +577,9 @@ def exhaustive_tiny_instances() -> Outcome:
     "N -> oo with k = ceil(sqrt N) >= sqrt N, B = c N log2 N, symbolic c > 0",
     "B/(Nk) + 1/k <= c log2(N)/sqrt(N) + 1/sqrt(N) -> 0",
     "App. B, 'Asymptotic separation'",
+    generality="all",
+    premises=("prop1:success_complement",),
+    concludes=("prop1",),
 )
 def separation_lossy_bound_vanishes() -> Outcome:
     n, c = sp.symbols("N c", positive=True)
@@ -400,6 +602,8 @@ def separation_lossy_bound_vanishes() -> Outcome:
     "N -> oo, k = ceil(sqrt N) <= sqrt N + 1, B = c N log2 N, symbolic c > c0 > 0",
     "(c0 N log2 N + k) / B -> c0/c < 1, so handles plus one block fit eventually",
     "App. B, 'Asymptotic separation'",
+    generality="all",
+    concludes=("prop1",),
 )
 def separation_vista_feasible() -> Outcome:
     n, c, c0 = sp.symbols("N c c_0", positive=True)

@@ -15,6 +15,7 @@ from ._symbolic import (
     certify_identities,
     certify_identity,
     certify_nonneg_combination,
+    certify_nonneg_from_facts,
     certify_sign,
 )
 
@@ -31,7 +32,7 @@ def gaussian_pdf(mean: sp.Expr, sigma: sp.Expr) -> sp.Expr:
 def gaussian_kl_1d(m1: sp.Expr, m2: sp.Expr, sigma: sp.Expr) -> sp.Expr:
     """KL(N(m1, s^2) || N(m2, s^2)) in nats, by symbolic integration."""
     p, q = gaussian_pdf(m1, sigma), gaussian_pdf(m2, sigma)
-    log_ratio = sp.expand(sp.expand_log(sp.log(p) - sp.log(q), force=True))
+    log_ratio = sp.expand(sp.expand_log(sp.log(p) - sp.log(q)))
     return sp.integrate(p * log_ratio, (_X, -sp.oo, sp.oo))
 
 
@@ -63,6 +64,7 @@ _FAMILY_SIZES = ((2, 2), (2, 3), (3, 2), (3, 3))
     "discrete W: (n, |W|) in {(2,2),(2,3),(3,2),(3,3)}, symbolic positive pmf entries",
     "I(J;W) = H(W) - H(W|J) = (1/n) sum_j KL(P_j || Pbar) (nats; /ln 2 for bits)",
     "App. C, Step 1",
+    generality="finite",
 )
 def mi_equals_mixture_kl() -> Outcome:
     pairs = []
@@ -81,6 +83,7 @@ def mi_equals_mixture_kl() -> Outcome:
     "x > 0 (symbolic)",
     "(-ln x)'' = 1/x^2 > 0, so -ln is convex and Jensen applies pointwise",
     "App. C, Step 1 (Jensen)",
+    generality="all",
 )
 def neg_log_convex() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -95,6 +98,8 @@ def neg_log_convex() -> Outcome:
     "(1/n) sum_k KL(P_j||P_k) - KL(P_j||Pbar) = sum_w P_j(w) ln(Pbar(w)/geomean_k P_k(w)), "
     "each log >= 0 by AM-GM ((a+b)/2)^2 - ab = (a-b)^2/4",
     "App. C, Step 1 (Jensen)",
+    generality="finite",
+    premises=("prop2:neg_log_convex",),
 )
 def jensen_gap_decomposition() -> Outcome:
     ps, mix = _discrete_family(2, 2)
@@ -118,6 +123,72 @@ def jensen_gap_decomposition() -> Outcome:
     return Outcome(
         True, "gap = sum_w P_j(w)/2 * ln(1 + (a-b)^2/(4ab)) with each log >= 0, j = 0, 1"
     )
+
+
+@register_step(
+    P2,
+    "mixture_kl_pointwise",
+    "sympy-identity",
+    "any n >= 1 laws (symbolic n, sympy Sum over j), at every point w: p_j(w) > 0 pmf or "
+    "density values, Pbar(w) = (1/n) sum_j p_j(w); then summed (or integrated) over w",
+    "(1/n) sum_j p_j ln(p_j/Pbar) = (1/n) sum_j p_j ln p_j - Pbar ln Pbar at every w, so "
+    "(1/n) sum_j KL(P_j||Pbar) = H(W) - H(W|J) = I(J;W)",
+    "App. C, Step 1",
+    generality="all",
+)
+def mixture_kl_pointwise() -> Outcome:
+    j = sp.Symbol("j", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar = sp.Symbol("Pbar", positive=True)
+    mix = sp.Sum(p[j], (j, 1, n)) / n
+    lhs = sp.Sum(p[j] * sp.log(p[j] / pbar), (j, 1, n)) / n
+    rhs = sp.Sum(p[j] * sp.log(p[j]), (j, 1, n)) / n - pbar * sp.log(pbar)
+    # lhs - rhs = (Pbar - mix) ln Pbar, which is 0 by the definition of Pbar.
+    return certify_identity(lhs - rhs - (pbar - mix) * sp.log(pbar), 0,
+                            label="pointwise, with Pbar = (1/n) sum_j p_j")
+
+
+@register_step(
+    P2,
+    "jensen_pointwise_all",
+    "sympy-nonneg",
+    "any n >= 1 laws (symbolic n, sympy Sum over k), at every point w: p_k(w) > 0 pmf or "
+    "density values; then weighted by P_j(w) and summed (or integrated) over w",
+    "ln Pbar(w) >= (1/n) sum_k ln p_k(w), hence KL(P_j||Pbar) <= (1/n) sum_k KL(P_j||P_k)",
+    "App. C, Step 1 (Jensen)",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def jensen_pointwise_all() -> Outcome:
+    k = sp.Symbol("k", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar = sp.Symbol("Pbar", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    mix = sp.Sum(p[k], (k, 1, n)) / n
+    pointwise = certify_nonneg_from_facts(
+        sp.log(pbar) - sp.Sum(sp.log(p[k]), (k, 1, n)) / n,
+        sp.Sum(gamma[k], (k, 1, n)) / n,
+        {gamma: (lambda t: p[t] / pbar - 1 - sp.log(p[t] / pbar), "log_inequality at p_k/Pbar")},
+        vanishing=((mix - pbar, -1 / pbar, "the definition Pbar = (1/n) sum_k p_k"),),
+        label="ln Pbar - mean_k ln p_k",
+    )
+    if not pointwise.ok:
+        return pointwise
+    # The KL gap at one point w: P_j(w) [(1/n) sum_k ln(p_j/p_k) - ln(p_j/Pbar)]
+    # = P_j(w) [ln Pbar - (1/n) sum_k ln p_k], a non-negative weight times the above.
+    pj = sp.Symbol("p_j", positive=True)
+    tau = sp.Symbol("tau", nonnegative=True)
+    gap = certify_nonneg_from_facts(
+        pj * sp.Sum(sp.log(pj / p[k]), (k, 1, n)) / n - pj * sp.log(pj / pbar),
+        pj * tau,
+        {tau: (sp.log(pbar) - sp.Sum(sp.log(p[k]), (k, 1, n)) / n, "the pointwise bound above")},
+        label="KL gap at w",
+    )
+    if not gap.ok:
+        return gap
+    return Outcome(True, f"{pointwise.detail}; {gap.detail}")
 
 
 def _random_family(data: object, n_max: int = 5, w_max: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -153,6 +224,7 @@ def jensen_property(data: object) -> None:
     "discrete families, n = 2..5 laws on |W| = 2..5 points, entries >= 1e-3 (float, tol 1e-10)",
     "KL(P_j || Pbar) <= (1/n) sum_k KL(P_j || P_k)",
     "App. C, Step 1",
+    generality="sampled",
 )
 def jensen_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -167,6 +239,7 @@ def jensen_random_families() -> Outcome:
     "symbolic means m1, m2 (real), sigma > 0; exact integral over the real line",
     "KL(N(m1,s^2) || N(m2,s^2)) = (m1 - m2)^2 / (2 s^2)",
     "App. C, Step 2",
+    generality="all",
 )
 def gaussian_kl_closed_form() -> Outcome:
     m1, m2 = sp.symbols("m1 m2", real=True)
@@ -185,6 +258,8 @@ def mean_vector(n: int, j: int, big: sp.Expr, small: sp.Expr) -> list[sp.Expr]:
     "n = 2..7 blocks, all ordered pairs (j,k); symbolic l > 0, kappa > 0, sigma > 0, L = kappa l",
     "KL(P_j||P_k) = sum_i (m_i^j - m_i^k)^2/(2 s^2) = (ln kappa)^2/s^2 (j != k), 0 (j = k)",
     "App. C, Step 2",
+    generality="finite",
+    premises=("prop2:gaussian_kl_closed_form",),
 )
 def pairwise_kl_matrix() -> Outcome:
     ell, kappa, s = sp.symbols("ell kappa sigma", positive=True)
@@ -204,11 +279,43 @@ def pairwise_kl_matrix() -> Outcome:
 
 @register_step(
     P2,
+    "pairwise_kl_all",
+    "sympy-identity",
+    "every n >= 2 and j != k: the coordinates split into i = j, i = k and the n - 2 others; "
+    "symbolic l, kappa, sigma > 0",
+    "KL(P_j||P_k) = sum_i (m_i^j - m_i^k)^2/(2 s^2) = (ln kappa)^2/s^2 for j != k, 0 for j = k",
+    "App. C, Step 2",
+    generality="all",
+    premises=("prop2:gaussian_kl_closed_form",),
+)
+def pairwise_kl_all() -> Outcome:
+    ell, kappa, s_ = sp.symbols("ell kappa sigma", positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    big, small = sp.log(kappa * ell), sp.log(ell)
+    term = lambda a, b: (a - b) ** 2 / (2 * s_**2)  # noqa: E731
+    # j != k: coordinate j has (big, small), coordinate k has (small, big), the other
+    # n - 2 coordinates (small, small); j = k: all n coordinates agree.
+    pairs = [
+        ("j != k", term(big, small) + term(small, big) + (n - 2) * term(small, small),
+         sp.log(kappa) ** 2 / s_**2),
+        ("j = k", term(big, big) + (n - 1) * term(small, small), 0),
+    ]
+    return certify_identities(pairs)
+
+
+@register_step(
+    P2,
     "pair_count_combination",
     "sympy-identity",
     "n = 2..12 explicit double sums, and symbolic n",
     "(1/(n^2 ln2)) sum_{j,k} KL(P_j||P_k) = (1 - 1/n)(ln kappa)^2/(s^2 ln 2)",
     "App. C, Step 3",
+    generality="all",
+    premises=(
+        "prop2:pairwise_kl_all",
+        "prop2:mixture_kl_pointwise",
+        "prop2:jensen_pointwise_all",
+    ),
 )
 def pair_count_combination() -> Outcome:
     kappa, s = sp.symbols("kappa sigma", positive=True)
@@ -231,6 +338,8 @@ def pair_count_combination() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "(ln kappa)^2/(s^2 ln2) - (1 - 1/n)(ln kappa)^2/(s^2 ln2) = (ln kappa)^2/(n s^2 ln2) >= 0",
     "App. C, Step 3",
+    generality="all",
+    premises=("prop2:pair_count_combination",),
 )
 def drop_factor_one_minus_one_over_n() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -247,6 +356,9 @@ def drop_factor_one_minus_one_over_n() -> Outcome:
     "symbolic kappa > 0, sigma > 0",
     "(ln kappa)^2/(s^2 ln 2) = ln2 (log2 kappa)^2 / s^2, using ln kappa = ln2 * log2 kappa",
     "App. C, Step 3",
+    generality="all",
+    premises=("prop2:drop_factor_one_minus_one_over_n",),
+    concludes=("prop2",),
 )
 def nats_to_bits() -> Outcome:
     kappa, s = sp.symbols("kappa sigma", positive=True)
@@ -265,6 +377,8 @@ def nats_to_bits() -> Outcome:
     "any J, W (Shannon cone); H(J) = log2 n for uniform J",
     "I(J;W) <= H(J)",
     "Sec. Theory, Def. 2 (full ledger carries log2 n bits)",
+    generality="all",
+    concludes=("prop2",),
 )
 def capped_by_index_entropy() -> Outcome:
     proof = prove_shannon_inequality("I(J;W) <= H(J)")
@@ -288,6 +402,7 @@ def pairwise_bound_property(data: object) -> None:
     "discrete families, n = 2..5 laws on 2..5 points (float, tol 1e-10)",
     "I(J;W) <= (1/n^2) sum_{j,k} KL(P_j||P_k) and I(J;W) <= ln n (nats)",
     "App. C, Step 1",
+    generality="sampled",
 )
 def pairwise_bound_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -305,6 +420,7 @@ def pairwise_bound_random_families() -> Outcome:
     "discrete W: (n, |W|) in {(2,2),(2,3),(3,2),(3,3)}, symbolic positive entries and Q",
     "sum_j KL(P_j||Q) = sum_j KL(P_j||Pbar) + n KL(Pbar||Q)",
     "prop2-tight (compensation identity)",
+    generality="finite",
 )
 def golden_formula() -> Outcome:
     pairs = []
@@ -324,6 +440,7 @@ def golden_formula() -> Outcome:
     "x > 0 for g(x) = x - 1 - ln x; |W| = 2, 3 with symbolic positive weights",
     "KL(p||q) = sum_w p_w g(q_w/p_w) >= 0 because g >= 0 (convex, g(1) = g'(1) = 0)",
     "prop2-tight (KL(Pbar||Q) >= 0)",
+    generality="finite",
 )
 def gibbs_kl_nonnegative() -> Outcome:
     x = sp.Symbol("x", positive=True)
@@ -353,11 +470,84 @@ def shifted_reference_objective(n: sp.Expr, t: sp.Expr, kappa: sp.Expr, s: sp.Ex
 
 @register_step(
     TIGHT,
+    "golden_formula_pointwise",
+    "sympy-identity",
+    "any n >= 1 laws (symbolic n, sympy Sum over j), at every point w: p_j(w), q(w) > 0 "
+    "pmf or density values, Pbar = (1/n) sum_j p_j; then summed (or integrated) over w",
+    "sum_j p_j ln(p_j/q) = sum_j p_j ln(p_j/Pbar) + n Pbar ln(Pbar/q) at every w, hence "
+    "sum_j KL(P_j||Q) = sum_j KL(P_j||Pbar) + n KL(Pbar||Q)",
+    "prop2-tight (compensation identity)",
+    generality="all",
+)
+def golden_formula_pointwise() -> Outcome:
+    j = sp.Symbol("j", integer=True, positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    p = sp.IndexedBase("p", positive=True)
+    pbar, q = sp.symbols("Pbar q", positive=True)
+    mix = sp.Sum(p[j], (j, 1, n)) / n
+    lhs = sp.Sum(p[j] * sp.log(p[j] / q), (j, 1, n))
+    rhs = sp.Sum(p[j] * sp.log(p[j] / pbar), (j, 1, n)) + n * pbar * sp.log(pbar / q)
+    # lhs - rhs = n (mix - Pbar) ln(Pbar/q), 0 by the definition of Pbar.
+    return certify_identity(lhs - rhs - n * (mix - pbar) * sp.log(pbar / q), 0,
+                            label="pointwise, with Pbar = (1/n) sum_j p_j")
+
+
+@register_step(
+    TIGHT,
+    "kl_nonnegative_all",
+    "sympy-nonneg",
+    "any two pmfs p, q > 0 on s >= 1 points (symbolic s, sympy Sum)",
+    "KL(p||q) = sum_w p_w g(q_w/p_w) >= 0 with g(x) = x - 1 - ln x >= 0 (sum p = sum q = 1)",
+    "prop2-tight (KL(Pbar||Q) >= 0)",
+    generality="all",
+    premises=("prop1:log_inequality",),
+)
+def kl_nonnegative_all() -> Outcome:
+    w = sp.Symbol("w", integer=True, positive=True)
+    s_ = sp.Symbol("s", integer=True, positive=True)
+    p, q = sp.IndexedBase("p", positive=True), sp.IndexedBase("q", positive=True)
+    gamma = sp.IndexedBase("gamma", nonnegative=True)
+    return certify_nonneg_from_facts(
+        sp.Sum(p[w] * sp.log(p[w] / q[w]), (w, 1, s_)),
+        sp.Sum(p[w] * gamma[w], (w, 1, s_)),
+        {gamma: (lambda t: q[t] / p[t] - 1 - sp.log(q[t] / p[t]), "log_inequality at q_w/p_w")},
+        vanishing=((sp.Sum(p[w], (w, 1, s_)) - sp.Sum(q[w], (w, 1, s_)), 1,
+                    "normalisation sum p = sum q = 1"),),
+        label="KL(p||q)",
+    )
+
+
+@register_step(
+    TIGHT,
+    "kl_to_shifted_reference_all",
+    "sympy-identity",
+    "every n >= 1 and j: coordinate j and the n - 1 others; symbolic l, kappa, sigma > 0, t",
+    "KL(P_j || N(ln l + t, s^2 I)) = ((ln kappa - t)^2 + (n-1) t^2)/(2 s^2), same for all j",
+    "prop2-tight (choice of Q)",
+    generality="all",
+    premises=("prop2:gaussian_kl_closed_form",),
+)
+def kl_to_shifted_reference_all() -> Outcome:
+    ell, kappa, s_ = sp.symbols("ell kappa sigma", positive=True)
+    n = sp.Symbol("n", integer=True, positive=True)
+    t = sp.Symbol("t", real=True)
+    ref = sp.log(ell) + t
+    term = lambda a: (a - ref) ** 2 / (2 * s_**2)  # noqa: E731
+    return certify_identity(
+        term(sp.log(kappa * ell)) + (n - 1) * term(sp.log(ell)),
+        shifted_reference_objective(n, t, kappa, s_),
+    )
+
+
+@register_step(
+    TIGHT,
     "kl_to_shifted_reference",
     "sympy-identity",
     "n = 2..8 blocks, every j; symbolic l, kappa, sigma > 0 and shift t",
     "KL(P_j || N(ln l + t, s^2 I)) = ((ln kappa - t)^2 + (n-1) t^2)/(2 s^2), same for all j",
     "prop2-tight (choice of Q)",
+    generality="finite",
+    premises=("prop2:gaussian_kl_closed_form",),
 )
 def kl_to_shifted_reference() -> Outcome:
     ell, kappa, s = sp.symbols("ell kappa sigma", positive=True)
@@ -378,6 +568,8 @@ def kl_to_shifted_reference() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0, t real",
     "F'(t) = 0 has the unique root t = ln(kappa)/n and F''(t) = n/s^2 > 0 (a minimum)",
     "prop2-tight (min over t)",
+    generality="all",
+    premises=("prop2-tight:kl_to_shifted_reference_all",),
 )
 def optimal_shift() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -402,6 +594,8 @@ def optimal_shift() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "F(ln kappa / n) = (ln kappa)^2 (1 - 1/n) / (2 s^2)",
     "prop2-tight",
+    generality="all",
+    premises=("prop2-tight:optimal_shift",),
 )
 def optimal_value() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -416,6 +610,14 @@ def optimal_value() -> Outcome:
     "symbolic n > 0, kappa > 0, sigma > 0",
     "F*/ln 2 = (1 - 1/n) ln2 (log2 kappa)^2 / (2 s^2) bits",
     "prop2-tight",
+    generality="all",
+    premises=(
+        "prop2-tight:optimal_value",
+        "prop2-tight:golden_formula_pointwise",
+        "prop2-tight:kl_nonnegative_all",
+        "prop2:mixture_kl_pointwise",
+    ),
+    concludes=("prop2-tight",),
 )
 def tight_bound_in_bits() -> Outcome:
     n, kappa, s = sp.symbols("n kappa sigma", positive=True)
@@ -432,6 +634,8 @@ def tight_bound_in_bits() -> Outcome:
     "symbolic n > 1, kappa > 0, sigma > 0",
     "paper bound / tight bound = 2n/(n-1)",
     "prop2-tight vs App. C",
+    generality="all",
+    premises=("prop2-tight:tight_bound_in_bits", "prop2:nats_to_bits"),
 )
 def factor_vs_paper() -> Outcome:
     m, kappa, s = sp.symbols("m kappa sigma", positive=True)
@@ -448,6 +652,8 @@ def factor_vs_paper() -> Outcome:
     "symbolic n > 1, kappa > 0, sigma > 0",
     "paper - tight = ln2 (log2 kappa)^2 (n + 1) / (2 n s^2) >= 0",
     "prop2-tight vs App. C",
+    generality="all",
+    premises=("prop2-tight:tight_bound_in_bits", "prop2:nats_to_bits"),
 )
 def tight_below_paper() -> Outcome:
     m, kappa, s = sp.symbols("m kappa sigma", positive=True)
@@ -476,6 +682,7 @@ def reference_property(data: object) -> None:
     "discrete families, n = 2..5 laws on 2..5 points, random Q (float, tol 1e-10)",
     "I(J;W) <= (1/n) sum_j KL(P_j||Q) for every Q (and the golden formula numerically)",
     "prop2-tight",
+    generality="sampled",
 )
 def any_reference_random_families() -> Outcome:
     from hypothesis import strategies as st
@@ -521,6 +728,7 @@ def two_block_property(kappa: float, sigma: float) -> None:
     "n = 2, kappa in [2, 64], sigma in [0.2, 5]; I(J*;W) by adaptive quadrature (tol 1e-8)",
     "exact I(J*;W) <= min(1, (1-1/n) ln2 (log2 kappa)^2/(2 s^2)) <= paper bound",
     "prop2-tight (second method on the Gaussian channel itself)",
+    generality="sampled",
 )
 def exact_two_block_mi_below_tight() -> Outcome:
     from hypothesis import strategies as st

@@ -1,4 +1,4 @@
-"""Subcommands of ``vista-lab``: one module per command.
+"""Subcommands of ``vista-lab``: one module per command, listed in :data:`COMMANDS`.
 
 Each module exposes ``register(subparsers)``, which adds its parser with
 ``subparsers.add_parser(...)`` and calls
@@ -8,14 +8,31 @@ the exit status (0 ok, 1 a check failed). Raise :class:`theory.DomainError`
 line on stderr and exit status 2.
 """
 
-COMMANDS: tuple[str, ...] = (
-    "verify",
-    "bound",
-    "recovery",
-    "makeroom",
-    "workspace",
-    "check_paper",
-    "reproduce",
-    "sweep",
-    "plot_sweep",
+from types import ModuleType
+
+from . import (
+    bound,
+    check_paper,
+    makeroom,
+    plot_sweep,
+    recovery,
+    reproduce,
+    sweep,
+    verify,
+    workspace,
+)
+
+#: The subcommand modules, in ``--help`` order: a static list, so a renamed or
+#: missing command module breaks the import (and the tests), never silently
+#: drops a command.
+COMMANDS: tuple[ModuleType, ...] = (
+    verify,
+    bound,
+    recovery,
+    makeroom,
+    workspace,
+    check_paper,
+    reproduce,
+    sweep,
+    plot_sweep,
 )

@@ -24,8 +24,12 @@ def register(subparsers: Any) -> None:
             "variant), Lemma 1 and Theorem 1 parts A-E. Each step is certified by a method "
             "that can fail: sympy identity or non-negativity certificate, an LP prover of "
             "Shannon-type inequalities with exact rational certificates, arb interval "
-            "branch and bound, exhaustive enumeration, or Hypothesis. Exit status 0 only "
-            "if every step passes (and, without --only, every tightness row holds)."
+            "branch and bound, exhaustive enumeration, or Hypothesis. Each step states its "
+            "generality: 'all' (proved for every parameter), 'finite' (checked on a stated "
+            "finite domain) or 'sampled' (random examples); only 'all' is a proof. Without "
+            "--only, the steps' premises must link every main result into a closed chain. "
+            "Exit status 0 only if every step passes, every chain is closed and (without "
+            "--only) every tightness row holds."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -41,7 +45,13 @@ def register(subparsers: Any) -> None:
         "--details", action="store_true", help="add the certificate detail column to the table"
     )
     parser.add_argument(
-        "--list", action="store_true", help="list the steps (claim, step, method, domain) only"
+        "--list", action="store_true",
+        help="list the steps (claim, step, method, generality, domain) only"
+    )
+    parser.add_argument(
+        "--no-formal",
+        action="store_true",
+        help="skip the Coq development (formal proofs for every parameter)",
     )
     parser.set_defaults(func=run, _parser=parser)
 
@@ -55,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
             emit_json({"steps": [_step_row(s) for s in steps], "count": len(steps)})
         else:
             emit_table(
-                ["claim", "step", "method", "domain"],
-                [[_esc(v) for v in (s.claim, s.name, s.method, s.domain)] for s in steps],
+                ["claim", "step", "method", "generality", "domain"],
+                [
+                    [_esc(v) for v in (s.claim, s.name, s.method, s.generality, s.domain)]
+                    for s in steps
+                ],
                 title=f"{len(steps)} proof steps",
             )
         return 0
@@ -66,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.only is None and hasattr(theory, "tightness_report"):
         tightness = theory.tightness_report()
     tight_ok = tightness is None or bool(getattr(tightness, "holds", True))
+    formal = _formal_report(args)
+    formal_ok = formal is None or formal.ok
 
     if args.json:
         emit_json(
@@ -74,41 +89,78 @@ def run(args: argparse.Namespace) -> int:
                 "passed": report.passed,
                 "failed": report.failed,
                 "seconds": round(report.seconds, 3),
+                "generality": report.generality_counts(),
+                "chains": [_chain_row(c) for c in report.chains],
                 "only": args.only,
                 "tightness": None if tightness is None else to_plain(tightness),
+                "formal": [] if formal is None else [_formal_row(r) for r in formal.results],
+                "formal_message": None if formal is None else formal.message,
             }
         )
     else:
         _print_human(report, tightness, details=args.details)
-    return 0 if report.ok and tight_ok else 1
+        if formal is not None:
+            _print_formal(formal)
+    return 0 if report.ok and tight_ok and formal_ok else 1
 
 
 def _certify_with_progress(only: str | None) -> theory.VerificationReport:
-    """``theory.certify_all(only)``, one step at a time, advancing a progress bar
-    on stderr (shown only on a terminal)."""
-    import time
-
-    from vistalab.theory._proofs import run_step
-
+    """``theory.certify_all(only)``, advancing a progress bar on stderr per step
+    (shown only on a terminal)."""
     from .._reproduce import RichProgress
 
     steps = theory.list_steps(only)
     if not steps or not sys.stderr.isatty():
-        # No bar to advance (or no steps: certify_all raises the error naming the choices).
+        # No bar to show (or no steps: certify_all raises the error naming the choices).
         return theory.certify_all(only)
-    t0 = time.perf_counter()
-    certs = []
     with RichProgress(sys.stderr).stage("proof steps", len(steps)) as bar:
-        for step in steps:
-            certs.append(run_step(step))
-            bar.advance(f"{step.claim}:{step.name}")
-    passed = sum(c.passed for c in certs)
-    return theory.VerificationReport(steps=tuple(certs), passed=passed,
-                                     failed=len(certs) - passed,
-                                     seconds=time.perf_counter() - t0, only=only)
+        return theory.certify_all(only, progress=lambda c: bar.advance(f"{c.claim}:{c.step}"))
 
 
-def _step_row(s: theory.Step) -> dict[str, str]:
+_FORMAL_KEYS = ("result", "theorem", "file", "statement", "assumptions", "status")
+
+
+def _formal_report(args: argparse.Namespace) -> Any:
+    """The Coq check (cached by source hash), or None when skipped: --no-formal,
+    or --only with a pattern that names no formal result or theorem."""
+    if getattr(args, "no_formal", False):
+        return None
+    from vistalab.theory._proofs import _formal
+
+    if args.only is not None:
+        import fnmatch
+
+        names = {m.result for m in _formal.MAIN_THEOREMS} | {
+            m.theorem for m in _formal.MAIN_THEOREMS
+        }
+        if not any(fnmatch.fnmatch(n, args.only) or n == args.only for n in names):
+            return None
+        report = _formal.check_formal()
+        keep = tuple(
+            r for r in report.results
+            if fnmatch.fnmatch(r.result, args.only) or fnmatch.fnmatch(r.theorem, args.only)
+        )
+        return dataclasses.replace(report, results=keep)
+    return _formal.check_formal()
+
+
+def _formal_row(r: Any) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in
+            ((k, getattr(r, k)) for k in _FORMAL_KEYS)}
+
+
+def _print_formal(formal: Any) -> None:
+    rows = [
+        [_esc(r.result), _esc(r.theorem), _esc(r.file), _esc(r.statement),
+         _esc(", ".join(a.rsplit(".", 1)[-1] for a in r.assumptions) or "none"),
+         r.status.upper()]
+        for r in formal.results
+    ]
+    emit_table(list(_FORMAL_KEYS), rows, title="Formal proofs (Coq, every parameter)")
+    sys.stdout.write(formal.message + "\n")
+
+
+def _step_row(s: theory.Step) -> dict[str, Any]:
     return {
         "claim": s.claim,
         "step": s.name,
@@ -116,6 +168,21 @@ def _step_row(s: theory.Step) -> dict[str, str]:
         "domain": s.domain,
         "statement": s.statement,
         "ref": s.ref,
+        "generality": s.generality,
+        "premises": list(s.premises),
+        "concludes": list(s.concludes),
+    }
+
+
+def _chain_row(c: theory.ChainResult) -> dict[str, Any]:
+    return {
+        "result": c.result,
+        "status": c.status,
+        "generality": c.generality,
+        "conclusions": list(c.conclusions),
+        "steps": len(c.steps),
+        "weakest": list(c.weakest),
+        "detail": c.detail,
     }
 
 
@@ -130,7 +197,20 @@ def _cert_row(c: theory.StepCertificate) -> dict[str, Any]:
         "statement": c.statement,
         "ref": c.ref,
         "seconds": round(c.seconds, 4),
+        "generality": c.generality,
+        "premises": list(c.premises),
+        "concludes": list(c.concludes),
     }
+
+
+#: A passed step's status word says how far the pass reaches.
+_PASS_WORDS = {"all": "PROVED", "finite": "CHECKED", "sampled": "SAMPLED"}
+
+
+def _status_word(c: theory.StepCertificate) -> str:
+    if not c.passed:
+        return "FAIL"
+    return _PASS_WORDS.get(c.generality, "CHECKED")
 
 
 def _esc(v: Any) -> Any:
@@ -143,28 +223,48 @@ def _esc(v: Any) -> Any:
 def _print_human(
     report: theory.VerificationReport, tightness: Any, *, details: bool
 ) -> None:
-    cols = ["claim", "step", "method", "domain", "status"]
+    cols = ["claim", "step", "method", "generality", "domain", "status"]
     if details:
         cols.append("detail")
     rows = []
     for c in report.steps:
-        row = [c.claim, c.step, c.method, c.domain, c.status.upper()]
+        row = [c.claim, c.step, c.method, c.generality, c.domain, _status_word(c)]
         if details:
             row.append(c.detail)
         rows.append([_esc(v) for v in row])
-    emit_table(cols, rows, title="Proof-step certificates")
+    emit_table(cols, rows, title="Steps of the proofs: PROVED = for all parameters; CHECKED = "
+               "on the stated finite domain, SAMPLED = on random examples (checks, not proofs)")
+    if report.chains:
+        emit_table(
+            ["result", "chain", "generality", "steps", "weakest link / why broken"],
+            [
+                [_esc(v) for v in (ch.result, ch.status.upper(), ch.generality,
+                                   len(ch.steps), ch.detail)]
+                for ch in report.chains
+            ],
+            title="Main results: is each chain of steps closed?",
+        )
 
     out = sys.stdout
     failed = [c for c in report.steps if not c.passed]
     for c in failed:
         out.write(f"FAILED {c.claim}:{c.step} [{c.method}]: {c.detail}\n")
+    for ch in report.broken_chains:
+        out.write(f"FAILED chain of {ch.result}: {ch.detail}\n")
     per_claim = ", ".join(
         f"{claim} {p}/{p + f}" for claim, (p, f) in report.by_claim().items()
     )
+    counts = report.generality_counts()
     out.write(
         f"{report.passed} passed, {report.failed} failed in {report.seconds:.1f} s "
         f"({per_claim})\n"
+        f"generality: {counts.get('all', 0)} proved for all parameters, "
+        f"{counts.get('finite', 0)} checked on a finite domain, "
+        f"{counts.get('sampled', 0)} sampled\n"
     )
+    if report.chains:
+        closed = sum(ch.closed for ch in report.chains)
+        out.write(f"chains: {closed}/{len(report.chains)} main results closed\n")
     if tightness is not None:
         _print_tightness(tightness)
 

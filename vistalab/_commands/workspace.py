@@ -8,11 +8,11 @@ The analysis sub-commands (``reward``, ``probe``) live in
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from typing import Any
 
 from .._output import emit_json
+from ._workspace_analysis import register_analysis
 
 __all__ = ["register", "run_replay", "run_dashboard"]
 
@@ -36,10 +36,7 @@ def register(subparsers: Any) -> None:
     sub.required = True
     _add_replay(sub)
     _add_dashboard(sub)
-    if importlib.util.find_spec(f"{__package__}._workspace_analysis") is not None:
-        from ._workspace_analysis import register_analysis
-
-        register_analysis(sub)
+    register_analysis(sub)
     parser.set_defaults(_parser=parser)
 
 

@@ -14,7 +14,7 @@ _STATUS_TEXT = {"pass": "pass", "fail": "**FAIL**", "not_checkable": "not checka
 # Long evidence is cut in the report; results/checks.csv keeps it whole.
 _NUMBERS_LIMIT = 320
 _SOURCE_TEXT = {
-    "proof": "proof step (theory.certify_all)",
+    "proof": "proof step or check (theory.certify_all; its generality says which)",
     "paper": "paper claim (paper_checks)",
     "paper-data": "paper's own numbers (paper_checks)",
     "simulation": "simulation data (figures)",

@@ -1,8 +1,7 @@
 """Adapters from the other packages' check runners to report rows.
 
-Each adapter asks for the public names it needs (``figures.require``); a
-package that does not provide them makes its stage "skipped", reported as not
-checkable, instead of crashing the pipeline.
+The packages are imported statically: a renamed function breaks the import (and
+the tests) instead of turning a stage into "skipped".
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from vistalab.figures import MissingDependency, require
+from vistalab import paper_checks, theory
+from vistalab._core import DomainError
 
 from .._policy import is_finding
 from ._rows import CheckRow
@@ -37,31 +37,42 @@ def normalise_status(value: Any) -> str:
     return "not_checkable"
 
 
-def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
-    """One row per named proof step, each certified by ``theory``'s ``run_step``
-    (what ``theory.certify_all()`` runs); ``progress`` is called after each step."""
-    theory = require("theory", "list_steps")
-    from vistalab.theory._proofs import run_step
+#: How a proof-step row words its evidence, by the step's generality: only a
+#: step proved for every parameter is called a proof.
+_GENERALITY_WORDS = {
+    "all": "proved for all parameters ({method}; {domain})",
+    "finite": "checked on {domain} ({method}; finite check, not a proof)",
+    "sampled": "sampled on {domain} ({method}; random examples, not a proof)",
+}
 
-    certs = []
-    for step in theory.list_steps():
-        certs.append(run_step(step))
-        if progress is not None:
-            progress(f"{step.claim}:{step.name}")
+
+def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
+    """One row per named proof step certified by ``theory.certify_all()``, and one
+    per main result saying whether its chain of steps is closed (and how general).
+    ``progress`` is called with ``claim:step`` after each step."""
+    report = theory.certify_all(progress=None if progress is None else (
+        lambda c: progress(f"{c.claim}:{c.step}")))
     rows = []
-    for cert in certs:
-        numbers = f"{cert.method} on {cert.domain}: {' '.join(str(cert.detail).split())}"
+    for cert in report.steps:
+        generality = str(getattr(cert, "generality", "finite"))
+        words = _GENERALITY_WORDS.get(generality, _GENERALITY_WORDS["finite"])
+        how = words.format(method=cert.method, domain=" ".join(str(cert.domain).split()))
+        numbers = f"{how}: {' '.join(str(cert.detail).split())}"
         rows.append(CheckRow(
             "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
             normalise_status(cert.status), numbers, str(cert.ref),
         ).to_dict())
+    for chain in getattr(report, "chains", ()):
+        status = "pass" if chain.closed else "fail"
+        reach = ("proved for all parameters" if chain.generality == "all"
+                 else f"weakest link {chain.generality} (not a proof for all parameters)")
+        rows.append(CheckRow(
+            "proof", f"chain/{chain.result}",
+            f"the steps of {chain.result} link into a closed chain",
+            status, f"{chain.status}, {reach}: {' '.join(chain.detail.split())}",
+            "App. B-D",
+        ).to_dict())
     return rows
-
-
-def _is_engine_claim(c: Any) -> bool:
-    """Engine-backed claims (issue 5) register into paper_checks with "engine" in the id
-    or section; the pipeline runs them in their own stage."""
-    return "engine" in str(c.id).lower() or "engine" in str(c.section).lower()
 
 
 def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
@@ -89,43 +100,39 @@ def _fmt(v: Any) -> str:
 
 def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = True,
                      progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
-    """One row per registered claim of the paper (engine-backed claims excluded).
+    """One row per registered claim of the paper (claims of stage "engine" excluded).
 
     ``certificates`` is passed to ``paper_checks.run_claims``: the reproduce
     pipeline hands it the verify stage's certificates, so the proof steps run once.
     """
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if not _is_engine_claim(c)]
-    return _claim_rows("paper", pc.run_claims(
+    claims = [c for c in paper_checks.all_claims() if c.stage != "engine"]
+    return _claim_rows("paper", paper_checks.run_claims(
         claims=claims, rng=rng, certificates=certificates,
         progress=None if progress is None else (lambda r: progress(str(r.id)))))
 
 
 def engine_checks(*, rng: np.random.Generator | None,
                   progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
-    """The engine-backed checks of issue 5, registered into paper_checks' registry.
+    """The engine-backed checks (claims registered with ``stage="engine"``).
 
-    Raises :class:`figures.MissingDependency` (the stage is reported as not
-    checkable) while no engine-backed claim is registered.
+    Raises
+    ------
+    DomainError
+        If no claim of stage "engine" is registered (the built-in ones are imported
+        statically, so this means they were removed: a failure, not a skip).
     """
-    pc = require("paper_checks", "run_claims", "all_claims")
-    claims = [c for c in pc.all_claims() if _is_engine_claim(c)]
+    claims = [c for c in paper_checks.all_claims() if c.stage == "engine"]
     if not claims:
-        raise MissingDependency(
-            "paper_checks", ["engine claims"],
-            "no engine-backed check is registered in paper_checks yet (issue 5: claims with "
-            "'engine' in their id or section)",
-        )
-    return _claim_rows("engine", pc.run_claims(
+        raise DomainError("stage", "engine", "must have at least one registered claim",
+                          "register the engine-backed claims with stage='engine'")
+    return _claim_rows("engine", paper_checks.run_claims(
         claims=claims, rng=rng,
         progress=None if progress is None else (lambda r: progress(str(r.id)))))
 
 
 def stage_totals() -> dict[str, int]:
     """How many steps or claims each check stage runs (the length of its progress bar)."""
-    from vistalab import paper_checks, theory
-
     claims = paper_checks.all_claims()
-    engine = sum(1 for c in claims if _is_engine_claim(c))
+    engine = sum(1 for c in claims if c.stage == "engine")
     return {"verify": len(theory.list_steps()), "paper_checks": len(claims) - engine,
             "engine": engine}

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from vistalab import sims, workspace
 from vistalab.theory import DomainError
 
 from ._schema import Experiment, OutputSpec, ParamSpec
@@ -47,20 +48,14 @@ MAX_ENGINE_TRIALS = 10**6
 
 
 def _interface_names() -> list[str]:
-    from vistalab import sims
-
     return list(sims.INTERFACES)
 
 
 def _policy_names() -> list[str]:
-    from vistalab import sims
-
     return list(sims.POLICIES)
 
 
 def _strategy_names() -> list[str]:
-    from vistalab import sims
-
     return list(sims.STRATEGIES)
 
 
@@ -92,8 +87,6 @@ def _interface_kwargs(p: Mapping[str, Any]) -> dict[str, Any]:
 def _makeroom_check(p: dict[str, Any]) -> None:
     # sims' own door checks on the actual objects: one source for its rules
     # (2 <= kappa < n, 1 <= buckets <= n, exactly one of lam/rate, ...).
-    from vistalab import sims
-
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
 
@@ -104,8 +97,6 @@ def run_makeroom(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict
     Timing fields (trials per second) are left out of the row on purpose: the
     table must be identical whatever machine or worker computed it.
     """
-    from vistalab import sims
-
     iface = sims.make_interface(params["interface"], n=params["n"], kappa=params["kappa"],
                                 **_interface_kwargs(params))
     res = sims.simulate_makeroom(params["n"], params["kappa"], iface, policy=params["policy"],
@@ -173,9 +164,9 @@ MAKEROOM = Experiment(
         OutputSpec("consistent_with_theory", "bool", "the estimate is not below the Theorem 1 "
                    "bound or the frontier beyond its interval (sims' check)", nullable=True),
     ),
-    run="vistalab._sweep._experiments:run_makeroom",
+    run=run_makeroom,
     check=_makeroom_check,
-    warm_modules=("vistalab.sims",),
+    warm_modules=(sims.__name__,),
 )
 
 
@@ -199,8 +190,6 @@ def run_recovery(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    from vistalab import sims
-
     res = sims.simulate_recovery(params["N"], params["k"], params["budget"], params["strategy"],
                                  trials=params["trials"], rng=rng,
                                  handle_cost=params["handle_cost"])
@@ -247,9 +236,9 @@ RECOVERY = Experiment(
         OutputSpec("feasible", "bool", "recovering strategies: instruction + handles + one "
                    "block fit the budget"),
     ),
-    run="vistalab._sweep._experiments:run_recovery",
+    run=run_recovery,
     check=_recovery_check,
-    warm_modules=("vistalab.sims",),
+    warm_modules=(sims.__name__,),
 )
 
 
@@ -259,20 +248,14 @@ RECOVERY = Experiment(
 
 
 def _engine_interface_names() -> list[str]:
-    from vistalab import sims
-
     return list(sims.ENGINE_INTERFACES)
 
 
 def _engine_strategy_names() -> list[str]:
-    from vistalab import sims
-
     return list(sims.ENGINE_STRATEGIES)
 
 
 def _makeroom_engine_check(p: dict[str, Any]) -> None:
-    from vistalab import sims
-
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
     if p["n"] > 10_000:
@@ -286,8 +269,6 @@ def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    from vistalab import sims
-
     extra = {} if params.get("l_tokens") is None else {"l_tokens": params["l_tokens"]}
     res = sims.simulate_makeroom_engine(
         params["n"], params["kappa"], params["interface"], policy=params["policy"],
@@ -373,9 +354,9 @@ MAKEROOM_ENGINE = Experiment(
         OutputSpec("stop_mismatches", "int", "trials where preflight cleared after a different "
                    "number of archives than exact sizes predict"),
     ),
-    run="vistalab._sweep._experiments:run_makeroom_engine",
+    run=run_makeroom_engine,
     check=_makeroom_engine_check,
-    warm_modules=("vistalab.sims", "vistalab.workspace"),
+    warm_modules=(sims.__name__, workspace.__name__),
 )
 
 
@@ -391,8 +372,6 @@ def run_recovery_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    from vistalab import sims
-
     res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget_tokens"],
                                         params["strategy"], trials=params["trials"], rng=rng,
                                         tokenizer=params["tokenizer"])
@@ -453,9 +432,9 @@ RECOVERY_ENGINE = Experiment(
         OutputSpec("read_events", "int", "payload reads over the cell's trials"),
         OutputSpec("byte_exact_recoveries", "int", "reads that returned the original bytes"),
     ),
-    run="vistalab._sweep._experiments:run_recovery_engine",
+    run=run_recovery_engine,
     check=_recovery_engine_check,
-    warm_modules=("vistalab.sims", "vistalab.workspace"),
+    warm_modules=(sims.__name__, workspace.__name__),
 )
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import child_seq
+
 from ._schema import Experiment
 
 __all__ = ["Cell", "canonical_cells", "cell_key", "cell_seed", "cells_digest", "key_words"]
@@ -94,7 +96,7 @@ def cell_seed(entropy: int, key: str) -> np.random.SeedSequence:
     sweep's root entropy and the cell's parameters only, so a cell's numbers
     are the same in every sweep (of the same seed) that contains it.
     """
-    return np.random.SeedSequence(entropy, spawn_key=key_words(key))
+    return child_seq(np.random.SeedSequence(entropy), *key_words(key))
 
 
 def cells_digest(experiment: str, cells: Iterable[Cell]) -> str:

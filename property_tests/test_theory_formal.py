@@ -1,0 +1,151 @@
+"""The Coq development (theory/coq): it builds, every main theorem is proved
+with only the standard axioms, the sources contain no Admitted/admit/Axiom/
+Parameter, and a deliberately broken copy is reported "failed"."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from vistalab.theory._proofs import _formal
+
+from vistalab.cli import main
+
+RESULTS = {"prop1", "prop2", "lemma1", "thm1", "frontier", "prop2-tight"}
+KEYS = {"result", "theorem", "file", "statement", "assumptions", "status"}
+
+
+def _coq_ready() -> bool:
+    coqc = _formal.find_coqc()
+    if coqc is None:
+        return False
+    where = subprocess.run([coqc, "-where"], capture_output=True, text=True, check=False)
+    return (Path(where.stdout.strip()) / "user-contrib" / "mathcomp" / "ssreflect").is_dir()
+
+
+needs_coq = pytest.mark.skipif(
+    not _coq_ready(),
+    reason=f"coqc with mathcomp-ssreflect not installed; run: {_formal.INSTALL_HINT}",
+)
+
+
+def test_sources_have_no_forbidden_tokens():
+    """grep -E 'Admitted|admit\\.|Axiom|Parameter' over the .v files finds nothing."""
+    src = _formal.coq_source_dir()
+    files = sorted(src.glob("*.v"))
+    assert len(files) >= 9
+    pattern = re.compile(r"Admitted|admit\.|Axiom|Parameter|Conjecture")
+    for f in files:
+        for no, line in enumerate(f.read_text().splitlines(), 1):
+            assert not pattern.search(line), f"{f.name}:{no}: {line}"
+    assert _formal.forbidden_tokens(src) == []
+
+
+def test_every_project_file_ships_with_the_package():
+    """_CoqProject lists only files present next to it (package data), and the
+    statements file names every main theorem."""
+    src = _formal.coq_source_dir()
+    listed = _formal._project_files(src)
+    assert "Statements.v" in listed and "Entropy.v" in listed
+    for name in listed:
+        assert (src / name).is_file()
+    text = (src / "Statements.v").read_text()
+    for m in _formal.MAIN_THEOREMS:
+        assert re.search(rf"^Theorem {m.theorem}\b", text, re.M), m.theorem
+    assert {m.result for m in _formal.MAIN_THEOREMS} == RESULTS
+
+
+def test_forbidden_token_detector_sees_admitted(tmp_path):
+    src = tmp_path / "coq"
+    shutil.copytree(_formal.coq_source_dir(), src)
+    stmt = src / "Statements.v"
+    stmt.write_text(stmt.read_text() + "\nLemma extra : True.\nProof. Admitted.\n")
+    assert any(tok == "Admitted" for _, _, tok in _formal.forbidden_tokens(src))
+
+
+def test_assumption_parser_and_classification():
+    """Standard axioms keep 'proved'; an Admitted lemma shows up by name."""
+    out = (
+        "@@theorem a\nAxioms:\nClassicalDedekindReals.sig_not_dec : forall P : Prop,"
+        " {~ ~ P} + {~ P}\nFunctionalExtensionality.functional_extensionality_dep\n"
+        "  : forall A B f g, _\n@@theorem b\nClosed under the global context\n"
+        "@@theorem c\nAxioms:\nStatements.lemma1_list_fano\n  : forall n, _\n"
+    )
+    per = _formal._parse_assumptions(out)
+    assert per["a"] == (
+        "ClassicalDedekindReals.sig_not_dec",
+        "FunctionalExtensionality.functional_extensionality_dep",
+    )
+    assert per["b"] == ()
+    assert per["c"] == ("Statements.lemma1_list_fano",)
+    assert all(_formal._is_standard(a) for a in per["a"])
+    assert not _formal._is_standard(per["c"][0])
+
+
+def test_unavailable_without_coqc(monkeypatch):
+    monkeypatch.setattr(_formal, "find_coqc", lambda: None)
+    report = _formal.check_formal()
+    assert {r.status for r in report.results} == {"unavailable"}
+    assert "apt-get install" in report.message and report.ok
+    assert len(report.results) == len(_formal.MAIN_THEOREMS)
+
+
+def test_verify_json_has_formal_rows_with_exact_keys(monkeypatch, capsys):
+    """`vista-lab verify --json` gains a list `formal` with exactly the six keys
+    (here with coqc hidden, so no build is needed)."""
+    monkeypatch.setattr(_formal, "find_coqc", lambda: None)
+    status = main(["verify", "--json", "--only", "lemma1"])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert doc["formal"] and {r["result"] for r in doc["formal"]} == {"lemma1"}
+    for row in doc["formal"]:
+        assert set(row) == KEYS
+        assert row["status"] == "unavailable"
+
+
+@needs_coq
+@pytest.mark.slow
+def test_development_proves_every_main_theorem(capsys):
+    """Builds (or reuses the cache) and every main theorem is proved using only
+    the standard axioms of the reals, classical logic and extensionality."""
+    report = _formal.check_formal()
+    assert report.available, report.message
+    assert report.ok, report.message
+    assert {r.result for r in report.results} == RESULTS
+    for r in report.results:
+        assert r.status == "proved", (r.theorem, r.assumptions, report.message)
+        assert r.file == "Statements.v"
+        assert set(r.assumptions) <= _formal.STANDARD_AXIOMS
+    # Never compiled into the source tree.
+    src = _formal.coq_source_dir()
+    assert not list(src.glob("*.vo")) and not list(src.glob("*.glob"))
+    # The CLI reports the same rows.
+    status = main(["verify", "--json", "--only", "thm1"])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert {r["theorem"] for r in doc["formal"]} >= {"theorem1_tradeoff", "theorem1_adaptive"}
+    assert all(r["status"] == "proved" and set(r) == KEYS for r in doc["formal"])
+
+
+@needs_coq
+@pytest.mark.slow
+def test_broken_copy_is_reported_failed(tmp_path):
+    """A copy whose Lemma 1 statement is strengthened to a false one (the '1 +'
+    dropped) does not compile; every row is 'failed' and the source copy stays
+    free of build products."""
+    src = tmp_path / "coq"
+    shutil.copytree(_formal.coq_source_dir(), src)
+    stmt = src / "Statements.v"
+    text = stmt.read_text()
+    good = "log2 (INR n) - I <= 1 + Pc * log2 (INR m)"
+    assert good in text
+    stmt.write_text(text.replace(good, "log2 (INR n) - I <= Pc * log2 (INR m)", 1))
+    report = _formal.check_formal(source_dir=src, cache_dir=tmp_path / "cache")
+    assert not report.ok
+    assert {r.status for r in report.results} == {"failed"}
+    assert "Statements.v" in report.message
+    assert not list(src.glob("*.vo"))

@@ -1,0 +1,486 @@
+"""Formal (Coq) proofs of the paper's theory for every parameter.
+
+The development lives in ``theory/coq`` (shipped as package data of
+``vistalab.theory``). :func:`check_formal` compiles it with ``coqc`` into a
+cache folder keyed by the hash of the sources (never into the source tree),
+runs ``Print Assumptions`` for each main theorem of ``Statements.v`` and
+returns one frozen :class:`FormalResult` per theorem:
+
+* ``proved``      the file compiled and the theorem depends only on the
+                  standard axioms of Coq's real numbers, classical logic and
+                  extensionality (:data:`STANDARD_AXIOMS`);
+* ``failed``      compilation failed, or the theorem depends on anything else
+                  (an ``Admitted`` proof, a new axiom);
+* ``unavailable`` ``coqc`` or mathcomp is not installed (see :data:`INSTALL_HINT`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+__all__ = [
+    "FORBIDDEN_TOKENS",
+    "INSTALL_HINT",
+    "MAIN_THEOREMS",
+    "STANDARD_AXIOMS",
+    "FormalReport",
+    "FormalResult",
+    "MainTheorem",
+    "check_formal",
+    "coq_source_dir",
+    "find_coqc",
+    "forbidden_tokens",
+]
+
+INSTALL_HINT = (
+    "apt-get install -y coq libcoq-mathcomp-ssreflect "
+    "(Coq >= 8.16 with mathcomp-ssreflect 1.15)"
+)
+
+# Axioms a theorem may depend on and still count as proved: the axioms behind
+# Coq's classical real numbers (Coq >= 8.16 builds R from two decidability
+# axioms; older versions list the Raxioms/Rdefinitions parameters), classical
+# logic, functional/propositional extensionality, proof irrelevance and
+# constructive indefinite description.
+STANDARD_AXIOMS = frozenset(
+    {
+        "ClassicalDedekindReals.sig_not_dec",
+        "ClassicalDedekindReals.sig_forall_dec",
+        "FunctionalExtensionality.functional_extensionality_dep",
+        "Classical_Prop.classic",
+        "ProofIrrelevance.proof_irrelevance",
+        "PropExtensionality.propositional_extensionality",
+        "ClassicalEpsilon.constructive_indefinite_description",
+        "IndefiniteDescription.constructive_indefinite_description",
+    }
+)
+_STANDARD_PREFIXES = ("Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.")
+
+# Tokens that must not occur anywhere in the .v sources.
+FORBIDDEN_TOKENS = ("Admitted", "admit.", "Axiom", "Parameter", "Conjecture")
+
+
+@dataclasses.dataclass(frozen=True)
+class MainTheorem:
+    result: str
+    theorem: str
+    statement: str
+
+
+# One row per main theorem of Statements.v. `result` names the paper result.
+MAIN_THEOREMS: tuple[MainTheorem, ...] = (
+    MainTheorem(
+        "lemma1",
+        "lemma1_list_fano",
+        "J* uniform on [n], U indep. of (J*,Y), any (Y,U)-measurable list of size "
+        "1 <= m <= n-1: log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_tradeoff",
+        "2 <= kappa < n/2, any finite interface Y, any (Y,U)-measurable archive order: "
+        "E[Z] >= kappa [1 - (I+1)/nu]_+, nu = log2((n-kappa)/kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_tail_sum",
+        "(B) E[Z] = sum_{m=1}^{kappa} (1 - Pc(m)), Z = min(tau-1, kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_adaptive_prefix",
+        "(E) a flag-reading adaptive policy archives exactly a prefix of the fixed "
+        "all-'over' order and Z = min(tau-1, kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_adaptive",
+        "(E) every adaptive policy obeys E[Z] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_batch",
+        "(E) a batch policy archiving a (Y,U)-measurable set that clears the overflow has "
+        "E[|S minus J*|] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_low_rate",
+        "(C)(i) 1 - (I+1)/nu <= E[Z]/kappa <= 1: E[Z]/kappa -> 1 when (I+1)/nu -> 0",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_threshold",
+        "(C)(ii) E[Z] <= delta kappa implies I >= (1-delta) nu - 1",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_price",
+        "(C)(iii) E[Z] <= kappa - Delta implies I >= Delta nu / kappa - 1",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_unavailable",
+        "(C) at most r restorations leave >= [E[Z] - r]_+ blocks unavailable in expectation",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_full_ledger",
+        "(C)(i) full ledger Y = J*: I = log2 n and E[Z] = 0",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_buckets",
+        "(D) M balanced buckets of size <= ceil(n/M): E[Z] < n/(2M), I = H(Y) <= log2 M",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_buckets_exist",
+        "(D) for every 1 <= M <= n a balanced M-bucket interface exists with "
+        "E[Z] < n/(2M) and I <= log2 M",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_sufficient_rate",
+        "(D) any M <= n with M >= n/(2 delta kappa) gives rate I <= log2 M and "
+        "E[Z] < delta kappa",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1",
+        "N independent uniform k-bit blocks, any state with H(R) <= B: "
+        "Pr[correct] <= B/(Nk) + 1/k",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_recovering",
+        "exact store + handles + one block fit in B: the recovering method is correct "
+        "with probability 1",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_mixture",
+        "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_content",
+        "finite W, Gaussian pairwise KL (ln kappa)^2/sigma^2 as a named premise: "
+        "I_content <= (log2 kappa)^2 ln 2 / sigma^2",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_tight",
+        "finite W, every Q covering Pbar: I(J*;W) <= 1/(n ln 2) sum_j KL(P_j || Q)",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_tight_gaussian",
+        "finite W, Gaussian KL to the mixture-mean Gaussian as a named premise: "
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_rank",
+        "any (Y,U)-measurable order: I(J*;Y) >= log2 n - H(rank)",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_gibbs_maxent",
+        "the Gibbs law p_r ~ exp(-lambda c_r), lambda >= 0, maximises entropy among laws "
+        "with mean cost at most its own",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_converse_gibbs",
+        "c_r = min(r-1, kappa): E[Z] <= D_lambda implies I(J*;Y) >= log2 n - H(g_lambda)",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_achievable",
+        "every rank law p is attained (cyclic-shift interface): I = log2 n - H(p), "
+        "E[Z] = sum_r p_r min(r-1, kappa)",
+    ),
+)
+
+STATEMENTS_FILE = "Statements.v"
+
+
+@dataclasses.dataclass(frozen=True)
+class FormalResult:
+    result: str
+    theorem: str
+    file: str
+    statement: str
+    assumptions: tuple[str, ...]
+    status: str  # "proved" | "failed" | "unavailable"
+
+
+@dataclasses.dataclass(frozen=True)
+class FormalReport:
+    results: tuple[FormalResult, ...]
+    message: str
+    coqc: str | None
+    build_dir: str | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """No theorem failed (unavailable is not a failure)."""
+        return all(r.status != "failed" for r in self.results)
+
+    @property
+    def available(self) -> bool:
+        return all(r.status != "unavailable" for r in self.results)
+
+
+def coq_source_dir() -> Path:
+    """The shipped .v sources (``vistalab/theory/coq``)."""
+    return Path(str(resources.files("vistalab.theory") / "coq"))
+
+
+def find_coqc() -> str | None:
+    return os.environ.get("COQC") or shutil.which("coqc")
+
+
+def _project_files(src: Path) -> list[str]:
+    files = []
+    for line in (src / "_CoqProject").read_text().splitlines():
+        line = line.strip()
+        if line.endswith(".v") and not line.startswith("-"):
+            files.append(line)
+    return files
+
+
+def forbidden_tokens(src: Path | None = None) -> list[tuple[str, int, str]]:
+    """(file, line number, token) for every forbidden token in the .v sources."""
+    src = coq_source_dir() if src is None else Path(src)
+    hits = []
+    for path in sorted(src.glob("*.v")):
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            for tok in FORBIDDEN_TOKENS:
+                if tok in line:
+                    hits.append((path.name, no, tok))
+    return hits
+
+
+def _sources_hash(src: Path, files: Iterable[str], coq_version: str) -> str:
+    h = hashlib.sha256()
+    h.update(coq_version.encode())
+    for name in ["_CoqProject", *sorted(files)]:
+        h.update(name.encode() + b"\0")
+        h.update((src / name).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def _default_cache_root() -> Path:
+    base = os.environ.get("VISTA_LAB_CACHE")
+    if base:
+        return Path(base) / "coq"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg) if xdg else Path.home() / ".cache"
+    return root / "vista-lab" / "coq"
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _unavailable(message: str, coqc: str | None, t0: float) -> FormalReport:
+    rows = tuple(
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "unavailable")
+        for m in MAIN_THEOREMS
+    )
+    return FormalReport(rows, message, coqc, None, time.perf_counter() - t0)
+
+
+def _failed(message: str, coqc: str, build: str | None, t0: float) -> FormalReport:
+    rows = tuple(
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
+        for m in MAIN_THEOREMS
+    )
+    return FormalReport(rows, message, coqc, build, time.perf_counter() - t0)
+
+
+_COQ_FLAGS = ["-q", "-R", ".", "VistaLab", "-w", "-notation-overridden"]
+
+
+def _compile(src: Path, files: list[str], dest: Path, coqc: str, timeout: float) -> str | None:
+    """Compile into a fresh temp dir next to dest, then move it into place.
+    Returns an error message, or None on success."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".tmp-", dir=dest.parent))
+    try:
+        shutil.copy2(src / "_CoqProject", tmp / "_CoqProject")
+        for name in files:
+            shutil.copy2(src / name, tmp / name)
+        for name in files:
+            proc = _run([coqc, *_COQ_FLAGS, name], tmp, timeout)
+            if proc.returncode != 0:
+                err = (proc.stderr or proc.stdout).strip()
+                return f"coqc failed on {name}: {err[-2000:]}"
+        (tmp / ".built").write_text("ok\n")
+        try:
+            tmp.rename(dest)
+        except OSError:
+            # Another process finished first; its build is identical.
+            if not (dest / ".built").exists():
+                raise
+        return None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+_SECTIONS = {
+    "Axioms:": "",
+    "Section Variables:": "section variable ",
+    "Opaque constants:": "opaque ",
+    "Transparent constants:": "transparent ",
+}
+
+
+def _parse_assumptions(output: str) -> dict[str, tuple[str, ...]]:
+    """Split the output of the marker/Print Assumptions script per theorem.
+    Axioms are reported by name; anything else (section variables, opaque or
+    transparent constants under -type-in-type style options) is prefixed."""
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    prefix: str | None = None
+    for line in output.splitlines():
+        if line.startswith("@@theorem "):
+            current = line.split(None, 1)[1].strip()
+            found[current] = []
+            prefix = None
+            continue
+        if current is None:
+            continue
+        stripped = line.strip()
+        if stripped in _SECTIONS:
+            prefix = _SECTIONS[stripped]
+            continue
+        if stripped.startswith("Closed under the global context"):
+            prefix = None
+            continue
+        if prefix is not None and line and not line[0].isspace():
+            name = stripped.split(" :", 1)[0].strip()
+            if name:
+                found[current].append(prefix + name)
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def _is_standard(name: str) -> bool:
+    return name in STANDARD_AXIOMS or name.startswith(_STANDARD_PREFIXES)
+
+
+def check_formal(
+    *,
+    source_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    timeout: float = 1800.0,
+) -> FormalReport:
+    """Compile the Coq development (cached by source hash) and check every main
+    theorem's assumptions. Never writes into ``source_dir``."""
+    t0 = time.perf_counter()
+    coqc = find_coqc()
+    if coqc is None:
+        return _unavailable(f"coqc not found; install Coq: {INSTALL_HINT}", None, t0)
+    try:
+        where = _run([coqc, "-where"], Path.cwd(), 60).stdout.strip()
+        version = _run([coqc, "--version"], Path.cwd(), 60).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return _unavailable(f"coqc does not run ({exc}); install: {INSTALL_HINT}", coqc, t0)
+    if not (Path(where) / "user-contrib" / "mathcomp" / "ssreflect").is_dir():
+        return _unavailable(
+            f"mathcomp-ssreflect not found under {where}/user-contrib; install: {INSTALL_HINT}",
+            coqc,
+            t0,
+        )
+
+    src = coq_source_dir() if source_dir is None else Path(source_dir)
+    files = _project_files(src)
+    if STATEMENTS_FILE not in files:
+        return _failed(f"{STATEMENTS_FILE} is not listed in {src}/_CoqProject", coqc, None, t0)
+    root = _default_cache_root() if cache_dir is None else Path(cache_dir)
+    build = root / _sources_hash(src, files, version)
+
+    if not (build / ".built").exists():
+        try:
+            err = _compile(src, files, build, coqc, timeout)
+        except subprocess.TimeoutExpired:
+            err = f"coqc timed out after {timeout:.0f} s"
+        if err is not None:
+            return _failed(err, coqc, None, t0)
+
+    cached = build / "assumptions.json"
+    if cached.exists():
+        per = {k: tuple(v) for k, v in json.loads(cached.read_text()).items()}
+    else:
+        script = ["From VistaLab Require Import Statements."]
+        for m in MAIN_THEOREMS:
+            script.append(f'Goal True. idtac "@@theorem {m.theorem}". Abort.')
+            script.append(f"Print Assumptions {m.theorem}.")
+        probe = Path(tempfile.mkdtemp(prefix="vista-lab-coq-probe-"))
+        try:
+            (probe / "PrintAssumptions.v").write_text("\n".join(script) + "\n")
+            proc = _run(
+                [coqc, "-q", "-R", str(build), "VistaLab", "PrintAssumptions.v"], probe, timeout
+            )
+        except subprocess.TimeoutExpired:
+            return _failed("Print Assumptions timed out", coqc, str(build), t0)
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+        if proc.returncode != 0:
+            return _failed(
+                f"Print Assumptions failed: {(proc.stderr or proc.stdout).strip()[-2000:]}",
+                coqc,
+                str(build),
+                t0,
+            )
+        per = _parse_assumptions(proc.stdout)
+        tmp = cached.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({k: list(v) for k, v in per.items()}, indent=1))
+        tmp.replace(cached)
+
+    rows = []
+    bad = []
+    for m in MAIN_THEOREMS:
+        if m.theorem not in per:
+            rows.append(
+                FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
+            )
+            bad.append(f"{m.theorem}: no Print Assumptions output")
+            continue
+        assumptions = per[m.theorem]
+        extra = [a for a in assumptions if not _is_standard(a)]
+        status = "proved" if not extra else "failed"
+        if extra:
+            bad.append(f"{m.theorem} depends on {', '.join(extra)}")
+        rows.append(
+            FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, assumptions, status)
+        )
+    hits = forbidden_tokens(src)
+    if hits:
+        bad.append(
+            "forbidden tokens in sources: "
+            + ", ".join(f"{f}:{n} {t}" for f, n, t in hits[:10])
+        )
+        rows = [dataclasses.replace(r, status="failed") for r in rows]
+    n_ok = sum(r.status == "proved" for r in rows)
+    message = f"{n_ok}/{len(rows)} formal theorems proved (coqc: {version.splitlines()[0]})"
+    if bad:
+        message += "; " + "; ".join(bad)
+    return FormalReport(tuple(rows), message, coqc, str(build), time.perf_counter() - t0)

@@ -1,0 +1,392 @@
+(* The paper's results, restated in its notation, each proved by applying
+   the development.  Read line by line against paper.tex:
+     Lemma 1            -> lemma1_list_fano
+     Theorem 1 (A)-(E)  -> theorem1_*  
+     Proposition 1      -> proposition1, proposition1_recovering
+     Proposition 2      -> proposition2_content, proposition2_tight,
+                           proposition2_mixture
+     FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
+   Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
+   nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
+   marg1 pJY j = 1/n.  Private randomness U independent of (J*, Y) has law
+   pU, so (J*, Y, U) has law pJY j y * pU u.  I(J*; Y) = MI pJY (bits),
+   H = entropy in bits, log2 x = ln x / ln 2.  An archive order is an
+   injective pi(y,u) : position -> block; tau - 1 = invF (pi_inj y u) j is
+   the 0-based position of block j, so Z = min(tau - 1, kappa) is
+   minn (invF (pi_inj y u) j) kappa. *)
+
+From Coq Require Import Reals Lra.
+From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
+From mathcomp Require Import fintype finset bigop finfun.
+From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket.
+From VistaLab Require Import Prop1 Prop2 Frontier.
+
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+
+Local Open Scope R_scope.
+
+Lemma double_lt (kappa n : nat) : (2 * kappa < n)%N -> (kappa.*2 < n)%N.
+Proof. by rewrite mul2n. Qed.
+
+(* ---------------------------------------------------------------------- *)
+(* Lemma 1 (Fano, list-decoding form).  J* uniform on [n], U independent of
+   (J*, Y), L(Y,U) any (Y,U)-measurable list of size 1 <= m <= n - 1,
+   Pc = Pr[J* in L]:  log2 n - I <= 1 + Pc log2 m + (1 - Pc) log2 (n - m). *)
+Theorem lemma1_list_fano (n m : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R) (L : Y -> U -> {set 'I_n}) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (forall y u, #|L y u| = m) -> (1 <= m <= n - 1)%N ->
+  let I := MI pJY in
+  let Pc := \sum_j \sum_y \sum_u (if j \in L y u then pJY j y * pU u else 0) in
+  log2 (INR n) - I <= 1 + Pc * log2 (INR m) + (1 - Pc) * log2 (INR (n - m)).
+Proof.
+move=> pj ju pu Ls /andP [m1 mn] I Pc.
+have n1 : (1 < n)%N by rewrite -subn_gt0 (leq_trans m1 mn).
+have mlt : (m < n)%N by apply: (leq_ltn_trans mn); rewrite ltn_subrL /= (ltnW n1).
+exact: (list_fano pj ju pu Ls m1 mlt).
+Qed.
+
+(* ---------------------------------------------------------------------- *)
+(* Theorem 1 (information-recovery trade-off), the boxed bound (B):
+   2 <= kappa < n/2, nu = log2((n - kappa)/kappa), any interface Y, any
+   (Y,U)-measurable archive order:  E[Z] >= kappa [1 - (I + 1)/nu]_+. *)
+Theorem theorem1_tradeoff (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  let EZ := \sum_j \sum_y \sum_u
+              pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) in
+  INR kappa * Rmax 0 (1 - (I + 1) / nu) <= EZ.
+Proof.
+move=> pj ju pu k2 kn I nu EZ.
+exact: (EZ_lower_bound pj ju pu (ltnW k2) (double_lt kn) pi_inj).
+Qed.
+
+(* (B) tail sum: E[Z] = sum_{m=1}^{kappa} (1 - Pc(m)), Pc(m) = Pr[J* among
+   the first m archived blocks]. *)
+Theorem theorem1_tail_sum (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
+  is_joint pJY -> is_dist pU ->
+  let Pc (m : nat) := \sum_j \sum_y \sum_u
+        (if (invF (pi_inj y u) j < m)%N then pJY j y * pU u else 0) in
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa)
+    = \sum_(1 <= m < kappa.+1) (1 - Pc m).
+Proof.
+move=> pj pu Pc; have := EZ_tail_sum kappa pj pu pi_inj.
+rewrite /EZ /Pcm /Lm /w /Z /tau0 => ->; apply: eq_bigr => m _; congr (1 - _).
+apply: eq_bigr => j _; apply: eq_bigr => y _; apply: eq_bigr => u _.
+by rewrite inE.
+Qed.
+
+(* (E) Adaptive policies: the next block is chosen from (y, u, flags seen so
+   far); the flag is "freed < L" with sizes L = kappa ell (bulky) and ell
+   (load-bearing); the run stops when the flag clears.  If the policy never
+   re-archives along the all-"over" history, it archives exactly a prefix of
+   that fixed order, and the bound of Theorem 1 holds for it. *)
+Theorem theorem1_adaptive_prefix (n kappa ell : nat) (Y U : finType)
+    (policy : Y -> U -> seq bool -> 'I_n)
+    (ord_inj : forall y u, injective (fun t : 'I_n => policy y u (nseq t true)))
+    (y : Y) (u : U) (jstar : 'I_n) :
+  (1 <= kappa)%N -> (0 < ell)%N ->
+  archived kappa ell policy y u jstar
+    = [seq policy y u (nseq s true)
+         | s <- iota 0 (minn (invF (ord_inj y u) jstar).+1 kappa)] /\
+  Zad kappa ell policy y u jstar = minn (invF (ord_inj y u) jstar) kappa.
+Proof.
+move=> k1 l0; split.
+  exact: (adaptive_archives_prefix k1 l0 ord_inj).
+exact: (adaptive_Z k1 l0 ord_inj).
+Qed.
+
+Theorem theorem1_adaptive (n kappa ell : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (policy : Y -> U -> seq bool -> 'I_n)
+    (ord_inj : forall y u, injective (fun t : 'I_n => policy y u (nseq t true))) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N -> (0 < ell)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (I + 1) / nu)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Zad kappa ell policy y u j).
+Proof.
+move=> pj ju pu k2 kn l0 I nu.
+exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
+Qed.
+
+(* (E) Batch policies: archiving a (Y,U)-measurable set S(Y,U) at once, which
+   must clear the overflow (it contains J* or has >= kappa blocks), costs
+   |S \ {J*}| load-bearing blocks; its expectation obeys the same bound. *)
+Theorem theorem1_batch (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R) (S : Y -> U -> {set 'I_n}) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (I + 1) / nu)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
+Proof.
+move=> pj ju pu k2 kn adm I nu.
+exact: (batch_lower_bound pj ju pu (ltnW k2) (double_lt kn) adm).
+Qed.
+
+(* (C)(i) low-rate endpoint: 1 - (I+1)/nu <= E[Z]/kappa <= 1, hence
+   E[Z]/kappa -> 1 whenever (I+1)/nu -> 0. *)
+Theorem theorem1_low_rate (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  let EZ := \sum_j \sum_y \sum_u
+              pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) in
+  1 - (I + 1) / nu <= EZ / INR kappa <= 1.
+Proof.
+move=> pj ju pu k2 kn I nu EZ.
+exact: (EZ_low_rate pj ju pu (ltnW k2) (double_lt kn) pi_inj).
+Qed.
+
+(* (C)(ii) threshold and (iii) price. *)
+Theorem theorem1_threshold (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) (delta : R) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  let EZ := \sum_j \sum_y \sum_u
+              pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) in
+  EZ <= delta * INR kappa -> (1 - delta) * nu - 1 <= I.
+Proof.
+move=> pj ju pu k2 kn I nu EZ.
+exact: (threshold pj ju pu (ltnW k2) (double_lt kn) (pi_inj := pi_inj)).
+Qed.
+
+Theorem theorem1_price (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) (Delta : R) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  let EZ := \sum_j \sum_y \sum_u
+              pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) in
+  EZ <= INR kappa - Delta -> Delta * nu / INR kappa - 1 <= I.
+Proof.
+move=> pj ju pu k2 kn I nu EZ.
+exact: (price pj ju pu (ltnW k2) (double_lt kn) (pi_inj := pi_inj)).
+Qed.
+
+(* (C) From Z to errors: if at most r archived blocks can be restored, at
+   least [E[Z] - r]_+ remain unavailable in expectation. *)
+Theorem theorem1_unavailable (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u))
+    (r : R) (restored : Y -> U -> 'I_n -> nat) :
+  is_joint pJY -> is_dist pU ->
+  let Z y u j := minn (invF (pi_inj y u) j) kappa in
+  (forall y u j, INR (restored y u j) <= r) ->
+  (forall y u j, (restored y u j <= Z y u j)%N) ->
+  Rmax 0 (\sum_j \sum_y \sum_u pJY j y * pU u * INR (Z y u j) - r)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Z y u j - restored y u j).
+Proof. by move=> pj pu Z; exact: (unavailable pj pu (pi_inj := pi_inj)). Qed.
+
+(* (C)(i) Full ledger: Y = J* carries I = log2 n and archiving the reported
+   block first gives E[Z] = 0. *)
+Theorem theorem1_full_ledger (n kappa : nat) (U : finType) (pU : U -> R)
+    (pos : 'I_n -> U -> 'I_n -> nat) :
+  (0 < n)%N ->
+  let pJY (j y : 'I_n) := if j == y then / INR n else 0 in
+  (forall y u, pos y u y = 0%N) ->
+  MI pJY = log2 (INR n) /\
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (pos y u j) kappa) = 0.
+Proof.
+move=> n0 pJY first; split; first exact: ledger_rate.
+exact: (ledger_Z0 kappa pU first).
+Qed.
+
+(* (D) Balanced buckets: M buckets of size <= ceil(n/M) = (n + M - 1) %/ M,
+   Y = bucket(J_star), probing inside the bucket:
+   E[Z] < n/(2M) and I(J*; Y) = H(Y) <= log2 M. *)
+Theorem theorem1_buckets (n M kappa : nat) (bucket : 'I_n -> 'I_M) :
+  (0 < n)%N -> (0 < M)%N ->
+  (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) ->
+  let pJY (j : 'I_n) (c : 'I_M) := if bucket j == c then / INR n else 0 in
+  let pos (j : 'I_n) := #|[set i | (bucket i == bucket j) && (i < j)%N]| in
+  \sum_j / INR n * INR (minn (pos j) kappa) < INR n / (2 * INR M) /\
+  MI pJY = H (marg2 pJY) /\ H (marg2 pJY) <= log2 (INR M).
+Proof.
+move=> n0 M0 bal pJY pos; split; first exact: (bucket_EZ kappa n0 M0 bal).
+exact: (bucket_rate n0 bucket).
+Qed.
+
+(* (D) for every 1 <= M <= n a balanced M-bucket interface exists (runs of
+   ceil(n/M) consecutive blocks), with E[Z] < n/(2M) and I(J*; Y) <= log2 M. *)
+Theorem theorem1_buckets_exist (n M kappa : nat) :
+  (1 <= M <= n)%N ->
+  exists bucket : 'I_n -> 'I_M,
+    (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) /\
+    (\sum_j / INR n * INR (minn #|[set i | (bucket i == bucket j) && (i < j)%N]| kappa)
+       < INR n / (2 * INR M)) /\
+    (MI (fun j c => if bucket j == c then / INR n else 0) <= log2 (INR M)).
+Proof. by case/andP=> M0 Mn; exact: (buckets_exist kappa M0 Mn). Qed.
+
+(* (D) sufficient rate: for delta > 0, any bucket count M <= n with
+   M >= n / (2 delta kappa) (e.g. M = ceil(n/(2 delta kappa))) gives an
+   interface of rate I <= log2 M with E[Z] < delta kappa. *)
+Theorem theorem1_sufficient_rate (n M kappa : nat) (delta : R) :
+  (1 <= M <= n)%N -> INR n <= 2 * delta * INR kappa * INR M ->
+  exists bucket : 'I_n -> 'I_M,
+    (\sum_j / INR n * INR (minn #|[set i | (bucket i == bucket j) && (i < j)%N]| kappa)
+       < delta * INR kappa) /\
+    (MI (fun j c => if bucket j == c then / INR n else 0) <= log2 (INR M)).
+Proof.
+case/andP=> M0 Mn big.
+have [bucket [_ [ez rate]]] := buckets_exist kappa M0 Mn.
+exists bucket; split => //.
+apply: (Rlt_le_trans _ _ _ ez).
+have MR : 0 < INR M by apply: lt_0_INR; apply/ltP.
+apply: (Rmult_le_reg_r (2 * INR M)); first lra.
+by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
+Qed.
+
+(* ---------------------------------------------------------------------- *)
+(* Proposition 1.  N independent uniform k-bit blocks (X uniform on
+   {ffun 'I_N -> 'I_(2^k)}), any pre-reveal state R with H(R) <= B, any
+   guess g(R, i_star) with i_star uniform:
+   Pr[correct] <= B/(Nk) + 1/k. *)
+Theorem proposition1 (N k : nat) (S : finType)
+    (pXR : {ffun 'I_N -> 'I_(2 ^ k)} -> S -> R) (g : S -> 'I_N -> 'I_(2 ^ k)) (B : R) :
+  (0 < N)%N -> (0 < k)%N ->
+  is_joint pXR -> (forall x, marg1 pXR x = / INR ((2 ^ k) ^ N)) ->
+  H (marg2 pXR) <= B ->
+  let Pcorrect := / INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_(2 ^ k)}) \sum_s
+                     (if g s i == x i then pXR x s else 0) in
+  Pcorrect <= B / (INR N * INR k) + / INR k.
+Proof.
+move=> N0 k0 pj xu HB Pc.
+have K2 : (1 < 2 ^ k)%N by rewrite -{1}(expn0 2) ltn_exp2l.
+exact: (prop1_bits N0 K2 pj xu g (erefl _) HB).
+Qed.
+
+(* The recovering method: exact store, handle table, read returns the stored
+   block; feasible when instruction + N handles + one block fit in B. *)
+Theorem proposition1_recovering (N K : nat) (S : finType)
+    (pXR : {ffun 'I_N -> 'I_K} -> S -> R) (s_instr s_handle s_block B : nat) :
+  (0 < N)%N -> is_joint pXR ->
+  (s_instr + N * s_handle + s_block <= B)%N ->
+  (s_instr + N * s_handle <= B)%N /\
+  (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_K}) \sum_s
+      (if read (store x) i == x i then pXR x s else 0)) = 1.
+Proof.
+move=> N0 pj feas.
+by have [h1 [_ h3]] := vista_recovers N0 pj feas.
+Qed.
+
+(* ---------------------------------------------------------------------- *)
+(* Proposition 2 for a finite observation alphabet W.  J* uniform, W ~ P_j
+   given J* = j.  Step 1: I = 1/(n ln 2) sum_j KL(P_j || Pbar). *)
+Theorem proposition2_mixture (n : nat) (W : finType) (P : 'I_n -> W -> R) :
+  (0 < n)%N -> (forall j, is_dist (P j)) ->
+  let Pbar w := / INR n * \sum_k P k w in
+  MI (fun j w => / INR n * P j w) = / (INR n * ln 2) * \sum_j KL (P j) Pbar.
+Proof. by move=> n0 Pd Pbar; exact: (MI_mixture_KL n0 Pd). Qed.
+
+(* Tight route: I <= 1/(n ln 2) sum_j KL(P_j || Q) for every Q. *)
+Theorem proposition2_tight (n : nat) (W : finType) (P : 'I_n -> W -> R) (Q : W -> R) :
+  (0 < n)%N -> (forall j, is_dist (P j)) ->
+  let Pbar w := / INR n * \sum_k P k w in
+  (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
+  MI (fun j w => / INR n * P j w) <= / (INR n * ln 2) * \sum_j KL (P j) Q.
+Proof. by move=> n0 Pd Pbar; exact: (MI_le_KL_any n0 Pd). Qed.
+
+(* The tighter variant (prop2-tight): against Q = the Gaussian at the mixture
+   mean, with its closed form KL(P_j || Q) = (1 - 1/n)(ln kappa)^2/(2 sigma^2)
+   as a NAMED PREMISE (gaussian_kl_Q):
+   I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
+Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
+    (Q : W -> R) (kappa sigma : R) :
+  (0 < n)%N -> (forall j, is_dist (P j)) -> 0 < sigma ->
+  let Pbar w := / INR n * \sum_k P k w in
+  (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
+  forall gaussian_kl_Q :
+    (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
+  MI (fun j w => / INR n * P j w)
+    <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
+Proof. by move=> n0 Pd s0 Pbar; exact: (prop2_tight_gaussian n0 Pd s0). Qed.
+
+(* Steps 1-3 with the Gaussian pairwise closed form
+   KL(P_j || P_k) = (ln kappa)^2 / sigma^2 (j <> k) as a NAMED PREMISE
+   (gaussian_kl), not an axiom:  I_content <= (log2 kappa)^2 ln 2 / sigma^2. *)
+Theorem proposition2_content (n : nat) (W : finType) (P : 'I_n -> W -> R)
+    (kappa sigma : R) :
+  (0 < n)%N -> (forall j, is_dist (P j)) ->
+  (forall j k w, 0 < P j w -> 0 < P k w) ->
+  0 < sigma ->
+  forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) = (ln kappa) ^ 2 / sigma ^ 2),
+  MI (fun j w => / INR n * P j w) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof. by move=> n0 Pd cs s0 gk; exact: (prop2_content n0 Pd cs s0 gk). Qed.
+
+(* ---------------------------------------------------------------------- *)
+(* Frontier (theory/FRONTIER.md).  Converse: for any (Y,U)-measurable order,
+   I(J*; Y) >= log2 n - H(rank), P(rank = r) = Pr[J* = pi(Y,U)_r]. *)
+Theorem frontier_rank (n : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU -> (0 < n)%N ->
+  let rank_law r := \sum_y \sum_u pJY (pi y u r) y * pU u in
+  log2 (INR n) - H rank_law <= MI pJY.
+Proof. by move=> pj ju pu n0 rl; exact: (rate_ge_log_n_minus_H_rank pj ju pu n0 pi_inj). Qed.
+
+(* The Gibbs law p_r ∝ exp(-lambda c_r), lambda >= 0, maximises entropy
+   among laws with mean cost at most its own. *)
+Theorem frontier_gibbs_maxent (T : finType) (c : T -> R) (lambda : R) (p : T -> R) :
+  0 <= lambda -> (0 < #|T|)%N -> is_dist p ->
+  let g t := exp (- lambda * c t) / \sum_s exp (- lambda * c s) in
+  \sum_t p t * c t <= \sum_t g t * c t -> H p <= H g.
+Proof. by move=> l0 ne pd g; exact: (gibbs_max_entropy l0 ne pd). Qed.
+
+(* Together: with c_r = min(r - 1, kappa), every interface whose E[Z] is at
+   most the Gibbs mean cost D_lambda has I(J*; Y) >= log2 n - H(g_lambda). *)
+Theorem frontier_converse_gibbs (n kappa : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R)
+    (pi : Y -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) (lambda : R) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU -> (0 < n)%N ->
+  0 <= lambda ->
+  let c (r : 'I_n) := INR (minn r kappa) in
+  let g r := exp (- lambda * c r) / \sum_s exp (- lambda * c s) in
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa)
+    <= \sum_r g r * c r ->
+  log2 (INR n) - H g <= MI pJY.
+Proof.
+by move=> pj ju pu n0 l0 c g; exact: (frontier_converse pj ju pu n0 l0).
+Qed.
+
+(* Achievability: every rank law p is attained by some interface (cyclic
+   shifts), with I(J*; Y) = log2 n - H(p) and E[Z] = sum_r p_r min(r - 1, kappa).
+   With frontier_rank and frontier_gibbs_maxent the frontier is exact:
+   R*(D) = log2 n - max{H(p) : sum_r p_r c_r <= D}. *)
+Theorem frontier_achievable (n kappa : nat) (p : 'I_n -> R) :
+  (0 < n)%N -> is_dist p ->
+  exists (pJY : 'I_n -> 'I_n -> R) (pi : 'I_n -> 'I_n -> 'I_n)
+         (pi_inj : forall y, injective (pi y)),
+    is_joint pJY /\ (forall j, marg1 pJY j = / INR n) /\
+    MI pJY = log2 (INR n) - H p /\
+    \sum_j \sum_y pJY j y * INR (minn (invF (pi_inj y) j) kappa)
+      = \sum_r p r * INR (minn r kappa).
+Proof.
+move=> n0 pd.
+exists (shift_joint n0 p), (fun s r => oadd n0 r s), (fun s => @oadd_inj_l n n0 s).
+split; first exact: shift_joint_is_joint.
+split; first exact: shift_uniform.
+split; first exact: shift_rate.
+exact: shift_EZ.
+Qed.
+

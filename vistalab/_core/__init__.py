@@ -1,0 +1,27 @@
+"""The dependency-free core every layer of vista-lab may import: the one error
+root (with its did-you-mean helper), the one atomic file write, the one seed
+normaliser, and the optional-dependency import that names the extra to install.
+It imports nothing first-party, only the standard library and numpy.
+"""
+
+from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabError, suggest
+from ._files import atomic_write, fsync_dir
+from ._optional import EXTRAS, import_optional
+from ._seeding import SeedLike, child_rng, child_seq, plain_entropy, seed_sequence
+
+__all__ = [
+    "VistaLabError",
+    "DomainError",
+    "UnknownNameError",
+    "suggest",
+    "MissingExtraError",
+    "EXTRAS",
+    "import_optional",
+    "atomic_write",
+    "fsync_dir",
+    "SeedLike",
+    "seed_sequence",
+    "child_seq",
+    "child_rng",
+    "plain_entropy",
+]

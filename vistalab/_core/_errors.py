@@ -1,0 +1,125 @@
+"""The one exception root of vista-lab and its did-you-mean helper.
+
+Every layer raises subclasses of :class:`VistaLabError`; each subclass also
+inherits the matching builtin (``ValueError``, ``KeyError``) so callers can
+catch those as usual.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+__all__ = ["VistaLabError", "DomainError", "UnknownNameError", "MissingExtraError", "suggest"]
+
+
+class VistaLabError(Exception):
+    """Root of every error raised on purpose by vista-lab (all layers)."""
+
+
+class DomainError(VistaLabError, ValueError):
+    """An argument is outside the domain of the function that received it.
+
+    Attributes
+    ----------
+    parameter : str
+        Name of the offending parameter.
+    value : Any
+        The value received.
+    rule : str
+        The rule it breaks, phrased as "must be ...".
+    fix : str
+        What to do instead.
+    context : str
+        Other values the rule depends on (e.g. ``"n=10"``), shown after the value.
+    """
+
+    #: Longest ``repr(value)`` shown in the message (None: no limit).
+    max_repr: ClassVar[int | None] = None
+
+    def __init__(
+        self,
+        parameter: str,
+        value: Any,
+        rule: str,
+        fix: str = "",
+        *,
+        context: str = "",
+    ) -> None:
+        self.parameter = parameter
+        self.value = value
+        self.rule = rule
+        self.fix = fix
+        self.context = context
+        shown = repr(value)
+        limit = self.max_repr
+        if limit is not None and len(shown) > limit:
+            shown = shown[: limit - 3] + "..."
+        got = f"{parameter}={shown}"
+        if context:
+            got += f", {context}"
+        msg = f"`{parameter}` {rule} (got {got})"
+        if fix:
+            msg += f"; {fix}"
+        super().__init__(msg)
+
+
+class UnknownNameError(VistaLabError, KeyError):
+    """A name (interface, strategy, tokenizer, subcommand, key...) is not registered.
+
+    Attributes
+    ----------
+    kind : str
+        What was looked up ("interface", "tokenizer", ...).
+    name : str
+        The name received.
+    known : list of str
+        The registered names, sorted.
+    """
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = sorted(str(k) for k in known)
+        hint = suggest(name, self.known)
+        msg = f"Unknown {kind} {name!r}."
+        if hint:
+            msg += f" Did you mean {hint!r}?"
+        msg += f" Choose one of: {', '.join(self.known)}."
+        self.message = msg
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+def suggest(name: str, known: Iterable[str]) -> str | None:
+    """Closest registered name to ``name``, or None if nothing is close.
+
+    >>> suggest("gausian", ["gaussian", "bucket"])
+    'gaussian'
+    """
+    matches = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+class MissingExtraError(VistaLabError, ImportError):
+    """An optional third-party package is not installed; names the extra that provides it.
+
+    Attributes
+    ----------
+    package : str
+        The missing import name (e.g. ``"pyarrow"``).
+    extra : str
+        The vista-lab extra that installs it (e.g. ``"sweep"``).
+    """
+
+    def __init__(self, package: str, extra: str, purpose: str = "") -> None:
+        self.package = package
+        self.extra = extra
+        what = purpose or "this feature"
+        super().__init__(
+            f"{what} needs the optional package {package!r}, which is not installed; "
+            f"install it with: pip install 'vista-lab[{extra}]' (or 'vista-lab[all]')"
+        )
