@@ -14,6 +14,7 @@ import pytest
 
 from vistalab.sweep import (
     COLUMNS,
+    EXPERIMENTS,
     SweepCellError,
     SweepConfigError,
     SweepConfigErrors,
@@ -159,21 +160,28 @@ def test_sizes_are_bounded_before_any_work(tmp_path):
         run_sweep(many, workers=1)
 
 
-def test_failed_cells_raise_with_the_rest_stored(tmp_path, monkeypatch):
+def test_failed_cells_raise_with_the_rest_stored(tmp_path):
     """A raising cell surfaces as SweepCellError naming it; the other cells are
-    stored, so the rerun computes only the failed one."""
-    from vistalab._sweep import _experiments
+    stored, so the rerun computes only the failed one (Proposition 1 cells)."""
+    import dataclasses
 
-    real = _experiments.run_recovery
+    from vistalab.sweep import parse_config
+
+    real = EXPERIMENTS["recovery"]
+    broken = {"on": True}
 
     def flaky(params, rng):
-        if params["budget"] == 64 and params["strategy"] == "keep-bits":
+        if broken["on"] and params["budget"] == 64 and params["strategy"] == "keep-bits":
             raise RuntimeError("boom")
-        return real(params, rng)
+        return real.resolve_run()(params, rng)
 
-    monkeypatch.setattr(_experiments, "run_recovery", flaky)
+    exp = dataclasses.replace(real, name="recovery-flaky", run=flaky)
+    cfg = parse_config({**DOC, "experiment": "recovery-flaky"},
+                       registry={"recovery-flaky": exp})
     with pytest.raises(SweepCellError, match=r"1 of 4 cells failed.*boom.*run again"):
-        run_sweep(DOC, workers=1, out=tmp_path / "o")
-    monkeypatch.setattr(_experiments, "run_recovery", real)
+        run_sweep(cfg, workers=1, out=tmp_path / "o")
     assert len(list((tmp_path / "o" / "cells").glob("*.json"))) == 3
-    assert run_sweep(DOC, workers=1, out=tmp_path / "o").equals(run_sweep(DOC, workers=1))
+    broken["on"] = False
+    again = run_sweep(cfg, workers=1, out=tmp_path / "o")
+    assert again.drop_columns([]).select(["cell", "success"]).equals(
+        run_sweep(DOC, workers=1).select(["cell", "success"]))
