@@ -158,6 +158,10 @@ def test_sizes_are_bounded_before_any_work(tmp_path):
                        "budget": [float(b) for b in range(0, 2000)]}}
     with pytest.raises(SweepConfigError, match=r"must add up to at most 1e\+12 trials"):
         run_sweep(many, workers=1)
+    literal = {"experiment": "makeroom", "params": {"n": 10**12, "kappa": 4, "trials": 10,
+                                                    "interface": "ledger", "mode": "literal"}}
+    with pytest.raises(SweepConfigError, match=r"`n` must be <= 10000000 in literal mode"):
+        run_sweep(literal, workers=1)
 
 
 def test_failed_cells_raise_with_the_rest_stored(tmp_path):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vistalab import sims, workspace
+from vistalab.sims import _makeroom as _sims_makeroom
 from vistalab.theory import DomainError
 
 from ._schema import Experiment, OutputSpec, ParamSpec
@@ -34,6 +35,9 @@ __all__ = [
     "run_recovery_engine",
 ]
 
+
+#: Largest n of a literal-mode make-room cell (sims' own bound, checked at the door).
+_LITERAL_MAX_N: int = _sims_makeroom.LITERAL_MAX_N
 
 #: Most Monte Carlo trials one array-simulator cell may ask for.
 MAX_TRIALS = 10**9
@@ -89,6 +93,12 @@ def _makeroom_check(p: dict[str, Any]) -> None:
     # (2 <= kappa < n, 1 <= buckets <= n, exactly one of lam/rate, ...).
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
+    if p["mode"] == "literal" and p["n"] > _LITERAL_MAX_N:
+        # Literal mode holds every block of every trial in memory: refused at the
+        # door, with the bound, instead of failing the cell mid-sweep.
+        raise DomainError("n", p["n"], f"must be <= {_LITERAL_MAX_N} in literal mode "
+                          "(it builds every observation in memory)",
+                          'use mode = "fast" for larger n', context="mode='literal'")
 
 
 def run_makeroom(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict[str, Any]:
