@@ -50,8 +50,10 @@ def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[
     """One row per named proof step certified by ``theory.certify_all()``, and one
     per main result saying whether its chain of steps is closed (and how general).
     ``progress`` is called with ``claim:step`` after each step."""
-    report = theory.certify_all(progress=None if progress is None else (
-        lambda c: progress(f"{c.claim}:{c.step}")))
+    if progress is None:
+        report = theory.certify_all()
+    else:
+        report = theory.certify_all(progress=lambda c: progress(f"{c.claim}:{c.step}"))
     rows = []
     for cert in report.steps:
         generality = str(getattr(cert, "generality", "finite"))
