@@ -13,6 +13,7 @@ from . import (
     fig5_phase_transition,
     fig6_paper_tables,
     fig7_dashboard_overhead,
+    fig8_beyond,
 )
 
 __all__ = ["FIGURES"]
@@ -20,6 +21,6 @@ __all__ = ["FIGURES"]
 FIGURES: dict[str, ModuleType] = {
     m.NAME: m
     for m in (fig1_recovery, fig2_separation, fig3_content_channel, fig4_tradeoff,
-              fig5_phase_transition, fig6_paper_tables, fig7_dashboard_overhead)
+              fig5_phase_transition, fig6_paper_tables, fig7_dashboard_overhead, fig8_beyond)
 }
 

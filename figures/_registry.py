@@ -27,6 +27,7 @@ FIGURE_NAMES: tuple[str, ...] = (
     "fig5_phase_transition",
     "fig6_paper_tables",
     "fig7_dashboard_overhead",
+    "fig8_beyond",
 )
 
 

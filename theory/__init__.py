@@ -25,8 +25,29 @@ from ._bounds import (
     recovery_success_bound,
     threshold_rate,
 )
+from ._certified import CertifiedValue
+from ._content_sandwich import (
+    CONTENT_N_MAX,
+    ContentSandwich,
+    content_jensen_lower_bound,
+    content_limit_gap_bound,
+    content_product_bound,
+    content_rate_certified,
+    content_rate_limit,
+    content_sandwich,
+)
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
+from ._first_order import (
+    FirstOrderPoint,
+    first_order_bounds,
+    first_order_point,
+    head_interface_bound,
+    second_order_approx,
+    second_order_identity,
+    two_level_rate,
+)
 from ._frontier import FRONTIER_REL_TOL, GibbsLaw, gibbs_law, optimal_mean_z, optimal_rate
+from ._gaussian_certified import GAUSSIAN_CERT_KAPPA_MAX, gaussian_mean_z_certified
 from ._proofs import CLAIMS as PROOF_CLAIMS
 from ._proofs import GENERALITIES as PROOF_GENERALITIES
 from ._proofs import METHODS as PROOF_METHODS
@@ -44,6 +65,13 @@ from ._proofs import (
     list_steps,
     prove_shannon_inequality,
 )
+from ._recovery_sharp import (
+    RECOVERY_EXACT_MAX_STRINGS,
+    RecoveryOptimum,
+    recovery_exact_optimum,
+    recovery_success_bound_sharp,
+)
+from ._sharp_makeroom import SHARP_KAPPA_MAX, sharp_constant, sharp_mean_z_bound, sharp_pc_bound
 from ._tightness import (
     CONTENT_RATE_ABS_TOL,
     CONTENT_SNR_MAX,
@@ -99,6 +127,33 @@ __all__ = [
     "ThresholdTightnessRow",
     "TightnessReport",
     "tightness_report",
+    # beyond the paper (issue 17, theory/BEYOND.md)
+    "CertifiedValue",
+    "CONTENT_N_MAX",
+    "ContentSandwich",
+    "content_product_bound",
+    "content_jensen_lower_bound",
+    "content_rate_limit",
+    "content_limit_gap_bound",
+    "content_sandwich",
+    "content_rate_certified",
+    "GAUSSIAN_CERT_KAPPA_MAX",
+    "gaussian_mean_z_certified",
+    "SHARP_KAPPA_MAX",
+    "sharp_pc_bound",
+    "sharp_mean_z_bound",
+    "sharp_constant",
+    "FirstOrderPoint",
+    "first_order_point",
+    "first_order_bounds",
+    "head_interface_bound",
+    "second_order_identity",
+    "second_order_approx",
+    "two_level_rate",
+    "RECOVERY_EXACT_MAX_STRINGS",
+    "RecoveryOptimum",
+    "recovery_exact_optimum",
+    "recovery_success_bound_sharp",
     # machine-checked proof steps
     "certify_all",
     "list_steps",

@@ -46,6 +46,11 @@ CLAIMS: tuple[str, ...] = (
     "thm1.C",
     "thm1.D",
     "thm1.E",
+    # beyond the paper (issue 17; theory/BEYOND.md)
+    "content-sandwich",
+    "thm1-sharp",
+    "first-order",
+    "prop1-sharp",
 )
 
 #: The paper's main results: each must be concluded by some step whose chain
@@ -361,7 +366,7 @@ def _load() -> None:
     import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
     # Imported statically on first use (a renamed module breaks the build), not at
     # `import vistalab.theory`, so the bounds need none of the `verify` extra.
-    from . import _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401
+    from . import _steps_beyond, _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401,I001
 
     _loaded = True
 

@@ -134,7 +134,12 @@ def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:
 
 
 def _run_recovery(args: argparse.Namespace) -> int:
-    from vistalab.theory import HandleCostModel, recovery_feasibility, recovery_success_bound
+    from vistalab.theory import (
+        HandleCostModel,
+        recovery_feasibility,
+        recovery_success_bound,
+        recovery_success_bound_sharp,
+    )
 
     N, k = _int("N", args.N), _int("k", args.k)
     budget = _real("budget", args.budget)
@@ -147,6 +152,7 @@ def _run_recovery(args: argparse.Namespace) -> int:
         "N": N, "k": k, "budget": budget, "c0": cost.c0, "instruction": cost.instruction,
         "lossy_success_bound": bound,
         "lossy_success_cap": min(1.0, bound),
+        "sharp_success_bound": recovery_success_bound_sharp(N, k, budget),
         "vista_feasible": feas.feasible,
         "vista_success": 1.0 if feas.feasible else None,
         "required_bits": feas.required,
@@ -162,6 +168,8 @@ def _run_recovery(args: argparse.Namespace) -> int:
 def _run_content(args: argparse.Namespace) -> int:
     from vistalab.theory import (
         CONTENT_SNR_MAX,
+        content_jensen_lower_bound,
+        content_product_bound,
         content_rate_bound,
         content_rate_bound_tight,
         content_rate_exact,
@@ -182,21 +190,36 @@ def _run_content(args: argparse.Namespace) -> int:
         doc["exact_rate_bits"] = (
             content_rate_exact(n, kappa, sigma) if snr <= CONTENT_SNR_MAX else None
         )
+        # issue 17: certified sandwich lower_bound <= exact_rate <= product_bound (bits)
+        doc["exact_rate"] = doc["exact_rate_bits"]
+        if snr <= CONTENT_SNR_MAX:
+            up = content_product_bound(n, kappa, sigma)
+            lo = content_jensen_lower_bound(n, kappa, sigma)
+            doc["product_bound"] = up.upper
+            doc["lower_bound"] = max(0.0, lo.lower)
+            doc["product_bound_radius"] = up.radius
+            doc["lower_bound_radius"] = lo.radius
+        else:
+            doc["product_bound"] = doc["lower_bound"] = None
     return _emit(args, doc, "Proposition 2: content-derived information (bits)")
 
 
 def _run_makeroom(args: argparse.Namespace) -> int:
     from vistalab.theory import (
+        SHARP_KAPPA_MAX,
         blind_mean_z,
         bucket_ledger,
         bucket_ledger_for_mean_z,
         bucket_sufficient_rate,
+        first_order_point,
         list_fano_mean_z_bound,
         makeroom_lower_bound,
         makeroom_nu,
         optimal_mean_z,
         optimal_rate,
         price_per_bit,
+        sharp_constant,
+        sharp_mean_z_bound,
         threshold_rate,
     )
 
@@ -207,11 +230,15 @@ def _run_makeroom(args: argparse.Namespace) -> int:
     best = optimal_mean_z(n, kappa, rate)
     needed = bucket_ledger_for_mean_z(n, kappa, best)
     m_at_rate = max(1, min(n, int(math.floor(2.0 ** min(rate, math.log2(n))))))
-    doc = {
+    doc: dict[str, Any] = {
         "n": n, "kappa": kappa, "rate": rate, "delta": delta,
         "nu": nu,
         "lower_bound": lower,
         "list_fano_lower_bound": list_fano_mean_z_bound(n, kappa, rate),
+        "sharp_lower_bound": (
+            sharp_mean_z_bound(n, kappa, rate) if kappa <= SHARP_KAPPA_MAX else None
+        ),
+        "c_star": sharp_constant(n, kappa),
         "optimal_mean_z": best,
         "gap": best - lower,
         "blind_mean_z": blind_mean_z(n, kappa),
@@ -224,6 +251,11 @@ def _run_makeroom(args: argparse.Namespace) -> int:
         "optimal_rate_for_delta": optimal_rate(n, kappa, delta * kappa),
         "bucket_sufficient_rate": bucket_sufficient_rate(n, kappa, delta),
     }
+    # issue 17: first order (R*/nu -> 1 - delta) and the exact second-order term
+    fo = first_order_point(n, kappa, delta, with_buckets=False)
+    doc["optimal_rate_over_nu"] = fo.exact_over_nu
+    doc["second_order_term"] = fo.second_order
+    doc["second_order_bounds"] = [fo.bound_lo, fo.bound_hi]
     return _emit(args, doc, "Theorem 1: information-recovery trade-off")
 
 

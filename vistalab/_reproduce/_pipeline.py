@@ -453,6 +453,12 @@ def _ticker(stage: str) -> Callable[[str], None] | None:
     return lambda note: queue.put((stage, note))
 
 
+def _beyond_stage(params: Mapping[str, Any], rng: Any) -> Any:
+    from ._beyond import beyond_rows
+
+    return beyond_rows()
+
+
 def _proof_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None
                  ) -> Any:
     hypothesis_home(hypothesis_dir)
@@ -675,6 +681,17 @@ def run_reproduce(
         if queue is not None:
             queue.close()
     check_rows += sim_rows
+    # Issue 17: results beyond the paper (numbers by code; status from the proof chains).
+    beyond: list[dict[str, Any]] = []
+    if figures is None:
+        from ._beyond import beyond_check_rows
+
+        with progress.stage("beyond the paper", 1) as bar:
+            rec = run.cached("beyond", "beyond", {}, _beyond_stage, stochastic=False)
+            if rec is not None:
+                beyond = list(rec.payload)
+                check_rows += beyond_check_rows(beyond)
+            bar.advance()
 
     check_rows += run.problem_rows()
     counts = count_statuses(check_rows)
@@ -714,7 +731,7 @@ def run_reproduce(
     report = build_report(
         checks=check_rows, figures=entries, stages=run.outcomes, counts=counts,
         quick=quick, seed=seed, fingerprint=run.fingerprint, commit=commit,
-        version=__version__,
+        version=__version__, beyond=beyond,
     )
     report_path = atomic_write_text(out / "report.md", report)
     return ReproduceResult(out, quick, seed, tuple(run.outcomes), tuple(check_rows),

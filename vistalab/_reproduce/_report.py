@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ _SOURCE_TEXT = {
     "paper-data": "paper's own numbers (paper_checks)",
     "simulation": "simulation data (figures)",
     "engine": "engine-backed (sims engine mode)",
+    "beyond": "beyond the paper (issue 17)",
     "pipeline": "pipeline stage",
 }
 
@@ -70,8 +71,10 @@ def build_report(
     fingerprint: str,
     commit: str | None,
     version: str,
+    beyond: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
-    """The Markdown text of the report."""
+    """The Markdown text of the report (``beyond``: rows of the "Beyond the paper"
+    section, from :func:`._beyond.beyond_rows`)."""
     lines: list[str] = []
     findings = sum(1 for c in checks if c.status == "fail" and c.source in FINDING_SOURCES)
     failed = counts.get("fail", 0) - findings
@@ -104,7 +107,12 @@ def build_report(
             f"{md_cell(c.claim)} | {_STATUS_TEXT.get(c.status, c.status)} | "
             f"{md_cell(c.numbers, _NUMBERS_LIMIT)} | {md_cell(c.where)} |"
         )
-    lines += ["", "## Figures", ""]
+    lines.append("")
+    if beyond:
+        from ._beyond import beyond_section
+
+        lines += beyond_section(beyond, checks, md_cell)
+    lines += ["## Figures", ""]
     for k, f in enumerate(figures, start=1):
         lines += [f"### Figure {_figure_number(f.name, k)}. {f.title}", ""]
         if f.png is None or f.caption is None:

@@ -14,7 +14,9 @@ __all__ = [
 ]
 
 #: Where a check comes from, in report order.
-SOURCES: tuple[str, ...] = ("proof", "paper", "paper-data", "simulation", "engine", "pipeline")
+SOURCES: tuple[str, ...] = (
+    "proof", "paper", "paper-data", "simulation", "engine", "beyond", "pipeline",
+)
 
 #: Sources whose failures are findings about the paper's own reported numbers
 #: (its tables and text disagree with each other). They are reported like every
@@ -32,8 +34,8 @@ class CheckRow:
     source : str
         ``proof`` (theory.certify_all), ``paper`` (paper_checks: theory claims),
         ``paper-data`` (paper_checks: the paper's tables and text numbers), ``simulation``
-        (a figure's own data checks), ``engine`` (engine-backed checks) or
-        ``pipeline`` (a stage that could not run).
+        (a figure's own data checks), ``engine`` (engine-backed checks), ``beyond``
+        (issue 17's results beyond the paper) or ``pipeline`` (a stage that could not run).
     id : str
         Stable identifier within the source.
     claim : str
