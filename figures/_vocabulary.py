@@ -102,7 +102,9 @@ _ENTRIES: tuple[Column, ...] = (
     Column("success_ci_low", "1", "lower end of the exact binomial 95% interval of success"),
     Column("success_ci_high", "1", "upper end of the exact binomial 95% interval of success"),
     Column("successes", "trials", "number of successful trials"),
-    Column("bound", "1", "Proposition 1 bound B/(Nk) + 1/k on success (not capped at 1)"),
+    Column("bound", "1", "upper bound on the success probability at the same budget: "
+           "Proposition 1's B/(Nk) + 1/k, not capped at 1 (figure 8's optimum rows: the "
+           "sharper converse)"),
     Column("exact_success", "1", "exact success probability, when a closed form exists"),
     Column("consistent_with_bound", "", "the estimate is consistent with Proposition 1"),
     Column("entropy_bits", "bits", "declared entropy H(R) of the in-prompt state"),
@@ -130,6 +132,7 @@ _ENTRIES: tuple[Column, ...] = (
     Column("context_k_tokens", "K tokens", "context-growth setting of the LOCA pressure runs"),
     Column("metric", "", "column of the paper's table a value comes from"),
     Column("derived", "", "True when computed from printed numbers, False when printed"),
+    Column("log10_n", "1", "log10 of the number of blocks n"),
     Column("run", "", "replication index"),
     Column("turn", "turns", "trajectory turn (one search call and one result)"),
     Column("registered_blocks", "blocks", "cumulative registered blocks N of a trajectory"),
