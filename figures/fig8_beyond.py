@@ -190,7 +190,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
         "Fano's converse is first-order tight: the exact frontier's rate R*(delta kappa) is "
         "(1-delta) nu + O(log nu), while balanced buckets need about nu; the sharper "
         "Proposition 1 converse lies below B/(Nk) + 1/k everywhere.",
-        f"At n = 10^{top['x']:.0f}, kappa = {top['kappa']}: R*/nu = {top['value']:.4f}, "
+        f"At n = 10^{top['log10_n']:.0f}, kappa = {top['kappa']}: R*/nu = {top['value']:.4f}, "
         f"buckets/nu = {bk_top['value']:.4f}.",
     )
 
