@@ -35,9 +35,9 @@ _LABELS = {
     "keep-bits": "keep bits of every block",
     "random-subset": "keep a random subset",
     "recover": "recovering method (array)",
-    "recover-engine": "recovering method (engine; x = token share)",
+    "recover-engine": "recovering method (workspace engine)",
 }
-_COLUMNS = ("series", "N", "k", "budget_bits", "budget_tokens", "x", "value", "ci_low",
+_COLUMNS = ("series", "N", "k", "budget_bits", "budget_tokens", "budget_share", "value", "ci_low",
             "ci_high", "exact", "trials", "feasible", "fit_share", "byte_exact")
 _UNITS = {
     "series": "bound | keep-blocks | keep-bits | random-subset | recover | recover-engine",
@@ -45,7 +45,8 @@ _UNITS = {
     "k": "bits per block",
     "budget_bits": "prompt budget B in bits (array rows)",
     "budget_tokens": "engine budget B in tokens (engine rows)",
-    "x": "budget share B/(Nk); engine rows: (B - fixed) / (raw history - fixed) in tokens",
+    "budget_share": "budget share B/(Nk); engine rows: (B - fixed) / (raw history - fixed) "
+                    "in tokens",
     "value": "success probability (bound row: B/(Nk) + 1/k, unclipped)",
     "ci_low": "95% exact binomial CI, lower",
     "ci_high": "95% exact binomial CI, upper",
@@ -66,8 +67,9 @@ def default_params(quick: bool = False) -> dict[str, Any]:
         "x_points": 11 if quick else 21,
         "trials": 300 if quick else 4000,
         "strategies": list(NON_RECOVERING),
-        "engine_x": [0.5, 0.8, 1.0] if quick else [0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
-        "engine_trials": 5 if quick else 20,
+        "engine_x": [0.5, 0.75, 1.0] if quick else [0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0],
+        # 40 trials per budget: a 95% interval at 0 or 1 is within 0.09 of it.
+        "engine_trials": 10 if quick else 40,
     }
 
 
@@ -96,7 +98,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     rows: list[dict[str, Any]] = []
     for B in budgets:
         rows.append({"series": "bound", "N": N, "k": k, "budget_bits": float(B),
-                     "x": B / (N * k), "value": theory.recovery_success_bound(N, k, B)})
+                     "budget_share": B / (N * k), "value": theory.recovery_success_bound(N, k, B)})
     jobs = [(s, B) for s in [*p["strategies"], "recover"] for B in budgets]
     # Engine streams come after the array ones, so adding engine points never
     # changes the array numbers.
@@ -107,7 +109,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
         lo, hi = res.success_ci
         exact = getattr(res, "exact_success", None)
         feas = theory.recovery_feasibility(N, k, B, cost=cost).feasible
-        rows.append({"series": s, "N": N, "k": k, "budget_bits": float(B), "x": B / (N * k),
+        rows.append({"series": s, "N": N, "k": k, "budget_bits": float(B),
+                     "budget_share": B / (N * k),
                      "value": float(res.success), "ci_low": float(lo), "ci_high": float(hi),
                      "exact": None if exact is None else float(exact),
                      "trials": int(res.trials), "feasible": bool(feas)})
@@ -129,7 +132,7 @@ def _engine_rows(engine: Any, N: int, k: int, p: Mapping[str, Any],
         res = engine(N, k, budget, "recover", trials=p["engine_trials"], rng=stream)
         lo, hi = res.success_ci
         rows.append({"series": "recover-engine", "N": N, "k": k, "budget_tokens": budget,
-                     "x": x, "value": float(res.success), "ci_low": float(lo),
+                     "budget_share": x, "value": float(res.success), "ci_low": float(lo),
                      "ci_high": float(hi), "trials": int(res.trials),
                      "feasible": bool(res.feasible), "fit_share": float(res.engine_feasible),
                      "byte_exact": int(res.byte_exact_recoveries) == int(res.read_events)})
@@ -137,50 +140,66 @@ def _engine_rows(engine: Any, N: int, k: int, p: Mapping[str, Any],
 
 
 def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
+    """(a) the array strategies against the bit budget share B/(Nk); (b) the
+    recovering method through the workspace engine against its own axis, the
+    token budget share (the two shares are different quantities)."""
     colors = {"keep-blocks": PALETTE["blue"], "keep-bits": PALETTE["vermillion"],
               "random-subset": PALETTE["green"], "recover": PALETTE["black"],
-              "recover-engine": PALETTE["orange"]}
+              "recover-engine": PALETTE["black"]}
     b = table.where(series="bound")
     N, k = int(b.values("N")[0]), int(b.values("k")[0])
+    eng = table.where(series="recover-engine")
     with figure_style():
-        fig, axes = new_figure(1, 1, width=7.4, height=3.6)
+        ncols = 2 if len(eng) else 1
+        fig, axes = new_figure(1, ncols, width=8.6 if ncols == 2 else 6.0, height=4.4,
+                               gridspec_kw={"width_ratios": [1.6, 1.0]} if ncols == 2 else {})
         ax = axes[0, 0]
-        ax.plot(b.column("x"), np.minimum(1.0, b.column("value")), color=PALETTE["purple"],
-                lw=2.4, label="Proposition 1 bound  min(1, B/(Nk) + 1/k)")
+        ax.plot(b.column("budget_share"), np.minimum(1.0, b.column("value")),
+                color=PALETTE["purple"],
+                lw=2.4, label=r"Proposition 1 bound $\min(1,\ B/(Nk) + 1/k)$")
         for s in table.unique("series"):
-            if s == "bound":
+            if s in ("bound", "recover-engine"):
                 continue
             t = table.where(series=s)
-            x, y = t.column("x"), t.column("value")
+            x, y = t.column("budget_share"), t.column("value")
             style = {"marker": "o", "ms": 3.5, "lw": 1.2}
             if s == "recover":
                 # success is 0 below the feasibility budget and 1 from it on
                 style = {"marker": "s", "ms": 3.5, "lw": 1.6, "drawstyle": "steps-post"}
-            elif s == "recover-engine":
-                style = {"marker": "D", "ms": 5, "lw": 1.0, "ls": ":", "mfc": "white",
-                         "drawstyle": "steps-post"}
             ax.plot(x, y, color=colors.get(s, PALETTE["grey"]), label=_LABELS.get(s, s),
                     **style)
-            if s == "recover-engine":
-                # few engine trials: error bars, not a band spanning the step
-                ax.errorbar(x, y, yerr=np.vstack([y - t.column("ci_low"), t.column("ci_high") - y]),
-                            fmt="none", ecolor=colors[s], elinewidth=1)
-            else:
+            if s != "recover":  # the recovering method is exact: no band
                 ax.fill_between(x, t.column("ci_low"), t.column("ci_high"),
                                 color=colors.get(s, PALETTE["grey"]), alpha=0.2, lw=0)
         feas = table.where(series="recover", feasible=True)
         if len(feas):
-            x0 = float(np.nanmin(feas.column("x")))
+            x0 = float(np.nanmin(feas.column("budget_share")))
             ax.axvline(x0, color=PALETTE["grey"], ls=":", lw=1)
             ax.annotate("handles + one block fit", xy=(x0, 0.78), xytext=(4, 0),
                         textcoords="offset points", fontsize=7, color=PALETTE["grey"],
                         rotation=90, va="center")
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.03, 1.05)
-        ax.set_xlabel("budget share B/(Nk), B in bits  (engine: share of the evidence's tokens)")
+        ax.set_xlabel(r"bit budget share $B/(Nk)$")
         ax.set_ylabel("success probability")
-        ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
-        panel_label(ax, f"N = {N} blocks of k = {k} bits; 95% CI bands")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+        panel_label(ax, f"(a) array simulator: $N$ = {N} blocks of $k$ = {k} bits")
+        if len(eng):
+            bx = axes[0, 1]
+            x, y = eng.column("budget_share"), eng.column("value")
+            bx.plot(x, y, color=colors["recover-engine"], marker="D", ms=4.5, mfc="white",
+                    lw=1.2, drawstyle="steps-post", label=_LABELS["recover-engine"])
+            bx.errorbar(x, y, yerr=np.vstack([y - eng.column("ci_low"),
+                                              eng.column("ci_high") - y]),
+                        fmt="none", ecolor=colors["recover-engine"], elinewidth=1, capsize=3,
+                        label=f"95% exact binomial interval, {int(np.nanmax(eng.column('trials')))}"
+                              " trials per budget")
+            bx.set_xlim(float(np.nanmin(x)) - 0.05, 1.02)
+            bx.set_ylim(-0.03, 1.05)
+            bx.set_xlabel("token budget share\n" r"$(B - $fixed$)\,/\,($raw history$ - $fixed$)$")
+            bx.set_ylabel("success probability")
+            bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3))
+            panel_label(bx, "(b) workspace engine")
         return save_figure(fig, out_dir, NAME)
 
 
@@ -188,7 +207,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
     b = table.where(series="bound")
     N, k = int(b.values("N")[0]), int(b.values("k")[0])
     feas = table.where(series="recover", feasible=True)
-    x0 = float(np.nanmin(feas.column("x"))) if len(feas) else float("nan")
+    x0 = float(np.nanmin(feas.column("budget_share"))) if len(feas) else float("nan")
     trials = int(np.nanmax(table.column("trials")))
     bounds = {r["budget_bits"]: min(1.0, r["value"]) for r in b.records()}
     lossy = [r for r in table.records() if r["series"] in NON_RECOVERING]
@@ -197,7 +216,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
     closest = min(gaps) if gaps else float("nan")
     rec = feas.column("value")
     eng = table.where(series="recover-engine")
-    full = [r["x"] for r in eng.records() if r["value"] == 1.0]
+    full = [r["budget_share"] for r in eng.records() if r["value"] == 1.0]
     engine = (f"; through the workspace engine it succeeds always from a token share of "
               f"{min(full):.1f}" if full else "")
     return (
@@ -220,7 +239,7 @@ def checks(table: TidyTable) -> list[Check]:
     out = []
     bounds = {r["budget_bits"]: min(1.0, r["value"]) for r in table.where(series="bound").records()}
     lossy = [r for r in table.records() if r["series"] in NON_RECOVERING]
-    bad = [(r["series"], r["x"], r["value"]) for r in lossy
+    bad = [(r["series"], r["budget_share"], r["value"]) for r in lossy
            if r["ci_low"] > bounds[r["budget_bits"]] + 1e-12]
     out.append(Check(
         "fig1.lossy_below_bound",
@@ -239,7 +258,7 @@ def checks(table: TidyTable) -> list[Check]:
             "errors",
             status_of(max(zs) <= 4.0),
             f"{len(zs)} points; max |z| = {max(zs):.2f} at {with_exact[worst]['series']} "
-            f"x={with_exact[worst]['x']:.2f}",
+            f"budget share {with_exact[worst]['budget_share']:.2f}",
             "Proposition 1 (exact strategy success)",
         ))
     eng = table.where(series="recover-engine").records()
@@ -262,7 +281,8 @@ def checks(table: TidyTable) -> list[Check]:
             "Proposition 1 (achievability), engine-backed",
         ))
     rec = table.where(series="recover").records()
-    wrong = [(r["x"], r["value"]) for r in rec if r["value"] != (1.0 if r["feasible"] else 0.0)]
+    wrong = [(r["budget_share"], r["value"]) for r in rec
+             if r["value"] != (1.0 if r["feasible"] else 0.0)]
     out.append(Check(
         "fig1.recover_exact",
         "the recovering method succeeds in every trial when handles + one block fit in B, "

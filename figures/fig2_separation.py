@@ -126,15 +126,15 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             col = colors[i % len(colors)]
             b = table.where(series="bound", c=c)
             ax.plot(b.column("N"), b.column("value"), color=col,
-                    label=f"Prop. 1 bound, c = {c:g}")
+                    label=f"Prop. 1 bound, $c$ = {c:g}")
             mc = table.where(series="keep-blocks-mc", c=c)
             if len(mc):
                 y = mc.column("value")
                 err = np.vstack([y - mc.column("ci_low"), mc.column("ci_high") - y])
                 ax.errorbar(mc.column("N"), y, yerr=err, fmt="o", color=col, ms=4,
-                            mfc="white", label=f"keep whole blocks (MC), c = {c:g}")
+                            mfc="white", label=f"keep whole blocks (MC), $c$ = {c:g}")
             r = table.where(series="recover-theory", c=c)
-            bx.plot(r.column("N"), r.column("used_share"), color=col, label=f"c = {c:g}")
+            bx.plot(r.column("N"), r.column("used_share"), color=col, label=f"$c$ = {c:g}")
         rt = table.where(series="recover-theory")
         feasible_all = table.where(series="recover-theory", feasible=True)
         if len(feasible_all):
@@ -144,23 +144,24 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                     label="recovering method (feasible: success 1)")
         rmc = table.where(series="recover-mc")
         if len(rmc):
-            ax.plot(rmc.column("N"), rmc.column("value"), "D", color=PALETTE["black"], ms=4,
-                    mfc=PALETTE["yellow"], label="recovering method (MC)")
+            # Hollow and larger than the keep-blocks circles it may sit on.
+            ax.plot(rmc.column("N"), rmc.column("value"), "D", color=PALETTE["black"], ms=8,
+                    mfc="none", mew=1.2, label="recovering method (MC)", zorder=4)
         ax.set_xscale("log", base=2)
         ax.set_ylim(-0.03, 1.08)
-        ax.set_xlabel("number of blocks N  (k = ceil(sqrt N) bits each)")
+        ax.set_xlabel(r"number of blocks $N$  ($k = \lceil\sqrt{N}\,\rceil$ bits each)")
         ax.set_ylabel("success probability")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
-        panel_label(ax, "(a) non-recovering bound -> 0")
+        panel_label(ax, r"(a) non-recovering bound $\rightarrow 0$")
         bx.axhline(1.0, color=PALETTE["grey"], ls="--", lw=1)
-        bx.text(float(np.nanmin(rt.column("N"))), 1.02, "budget B", color=PALETTE["grey"],
+        bx.text(float(np.nanmin(rt.column("N"))), 1.02, "budget $B$", color=PALETTE["grey"],
                 fontsize=7, va="bottom")
         bx.set_xscale("log", base=2)
         bx.set_ylim(0, 1.15)
-        bx.set_xlabel("number of blocks N")
-        bx.set_ylabel("(N handles + one block) / B")
-        bx.legend(title="B = c N log2 N bits", loc="upper right", bbox_to_anchor=(1.0, 0.84))
-        panel_label(bx, "(b) recovering method stays within B")
+        bx.set_xlabel("number of blocks $N$")
+        bx.set_ylabel(r"($N$ handles + one block) / $B$")
+        bx.legend(title=r"$B = c\,N\log_2 N$ bits", loc="upper right", bbox_to_anchor=(1.0, 0.84))
+        panel_label(bx, "(b) recovering method stays within $B$")
         return save_figure(fig, out_dir, NAME)
 
 

@@ -129,36 +129,41 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                         alpha=0.55 if series != "exact" else 1.0)
             t = a.where(kappa=kap, series="mc")
             ax.errorbar(t.column("sigma"), t.column("value"), yerr=2 * t.column("se"),
-                        fmt="o", color=col, ms=3.5, mfc="white", label=f"kappa = {kap}")
-        ax.plot([], [], color=PALETTE["grey"], lw=2.2, label="exact I(J*;W)")
+                        fmt="o", color=col, ms=3.5, mfc="white", label=f"$\\kappa$ = {kap}")
+        ax.plot([], [], color=PALETTE["grey"], lw=2.2, label=r"exact $I(J^*;W)$")
         ax.plot([], [], "o", color=PALETTE["grey"], mfc="white", label="Monte Carlo (2 SE)")
-        ax.plot([], [], color=PALETTE["grey"], lw=1.0, label="Prop. 2: ln2 (log2 kappa)^2/sigma^2")
+        ax.plot([], [], color=PALETTE["grey"], lw=1.0,
+                label=r"Prop. 2: $\ln 2\,(\log_2\kappa)^2/\sigma^2$")
         ax.plot([], [], color=PALETTE["grey"], lw=1.0, ls="--",
-                label="tighter: (1-1/n) ln2 (log2 kappa)^2/(2 sigma^2)")
+                label=r"tighter: $(1-1/n)\ln 2\,(\log_2\kappa)^2/(2\sigma^2)$")
         ax.axhline(math.log2(n_a), color=PALETTE["black"], ls=":", lw=1)
         ax.text(float(np.nanmax(a.column("sigma"))), math.log2(n_a),
-                f"ledger: log2 n = {math.log2(n_a):g}", ha="right", va="bottom", fontsize=7)
+                f"ledger: $\\log_2 n$ = {math.log2(n_a):g}", ha="right", va="bottom", fontsize=7)
         ax.set_xscale("log")
         _plain_log_ticks(ax, a.column("sigma"))
         ax.set_ylim(0, math.log2(n_a) * 1.12)
-        ax.set_xlabel("perception noise sigma  (std. dev. of ln-size noise)")
-        ax.set_ylabel("I(J*; W)  [bits]")
+        ax.set_xlabel(r"perception noise $\sigma$  (std. dev. of ln-size noise)")
+        ax.set_ylabel(r"$I(J^*; W)$  [bits]")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
-        panel_label(ax, f"(a) against sigma, n = {n_a}")
+        panel_label(ax, f"(a) against $\\sigma$, $n$ = {n_a}")
 
         kap_b, sig_b = int(b.values("kappa")[0]), float(b.values("sigma")[0])
+        # One colour meaning per figure: the content channel keeps its kappa's colour
+        # from (a), and the ledger is black as its dotted line in (a).
+        kappas = list(a.unique("kappa"))
+        kcol = colors[kappas.index(kap_b) % len(colors)] if kap_b in kappas else PALETTE["grey"]
         for series, col, ls, lw, label in (
-            ("ledger", PALETTE["vermillion"], "-", 1.8, "size ledger: log2 n"),
-            ("prop2", PALETTE["blue"], "-", 1.0, "Prop. 2 bound (flat in n)"),
-            ("prop2-tight", PALETTE["blue"], "--", 1.0, "tighter bound"),
-            ("exact", PALETTE["blue"], "-", 2.2, "content channel, exact"),
+            ("ledger", PALETTE["black"], ":", 1.8, r"size ledger: $\log_2 n$"),
+            ("prop2", kcol, "-", 1.0, "Prop. 2 bound (flat in $n$)"),
+            ("prop2-tight", kcol, "--", 1.0, "tighter bound"),
+            ("exact", kcol, "-", 2.2, "content channel, exact"),
         ):
             t = b.where(series=series)
             bx.plot(t.column("n"), t.column("value"), color=col, ls=ls, lw=lw, label=label,
                     alpha=0.6 if series.startswith("prop2") else 1.0)
         t = b.where(series="mc")
         bx.errorbar(t.column("n"), t.column("value"), yerr=2 * t.column("se"), fmt="o",
-                    color=PALETTE["blue"], ms=3.5, mfc="white",
+                    color=kcol, ms=3.5, mfc="white",
                     label="content channel, Monte Carlo")
         bx.set_xscale("log", base=2)
         # log y: the ledger's log2 n and the flat content rate both stay readable
@@ -167,10 +172,10 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         from matplotlib.ticker import FuncFormatter
 
         bx.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        bx.set_xlabel("number of blocks n")
+        bx.set_xlabel("number of blocks $n$")
         bx.set_ylabel("rate about the bulky block  [bits]")
         bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=6.5)
-        panel_label(bx, f"(b) against n, kappa = {kap_b}, sigma = {sig_b:g}")
+        panel_label(bx, f"(b) against $n$, $\\kappa$ = {kap_b}, $\\sigma$ = {sig_b:g}")
         return save_figure(fig, out_dir, NAME)
 
 

@@ -32,16 +32,18 @@ NAME = "fig4_tradeoff"
 TITLE = "Information-recovery trade-off: E[Z]/kappa against the interface rate (Theorem 1)"
 STOCHASTIC = True
 
-_COLUMNS = ("series", "interface", "param", "n", "kappa", "rate", "rate_se", "value",
-            "ci_low", "ci_high", "se", "exact", "trials")
+_COLUMNS = ("series", "interface", "sigma", "buckets", "rate", "n", "kappa", "rate_bits",
+            "rate_bits_se", "value", "ci_low", "ci_high", "se", "exact", "trials")
 _UNITS = {
     "series": "lower-bound | frontier | buckets | mc | engine",
     "interface": "ledger | gaussian | buckets | blind | gibbs (Monte Carlo / engine rows)",
-    "param": "sigma (gaussian), M (buckets), target rate (gibbs)",
+    "sigma": "noise of the gaussian size channel (gaussian rows), log-size std. dev.",
+    "buckets": "number of buckets M (bucket rows)",
+    "rate": "target rate of the gibbs interface, bits (gibbs rows)",
     "n": "number of blocks",
     "kappa": "size ratio L/l",
-    "rate": "I(J*;Y) in bits",
-    "rate_se": "standard error of an estimated rate (0 when exact)",
+    "rate_bits": "I(J*;Y) in bits",
+    "rate_bits_se": "standard error of an estimated rate, bits (0 when exact)",
     "value": "E[Z]/kappa (recovery obligations per kappa)",
     "ci_low": "95% CI of E[Z]/kappa, lower",
     "ci_high": "95% CI of E[Z]/kappa, upper",
@@ -118,14 +120,14 @@ def compute(params: Mapping[str, Any] | None = None, *,
     base = {"n": n, "kappa": kappa}
     for rate in np.linspace(0.0, top, p["curve_points"]):
         r = float(rate)
-        rows.append({**base, "series": "lower-bound", "rate": r,
+        rows.append({**base, "series": "lower-bound", "rate_bits": r,
                      "value": theory.makeroom_lower_bound(n, kappa, r) / kappa})
-        rows.append({**base, "series": "frontier", "rate": r,
+        rows.append({**base, "series": "frontier", "rate_bits": r,
                      "value": theory.optimal_mean_z(n, kappa, r) / kappa})
     for M in p["bucket_M"]:
         led = theory.bucket_ledger(n, kappa, M)
-        rows.append({**base, "series": "buckets", "interface": "buckets", "param": M,
-                     "rate": float(led.rate_bits), "rate_se": 0.0,
+        rows.append({**base, "series": "buckets", "interface": "buckets", "buckets": M,
+                     "rate_bits": float(led.rate_bits), "rate_bits_se": 0.0,
                      "value": float(led.mean_z) / kappa, "exact": float(led.mean_z) / kappa})
     jobs: list[tuple[str, str, float | None, dict[str, Any]]] = [
         ("mc", "ledger", None, {}), ("mc", "blind", None, {}),
@@ -139,7 +141,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
         jobs += [("engine", "gaussian", s, {"sigma": s}) for s in p["engine_sigmas"]]
         jobs += [("engine", "buckets", float(m), {"buckets": m}) for m in p["engine_buckets"]]
     streams = rng.spawn(len(jobs))
-    for (series, name, param, kw), stream in zip(jobs, streams, strict=False):
+    for (series, name, _param_value, kw), stream in zip(jobs, streams, strict=False):
         if series == "engine":
             assert engine is not None  # engine jobs exist only when it does
             res: Any = engine(n, kappa, name, trials=p["engine_trials"], rng=stream, **kw)
@@ -148,8 +150,9 @@ def compute(params: Mapping[str, Any] | None = None, *,
             res = sims.simulate_makeroom(n, kappa, iface, trials=p["trials"], rng=stream)
         mean, se, lo, hi = _z_stats(res, kappa)
         exact = getattr(res, "exact_mean_z", None)
-        rows.append({**base, "series": series, "interface": name, "param": param,
-                     "rate": float(res.rate_bits), "rate_se": float(res.rate_bits_se or 0.0),
+        rows.append({**base, "series": series, "interface": name, **kw,
+                     "rate_bits": float(res.rate_bits),
+                     "rate_bits_se": float(res.rate_bits_se or 0.0),
                      "value": mean, "ci_low": lo, "ci_high": hi, "se": se,
                      "exact": None if exact is None else float(exact) / kappa,
                      "trials": int(res.trials)})
@@ -161,24 +164,24 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     kappa = int(table.values("kappa")[0])
     top = math.log2(n)
     with figure_style():
-        fig, axes = new_figure(1, 1, width=6.4, height=4.0)
+        fig, axes = new_figure(1, 1, width=8.2, height=4.2)
         ax = axes[0, 0]
         lb = table.where(series="lower-bound")
-        ax.plot(lb.column("rate"), lb.column("value"), color=PALETTE["black"], lw=1.6, ls="--",
-                label="Theorem 1 lower bound  [1-(I+1)/nu]_+")
+        ax.plot(lb.column("rate_bits"), lb.column("value"), color=PALETTE["black"], lw=1.6, ls="--",
+                label=r"Theorem 1 lower bound $[1-(I+1)/\nu]_+$")
         fr = table.where(series="frontier")
-        ax.plot(fr.column("rate"), fr.column("value"), color=PALETTE["purple"], lw=2.2,
+        ax.plot(fr.column("rate_bits"), fr.column("value"), color=PALETTE["purple"], lw=2.2,
                 label="exact optimal frontier")
         bk = table.where(series="buckets")
-        ax.plot(bk.column("rate"), bk.column("value"), "s", color=PALETTE["green"], ms=4,
-                mfc="white", label="balanced M-bucket ledgers (exact)")
+        ax.plot(bk.column("rate_bits"), bk.column("value"), "s", color=PALETTE["green"], ms=4,
+                mfc="white", label=r"balanced $M$-bucket ledgers (exact)")
         mc = table.where(series="mc")
         styles = {
-            "gaussian": ("o", PALETTE["blue"], "Gaussian content channel (MC, sigma marked)"),
+            "gaussian": ("o", PALETTE["blue"], r"Gaussian content channel (MC, $\sigma$ marked)"),
             "buckets": ("s", PALETTE["green"], "bucket ledgers (MC)"),
             "gibbs": ("^", PALETTE["purple"], "Gibbs interface on the frontier (MC)"),
-            "ledger": ("*", PALETTE["vermillion"], "full ledger (I = log2 n)"),
-            "blind": ("X", PALETTE["orange"], "size-blind (I = 0)"),
+            "ledger": ("*", PALETTE["vermillion"], r"full ledger ($I = \log_2 n$)"),
+            "blind": ("X", PALETTE["orange"], r"size-blind ($I = 0$)"),
         }
         for name, (marker, col, label) in styles.items():
             t = mc.where(interface=name)
@@ -186,37 +189,53 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 continue
             y = t.column("value")
             yerr = np.vstack([y - t.column("ci_low"), t.column("ci_high") - y])
-            ax.errorbar(t.column("rate"), y, yerr=yerr, xerr=2 * t.column("rate_se"),
+            ax.errorbar(t.column("rate_bits"), y, yerr=yerr, xerr=2 * t.column("rate_bits_se"),
                         fmt=marker, color=col, ms=7 if marker in "*X" else 4.5, label=label,
                         zorder=3)
         for r in mc.where(interface="gaussian").records():
-            ax.annotate(f"{r['param']:g}", xy=(r["rate"], r["value"]), xytext=(4, 3),
+            ax.annotate(f"$\\sigma$={r['sigma']:g}", xy=(r["rate_bits"], r["value"]), xytext=(4, 3),
                         textcoords="offset points", fontsize=6.5, color=PALETTE["blue"])
         eng = table.where(series="engine")
         if len(eng):
+            # Hollow, larger diamonds: the array point of the same interface stays
+            # visible inside; each is labelled with its interface.
             y = eng.column("value")
             yerr = np.vstack([y - eng.column("ci_low"), eng.column("ci_high") - y])
-            ax.errorbar(eng.column("rate"), y, yerr=yerr, fmt="D", color=PALETTE["black"],
-                        mfc=PALETTE["yellow"], ms=5, label="engine-measured (workspace/)",
-                        zorder=4)
+            ax.errorbar(eng.column("rate_bits"), y, yerr=yerr, fmt="D", color=PALETTE["black"],
+                        mfc="none", mew=1.2, ms=9, elinewidth=1, capsize=3,
+                        label="engine-measured (workspace/), by interface", zorder=4)
+            for r in eng.records():
+                right = r["rate_bits"] < 0.5 * top
+                ax.annotate(f"engine: {r['interface']}", xy=(r["rate_bits"], r["value"]),
+                            xytext=(11 if right else -11, 7),
+                            textcoords="offset points", ha="left" if right else "right",
+                            va="center", fontsize=6.5, color=PALETTE["black"],
+                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                                  "alpha": 0.85})
         ax.set_xlim(-0.1, top + 0.15)
         ax.set_ylim(-0.04, 1.08)
-        ax.set_xlabel("interface rate I(J*; Y)  [bits]")
-        ax.set_ylabel("E[Z] / kappa  (recovery obligations per kappa)")
-        ax.legend(loc="upper right", fontsize=6.5)
-        panel_label(ax, f"n = {n}, kappa = {kappa}, nu = log2((n-kappa)/kappa) = "
+        ax.set_xlabel(r"interface rate $I(J^*; Y)$  [bits]")
+        ax.set_ylabel(r"$\mathrm{E}[Z]\,/\,\kappa$  (recovery obligations per $\kappa$)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
+        panel_label(ax, f"$n$ = {n}, $\\kappa$ = {kappa}, "
+                        r"$\nu = \log_2((n-\kappa)/\kappa)$ = "
                         f"{math.log2((n - kappa) / kappa):.2f} bits")
         return save_figure(fig, out_dir, NAME)
+
+
+def _param(r: Mapping[str, Any]) -> Any:
+    """The interface's own parameter of a row: sigma, buckets or the gibbs target rate."""
+    return next((r[k] for k in ("sigma", "buckets", "rate") if r.get(k) is not None), None)
 
 
 def _mean_excess(table: TidyTable, interface: str) -> float:
     """Mean of E[Z]/kappa minus the frontier at the same rate over one family's points."""
     fr = table.where(series="frontier")
-    rates, values = fr.column("rate"), fr.column("value")
+    rates, values = fr.column("rate_bits"), fr.column("value")
     pts = table.where(series="mc", interface=interface)
     if not len(pts):
         return float("nan")
-    return float(np.mean(pts.column("value") - np.interp(pts.column("rate"), rates, values)))
+    return float(np.mean(pts.column("value") - np.interp(pts.column("rate_bits"), rates, values)))
 
 
 def caption(table: TidyTable) -> tuple[str, str]:
@@ -244,13 +263,13 @@ def checks(table: TidyTable) -> list[Check]:
     viol_lb, viol_fr = [], []
     for r in pts:
         # The bounds decrease in I, so an estimated rate is given its 4-SE benefit.
-        rate = min(top, r["rate"] + 4 * (r["rate_se"] or 0.0))
+        rate = min(top, r["rate_bits"] + 4 * (r["rate_bits_se"] or 0.0))
         lb = theory.makeroom_lower_bound(n, kappa, rate) / kappa
         fr = theory.optimal_mean_z(n, kappa, rate) / kappa
         if r["value"] + 4 * r["se"] < lb - 1e-12:
-            viol_lb.append((r["interface"], r["param"], round(r["value"], 4), round(lb, 4)))
+            viol_lb.append((r["interface"], _param(r), round(r["value"], 4), round(lb, 4)))
         if r["value"] + 4 * r["se"] < fr - 1e-9:
-            viol_fr.append((r["interface"], r["param"], round(r["value"], 4), round(fr, 4)))
+            viol_fr.append((r["interface"], _param(r), round(r["value"], 4), round(fr, 4)))
     out.append(Check(
         "fig4.above_thm1", "no simulated interface beats Theorem 1's lower bound "
         "(4 SE on E[Z] and on an estimated rate)",
@@ -264,12 +283,12 @@ def checks(table: TidyTable) -> list[Check]:
     ))
     # A rate error bar wider than a quarter of [0, log2 n] cannot place a point on the
     # rate axis, and would let the two checks above pass vacuously.
-    wide = [(r["interface"], r["param"], f"{r['rate_se']:.3g}") for r in pts
-            if not 0.0 <= (r["rate_se"] or 0.0) <= top / 4]
+    wide = [(r["interface"], _param(r), f"{r['rate_bits_se']:.3g}") for r in pts
+            if not 0.0 <= (r["rate_bits_se"] or 0.0) <= top / 4]
     out.append(Check(
         "fig4.rate_se_plausible", "every estimated interface rate has a standard error below "
         "log2(n)/4 bits", status_of(not wide),
-        f"{len(pts)} points; max rate SE {max((r['rate_se'] or 0.0) for r in pts):.3g} bits; "
+        f"{len(pts)} points; max rate SE {max((r['rate_bits_se'] or 0.0) for r in pts):.3g} bits; "
         f"implausible: {wide[:3]}", "Theorem 1 (rate axis)",
     ))
     exact = [r for r in pts if r["series"] == "mc" and r["exact"] is not None]
@@ -281,14 +300,14 @@ def checks(table: TidyTable) -> list[Check]:
             "fig4.mc_matches_exact", "Monte Carlo E[Z] agrees with the exact evaluator of each "
             "interface within 4 standard errors",
             status_of(worst <= 4.0),
-            f"{len(zs)} points; max |z| = {worst:.2f} ({wr['interface']}, param={wr['param']})",
+            f"{len(zs)} points; max |z| = {worst:.2f} ({wr['interface']}, param={_param(wr)})",
             "Theorem 1 (exact E[Z] of ledger, blind, buckets, gibbs, Gaussian)",
         ))
     gibbs = [r for r in pts if r["interface"] == "gibbs" and r["series"] == "mc"]
     if gibbs:
         gz: list[float] = []
         for r in gibbs:
-            fr = theory.optimal_mean_z(n, kappa, min(top, r["rate"])) / kappa
+            fr = theory.optimal_mean_z(n, kappa, min(top, r["rate_bits"])) / kappa
             gz.append(abs(r["value"] - fr) / r["se"] if r["se"] > 0 else
                       (0.0 if abs(r["value"] - fr) < 1e-12 else math.inf))
         out.append(Check(

@@ -132,11 +132,11 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     kappa = int(table.values("kappa")[0])
     sigma = float(a.where(series="gaussian-exact").values("sigma")[0])
     with figure_style():
-        fig, axes = new_figure(1, 2, width=8.0, height=3.6)
+        fig, axes = new_figure(1, 2, width=8.0, height=4.6)
         ax, bx = axes[0]
         g = a.where(series="gaussian-exact")
         ax.plot(g.column("n"), g.column("value"), color=PALETTE["blue"], lw=2,
-                label=f"Gaussian channel, exact (sigma = {sigma:g})")
+                label=f"Gaussian channel, exact ($\\sigma$ = {sigma:g})")
         gm = a.where(series="gaussian-mc")
         if len(gm):
             y = gm.column("value")
@@ -146,7 +146,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                         label="Gaussian channel, Monte Carlo")
         bl = a.where(series="blind")
         ax.plot(bl.column("n"), bl.column("value"), color=PALETTE["orange"], lw=1.2, ls="-.",
-                label="size-blind (I = 0)")
+                label="size-blind ($I = 0$)")
         t1 = a.where(series="thm1-at-rate")
         ax.plot(t1.column("n"), t1.column("value"), color=PALETTE["black"], lw=1.4, ls="--",
                 label="Theorem 1 bound at the channel's rate")
@@ -154,41 +154,42 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         ax.plot(fc.column("n"), fc.column("value"), color=PALETTE["purple"], lw=1.4,
                 label="optimal frontier at the channel's rate")
         ax.plot(g.column("n"), np.zeros(len(g)), color=PALETTE["vermillion"], lw=1.2,
-                label="full ledger, exact (Z = 0)")
+                label="full ledger, exact ($Z = 0$)")
         lm = a.where(series="ledger-mc")
         if len(lm):
             ax.plot(lm.column("n"), lm.column("value"), "*", color=PALETTE["vermillion"], ms=8,
                     label="full ledger, Monte Carlo")
         ax.set_xscale("log")
         ax.set_ylim(-0.04, 1.08)
-        ax.set_xlabel("number of blocks n")
-        ax.set_ylabel("E[Z] / kappa")
-        ax.legend(loc="center right", fontsize=6.3)
-        panel_label(ax, f"(a) recovery obligations, kappa = {kappa}")
+        ax.set_xlabel("number of blocks $n$")
+        ax.set_ylabel(r"$\mathrm{E}[Z]\,/\,\kappa$")
+        # Legends sit under their panels, outside the data.
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
+        panel_label(ax, f"(a) recovery obligations, $\\kappa$ = {kappa}")
 
         deltas = [d for d in b.unique("delta") if d is not None]
         dash = ["-", "--", ":"]
         for i, d in enumerate(deltas):
             ls = dash[i % len(dash)]
             for series, col, label in (
-                ("necessary", PALETTE["black"], "necessary (1-delta) nu - 1"),
+                ("necessary", PALETTE["black"], r"necessary $(1-\delta)\nu - 1$"),
                 ("frontier", PALETTE["purple"], "exact frontier rate"),
                 ("sufficient-buckets", PALETTE["green"], "sufficient (buckets)"),
             ):
                 t = b.where(series=series, delta=d)
                 bx.plot(t.column("n"), t.column("value"), color=col, ls=ls,
-                        label=f"{label}, delta = {d:g}")
+                        label=f"{label}, $\\delta$ = {d:g}")
         cap = b.where(series="content-rate")
         bx.plot(cap.column("n"), cap.column("value"), color=PALETTE["blue"], lw=2,
-                label=f"Gaussian content channel's rate, sigma = {sigma:g}")
+                label=f"Gaussian content channel's rate, $\\sigma$ = {sigma:g}")
         lg = b.where(series="ledger")
         bx.plot(lg.column("n"), lg.column("value"), color=PALETTE["vermillion"], lw=1.2,
-                label="ledger: log2 n")
+                label=r"ledger: $\log_2 n$")
         bx.set_xscale("log")
         bx.set_ylim(bottom=0)
-        bx.set_xlabel("number of blocks n")
-        bx.set_ylabel("rate for E[Z] <= delta kappa  [bits]")
-        bx.legend(loc="upper left", fontsize=6.0)
+        bx.set_xlabel("number of blocks $n$")
+        bx.set_ylabel(r"rate for $\mathrm{E}[Z] \leq \delta\kappa$  [bits]")
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
         panel_label(bx, "(b) necessary vs sufficient rate")
         return save_figure(fig, out_dir, NAME)
 

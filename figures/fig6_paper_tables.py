@@ -26,14 +26,15 @@ NAME = "fig6_paper_tables"
 TITLE = "The paper's empirical results, re-plotted from its tables"
 STOCHASTIC = False
 
-_COLUMNS = ("panel", "table", "label", "id", "group", "x", "metric", "value", "derived")
+_COLUMNS = ("panel", "table", "label", "id", "group", "context_k_tokens", "metric", "value",
+            "derived")
 _UNITS = {
     "panel": "pressure | main | ablation | cost",
     "table": "paper_checks table key the value comes from",
     "label": "method or variant as printed",
     "id": "stable method/variant identifier",
     "group": "row group of Table 1 (main panel)",
-    "x": "context-growth setting in K tokens (pressure panel)",
+    "context_k_tokens": "context-growth setting in K tokens (pressure panel)",
     "metric": "column of the paper's table, or cost_* for the price decomposition",
     "value": "the printed number (derived rows: computed from printed numbers and prices)",
     "derived": "True when computed here from printed numbers, False when printed",
@@ -60,7 +61,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
     for r in press.rows:
         for m in _PRESSURE:
             rows.append({"panel": "pressure", "table": press.key, "label": r["method"],
-                         "id": r["method_id"], "x": r["setting_k"], "metric": m,
+                         "id": r["method_id"], "context_k_tokens": r["setting_k"], "metric": m,
                          "value": r[m], "derived": False})
     main = pc.load_table("main_results")
     for r in main.rows:
@@ -95,8 +96,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
 
 def _series(t: TidyTable, metric: str, ident: str) -> tuple[np.ndarray, np.ndarray]:
     s = t.where(metric=metric, id=ident)
-    order = np.argsort(s.column("x"))
-    return s.column("x")[order], s.column("value")[order]
+    order = np.argsort(s.column("context_k_tokens"))
+    return s.column("context_k_tokens")[order], s.column("value")[order]
 
 
 def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
@@ -120,7 +121,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 a.plot(x, y, marker="o", color=colors.get(str(ident), PALETTE["grey"]),
                        label=label)
             a.set_xscale("log", base=2)
-            xs = sorted({float(v) for v in pr.column("x")})
+            xs = sorted({float(v) for v in pr.column("context_k_tokens")})
             a.set_xticks(xs)
             # 96K and 128K sit close on a log axis: slanted labels keep them apart.
             a.set_xticklabels([f"{v:g}K" for v in xs], fontsize=7, rotation=45)
@@ -135,7 +136,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         methods = mn.unique("id")
         labels = [str(mn.where(id=m).values("label")[0]) for m in methods]
         width = 0.26
-        bench_colors = [PALETTE["blue"], PALETTE["green"], PALETTE["orange"]]
+        # One colour meaning per figure: blue and vermillion are the methods of (a)-(c),
+        # so the benchmarks, the event kinds and the cost parts use other colours.
+        bench_colors = [PALETTE["green"], PALETTE["orange"], PALETTE["purple"]]
         xpos = np.arange(len(methods))
         for j, (metric, bench) in enumerate(_BENCH):
             vals = [mn.where(id=m, metric=metric).column("value")[0] for m in methods]
@@ -156,8 +159,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         xe = np.arange(len(ev))
         arch = [ab.where(id=v, metric="archive_events").column("value")[0] for v in ev]
         reads = [ab.where(id=v, metric="read_events").column("value")[0] for v in ev]
-        e.bar(xe - 0.2, arch, width=0.4, color=PALETTE["vermillion"], label="archive events")
-        e.bar(xe + 0.2, reads, width=0.4, color=PALETTE["blue"], label="read events")
+        e.bar(xe - 0.2, arch, width=0.4, color=PALETTE["black"], label="archive events")
+        e.bar(xe + 0.2, reads, width=0.4, color="white", edgecolor=PALETTE["black"],
+              hatch="////", lw=0.8, label="read events")
         for i, v in enumerate(ev):
             solved = ab.where(id=v, metric="solved")
             if len(solved):
@@ -176,9 +180,9 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         co = table.where(panel="cost")
         cm = co.unique("id")
         cl = [str(co.where(id=m).values("label")[0]) for m in cm]
-        parts = (("cost_uncached_input", "uncached input ($0.50/M)", PALETTE["orange"]),
-                 ("cost_cached_input", "cached input ($0.05/M)", PALETTE["sky"]),
-                 ("cost_output", "output incl. thinking ($3.00/M)", PALETTE["purple"]))
+        parts = (("cost_uncached_input", r"uncached input (\$0.50/M)", PALETTE["sky"]),
+                 ("cost_cached_input", r"cached input (\$0.05/M)", PALETTE["yellow"]),
+                 ("cost_output", r"output incl. thinking (\$3.00/M)", PALETTE["grey"]))
         left = np.zeros(len(cm))
         yf = np.arange(len(cm))
         for metric, label, col in parts:
@@ -189,7 +193,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         rate = [co.where(id=m, metric="cache_rate_pct").column("value")[0] for m in cm]
         f.plot(printed, yf, "k|", ms=14, mew=2, label="printed cost (Table 2)")
         for i in range(len(cm)):
-            f.text(left[i] + 0.03, yf[i], f"${printed[i]:.2f}  (cache {rate[i]:.1f}%)",
+            f.text(left[i] + 0.03, yf[i], f"\\${printed[i]:.2f}  (cache {rate[i]:.1f}%)",
                    va="center", fontsize=7)
         f.set_yticks(yf)
         f.set_yticklabels(cl, fontsize=7.5)
@@ -203,7 +207,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
 
 def caption(table: TidyTable) -> tuple[str, str]:
     pr = table.where(panel="pressure", metric="success")
-    xs = sorted({float(v) for v in pr.column("x")})
+    xs = sorted({float(v) for v in pr.column("context_k_tokens")})
     return (
         "The paper's reported results re-plotted from the transcribed tables (paper_checks/"
         "data): LOCA pressure sweep, main results on three benchmarks, ablation event counts "

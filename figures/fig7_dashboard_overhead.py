@@ -38,20 +38,21 @@ NAME = "fig7_dashboard_overhead"
 TITLE = "Dashboard overhead against registered blocks (reference engine, replayed trajectories)"
 STOCHASTIC = True
 
-_COLUMNS = ("run", "turn", "N", "dashboard_tokens", "visible_blocks", "ledger_rows",
-            "render_tokens", "candidate_tokens", "mode", "archive_actions", "budget")
+_COLUMNS = ("run", "turn", "registered_blocks", "dashboard_tokens", "visible_blocks",
+            "ledger_rows", "render_tokens", "candidate_tokens", "render_mode", "archive_actions",
+            "budget_tokens")
 _UNITS = {
     "run": "replication index",
     "turn": "trajectory turn (one search call + one result)",
-    "N": "cumulative registered blocks",
+    "registered_blocks": "cumulative registered blocks N",
     "dashboard_tokens": "net dashboard message tokens (Rendering.dashboard_tokens)",
     "visible_blocks": "blocks whose content is in the prompt (visible or pinned)",
     "ledger_rows": "actionable units the dashboard lists",
     "render_tokens": "tokens of the rendering sent to the model",
     "candidate_tokens": "tokens of the ordinary (pre-preflight) rendering",
-    "mode": "normal | overflow, after the turn's management actions",
+    "render_mode": "normal | overflow, after the turn's management actions",
     "archive_actions": "archive calls so far in this replication",
-    "budget": "the workspace budget B in tokens",
+    "budget_tokens": "the workspace budget B in tokens",
 }
 
 # A search tool schema, as BrowseComp-Plus agents have; counted in the overhead.
@@ -155,12 +156,12 @@ def _replay(run: int, p: Mapping[str, Any], rng: np.random.Generator,
                 actions += _make_room(ws, r, p["fill_target"] * p["budget"], p["max_groups"])
                 r = ws.render()
             rows.append({
-                "run": run, "turn": turn, "N": len(ws.blocks),
+                "run": run, "turn": turn, "registered_blocks": len(ws.blocks),
                 "dashboard_tokens": int(r.dashboard_tokens),
                 "visible_blocks": sum(1 for b in ws.blocks if b.status in ("visible", "pinned")),
                 "ledger_rows": len(r.block_tokens), "render_tokens": int(r.tokens),
-                "candidate_tokens": int(r.candidate_tokens), "mode": str(r.mode),
-                "archive_actions": actions, "budget": p["budget"],
+                "candidate_tokens": int(r.candidate_tokens), "render_mode": str(r.mode),
+                "archive_actions": actions, "budget_tokens": p["budget"],
             })
     finally:
         ws.close()
@@ -185,7 +186,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
 
 def _binned(table: TidyTable, column: str, width: int) -> dict[str, np.ndarray]:
     """Median and quartiles of ``column`` in bins of N (bins with >= 3 points)."""
-    n = table.column("N")
+    n = table.column("registered_blocks")
     y = table.column(column)
     edges = np.arange(0, float(np.nanmax(n)) + width + 1, width)
     idx = np.digitize(n, edges)
@@ -218,7 +219,7 @@ def _summary(table: TidyTable) -> dict[str, float]:
     return {
         "peak_tokens": float(d["median"][peak]),
         "peak_N": float(d["N"][peak]),
-        "budget": float(table.column("budget")[0]),
+        "budget": float(table.column("budget_tokens")[0]),
         "last_tokens": float(d["median"][-1]),
         "last_N": float(d["N"][-1]),
         "dash_slope_late": _loglog_slope(d["N"][half], d["median"][half]),
@@ -239,21 +240,22 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             (ax, "dashboard_tokens", PALETTE["blue"], "net dashboard tokens  [cl100k_base]"),
             (bx, "visible_blocks", PALETTE["green"], "visible working set  [blocks]"),
         ):
-            a.scatter(table.column("N"), table.column(column), s=4, color=color, alpha=0.15,
+            a.scatter(table.column("registered_blocks"),
+                      table.column(column), s=4, color=color, alpha=0.15,
                       lw=0, label=f"per turn ({runs} replications)")
             b = _binned(table, column, width)
             a.fill_between(b["N"], b["q1"], b["q3"], color=color, alpha=0.3, lw=0,
                            label="interquartile range")
             a.plot(b["N"], b["median"], color=color, lw=2, label="binned median")
-            a.set_xlabel("registered blocks N (cumulative)")
+            a.set_xlabel("registered blocks $N$ (cumulative)")
             a.set_ylabel(ylabel)
         top = 1.18 * float(np.nanmax(table.column("dashboard_tokens")))
         ax.set_ylim(0, top)
         ax.axvline(s["peak_N"], color=PALETTE["grey"], ls=":", lw=1)
         # The label sits above the data cloud, left of the marker line.
         ax.text(s["peak_N"], 0.985 * top, f"median peak {s['peak_tokens']:.0f} tokens "
-                f"at N = {s['peak_N']:.0f} ", ha="right", va="top", fontsize=7)
-        nmax = float(np.nanmax(table.column("N")))
+                f"at $N$ = {s['peak_N']:.0f} ", ha="right", va="top", fontsize=7)
+        nmax = float(np.nanmax(table.column("registered_blocks")))
         bx.plot([0, nmax], [0, nmax], color=PALETTE["grey"], ls="--", lw=1,
                 label="all blocks visible (slope 1)")
         bx.set_ylim(0, min(nmax, 2.5 * float(np.nanmax(table.column("visible_blocks")))))
@@ -283,7 +285,7 @@ def caption(table: TidyTable) -> tuple[str, str]:
 def checks(table: TidyTable) -> list[Check]:
     s = _summary(table)
     over = [(r["run"], r["turn"], r["render_tokens"]) for r in table.records()
-            if r["render_tokens"] > r["budget"]]
+            if r["render_tokens"] > r["budget_tokens"]]
     return [
         Check(
             "fig7.within_budget",

@@ -30,7 +30,8 @@ NAME = "fig8_beyond"
 TITLE = "Beyond the paper: Fano's converse is first-order tight; a sharper Proposition 1"
 STOCHASTIC = False
 
-_COLUMNS = ("panel", "series", "n", "kappa", "delta", "k", "x", "value", "bound")
+_COLUMNS = ("panel", "series", "n", "kappa", "delta", "k", "log10_n", "budget_share", "value",
+            "bound")
 _UNITS = {
     "panel": "a (rate/nu against n) | b (second-order term) | c (Proposition 1)",
     "series": "a: frontier, fano, buckets, two-level; b: second-order, approx, limit; "
@@ -39,7 +40,8 @@ _UNITS = {
     "kappa": "size ratio L/l (panels a, b)",
     "delta": "target E[Z] <= delta kappa (panels a, b)",
     "k": "bits per evidence block (panel c)",
-    "x": "panel c: B/(N k); panels a, b: log10 n",
+    "log10_n": "log10 of the number of blocks n (panels a, b)",
+    "budget_share": "B/(N k) (panel c)",
     "value": "a: rate / nu; b: bits; c: success probability",
     "bound": "c, optimum rows: the sharper converse at the same budget",
 }
@@ -81,7 +83,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
                  else int(round(10 ** (float(x) - whole + 6))) * 10 ** (whole - 6))
             fo = theory.first_order_point(n, kappa, delta)
             lx = math.log10(n)
-            base = {"n": n, "kappa": kappa, "delta": delta, "x": lx}
+            base = {"n": n, "kappa": kappa, "delta": delta, "log10_n": lx}
             for series, val in (("frontier", fo.exact_rate), ("fano", fo.fano_rate),
                                 ("buckets", fo.bucket_rate), ("two-level", fo.bound_hi
                                                                + (1 - delta) * fo.nu)):
@@ -97,7 +99,7 @@ def compute(params: Mapping[str, Any] | None = None, *,
         case = f"N={n_} k={k}"
         for frac in np.linspace(0.0, 1.0, 41):
             b = float(frac) * n_ * k
-            base = {"panel": "c", "n": n_, "k": k, "x": float(frac)}
+            base = {"panel": "c", "n": n_, "k": k, "budget_share": float(frac)}
             rows.append({**base, "series": f"paper {case}",
                          "value": min(1.0, theory.recovery_success_bound(n_, k, b))})
             rows.append({**base, "series": f"sharp {case}",
@@ -108,7 +110,8 @@ def compute(params: Mapping[str, Any] | None = None, *,
         for m in range(1, size + 1):
             r = theory.recovery_exact_optimum(n_, k, m)
             rows.append({"panel": "c", "series": f"optimum {case}", "n": n_, "k": k,
-                         "x": r.budget / (n_ * k), "value": r.optimum, "bound": r.sharp_bound})
+                         "budget_share": r.budget / (n_ * k), "value": r.optimum,
+                         "bound": r.sharp_bound})
     return TidyTable.from_records(rows, columns=_COLUMNS, units=_UNITS)
 
 
@@ -119,72 +122,75 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     delta = float(a.values("delta")[0])
     colors = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["green"], PALETTE["purple"]]
     with figure_style():
-        fig, axes = new_figure(1, 3, width=12.0, height=3.8)
+        fig, axes = new_figure(1, 3, width=12.0, height=5.0)
         ax, bx, cx = axes[0]
         for i, kappa in enumerate(sorted({int(v) for v in a.values("kappa")})):
             col = colors[i % len(colors)]
-            for series, ls, lab in (("frontier", "-", "R* (Gibbs)"),
-                                    ("fano", ":", "Fano (1-d)nu-1"),
+            for series, ls, lab in (("frontier", "-", r"$R^*$ (Gibbs)"),
+                                    ("fano", ":", r"Fano $(1-\delta)\nu-1$"),
                                     ("buckets", "--", "buckets"),
                                     ("two-level", "-.", "two-level")):
                 t = a.where(series=series, kappa=kappa)
-                ax.plot(t.column("x"), t.column("value"), color=col, ls=ls, lw=1.3,
-                        label=f"{lab}, kappa={kappa}" if i == 0 or series == "frontier" else None)
+                ax.plot(t.column("log10_n"), t.column("value"), color=col, ls=ls, lw=1.3,
+                        label=(f"{lab}, $\\kappa$={kappa}" if i == 0 or series == "frontier"
+                               else None))
             s = b.where(series="second-order", kappa=kappa)
-            bx.plot(s.column("x"), s.column("value"), color=col, lw=1.8,
-                    label=f"R* - (1-d) nu, kappa={kappa}")
+            bx.plot(s.column("log10_n"), s.column("value"), color=col, lw=1.8,
+                    label=f"$R^* - (1-\\delta)\\nu$, $\\kappa$={kappa}")
             ap = b.where(series="approx", kappa=kappa)
-            bx.plot(ap.column("x"), ap.column("value"), color=col, ls="--", lw=1.0,
+            bx.plot(ap.column("log10_n"), ap.column("value"), color=col, ls="--", lw=1.0,
                     label="derived approximation" if i == 0 else None)
             lim = b.where(series="limit", kappa=kappa)
             bx.axhline(float(lim.column("value")[0]), color=col, ls=":", lw=1.0,
                        label="fixed-kappa limit" if i == 0 else None)
         ax.axhline(1 - delta, color=PALETTE["black"], lw=0.8)
         ax.axhline(1.0, color=PALETTE["grey"], lw=0.8)
-        ax.text(ax.get_xlim()[1], 1 - delta, f" 1-delta = {1 - delta:g}", va="bottom",
+        ax.text(ax.get_xlim()[1], 1 - delta, f" $1-\\delta$ = {1 - delta:g}", va="bottom",
                 ha="right", fontsize=7)
-        ax.text(ax.get_xlim()[1], 1.0, " buckets -> 1", va="bottom", ha="right", fontsize=7)
-        ax.set_xlabel("log10 n")
-        ax.set_ylabel(f"rate / nu for E[Z] <= {delta:g} kappa")
+        ax.text(ax.get_xlim()[1], 1.0, r" buckets $\rightarrow 1$", va="bottom", ha="right",
+                fontsize=7)
+        ax.set_xlabel(r"$\log_{10} n$")
+        ax.set_ylabel(f"rate / $\\nu$ for $\\mathrm{{E}}[Z] \\leq {delta:g}\\,\\kappa$")
         ax.set_ylim(0.0, 1.15)
-        ax.legend(loc="lower right", fontsize=5.8)
-        panel_label(ax, "(a) first order: R*/nu -> 1 - delta")
-        bx.set_xlabel("log10 n")
-        bx.set_ylabel("R* - (1-delta) nu  [bits]")
-        bx.legend(loc="lower right", fontsize=5.8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
+        panel_label(ax, r"(a) first order: $R^*/\nu \rightarrow 1 - \delta$")
+        bx.set_xlabel(r"$\log_{10} n$")
+        bx.set_ylabel(r"$R^* - (1-\delta)\nu$  [bits]")
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
         panel_label(bx, "(b) second-order term")
         cases = [str(v)[len("sharp "):] for v in c.unique("series") if str(v).startswith("sharp ")]
         marks = ["o", "s", "^", "D"]
         for i, case in enumerate(cases):
             col = colors[i % len(colors)]
             t = c.where(series=f"paper {case}")
-            cx.plot(t.column("x"), t.column("value"), color=col, ls="--", lw=1.0,
-                    label=f"paper B/(Nk)+1/k, {case}")
+            cx.plot(t.column("budget_share"), t.column("value"), color=col, ls="--", lw=1.0,
+                    label=f"paper $B/(Nk)+1/k$, {case}")
             t = c.where(series=f"sharp {case}")
-            cx.plot(t.column("x"), t.column("value"), color=col, lw=1.8,
+            cx.plot(t.column("budget_share"), t.column("value"), color=col, lw=1.8,
                     label=f"sharper converse, {case}")
             t = c.where(series=f"optimum {case}")
             if len(t):
-                cx.plot(t.column("x"), t.column("value"), marks[i % len(marks)], color=col,
+                cx.plot(t.column("budget_share"), t.column("value"), marks[i % len(marks)],
+                        color=col,
                         mfc="white", ms=5, label=f"exact optimum, {case}")
-        cx.set_xlabel("B / (N k)")
+        cx.set_xlabel(r"$B\,/\,(N k)$")
         cx.set_ylabel("success probability bound")
         cx.set_ylim(0.0, 1.05)
-        cx.legend(loc="lower right", fontsize=5.8)
+        cx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=6.5)
         panel_label(cx, "(c) Proposition 1: sharper converse")
         return save_figure(fig, out_dir, NAME)
 
 
 def caption(table: TidyTable) -> tuple[str, str]:
     a = table.where(panel="a", series="frontier")
-    top = max(a.records(), key=lambda r: (r["x"], r["kappa"]))
+    top = max(a.records(), key=lambda r: (r["log10_n"], r["kappa"]))
     bk = table.where(panel="a", series="buckets", kappa=top["kappa"])
-    bk_top = max(bk.records(), key=lambda r: r["x"])
+    bk_top = max(bk.records(), key=lambda r: r["log10_n"])
     return (
         "Fano's converse is first-order tight: the exact frontier's rate R*(delta kappa) is "
         "(1-delta) nu + O(log nu), while balanced buckets need about nu; the sharper "
         "Proposition 1 converse lies below B/(Nk) + 1/k everywhere.",
-        f"At n = 10^{top['x']:.0f}, kappa = {top['kappa']}: R*/nu = {top['value']:.4f}, "
+        f"At n = 10^{top['log10_n']:.0f}, kappa = {top['kappa']}: R*/nu = {top['value']:.4f}, "
         f"buckets/nu = {bk_top['value']:.4f}.",
     )
 
@@ -196,10 +202,10 @@ def checks(table: TidyTable) -> list[Check]:
     worst = []
     order_bad = []
     for kappa in sorted({int(v) for v in a.values("kappa")}):
-        fr = {r["x"]: r["value"] for r in a.where(series="frontier", kappa=kappa).records()}
-        fa = {r["x"]: r["value"] for r in a.where(series="fano", kappa=kappa).records()}
-        bu = {r["x"]: r["value"] for r in a.where(series="buckets", kappa=kappa).records()}
-        tl = {r["x"]: r["value"] for r in a.where(series="two-level", kappa=kappa).records()}
+        fr = {r["log10_n"]: r["value"] for r in a.where(series="frontier", kappa=kappa).records()}
+        fa = {r["log10_n"]: r["value"] for r in a.where(series="fano", kappa=kappa).records()}
+        bu = {r["log10_n"]: r["value"] for r in a.where(series="buckets", kappa=kappa).records()}
+        tl = {r["log10_n"]: r["value"] for r in a.where(series="two-level", kappa=kappa).records()}
         xs = sorted(fr)
         n_top = 10 ** xs[-1]
         nu = math.log2((n_top - kappa) / kappa)
@@ -236,7 +242,7 @@ def checks(table: TidyTable) -> list[Check]:
         sh = c.where(series=f"sharp {case}").column("value")
         bad += [(case, i) for i, (x, y) in enumerate(zip(sh, pa, strict=True)) if x > y + 1e-12]
     opt = [r for r in c.records() if str(r["series"]).startswith("optimum")]
-    bad += [(r["series"], r["x"]) for r in opt if r["value"] > r["bound"] + 1e-12]
+    bad += [(r["series"], r["budget_share"]) for r in opt if r["value"] > r["bound"] + 1e-12]
     out.append(Check(
         "fig8.prop1_order",
         "exact optimum <= sharper converse <= paper's B/(Nk) + 1/k",

@@ -642,6 +642,7 @@ def run_claims(
     rng: Any = None,
     claims: Sequence[Claim] | None = None,
     certificates: Any = True,
+    progress: Callable[[ClaimResult], None] | None = None,
 ) -> PaperCheckReport:
     """Run the registered checks.
 
@@ -663,6 +664,9 @@ def run_claims(
         (``theory.certify_all``, once per linked claim id), False skips them (the claims
         then rest on their numerical checks alone), or pass the report of an earlier
         ``theory.certify_all()`` run to reuse it.
+    progress : callable, keyword-only, optional
+        Called with each :class:`ClaimResult` as soon as its claim is checked
+        (for a progress bar).
 
     Returns
     -------
@@ -684,6 +688,8 @@ def run_claims(
                 seconds=time.perf_counter() - t0,
             )
         )
+        if progress is not None:
+            progress(results[-1])
     entropy = root.entropy if isinstance(root.entropy, int) else 0
     return PaperCheckReport(results=tuple(results), data_dir=str(path), seed_entropy=entropy,
                             only=only)

@@ -40,14 +40,18 @@ def test_json_document(capsys):
 
 
 def test_failing_claim_sets_exit_status_unless_report_only(broken_data, capsys):
-    """A failed claim (Table 8 rows no longer add up) exits 1; --report-only exits 0; both
-    print the discrepancy."""
+    """A failed claim about the paper's own table (Table 8 rows no longer add up) is a
+    finding: exit 0, and 1 with --strict, as `reproduce` does (issue 16: one exit policy);
+    --report-only exits 0 even with --strict; each prints the discrepancy."""
     argv = ["check-paper", "--only", "table8.*", "--no-certificates", "--data-dir",
             str(broken_data)]
-    assert main(argv) == 1
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "FAIL" in out and "Both+Base. = 23 but the baseline solved 22" in out
-    assert main([*argv, "--report-only"]) == 0
+    assert "1 finding(s) about the paper's own numbers (reported, not failing" in out
+    assert main([*argv, "--strict"]) == 1
+    assert "fail the run (--strict)" in capsys.readouterr().out
+    assert main([*argv, "--strict", "--report-only"]) == 0
     assert "1 claims: 0 pass, 1 fail, 0 not checkable" in capsys.readouterr().out
 
 

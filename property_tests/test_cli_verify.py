@@ -49,14 +49,15 @@ def test_only_filters_and_skips_tightness(capsys):
 
 
 def test_human_output_table_summary_and_tightness(monkeypatch, capsys):
-    """Human output: table columns (result, step, method, domain, status), the
+    """Human output: table columns (claim, step, method, domain, status), the
     summary line, and the tightness findings at the end (Theorem 1 / Prop. 2)."""
+    monkeypatch.setenv("COLUMNS", "200")  # tables follow the terminal's width
     real = theory.certify_all
     monkeypatch.setattr(theory, "certify_all", lambda only=None: real("thm1.C"))
     status = main(["verify"])
     out = capsys.readouterr().out
     assert status == 0
-    for col in ("result", "step", "method", "domain", "status"):
+    for col in ("claim", "step", "method", "domain", "status"):
         assert col in out
     assert "threshold_equivalence" in out
     n = len(theory.list_steps("thm1.C"))

@@ -16,7 +16,7 @@ from vistalab._sweep._schema import coerce_row
     ("makeroom-engine", {"n": 12, "kappa": 3, "interface": "gaussian", "sigma": 1.0,
                          "buckets": None, "policy": "bayes", "tokenizer": "cl100k_base",
                          "l_tokens": None, "array_trials": 2000, "reuse": False, "trials": 20}),
-    ("recovery-engine", {"N": 4, "k": 128, "budget": 2000, "strategy": "recover",
+    ("recovery-engine", {"N": 4, "k": 128, "budget_tokens": 2000, "strategy": "recover",
                          "tokenizer": "cl100k_base", "trials": 3}),
 ])
 def test_engine_experiment_rows_match_their_schema(name, params):

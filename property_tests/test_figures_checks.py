@@ -86,11 +86,11 @@ def test_fig1_checks_fail_on_broken_tables():
     feasible = _first(t, series="recover", feasible=True)
     lost = edit(t, {"series": "recover", "budget_bits": feasible["budget_bits"]}, value=0.0)
     assert statuses("fig1_recovery", lost)["fig1.recover_exact"] == "fail"
-    fits = _first(t, series="recover-engine", x=1.0)
+    fits = _first(t, series="recover-engine", budget_share=1.0)
     assert fits["fit_share"] == 1.0
-    short = edit(t, {"series": "recover-engine", "x": 1.0}, value=0.5)
+    short = edit(t, {"series": "recover-engine", "budget_share": 1.0}, value=0.5)
     assert statuses("fig1_recovery", short)["fig1.engine_recover_exact"] == "fail"
-    garbled = edit(t, {"series": "recover-engine", "x": 1.0}, byte_exact=False)
+    garbled = edit(t, {"series": "recover-engine", "budget_share": 1.0}, byte_exact=False)
     assert statuses("fig1_recovery", garbled)["fig1.engine_recover_exact"] == "fail"
 
 
@@ -141,15 +141,15 @@ def test_fig4_checks_fail_on_broken_tables():
     t = table_of("fig4_tradeoff")
     # the noisiest channel has the lowest rate, where Theorem 1's bound is positive
     g = max(t.where(series="mc", interface="gaussian").records(), key=lambda r: r["value"])
-    free = edit(t, {"series": "mc", "interface": "gaussian", "param": g["param"]},
+    free = edit(t, {"series": "mc", "interface": "gaussian", "sigma": g["sigma"]},
                 value=0.0, ci_low=0.0, ci_high=0.0, se=1e-6)
     got = statuses("fig4_tradeoff", free)
     assert got["fig4.above_thm1"] == "fail"
     assert got["fig4.above_frontier"] == "fail"
     assert got["fig4.mc_matches_exact"] == "fail"
     g1 = _first(t, series="mc", interface="gaussian")
-    vague = edit(t, {"series": "mc", "interface": "gaussian", "param": g1["param"]},
-                 rate_se=1e11)
+    vague = edit(t, {"series": "mc", "interface": "gaussian", "sigma": g1["sigma"]},
+                 rate_bits_se=1e11)
     assert statuses("fig4_tradeoff", vague)["fig4.rate_se_plausible"] == "fail"
     gb = _first(t, series="mc", interface="gibbs")
     off = edit(t, {"series": "mc", "interface": "gibbs"}, value=gb["value"] + 0.2)

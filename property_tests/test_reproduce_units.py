@@ -37,15 +37,20 @@ def test_cache_key_is_order_free_and_sensitive_to_everything(p, stage):
 
 
 def test_cache_store_hit_miss_and_corruption(tmp_path):
-    """A record is returned only for its own key; a damaged record is a miss, not a crash."""
+    """A record is returned only for its own key; records of other keys of the
+    same stage coexist (issue 16: quick and full runs do not evict each other);
+    a damaged record is a miss, not a crash."""
     cache = StageCache(tmp_path)
     rec = CacheRecord("sim:x", "k1", {"rows": [[1, 2.5]]}, {"params": {}}, 0.25)
     cache.store(rec)
     assert cache.load("sim:x", "k1") == rec
     assert cache.load("sim:x", "k2") is None
     assert cache.load("sim:y", "k1") is None
-    assert [p.name for p in tmp_path.iterdir()] == ["sim--x.json"]
-    (tmp_path / "sim--x.json").write_text("{not json")
+    other = CacheRecord("sim:x", "k2", {"rows": []}, {"params": {"quick": True}}, 0.1)
+    cache.store(other)
+    assert cache.load("sim:x", "k1") == rec and cache.load("sim:x", "k2") == other
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sim--x--k1.json", "sim--x--k2.json"]
+    (tmp_path / "sim--x--k1.json").write_text("{not json")
     assert cache.load("sim:x", "k1") is None
 
 

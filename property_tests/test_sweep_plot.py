@@ -45,7 +45,7 @@ def test_makeroom_overlays_are_theorem1_and_exact_frontier(tmp_path):
     optimal_mean_z(n, kappa, I), both divided by kappa for y = mean_z/kappa
     (Theorem 1 and the exact frontier), over I in [0, log2 n]."""
     out = tmp_path / "fig.png"
-    s = plot_sweep(_exact_table(), out, x="rate", y="mean_z/kappa")
+    s = plot_sweep(_exact_table(), out, x="rate_bits", y="mean_z/kappa")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert s.x == "rate_bits" and s.y == "mean_z/kappa" and len(s.panels) == 1
     series = {x.label: x for x in s.panels[0].series}
@@ -134,8 +134,23 @@ def test_plot_sweep_cli_on_sweep_folder(tmp_path, capsys):
                    'budget = [4, 16]\nstrategy = ["keep-blocks", "recover"]\n')
     assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--workers", "1",
                  "--no-progress"]) == 0
-    assert main(["plot-sweep", str(tmp_path / "o"), "--x", "B", "--y", "success"]) == 0
-    assert (tmp_path / "o" / "plot-success-vs-B.png").exists()
+    assert main(["plot-sweep", str(tmp_path / "o"), "--x", "budget", "--y", "success"]) == 0
+    assert (tmp_path / "o" / "plot-success-vs-budget.png").exists()
     assert main(["plot-sweep", str(tmp_path / "o" / "results.csv"), "--x", "budgett",
                  "--y", "success"]) == 2
     assert "Did you mean 'budget'?" in capsys.readouterr().err
+
+
+def test_ambiguous_or_empty_column_names_are_refused(tmp_path):
+    """Issue 16: `--x rate` never silently plots `rate_bits`. Without a `rate`
+    column it is refused with the close matches; with an all-empty `rate`
+    column (the gibbs target rate of non-gibbs rows) it is refused too, naming
+    rate_bits (Theorem 1 make-room table)."""
+    table = _exact_table()
+    with pytest.raises(UnknownNameError, match=r"'rate'.*Did you mean 'rate_bits'.*rate_bits_se"):
+        plot_sweep(table, tmp_path / "a.png", x="rate", y="mean_z")
+    with_rate = table.append_column("rate", pa.array([None] * table.num_rows, pa.float64()))
+    with pytest.raises(DomainError, match=r"all 14 rows of 'rate' are empty; did you mean "
+                                          r"rate_bits"):
+        plot_sweep(with_rate, tmp_path / "b.png", x="rate", y="mean_z")
+    assert not (tmp_path / "a.png").exists() and not (tmp_path / "b.png").exists()

@@ -66,11 +66,12 @@ def test_memory_and_directory_stores_agree(tmp_path):
 
 def test_table_is_tidy_with_documented_columns():
     """One row per (N, k, B, strategy, c0) cell of Proposition 1's task, each
-    with its bound, and the cell index equal to its canonical position."""
+    with its bound, and the cell column holding each cell's content key in
+    canonical order."""
     cfg = parse_config(DOC)
     t = _run(cfg).table
     assert t is not None
-    assert t["cell"].to_pylist() == list(range(cfg.n_cells))
+    assert t["cell"].to_pylist() == [c.key for c in cfg.cells]
     rows = t.to_pylist()
     for r, c in zip(rows, cfg.cells, strict=True):
         assert {k: r[k] for k in c.params} == dict(c.params)
@@ -96,11 +97,11 @@ def test_damaged_cell_file_is_detected_and_recomputed(tmp_path):
     and the final Proposition 1 table is unchanged."""
     cfg = parse_config(DOC)
     ref = _run(cfg, tmp_path / "o").table
-    victim = tmp_path / "o" / "cells" / "cell-00000003.json"
+    victim = tmp_path / "o" / "cells" / f"{cfg.cells[3].key}.json"
     doc = json.loads(victim.read_text())
     doc["row"]["success"] = 0.123456  # a plausible but wrong value
     victim.write_text(json.dumps(doc))
-    truncated = tmp_path / "o" / "cells" / "cell-00000005.json"
+    truncated = tmp_path / "o" / "cells" / f"{cfg.cells[5].key}.json"
     truncated.write_text(truncated.read_text()[:40])
     res = _run(cfg, tmp_path / "o")
     assert res.summary.computed == 2
@@ -109,19 +110,54 @@ def test_damaged_cell_file_is_detected_and_recomputed(tmp_path):
     assert res.table is not None and res.table.equals(ref)
 
 
-def test_folder_with_another_sweep_is_refused(tmp_path):
-    """Resuming into a folder that holds a different Proposition 1 grid, or the
-    same grid with another seed, is refused; --fresh discards the old cells."""
+def test_folder_with_another_experiment_or_seed_is_refused(tmp_path):
+    """Extending a folder that holds another experiment's cells, or the same
+    experiment under another seed, is refused; --fresh discards the old cells."""
     cfg = parse_config(DOC)
     _run(cfg, tmp_path / "o")
-    other = parse_config({**DOC, "params": {**DOC["params"], "trials": 201}})
-    with pytest.raises(SweepStoreError, match=r"must hold this sweep to resume it.*--fresh"):
+    other = parse_config({"experiment": "makeroom", "seed": 11,
+                          "params": {"n": 16, "kappa": 4, "interface": "ledger",
+                                     "trials": 50}})
+    with pytest.raises(SweepStoreError,
+                       match=r"must hold cells of experiment 'makeroom'.*holds experiment "
+                             r"'recovery'.*--fresh"):
         _run(other, tmp_path / "o")
     reseeded = parse_config({**DOC, "seed": 12})
     with pytest.raises(SweepStoreError, match=r"started with seed 11 \(config says 12\)"):
         _run(reseeded, tmp_path / "o")
     res = _run(other, tmp_path / "o", fresh=True)
     assert res.summary.computed == other.n_cells and res.summary.skipped == 0
+
+
+def test_adding_values_extends_the_store_and_keeps_every_cell(tmp_path):
+    """Issue 16 (Done when): add a budget and a handle cost to a Proposition 1
+    sweep and rerun into the same folder. Every existing cell record is byte
+    identical, its row in the new table equals its old row, and only the new
+    cells are computed; a shuffled, shrunk config reuses everything."""
+    cfg = parse_config(DOC)
+    first = _run(cfg, tmp_path / "o")
+    cells_dir = tmp_path / "o" / "cells"
+    before = {f.name: f.read_bytes() for f in cells_dir.glob("*.json")}
+    assert len(before) == cfg.n_cells
+    bigger_doc = {**DOC, "params": {**DOC["params"], "budget": [96, 16, 32, 48]},
+                  "grid": [{"strategy": ["random-subset", "keep-blocks"]},
+                           {"strategy": "recover", "handle_cost": [4.0, 2.0, 1.0]}]}
+    bigger = parse_config(bigger_doc)
+    new_keys = {c.key for c in bigger.cells} - {c.key for c in cfg.cells}
+    second = _run(bigger, tmp_path / "o")
+    assert second.summary.computed == len(new_keys) == bigger.n_cells - cfg.n_cells
+    assert second.summary.skipped == cfg.n_cells
+    after = {f.name: f.read_bytes() for f in cells_dir.glob("*.json")}
+    assert {k: after[k] for k in before} == before
+    old_rows = {r["cell"]: r for r in first.table.to_pylist()}
+    new_rows = {r["cell"]: r for r in second.table.to_pylist()}
+    assert all(new_rows[k] == row for k, row in old_rows.items())
+    # The same bigger sweep in a fresh folder gives the same table (no history effect).
+    fresh = _run(bigger, tmp_path / "p")
+    assert fresh.table.equals(second.table)
+    # Back to the small config: nothing to compute, the same table as the first run.
+    again = _run(cfg, tmp_path / "o")
+    assert again.summary.computed == 0 and again.table.equals(first.table)
 
 
 def test_seedless_config_records_and_reuses_fresh_entropy(tmp_path):
@@ -235,14 +271,14 @@ class StoreMachine(RuleBasedStateMachine):
         self._tmp = tempfile.TemporaryDirectory()
         self.disk = DirectoryStore(self._tmp.name)
         self.mem = MemoryStore()
-        self.model: dict[int, dict] = {}
+        self.model: dict[str, dict] = {}
 
     @rule(i=st.integers(0, len(_CELLS) - 1), value=_VALUES)
     def put(self, i, value):
-        rec = CellRecord(i, _CELLS[i].key, {"v": value}, 0.1, "test")
+        rec = CellRecord(i, _CELLS[i].key, {"v": value}, 0.1, "test", dict(_CELLS[i].params))
         self.disk.put(rec)
         self.mem.put(rec)
-        self.model[i] = {"v": value}
+        self.model[_CELLS[i].key] = {"v": value}
 
     @rule()
     def restart(self):
@@ -253,24 +289,35 @@ class StoreMachine(RuleBasedStateMachine):
     def damage(self, data):
         if not self.model:
             return
-        i = data.draw(st.sampled_from(sorted(self.model)))
-        path = self.disk._cell_path(i)
+        key = data.draw(st.sampled_from(sorted(self.model)))
+        path = self.disk._cell_path(key)
         doc = json.loads(path.read_text())
         doc["row"] = {"v": "tampered"}
         path.write_text(json.dumps(doc))
-        del self.model[i]
-        self.mem = MemoryStore()
-        for j, row in self.model.items():
-            self.mem.put(CellRecord(j, _CELLS[j].key, row, 0.1, "test"))
+        del self.model[key]
+        self._rebuild_mem()
 
-    @rule(i=st.integers(0, len(_CELLS) - 1))
-    def foreign_record(self, i):
-        """A record whose key is not this sweep's cell is discarded."""
-        self.disk.put(CellRecord(i, "0" * 32, {"v": 1}, 0.1, "other sweep"))
-        self.model.pop(i, None)
+    def _rebuild_mem(self):
         self.mem = MemoryStore()
-        for j, row in self.model.items():
-            self.mem.put(CellRecord(j, _CELLS[j].key, row, 0.1, "test"))
+        by_key = {c.key: c for c in _CELLS}
+        for key, row in self.model.items():
+            self.mem.put(CellRecord(0, key, row, 0.1, "test", dict(by_key[key].params)))
+
+    @rule(i=st.integers(0, len(_CELLS) - 1), j=st.integers(0, len(_CELLS) - 1))
+    def mislabelled_record(self, i, j):
+        """A record filed under cell i's key but holding cell j's parameters is discarded."""
+        if i == j:
+            return
+        self.disk.put(CellRecord(i, _CELLS[i].key, {"v": 1}, 0.1, "other",
+                                 dict(_CELLS[j].params)))
+        self.model.pop(_CELLS[i].key, None)
+        self._rebuild_mem()
+
+    @rule()
+    def record_of_another_config(self):
+        """Cells of another config in the same folder are kept but not returned."""
+        other = parse_config({**DOC, "params": {**DOC["params"], "budget": 7}}).cells[0]
+        self.disk.put(CellRecord(0, other.key, {"v": 2}, 0.1, "other", dict(other.params)))
 
     @invariant()
     def same_records(self):

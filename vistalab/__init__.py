@@ -1,5 +1,8 @@
 """vista-lab application layer: the ``vista-lab`` CLI, the ``reproduce``
-pipeline, sweeps, results files and the report."""
+pipeline, sweeps, results files and the report.
+
+Parameter sweeps from Python: :mod:`vistalab.sweep` (``run_sweep``,
+``load_results``), imported on use so ``import vistalab`` stays light."""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -49,11 +49,12 @@ def emit_table(
     title: str | None = None,
     stream: Any = None,
 ) -> None:
-    """Print a table with rich (plain text when not a terminal)."""
+    """Print a table with rich (plain text when not a terminal), as wide as the
+    terminal (or ``$COLUMNS``; 80 when neither is known)."""
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream or sys.stdout, width=160, highlight=False)
+    console = Console(file=stream or sys.stdout, highlight=False)
     table = Table(title=title, show_lines=False)
     for col in columns:
         table.add_column(col, overflow="fold")

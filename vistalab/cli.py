@@ -7,9 +7,12 @@ a failed check ends with exit status 1; success with 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 
 from vistalab._core import VistaLabError, suggest
 
@@ -100,6 +103,34 @@ _NUMBER = re.compile(r"-[0-9.][0-9.eE+-]*")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status."""
+    with _hypothesis_storage():
+        return _main(argv)
+
+
+@contextlib.contextmanager
+def _hypothesis_storage() -> Iterator[None]:
+    """Keep Hypothesis's caches out of the user's current folder.
+
+    Commands that run Hypothesis-certified proof steps (verify, check-paper,
+    reproduce) would otherwise leave ``./.hypothesis``. Its storage goes to a
+    temporary folder removed on exit (``reproduce`` moves it under
+    ``<out>/.cache/hypothesis``). Left alone when Hypothesis is already imported
+    (e.g. under pytest) or the user set ``HYPOTHESIS_STORAGE_DIRECTORY``.
+    """
+    key = "HYPOTHESIS_STORAGE_DIRECTORY"
+    if "hypothesis" in sys.modules or os.environ.get(key):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="vista-lab-hypothesis-") as tmp:
+        os.environ[key] = tmp
+        try:
+            yield
+        finally:
+            os.environ.pop(key, None)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         # Inside the try: a command whose optional extra is missing fails while

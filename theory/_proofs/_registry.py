@@ -538,7 +538,9 @@ def check_chains(
     return tuple(out)
 
 
-def certify_all(only: str | None = None) -> VerificationReport:
+def certify_all(
+    only: str | None = None, *, progress: Callable[[StepCertificate], None] | None = None
+) -> VerificationReport:
     """Run every registered proof-step check (or those matching ``only``).
 
     Parameters
@@ -546,6 +548,9 @@ def certify_all(only: str | None = None) -> VerificationReport:
     only : str, optional
         Filter as in :func:`list_steps`. A pattern that matches nothing
         raises :class:`DomainError`.
+    progress : callable, keyword-only, optional
+        Called with each step's certificate as soon as it is done (for a
+        progress bar).
 
     Returns
     -------
@@ -561,7 +566,12 @@ def certify_all(only: str | None = None) -> VerificationReport:
             f"choose from claims {', '.join(CLAIMS)} or methods {', '.join(METHODS)}",
         )
     t0 = time.perf_counter()
-    certs = tuple(run_step(s) for s in steps)
+    done = []
+    for s in steps:
+        done.append(run_step(s))
+        if progress is not None:
+            progress(done[-1])
+    certs = tuple(done)
     passed = sum(c.passed for c in certs)
     chains = check_chains(certs) if only is None else ()
     return VerificationReport(

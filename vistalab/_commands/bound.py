@@ -91,14 +91,40 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
+#: Unit of every printed quantity that has one (the JSON keys are the same names).
+UNITS: dict[str, str] = {
+    "N": "blocks", "k": "bits", "budget": "bits", "c0": "bits per log2 N",
+    "instruction": "bits", "lossy_success_bound": "probability",
+    "lossy_success_cap": "probability", "vista_success": "probability",
+    "required_bits": "bits", "handle_bits_each": "bits", "handles_total": "bits",
+    "block_bits": "bits", "slack": "bits", "gap": "",  # set per quantity below
+    "kappa": "L/l (ratio)", "sigma": "log-size std. dev.", "paper_bound_bits": "bits",
+    "n": "blocks", "log2_n": "bits", "tight_bound_bits": "bits",
+    "capped_tight_bound_bits": "bits", "exact_rate_bits": "bits",
+    "rate": "bits", "delta": "fraction of kappa", "nu": "bits",
+    "lower_bound": "blocks (E[Z])", "list_fano_lower_bound": "blocks (E[Z])",
+    "optimal_mean_z": "blocks (E[Z])", "blind_mean_z": "blocks (E[Z])",
+    "bucket_M_at_rate": "buckets", "bucket_mean_z_at_rate": "blocks (E[Z])",
+    "bucket_rate_needed": "bits", "bucket_M_needed": "buckets",
+    "price_per_bit": "blocks per bit", "threshold_rate": "bits",
+    "optimal_rate_for_delta": "bits", "bucket_sufficient_rate": "bits",
+    "mean_z": "blocks (E[Z])", "lam": "1/bit", "p_tail": "probability",
+    "p_head (r = 1..kappa)": "probability",
+}
+
+_GAP_UNITS = {"recovery": "probability", "makeroom": "blocks (E[Z])"}
+
+
 def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:
     from .._output import emit_json, emit_table
 
     if args.json:
         emit_json(doc)
     else:
-        rows = [(k, v) for k, v in doc.items() if not isinstance(v, (list, tuple, dict))]
-        emit_table(("quantity", "value"), rows, title=title)
+        gap = _GAP_UNITS.get(getattr(args, "what", ""), "")
+        rows = [(k, v, gap if k == "gap" else UNITS.get(k, ""))
+                for k, v in doc.items() if not isinstance(v, (list, tuple, dict))]
+        emit_table(("quantity", "value", "unit"), rows, title=title)
     return 0
 
 

@@ -12,6 +12,7 @@ from vistalab.theory import DomainError
 
 from .._output import emit_json
 from .._paths import input_dir
+from .._policy import exit_status, is_finding, policy_line, split_failures
 from ._args import api_names
 
 __all__ = ["register", "run"]
@@ -29,7 +30,9 @@ def register(subparsers: Any) -> None:
             "follows from others, and every theoretical statement (checked over grids and "
             "linked to theory/'s proof-step certificates). Each claim ends pass, fail (with "
             "the discrepancy in numbers) or not_checkable (with the reason). Exit status 1 if "
-            "any claim fails, unless --report-only."
+            "a claim fails; failed claims about the paper's own reported numbers (its tables "
+            "and text disagreeing with each other) are findings, reported but not failing "
+            "unless --strict (the same policy as `vista-lab reproduce`)."
         ),
     )
     parser.add_argument("--json", action="store_true",
@@ -39,6 +42,8 @@ def register(subparsers: Any) -> None:
                         help="run only claims whose id or section matches this glob or "
                              "substring; comma-separate several (e.g. 'table8.*', 'thm1', "
                              "'text.ama*,table4*')")
+    parser.add_argument("--strict", action="store_true",
+                        help="also exit 1 on findings about the paper's own reported numbers")
     parser.add_argument("--report-only", action="store_true",
                         help="exit 0 even when a claim fails (the report still shows it)")
     parser.add_argument("--no-certificates", action="store_true",
@@ -73,30 +78,40 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_list(claims)
         return 0
+    from .._reproduce import RichProgress
+
     paper = None if args.paper is None else paper_checks_paper_iv(args.paper)
     data_dir = None if args.data_dir is None else input_dir("--data-dir", args.data_dir)
-    with api_names(data_dir="--data-dir"):
+    total = len(paper_checks.select_claims(args.only))
+    with api_names(data_dir="--data-dir"), \
+            RichProgress(sys.stderr).stage("paper claims", total) as bar:
         report = paper_checks.run_claims(
             args.only, data_dir=data_dir, rng=args.seed,
             certificates=not args.no_certificates,
+            progress=lambda r: bar.advance(r.id),
         )
     transcription = () if paper is None else paper_checks.check_transcription(
         paper, data_dir=data_dir)
+    failures, findings = split_failures(r.kind for r in report.results if r.status == "fail")
+    # A data file that disagrees with the LaTeX source is the toolkit's error, not a
+    # finding about the paper: it fails the run under either policy.
+    failures += sum(not c.ok for c in transcription)
     if args.json:
         doc = report.to_dict()
+        doc["exit_policy"] = {"failures": failures, "findings": findings,
+                              "strict": bool(args.strict)}
         if paper is not None:
             doc["transcription"] = {"paper": str(paper), "checks": [
                 {"id": c.id, "where": c.where, "ok": c.ok, "detail": c.detail}
                 for c in transcription]}
         emit_json(doc)
     else:
-        _print_human(report)
+        _print_human(report, policy_line(failures, findings, strict=args.strict))
         if paper is not None:
             _print_transcription(paper, transcription)
-    ok = report.ok and all(c.ok for c in transcription)
-    if ok or args.report_only:
+    if args.report_only:
         return 0
-    return 1
+    return exit_status(failures, findings, strict=args.strict)
 
 
 def paper_checks_paper_iv(path: str) -> Any:
@@ -129,14 +144,14 @@ def _print_list(claims: Any) -> None:
         table.add_column(col, overflow="fold")
     for c in claims:
         table.add_row(_esc(c.id), _esc(c.section), _esc(c.where))
-    Console(file=sys.stdout, width=160, highlight=False).print(table)
+    Console(file=sys.stdout, highlight=False).print(table)
 
 
-def _print_human(report: Any) -> None:
+def _print_human(report: Any, policy: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout, width=160, highlight=False)
+    console = Console(file=sys.stdout, highlight=False)
     for section, results in report.by_section().items():
         table = Table(title=section, title_justify="left", show_lines=False, expand=True)
         table.add_column("status", no_wrap=True, width=6)
@@ -146,10 +161,14 @@ def _print_human(report: Any) -> None:
             table.add_row(_MARK[r.status], _esc(f"{r.id}\n{r.statement}"), _esc(r.detail))
         console.print(table)
     fails = [r for r in report.results if r.status == "fail"]
-    if fails:
-        console.print("Failed claims (findings):")
-        for r in fails:
-            console.print(_esc(f"  {r.id} [{r.where}]: {r.detail}"))
+    for title, group in (("Failed claims", [r for r in fails if not is_finding(r.kind)]),
+                         ("Findings about the paper's own numbers",
+                          [r for r in fails if is_finding(r.kind)])):
+        if group:
+            console.print(f"{title}:")
+            for r in group:
+                console.print(_esc(f"  {r.id} [{r.where}]: {r.detail}"))
+    console.print(_esc(policy))
     c = report.counts
     console.print(
         f"{len(report.results)} claims: {c['pass']} pass, {c['fail']} fail, "

@@ -114,18 +114,11 @@ def run(args: argparse.Namespace) -> int:
         emit_json(doc)
     else:
         keys = ("interface", "params", "policy", "mode", "n", "kappa", "mean_z", "mean_z_ci",
-                "exact_mean_z", "rate_bits", "rate_bits_se", "lower_bound", "lower_bound_note",
-                "optimal_mean_z", "nu", "agrees_with_exact", "consistent_with_theory",
-                "trials", "seed", "trials_per_second")
-        rows = []
-        for key in keys:
-            v = doc[key]
-            if isinstance(v, list):
-                v = f"[{v[0]:.6g}, {v[1]:.6g}]"
-            elif isinstance(v, dict):
-                v = ", ".join(f"{a}={b:g}" for a, b in v.items()) or "-"
-            rows.append((key, v))
-        emit_table(("quantity", "value"), rows, title="Make-room instance M_{n,L,l} (Theorem 1)")
+                "law_of_z", "exact_mean_z", "rate_bits", "rate_bits_se", "lower_bound",
+                "lower_bound_note", "optimal_mean_z", "nu", "agrees_with_exact",
+                "consistent_with_theory", "trials", "seed", "trials_per_second")
+        emit_table(("quantity", "value", "unit"), _rows(doc, keys),
+                   title="Make-room instance M_{n,L,l} (Theorem 1)")
     failed = result.agrees_with_exact is False or not result.consistent_with_theory
     return 1 if failed else 0
 
@@ -176,19 +169,59 @@ def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
         emit_json(doc)
     else:
         keys = ("interface", "params", "policy", "mode", "n", "kappa", "mean_z", "mean_z_ci",
-                "exact_mean_z", "rate_bits", "lower_bound", "optimal_mean_z",
+                "law_of_z", "exact_mean_z", "rate_bits", "lower_bound", "optimal_mean_z",
                 "agrees_with_exact", "consistent_with_theory", *_ENGINE_KEYS, "trials", "seed",
                 "trials_per_second")
-        rows = []
-        for key in keys:
-            v = doc[key]
-            if isinstance(v, list):
-                v = f"[{v[0]:.6g}, {v[1]:.6g}]"
-            elif isinstance(v, dict):
-                v = ", ".join(f"{a}={b:g}" for a, b in v.items()) or "-"
-            rows.append((key, v))
-        emit_table(("quantity", "value"), rows,
+        emit_table(("quantity", "value", "unit"), _rows(doc, keys),
                    title="Make-room instance M_{n,L,l} through the workspace engine")
     failed = (result.agrees_with_exact is False or not result.consistent_with_theory
               or not result.agrees_with_array or not result.all_recoveries_byte_exact)
     return 1 if failed else 0
+
+
+#: Unit of each printed quantity that has one (blocks of size l; Z counts them).
+UNITS: dict[str, str] = {
+    "n": "blocks", "kappa": "L/l (ratio)", "mean_z": "blocks", "mean_z_ci": "blocks",
+    "law_of_z": "P(Z = z), z in blocks", "exact_mean_z": "blocks", "rate_bits": "bits",
+    "rate_bits_se": "bits", "lower_bound": "blocks", "optimal_mean_z": "blocks",
+    "nu": "bits", "trials": "trials", "trials_per_second": "trials/s",
+    "l_tokens": "tokens", "L_tokens": "tokens", "budget_tokens": "tokens",
+    "array_mean_z": "blocks", "z_score": "standard errors", "archive_events": "calls",
+    "read_events": "calls", "byte_exact_recoveries": "reads", "queries_answered": "queries",
+    "size_mismatches": "archives", "budget_mismatches": "trials", "stop_mismatches": "trials",
+    "workspaces": "workspaces",
+}
+
+
+def law_of_z(counts: Any, *, shown: int = 8) -> str:
+    """The empirical law of Z from its counts: ``P(Z=0)=0.31, P(Z=1)=0.27, ...``.
+
+    The ``shown`` most likely values are listed in order of z; the rest are
+    summed into one "other" term so the line stays short.
+    """
+    counts = [int(c) for c in counts]
+    total = sum(counts)
+    if total == 0:
+        return "-"
+    nonzero = [(z, c) for z, c in enumerate(counts) if c]
+    top = sorted(sorted(nonzero, key=lambda zc: -zc[1])[:shown])
+    parts = [f"P(Z={z})={c / total:.4g}" for z, c in top]
+    rest = total - sum(c for _, c in top)
+    if rest:
+        parts.append(f"other z: {rest / total:.4g}")
+    return ", ".join(parts)
+
+
+def _rows(doc: dict[str, Any], keys: Any) -> list[tuple[str, Any, str]]:
+    rows = []
+    for key in keys:
+        if key == "law_of_z":
+            v: Any = law_of_z(doc.get("z_counts") or [])
+        else:
+            v = doc[key]
+        if isinstance(v, list):
+            v = f"[{v[0]:.6g}, {v[1]:.6g}]"
+        elif isinstance(v, dict):
+            v = ", ".join(f"{a}={b:g}" for a, b in v.items()) or "-"
+        rows.append((key, v, UNITS.get(key, "")))
+    return rows

@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("results", metavar="RESULTS",
                         help="sweep folder, results.parquet or results.csv")
     parser.add_argument("--x", default="rate_bits",
-                        help="x column (default rate_bits; alias: rate)")
+                        help="x column, named exactly (default rate_bits; a near miss such as "
+                             "'rate' is refused with the close matches)")
     parser.add_argument("--y", default="mean_z",
                         help="y column or ratio, e.g. mean_z or mean_z/kappa (default mean_z)")
     parser.add_argument("--group", default=None,

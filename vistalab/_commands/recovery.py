@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
             "strategy", "N", "k", "budget", "success", "success_ci", "bound", "exact_success",
             "consistent_with_bound", "entropy_bits", "feasible", "trials", "seed",
             "trials_per_second")]
-        rows = [(k, f"[{v[0]:.6g}, {v[1]:.6g}]" if isinstance(v, list) else v) for k, v in rows]
-        emit_table(("quantity", "value"), rows, title="Recovery task T_{N,k} (Proposition 1)")
+        emit_table(("quantity", "value", "unit"), _with_units(rows, "bits"),
+                   title="Recovery task T_{N,k} (Proposition 1)")
     return 1 if result.consistent_with_bound is False else 0
 
 
@@ -116,9 +116,30 @@ def _run_engine(args: argparse.Namespace) -> int:
             "handle_tokens", "instruction_tokens", "read_tokens", "raw_history_tokens", "kept",
             "archive_events", "delete_events", "read_events", "byte_exact_recoveries",
             "tokenizer", "store", "trials", "seed", "trials_per_second")]
-        rows = [(k, f"[{v[0]:.6g}, {v[1]:.6g}]" if isinstance(v, list) else v) for k, v in rows]
-        emit_table(("quantity", "value"), rows,
+        emit_table(("quantity", "value", "unit"), _with_units(rows, "tokens"),
                    title="Recovery task T_{N,k} through the workspace engine (budget in tokens)")
     failed = result.consistent_with_bound is False or (
         result.recovering and result.read_events != result.byte_exact_recoveries)
     return 1 if failed else 0
+
+
+#: Unit of each printed quantity that has one (the budget's unit depends on the mode).
+UNITS: dict[str, str] = {
+    "N": "blocks", "k": "bits", "success": "probability", "success_ci": "probability",
+    "bound": "probability", "exact_success": "probability", "entropy_bits": "bits",
+    "engine_feasible": "fraction of trials", "handle_tokens": "tokens",
+    "instruction_tokens": "tokens", "read_tokens": "tokens", "raw_history_tokens": "tokens",
+    "archive_events": "calls", "delete_events": "calls", "read_events": "calls",
+    "byte_exact_recoveries": "reads", "trials": "trials", "trials_per_second": "trials/s",
+}
+
+
+def _with_units(rows: list[tuple[str, Any]], budget_unit: str) -> list[tuple[str, Any, str]]:
+    out = []
+    for k, v in rows:
+        shown = f"[{v[0]:.6g}, {v[1]:.6g}]" if isinstance(v, list) else v
+        unit = budget_unit if k == "budget" else UNITS.get(k, "")
+        if k == "kept":
+            unit = "bits (keep-bits) or blocks (keep-blocks)"
+        out.append((k, shown, unit))
+    return out

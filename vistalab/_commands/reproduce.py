@@ -27,8 +27,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--quick", action="store_true",
                         help="fewer trials and grid points: a fast smoke run of every stage")
-    parser.add_argument("--out", default="vista-lab-out", metavar="DIR",
-                        help="output folder (default: ./vista-lab-out)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output folder (default: ./vista-lab-out, or ./vista-lab-out/quick "
+                             "with --quick, so a quick run never replaces the full one)")
     parser.add_argument("--force", action="store_true",
                         help="ignore cached results and recompute every stage")
     parser.add_argument("--strict", action="store_true",
@@ -44,9 +45,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from .._output import emit_table
     from .._paths import output_dir
-    from .._reproduce import RichProgress, run_reproduce
+    from .._policy import policy_line
+    from .._reproduce import RichProgress, default_out, run_reproduce
 
-    out = output_dir("--out", args.out)
+    out = output_dir("--out", default_out(args.quick) if args.out is None else args.out)
     result = run_reproduce(
         out, quick=args.quick, force=args.force, seed=args.seed, paper=args.paper,
         progress=RichProgress(sys.stderr),
@@ -63,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
         f"{c.get('not_checkable', 0)} not checkable; {len(result.stages)} stages "
         f"({cached} from cache) in {result.seconds:.1f} s"
     )
-    if result.findings:
-        print(f"{result.findings} of the failures are findings about the paper's own numbers "
-              "(not failing without --strict)")
+    print(policy_line(result.failed, result.findings, strict=args.strict))
     print(f"report: {result.report_path}")
     return result.exit_status_for(strict=args.strict)

@@ -27,10 +27,11 @@ def register(subparsers: Any) -> None:
         "sweep",
         help="run a parameter sweep from a TOML config (resumable; local or Dask)",
         description=(
-            "Expand the grid of CONFIG.toml into cells, each with its own seed spawned\n"
-            "from the config's seed, and run the cells not already stored in --out.\n"
+            "Expand the grid of CONFIG.toml into cells, each seeded from the config's seed\n"
+            "and its own parameters, and run the cells not already stored in --out.\n"
             "Writes DIR/results.parquet, results.csv and results.json. Rerun the same\n"
-            "command to resume an interrupted sweep."
+            "command to resume an interrupted sweep; add values to the config and rerun\n"
+            "into the same --out to compute only the new cells."
         ),
         epilog="experiments and their parameters:\n" + "\n".join(lines),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -39,7 +40,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", metavar="DIR", default=None,
                         help="results folder (default: vista-lab-out/sweeps/<config name>)")
     parser.add_argument("--workers", metavar="N", type=int, default=None,
-                        help="local worker processes (default: all available CPUs)")
+                        help="local worker processes (default: all available CPUs; capped at the "
+                             "cells to compute and the CPUs, with a note when capped)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on an existing Dask scheduler, e.g. tcp://host:8786")
     parser.add_argument("--fresh", action="store_true",
@@ -59,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
         output_dir("--out", args.out)
     config = load_config(args.config)
     backend = make_backend(workers=args.workers, scheduler=args.scheduler)
+    if args.out is not None and not args.out.strip():
+        from .._sweep import SweepStoreError
+
+        raise SweepStoreError("--out", args.out, "must be a folder path, not empty",
+                              "pass --out DIR, or omit --out for the default folder")
     out = args.out if args.out is not None else default_out(args.config)
 
     from rich.console import Console
@@ -92,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         "seed_entropy": str(s.seed_entropy),
         "files": s.files,
         "discarded": list(s.discarded),
+        "notes": list(s.notes),
         "failures": [{"cell": f.index, "params": f.params, "error": f.error} for f in s.failed],
     }
     if args.json:
@@ -111,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
             rows.append(("discarded", "; ".join(s.discarded)))
         status = "complete" if s.complete else "INCOMPLETE: fix the failures, then rerun to resume"
         emit_table(["sweep", status], rows, title=f"sweep {s.experiment}")
+    for note in s.notes:
+        print(f"vista-lab: {note}", file=sys.stderr)
     for f in s.failed[:10]:
         print(f"vista-lab: cell {f.index} {f.params} failed: {f.error}", file=sys.stderr)
     if len(s.failed) > 10:

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
 
-    report = theory.certify_all(args.only)
+    report = _certify_with_progress(args.only)
     tightness = None
     if args.only is None and hasattr(theory, "tightness_report"):
         tightness = theory.tightness_report()
@@ -102,6 +102,19 @@ def run(args: argparse.Namespace) -> int:
         if formal is not None:
             _print_formal(formal)
     return 0 if report.ok and tight_ok and formal_ok else 1
+
+
+def _certify_with_progress(only: str | None) -> theory.VerificationReport:
+    """``theory.certify_all(only)``, advancing a progress bar on stderr per step
+    (shown only on a terminal)."""
+    from .._reproduce import RichProgress
+
+    steps = theory.list_steps(only)
+    if not steps or not sys.stderr.isatty():
+        # No bar to show (or no steps: certify_all raises the error naming the choices).
+        return theory.certify_all(only)
+    with RichProgress(sys.stderr).stage("proof steps", len(steps)) as bar:
+        return theory.certify_all(only, progress=lambda c: bar.advance(f"{c.claim}:{c.step}"))
 
 
 _FORMAL_KEYS = ("result", "theorem", "file", "statement", "assumptions", "status")
@@ -210,7 +223,7 @@ def _esc(v: Any) -> Any:
 def _print_human(
     report: theory.VerificationReport, tightness: Any, *, details: bool
 ) -> None:
-    cols = ["result", "step", "method", "generality", "domain", "status"]
+    cols = ["claim", "step", "method", "generality", "domain", "status"]
     if details:
         cols.append("detail")
     rows = []

@@ -1,7 +1,14 @@
 """The ``vista-lab reproduce`` pipeline (private): stages, cache, results
 files and report. The CLI command lives in ``vistalab/_commands/reproduce.py``."""
 
-from ._pipeline import DEFAULT_SEED, ReproduceResult, StageOutcome, run_reproduce
+from ._pipeline import (
+    DEFAULT_SEED,
+    ReproduceResult,
+    StageOutcome,
+    default_out,
+    hypothesis_home,
+    run_reproduce,
+)
 from ._progress import NullProgress, Progress, RichProgress
 from ._rows import CheckRow
 
@@ -13,5 +20,7 @@ __all__ = [
     "ReproduceResult",
     "RichProgress",
     "StageOutcome",
+    "default_out",
+    "hypothesis_home",
     "run_reproduce",
 ]

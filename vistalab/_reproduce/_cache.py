@@ -1,8 +1,10 @@
 """Stage cache: a result is reused only when its stage, parameters and code
 fingerprint are all unchanged.
 
-One JSON record per stage under ``<out>/.cache/``; the key is a sha256 of the
-canonical JSON of (stage, params, code fingerprint).
+One JSON record per (stage, key) under ``<out>/.cache/``; the key is a sha256
+of the canonical JSON of (stage, params, code fingerprint). Records of other
+parameters are kept, so a quick run and a full run into the same folder never
+evict each other.
 """
 
 from __future__ import annotations
@@ -53,17 +55,18 @@ class CacheRecord:
 
 
 class StageCache:
-    """Records under ``root``; a corrupt or mismatched record counts as a miss."""
+    """Records under ``root``, one file per (stage, key); a corrupt or mismatched
+    record counts as a miss."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
-    def _path(self, stage: str) -> Path:
-        # "sim:fig1" -> "sim--fig1.json": no colon, which some file systems refuse.
-        return self.root / f"{stage.replace(':', '--')}.json"
+    def _path(self, stage: str, key: str) -> Path:
+        # "sim:fig1" -> "sim--fig1--<key>.json": no colon, which some file systems refuse.
+        return self.root / f"{stage.replace(':', '--')}--{key[:24]}.json"
 
     def load(self, stage: str, key: str) -> CacheRecord | None:
-        path = self._path(stage)
+        path = self._path(stage, key)
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
@@ -74,7 +77,7 @@ class StageCache:
                            float(doc.get("seconds", 0.0)))
 
     def store(self, record: CacheRecord) -> None:
-        atomic_write_json(self._path(record.stage), {
+        atomic_write_json(self._path(record.stage, record.key), {
             "stage": record.stage,
             "key": record.key,
             "seconds": record.seconds,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import time
 import traceback
 import warnings
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +48,18 @@ from ._cache import CacheRecord, StageCache, cache_key
 from ._progress import NullProgress, Progress
 from ._report import FigureEntry, build_report
 from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
-from ._sources import engine_checks, paper_check_rows, proof_step_rows, transcription_rows
+from ._sources import (
+    engine_checks,
+    paper_check_rows,
+    proof_step_rows,
+    stage_totals,
+    transcription_rows,
+)
 
-__all__ = ["DEFAULT_SEED", "ReproduceResult", "StageOutcome", "run_reproduce"]
+__all__ = [
+    "DEFAULT_SEED", "ReproduceResult", "StageOutcome", "run_reproduce", "default_out",
+    "hypothesis_home",
+]
 
 #: Seed of a run unless the user picks another; each stage derives its own stream from it.
 DEFAULT_SEED = 20260522
@@ -133,12 +144,21 @@ class ReproduceResult:
         return sum(1 for c in self.checks if c.status == "fail" and c.source in FINDING_SOURCES)
 
     def exit_status_for(self, *, strict: bool = False) -> int:
-        """1 when a check failed (with ``strict``, a finding about the paper too), else 0."""
-        return 1 if self.failed or (strict and self.findings) else 0
+        """1 when a check failed (with ``strict``, a finding about the paper too), else 0:
+        the policy of ``check-paper`` too (:mod:`vistalab._policy`)."""
+        from .._policy import exit_status
+
+        return exit_status(self.failed, self.findings, strict=strict)
 
     @property
     def exit_status(self) -> int:
         return self.exit_status_for(strict=False)
+
+
+def default_out(quick: bool) -> Path:
+    """Default output folder: ``vista-lab-out``, or ``vista-lab-out/quick`` for
+    ``--quick`` (a quick run never replaces the full run's report and figures)."""
+    return Path("vista-lab-out") / "quick" if quick else Path("vista-lab-out")
 
 
 def _stage_seed(seed: int, stage: str) -> np.random.SeedSequence:
@@ -264,6 +284,57 @@ class _Runner:
                 pending.future = pool.submit(_execute, fn, params, rng)
         return pending
 
+    def start_after(
+        self,
+        name: str,
+        group: str,
+        params: Mapping[str, Any],
+        make_fn: Callable[[Any], Callable[[Mapping[str, Any], Any], Any]],
+        dep: _Pending,
+        *,
+        pool: Executor | None = None,
+    ) -> _Pending:
+        """Like :meth:`start` for a stage that needs ``dep``'s payload.
+
+        ``params`` must name ``dep``'s key so the cache key follows it. On a
+        miss the stage is submitted once ``dep`` is done (or at once when its
+        payload is already known); ``make_fn(payload)`` builds the stage
+        function (``payload`` is None when ``dep`` could not run).
+        """
+        key = cache_key(name, dict(params), self.fingerprint)
+        record = None if self.force else self.cache.load(name, key)
+        pending = _Pending(name, group, key, params, False, None, record=record)
+        if record is not None:
+            return pending
+        if dep.record is not None or dep.done is not None or pool is None or dep.future is None:
+            payload = dep.record.payload if dep.record is not None else (
+                dep.done.payload if dep.done is not None else None)
+            if pool is None:
+                pending.done = _execute(make_fn(payload), params, None)
+            else:
+                pending.future = pool.submit(_execute, make_fn(payload), params, None)
+            return pending
+        chained: Future[_Done] = Future()
+
+        def _relay(sub: Future[_Done]) -> None:
+            try:
+                chained.set_result(sub.result())
+            except BaseException as exc:  # noqa: BLE001 - handed to finish()
+                chained.set_exception(exc)
+
+        def _after(done_dep: Future[_Done]) -> None:
+            try:
+                got = done_dep.result()
+                payload = None if got.error or got.missing else got.payload
+                sub = pool.submit(_execute, make_fn(payload), params, None)
+                sub.add_done_callback(_relay)
+            except BaseException as exc:  # noqa: BLE001 - e.g. the pool is shut down
+                chained.set_exception(exc)
+
+        dep.future.add_done_callback(_after)
+        pending.future = chained
+        return pending
+
     def finish(self, p: _Pending) -> CacheRecord | None:
         """The stage's record (stored on a fresh computation); None if it could not run."""
         if p.record is not None:
@@ -341,17 +412,53 @@ class _Runner:
         return rows
 
 
-def _proof_stage(params: Mapping[str, Any], rng: Any) -> Any:
-    return proof_step_rows()
+def hypothesis_home(path: str | os.PathLike[str] | None) -> None:
+    """Point Hypothesis's storage folder at ``path`` in this process.
+
+    Hypothesis keeps caches in ``./.hypothesis`` of the current folder unless
+    told otherwise; the pipeline keeps them under ``<out>/.cache/hypothesis``.
+    Left alone when Hypothesis is already imported (e.g. under pytest, whose
+    own settings own that folder).
+    """
+    if path is None or "hypothesis" in sys.modules:
+        return
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.fspath(path)
 
 
-def _paper_stage(params: Mapping[str, Any], rng: Any) -> Any:
-    # paper_checks' own default seed, so the rows match `vista-lab check-paper`.
-    return paper_check_rows(rng=None)
+class _Certificates:
+    """The verify stage's rows as the report ``paper_checks.run_claims`` accepts
+    (``.steps`` with ``claim``, ``step``, ``status``): the proof steps run once."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        steps = []
+        for r in rows:
+            claim, _, step = str(r["id"]).partition("/")
+            steps.append(_Step(claim, step, str(r["status"])))
+        self.steps = tuple(steps)
 
 
-def _engine_stage(params: Mapping[str, Any], rng: Any) -> Any:
-    return engine_checks(rng=None)
+@dataclass(frozen=True)
+class _Step:
+    claim: str
+    step: str
+    status: str
+
+
+#: In a worker process: where the check stages report each finished step or claim.
+_TICKS: Any = None
+
+
+def _init_worker(queue: Any) -> None:
+    global _TICKS
+    _TICKS = queue
+
+
+def _ticker(stage: str) -> Callable[[str], None] | None:
+    """A callback that reports ``(stage, note)`` to the main process, or None in-process."""
+    queue = _TICKS
+    if queue is None:
+        return None
+    return lambda note: queue.put((stage, note))
 
 
 def _transcription_stage(params: Mapping[str, Any], rng: Any) -> Any:
@@ -364,11 +471,65 @@ def _beyond_stage(params: Mapping[str, Any], rng: Any) -> Any:
     return beyond_rows()
 
 
-def _worker_pool(jobs: int) -> Executor | None:
-    """One spawned worker process (fresh interpreter: no forked locks or threads)."""
+def _proof_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None
+                 ) -> Any:
+    hypothesis_home(hypothesis_dir)
+    return proof_step_rows(progress=_ticker("verify"))
+
+
+def _paper_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None,
+                 proof_rows: Sequence[Mapping[str, Any]] | None = None) -> Any:
+    hypothesis_home(hypothesis_dir)
+    # paper_checks' own default seed, so the rows match `vista-lab check-paper`;
+    # the theory claims' certificates come from the verify stage's rows.
+    certs: Any = True if proof_rows is None else _Certificates(proof_rows)
+    return paper_check_rows(rng=None, certificates=certs, progress=_ticker("paper_checks"))
+
+
+def _engine_stage(params: Mapping[str, Any], rng: Any, *, hypothesis_dir: str | None = None
+                  ) -> Any:
+    hypothesis_home(hypothesis_dir)
+    return engine_checks(rng=None, progress=_ticker("engine"))
+
+
+def _worker_pool(jobs: int) -> tuple[Executor | None, Any]:
+    """One spawned worker process (fresh interpreter: no forked locks or threads),
+    and the queue on which its check stages report each step or claim."""
     if jobs < 2:
-        return None
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return None, None
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    return ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker,
+                               initargs=(queue,)), queue
+
+
+class _Ticks:
+    """Progress reports from the worker, by stage; kept until that stage's bar shows them."""
+
+    def __init__(self, queue: Any) -> None:
+        self.queue = queue
+        self.seen: dict[str, list[str]] = {}
+
+    def _drain(self, timeout: float) -> None:
+        import queue as _queue
+
+        try:
+            stage, note = self.queue.get(timeout=timeout)
+        except (_queue.Empty, OSError, ValueError, EOFError):
+            return
+        self.seen.setdefault(stage, []).append(note)
+
+    def follow(self, stage: str, pending: _Pending, bar: Any) -> None:
+        """Advance ``bar`` for each step of ``stage`` until its computation is done."""
+        shown = 0
+        while True:
+            notes = self.seen.get(stage, [])
+            for note in notes[shown:]:
+                bar.advance(note)
+            shown = len(notes)
+            if self.queue is None or pending.future is None or pending.future.done():
+                break
+            self._drain(0.1)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -387,7 +548,7 @@ def _write_json_if_changed(path: Path, obj: Any) -> None:
 
 
 def run_reproduce(
-    out_dir: str | Path = "vista-lab-out",
+    out_dir: str | Path | None = None,
     *,
     quick: bool = False,
     force: bool = False,
@@ -402,8 +563,9 @@ def run_reproduce(
 
     Parameters
     ----------
-    out_dir : path
-        Output folder (created if needed).
+    out_dir : path, optional
+        Output folder (created if needed); default :func:`default_out` (quick runs
+        get their own folder).
     quick : bool
         Use each figure's quick parameters (fewer trials and grid points).
     force : bool
@@ -424,6 +586,8 @@ def run_reproduce(
         The paper's LaTeX source (not shipped). Adds the stage "paper transcription":
         every table cell and quoted number of ``paper_checks/data`` must occur in it.
     """
+    if out_dir is None:
+        out_dir = default_out(quick)
     out, seed, names, overrides = _reproduce_iv(out_dir, seed, figures, params)
     paper_path = None if paper is None else paper_path_iv(paper, "--paper")
     if jobs is None:
@@ -446,20 +610,30 @@ def run_reproduce(
     out.mkdir(parents=True, exist_ok=True)
     run = _Runner(out, seed=seed, force=force)
     check_rows: list[CheckRow] = []
+    hyp = os.fspath(out / ".cache" / "hypothesis")
+    hypothesis_home(hyp)
 
     # The proof steps, the paper checks and the engine checks do not depend on the
     # simulations: on a cache miss they run in one worker process while this process
     # simulates and plots, so the two cores of a small machine are both used.
-    pool = _worker_pool(jobs)
+    pool, queue = _worker_pool(jobs)
+    ticks = _Ticks(queue)
     try:
+        verify = run.start("verify", "proof steps", {},
+                           partial(_proof_stage, hypothesis_dir=hyp), stochastic=False,
+                           pool=pool)
+        # The paper checks reuse the verify stage's certificates (the proof
+        # steps run once per reproduce); their key follows verify's key.
+        paper = run.start_after(
+            "paper_checks", "paper checks", {"certificates": verify.key},
+            lambda rows: partial(_paper_stage, hypothesis_dir=hyp, proof_rows=rows),
+            verify, pool=pool)
         background = [
-            ("proof-step verification", "proof_steps",
-             run.start("verify", "proof steps", {}, _proof_stage, stochastic=False, pool=pool)),
-            ("paper checks", "paper_checks",
-             run.start("paper_checks", "paper checks", {}, _paper_stage, stochastic=False,
-                       pool=pool)),
+            ("proof-step verification", "proof_steps", verify),
+            ("paper checks", "paper_checks", paper),
             ("engine-backed checks", "engine_checks",
-             run.start("engine", "engine checks", {}, _engine_stage, stochastic=False,
+             run.start("engine", "engine checks", {},
+                       partial(_engine_stage, hypothesis_dir=hyp), stochastic=False,
                        pool=pool)),
         ]
         if paper_path is not None:
@@ -513,17 +687,23 @@ def run_reproduce(
                 ))
                 bar.advance(name)
 
+        totals = stage_totals()
         for title, stem, pending in background:
-            with progress.stage(title, 1) as bar:
+            total = 1 if pending.record is not None else totals.get(pending.name, 1)
+            with progress.stage(title, total) as bar:
+                ticks.follow(pending.name, pending, bar)
                 rec = run.finish(pending)
                 if rec is not None:
                     rows = rows_from_payload(rec.payload)
                     check_rows += rows
                     run.write_table(stem, rows_to_table(rows), rec.sidecar)
-                bar.advance()
+                if pending.record is not None:
+                    bar.advance("from cache")
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+        if queue is not None:
+            queue.close()
     check_rows += sim_rows
     # Issue 17: results beyond the paper (numbers by code; status from the proof chains).
     beyond: list[dict[str, Any]] = []

@@ -6,6 +6,7 @@ the tests) instead of turning a stage into "skipped".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,13 @@ import numpy as np
 from vistalab import paper_checks, theory
 from vistalab._core import DomainError
 
+from .._policy import is_finding
 from ._rows import CheckRow
 
-__all__ = ["engine_checks", "paper_check_rows", "proof_step_rows", "transcription_rows",
-           "normalise_status"]
+__all__ = [
+    "engine_checks", "paper_check_rows", "proof_step_rows", "normalise_status", "stage_totals",
+    "transcription_rows",
+]
 
 _PASS = {"pass", "passed", "ok", "certified", "proved", "proven", "verified", "true"}
 _FAIL = {"fail", "failed", "refuted", "error", "false", "violated"}
@@ -43,10 +47,14 @@ _GENERALITY_WORDS = {
 }
 
 
-def proof_step_rows() -> list[dict[str, str]]:
+def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """One row per named proof step certified by ``theory.certify_all()``, and one
-    per main result saying whether its chain of steps is closed (and how general)."""
-    report = theory.certify_all()
+    per main result saying whether its chain of steps is closed (and how general).
+    ``progress`` is called with ``claim:step`` after each step."""
+    if progress is None:
+        report = theory.certify_all()
+    else:
+        report = theory.certify_all(progress=lambda c: progress(f"{c.claim}:{c.step}"))
     rows = []
     for cert in report.steps:
         generality = str(getattr(cert, "generality", "finite"))
@@ -77,7 +85,7 @@ def _claim_rows(source: str, report: Any) -> list[dict[str, str]]:
         detail = " ".join(str(res.detail).split())
         # A claim about the paper's own tables/text is a finding about the paper when
         # it fails, not a failure of the toolkit (see _rows.FINDING_SOURCES).
-        src = "paper-data" if source == "paper" and res.kind in {"table", "text"} else source
+        src = "paper-data" if source == "paper" and is_finding(res.kind) else source
         rows.append(CheckRow(
             src, str(res.id), " ".join(str(res.statement).split()),
             normalise_status(res.status),
@@ -93,13 +101,21 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def paper_check_rows(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
-    """One row per registered claim of the paper (claims of stage "engine" excluded)."""
+def paper_check_rows(*, rng: np.random.Generator | None, certificates: Any = True,
+                     progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
+    """One row per registered claim of the paper (claims of stage "engine" excluded).
+
+    ``certificates`` is passed to ``paper_checks.run_claims``: the reproduce
+    pipeline hands it the verify stage's certificates, so the proof steps run once.
+    """
     claims = [c for c in paper_checks.all_claims() if c.stage != "engine"]
-    return _claim_rows("paper", paper_checks.run_claims(claims=claims, rng=rng))
+    return _claim_rows("paper", paper_checks.run_claims(
+        claims=claims, rng=rng, certificates=certificates,
+        progress=None if progress is None else (lambda r: progress(str(r.id)))))
 
 
-def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
+def engine_checks(*, rng: np.random.Generator | None,
+                  progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """The engine-backed checks (claims registered with ``stage="engine"``).
 
     Raises
@@ -112,7 +128,17 @@ def engine_checks(*, rng: np.random.Generator | None) -> list[dict[str, str]]:
     if not claims:
         raise DomainError("stage", "engine", "must have at least one registered claim",
                           "register the engine-backed claims with stage='engine'")
-    return _claim_rows("engine", paper_checks.run_claims(claims=claims, rng=rng))
+    return _claim_rows("engine", paper_checks.run_claims(
+        claims=claims, rng=rng,
+        progress=None if progress is None else (lambda r: progress(str(r.id)))))
+
+
+def stage_totals() -> dict[str, int]:
+    """How many steps or claims each check stage runs (the length of its progress bar)."""
+    claims = paper_checks.all_claims()
+    engine = sum(1 for c in claims if c.stage == "engine")
+    return {"verify": len(theory.list_steps()), "paper_checks": len(claims) - engine,
+            "engine": engine}
 
 
 def transcription_rows(paper: str) -> list[dict[str, str]]:

@@ -1,8 +1,8 @@
-"""Parameter sweeps: TOML configs expanded into canonically ordered, individually
-seeded cells, run on local processes or a Dask cluster, stored resumably.
+"""Parameter sweeps: TOML configs expanded into canonically ordered cells, each
+seeded by its content, run on local processes or a Dask cluster, stored resumably.
 
-Private subpackage behind ``vista-lab sweep`` and ``vista-lab plot-sweep``; the
-names below are its Python API.
+Private subpackage behind ``vista-lab sweep``, ``vista-lab plot-sweep`` and the
+public :mod:`vistalab.sweep` module.
 """
 
 from vistalab._core import import_optional
@@ -11,25 +11,55 @@ from vistalab._core import import_optional
 # ruff: noqa: E402
 import_optional("pyarrow", "sweeps (vista-lab sweep, plot-sweep)")
 
-from ._backends import Backend, DaskBackend, LocalBackend, available_cpus, make_backend
-from ._config import MAX_CELLS, TOP_LEVEL_KEYS, SweepConfig, load_config, parse_config
-from ._errors import SweepConfigError, SweepStoreError, UnknownSweepNameError
+from ._backends import (
+    Backend,
+    DaskBackend,
+    LocalBackend,
+    available_cpus,
+    make_backend,
+    scheduler_address_iv,
+)
+from ._config import (
+    MAX_CELLS,
+    MAX_TOTAL_TRIALS,
+    TOP_LEVEL_KEYS,
+    SweepConfig,
+    load_config,
+    parse_config,
+)
+from ._errors import (
+    SweepCellError,
+    SweepConfigError,
+    SweepConfigErrors,
+    SweepStoreError,
+    UnknownSweepNameError,
+)
 from ._experiments import EXPERIMENTS, get_experiment, register_experiment
-from ._grid import Cell, cell_seed
+from ._grid import Cell, cell_seed, key_words
 from ._plot import Panel, PlotSummary, Series, plot_sweep
 from ._runner import (
     CellFailure,
     SweepProgress,
     SweepResult,
     SweepSummary,
+    csv_dtypes,
     default_out,
     run_sweep,
 )
 from ._schema import Experiment, OutputSpec, ParamSpec
-from ._store import CellRecord, CellStore, DirectoryStore, MemoryStore, build_table, read_results
+from ._store import (
+    CellRecord,
+    CellStore,
+    DirectoryStore,
+    MemoryStore,
+    build_table,
+    column_metadata,
+    read_results,
+)
 
 __all__ = [
     "MAX_CELLS",
+    "MAX_TOTAL_TRIALS",
     "TOP_LEVEL_KEYS",
     "Backend",
     "Cell",
@@ -48,7 +78,9 @@ __all__ = [
     "Series",
     "ParamSpec",
     "SweepConfig",
+    "SweepCellError",
     "SweepConfigError",
+    "SweepConfigErrors",
     "SweepProgress",
     "SweepResult",
     "SweepStoreError",
@@ -57,8 +89,11 @@ __all__ = [
     "available_cpus",
     "build_table",
     "cell_seed",
+    "column_metadata",
+    "csv_dtypes",
     "default_out",
     "get_experiment",
+    "key_words",
     "load_config",
     "make_backend",
     "parse_config",
@@ -66,4 +101,5 @@ __all__ = [
     "read_results",
     "register_experiment",
     "run_sweep",
+    "scheduler_address_iv",
 ]

@@ -16,9 +16,12 @@ from vistalab._core import import_optional
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
-from ._task import CellOutcome, CellTask, execute_cell, warm_worker
+from ._task import CellOutcome, CellTask, execute_cell, warm_worker, watch_parent
 
-__all__ = ["Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus"]
+__all__ = [
+    "Backend", "LocalBackend", "DaskBackend", "make_backend", "available_cpus",
+    "scheduler_address_iv",
+]
 
 
 def available_cpus() -> int:
@@ -63,14 +66,37 @@ class LocalBackend:
     ----------
     workers : int, optional
         Processes to use; defaults to the CPUs available to this process. With
-        1, cells run in this process (no pool, no pickling).
+        1, cells run in this process (no pool, no pickling). Before a run the
+        count is capped at the cells to compute and the CPUs available
+        (:meth:`limit_workers`), and the cap is reported.
+
+    Notes
+    -----
+    Every worker watches its parent: if the sweep's process dies (even by
+    SIGKILL, with no chance to clean up) the workers exit within about a
+    second instead of running on.
     """
 
     name = "local"
 
     def __init__(self, workers: int | None = None) -> None:
-        self._workers = available_cpus() if workers is None else as_int(
+        self.requested = None if workers is None else as_int(
             "--workers", workers, lo=1, fix="use a positive number of worker processes")
+        self._workers: int = available_cpus() if self.requested is None else self.requested
+        self._executor: Any = None
+
+    def limit_workers(self, cells: int) -> str:
+        """Cap the workers at ``cells`` and the available CPUs; return a note when capped."""
+        cpus = available_cpus()
+        limit = max(1, min(cells, cpus))
+        if self._workers <= limit:
+            return ""
+        asked = self._workers
+        self._workers = limit
+        if self.requested is None:  # the default (all CPUs) is capped without a note
+            return ""
+        return (f"--workers {asked} capped at {limit}: {cells} cell(s) to compute, "
+                f"{cpus} CPU(s) available (more processes would only wait)")
 
     @property
     def workers(self) -> int:
@@ -81,13 +107,18 @@ class LocalBackend:
         if self._workers == 1:
             warm_worker(warm_modules)
         else:
-            joblib = import_optional("joblib", "local sweep workers (--workers N)")
-            Parallel, delayed = joblib.Parallel, joblib.delayed
+            import_optional("joblib", "local sweep workers (--workers N)")
+            from joblib.externals.loky import get_reusable_executor
 
-            # loky keeps this pool alive and reuses it for the run below.
-            Parallel(n_jobs=self._workers, batch_size=1)(
-                delayed(warm_worker)(tuple(warm_modules), 0.1) for _ in range(self._workers)
-            )
+            # loky's executor (what joblib uses), with an initializer: every worker
+            # watches this process from the moment it starts, before any task.
+            self._executor = get_reusable_executor(
+                max_workers=self._workers, initializer=watch_parent, initargs=(os.getpid(),),
+                timeout=60)
+            futures = [self._executor.submit(warm_worker, tuple(warm_modules), 0.1)
+                       for _ in range(self._workers)]
+            for f in futures:
+                f.result()
         return time.perf_counter() - t0
 
     def run(self, tasks: Sequence[CellTask]) -> Iterator[CellOutcome]:
@@ -95,14 +126,27 @@ class LocalBackend:
             for task in tasks:
                 yield execute_cell(task)
             return
-        joblib = import_optional("joblib", "local sweep workers (--workers N)")
-        Parallel, delayed = joblib.Parallel, joblib.delayed
+        import_optional("joblib", "local sweep workers (--workers N)")
+        from concurrent.futures import as_completed
 
-        parallel = Parallel(n_jobs=self._workers, return_as="generator_unordered")
-        yield from parallel(delayed(execute_cell)(t) for t in tasks)
+        if self._executor is None:
+            self.start()
+        assert self._executor is not None
+        futures = {self._executor.submit(execute_cell, t): t for t in tasks}
+        try:
+            for fut in as_completed(futures):
+                task = futures[fut]
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - a crashed worker fails its cell
+                    yield CellOutcome(task.index, task.key, None, f"{type(exc).__name__}: {exc}",
+                                      None, 0.0, "local")
+        finally:
+            for fut in futures:
+                fut.cancel()
 
     def close(self) -> None:
-        return None
+        self._executor = None
 
 
 class DaskBackend:
@@ -127,6 +171,8 @@ class DaskBackend:
             raise DomainError("address/client", (address, client),
                               "must give exactly one of a scheduler address and a client",
                               "pass --scheduler tcp://host:8786")
+        if address is not None:
+            address = scheduler_address_iv(address)
         self.address = address
         self._client = client
         self._owns_client = client is None
@@ -152,7 +198,7 @@ class DaskBackend:
 
             try:
                 self._client = Client(self.address, timeout=self._timeout)
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError) as exc:
                 raise DomainError("--scheduler", self.address,
                                   "must be the address of a running Dask scheduler",
                                   "start one (`dask scheduler`, then `dask worker ADDRESS`) or "
@@ -181,6 +227,29 @@ class DaskBackend:
         if self._owns_client and self._client is not None:
             self._client.close()
             self._client = None
+
+
+_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+def scheduler_address_iv(address: Any) -> str:
+    """Check a Dask scheduler address at the door: ``tcp://host:port`` (or ``host:port``)."""
+    fix = "pass the scheduler's address, e.g. --scheduler tcp://127.0.0.1:8786"
+    if not isinstance(address, str) or not address.strip():
+        raise DomainError("--scheduler", address, "must be a scheduler address, not empty", fix)
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in _SCHEMES:
+        raise DomainError("--scheduler", address,
+                          f"must use one of the schemes {', '.join(_SCHEMES)}", fix)
+    if scheme != "inproc":
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise DomainError("--scheduler", address,
+                              "must be HOST:PORT with a port between 1 and 65535", fix)
+    return f"{scheme}://{rest}"
 
 
 def make_backend(*, workers: int | None = None, scheduler: str | None = None) -> Backend:

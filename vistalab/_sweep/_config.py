@@ -19,12 +19,13 @@ from typing import Any
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
-from ._errors import SweepConfigError, UnknownSweepNameError
+from ._errors import SweepConfigError, SweepConfigErrors, UnknownSweepNameError
 from ._grid import Cell, canonical_cells, cells_digest
 from ._schema import Experiment, ParamSpec
 
 __all__ = [
     "SweepConfig", "load_config", "parse_config", "config_summary", "TOP_LEVEL_KEYS", "MAX_CELLS",
+    "MAX_TOTAL_TRIALS",
 ]
 
 #: Keys allowed at the top level of a config, with what they mean.
@@ -40,6 +41,10 @@ TOP_LEVEL_KEYS: dict[str, str] = {
 
 #: Largest grid accepted (guards against a typo such as a 10^6-element list).
 MAX_CELLS = 1_000_000
+
+#: Most trials one sweep may ask for, over all its cells (a typo such as
+#: ``trials = 9223372036854775807`` is refused before any work starts).
+MAX_TOTAL_TRIALS = 10**12
 
 
 @dataclass(frozen=True)
@@ -114,19 +119,25 @@ def parse_config(
     file: str = "<config>",
     registry: Mapping[str, Experiment] | None = None,
 ) -> SweepConfig:
-    """Validate a config given as a mapping (the parsed TOML) and expand its grid."""
+    """Validate a config given as a mapping (the parsed TOML) and expand its grid.
+
+    Every problem is collected and reported together: one error when there is
+    one, else :class:`SweepConfigErrors` listing each (the same problem in many
+    cells is listed once).
+    """
     if registry is None:
         from ._experiments import EXPERIMENTS
 
         registry = EXPERIMENTS
     experiment = _experiment_iv(doc, file, registry)
+    errors: list[Exception] = []
     for key in doc:
         if key not in TOP_LEVEL_KEYS:
             fix = ""
             if key in experiment.param_names:
                 fix = (f"`{key}` is a parameter: put it under [params] or in a [[grid]] block.")
-            raise UnknownSweepNameError("key", key, TOP_LEVEL_KEYS, file=file,
-                                        where="top level", fix=fix)
+            errors.append(UnknownSweepNameError("key", key, TOP_LEVEL_KEYS, file=file,
+                                                where="top level", fix=fix))
     seed = None
     if "seed" in doc:
         raw_seed = doc["seed"]
@@ -138,31 +149,48 @@ def parse_config(
             seed = as_int("seed", raw_seed, lo=0,
                           fix='use a non-negative integer (or a string of digits: seed = "...")')
         except DomainError as exc:
-            raise _relocate(exc, file, "top level") from None
+            errors.append(_relocate(exc, file, "top level"))
     description = doc.get("description", "")
     if not isinstance(description, str):
-        raise SweepConfigError("description", description, "must be a string",
-                               'quote it: description = "..."', file=file, where="top level")
+        errors.append(SweepConfigError("description", description, "must be a string",
+                                       'quote it: description = "..."', file=file,
+                                       where="top level"))
 
-    shared = _table(doc.get("params", {}), "params", file, "top level")
+    try:
+        shared = _table(doc.get("params", {}), "params", file, "top level")
+    except SweepConfigError as exc:
+        errors.append(exc)
+        shared = {}
     grid_raw = doc.get("grid", [{}])
     if isinstance(grid_raw, Mapping):
         blocks_raw: list[Any] = [grid_raw]
     elif isinstance(grid_raw, list) and grid_raw:
         blocks_raw = grid_raw
     else:
-        raise SweepConfigError("grid", grid_raw, "must be a table or one or more [[grid]] blocks",
-                               "write [grid] or [[grid]] followed by key = value lines",
-                               file=file, where="top level")
-    blocks = [
-        _table(b, "grid", file, f"[[grid]] block {i}" if len(blocks_raw) > 1 else "[grid]")
-        for i, b in enumerate(blocks_raw, start=1)
-    ]
+        errors.append(SweepConfigError(
+            "grid", grid_raw, "must be a table or one or more [[grid]] blocks",
+            "write [grid] or [[grid]] followed by key = value lines", file=file,
+            where="top level"))
+        blocks_raw = []
+    blocks = []
+    for i, b in enumerate(blocks_raw, start=1):
+        try:
+            blocks.append(_table(b, "grid", file,
+                                 f"[[grid]] block {i}" if len(blocks_raw) > 1 else "[grid]"))
+        except SweepConfigError as exc:
+            errors.append(exc)
+            blocks.append({})
 
+    # Values are checked key by key, every block, before any cell is resolved:
+    # a typo in one list must not hide a bound broken in another.
     axes_where = "[params]"
-    shared_axes = {k: _values(experiment, k, v, file, axes_where) for k, v in shared.items()}
-    seen: dict[str, str] = {}
-    resolved: list[dict[str, Any]] = []
+    shared_axes: dict[str, list[Any]] = {}
+    for k, v in shared.items():
+        try:
+            shared_axes[k] = _values(experiment, k, v, file, axes_where)
+        except (SweepConfigError, UnknownSweepNameError) as exc:
+            errors.append(exc)
+    block_axes: list[dict[str, tuple[list[Any], str]]] = []
     for i, block in enumerate(blocks, start=1):
         where = f"[[grid]] block {i}" if len(blocks) > 1 else "[grid]"
         if "grid" not in doc:
@@ -171,32 +199,81 @@ def parse_config(
             k: (v, axes_where) for k, v in shared_axes.items()
         }
         for key, value in block.items():
-            if key in shared_axes:
-                raise SweepConfigError(key, value, "is set both in [params] and in this block",
-                                       "keep it in one place", file=file, where=where)
-            axes[key] = (_values(experiment, key, value, file, where), where)
+            if key in shared:
+                errors.append(SweepConfigError(key, value,
+                                               "is set both in [params] and in this block",
+                                               "keep it in one place", file=file, where=where))
+                continue
+            try:
+                axes[key] = (_values(experiment, key, value, file, where), where)
+            except (SweepConfigError, UnknownSweepNameError) as exc:
+                errors.append(exc)
         size = math.prod(len(v) for v, _ in axes.values())
-        if size + len(resolved) > MAX_CELLS:
-            raise SweepConfigError("grid", size, f"must expand to at most {MAX_CELLS} cells",
-                                   "split the sweep or shorten the lists", file=file, where=where)
+        if size > MAX_CELLS:
+            errors.append(SweepConfigError("grid", size,
+                                           f"must expand to at most {MAX_CELLS} cells",
+                                           "split the sweep or shorten the lists", file=file,
+                                           where=where))
+            axes = {}
+        block_axes.append(axes)
+    total = sum(math.prod(len(v) for v, _ in axes.values()) for axes in block_axes if axes)
+    if total > MAX_CELLS:
+        errors.append(SweepConfigError("grid", total,
+                                       f"must expand to at most {MAX_CELLS} cells in all",
+                                       "split the sweep or shorten the lists", file=file,
+                                       where="all blocks"))
+    if errors:
+        _raise_all(errors, file)
+
+    seen: dict[str, str] = {}
+    resolved: list[dict[str, Any]] = []
+    reported: set[str] = set()
+    for i, axes in enumerate(block_axes, start=1):
+        where = f"[[grid]] block {i}" if len(blocks) > 1 else "[grid]"
+        if "grid" not in doc:
+            where = "[params]"
         names = list(axes)
         for combo in itertools.product(*(axes[n][0] for n in names)):
             raw = dict(zip(names, combo, strict=True))
             origin = {n: axes[n][1] for n in names}
             multi = ", ".join(f"{n}={raw[n]!r}" for n in names if len(axes[n][0]) > 1)
-            params = _resolve(experiment, raw, origin, file, where, multi)
+            try:
+                params = _resolve(experiment, raw, origin, file, where, multi)
+            except (SweepConfigError, UnknownSweepNameError) as exc:
+                # The same rule broken by many cells is reported once.
+                sig = f"{getattr(exc, 'parameter', '')}|{getattr(exc, 'rule', exc)}|" \
+                      f"{getattr(exc, 'where', '')}"
+                if sig not in reported:
+                    reported.add(sig)
+                    errors.append(exc)
+                continue
             ident = json.dumps(params, sort_keys=True)
             if ident in seen:
-                raise SweepConfigError("grid", _short(params),
-                                       f"must list each cell once (also in {seen[ident]})",
-                                       "remove the overlap between blocks", file=file, where=where)
+                errors.append(SweepConfigError(
+                    "grid", _short(params), f"must list each cell once (also in {seen[ident]})",
+                    "remove the overlap between blocks", file=file, where=where))
+                continue
             seen[ident] = where
             resolved.append(params)
+    work = sum(int(p.get("trials") or 0) for p in resolved)
+    if work > MAX_TOTAL_TRIALS:
+        errors.append(SweepConfigError(
+            "trials", work, f"must add up to at most {MAX_TOTAL_TRIALS:.0e} trials over all "
+            f"cells (the sweep has {len(resolved)} cells)",
+            "use fewer trials per cell or fewer cells", file=file, where="all blocks"))
+    if errors:
+        _raise_all(errors, file)
 
     cells = canonical_cells(experiment, resolved)
     source = {k: doc[k] for k in doc}
     return SweepConfig(file=file, experiment=experiment, seed=seed, description=description,
                        cells=cells, source=source)
+
+
+def _raise_all(errors: list[Exception], file: str) -> None:
+    if len(errors) == 1:
+        raise errors[0]
+    raise SweepConfigErrors(errors, file=file)
 
 
 def _experiment_iv(
@@ -251,6 +328,8 @@ def _values(
             converted.append(spec.convert(item))
         except DomainError as exc:
             raise _relocate(exc, file, where) from None
+    for item in converted:
+        _check_choice(spec, item, file, where)
     if len(set(map(repr, converted))) != len(converted):
         raise SweepConfigError(key, value, "must not list a value twice",
                                "remove the repeated value", file=file, where=where)

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from vistalab.theory import DomainError, UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError, VistaLabError
 
-__all__ = ["SweepConfigError", "UnknownSweepNameError", "SweepStoreError"]
+__all__ = [
+    "SweepConfigError", "SweepConfigErrors", "UnknownSweepNameError", "SweepStoreError",
+    "SweepCellError",
+]
 
 
 class SweepConfigError(DomainError):
@@ -58,3 +61,50 @@ class UnknownSweepNameError(UnknownNameError):
 
 class SweepStoreError(DomainError):
     """The output folder cannot be used for this sweep (different config, locked, foreign files)."""
+
+
+class SweepConfigErrors(SweepConfigError):
+    """Several problems in one sweep config, all reported at once.
+
+    Attributes
+    ----------
+    errors : tuple of Exception
+        Each problem (a :class:`SweepConfigError` or :class:`UnknownSweepNameError`),
+        in the order found.
+    """
+
+    def __init__(self, errors: Iterable[Exception], *, file: str) -> None:
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        super().__init__(getattr(first, "parameter", "CONFIG"), getattr(first, "value", None),
+                         getattr(first, "rule", str(first)), getattr(first, "fix", ""),
+                         file=file, where=getattr(first, "where", "top level"))
+        listed = " ".join(f"({i}) {' '.join(str(e).split())}"
+                          for i, e in enumerate(self.errors, start=1))
+        self.message = f"{len(self.errors)} problems in {file}: {listed}"
+        self.args = (self.message,)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SweepCellError(VistaLabError, RuntimeError):
+    """Some cells of a sweep raised; the others are stored and a rerun retries these.
+
+    Attributes
+    ----------
+    failures : tuple
+        One :class:`CellFailure` per failed cell.
+    summary : SweepSummary
+        What the run did.
+    """
+
+    def __init__(self, failures: Any, summary: Any) -> None:
+        self.failures = tuple(failures)
+        self.summary = summary
+        first = self.failures[0] if self.failures else None
+        msg = (f"{len(self.failures)} of {summary.n_cells} cells failed"
+               + (f"; first: cell {first.params} raised {first.error}" if first else "")
+               + "; the other cells are stored: fix the cause and run again to compute only "
+                 "the failed ones")
+        super().__init__(msg)

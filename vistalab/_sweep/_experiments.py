@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from vistalab import sims, workspace
+from vistalab.sims import _makeroom as _sims_makeroom
 from vistalab.theory import DomainError
 
 from ._schema import Experiment, OutputSpec, ParamSpec
@@ -33,6 +34,16 @@ __all__ = [
     "run_makeroom_engine",
     "run_recovery_engine",
 ]
+
+
+#: Largest n of a literal-mode make-room cell (sims' own bound, checked at the door).
+_LITERAL_MAX_N: int = _sims_makeroom.LITERAL_MAX_N
+
+#: Most Monte Carlo trials one array-simulator cell may ask for.
+MAX_TRIALS = 10**9
+
+#: Most trials one engine-backed cell may ask for (each trial builds a workspace).
+MAX_ENGINE_TRIALS = 10**6
 
 
 # ---------------------------------------------------------------------------
@@ -82,6 +93,12 @@ def _makeroom_check(p: dict[str, Any]) -> None:
     # (2 <= kappa < n, 1 <= buckets <= n, exactly one of lam/rate, ...).
     sims.make_interface(p["interface"], n=p["n"], kappa=p["kappa"], **_interface_kwargs(p))
     sims.make_policy(p["policy"])
+    if p["mode"] == "literal" and p["n"] > _LITERAL_MAX_N:
+        # Literal mode holds every block of every trial in memory: refused at the
+        # door, with the bound, instead of failing the cell mid-sweep.
+        raise DomainError("n", p["n"], f"must be <= {_LITERAL_MAX_N} in literal mode "
+                          "(it builds every observation in memory)",
+                          'use mode = "fast" for larger n', context="mode='literal'")
 
 
 def run_makeroom(params: Mapping[str, Any], rng: np.random.SeedSequence) -> dict[str, Any]:
@@ -132,7 +149,8 @@ MAKEROOM = Experiment(
                   when={"interface": ("gibbs",)}),
         ParamSpec("policy", "str", "archive policy", default="bayes", choices=_policy_names),
         ParamSpec("mode", "str", "simulator mode", default="fast", choices=("fast", "literal")),
-        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1,
+                  hi=MAX_TRIALS, fix=f"use at most {MAX_TRIALS:.0e} trials per cell"),
     ),
     outputs=(
         OutputSpec("mean_z", "real", "Monte Carlo mean of Z (load-bearing blocks archived)"),
@@ -211,7 +229,8 @@ RECOVERY = Experiment(
                   choices=_strategy_names),
         ParamSpec("handle_cost", "real", "handle cost factor c0, bits per log2 N", default=1.0,
                   lo=0.0, when={"strategy": _recovering_strategies}),
-        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "Monte Carlo trials per cell", required=True, lo=1,
+                  hi=MAX_TRIALS, fix=f"use at most {MAX_TRIALS:.0e} trials per cell"),
     ),
     outputs=(
         OutputSpec("success", "real", "Monte Carlo success rate"),
@@ -280,7 +299,7 @@ def run_makeroom_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
         "recovery_obligations": d["recovery_obligations"],
         "byte_exact_recoveries": d["byte_exact_recoveries"],
         "all_recoveries_byte_exact": d["all_recoveries_byte_exact"],
-        "l_tokens_used": d["l_tokens"], "budget_tokens": d["budget_tokens"],
+        "l_tokens_used": d["l_tokens"], "budget_used_tokens": d["budget_tokens"],
         "size_mismatches": d["size_mismatches"], "budget_mismatches": d["budget_mismatches"],
         "stop_mismatches": d["stop_mismatches"],
     }
@@ -307,10 +326,12 @@ MAKEROOM_ENGINE = Experiment(
         ParamSpec("l_tokens", "int", "net tokens of a load-bearing block (default "
                   "max(4, min(40, 900 // kappa)))", lo=1),
         ParamSpec("array_trials", "int", "trials of the array-simulator cross-check",
-                  default=200_000, lo=2),
+                  default=200_000, lo=2, hi=MAX_TRIALS),
         ParamSpec("reuse", "bool", "one workspace per 64 trials, restored after each trial",
                   default=False),
-        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1,
+                  hi=MAX_ENGINE_TRIALS,
+                  fix=f"use at most {MAX_ENGINE_TRIALS:.0e} engine trials per cell"),
     ),
     outputs=(
         OutputSpec("mean_z", "real", "engine mean of Z (load-bearing blocks archived)"),
@@ -337,7 +358,7 @@ MAKEROOM_ENGINE = Experiment(
         OutputSpec("all_recoveries_byte_exact", "bool", "every read and query was exact"),
         OutputSpec("l_tokens_used", "int", "net tokens of a load-bearing block (the default "
                    "when l_tokens is empty)"),
-        OutputSpec("budget_tokens", "int", "engine budget B (rendering over by exactly L)"),
+        OutputSpec("budget_used_tokens", "int", "engine budget B (rendering over by exactly L)"),
         OutputSpec("size_mismatches", "int", "archives freeing other than the calibrated size"),
         OutputSpec("budget_mismatches", "int", "trials not over budget by exactly L"),
         OutputSpec("stop_mismatches", "int", "trials where preflight cleared after a different "
@@ -361,7 +382,7 @@ def run_recovery_engine(params: Mapping[str, Any], rng: np.random.SeedSequence
 
     Timing fields are left out of the row (not reproducible across machines).
     """
-    res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget"],
+    res = sims.simulate_recovery_engine(params["N"], params["k"], params["budget_tokens"],
                                         params["strategy"], trials=params["trials"], rng=rng,
                                         tokenizer=params["tokenizer"])
     d = res.to_dict()
@@ -388,12 +409,14 @@ RECOVERY_ENGINE = Experiment(
     params=(
         ParamSpec("N", "int", "number of evidence blocks", required=True, lo=1, hi=10_000),
         ParamSpec("k", "int", "bits per block", required=True, lo=1),
-        ParamSpec("budget", "int", "engine budget B, tokens", required=True, lo=1),
+        ParamSpec("budget_tokens", "int", "engine budget B, tokens", required=True, lo=1),
         ParamSpec("strategy", "str", "engine strategy", required=True,
                   choices=_engine_strategy_names),
         ParamSpec("tokenizer", "str", "engine tokenizer", default="cl100k_base",
                   choices=("cl100k_base", "approx")),
-        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1),
+        ParamSpec("trials", "int", "engine trials per cell", required=True, lo=1,
+                  hi=MAX_ENGINE_TRIALS,
+                  fix=f"use at most {MAX_ENGINE_TRIALS:.0e} engine trials per cell"),
     ),
     outputs=(
         OutputSpec("success", "real", "success rate"),

@@ -1,9 +1,11 @@
 """Grid cells in canonical order and their seeds.
 
-The canonical order sorts cells by their parameter values (schema order), so
-the same set of cells gets the same indices however the config lists its
-values or blocks; cell ``i`` draws from ``SeedSequence(entropy).spawn(...)[i]``,
-so results do not depend on workers, backend or finish order.
+A cell is identified by its content: ``Cell.key`` hashes its resolved
+parameters, and its seed is ``SeedSequence(entropy, spawn_key=key words)``.
+So adding, removing or reordering values of a sweep never changes another
+cell's result, and results do not depend on workers, backend or finish order.
+The canonical order (sorted by parameter values, schema order) only fixes the
+row order of the table.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from vistalab._core import child_seq
 
 from ._schema import Experiment
 
-__all__ = ["Cell", "canonical_cells", "cell_key", "cell_seed", "cells_digest"]
+__all__ = ["Cell", "canonical_cells", "cell_key", "cell_seed", "cells_digest", "key_words"]
 
 
 @dataclass(frozen=True)
@@ -31,13 +33,14 @@ class Cell:
     Parameters
     ----------
     index : int
-        Position in the canonical order; also the spawn key of the cell's seed.
+        Position in this sweep's canonical order (the table's row order). Not
+        part of the cell's identity: it shifts when values are added.
     params : mapping
         Every parameter of the experiment's schema, resolved (defaults filled
         in; ``None`` where a parameter does not apply).
     key : str
-        Content hash of ``params`` (hex), used to check that a stored cell
-        belongs to this sweep.
+        Content hash of ``params`` (32 hex digits): the cell's identity, the
+        name of its stored record and the source of its seed (:func:`cell_seed`).
     """
 
     index: int
@@ -81,15 +84,25 @@ def canonical_cells(
     )
 
 
-def cell_seed(entropy: int, index: int) -> np.random.SeedSequence:
-    """Seed of cell ``index``: identical to ``SeedSequence(entropy).spawn(n)[index]`` for any n."""
-    return child_seq(np.random.SeedSequence(entropy), index)
+def key_words(key: str) -> tuple[int, ...]:
+    """A cell key (32 hex digits) as four 32-bit words: the spawn key of its seed."""
+    return tuple(int(key[i:i + 8], 16) for i in range(0, 32, 8))
+
+
+def cell_seed(entropy: int, key: str) -> np.random.SeedSequence:
+    """Seed of the cell whose content key is ``key``.
+
+    ``SeedSequence(entropy, spawn_key=key_words(key))``: a function of the
+    sweep's root entropy and the cell's parameters only, so a cell's numbers
+    are the same in every sweep (of the same seed) that contains it.
+    """
+    return child_seq(np.random.SeedSequence(entropy), *key_words(key))
 
 
 def cells_digest(experiment: str, cells: Iterable[Cell]) -> str:
     """Hash identifying a sweep's work: the experiment and every cell in order."""
     h = hashlib.sha256(experiment.encode())
-    for c in cells:
+    for key in sorted(c.key for c in cells):
         h.update(b"\0")
-        h.update(f"{c.index}:{c.key}".encode())
+        h.update(key.encode())
     return h.hexdigest()

@@ -27,8 +27,9 @@ from .._provenance import atomic_write_bytes
 
 __all__ = ["PlotSummary", "Panel", "Series", "plot_sweep", "ALIASES", "OKABE_ITO"]
 
-#: Short names accepted for columns on the command line.
-ALIASES: dict[str, str] = {"rate": "rate_bits", "Z": "mean_z", "B": "budget"}
+#: No aliases: a column is named exactly (``--x rate`` means the column
+#: ``rate``, never ``rate_bits``); anything else is refused with close matches.
+ALIASES: dict[str, str] = {}
 
 #: Colour-blind-safe palette (Okabe & Ito 2008).
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7",
@@ -106,9 +107,22 @@ class PlotSummary:
 
 
 def _column(table: pa.Table, name: str, option: str) -> str:
-    name = ALIASES.get(name, name)
-    if name not in table.column_names:
-        raise UnknownNameError(f"column for {option}", name, table.column_names)
+    """``name`` if it is exactly a column with values; otherwise refuse it, naming
+    the close matches (``rate`` -> ``rate_bits``, ``rate_exact``...)."""
+    cols = table.column_names
+    related = [c for c in cols if c != name and (c.startswith(name) or name.startswith(c))]
+    if name not in cols:
+        err = UnknownNameError(f"column for {option}", name, cols)
+        if related:
+            err.message += f" Columns starting like it: {', '.join(related)}."
+            err.args = (err.message,)
+        raise err
+    if table.num_rows and table.column(name).null_count == table.num_rows:
+        hint = f"; did you mean {' or '.join(related)}?" if related else ""
+        raise DomainError(option, name,
+                          f"must name a column with values, but all {table.num_rows} rows of "
+                          f"{name!r} are empty{hint}",
+                          "pick a column that applies to these rows")
     return name
 
 

@@ -21,11 +21,20 @@ from ._backends import Backend, LocalBackend
 from ._config import SweepConfig, config_summary
 from ._errors import SweepStoreError
 from ._schema import coerce_row
-from ._store import MANIFEST_FORMAT, CellRecord, CellStore, DirectoryStore, MemoryStore, build_table
+from ._store import (
+    MANIFEST_FORMAT,
+    CellRecord,
+    CellStore,
+    DirectoryStore,
+    MemoryStore,
+    build_table,
+    column_metadata,
+)
 from ._task import CellTask
 
 __all__ = [
     "CellFailure", "SweepProgress", "SweepSummary", "SweepResult", "run_sweep", "default_out",
+    "csv_dtypes",
 ]
 
 
@@ -95,7 +104,8 @@ class SweepSummary:
     complete : bool
         Whether every cell is stored and the final table written.
     seed_entropy : int
-        Root entropy of the sweep (cell ``i`` uses ``SeedSequence(seed_entropy, spawn_key=(i,))``).
+        Root entropy of the sweep (a cell uses
+        ``SeedSequence(seed_entropy, spawn_key=key_words(cell.key))``).
     backend : str
         ``"local"`` or ``"dask"``.
     workers : int
@@ -109,7 +119,9 @@ class SweepSummary:
     files : dict
         Written files by kind (``parquet``, ``csv``, ``sidecar``), empty if incomplete.
     discarded : tuple of str
-        Stored cells that were unreadable or belonged to another sweep (recomputed).
+        Stored cells that were unreadable (recomputed).
+    notes : tuple of str
+        What the run adjusted, e.g. the worker count capped at the cells to compute.
     """
 
     experiment: str
@@ -126,6 +138,7 @@ class SweepSummary:
     cell_seconds: float
     files: dict[str, str] = field(default_factory=dict)
     discarded: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def cells_per_second(self) -> float:
@@ -152,18 +165,16 @@ def _resolve_seed(
         if config.seed is not None:
             return config.seed
         return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    if manifest.get("experiment") != config.experiment.name or \
-            manifest.get("digest") != config.digest:
+    if manifest.get("experiment") != config.experiment.name:
         raise SweepStoreError("--out", where,
-                              f"must hold this sweep to resume it, but holds a different one "
-                              f"(experiment {manifest.get('experiment')!r}, "
-                              f"{manifest.get('n_cells')} cells, from {manifest.get('file')})",
+                              f"must hold cells of experiment {config.experiment.name!r} to be "
+                              f"extended, but holds experiment {manifest.get('experiment')!r}",
                               "choose another --out, or pass --fresh to discard the stored cells")
     stored = int(manifest["seed_entropy"])
     if config.seed is not None and config.seed != stored:
         raise SweepStoreError("--out", where,
-                              f"must hold this sweep with the same seed to resume it, but it "
-                              f"was started with seed {stored} (config says {config.seed})",
+                              f"must hold cells of the same seed to be extended, but it was "
+                              f"started with seed {stored} (config says {config.seed})",
                               "restore the seed, choose another --out, or pass --fresh")
     return stored
 
@@ -183,11 +194,12 @@ def run_sweep(
     config : SweepConfig
         From :func:`load_config` or :func:`parse_config`.
     out : path, CellStore or None
-        A folder (a :class:`DirectoryStore`: resumable, writes
+        A folder (a :class:`DirectoryStore`: resumable and extendable, writes
         ``results.parquet``/``.csv``/``.json``), any store, or None for an
         in-memory run.
     backend : Backend, optional
-        Defaults to :class:`LocalBackend` on every available CPU.
+        Defaults to :class:`LocalBackend` on every available CPU (capped at the
+        number of cells to compute).
     fresh : bool
         Discard cells already stored in the folder.
     progress : callable, optional
@@ -201,9 +213,12 @@ def run_sweep(
 
     Notes
     -----
-    Cell ``i`` (canonical order) uses ``SeedSequence(entropy, spawn_key=(i,))``,
-    so the table is identical whatever the backend, the number of workers, the
-    finish order, or how many times the run was interrupted and resumed.
+    A cell's seed is ``SeedSequence(entropy, spawn_key=key_words(cell.key))``,
+    a function of the sweep's entropy and the cell's parameters only. The table
+    is therefore identical whatever the backend, the number of workers, the
+    finish order, how many times the run was interrupted and resumed, and which
+    other values the config lists: a store extended with new values reuses every
+    stored cell unchanged and computes only the new ones.
     """
     own_store = False
     if out is None:
@@ -233,19 +248,17 @@ def _run(
     entropy = _resolve_seed(config, previous, where)
     runs = list(previous.get("runs", [])) if previous else []
     run_entry: dict[str, Any] = {"started_utc": _now(), "backend": backend.name, "status":
-                                 "running"}
+                                 "running", "config": config.file, "digest": config.digest,
+                                 "n_cells": config.n_cells}
     manifest: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "experiment": exp.name,
-        "digest": config.digest,
-        "n_cells": config.n_cells,
         "seed_entropy": str(entropy),
-        "file": config.file,
         "config": config_summary(config),
         "runs": [*runs, run_entry],
     }
     records = store.load_records(config.cells)
-    todo = [c for c in config.cells if c.index not in records]
+    todo = [c for c in config.cells if c.key not in records]
     skipped = len(records)
     run_entry["todo"] = len(todo)
     store.save_manifest(manifest)
@@ -254,20 +267,28 @@ def _run(
     cell_seconds = 0.0
     startup = wall = 0.0
     workers = 0
+    notes: list[str] = []
     status = "interrupted"
     try:
         if todo:
+            limit = getattr(backend, "limit_workers", None)
+            if callable(limit):
+                note = limit(len(todo))
+                if note:
+                    notes.append(note)
             startup = backend.start(exp.warm_modules)
         workers = backend.workers
         run_entry["workers"] = workers
+        if notes:
+            run_entry["notes"] = notes
         t0 = time.perf_counter()
         if progress:
             progress(SweepProgress(config.n_cells, skipped, skipped, 0, 0.0))
         tasks = [CellTask(c.index, c.key, dict(c.params), entropy, exp.run) for c in todo]
-        by_index = {c.index: c for c in todo}
+        by_key = {c.key: c for c in todo}
         done = skipped
         for outcome in backend.run(tasks):
-            cell = by_index[outcome.index]
+            cell = by_key[outcome.key]
             cell_seconds += outcome.elapsed_s
             error, tb = outcome.error, outcome.traceback
             if error is None and outcome.row is not None:
@@ -276,9 +297,10 @@ def _run(
                 except DomainError as exc:
                     error, tb = f"{type(exc).__name__}: {exc}", None
                 else:
-                    rec = CellRecord(cell.index, cell.key, row, outcome.elapsed_s, outcome.worker)
+                    rec = CellRecord(cell.index, cell.key, row, outcome.elapsed_s,
+                                     outcome.worker, dict(cell.params))
                     store.put(rec)
-                    records[cell.index] = rec
+                    records[cell.key] = rec
             if error is not None:
                 failures.append(CellFailure(cell.index, dict(cell.params), error, tb))
             done += 1
@@ -293,11 +315,14 @@ def _run(
                          startup_s=round(startup, 3))
         store.save_manifest(manifest)
 
-    complete = len(records) == config.n_cells
+    complete = all(c.key in records for c in config.cells)
     table = None
     files: dict[str, str] = {}
     if complete:
-        table = build_table(exp, config.cells, records, entropy)
+        table = build_table(exp, config.cells, records, entropy,
+                            extra_metadata={"n_cells": config.n_cells,
+                                            "digest": config.digest,
+                                            "config": config.file})
         sidecar = provenance(config_summary(config), entropy)
         sidecar["sweep"] = {
             "experiment": exp.name,
@@ -305,8 +330,10 @@ def _run(
             "n_cells": config.n_cells,
             "digest": config.digest,
             "seed_entropy": str(entropy),
-            "cell_seed": "numpy.random.SeedSequence(seed_entropy, spawn_key=(cell,))",
+            "cell_seed": "numpy.random.SeedSequence(seed_entropy, spawn_key=key_words(cell)): "
+                         "the four 32-bit words of the cell's content key",
             "columns": _columns_doc(config),
+            "csv_dtypes": csv_dtypes(exp),
             "runs": manifest["runs"],
             "discarded": list(store.discarded),
         }
@@ -316,20 +343,34 @@ def _run(
         skipped=skipped, failed=tuple(failures), complete=complete, seed_entropy=entropy,
         backend=backend.name, workers=workers, startup_s=startup, wall_s=wall,
         cell_seconds=cell_seconds, files=files, discarded=tuple(store.discarded),
+        notes=tuple(notes),
     )
     return SweepResult(summary, table)
 
 
 def _columns_doc(config: SweepConfig) -> list[dict[str, str]]:
-    exp = config.experiment
-    cols = [
-        {"name": "cell", "type": "int",
-         "doc": "canonical cell index, also the spawn key of the cell's seed"},
-        {"name": "seed_entropy", "type": "str", "doc": "root seed entropy of the sweep"},
-    ]
-    cols += [{"name": p.name, "type": p.kind, "doc": f"parameter: {p.doc}"} for p in exp.params]
-    cols += [{"name": o.name, "type": o.kind, "doc": o.doc} for o in exp.outputs]
-    return cols
+    meta = column_metadata(config.experiment)
+    return [{"name": name, "type": m["kind"], "unit": m["unit"], "doc": m["description"],
+             "role": m["role"], "nullable": m["nullable"]} for name, m in meta.items()]
+
+
+_PANDAS_DTYPES = {"int": "Int64", "real": "Float64", "str": "string", "bool": "boolean"}
+
+
+def csv_dtypes(experiment: Any) -> dict[str, str]:
+    """pandas dtypes that read ``results.csv`` back with stable types.
+
+    Integer columns stay integers even when some cells are empty (``Int64``),
+    and all-empty columns keep their declared type, e.g.
+    ``pandas.read_csv(path, dtype=csv_dtypes(exp))``; the same mapping is in
+    ``results.json`` under ``sweep.csv_dtypes``.
+    """
+    out = {"cell": "string", "seed_entropy": "string"}
+    for p in experiment.params:
+        out[p.name] = _PANDAS_DTYPES[p.kind]
+    for o in experiment.outputs:
+        out[o.name] = _PANDAS_DTYPES[o.kind]
+    return out
 
 
 def default_out(config_path: str | os.PathLike[str]) -> Path:

@@ -17,7 +17,7 @@ import io
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from .._provenance import atomic_write_bytes, atomic_write_json, atomic_write_text
 from ._errors import SweepStoreError
-from ._grid import Cell
+from ._grid import Cell, cell_key
 from ._schema import Experiment
 
 __all__ = [
@@ -36,11 +36,12 @@ __all__ = [
     "MemoryStore",
     "DirectoryStore",
     "build_table",
+    "column_metadata",
     "read_results",
     "MANIFEST_FORMAT",
 ]
 
-MANIFEST_FORMAT = "vista-lab-sweep/1"
+MANIFEST_FORMAT = "vista-lab-sweep/2"
 
 _ARROW_TYPES = {"int": pa.int64(), "real": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
 
@@ -52,15 +53,18 @@ class CellRecord:
     Parameters
     ----------
     index : int
-        Canonical index of the cell.
+        Canonical index of the cell in the sweep that computed it (for messages
+        only; a stored cell is found by ``key``).
     key : str
-        Content hash of the cell's parameters (must match the config's cell).
+        Content hash of the cell's parameters: its identity and the source of its seed.
     row : dict
         The experiment's outputs (plain Python values).
     elapsed_s : float
         Wall time of the cell on its worker (kept out of the table: not reproducible).
     worker : str
         Where it ran (host:pid or thread), for the record.
+    params : dict
+        The cell's resolved parameters (the record is self-describing).
     """
 
     index: int
@@ -68,9 +72,10 @@ class CellRecord:
     row: dict[str, Any]
     elapsed_s: float
     worker: str
+    params: dict[str, Any] = field(default_factory=dict)
 
     def payload(self) -> dict[str, Any]:
-        return {"index": self.index, "key": self.key, "row": self.row}
+        return {"key": self.key, "params": self.params, "row": self.row}
 
 
 def _checksum(payload: Mapping[str, Any]) -> str:
@@ -81,6 +86,10 @@ def _checksum(payload: Mapping[str, Any]) -> str:
 @runtime_checkable
 class CellStore(Protocol):
     """Where a sweep keeps its manifest and completed cells.
+
+    Cells are stored by content key, so one store can hold the cells of several
+    configs of the same experiment and seed (a sweep extended with new values
+    reuses every cell it already has).
 
     Required members: ``load_manifest``, ``save_manifest``, ``load_records``,
     ``put``, ``finish``, ``discarded``.
@@ -96,8 +105,8 @@ class CellStore(Protocol):
         """Persist the manifest (atomically)."""
         ...
 
-    def load_records(self, cells: Sequence[Cell]) -> dict[int, CellRecord]:
-        """Stored records that match ``cells`` (index and key); others are discarded."""
+    def load_records(self, cells: Sequence[Cell]) -> dict[str, CellRecord]:
+        """Stored records of ``cells``, by key (damaged records are discarded)."""
         ...
 
     def put(self, record: CellRecord) -> None:
@@ -114,7 +123,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._manifest: dict[str, Any] | None = None
-        self._records: dict[int, CellRecord] = {}
+        self._records: dict[str, CellRecord] = {}
         self.discarded: list[str] = []
         self.table: pa.Table | None = None
         self.sidecar: dict[str, Any] | None = None
@@ -125,16 +134,16 @@ class MemoryStore:
     def save_manifest(self, manifest: Mapping[str, Any]) -> None:
         self._manifest = json.loads(json.dumps(manifest))
 
-    def load_records(self, cells: Sequence[Cell]) -> dict[int, CellRecord]:
-        keys = {c.index: c.key for c in cells}
-        return {i: r for i, r in self._records.items() if keys.get(i) == r.key}
+    def load_records(self, cells: Sequence[Cell]) -> dict[str, CellRecord]:
+        return {c.key: self._records[c.key] for c in cells if c.key in self._records}
 
     def put(self, record: CellRecord) -> None:
         # Round-trip through JSON exactly as the directory store does, so both
         # stores hand the table builder identical values.
         row = json.loads(json.dumps(record.row, allow_nan=True))
-        self._records[record.index] = CellRecord(record.index, record.key, row,
-                                                 record.elapsed_s, record.worker)
+        params = json.loads(json.dumps(record.params, allow_nan=True))
+        self._records[record.key] = CellRecord(record.index, record.key, row,
+                                               record.elapsed_s, record.worker, params)
 
     def finish(self, table: pa.Table, sidecar: Mapping[str, Any]) -> dict[str, str]:
         self.table = table
@@ -147,16 +156,20 @@ class DirectoryStore:
 
     Layout::
 
-        DIR/manifest.json        what this folder is computing (experiment, cells digest, seed)
-        DIR/cells/cell-NNNNNNNN.json  one checksummed record per completed cell
-        DIR/results.parquet      the tidy table (pyarrow), canonical row order
+        DIR/manifest.json        what this folder holds (experiment, seed entropy, runs)
+        DIR/cells/<key>.json     one checksummed record per completed cell, named by
+                                 its content key (parameters, outputs)
+        DIR/results.parquet      the tidy table of the last run's config, canonical row
+                                 order, with every column's unit and description
         DIR/results.csv          the same table as CSV
-        DIR/results.json         sidecar: config, seed entropy, versions, git commit, columns
+        DIR/results.json         sidecar: config, seed entropy, versions, git commit,
+                                 columns, and the sha256 of both table files
 
     Every file is written to a temp file in the same folder, fsynced and
     renamed, so a crash leaves either the old file or the new one. A lock
     (``DIR/.lock``, released by the kernel if the process dies) stops two
-    sweeps from writing the same folder at once.
+    sweeps from writing the same folder at once. Cells are kept by content, so
+    rerunning a config with more (or fewer) values reuses every stored cell.
 
     Parameters
     ----------
@@ -173,11 +186,20 @@ class DirectoryStore:
     def __init__(self, path: str | os.PathLike[str], *, fresh: bool = False) -> None:
         self.path = Path(path)
         self.discarded: list[str] = []
+        if not str(path).strip():
+            raise SweepStoreError("--out", str(path), "must be a folder path, not empty",
+                                  "pass --out DIR (or omit --out for the default folder)")
         if self.path.exists() and not self.path.is_dir():
             raise SweepStoreError("--out", str(self.path), "must be a folder",
                                   "choose a folder path for the results")
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._lock_fh = open(self.path / ".lock", "a+b")  # noqa: SIM115 - held for the run
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock_fh = open(self.path / ".lock", "a+b")  # noqa: SIM115 - held for the run
+        except OSError as exc:
+            raise SweepStoreError("--out", str(self.path),
+                                  f"must be a folder this user can create and write "
+                                  f"({exc.strerror})",
+                                  "choose a writable folder for the results") from None
         try:
             fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -190,6 +212,7 @@ class DirectoryStore:
         elif not (self.path / self.MANIFEST).exists() and any(
             (self.path / f).exists() for f in self.FILES.values()
         ):
+            self.close()
             raise SweepStoreError("--out", str(self.path),
                                   "holds results files but no sweep manifest",
                                   "choose an empty or new folder (or pass --fresh to replace "
@@ -210,7 +233,7 @@ class DirectoryStore:
     def _clear(self) -> None:
         cells = self.path / self.CELLS
         if cells.is_dir():
-            for f in cells.glob("cell-*.json"):
+            for f in cells.glob("*.json"):
                 f.unlink()
         for name in [self.MANIFEST, *self.FILES.values()]:
             (self.path / name).unlink(missing_ok=True)
@@ -224,90 +247,140 @@ class DirectoryStore:
         except (OSError, ValueError) as exc:
             raise SweepStoreError("--out", str(self.path), f"has an unreadable manifest ({exc})",
                                   "pass --fresh to start over") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        fmt = manifest.get("format") if isinstance(manifest, dict) else None
+        if not isinstance(manifest, dict) or fmt != MANIFEST_FORMAT:
             raise SweepStoreError("--out", str(self.path),
-                                  f"has a manifest that is not a {MANIFEST_FORMAT} manifest",
-                                  "choose another folder or pass --fresh")
+                                  f"has a manifest that is not a {MANIFEST_FORMAT} manifest "
+                                  f"(format {fmt!r}; stores of an earlier vista-lab seed cells "
+                                  "by position)", "choose another folder or pass --fresh")
         return manifest
 
     def save_manifest(self, manifest: Mapping[str, Any]) -> None:
         atomic_write_json(self.path / self.MANIFEST, manifest)
 
-    def _cell_path(self, index: int) -> Path:
-        return self.path / self.CELLS / f"cell-{index:08d}.json"
+    def _cell_path(self, key: str) -> Path:
+        return self.path / self.CELLS / f"{key}.json"
 
-    def load_records(self, cells: Sequence[Cell]) -> dict[int, CellRecord]:
-        keys = {c.index: c.key for c in cells}
-        out: dict[int, CellRecord] = {}
+    def stored_keys(self) -> list[str]:
+        """Keys of every cell record in the folder (whatever config computed it)."""
         folder = self.path / self.CELLS
         if not folder.is_dir():
-            return out
-        for f in sorted(folder.glob("cell-*.json")):
+            return []
+        return sorted(f.stem for f in folder.glob("*.json") if not f.name.startswith("."))
+
+    def load_records(self, cells: Sequence[Cell]) -> dict[str, CellRecord]:
+        out: dict[str, CellRecord] = {}
+        for c in cells:
+            f = self._cell_path(c.key)
+            if not f.exists():
+                continue
             rec = _read_record(f)
-            if rec is None:
+            if rec is None or rec.key != c.key or cell_key(rec.params) != c.key:
                 # Only reachable by outside damage (writes are atomic): recompute it.
                 self.discarded.append(f"{f.name}: unreadable or checksum mismatch")
                 f.unlink()
                 continue
-            if keys.get(rec.index) != rec.key:
-                self.discarded.append(f"{f.name}: not a cell of this sweep")
-                f.unlink()
-                continue
-            out[rec.index] = rec
+            out[c.key] = CellRecord(c.index, rec.key, rec.row, rec.elapsed_s, rec.worker,
+                                    rec.params)
         return out
 
     def put(self, record: CellRecord) -> None:
         payload = record.payload()
         doc = {**payload, "checksum": _checksum(payload), "elapsed_s": record.elapsed_s,
                "worker": record.worker}
-        atomic_write_text(self._cell_path(record.index),
+        atomic_write_text(self._cell_path(record.key),
                           json.dumps(doc, sort_keys=True, allow_nan=True) + "\n")
 
     def finish(self, table: pa.Table, sidecar: Mapping[str, Any]) -> dict[str, str]:
         files = {k: self.path / v for k, v in self.FILES.items()}
-        atomic_write_bytes(files["parquet"], table_to_parquet_bytes(table))
-        atomic_write_bytes(files["csv"], table_to_csv_bytes(table))
-        atomic_write_json(files["sidecar"], sidecar)
+        parquet, csv = table_to_parquet_bytes(table), table_to_csv_bytes(table)
+        side = dict(sidecar)
+        side["sha256"] = {"results.parquet": hashlib.sha256(parquet).hexdigest(),
+                          "results.csv": hashlib.sha256(csv).hexdigest()}
+        atomic_write_bytes(files["parquet"], parquet)
+        atomic_write_bytes(files["csv"], csv)
+        atomic_write_json(files["sidecar"], side)
         return {k: str(v) for k, v in files.items()}
 
 
 def _read_record(path: Path) -> CellRecord | None:
     try:
         doc = json.loads(path.read_text("utf-8"))
-        payload = {"index": doc["index"], "key": doc["key"], "row": doc["row"]}
+        payload = {"key": doc["key"], "params": doc["params"], "row": doc["row"]}
         if _checksum(payload) != doc["checksum"]:
             return None
-        return CellRecord(int(doc["index"]), str(doc["key"]), dict(doc["row"]),
-                          float(doc.get("elapsed_s", 0.0)), str(doc.get("worker", "")))
+        return CellRecord(-1, str(doc["key"]), dict(doc["row"]),
+                          float(doc.get("elapsed_s", 0.0)), str(doc.get("worker", "")),
+                          dict(doc["params"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def column_metadata(experiment: Experiment) -> dict[str, dict[str, str]]:
+    """Unit, description and role of every column of ``experiment``'s results table."""
+    from vistalab.figures._vocabulary import describe
+
+    cols: dict[str, dict[str, str]] = {
+        "cell": {"role": "id", "kind": "str", **describe("cell")},
+        "seed_entropy": {"role": "id", "kind": "str", **describe("seed_entropy")},
+    }
+    for p in experiment.params:
+        cols[p.name] = {"role": "parameter", "kind": p.kind, **describe(p.name, p.doc)}
+    for o in experiment.outputs:
+        cols[o.name] = {"role": "output", "kind": o.kind, **describe(o.name, o.doc),
+                        "nullable": "true" if o.nullable else "false"}
+    for p in experiment.params:
+        nullable = p.when or (p.default is None and not p.required)
+        cols[p.name]["nullable"] = "true" if nullable else "false"
+    for c in ("cell", "seed_entropy"):
+        cols[c]["nullable"] = "false"
+    return cols
 
 
 def build_table(
     experiment: Experiment,
     cells: Sequence[Cell],
-    records: Mapping[int, CellRecord],
+    records: Mapping[str, CellRecord],
     seed_entropy: int,
+    *,
+    extra_metadata: Mapping[str, Any] | None = None,
 ) -> pa.Table:
     """The tidy results table: one row per completed cell in canonical order.
 
-    Columns: ``cell`` (canonical index = spawn key of the cell's seed),
-    ``seed_entropy`` (the sweep's root entropy, as text: it may exceed 64
-    bits), every parameter of the schema (null where it does not apply), then
-    every declared output.
+    Columns: ``cell`` (the cell's content key; its seed is
+    ``SeedSequence(seed_entropy, spawn_key=key_words(cell))``), ``seed_entropy``
+    (the sweep's root entropy, as text: it may exceed 64 bits), every parameter
+    of the schema (null where it does not apply), then every declared output.
+
+    Every field carries ``unit``, ``description``, ``role``, ``kind`` and
+    ``nullable`` in its Parquet field metadata; the schema metadata carries
+    ``vista-lab`` (JSON: experiment, seed entropy, the column table, and
+    ``extra_metadata``).
     """
-    done = [c for c in cells if c.index in records]
-    cols: dict[str, pa.Array] = {
-        "cell": pa.array([c.index for c in done], type=pa.int64()),
+    done = [c for c in cells if c.key in records]
+    meta = column_metadata(experiment)
+    arrays: dict[str, pa.Array] = {
+        "cell": pa.array([c.key for c in done], type=pa.string()),
         "seed_entropy": pa.array([str(seed_entropy)] * len(done), type=pa.string()),
     }
     for spec in experiment.params:
-        cols[spec.name] = pa.array([c.params[spec.name] for c in done],
-                                   type=_ARROW_TYPES[spec.kind])
+        arrays[spec.name] = pa.array([c.params[spec.name] for c in done],
+                                     type=_ARROW_TYPES[spec.kind])
     for out in experiment.outputs:
-        cols[out.name] = pa.array([records[c.index].row[out.name] for c in done],
-                                  type=_ARROW_TYPES[out.kind])
-    return pa.table(cols)
+        arrays[out.name] = pa.array([records[c.key].row[out.name] for c in done],
+                                    type=_ARROW_TYPES[out.kind])
+    fields = [
+        pa.field(name, arr.type, nullable=meta[name]["nullable"] == "true",
+                 metadata={k: v.encode() for k, v in meta[name].items()})
+        for name, arr in arrays.items()
+    ]
+    doc = {"experiment": experiment.name, "description": experiment.description,
+           "seed_entropy": str(seed_entropy),
+           "columns": {k: {"unit": v["unit"], "description": v["description"]}
+                       for k, v in meta.items()},
+           **dict(extra_metadata or {})}
+    schema = pa.schema(fields, metadata={b"vista-lab": json.dumps(doc, sort_keys=True).encode()})
+    return pa.Table.from_arrays(list(arrays.values()), schema=schema)
 
 
 def table_to_parquet_bytes(table: pa.Table) -> bytes:
@@ -322,8 +395,18 @@ def table_to_csv_bytes(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
-def read_results(path: str | os.PathLike[str]) -> pa.Table:
-    """Read a results table from a sweep folder, a ``.parquet`` file or a ``.csv`` file."""
+_FROM_PANDAS = {"Int64": pa.int64(), "Float64": pa.float64(), "boolean": pa.bool_(),
+                "string": pa.string()}
+
+
+def read_results(
+    path: str | os.PathLike[str], *, dtypes: Mapping[str, str] | None = None
+) -> pa.Table:
+    """Read a results table from a sweep folder, a ``.parquet`` file or a ``.csv`` file.
+
+    ``dtypes`` (the sidecar's ``sweep.csv_dtypes``) fixes the CSV column types,
+    so empty cells stay typed nulls rather than changing a column's type.
+    """
     p = Path(path)
     if p.is_dir():
         p = p / DirectoryStore.FILES["parquet"]
@@ -332,7 +415,8 @@ def read_results(path: str | os.PathLike[str]) -> pa.Table:
                               "run `vista-lab sweep CONFIG --out DIR` first, then pass DIR")
     try:
         if p.suffix == ".csv":
-            return pacsv.read_csv(p)
+            types = {k: _FROM_PANDAS[v] for k, v in (dtypes or {}).items() if v in _FROM_PANDAS}
+            return pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(column_types=types))
         return pq.read_table(p)
     except (OSError, pa.ArrowInvalid) as exc:
         raise SweepStoreError("RESULTS", str(path), f"must be a readable table ({exc})",
