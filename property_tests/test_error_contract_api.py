@@ -287,8 +287,16 @@ def _named(exc: VistaLabError, param: str, value) -> bool:
     return False
 
 
+def _case_id(value: object) -> str:
+    """A test id that is the same in every process (pytest-xdist compares them): plain
+    objects are named by type, not by their address."""
+    if type(value) is object:
+        return "object()"
+    return f"{value!r:.30}"
+
+
 @pytest.mark.parametrize("fname,param,value", CASES,
-                         ids=[f"{f}-{p}-{v!r:.30}" for f, p, v in CASES])
+                         ids=[f"{f}-{p}-{_case_id(v)}" for f, p, v in CASES])
 def test_bad_argument_raises_project_error_naming_it(fname, param, value, objects,
                                                      monkeypatch):
     """Issue 15, Python API: a bad argument raises a VistaLabError (never a foreign

@@ -10,7 +10,10 @@ import threading
 
 import pytest
 from vistalab.workspace import (
+    ByteRange,
     DiskStore,
+    LineRange,
+    MemberSelector,
     MemoryStore,
     TraceError,
     Workspace,
@@ -114,3 +117,25 @@ def test_fifo_or_folder_as_a_trace_is_refused_at_once(tmp_path, kind):
     assert not t.is_alive()
     assert len(caught) == 1 and isinstance(caught[0], TraceError)
     assert "is not a regular file" in str(caught[0])
+
+
+@pytest.mark.parametrize(
+    "make,param",
+    [
+        (lambda: ByteRange(float("nan"), 3), "start"),
+        (lambda: ByteRange(0, float("nan")), "stop"),
+        (lambda: ByteRange(5, 2), "stop"),
+        (lambda: ByteRange(True), "start"),
+        (lambda: LineRange(float("nan")), "first"),
+        (lambda: LineRange(1, float("nan")), "last"),
+        (lambda: LineRange(0), "first"),
+        (lambda: MemberSelector(float("nan")), "block_id"),
+        (lambda: MemberSelector("G2"), "block_id"),
+    ],
+)
+def test_selector_objects_refuse_nan_and_bad_bounds(make, param):
+    """Issue 15, Python API: NaN (and other non-positions) never passes silently into a
+    read selector; the error names the field."""
+    with pytest.raises(WorkspaceArgumentError, match=f"`{param}`"):
+        make()
+    assert ByteRange(0, 5) == ByteRange(0, 5) and LineRange(3).last is None

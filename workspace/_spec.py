@@ -171,6 +171,17 @@ class ByteRange:
     start: int = 0
     stop: int | None = None
 
+    def __post_init__(self) -> None:
+        start = _offset("start", self.start, 0)
+        stop = None if self.stop is None else _offset("stop", self.stop, 0)
+        if stop is not None and stop < start:
+            raise WorkspaceArgumentError(
+                "stop", self.stop, f"must be >= start (got start={start})",
+                "byte ranges are [start, stop)",
+            )
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "stop", stop)
+
 
 @dataclass(frozen=True, slots=True)
 class LineRange:
@@ -181,6 +192,17 @@ class LineRange:
     first: int = 1
     last: int | None = None
 
+    def __post_init__(self) -> None:
+        first = _offset("first", self.first, 1)
+        last = None if self.last is None else _offset("last", self.last, 1)
+        if last is not None and last < first:
+            raise WorkspaceArgumentError(
+                "last", self.last, f"must be >= first (got first={first})",
+                "lines are numbered from 1 and inclusive, like sed -n",
+            )
+        object.__setattr__(self, "first", first)
+        object.__setattr__(self, "last", last)
+
 
 @dataclass(frozen=True, slots=True)
 class MemberSelector:
@@ -188,6 +210,27 @@ class MemberSelector:
     walking the archive hierarchy down. Text form: ``"member=B7"``."""
 
     block_id: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.block_id, str) or not re.fullmatch(
+            r"B[1-9][0-9]{0,11}", self.block_id, re.ASCII
+        ):
+            raise WorkspaceArgumentError(
+                "block_id", self.block_id, "must name one block such as 'B7'",
+                "pass the member's block id",
+            )
+
+
+def _offset(name: str, value: Any, least: int) -> int:
+    """A whole number >= ``least`` (bool, float and NaN refused: a position is exact)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise WorkspaceArgumentError(
+            name, value, f"must be a whole number >= {least}", "pass an int"
+        )
+    out = int(value)
+    if out < least:
+        raise WorkspaceArgumentError(name, value, f"must be >= {least}", "pass an int")
+    return out
 
 
 Selector = ByteRange | LineRange | MemberSelector
