@@ -673,6 +673,9 @@ def run_claims(
     PaperCheckReport
     """
     path, chosen, root = _run_claims_iv(only, data_dir, rng, claims, certificates)
+    if progress is not None and not callable(progress):
+        raise DomainError("progress", progress, "must be a callable taking each ClaimResult",
+                          "pass a function, or omit it")
     shared: dict[str, Any] = {}
     ctx = CheckContext(path, root, shared, certificates=certificates)
     results = []
@@ -695,10 +698,8 @@ def run_claims(
                             only=only)
 
 
-def _run_claims_iv(
-    only: str | None, data_dir: str | Path | None, rng: Any,
-    claims: Sequence[Claim] | None, certificates: Any,
-) -> tuple[Path, tuple[Claim, ...], np.random.SeedSequence]:
+def data_dir_iv(data_dir: Any) -> Path:
+    """The data folder to read (the shipped one for None), or a DomainError naming it."""
     if data_dir is not None and (not isinstance(data_dir, (str, Path)) or not str(data_dir)
                                  or "\0" in str(data_dir)):
         raise DomainError("data_dir", data_dir, "must be a folder path",
@@ -707,6 +708,14 @@ def _run_claims_iv(
     if not path.is_dir():
         raise DomainError("data_dir", str(path), "must be an existing folder of paper data files",
                           "omit it to check the shipped data")
+    return path
+
+
+def _run_claims_iv(
+    only: str | None, data_dir: str | Path | None, rng: Any,
+    claims: Sequence[Claim] | None, certificates: Any,
+) -> tuple[Path, tuple[Claim, ...], np.random.SeedSequence]:
+    path = data_dir_iv(data_dir)
     if data_dir is not None:
         _data_files_iv(path)
     chosen: tuple[Claim, ...] = ()

@@ -64,8 +64,11 @@ class TranscriptionCheck:
 
 def paper_path_iv(paper: str | Path, parameter: str = "--paper") -> Path:
     """The paper's LaTeX file, or a DomainError naming ``parameter`` and the fix."""
+    if not isinstance(paper, (str, Path)) or not str(paper).strip():
+        raise DomainError(parameter, paper, "must be the path of the paper's LaTeX source file",
+                          "pass the path of paper.tex (it is not shipped with vista-lab)")
     path = Path(paper)
-    if not path.is_file():
+    if not path.is_file():  # also refuses a FIFO or device without opening it
         raise DomainError(parameter, str(path), "must be the paper's LaTeX source file",
                           "pass the path of paper.tex (it is not shipped with vista-lab)")
     return path
@@ -126,9 +129,11 @@ def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
     DomainError
         If ``paper`` is not a file.
     """
+    from ._registry import data_dir_iv
+
     text = paper_path_iv(paper, "paper").read_text(encoding="utf-8")
     lines = text.splitlines()
-    ddir = None if data_dir is None else Path(data_dir)
+    ddir = None if data_dir is None else data_dir_iv(data_dir)
     out = [_table_check(key, lines, ddir) for key in table_keys(data_dir=ddir)
            if key not in _NOT_TABULAR]
     for q in load_quotes(data_dir=ddir).values():

@@ -118,6 +118,7 @@ GOOD: dict[str, dict] = {
     "require": dict(module="theory"),
     "save_figure": dict(fig="{fig}", out_dir="{tmp}", name="x"),
     "status_of": dict(ok=True),
+    "check_transcription": dict(paper="{tex}"),
 }
 
 NOT_INT = [None, "3", 2.5, math.nan, math.inf, 1e308, 10**400, True, object()]
@@ -163,6 +164,7 @@ BAD: dict = {
     "quote_id": [[], {}, None, 3, "bogus-quote"], "statement_id": [[], {}, None, 3, "bogus"],
     "key": [[], {}, None, 3, "bogus-table"],
     "data_dir": [*PATH, "/nonexistent/xyz", object()],
+    "paper": [*PATH, "/nonexistent/paper.tex", object()], "progress": [3, "x"],
     "section": TEXT, "where": TEXT, "tolerance": TEXT, "reason": TEXT,
     "kind": [None, 3, "bogus-kind"], "data": [3, [3], None], "certificates": [3, [3], None],
     "check": [None, 3, "x"], "claims": [3, [3], "x"],
@@ -271,7 +273,10 @@ def objects(tmp_path_factory):
     P.all_claims()  # load the claim modules before tests swap in a copy of the registry
 
     fig, axes = new_figure()
-    return {"{iface}": S.make_interface("ledger", n=16, kappa=2), "{ax}": axes[0, 0],
+    tex = tmp_path_factory.mktemp("tex") / "paper.tex"
+    tex.write_text("\\section{Not the paper}\n")  # every transcription check fails, no error
+    return {"{tex}": str(tex), "{iface}": S.make_interface("ledger", n=16, kappa=2),
+            "{ax}": axes[0, 0],
             "{fig}": fig, "{tmp}": str(tmp_path_factory.mktemp("fig"))}
 
 

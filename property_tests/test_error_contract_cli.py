@@ -54,6 +54,8 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("reproduce",): ["--quick"],
     ("sweep",): ["{config}"],
     ("plot-sweep",): ["{results}"],
+    ("workspace", "serve"): ["--budget", "4000"],
+    ("examples",): ["{missing}"],
 }
 
 ENGINE = {"--store", "--store-dir", "--tokenizer", "--block-tokens", "--array-trials"}
@@ -153,6 +155,19 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("plot-sweep",), "--group"): ["bogus"],
     (("plot-sweep",), "--where"): ["bogus", "bogus=1"],
     (("plot-sweep",), "--out"): ["", "{dir}", "/proc/x/p.png", "/dev/null", "{file}.txt"],
+    (("workspace", "replay"), "--render"): NAME,
+    (("workspace", "serve"), "--budget"): COUNT,
+    (("workspace", "serve"), "--store"): OUT_DIR,
+    (("workspace", "serve"), "--tokenizer"): NAME,
+    (("workspace", "serve"), "--transport"): NAME,
+    (("workspace", "serve"), "--port"): [*INT, "0", "70000"],
+    (("workspace", "serve"), "--role"): NAME,
+    (("workspace", "serve"), "--hard-limit"): COUNT,
+    (("workspace", "serve"), "--task-tools"): IN_FILE,
+    (("workspace", "serve"), "--log"): OUT_FILE,
+    (("check-paper",), "--paper"): IN_FILE,
+    (("reproduce",), "--paper"): IN_FILE,
+    (("examples",), "DIR"): ["", "{file}", "/proc/x/y", "/dev/null"],
 }
 
 # Options whose every value is valid (free text), and the scheduler, whose bad

@@ -54,7 +54,7 @@ def test_empty_out_is_refused(cfg, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["sweep", str(cfg), "--out", ""]) == 2
     err = capsys.readouterr().err
-    assert "`--out` must be a folder path, not empty" in err and err.count("\n") == 1
+    assert "`--out` must be a non-empty folder path" in err and err.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]
 
 

@@ -395,10 +395,11 @@ def _cli(argv):
     return ns.func(ns)
 
 
-def test_cli_probe(tmp_path, capsys):
+def test_cli_probe(tmp_path, capsys, monkeypatch):
     """Appendix Proprioceptive-Blindness Diagnostic through `vista-lab workspace probe`:
     kits with prompts written to disk, answers scored into the table's columns, and
     exit status 1 when a snapshot leaks."""
+    monkeypatch.setenv("COLUMNS", "200")  # tables follow the terminal width
     trace = tmp_path / "run.json"
     trace.write_text(json.dumps(make_trace()))
     out = tmp_path / "prompts"

@@ -100,6 +100,11 @@ def apply_action(ws: Any, item: Mapping[str, Any]) -> bool:
     return True
 
 
+#: How an agent-facing tool's answer starts when the payload store itself failed (an
+#: OSError such as ENOSPC or EACCES); the state is unchanged.
+STORE_FAILURE = "Error: the archive store failed"
+
+
 def drive_trace(
     ws: Any,
     items: Sequence[Mapping[str, Any]],
@@ -146,6 +151,12 @@ def drive_trace(
                 if spec is not None and spec.action in ("archive", "delete"):
                     n_actions += 1
                     out = ws.dispatch(name, call["function"].get("arguments", "{}"))
+                    if out.startswith(STORE_FAILURE):
+                        # The agent would be told and could retry; a replay cannot go on
+                        # faithfully with the store failing, so the harness is told instead.
+                        raise WorkspaceError(
+                            f"replaying message {i}: {out.removeprefix('Error: ')}"
+                        )
                     ws.register_tool_result(call["id"], out)
                     auto[call["id"]] = auto.get(call["id"], 0) + 1
     return n_messages, n_actions
@@ -191,7 +202,7 @@ class ToolLayer(ReadLayer):
             return f"Error: {exc}"
         except OSError as exc:  # the store could not write or read; nothing changed
             return (
-                f"Error: the archive store failed ({exc.strerror or exc}); nothing changed. "
+                f"{STORE_FAILURE} ({exc.strerror or exc}); nothing changed. "
                 "Free disk space or fix the archive folder, then call again."
             )
 

@@ -557,6 +557,9 @@ def certify_all(
     VerificationReport
         With the chain check of every main result when ``only`` is None.
     """
+    if progress is not None and not callable(progress):
+        raise DomainError("progress", progress, "must be a callable taking each StepCertificate",
+                          "pass a function, or omit it")
     steps = list_steps(only)
     if only is not None and not steps:
         raise DomainError(

@@ -78,9 +78,12 @@ def register_serve(subparsers: Any) -> None:
     parser.set_defaults(func=run_serve, _parser=parser)
 
 
-def _task_tools(path: str | None) -> list[Any]:
-    if path is None:
+def _task_tools(value: str | None) -> list[Any]:
+    from .._paths import input_file
+
+    if value is None:
         return []
+    path = input_file("--task-tools", value)  # a FIFO or folder is refused before opening
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -102,11 +105,19 @@ def run_serve(args: argparse.Namespace) -> int:
     from .workspace import _int_arg
 
     import_optional("mcp", "vista-lab workspace serve")
+    from .._paths import output_dir, output_file
+
     budget = _int_arg("--budget", args.budget, lo=1)
-    port = _int_arg("--port", args.port, lo=1)
-    assert budget is not None and port is not None
-    if port > 65535:
-        raise CliUsageError(f"--port must be at most 65535 (got {port})")
+    assert budget is not None
+    port_text = str(args.port).strip()
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise CliUsageError(
+            f"`--port` must be a TCP port number from 1 to 65535 (got --port={args.port!r}); "
+            "e.g. --port 8765"
+        )
+    port = int(port_text)
+    store_dir = None if args.store is None else output_dir("--store", args.store)
+    log_path = None if args.log is None else output_file("--log", args.log)
     if args.transport == "http" and args.role is not None:
         raise CliUsageError(
             f"--role {args.role} applies to --transport stdio only; over HTTP one process "
@@ -115,10 +126,10 @@ def run_serve(args: argparse.Namespace) -> int:
     ws = Workspace(
         budget,
         tokenizer=args.tokenizer,
-        store=DiskStore(args.store) if args.store else None,
+        store=None if store_dir is None else DiskStore(store_dir),
         hard_limit=_int_arg("--hard-limit", args.hard_limit, lo=1),
         task_tools=_task_tools(args.task_tools),
-        log_path=args.log,
+        log_path=log_path,
     )
     service = WorkspaceService(ws)
     try:

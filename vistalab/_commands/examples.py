@@ -46,6 +46,8 @@ def copy_examples(dest: str | Path) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in copy_examples(args.dir):
+    from .._paths import output_dir
+
+    for path in copy_examples(output_dir("DIR", args.dir)):
         print(path)
     return 0

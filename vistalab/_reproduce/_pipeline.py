@@ -624,13 +624,13 @@ def run_reproduce(
                            pool=pool)
         # The paper checks reuse the verify stage's certificates (the proof
         # steps run once per reproduce); their key follows verify's key.
-        paper = run.start_after(
+        paper_pending = run.start_after(
             "paper_checks", "paper checks", {"certificates": verify.key},
             lambda rows: partial(_paper_stage, hypothesis_dir=hyp, proof_rows=rows),
             verify, pool=pool)
         background = [
             ("proof-step verification", "proof_steps", verify),
-            ("paper checks", "paper_checks", paper),
+            ("paper checks", "paper_checks", paper_pending),
             ("engine-backed checks", "engine_checks",
              run.start("engine", "engine checks", {},
                        partial(_engine_stage, hypothesis_dir=hyp), stochastic=False,
