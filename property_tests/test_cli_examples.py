@@ -32,7 +32,7 @@ def test_examples_refuse_a_non_empty_dir(tmp_path, capsys):
     assert err.count("\n") == 1 and "must be a new or empty folder" in err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
     assert main(["examples", str(tmp_path / "keep.txt")]) == 2
-    assert "(it is a file)" in capsys.readouterr().err
+    assert "must be a folder, not a regular file" in capsys.readouterr().err
 
 
 def test_examples_into_an_empty_existing_dir(tmp_path):
