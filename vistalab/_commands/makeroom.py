@@ -73,6 +73,14 @@ def register(subparsers: Any) -> None:
 
 
 _ENGINE_ONLY = ("store", "store_dir", "tokenizer", "block_tokens", "array_trials")
+#: API parameter -> command-line option, for errors raised by either simulator.
+_API_OPTIONS = {
+    "l_tokens": "block-tokens",
+    "array_trials": "array-trials",
+    "rate_trials": "rate-trials",
+    "store_dir": "store-dir",
+    "rng": "seed",
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,13 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise DomainError("reuse", True, "is only used with --engine",
                           "add --engine or drop the option")
     refuse_engine_only(args, _ENGINE_ONLY)
-    with api_names(
-        l_tokens="block-tokens",
-        array_trials="array-trials",
-        rate_trials="rate-trials",
-        store_dir="store-dir",
-        rng="seed",
-    ):
+    with api_names(**_API_OPTIONS):
         result = simulate_makeroom(
             _int("n", args.n), _int("kappa", args.kappa), args.interface,
             policy=args.policy, trials=_int("trials", _given(args.trials, "100000")),
@@ -148,13 +150,7 @@ def _run_engine(args: argparse.Namespace, params: dict[str, Any]) -> int:
         extra["l_tokens"] = _int("block-tokens", args.block_tokens)
     if args.array_trials is not None:
         extra["array_trials"] = _int("array-trials", args.array_trials)
-    with api_names(
-        l_tokens="block-tokens",
-        array_trials="array-trials",
-        rate_trials="rate-trials",
-        store_dir="store-dir",
-        rng="seed",
-    ):
+    with api_names(**_API_OPTIONS):
         result = simulate_makeroom_engine(
             _int("n", args.n), _int("kappa", args.kappa), args.interface,
             policy=args.policy, trials=_int("trials", _given(args.trials, "500")),
