@@ -429,19 +429,10 @@ def register_claim(
     DomainError
         If another module already registered ``claim_id``, or a field is empty.
     """
-    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
-                        ("statement", statement), ("tolerance", tolerance)):
-        if not isinstance(value, str) or not value.strip():
-            raise DomainError(name, value, "must be a non-empty string")
+    data, certificates = _fields_iv(claim_id, section, where, statement, tolerance, data,
+                                    certificates, kind, stage)
     if not callable(check):
         raise DomainError("check", check, "must be callable as check(ctx) -> Outcome")
-    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
-    if kind not in CLAIM_KINDS:
-        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
-                          "e.g. kind='text'")
-    if stage not in STAGES:
-        raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
-                          'pass stage="engine" for checks that drive the workspace engine')
     module = getattr(check, "__module__", "") or ""
     old = _REGISTRY.get(claim_id)
     if old is not None and old.module != module:
@@ -472,6 +463,26 @@ def _strings_iv(name: str, value: Any) -> tuple[str, ...]:
     return items
 
 
+def _fields_iv(
+    claim_id: str, section: str, where: str, statement: str, tolerance: str, data: Any,
+    certificates: Any, kind: str, stage: str,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Validate the fields shared by :func:`register_claim` and :func:`claim`; return
+    ``data`` and ``certificates`` as tuples."""
+    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
+                        ("statement", statement), ("tolerance", tolerance)):
+        if not isinstance(value, str) or not value.strip():
+            raise DomainError(name, value, "must be a non-empty string")
+    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
+    if kind not in CLAIM_KINDS:
+        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
+                          "e.g. kind='text'")
+    if stage not in STAGES:
+        raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
+                          'pass stage="engine" for checks that drive the workspace engine')
+    return data, certificates
+
+
 def claim(
     claim_id: str,
     *,
@@ -495,17 +506,8 @@ def claim(
     """
 
     # validated now, so a bad decorator argument fails where it is written
-    for name, value in (("claim_id", claim_id), ("section", section), ("where", where),
-                        ("statement", statement), ("tolerance", tolerance)):
-        if not isinstance(value, str) or not value.strip():
-            raise DomainError(name, value, "must be a non-empty string")
-    data, certificates = _strings_iv("data", data), _strings_iv("certificates", certificates)
-    if kind not in CLAIM_KINDS:
-        raise DomainError("kind", kind, f"must be one of {', '.join(CLAIM_KINDS)}",
-                          "e.g. kind='text'")
-    if stage not in STAGES:
-        raise DomainError("stage", stage, f"must be one of {', '.join(STAGES)}",
-                          'pass stage="engine" for checks that drive the workspace engine')
+    data, certificates = _fields_iv(claim_id, section, where, statement, tolerance, data,
+                                    certificates, kind, stage)
 
     def deco(fn: CheckFn) -> CheckFn:
         register_claim(claim_id, fn, section=section, where=where, statement=statement,
