@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,30 +89,26 @@ def _writable_folder(option: str, path: Path, folder: Path) -> None:
 
 def input_file(option: str, value: Any) -> Path:
     """An existing regular, readable file (a FIFO, folder or device is refused)."""
-    path = _as_path(option, value, "file")
-    st = _stat(option, path)
-    if st is None:
-        raise DomainError(option, str(path), "must be an existing file",
-                          "check the path (it does not exist)")
-    if not stat.S_ISREG(st.st_mode):
-        raise DomainError(option, str(path), f"must be a regular file, not {_kind(st.st_mode)}",
-                          "pass the path of a file")
-    if not os.access(path, os.R_OK):
-        raise DomainError(option, str(path), "must be readable", "check its permissions")
-    return path
+    return _existing(option, value, "file", stat.S_ISREG, "a regular file", os.R_OK)
 
 
 def input_dir(option: str, value: Any) -> Path:
     """An existing, readable folder."""
-    path = _as_path(option, value, "folder")
+    return _existing(option, value, "folder", stat.S_ISDIR, "a folder", os.R_OK | os.X_OK)
+
+
+def _existing(option: str, value: Any, noun: str, is_kind: Callable[[int], bool], kind: str,
+              mode: int) -> Path:
+    """``value`` as the path of an existing ``noun`` of the right kind, with access ``mode``."""
+    path = _as_path(option, value, noun)
     st = _stat(option, path)
     if st is None:
-        raise DomainError(option, str(path), "must be an existing folder",
+        raise DomainError(option, str(path), f"must be an existing {noun}",
                           "check the path (it does not exist)")
-    if not stat.S_ISDIR(st.st_mode):
-        raise DomainError(option, str(path), f"must be a folder, not {_kind(st.st_mode)}",
-                          "pass the path of a folder")
-    if not os.access(path, os.R_OK | os.X_OK):
+    if not is_kind(st.st_mode):
+        raise DomainError(option, str(path), f"must be {kind}, not {_kind(st.st_mode)}",
+                          f"pass the path of a {noun}")
+    if not os.access(path, mode):
         raise DomainError(option, str(path), "must be readable", "check its permissions")
     return path
 
