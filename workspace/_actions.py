@@ -172,26 +172,13 @@ class ActionsLayer(RegisterLayer):
         before = self._sys_cost + self._conv_cost
         if len(units) == 1:
             b = self._blocks[_num(units[0]) - 1]
-            key = f"{b.id}.txt"
-            data = block_payload_bytes(b.type, b.content, b.tool_calls)
-            ref = self._put(key, data)  # durable before the block leaves V_t
-            self._set_record(
-                replace(
-                    b,
-                    status=Status.ARCHIVED,
-                    level=1,
-                    content=None,
-                    tool_calls=None,
-                    payload=ref,
-                    replacement=replacement,
-                )
-            )
-            self._payload_owner[key] = b.id
+            # durable before the block leaves V_t
+            ref = self._move_out(b, Status.ARCHIVED, tool_calls=None, replacement=replacement)
             self._refresh(self._affected([b.seq]))
             self._touch()
             return ArchiveResult(
                 b.id,
-                self.payload_path(key),
+                self.payload_path(ref.key),
                 1,
                 ref.size,
                 ref.sha256,

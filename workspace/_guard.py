@@ -18,7 +18,6 @@ from ._records import (
     Block,
     BlockType,
     Status,
-    block_payload_bytes,
 )
 from ._store import sha256_hex
 from ._validate import _num
@@ -102,19 +101,7 @@ class GuardLayer(PreflightLayer):
         return sum(message_tokens(m, self.tokenizer) for m in self._wrap_tool_text(x, text))
 
     def _offload(self, x: Block) -> None:
-        key = f"{x.id}.txt"
-        data = block_payload_bytes(x.type, x.content, x.tool_calls)
-        ref = self._put(key, data)  # durable before the content leaves the prompt
-        self._set_record(
-            replace(
-                x,
-                status=Status.OFFLOADED,
-                level=1,
-                content=None,
-                payload=ref,
-            )
-        )
-        self._payload_owner[key] = x.id
+        self._move_out(x, Status.OFFLOADED)  # durable before the content leaves the prompt
         self._refresh([x.seq])
         self._touch()
 

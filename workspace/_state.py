@@ -8,6 +8,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import IO, Any, Concatenate, ParamSpec, Self, TypeVar
 
 from ._accounting import (
@@ -36,6 +37,8 @@ from ._records import (
     Block,
     Group,
     PayloadRef,
+    Status,
+    block_payload_bytes,
     record_digest,
 )
 from ._results import Candidate
@@ -404,6 +407,16 @@ class StateCore:
         ref = PayloadRef(key, len(data), sha256_hex(data))
         self.store.put(key, data)  # returns only when durable
         self._doomed.discard(key)  # live again (a block's payload bytes never change)
+        return ref
+
+    def _move_out(self, b: Block, status: Status, **changes: Any) -> PayloadRef:
+        """Store block ``b``'s payload bytes under ``<id>.txt`` (durable first), then
+        record ``b`` as ``status`` at level 1 with its content dropped and ``changes``
+        applied, owning that payload. The caller refreshes the rows it affects."""
+        key = f"{b.id}.txt"
+        ref = self._put(key, block_payload_bytes(b.type, b.content, b.tool_calls))
+        self._set_record(replace(b, status=status, level=1, content=None, payload=ref, **changes))
+        self._payload_owner[key] = b.id
         return ref
 
     def _release(self, key: str) -> None:
