@@ -4,6 +4,7 @@ Parameter, and a deliberately broken copy is reported "failed"."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -39,10 +40,10 @@ def _needs_coq(fn):
         return fn
     reason = f"coqc with mathcomp-ssreflect not installed; run: {_formal.INSTALL_HINT}"
     if _IN_CI:
+        @functools.wraps(fn)  # keeps its marks (slow) and fixtures
         def _fail(*args, **kwargs):
             pytest.fail(f"CI must check every Coq proof, but {reason}")
 
-        _fail.__name__, _fail.__doc__ = fn.__name__, fn.__doc__
         return _fail
     return pytest.mark.skip(reason=reason)(fn)
 
