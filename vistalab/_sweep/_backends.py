@@ -126,7 +126,6 @@ class LocalBackend:
             for task in tasks:
                 yield execute_cell(task)
             return
-        import_optional("joblib", "local sweep workers (--workers N)")
         from concurrent.futures import as_completed
 
         if self._executor is None:
