@@ -10,7 +10,14 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 from vistalab.theory import PROOF_CLAIMS, PROOF_METHODS, DomainError, UnknownNameError
-from vistalab.theory._proofs import _registry, _steps_lemma1, _steps_prop1, _steps_thm1
+from vistalab.theory._proofs import (
+    _registry,
+    _steps_lemma1,
+    _steps_prop1,
+    _steps_thm1_b,
+    _steps_thm1_d,
+    _steps_thm1_e,
+)
 from vistalab.theory._proofs._enumerate import bucket_mean_z, simulate_makeroom
 from vistalab.theory._proofs._interval import certify_positive
 from vistalab.theory._proofs._registry import Outcome, Step, get_step, run_step
@@ -133,13 +140,14 @@ def _broken_makeroom(order, j_star, kappa):
 
 
 @pytest.mark.parametrize(
-    "key", ["thm1.B:stop_time_and_z", "thm1.B:z_ge_m_iff_not_in_prefix",
-            "thm1.E:flag_reads_over_until_stop"]
+    ("module", "key"), [(_steps_thm1_b, "thm1.B:stop_time_and_z"),
+                        (_steps_thm1_b, "thm1.B:z_ge_m_iff_not_in_prefix"),
+                        (_steps_thm1_e, "thm1.E:flag_reads_over_until_stop")]
 )
-def test_enumeration_rejects_off_by_one_process(monkeypatch, key):
+def test_enumeration_rejects_off_by_one_process(monkeypatch, module, key):
     """Eq. (Z-search) / (Z-list) and part (E): if the process archived one block
     too many, the exhaustive checks over all orders report failure."""
-    monkeypatch.setattr(_steps_thm1, "simulate_makeroom", _broken_makeroom)
+    monkeypatch.setattr(module, "simulate_makeroom", _broken_makeroom)
     claim, name = key.split(":")
     cert = run_step(get_step(claim, name))
     assert cert.status == "fail", cert.detail
@@ -148,7 +156,7 @@ def test_enumeration_rejects_off_by_one_process(monkeypatch, key):
 def test_enumeration_rejects_wrong_bucket_cost(monkeypatch):
     """Part (D): counting P instead of P - 1 archived blocks breaks E[Z] < n/(2M)."""
     monkeypatch.setattr(
-        _steps_thm1, "bucket_mean_z", lambda n, kappa, m: bucket_mean_z(n, kappa, m) + 1
+        _steps_thm1_d, "bucket_mean_z", lambda n, kappa, m: bucket_mean_z(n, kappa, m) + 1
     )
     cert = run_step(get_step("thm1.D", "bucket_mean_below_half_n_over_m"))
     assert cert.status == "fail"
@@ -158,9 +166,9 @@ def test_hypothesis_rejects_bound_without_plus_one(monkeypatch):
     """Theorem 1 without the +1 (kappa[1 - I/nu]_+) is false; the randomized
     check over interfaces finds a violating one."""
     monkeypatch.setattr(
-        _steps_thm1,
+        _steps_thm1_b,
         "floor_bound",
-        lambda n, kappa, rate: kappa * max(0.0, 1 - rate / _steps_thm1.nu_bits(n, kappa)),
+        lambda n, kappa, rate: kappa * max(0.0, 1 - rate / _steps_thm1_b.nu_bits(n, kappa)),
     )
     cert = run_step(get_step("thm1.B", "bound_vs_random_interfaces"))
     assert cert.status == "fail" and "falsified" in cert.detail

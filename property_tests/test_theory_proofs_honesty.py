@@ -13,7 +13,7 @@ import re
 import pytest
 import sympy as sp
 from vistalab.theory import DomainError, UnknownNameError
-from vistalab.theory._proofs import _registry, _steps_prop1, _steps_thm1
+from vistalab.theory._proofs import _registry, _steps_prop1, _steps_thm1_b
 from vistalab.theory._proofs._enumerate import RecoveringRun, recovering_method
 from vistalab.theory._proofs._registry import (
     ChainResult,
@@ -274,7 +274,7 @@ def test_deliberately_broken_registered_chain_fails_the_report(monkeypatch):
 
 
 def _plus(c: float):
-    return lambda n, kappa, rate: kappa * max(0.0, 1 - (rate + c) / _steps_thm1.nu_bits(n, kappa))
+    return lambda n, kappa, rate: kappa * max(0.0, 1 - (rate + c) / _steps_thm1_b.nu_bits(n, kappa))
 
 
 @pytest.mark.parametrize("name", ["bound_vs_exact_frontier", "bound_vs_random_interfaces"])
@@ -282,14 +282,14 @@ def test_theorem_with_plus_point_four_is_refuted(monkeypatch, name):
     """Issue 11: E[Z] >= kappa[1 - (I+0.4)/nu]_+ is false (n=10, kappa=2, Gibbs
     lambda=0.6933 gives E[Z]=1.2856 < 1.371); the frontier grid and the
     Hypothesis step both find a violation."""
-    monkeypatch.setattr(_steps_thm1, "floor_bound", _plus(0.4))
+    monkeypatch.setattr(_steps_thm1_b, "floor_bound", _plus(0.4))
     cert = run_step(get_step("thm1.B", name))
     assert cert.status == "fail", cert.detail
 
 
 def test_the_issue_counterexample_to_plus_point_four():
     """The issue's numbers, recomputed from the closed form of the Gibbs interface."""
-    rate, mean_z = _steps_thm1.gibbs_point(10, 2, 0.6933)
+    rate, mean_z = _steps_thm1_b.gibbs_point(10, 2, 0.6933)
     assert rate == pytest.approx(0.229, abs=5e-4)
     assert mean_z == pytest.approx(1.2856, abs=5e-4)
     assert mean_z < _plus(0.4)(10, 2, rate)

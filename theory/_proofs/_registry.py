@@ -358,7 +358,10 @@ def _load() -> None:
     import_optional("flint", "theory's interval-arithmetic proof steps (vista-lab verify)")
     # Imported statically on first use (a renamed module breaks the build), not at
     # `import vistalab.theory`, so the bounds need none of the `verify` extra.
-    from . import _steps_beyond, _steps_lemma1, _steps_prop1, _steps_prop2, _steps_thm1  # noqa: F401,I001
+    from . import (  # noqa: F401,I001
+        _steps_beyond, _steps_lemma1, _steps_prop1, _steps_prop2,
+        _steps_thm1_b, _steps_thm1_c, _steps_thm1_d, _steps_thm1_e,
+    )
 
     _loaded = True
 
