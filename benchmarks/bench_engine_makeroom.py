@@ -119,7 +119,7 @@ def _durable_floor(folder: str, count: int = 40, size: int = 300) -> dict[str, f
 def _phases(n: int, kappa: int) -> dict[str, float]:
     """Milliseconds per engine call in blind trials at this n (memory store)."""
     import numpy as np
-    from vistalab.sims import _engine_makeroom as em
+    from vistalab.sims import _engine_makeroom_layout as em
     from vistalab.sims._engine_common import store_iv, tokenizer_iv
     from vistalab.sims._seeding import root_seed
 

@@ -6,15 +6,13 @@ run through the reference workspace engine (``*_engine``).
 
 from ._engine_makeroom import (
     ENGINE_INTERFACES,
-    EngineMakeRoomResult,
     EventCounters,
-    MakeRoomLayout,
-    calibrate_makeroom,
-    coarsen_ledger,
     makeroom_event_counters,
-    parse_ledger,
     simulate_makeroom_engine,
 )
+from ._engine_makeroom_layout import MakeRoomLayout, calibrate_makeroom
+from ._engine_makeroom_observe import coarsen_ledger, parse_ledger
+from ._engine_makeroom_result import EngineMakeRoomResult
 from ._engine_recovery import (
     ENGINE_STRATEGIES,
     EngineRecoveryResult,
