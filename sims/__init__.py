@@ -13,14 +13,12 @@ from ._engine_makeroom import (
 from ._engine_makeroom_layout import MakeRoomLayout, calibrate_makeroom
 from ._engine_makeroom_observe import coarsen_ledger, parse_ledger
 from ._engine_makeroom_result import EngineMakeRoomResult
-from ._engine_recovery import (
-    ENGINE_STRATEGIES,
-    EngineRecoveryResult,
+from ._engine_recovery import ENGINE_STRATEGIES, EngineRecoveryResult, simulate_recovery_engine
+from ._engine_recovery_feasibility import (
     FeasibilityMap,
     HandleCostFit,
     measure_handle_cost,
     recovery_feasibility_map,
-    simulate_recovery_engine,
 )
 from ._gaussian import (
     RateEstimate,
