@@ -9,7 +9,15 @@ Run the checks with :func:`run_claims` (or ``vista-lab check-paper``); read a ta
 # The built-in claims register themselves when their modules are imported; import them
 # statically (paper order), so a renamed module breaks the build instead of silently
 # dropping its claims.
-from . import _claims_tables, _claims_text, _claims_theory, _engine_claims  # noqa: F401
+from . import (  # noqa: F401
+    _claims_lemma1,
+    _claims_prop1,
+    _claims_prop2,
+    _claims_tables,
+    _claims_text,
+    _claims_thm1,
+    _engine_claims,
+)
 from ._data import (
     DATA_DIR,
     PaperTable,

@@ -132,7 +132,8 @@ REPAIRS = [
 
 
 BUILTIN = {"vistalab.paper_checks._claims_tables", "vistalab.paper_checks._claims_text",
-           "vistalab.paper_checks._claims_theory"}
+           "vistalab.paper_checks._claims_prop1", "vistalab.paper_checks._claims_prop2",
+           "vistalab.paper_checks._claims_lemma1", "vistalab.paper_checks._claims_thm1"}
 
 
 @pytest.fixture(scope="module")
