@@ -16,6 +16,7 @@ Example
 
 from ._checks import STATUSES, Check, status_of
 from ._deps import MissingDependency
+from ._labels import PointLabel, TextClash, find_text_clashes, place_labels
 from ._registry import FIGURE_NAMES, FigureScript, load_figure, merge_params
 from ._style import PALETTE, STYLE_PATH, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -26,14 +27,18 @@ __all__ = [
     "FigureScript",
     "MissingDependency",
     "PALETTE",
+    "PointLabel",
     "STATUSES",
     "STYLE_PATH",
+    "TextClash",
     "TidyTable",
     "figure_style",
+    "find_text_clashes",
     "load_figure",
     "merge_params",
     "new_figure",
     "panel_label",
+    "place_labels",
     "save_figure",
     "status_of",
 ]

@@ -24,6 +24,7 @@ from vistalab import sims, theory
 from vistalab._core import seed_sequence
 
 from ._checks import Check, status_of
+from ._labels import PointLabel, place_labels
 from ._registry import merge_params
 from ._style import PALETTE, figure_style, new_figure, panel_label, save_figure
 from ._table import TidyTable
@@ -192,9 +193,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             ax.errorbar(t.column("rate_bits"), y, yerr=yerr, xerr=2 * t.column("rate_bits_se"),
                         fmt=marker, color=col, ms=7 if marker in "*X" else 4.5, label=label,
                         zorder=3)
-        for r in mc.where(interface="gaussian").records():
-            ax.annotate(f"$\\sigma$={r['sigma']:g}", xy=(r["rate_bits"], r["value"]), xytext=(4, 3),
-                        textcoords="offset points", fontsize=6.5, color=PALETTE["blue"])
+        labels: list[PointLabel] = []
         eng = table.where(series="engine")
         if len(eng):
             # Hollow, larger diamonds: the array point of the same interface stays
@@ -204,14 +203,13 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
             ax.errorbar(eng.column("rate_bits"), y, yerr=yerr, fmt="D", color=PALETTE["black"],
                         mfc="none", mew=1.2, ms=9, elinewidth=1, capsize=3,
                         label="engine-measured (workspace/), by interface", zorder=4)
-            for r in eng.records():
-                right = r["rate_bits"] < 0.5 * top
-                ax.annotate(f"engine: {r['interface']}", xy=(r["rate_bits"], r["value"]),
-                            xytext=(11 if right else -11, 7),
-                            textcoords="offset points", ha="left" if right else "right",
-                            va="center", fontsize=6.5, color=PALETTE["black"],
-                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
-                                  "alpha": 0.85})
+            labels += [PointLabel(f"engine: {r['interface']}", r["rate_bits"], r["value"],
+                                  {"fontsize": 6.5, "color": PALETTE["black"]})
+                       for r in eng.records()]
+        # The longer engine labels are placed first; the short sigma labels fit around them.
+        labels += [PointLabel(f"$\\sigma$={r['sigma']:g}", r["rate_bits"], r["value"],
+                              {"fontsize": 6.5, "color": PALETTE["blue"]})
+                   for r in mc.where(interface="gaussian").records()]
         ax.set_xlim(-0.1, top + 0.15)
         ax.set_ylim(-0.04, 1.08)
         ax.set_xlabel(r"interface rate $I(J^*; Y)$  [bits]")
@@ -220,6 +218,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
         panel_label(ax, f"$n$ = {n}, $\\kappa$ = {kappa}, "
                         r"$\nu = \log_2((n-\kappa)/\kappa)$ = "
                         f"{math.log2((n - kappa) / kappa):.2f} bits")
+        place_labels(ax, labels)  # last: the limits and every mark are final
         return save_figure(fig, out_dir, NAME)
 
 

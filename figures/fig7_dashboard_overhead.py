@@ -234,7 +234,7 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
     s = _summary(table)
     runs = len(table.unique("run"))
     with figure_style():
-        fig, axes = new_figure(1, 2, width=8.0, height=3.5)
+        fig, axes = new_figure(1, 2, width=8.0, height=4.0)
         ax, bx = axes[0]
         for a, column, color, ylabel in (
             (ax, "dashboard_tokens", PALETTE["blue"], "net dashboard tokens  [cl100k_base]"),
@@ -260,8 +260,10 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                 label="all blocks visible (slope 1)")
         bx.set_ylim(0, min(nmax, 2.5 * float(np.nanmax(table.column("visible_blocks")))))
         bx.set_xlim(left=0)
-        ax.legend(loc="lower right")
-        bx.legend(loc="upper left")
+        # Below the panels: inside, the per-turn cloud and the slope-1 line reach every
+        # corner at some run length.
+        for a in (ax, bx):
+            a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=7)
         panel_label(ax, f"(a) dashboard cost, budget {int(s['budget']):,} tokens")
         panel_label(bx, "(b) visible working set")
         return save_figure(fig, out_dir, NAME)

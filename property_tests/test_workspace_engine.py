@@ -13,9 +13,12 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from vistalab.workspace import (
     ARCHIVE_TOOL,
     DELETE_TOOL,
+    ERROR_PREFIX,
     PROTOCOL_TEXT,
     BudgetConfigError,
     DashboardConfig,
@@ -24,10 +27,14 @@ from vistalab.workspace import (
     MemoryStore,
     PayloadIntegrityError,
     Status,
+    ToolFailure,
+    ToolOutcome,
     Workspace,
     count_request_tokens,
+    error_text,
     get_tokenizer,
     handle_text,
+    is_error_text,
     message_tokens,
     protocol_problems,
 )
@@ -405,6 +412,54 @@ def test_dispatch_returns_error_strings_and_changes_nothing():
     )
     assert ws.state_hash() == h
     assert ws.dispatch(ARCHIVE_TOOL, '{"block_id": "B3", "replacement": "x"}').endswith("/B3.txt")
+
+
+CALLS = [
+    ("context_workspace_archiv", "{}", ToolFailure.BAD_CALL),
+    (ARCHIVE_TOOL, "{not json", ToolFailure.BAD_CALL),
+    (DELETE_TOOL, '{"block_id": "B3"}', ToolFailure.BAD_CALL),
+    (ARCHIVE_TOOL, '["B3"]', ToolFailure.BAD_CALL),
+    (["x"], "{}", ToolFailure.BAD_CALL),
+    (ARCHIVE_TOOL, '{"block_id": "B99"}', ToolFailure.REFUSED),
+    (DELETE_TOOL, {"block_id": "B3-B2", "reason": "x"}, ToolFailure.REFUSED),
+    (ARCHIVE_TOOL, {"block_id": "B3", "replacement": "x"}, None),
+    (ARCHIVE_TOOL, '{"block_id": "B3"}', None),  # re-archive: a new replacement
+    (DELETE_TOOL, {"block_id": "B4", "reason": "stale"}, None),
+]
+
+
+def test_call_tool_is_dispatch_with_a_typed_outcome():
+    """Typed tool outcomes (DESIGN "results are named, frozen objects"): call_tool
+    returns, call for call, the text dispatch returns on a twin workspace, with
+    the failure kind: BAD_CALL before anything runs (nothing logged), REFUSED
+    when the engine refuses (a failed event), None on success; both twins end in
+    the same state."""
+    a, b = _ws(), _ws()
+    for ws in (a, b):
+        ws.register_assistant("x")
+        ws.register_assistant("y " * 50)
+    for name, args, kind in CALLS:
+        n_events = len(a.events)
+        out = a.call_tool(name, args)
+        assert isinstance(out, ToolOutcome) and out.failure is kind
+        assert out.text == b.dispatch(name, args)
+        assert out.ok is (kind is None) and is_error_text(out.text) is (kind is not None)
+        assert out.text == (error_text(out.detail) if kind else out.text) and bool(out.detail) is (
+            kind is not None
+        )
+        logged = len(a.events) - n_events
+        assert logged == (0 if kind is ToolFailure.BAD_CALL else 1)
+        if kind is ToolFailure.REFUSED:
+            assert not a.events[-1].ok and a.events[-1].result == out.detail
+    assert a.state_hash() == b.state_hash()
+
+
+@given(st.text())
+def test_error_text_round_trips(detail):
+    """The agent-facing failure format has its parser beside its formatter:
+    is_error_text recognises every error_text, and the detail comes back whole."""
+    text = error_text(detail)
+    assert is_error_text(text) and text.removeprefix(ERROR_PREFIX + " ") == detail
 
 
 # ------------------------------------------------------------------ state

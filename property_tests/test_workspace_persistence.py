@@ -16,6 +16,7 @@ from vistalab.workspace import (
     MemoryStore,
     PayloadIntegrityError,
     SnapshotError,
+    ToolFailure,
     Workspace,
     WorkspaceArgumentError,
 )
@@ -227,6 +228,9 @@ def test_enospc_during_archive_is_a_refusal_string_and_changes_nothing():
     before, n_events = ws.state_hash(), len(ws.events)
     out = ws.context_workspace_archive("B2")
     assert out.startswith("Error: the archive store failed (No space left on device)")
+    assert ws.state_hash() == before and len(ws.events) == n_events
+    typed = ws.call_tool("context_workspace_archive", {"block_id": "B2"})
+    assert typed.failure is ToolFailure.STORE and typed.text == out
     assert ws.state_hash() == before and len(ws.events) == n_events
     assert ws.dispatch(["x"], "{}").startswith("Error: ")
     assert Workspace.replay(ws.events).state_hash() == before

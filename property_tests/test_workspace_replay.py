@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 from vistalab.examples import traces
-from vistalab.workspace import MemoryStore, TraceError, Workspace, load_trace, replay_trace
+from vistalab.workspace import (
+    MemoryStore,
+    TraceError,
+    Workspace,
+    WorkspaceError,
+    load_trace,
+    replay_trace,
+)
 
 from vistalab.cli import main
 
@@ -37,6 +44,23 @@ def test_replay_reports_each_turn_within_budget():
     assert ("archive", True) in ops and ("read", True) in ops and ("delete", False) in ops
     again = Workspace.replay(res.workspace.events, store=MemoryStore(res.workspace.store.root))
     assert again.state_hash() == res.state_hash
+
+
+class _FullStore(MemoryStore):
+    def put(self, key, data):
+        raise OSError(28, "No space left on device")
+
+
+def test_store_failure_stops_the_replay_naming_the_message():
+    """A context call whose store write fails (ToolFailure.STORE) stops the replay
+    with one message naming the trace index; the refused delete in the same trace
+    (ToolFailure.REFUSED, the agent's mistake) does not stop it."""
+    with pytest.raises(WorkspaceError, match=r"^replaying message \d+: the archive store "
+                       r"failed \(No space left on device\); nothing changed\.") as err:
+        replay_trace(OPS, budget=3000, tokenizer="approx", store=_FullStore())
+    assert not isinstance(err.value, TraceError) and "Error:" not in str(err.value)
+    res = replay_trace(OPS, budget=3000, tokenizer="approx")
+    assert ("delete", False) in [(e["op"], e["ok"]) for t in res.turns for e in t.events]
 
 
 def test_context_tool_calls_in_a_trace_are_executed():

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
-from vistalab.workspace import Rendering, Workspace, WorkspaceError
+from vistalab.workspace import ARCHIVE_TOOL, Rendering, Workspace, WorkspaceError
 
 from ._engine_common import StoreSpec, store_iv, tokenizer_iv
 from ._engine_makeroom_layout import (
@@ -107,14 +107,14 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, for
     order = np.asarray(pol.order(iface, y, gen))
     ids = layout.ids
     paths: dict[int, str] = {}
-    archive = ws.context_workspace_archive
+    call = ws.call_tool
     for p in order:
         p = int(p)
-        out = archive(ids[p])
-        if out.startswith("Error"):
-            raise DomainError("engine", out, "must accept every archive of a visible block",
+        out = call(ARCHIVE_TOOL, {"block_id": ids[p]})
+        if not out.ok:
+            raise DomainError("engine", out.text, "must accept every archive of a visible block",
                               "report this as a workspace bug")
-        paths[p] = out
+        paths[p] = out.text
         if ws.mode == "normal":
             break
     else:

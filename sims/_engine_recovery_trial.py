@@ -10,7 +10,15 @@ from typing import Any
 
 import numpy as np
 from vistalab.theory import DomainError
-from vistalab.workspace import READ_PATH_TOOL, Workspace, find_handles, message_tokens
+from vistalab.workspace import (
+    ARCHIVE_TOOL,
+    DELETE_TOOL,
+    READ_PATH_TOOL,
+    ToolOutcome,
+    Workspace,
+    find_handles,
+    message_tokens,
+)
 
 from ._engine_common import MemoTokenizer, StoreSpec
 
@@ -90,28 +98,31 @@ def _act(setup: _Setup, ws: Workspace, texts: list[str]) -> tuple[int, int]:
     last = _bid(N - 1)
     if name == "recover":
         for i in range(N):
-            _ok(ws.context_workspace_archive(_pair(i)))
+            _ok(ws.call_tool(ARCHIVE_TOOL, {"block_id": _pair(i)}))
         return N, 0
     if name == "keep-bits":
         b = setup.keep
         for i in range(N):
-            _ok(ws.context_workspace_archive(_pair(i), f"kept bits: {texts[i][:b]}"))
+            _ok(ws.call_tool(ARCHIVE_TOOL, {"block_id": _pair(i),
+                                            "replacement": f"kept bits: {texts[i][:b]}"}))
         return N, 0
     if name == "delete":
-        _ok(ws.context_workspace_delete(f"B2-{last}", "non-recovering baseline"))
+        _ok(ws.call_tool(DELETE_TOOL, {"block_id": f"B2-{last}",
+                                       "reason": "non-recovering baseline"}))
         return 0, 1
     s = setup.keep  # keep-blocks
     if s >= N:
         return 0, 0
-    _ok(ws.context_workspace_delete(f"B{2 * s + 2}-{last}", "non-recovering baseline"))
+    _ok(ws.call_tool(DELETE_TOOL, {"block_id": f"B{2 * s + 2}-{last}",
+                                   "reason": "non-recovering baseline"}))
     return 0, 1
 
 
-def _ok(out: str) -> str:
-    if out.startswith("Error"):
-        raise DomainError("engine", out, "must accept the strategy's context action",
+def _ok(out: ToolOutcome) -> str:
+    if not out.ok:
+        raise DomainError("engine", out.text, "must accept the strategy's context action",
                           "report this as a workspace bug")
-    return out
+    return out.text
 
 
 def _guess(gen: np.random.Generator, k: int) -> str:
@@ -220,7 +231,7 @@ def _probe(setup: _Setup, gen: np.random.Generator) -> dict[str, Any]:
     raw = ws.render().candidate_tokens
     units = []
     for i in range(N):
-        path = _ok(ws.context_workspace_archive(_pair(i)))
+        path = _ok(ws.call_tool(ARCHIVE_TOOL, {"block_id": _pair(i)}))
         units.append(path.rsplit("/", 1)[-1].removesuffix(".txt"))
     bid = _bid(N - 1)
     ws.register_user(f"Query: reproduce evidence block {N} ({bid}) exactly.")

@@ -30,7 +30,9 @@ Usage in an agent loop (``llm`` and ``run_tool`` are yours)::
 Python calls raise (``ws.archive``, ``ws.delete``, ``ws.read_path``,
 ``ws.recover``); agent-facing tools (``ws.context_workspace_archive``,
 ``ws.context_workspace_delete``, ``ws.dispatch``) return strings and change
-nothing on a bad call. ``ws.events`` is the append-only log (each event with
+nothing on a bad call; ``ws.call_tool`` is ``ws.dispatch`` with a typed
+:class:`ToolOutcome` (the same text, and whether and why the call failed).
+``ws.events`` is the append-only log (each event with
 the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
 ``ws.save(path)`` / ``Workspace.load(path)`` persist it crash-consistently
 (``Workspace.salvage(path)`` loads what is intact and lists what was lost).
@@ -122,10 +124,13 @@ from ._protocol import (
     ARCHIVE_TOOL,
     CONTEXT_TOOL_NAMES,
     DELETE_TOOL,
+    ERROR_PREFIX,
     PROTOCOL_TEXT,
     READ_PATH_TOOL,
     budget_notice,
     context_tool_schemas,
+    error_text,
+    is_error_text,
     protocol_problems,
 )
 from ._recorder import TrajectoryRecorder, trajectory_from_trace
@@ -157,6 +162,7 @@ from ._tokenizers import (
     Tokenizer,
     get_tokenizer,
 )
+from ._tools import ToolFailure, ToolOutcome
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
 
 __all__ = [
@@ -223,6 +229,11 @@ __all__ = [
     "CONTEXT_TOOL_NAMES",
     "context_tool_schemas",
     "protocol_problems",
+    "ERROR_PREFIX",
+    "error_text",
+    "is_error_text",
+    "ToolOutcome",
+    "ToolFailure",
     "parse_block_spec",
     "parse_selector",
     "ByteRange",

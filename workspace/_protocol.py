@@ -13,6 +13,9 @@ __all__ = [
     "DELETE_TOOL",
     "READ_PATH_TOOL",
     "CONTEXT_TOOL_NAMES",
+    "ERROR_PREFIX",
+    "error_text",
+    "is_error_text",
     "context_tool_schemas",
     "protocol_problems",
 ]
@@ -45,6 +48,23 @@ ARCHIVE_TOOL = "context_workspace_archive"
 DELETE_TOOL = "context_workspace_delete"
 READ_PATH_TOOL = "read_path"
 CONTEXT_TOOL_NAMES = (ARCHIVE_TOOL, DELETE_TOOL)
+
+#: Every agent-facing answer to a failed tool call starts with this: the paper's
+#: tools return strings, so the agent (or a recorder that sees only the
+#: conversation) tells a failure by it. Code holding the engine's typed outcome
+#: (``ToolOutcome``) uses its fields instead.
+ERROR_PREFIX = "Error:"
+
+
+def error_text(detail: str) -> str:
+    """The agent-facing answer to a failed tool call whose reason is ``detail``."""
+    return f"{ERROR_PREFIX} {detail}"
+
+
+def is_error_text(text: str) -> bool:
+    """Whether an agent-facing tool answer reports a failure: the parser of
+    :func:`error_text`, for answers known only as conversation text."""
+    return text.startswith(ERROR_PREFIX)
 
 _ARCHIVE_SCHEMA: dict[str, Any] = {
     "type": "function",

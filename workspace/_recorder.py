@@ -9,9 +9,8 @@ from typing import Any
 
 from ._errors import TraceError, WorkspaceArgumentError
 from ._events import Event
-from ._protocol import CONTEXT_TOOL_NAMES, READ_PATH_TOOL
+from ._protocol import CONTEXT_TOOL_NAMES, READ_PATH_TOOL, is_error_text
 from ._reward import (
-    _ERROR_PREFIX,
     ACTION_OPS,
     ContextAction,
     RewardTurn,
@@ -137,7 +136,7 @@ class TrajectoryRecorder:
                 self._ctx_calls.add(str(call.get("id")))
         if msg.get("role") == "tool" and msg.get("tool_call_id") in self._ctx_calls:
             content = msg.get("content")
-            if isinstance(content, str) and content.startswith(_ERROR_PREFIX):
+            if isinstance(content, str) and is_error_text(content):
                 return content
         return ""
 

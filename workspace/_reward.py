@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import WorkspaceArgumentError
+from ._protocol import error_text
 
 __all__ = [
     "RHO",
@@ -66,7 +67,6 @@ RECOVERY_OPS = ("restore", "read")
 # the call's tool result, a registration. Judging a read by "hash unchanged"
 # would call every recovery invalid, so a read is invalid only when it fails.
 _HASH_JUDGED_OPS = ("archive", "delete", "restore")
-_ERROR_PREFIX = "Error:"
 
 
 # ----------------------------------------------------------------- records
@@ -399,7 +399,7 @@ def process_reward(
     reasons: list[tuple[str, ...]] = []
     for t in turns:
         why = [a.invalid_reason for a in t.actions if a.invalid_reason]
-        failed = {f"{_ERROR_PREFIX} {a.detail}" for a in t.actions if not a.ok}
+        failed = {error_text(a.detail) for a in t.actions if not a.ok}
         # A failed action already explains the error string it returned.
         why += [e for e in t.tool_errors if e not in failed]
         reasons.append(tuple(why))

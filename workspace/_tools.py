@@ -7,16 +7,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ._errors import UnknownNameError, WorkspaceError
-from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL
+from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, error_text
 from ._reads import ReadLayer
 
 __all__ = [
     "ToolSpec",
     "AGENT_TOOLS",
     "ACTIONS",
+    "ToolFailure",
+    "ToolOutcome",
+    "ToolCallRequest",
+    "DriveCounts",
     "parse_tool_call",
     "apply_action",
     "drive_trace",
@@ -50,35 +55,96 @@ ACTIONS: dict[str, ToolSpec] = {
 AGENT_TOOLS: dict[str, ToolSpec] = {s.tool: s for s in ACTIONS.values() if s.tool is not None}
 
 
+class ToolFailure(StrEnum):
+    """Why an agent tool call failed; in every case the workspace is unchanged."""
+
+    #: Not run: unknown tool, malformed JSON, wrong argument names.
+    BAD_CALL = "bad_call"
+    #: The engine refused the action (a :class:`WorkspaceError`, the agent's
+    #: mistake); it is logged as a failed event.
+    REFUSED = "refused"
+    #: The payload store itself failed (an ``OSError`` such as ENOSPC or EACCES);
+    #: nothing is logged, and a retry may succeed once the store is fixed.
+    STORE = "store"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The result of one agent tool call.
+
+    Attributes
+    ----------
+    text : str
+        What the agent is told: the payload path, a confirmation, the text
+        read, or an error string starting with :data:`ERROR_PREFIX`.
+    failure : ToolFailure or None
+        Why the call failed; None when it succeeded.
+    detail : str
+        The failure's reason (``text`` without :data:`ERROR_PREFIX`); empty
+        when the call succeeded.
+    """
+
+    text: str
+    failure: ToolFailure | None = None
+    detail: str = ""
+
+    @classmethod
+    def failed(cls, failure: ToolFailure, detail: str) -> ToolOutcome:
+        """A failed call whose reason is ``detail`` (the text is :func:`error_text`)."""
+        return cls(error_text(detail), failure, detail)
+
+    @property
+    def ok(self) -> bool:
+        """True when the call succeeded."""
+        return self.failure is None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A checked agent tool call: its spec and its parsed arguments."""
+
+    spec: ToolSpec
+    args: dict[str, Any]
+
+
+def _bad_call(detail: str) -> ToolOutcome:
+    return ToolOutcome.failed(ToolFailure.BAD_CALL, detail)
+
+
+_TOOLS_WITH_READ: dict[str, ToolSpec] = dict(AGENT_TOOLS)
+_TOOLS_NO_READ: dict[str, ToolSpec] = {k: v for k, v in AGENT_TOOLS.items() if v.action != "read"}
+
+
 def parse_tool_call(
     name: Any, arguments: Any, *, include_read_path: bool
-) -> tuple[ToolSpec, dict[str, Any]] | str:
-    """Check one agent tool call: its spec and parsed arguments, or the error
-    string the agent gets back (nothing is run on a bad call)."""
-    tools = {k: v for k, v in AGENT_TOOLS.items() if include_read_path or v.action != "read"}
+) -> ToolCallRequest | ToolOutcome:
+    """Check one agent tool call: the checked request, or the failed outcome
+    (``ToolFailure.BAD_CALL``) whose text the agent gets back; nothing is run
+    on a bad call."""
+    tools = _TOOLS_WITH_READ if include_read_path else _TOOLS_NO_READ
     if not isinstance(name, str) or name not in tools:
-        return f"Error: {UnknownNameError('context tool', str(name), tools)}"
+        return _bad_call(str(UnknownNameError("context tool", str(name), tools)))
     if isinstance(arguments, str):
         try:
             parsed = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            return f"Error: arguments of {name} are not valid JSON ({exc.msg} at {exc.pos})"
+            return _bad_call(f"arguments of {name} are not valid JSON ({exc.msg} at {exc.pos})")
         except RecursionError:
-            return f"Error: arguments of {name} are nested too deeply"
+            return _bad_call(f"arguments of {name} are nested too deeply")
     else:
         parsed = arguments
     if not isinstance(parsed, Mapping):
-        return f"Error: arguments of {name} must be a JSON object"
+        return _bad_call(f"arguments of {name} must be a JSON object")
     spec = tools[name]
     missing = [k for k in spec.required if k not in parsed]
     extra = [k for k in parsed if k not in spec.params]
     if missing or extra:
-        return (
-            f"Error: {name} takes {', '.join(spec.params)}"
+        return _bad_call(
+            f"{name} takes {', '.join(spec.params)}"
             + (f"; missing {', '.join(missing)}" if missing else "")
             + (f"; unexpected {', '.join(map(str, extra))}" if extra else "")
         )
-    return spec, dict(parsed)
+    return ToolCallRequest(spec, dict(parsed))
 
 
 def apply_action(ws: Any, item: Mapping[str, Any]) -> bool:
@@ -100,9 +166,21 @@ def apply_action(ws: Any, item: Mapping[str, Any]) -> bool:
     return True
 
 
-#: How an agent-facing tool's answer starts when the payload store itself failed (an
-#: OSError such as ENOSPC or EACCES); the state is unchanged.
-STORE_FAILURE = "Error: the archive store failed"
+@dataclass(frozen=True, slots=True)
+class DriveCounts:
+    """What :func:`drive_trace` fed to the workspace.
+
+    Attributes
+    ----------
+    messages : int
+        Trace messages registered (the trace's own answers to replayed
+        context calls are skipped, so not counted).
+    actions : int
+        Context actions run: ``action`` items plus archive and delete calls.
+    """
+
+    messages: int
+    actions: int
 
 
 def drive_trace(
@@ -110,15 +188,22 @@ def drive_trace(
     items: Sequence[Mapping[str, Any]],
     before_model: Callable[[int, bool], None],
     on_error: Callable[[int, WorkspaceError], Exception],
-) -> tuple[int, int]:
+) -> DriveCounts:
     """Feed checked trace items to ``ws``: messages are registered, ``action``
     items applied, context tool calls executed and answered by the engine (the
     trace's own answers to them are skipped, matched by order: a call id may be
     reused once its earlier call was answered).
 
     ``before_model(index, is_action)`` runs where the model was called: before
-    each assistant message and each action item. Returns (messages registered,
-    actions applied).
+    each assistant message and each action item.
+
+    Raises
+    ------
+    WorkspaceError
+        When the payload store fails while a context call is replayed (the
+        agent would be told and could retry; the replay cannot go on faithfully).
+    Exception
+        ``on_error(index, exc)`` for a message the workspace refuses.
     """
     auto: dict[str, int] = {}  # call id -> trace answers still to skip
     n_messages = n_actions = 0
@@ -150,75 +235,102 @@ def drive_trace(
                 spec = AGENT_TOOLS.get(name)
                 if spec is not None and spec.action in ("archive", "delete"):
                     n_actions += 1
-                    out = ws.dispatch(name, call["function"].get("arguments", "{}"))
-                    if out.startswith(STORE_FAILURE):
+                    out = ws.call_tool(name, call["function"].get("arguments", "{}"))
+                    if out.failure is ToolFailure.STORE:
                         # The agent would be told and could retry; a replay cannot go on
                         # faithfully with the store failing, so the harness is told instead.
-                        raise WorkspaceError(
-                            f"replaying message {i}: {out.removeprefix('Error: ')}"
-                        )
-                    ws.register_tool_result(call["id"], out)
+                        raise WorkspaceError(f"replaying message {i}: {out.detail}")
+                    ws.register_tool_result(call["id"], out.text)
                     auto[call["id"]] = auto.get(call["id"], 0) + 1
-    return n_messages, n_actions
+    return DriveCounts(messages=n_messages, actions=n_actions)
 
 
 class ToolLayer(ReadLayer):
-    """The agent-facing tools: strings in, strings out, nothing changed on a bad call."""
+    """The agent-facing tools: strings in, strings out, nothing changed on a bad call.
+
+    Every call goes through one path, :meth:`call_tool` (or :meth:`_run_tool`
+    for the per-tool methods, whose arguments are already named), which
+    returns a typed :class:`ToolOutcome`; the string methods return its text.
+    """
 
     def context_workspace_archive(self, block_id: str, replacement: str = "") -> str:
         """Agent tool: archive blocks; returns the payload path or an error string."""
-        return self._agent_call(lambda: self.archive(block_id, replacement).path)
+        return self._run_tool("archive", {"block_id": block_id, "replacement": replacement}).text
 
     def context_workspace_delete(self, block_id: str, reason: str) -> str:
         """Agent tool: delete blocks; returns a confirmation or an error string."""
-
-        def run() -> str:
-            res = self.delete(block_id, reason)
-            n = res.freed_tokens
-            # Deleting a call can cost tokens: its results then render as plain
-            # context with a short prefix. Say so instead of "freed ~-6".
-            change = (
-                f"freed ~{n:,} tokens"
-                if n >= 0
-                else f"added ~{-n:,} tokens: its results now show as plain context"
-            )
-            return (
-                f"Deleted {','.join(res.units)} ({len(res.blocks)} blocks, {change}). "
-                "Deleted content cannot be recovered."
-            )
-
-        return self._agent_call(run)
+        return self._run_tool("delete", {"block_id": block_id, "reason": reason}).text
 
     def read_path_tool(self, path: str, selector: str = "") -> str:
         """Agent tool: payload text (undecodable bytes shown as escapes) or an error string."""
-        return self._agent_call(
-            lambda: self.read_path(path, selector or None).decode("utf-8", "backslashreplace")
-        )
+        return self._run_tool("read", {"path": path, "selector": selector}).text
 
-    def _agent_call(self, run: Callable[[], str]) -> str:
-        try:
-            return run()
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
-        except OSError as exc:  # the store could not write or read; nothing changed
-            return (
-                f"{STORE_FAILURE} ({exc.strerror or exc}); nothing changed. "
-                "Free disk space or fix the archive folder, then call again."
-            )
+    def call_tool(self, name: Any, arguments: str | Mapping[str, Any]) -> ToolOutcome:
+        """Run a context tool call from a model response; the typed outcome.
+
+        Parameters
+        ----------
+        name : str
+            The tool's name (``context_workspace_archive``, ...).
+        arguments : str or Mapping
+            The call's JSON string, or an already-parsed mapping.
+
+        Returns
+        -------
+        ToolOutcome
+            ``text`` is exactly what :meth:`dispatch` returns; ``failure``
+            says whether and why the call failed (unknown tool, malformed JSON
+            and wrong argument names are ``BAD_CALL`` and change nothing).
+        """
+        checked = parse_tool_call(name, arguments, include_read_path=self._include_read_path)
+        if isinstance(checked, ToolOutcome):
+            return checked
+        return self._run_tool(checked.spec.action, checked.args)
 
     def dispatch(self, name: str, arguments: str | Mapping[str, Any]) -> str:
         """Run a context tool call from a model response; always returns a string.
 
         ``arguments`` is the call's JSON string (or an already-parsed mapping).
         Unknown tools, malformed JSON and wrong argument names come back as
-        error strings and change nothing.
+        error strings and change nothing. :meth:`call_tool` gives the same
+        text with the typed outcome.
         """
-        checked = parse_tool_call(name, arguments, include_read_path=self._include_read_path)
-        if isinstance(checked, str):
-            return checked
-        spec, args = checked
-        if spec.action == "archive":
-            return self.context_workspace_archive(**args)
-        if spec.action == "delete":
-            return self.context_workspace_delete(**args)
-        return self.read_path_tool(**args)
+        return self.call_tool(name, arguments).text
+
+    def _run_tool(self, action: str, args: Mapping[str, Any]) -> ToolOutcome:
+        run: dict[str, Callable[..., str]] = {
+            "archive": self._archive_text,
+            "delete": self._delete_text,
+            "read": self._read_text,
+        }
+        try:
+            return ToolOutcome(run[action](**args))
+        except WorkspaceError as exc:
+            return ToolOutcome.failed(ToolFailure.REFUSED, str(exc))
+        except OSError as exc:  # the store could not write or read; nothing changed
+            return ToolOutcome.failed(
+                ToolFailure.STORE,
+                f"the archive store failed ({exc.strerror or exc}); nothing changed. "
+                "Free disk space or fix the archive folder, then call again.",
+            )
+
+    def _archive_text(self, block_id: str, replacement: str = "") -> str:
+        return self.archive(block_id, replacement).path
+
+    def _delete_text(self, block_id: str, reason: str) -> str:
+        res = self.delete(block_id, reason)
+        n = res.freed_tokens
+        # Deleting a call can cost tokens: its results then render as plain
+        # context with a short prefix. Say so instead of "freed ~-6".
+        change = (
+            f"freed ~{n:,} tokens"
+            if n >= 0
+            else f"added ~{-n:,} tokens: its results now show as plain context"
+        )
+        return (
+            f"Deleted {','.join(res.units)} ({len(res.blocks)} blocks, {change}). "
+            "Deleted content cannot be recovered."
+        )
+
+    def _read_text(self, path: str, selector: str = "") -> str:
+        return self.read_path(path, selector or None).decode("utf-8", "backslashreplace")

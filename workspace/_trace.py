@@ -389,17 +389,15 @@ def replay_trace(
         if not is_action:  # replay reports renderings before assistant messages
             close_turn(index)
 
-    n_messages, n_actions = drive_trace(
-        ws, items, before_model, lambda i, exc: TraceError(i, str(exc))
-    )
+    counts = drive_trace(ws, items, before_model, lambda i, exc: TraceError(i, str(exc)))
     close_turn(None)
     return TraceReplay(
         turns=tuple(turns),
         state_hash=ws.state_hash(),
         budget=ws.budget,
         tokenizer=ws.tokenizer.name,
-        messages=n_messages,
-        actions=n_actions,
+        messages=counts.messages,
+        actions=counts.actions,
         workspace=ws,
         format=fmt,
     )

@@ -29,10 +29,12 @@ from vistalab.workspace import (
     PayloadStore,
     Status,
     Tokenizer,
+    ToolFailure,
     Workspace,
     WorkspaceError,
     anthropic_problems,
     count_request_tokens,
+    is_error_text,
     message_tokens,
     protocol_problems,
 )
@@ -354,9 +356,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
         before = self.ws.state_hash()
         keys = set(self.ws.store.keys())
         args = {"block_id": bad} if tool.endswith("archive") else {"block_id": bad, "reason": "x"}
-        outs = [eng.dispatch(tool, args) for eng in (self.ws, self.twin)]
+        outs = [eng.call_tool(tool, args) for eng in (self.ws, self.twin)]
         assert outs[0] == outs[1]
-        assert outs[0].startswith("Error: ")
+        assert outs[0].failure is ToolFailure.REFUSED and is_error_text(outs[0].text)
         assert self.ws.state_hash() == before and set(self.ws.store.keys()) == keys
 
     @rule(

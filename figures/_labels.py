@@ -1,0 +1,389 @@
+"""Direct labels placed where the plot is empty, and a finder for clashing text.
+
+:func:`place_labels` puts each label next to its data point, at the nearest
+candidate offset whose text box meets no line, marker, error bar, legend or
+earlier text of the axes (a thin leader line joins a label pushed further out).
+:func:`find_text_clashes` lists texts of a figure that overlap each other, cross
+a plotted line or marker, or reach past the figure's edge.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PointLabel", "TextClash", "place_labels", "find_text_clashes"]
+
+#: Directions tried around a point, in order of preference (degrees; 0 = right,
+#: 90 = up): beside the point first, then above or below it.
+_ANGLES = (35.0, -35.0, 145.0, -145.0, 0.0, 180.0, 65.0, -65.0, 115.0, -115.0, 90.0, -90.0)
+#: Distances tried from the point, in points (1/72 inch), nearest first.
+_RADII = (5.0, 9.0, 14.0, 20.0, 28.0, 38.0, 50.0)
+#: From this distance on a leader line joins the label to its point.
+_LEADER_FROM = 14.0
+#: Clearance kept around a placed label, in points.
+_PAD = 1.5
+#: What a text clashes with when it crosses the plotted data, or leaves the figure.
+DATA = "a plotted line or marker"
+EDGE = "the figure edge"
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in display pixels
+
+
+@dataclass(frozen=True, slots=True)
+class PointLabel:
+    """A text to write next to the data point ``(x, y)``.
+
+    Attributes
+    ----------
+    text : str
+        The label (mathtext allowed).
+    x, y : float
+        The point, in data coordinates.
+    style : Mapping
+        Text keywords for :meth:`Axes.annotate` (``color``, ``fontsize``,
+        ...); alignment and offset are chosen by :func:`place_labels`.
+    """
+
+    text: str
+    x: float
+    y: float
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TextClash:
+    """One text of a figure drawn over something it should leave clear.
+
+    Attributes
+    ----------
+    text : str
+        The text.
+    other : str
+        What it meets: another text (its string, or ``legend (...)``),
+        ``"a plotted line or marker"`` or ``"the figure edge"``.
+    """
+
+    text: str
+    other: str
+
+
+def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
+    """Annotate ``ax`` with ``labels``, each where it overlaps the least.
+
+    Every candidate offset (:data:`_ANGLES` x :data:`_RADII`, nearest first) is
+    scored by how many obstacles its text box meets: segments and markers of
+    the axes' lines, error bars, scatter points, the legend, texts already on
+    the axes and the labels placed before it (and, for a label far enough out
+    to get a leader line, the markers and texts that line crosses); a box
+    leaving the axes is ruled out. The first candidate that meets nothing is
+    taken, else the one meeting least. Call it once everything else is drawn
+    on ``ax`` and its limits are final.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to annotate.
+    labels : sequence of PointLabel
+        Placed in order (earlier labels get the better places).
+
+    Returns
+    -------
+    list of matplotlib.text.Annotation
+        One per label, in order.
+    """
+    fig = ax.figure
+    fig.draw_without_rendering()  # settles the layout, so display coordinates hold
+    renderer = fig.canvas.get_renderer()
+    px = fig.dpi / 72.0
+    rects, segments = _marks(ax, px)
+    rects = np.vstack([rects, _text_rects(ax, renderer)])
+    frame = ax.get_window_extent(renderer)
+    placed = []
+    for lab in labels:
+        probe = ax.annotate(lab.text, xy=(lab.x, lab.y), xytext=(0.0, 0.0),
+                            textcoords="offset points", **dict(lab.style))
+        ax_, ay_ = ax.transData.transform((lab.x, lab.y))
+        anchor = (float(ax_), float(ay_))
+        best, best_cost = (_RADII[0], _ANGLES[0]), math.inf
+        for radius in _RADII:
+            for angle in _ANGLES:
+                box = _probe_box(probe, radius, angle, renderer, _PAD * px)
+                inside = (box[0] >= frame.x0 and box[2] <= frame.x1
+                          and box[1] >= frame.y0 and box[3] <= frame.y1)
+                cost = _hits(box, rects, segments) + (0 if inside else 1000)
+                if radius >= _LEADER_FROM:
+                    cost += _leader_hits(anchor, box, rects)
+                if cost < best_cost:
+                    best, best_cost = (radius, angle), cost
+                if cost == 0:
+                    break
+            if best_cost == 0:
+                break
+        radius, angle = best
+        box = _probe_box(probe, radius, angle, renderer, _PAD * px)
+        probe.remove()
+        leader = (
+            {"arrowprops": {"arrowstyle": "-", "color": lab.style.get("color", "black"),
+                            "lw": 0.5, "shrinkA": 0.0, "shrinkB": 3.0}}
+            if radius >= _LEADER_FROM else {}
+        )
+        placed.append(ax.annotate(lab.text, xy=(lab.x, lab.y), xytext=_offset(radius, angle),
+                                  textcoords="offset points", ha=_ha(angle), va=_va(angle),
+                                  **leader, **dict(lab.style)))
+        rects = np.vstack([rects, np.asarray(box)[None, :]])
+    return placed
+
+
+def find_text_clashes(fig: Any, *, dpi: float = 200.0) -> list[TextClash]:
+    """Texts of ``fig`` that overlap each other, cross the data, or leave the figure.
+
+    Checked: titles, axis labels, the tick labels inside each axis' view, texts
+    and annotations (their text, not the leader line) and legends (a legend
+    counts as one box). A rotated text is its rotated rectangle, so slanted
+    tick labels that sit close but apart are not reported. A text, annotation
+    or legend of an axes must also cross none of its lines, markers, error
+    bars or scatter points (a pixel of contact is allowed, so a label set on
+    a line is fine).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The finished figure.
+    dpi : float
+        Resolution of the layout checked (text extents differ slightly
+        between resolutions); default the PNG's 200 dpi.
+
+    Returns
+    -------
+    list of TextClash
+        Empty when every text stands clear.
+    """
+    old_dpi = fig.dpi
+    fig.set_dpi(dpi)
+    try:
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        return _clashes(fig, renderer)
+    finally:
+        fig.set_dpi(old_dpi)
+
+
+def _clashes(fig: Any, renderer: Any) -> list[TextClash]:
+    from matplotlib.text import Text
+
+    items: list[tuple[str, np.ndarray]] = []
+    legends = list(fig.legends)
+    out: list[TextClash] = []
+    px = fig.dpi / 72.0
+    for ax in fig.axes:
+        # Every text of the axes but tick labels (some belong to ticks outside the view,
+        # which are never drawn) and legend entries (the legend is one box below).
+        skip = {id(t) for axis in (ax.xaxis, ax.yaxis)
+                for tick in (*axis.majorTicks, *axis.minorTicks)
+                for t in (tick.label1, tick.label2)}
+        leg = ax.get_legend()
+        if leg is not None:
+            legends.append(leg)
+            skip |= {id(t) for t in leg.findobj(Text)}
+        texts = [t for t in ax.findobj(Text) if id(t) not in skip]
+        for axis in (ax.xaxis, ax.yaxis):
+            texts += _ticklabels_in_view(axis)
+        items += [(t.get_text(), _text_corners(t, renderer)) for t in texts if _drawn(t)]
+        rects, segs = _marks(ax, px)
+        over_data = [(t.get_text(), Text.get_window_extent(t, renderer))
+                     for t in ax.texts if _drawn(t)]
+        if leg is not None and leg.get_visible():
+            over_data.append((_legend_name(leg), leg.get_window_extent(renderer)))
+        for text, e in over_data:
+            box = (e.x0 + 1.0, e.y0 + 1.0, e.x1 - 1.0, e.y1 - 1.0)  # a pixel of contact
+            if _hits(box, rects, segs):
+                out.append(TextClash(text, DATA))
+    items += [(t.get_text(), _text_corners(t, renderer)) for t in fig.texts if _drawn(t)]
+    for leg in legends:
+        if leg.get_visible():
+            e = leg.get_window_extent(renderer)
+            items.append((_legend_name(leg), np.array(
+                [[e.x0, e.y0], [e.x1, e.y0], [e.x1, e.y1], [e.x0, e.y1]])))
+    w, h = fig.bbox.width, fig.bbox.height
+    for text, corners in items:
+        if (corners[:, 0].min() < -0.5 or corners[:, 1].min() < -0.5
+                or corners[:, 0].max() > w + 0.5 or corners[:, 1].max() > h + 0.5):
+            out.append(TextClash(text, EDGE))
+    for i, (ta, a) in enumerate(items):
+        out += [TextClash(ta, tb) for tb, b in items[i + 1:] if _convex_overlap(a, b)]
+    return out
+
+
+def _legend_name(leg: Any) -> str:
+    first = leg.get_texts()[0].get_text() if leg.get_texts() else ""
+    return f"legend ({first}, ...)"
+
+
+def _drawn(t: Any) -> bool:
+    return bool(t.get_visible() and t.get_text().strip())
+
+
+def _ticklabels_in_view(axis: Any) -> list[Any]:
+    """The major and minor tick labels whose ticks lie inside the axis' view."""
+    # Compared on the axis' scale (log axes included), with a relative tolerance.
+    scale = axis.get_transform()
+    lo, hi = sorted(scale.transform(np.asarray(axis.get_view_interval(), dtype=float)))
+    tol = 1e-9 * (hi - lo)
+    out = []
+    for locs, labels in ((axis.get_majorticklocs(), axis.get_majorticklabels()),
+                         (axis.get_minorticklocs(), axis.get_minorticklabels())):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pos = scale.transform(np.asarray(locs, dtype=float))
+        out += [t for p, t in zip(pos, labels, strict=False) if lo - tol <= p <= hi + tol]
+    return out
+
+
+# ----------------------------------------------------------------- geometry
+
+
+def _offset(radius: float, angle: float) -> tuple[float, float]:
+    a = math.radians(angle)
+    return radius * math.cos(a), radius * math.sin(a)
+
+
+def _ha(angle: float) -> str:
+    c = math.cos(math.radians(angle))
+    return "left" if c > 1e-9 else "right" if c < -1e-9 else "center"
+
+
+def _va(angle: float) -> str:
+    s = math.sin(math.radians(angle))
+    return "bottom" if s > 1e-9 else "top" if s < -1e-9 else "center"
+
+
+def _probe_box(ann: Any, radius: float, angle: float, renderer: Any, pad: float) -> Box:
+    """The display box of ``ann`` at this offset, grown by ``pad`` pixels."""
+    ann.xyann = _offset(radius, angle)
+    ann.set_ha(_ha(angle))
+    ann.set_va(_va(angle))
+    e = ann.get_window_extent(renderer)
+    return e.x0 - pad, e.y0 - pad, e.x1 + pad, e.y1 + pad
+
+
+def _marks(ax: Any, px: float) -> tuple[np.ndarray, np.ndarray]:
+    """The plotted marks of ``ax`` in display pixels: marker boxes (x0, y0, x1, y1)
+    and line segments (x0, y0, x1, y1)."""
+    from matplotlib.collections import LineCollection, PathCollection
+
+    rects: list[Box] = []
+    segs: list[np.ndarray] = []
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = np.asarray(line.get_transform().transform(line.get_xydata()), dtype=float)
+        if line.get_linestyle() not in ("None", "", " ") and len(xy) > 1:
+            segs.append(np.hstack([xy[:-1], xy[1:]]))
+        if line.get_marker() not in (None, "None", "", " ", ","):
+            h = 0.5 * line.get_markersize() * px
+            rects += [(x - h, y - h, x + h, y + h) for x, y in xy if np.isfinite([x, y]).all()]
+    for coll in ax.collections:
+        if not coll.get_visible():
+            continue
+        if isinstance(coll, LineCollection):  # error bars
+            tr = coll.get_transform()
+            for s in coll.get_segments():
+                s = np.asarray(tr.transform(s), dtype=float)
+                if len(s) > 1:
+                    segs.append(np.hstack([s[:-1], s[1:]]))
+        elif isinstance(coll, PathCollection):  # scatter points
+            pts = np.asarray(coll.get_offset_transform().transform(coll.get_offsets()), dtype=float)
+            sizes = coll.get_sizes()
+            h = 0.5 * math.sqrt(float(np.max(sizes)) if len(sizes) else 36.0) * px
+            rects += [(x - h, y - h, x + h, y + h) for x, y in pts if np.isfinite([x, y]).all()]
+    seg = np.vstack(segs) if segs else np.empty((0, 4))
+    return np.asarray(rects, dtype=float).reshape(-1, 4), seg[np.isfinite(seg).all(axis=1)]
+
+
+def _text_rects(ax: Any, renderer: Any) -> np.ndarray:
+    """Boxes of the texts and the legend already on ``ax``."""
+    from matplotlib.text import Text
+
+    boxes = [Text.get_window_extent(t, renderer) for t in ax.texts if _drawn(t)]
+    leg = ax.get_legend()
+    if leg is not None and leg.get_visible():
+        boxes.append(leg.get_window_extent(renderer))
+    return np.array([(e.x0, e.y0, e.x1, e.y1) for e in boxes], dtype=float).reshape(-1, 4)
+
+
+def _hits(box: Box, rects: np.ndarray, segs: np.ndarray) -> int:
+    """How many boxes and segments meet ``box``."""
+    x0, y0, x1, y1 = box
+    n = int(np.count_nonzero((rects[:, 0] < x1) & (rects[:, 2] > x0)
+                             & (rects[:, 1] < y1) & (rects[:, 3] > y0)))
+    if len(segs):
+        n += int(np.count_nonzero(_segments_meet_box(segs, box)))
+    return n
+
+
+def _leader_hits(anchor: tuple[float, float], box: Box, rects: np.ndarray) -> int:
+    """How many boxes (markers, texts) the leader line crosses, not counting the
+    boxes around the anchor itself. Matplotlib draws the leader from the text's
+    centre to the anchor, so that is the segment checked."""
+    cx, cy = 0.5 * (box[0] + box[2]), 0.5 * (box[1] + box[3])
+    seg = np.array([[anchor[0], anchor[1], cx, cy]])
+    own = ((rects[:, 0] <= anchor[0]) & (rects[:, 2] >= anchor[0])
+           & (rects[:, 1] <= anchor[1]) & (rects[:, 3] >= anchor[1]))
+    return sum(bool(_segments_meet_box(seg, (r[0], r[1], r[2], r[3]))[0]) for r in rects[~own])
+
+
+def _segments_meet_box(segs: np.ndarray, box: Box) -> np.ndarray:
+    """Liang-Barsky clipping: which segments have a point inside the box."""
+    x0, y0, x1, y1 = box
+    px, py = segs[:, 0], segs[:, 1]
+    dx, dy = segs[:, 2] - px, segs[:, 3] - py
+    lo = np.zeros(len(segs))
+    hi = np.ones(len(segs))
+    ok = np.ones(len(segs), dtype=bool)
+    for p, q in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
+        parallel = p == 0
+        ok &= ~(parallel & (q < 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(parallel, 0.0, q / np.where(parallel, 1.0, p))
+        lo = np.where(~parallel & (p < 0), np.maximum(lo, t), lo)
+        hi = np.where(~parallel & (p > 0), np.minimum(hi, t), hi)
+    return ok & (lo <= hi)
+
+
+def _text_corners(t: Any, renderer: Any) -> np.ndarray:
+    """The four corners of a text's (possibly rotated) box, in display pixels."""
+    from matplotlib.text import Text
+
+    box = Text.get_window_extent(t, renderer)  # the text alone, without a leader line
+    angle = t.get_rotation()
+    if angle % 90.0 == 0.0:
+        return np.array([[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1], [box.x0, box.y1]])
+    t.set_rotation(0.0)
+    try:
+        flat = Text.get_window_extent(t, renderer)
+    finally:
+        t.set_rotation(angle)
+    # A rotated rectangle's axis-aligned box has the same centre.
+    c = np.array([0.5 * (box.x0 + box.x1), 0.5 * (box.y0 + box.y1)])
+    w, h = 0.5 * flat.width, 0.5 * flat.height
+    r = math.radians(angle)
+    rot = np.array([[math.cos(r), -math.sin(r)], [math.sin(r), math.cos(r)]])
+    return c + np.array([[-w, -h], [w, -h], [w, h], [-w, h]]) @ rot.T
+
+
+def _convex_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two convex quadrilaterals overlap by more than 0.01 pixel (separating axes)."""
+    for poly in (a, b):
+        edges = np.roll(poly, -1, axis=0) - poly
+        for nx, ny in np.column_stack([-edges[:, 1], edges[:, 0]]):
+            norm = math.hypot(nx, ny)
+            if norm == 0.0:
+                continue
+            pa, pb = a @ (nx / norm, ny / norm), b @ (nx / norm, ny / norm)
+            if pa.max() <= pb.min() + 1e-2 or pb.max() <= pa.min() + 1e-2:
+                return False
+    return True
