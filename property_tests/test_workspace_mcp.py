@@ -199,6 +199,46 @@ def test_harness_register_names_the_refused_message():
     assert [b.id for b in ws.blocks] == ["B1"]
 
 
+def _twin_workspaces() -> tuple[Workspace, Workspace]:
+    out = []
+    for _ in range(2):
+        ws = Workspace(4000, tokenizer="approx")
+        ws.register_user("task")
+        for cid, body in (("c1", "x" * 300), ("c2", "y" * 30)):
+            fn = {"name": "fetch", "arguments": "{}"}
+            ws.register_tool_call([{"id": cid, "type": "function", "function": fn}])
+            ws.register_tool_result(cid, body)
+        out.append(ws)
+    return out[0], out[1]
+
+
+def test_service_answers_are_the_engine_tool_answers():
+    """The MCP agent tools run the engine's one tool path: every answer, the
+    refusal's message, and a delete that costs tokens ("added ~N tokens", not
+    "freed ~-N") equal what ``Workspace.dispatch`` returns on a twin workspace."""
+    from vistalab.workspace import ARCHIVE_TOOL, DELETE_TOOL, WorkspaceError
+
+    served, direct = _twin_workspaces()
+    svc = WorkspaceService(served)
+    calls = [
+        (svc.archive, ARCHIVE_TOOL, {"block_id": "B3", "replacement": "x log"}),
+        (svc.delete, DELETE_TOOL, {"block_id": "B4", "reason": "done with it"}),
+        (svc.archive, ARCHIVE_TOOL, {"block_id": "B99"}),
+    ]
+    answers = []
+    for method, name, args in calls:
+        want = direct.dispatch(name, json.dumps(args))
+        if want.startswith("Error: "):
+            with pytest.raises(WorkspaceError) as err:
+                method(**args)
+            assert "Error: " + str(err.value) == want
+        else:
+            answers.append(method(**args))
+            assert answers[-1] == want
+    assert "added ~" in answers[1], answers[1]
+    assert served.state_hash() == direct.state_hash()
+
+
 @pytest.mark.slow
 def test_http_serves_both_roles_on_one_workspace():
     """Issue 14 item 1, streamable HTTP: one process bound to 127.0.0.1 serves

@@ -100,17 +100,22 @@ class WorkspaceService:
     # ------------------------------------------------------------ agent-facing
     def archive(self, block_id: str, replacement: str = "") -> str:
         """Archive; returns the payload path (the paper's return value)."""
-        with self._lock:
-            return str(self.workspace.archive(block_id, replacement).path)
+        return self._agent_tool(ARCHIVE_TOOL, {"block_id": block_id, "replacement": replacement})
 
     def delete(self, block_id: str, reason: str) -> str:
-        """Delete; returns a confirmation naming the units and freed tokens."""
+        """Delete; returns the confirmation naming the units and the tokens freed
+        (or added, when a deleted call's results turn into plain context)."""
+        return self._agent_tool(DELETE_TOOL, {"block_id": block_id, "reason": reason})
+
+    def _agent_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        # The engine's one tool path (what dispatch, replay and the LangChain
+        # adapter run), so an MCP agent gets the same answers; a refusal is
+        # raised with the engine's message and becomes an MCP tool error.
         with self._lock:
-            res = self.workspace.delete(block_id, reason)
-        return (
-            f"Deleted {','.join(res.units)} ({len(res.blocks)} blocks, freed "
-            f"~{res.freed_tokens:,} tokens). Deleted content cannot be recovered."
-        )
+            out = self.workspace.call_tool(name, arguments)
+        if not out.ok:
+            raise WorkspaceError(out.detail or out.text)
+        return str(out.text)
 
     def read(self, path: str, selector: str = "") -> str:
         """Exact payload text (undecodable bytes shown as escapes)."""
