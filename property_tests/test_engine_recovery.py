@@ -150,3 +150,19 @@ def test_bad_input(args, exc, match):
     """DESIGN.md 'validate once, at the door': parameter, value, rule and fix."""
     with pytest.raises(exc, match=match):
         sims.simulate_recovery_engine(*args, trials=1)
+
+
+def test_a_failed_read_of_a_visible_handle_is_an_engine_error(threshold, monkeypatch):
+    """A read of a handle the rendering shows must succeed; if the engine refuses it,
+    the simulator stops with DomainError naming the engine instead of counting the
+    trial as a failed recovery (which would bias the success rate silently)."""
+    real = workspace.Workspace.call_tool
+
+    def refusing_reads(self, name, arguments):
+        if name == workspace.READ_PATH_TOOL:
+            return workspace.ToolOutcome.failed(workspace.ToolFailure.REFUSED, "read broke")
+        return real(self, name, arguments)
+
+    monkeypatch.setattr(workspace.Workspace, "call_tool", refusing_reads)
+    with pytest.raises(DomainError, match="read broke"):
+        sims.simulate_recovery_engine(N, K, threshold + 150, "recover", trials=2, rng=1)

@@ -177,7 +177,9 @@ def _answer_recover(ws: Workspace, target: int, truth: str, *, query: bool = Tru
     args = {"path": found[0], "selector": f"member={bid}"}
     ws.register_tool_call([{"id": "read_1", "type": "function", "function": {
         "name": READ_PATH_TOOL, "arguments": json.dumps(args)}}])
-    text = ws.dispatch(READ_PATH_TOOL, args)
+    # a visible handle's path must read back: a failure is an engine bug, not a
+    # failed trial, so it raises instead of lowering the success rate
+    text = _ok(ws.call_tool(READ_PATH_TOOL, args))
     out.read_events = 1
     ws.register_tool_result("read_1", text)
     r2 = ws.render()
@@ -242,7 +244,7 @@ def _probe(setup: _Setup, gen: np.random.Generator) -> dict[str, Any]:
     args = {"path": found[0], "selector": f"member={bid}"}
     ws.register_tool_call([{"id": "read_1", "type": "function", "function": {
         "name": READ_PATH_TOOL, "arguments": json.dumps(args)}}])
-    ws.register_tool_result("read_1", ws.dispatch(READ_PATH_TOOL, args))
+    ws.register_tool_result("read_1", _ok(ws.call_tool(READ_PATH_TOOL, args)))
     after = ws.render().candidate_tokens
     return {
         "raw_history_tokens": raw,
