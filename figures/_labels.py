@@ -96,6 +96,16 @@ def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
     list of matplotlib.text.Annotation
         One per label, in order.
     """
+    from vistalab.theory import DomainError
+
+    if not callable(getattr(ax, "annotate", None)) or getattr(ax, "figure", None) is None:
+        raise DomainError("ax", ax, "must be a matplotlib Axes on a figure",
+                          "pass one of new_figure()'s axes")
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or not all(
+        isinstance(lab, PointLabel) for lab in labels
+    ):
+        raise DomainError("labels", labels, "must be a sequence of PointLabel",
+                          "pass e.g. [PointLabel('sigma = 1', x, y)]")
     fig = ax.figure
     fig.draw_without_rendering()  # settles the layout, so display coordinates hold
     renderer = fig.canvas.get_renderer()
@@ -163,6 +173,14 @@ def find_text_clashes(fig: Any, *, dpi: float = 200.0) -> list[TextClash]:
     list of TextClash
         Empty when every text stands clear.
     """
+    from vistalab.theory import DomainError
+    from vistalab.theory._validate import as_real
+
+    if not callable(getattr(fig, "draw_without_rendering", None)):
+        raise DomainError("fig", fig, "must be a matplotlib Figure", "pass new_figure()[0]")
+    dpi = as_real("dpi", dpi, fix="pass a resolution such as 200")
+    if not 10.0 <= dpi <= 2000.0:
+        raise DomainError("dpi", dpi, "must be in [10, 2000]", "pass a resolution such as 200")
     old_dpi = fig.dpi
     fig.set_dpi(dpi)
     try:

@@ -117,6 +117,8 @@ GOOD: dict[str, dict] = {
     "panel_label": dict(ax="{ax}", label="a"),
     "require": dict(module="theory"),
     "save_figure": dict(fig="{fig}", out_dir="{tmp}", name="x"),
+    "place_labels": dict(ax="{ax}", labels=[]),
+    "find_text_clashes": dict(fig="{fig}"),
     "status_of": dict(ok=True),
     "check_transcription": dict(paper="{tex}"),
 }
@@ -173,6 +175,8 @@ BAD: dict = {
     "height": [*NOT_REAL, 0.0, -1.0],
     "ax": [None, 3, "x"], "label": [None, 3, "x\0y"],
     "fig": [None, 3, "x"], "out_dir": PATH, "ok": [None, "yes", 3, 1.5],
+    "labels": [None, 3, "x", [3], [("t", 1.0, 2.0)]],
+    "dpi": [*NOT_REAL, 0.0, -1.0, 1e9],
     "stage": [None, 3, "bogus-stage"],
     "certs": [None, 3, "abc", [3]], "results": [3, "prop1", ["bogus-claim"], [3]],
     ("prove_shannon_inequality", "given"): [None, 3, "abc", ["abc"], [3]],
