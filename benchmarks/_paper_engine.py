@@ -152,6 +152,12 @@ def paper_engine_requests(
         One request per model call, in order, dashboard last.
     """
     core = core_dir(checkout)
+    for i, item in enumerate(trace):
+        if "role" not in item:
+            raise ValueError(
+                f"trace item {i} is a context action ({sorted(item)}); the paper's engine is "
+                "driven by messages only: pass a trace of messages"
+            )
     requests: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
     with tempfile.TemporaryDirectory() as tmp, _shims(Path(tmp) / "state"):
         wm_mod = _load(core / "workspace_manager.py", "_vista_paper_workspace_manager")

@@ -29,7 +29,7 @@ shows each turn's new content and a fresh dashboard beats it in normal mode.
 Exit status 1 if a target is missed.
 
     .venv/bin/python benchmarks/bench_prompt_cache.py [--paper-engine DIR]
-        [--tokenizer cl100k_base] [--short-system]
+        [--trace PATH] [--tokenizer cl100k_base] [--short-system]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from vistalab.workspace import (  # noqa: E402
     replay_trace,
 )
 from vistalab.workspace._accounting import message_tokens, tools_tokens  # noqa: E402
+from vistalab.workspace._validate import _content_iv  # noqa: E402
 
 TRACE = Path(__file__).resolve().parent.parent / "property_tests/data/traces/long_session.json"
 BUDGETS = (8_000, 16_000, 32_000, 128_000)
@@ -70,7 +71,7 @@ def request_shares(requests: Sequence[Request], tokenizer: Any) -> tuple[float, 
     per: list[float] = []
     prev = None
     for messages, tools in requests:
-        cur = SimpleNamespace(messages=list(messages), tools=list(tools))
+        cur = SimpleNamespace(messages=[_projected(m) for m in messages], tools=list(tools))
         size = tools_tokens(cur.tools, tokenizer) + sum(
             message_tokens(m, tokenizer) for m in cur.messages
         )
@@ -81,6 +82,15 @@ def request_shares(requests: Sequence[Request], tokenizer: Any) -> tuple[float, 
             per.append(c / size)
         prev = cur
     return cached / total, sum(per) / len(per)
+
+
+def _projected(m: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``m`` with content parts joined the way the engine registers them, so a
+    request that passes parts through (the paper's engine does) is counted
+    like this engine's."""
+    if not isinstance(m.get("content"), list):
+        return m
+    return {**m, "content": _content_iv(m["content"], m.get("role"))}
 
 
 def engine_run(trace: list, budget: int, *, cache_prefix: bool, tokenizer: str) -> dict[str, Any]:
@@ -109,6 +119,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokenizer", default="cl100k_base")
     ap.add_argument(
+        "--trace",
+        type=Path,
+        default=TRACE,
+        help="the trace to replay (OpenAI or Anthropic format; default the 67-message session)",
+    )
+    ap.add_argument(
         "--paper-engine",
         type=Path,
         metavar="DIR",
@@ -122,7 +138,7 @@ def main() -> int:
         "that small makes every share lower)",
     )
     args = ap.parse_args()
-    trace = load_trace(TRACE)
+    trace = load_trace(args.trace)
     if args.short_system:
         trace[0] = {"role": "system", "content": "You are a careful software engineer."}
     tok = get_tokenizer(args.tokenizer)
@@ -137,7 +153,7 @@ def main() -> int:
             return 2
         paper = paper_engine_requests
     what = "one-line system prompt" if args.short_system else "its own system prompt"
-    rep = Report(f"prompt-cache share on {TRACE.name}, {what} ({args.tokenizer})")
+    rep = Report(f"prompt-cache share on {args.trace.name}, {what} ({args.tokenizer})")
     if paper is None:
         rep.row(
             "target",
@@ -153,13 +169,17 @@ def main() -> int:
         # the replay's own per-turn report and this recomputation agree
         assert abs(new_w - new["report_share"]) < 5e-3, (new_w, new["report_share"])
         if paper is not None:
-            reqs = paper(
-                args.paper_engine,
-                trace,
-                budget=b,
-                tools=new["requests"][0][1],
-                block_ids=new["block_ids"],
-            )
+            try:
+                reqs = paper(
+                    args.paper_engine,
+                    trace,
+                    budget=b,
+                    tools=new["requests"][0][1],
+                    block_ids=new["block_ids"],
+                )
+            except ValueError as exc:
+                print(f"--paper-engine: {exc}", file=sys.stderr)
+                return 2
             tgt_w, tgt_m = request_shares(reqs, tok)
             target = f">= paper engine {tgt_w:.3f} (mean {tgt_m:.3f})"
         else:
