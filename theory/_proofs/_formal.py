@@ -168,6 +168,30 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "with probability 1",
     ),
     MainTheorem(
+        "prop1",
+        "proposition1_k_ceil_sqrt",
+        "asymptotic separation: k = ceil(sqrt N), i.e. k - 1 < sqrt N <= k",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation_feasible",
+        "asymptotic separation (i): 0 <= c0 < c, k = ceil(sqrt N), B = c N log2 N: "
+        "c0 N log2 N + s0 + k <= B for all large N (VISTA stays feasible)",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation_lossy",
+        "asymptotic separation (ii): k = ceil(sqrt N), B = c N log2 N: "
+        "B/(Nk) + 1/k -> 0 as N -> oo",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation",
+        "asymptotic separation: for all large N the recovering method fits floor(B) and "
+        "Pr[correct] = 1, every lossy method has Pr[correct] <= eps, and "
+        "1 - (B/(Nk) + 1/k) -> 1 (the gap tends to 1)",
+    ),
+    MainTheorem(
         "prop2",
         "proposition2_mixture",
         "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",

@@ -2,7 +2,11 @@
    the development.  Read line by line against paper.tex:
      Lemma 1            -> lemma1_list_fano
      Theorem 1 (A)-(E)  -> theorem1_*  
-     Proposition 1      -> proposition1, proposition1_recovering
+     Proposition 1      -> proposition1, proposition1_recovering,
+                           asymptotic separation: proposition1_k_ceil_sqrt,
+                           proposition1_separation_feasible,
+                           proposition1_separation_lossy,
+                           proposition1_separation
      Proposition 2      -> proposition2_content, proposition2_tight,
                            proposition2_mixture
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
@@ -19,7 +23,7 @@ From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
 From mathcomp Require Import fintype finset bigop finfun.
 From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket.
-From VistaLab Require Import Prop1 Prop2 Frontier.
+From VistaLab Require Import Prop1 Separation Prop2 Frontier.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -288,6 +292,96 @@ Theorem proposition1_recovering (N K : nat) (S : finType)
 Proof.
 move=> N0 pj feas.
 by have [h1 [_ h3]] := vista_recovers N0 pj feas.
+Qed.
+
+(* Asymptotic separation (App. B).  k = ceil(sqrt N) bits per block: the
+   definition ceil_sqrt N (= 1 + floor(sqrt(N - 1)), 0 at N = 0) is the
+   ceiling, k - 1 < sqrt N <= k. *)
+Theorem proposition1_k_ceil_sqrt (N : nat) :
+  let k := INR (ceil_sqrt N) in
+  k - 1 < sqrt (INR N) <= k.
+Proof. exact: ceil_sqrt_spec. Qed.
+
+(* (i) Handle cost c0 N log2 N (0 <= c0), budget B = c N log2 N with c > c0,
+   k = ceil(sqrt N), any fixed instruction size s0 >= 0 (the paper's
+   B >= c0 N log2 N + k is s0 = 0): the recovering method stays feasible for
+   all large N. *)
+Theorem proposition1_separation_feasible (c0 c s0 : R) :
+  0 <= c0 < c -> 0 <= s0 ->
+  exists N0 : nat, forall N : nat, (N0 <= N)%N ->
+    let k := INR (ceil_sqrt N) in
+    let B := c * INR N * log2 (INR N) in
+    c0 * INR N * log2 (INR N) + s0 + k <= B.
+Proof. by move=> cc s0p; exact: separation_feasible. Qed.
+
+(* (ii) B = c N log2 N (c >= 0), k = ceil(sqrt N): the lossy bound
+   B/(Nk) + 1/k of Proposition 1 tends to 0 as N -> oo. *)
+Theorem proposition1_separation_lossy (c : R) :
+  0 <= c ->
+  Un_cv (fun N : nat =>
+           let k := INR (ceil_sqrt N) in
+           let B := c * INR N * log2 (INR N) in
+           B / (INR N * k) + / k) 0.
+Proof. exact: separation_lossy_vanishes. Qed.
+
+(* The separation, in probabilities.  0 <= c0 < c, k = ceil(sqrt N),
+   B = c N log2 N, blocks of k bits (K = 2^k), instruction of at most s0 bits,
+   handle table of at most c0 N log2 N bits, integer budget floor(B):
+   (i)  for all large N the recovering method fits the budget (instruction +
+        N handles + one block <= floor(B)) and is correct with probability 1;
+   (ii) for every eps > 0 and all large N, EVERY lossy method (any state R
+        with H(R) <= B, any guess g(R, i_star)) is correct with probability
+        at most eps;
+   and the gap 1 - (B/(Nk) + 1/k) between the two tends to 1. *)
+Theorem proposition1_separation (c0 c s0 : R) :
+  0 <= c0 < c -> 0 <= s0 ->
+  let k N := ceil_sqrt N in
+  let B N := c * INR N * log2 (INR N) in
+  (exists N0 : nat, forall (N : nat) (S : finType)
+       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (s_instr s_handle Bn : nat),
+     (N0 <= N)%N -> is_joint pXR ->
+     INR s_instr <= s0 -> INR (N * s_handle) <= c0 * INR N * log2 (INR N) ->
+     INR Bn <= B N < INR Bn + 1 ->
+     (s_instr + N * s_handle + k N <= Bn)%N /\
+     (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_(2 ^ k N)}) \sum_s
+         (if read (store x) i == x i then pXR x s else 0)) = 1) /\
+  (forall eps : R, 0 < eps -> exists N0 : nat, forall (N : nat) (S : finType)
+       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (g : S -> 'I_N -> 'I_(2 ^ k N)),
+     (N0 <= N)%N -> is_joint pXR -> (forall x, marg1 pXR x = / INR ((2 ^ k N) ^ N)) ->
+     H (marg2 pXR) <= B N ->
+     ((/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_(2 ^ k N)}) \sum_s
+         (if g s i == x i then pXR x s else 0)) <= eps)%R) /\
+  Un_cv (fun N => 1 - (B N / (INR N * INR (k N)) + / INR (k N))) 1.
+Proof.
+move=> [c00 cc0] s00 k B.
+have c0p : 0 <= c by lra.
+have lossy := separation_lossy_vanishes c0p.
+split.
+  have [N0 feas] := separation_feasible (conj c00 cc0) s00.
+  exists (maxn N0 1) => N S pXR s_instr s_handle Bn.
+  rewrite geq_max => /andP [NN0 N1] pj si sh [_ Bup].
+  have fit : (s_instr + N * s_handle + k N <= Bn)%N.
+    have h := feas N NN0.
+    have : INR (s_instr + N * s_handle + k N) < INR Bn.+1.
+      rewrite !plus_INR S_INR; rewrite /B in Bup; rewrite /k; lra.
+    by move/INR_lt/ltP.
+  split=> //.
+  by have [_ ->] := proposition1_recovering (K := (2 ^ k N)%N) N1 pj fit.
+split.
+  move=> eps eps0.
+  have [N1 hN1] := lossy eps eps0.
+  exists (maxn N1 1) => N S pXR g.
+  rewrite geq_max => /andP [NN1 N0] pj xu HB.
+  have k0 : (0 < k N)%N by exact: ceil_sqrt_pos.
+  have P1 := @proposition1 N (k N) S pXR g (B N) N0 k0 pj xu HB; cbv zeta in P1.
+  apply: (Rle_trans _ _ _ P1).
+  have := hN1 N (elimT leP NN1).
+  rewrite /R_dist Rminus_0_r => /Rabs_def2 [h _]; rewrite /B /k; lra.
+move=> eps eps0.
+have [N1 hN1] := lossy eps eps0.
+exists N1 => N NN1; have := hN1 N NN1.
+rewrite /R_dist Rminus_0_r (_ : forall u, 1 - u - 1 = - u); last by move=> u; ring.
+by rewrite Rabs_Ropp.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
