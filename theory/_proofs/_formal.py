@@ -186,6 +186,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "prop1",
+        "proposition1_separation_rate",
+        "asymptotic separation: c > 0, N >= 2: (c/2) log2 N / sqrt N <= B/(Nk) + 1/k "
+        "<= (c+1) log2 N / sqrt N, i.e. Theta(log N / sqrt N)",
+    ),
+    MainTheorem(
+        "prop1",
         "proposition1_separation",
         "asymptotic separation: for all large N the recovering method fits floor(B) and "
         "Pr[correct] = 1, every lossy method has Pr[correct] <= eps, and "

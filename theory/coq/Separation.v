@@ -190,3 +190,40 @@ have : C / eps * eps < q * eps by apply: Rmult_lt_compat_r.
 have -> : C / eps * eps = C by field; lra.
 lra.
 Qed.
+
+(* The rate: B/(Nk) + 1/k = Theta(log N / sqrt N), with explicit constants
+   c/2 and c + 1 for every N >= 2. *)
+Theorem separation_rate (c : R) (N : nat) :
+  0 < c -> (2 <= N)%N ->
+  let k := INR (ceil_sqrt N) in
+  let B := c * INR N * log2 (INR N) in
+  c / 2 * log2 (INR N) / sqrt (INR N) <= B / (INR N * k) + / k <= (c + 1) * log2 (INR N) / sqrt (INR N).
+Proof.
+move=> c0 N2 k B.
+set n := INR N.
+have n2 : 2 <= n by rewrite /n; have := le_INR 2 N (elimT leP N2); rewrite /=; lra.
+have [klo kup] := ceil_sqrt_spec N; rewrite -/n -/k in klo kup.
+have s1 : 1 <= sqrt n by rewrite -sqrt_1; apply: sqrt_le_1_alt; lra.
+have k0 : 0 < k by lra.
+have l1 := log2_ge1 n2.
+have e : B / (n * k) + / k = (c * log2 n + 1) / k by rewrite /B -/n; field; lra.
+rewrite e; split.
+  (* c/2 log2 n / sqrt n <= c log2 n / (sqrt n + 1) <= (c log2 n + 1) / k *)
+  apply: (Rmult_le_reg_r (sqrt n * k)); first nra.
+  have e1 : c / 2 * log2 n / sqrt n * (sqrt n * k) = c / 2 * log2 n * k by field; lra.
+  have e2 : (c * log2 n + 1) / k * (sqrt n * k) = (c * log2 n + 1) * sqrt n by field; lra.
+  rewrite e1 e2.
+  have cl : 0 <= c / 2 * log2 n by apply: Rmult_le_pos; lra.
+  have : c / 2 * log2 n * k <= c / 2 * log2 n * (2 * sqrt n).
+    by apply: Rmult_le_compat_l => //; lra.
+  nra.
+apply: (Rmult_le_reg_r (sqrt n * k)); first nra.
+have e1 : (c * log2 n + 1) / k * (sqrt n * k) = (c * log2 n + 1) * sqrt n by field; lra.
+have e2 : (c + 1) * log2 n / sqrt n * (sqrt n * k) = (c + 1) * log2 n * k by field; lra.
+rewrite e1 e2.
+have a : (c * log2 n + 1) * sqrt n <= (c + 1) * log2 n * sqrt n.
+  by apply: Rmult_le_compat_r; [exact: sqrt_pos | lra].
+have : (c + 1) * log2 n * sqrt n <= (c + 1) * log2 n * k.
+  by apply: Rmult_le_compat_l => //; apply: Rmult_le_pos; lra.
+lra.
+Qed.

@@ -6,6 +6,7 @@
                            asymptotic separation: proposition1_k_ceil_sqrt,
                            proposition1_separation_feasible,
                            proposition1_separation_lossy,
+                           proposition1_separation_rate,
                            proposition1_separation
      Proposition 2      -> proposition2_content, proposition2_tight,
                            proposition2_mixture
@@ -323,6 +324,16 @@ Theorem proposition1_separation_lossy (c : R) :
            let B := c * INR N * log2 (INR N) in
            B / (INR N * k) + / k) 0.
 Proof. exact: separation_lossy_vanishes. Qed.
+
+(* The rate: for c > 0, B/(Nk) + 1/k = Theta(log N / sqrt N), with the
+   explicit constants c/2 and c + 1 for every N >= 2. *)
+Theorem proposition1_separation_rate (c : R) (N : nat) :
+  0 < c -> (2 <= N)%N ->
+  let k := INR (ceil_sqrt N) in
+  let B := c * INR N * log2 (INR N) in
+  c / 2 * log2 (INR N) / sqrt (INR N) <= B / (INR N * k) + / k
+    <= (c + 1) * log2 (INR N) / sqrt (INR N).
+Proof. exact: separation_rate. Qed.
 
 (* The separation, in probabilities.  0 <= c0 < c, k = ceil(sqrt N),
    B = c N log2 N, blocks of k bits (K = 2^k), instruction of at most s0 bits,
