@@ -157,7 +157,9 @@ def arrow_problems(packages: Mapping[str, Path]) -> list[str]:
 
 def _installed_packages() -> dict[str, Path]:
     pkgs: dict[str, Path] = {}
-    for mod in (theory, sims, workspace, paper_checks, figures, vistalab):
+    import vistalab.tests as shipped_tests  # property_tests/ in a checkout, inside the wheel
+
+    for mod in (theory, sims, workspace, paper_checks, figures, vistalab, shipped_tests):
         for p in mod.__path__:
             pkgs.setdefault(mod.__name__, Path(p))
     return pkgs
