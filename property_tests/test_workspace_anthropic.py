@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -38,10 +39,13 @@ def _image(seed: int) -> dict:
 
 
 @st.composite
-def conversations(draw) -> dict:
+def conversations(draw, reuse_ids: bool = False) -> dict:
     """A random Anthropic conversation (and context actions) that the real
     API would accept: alternating turns, every tool_use answered in the next
-    user turn, thinking blocks ahead of the tool uses they led to."""
+    user turn, thinking blocks ahead of the tool uses they led to. With
+    ``reuse_ids`` the ids restart in every assistant turn (``toolu_0``,
+    ``toolu_1``, ...), as agents that number calls per turn do: the engine
+    accepts that, and its Anthropic rendering must make the ids unique."""
     n_rounds = draw(st.integers(1, 6))
     messages: list = [{"role": "user", "content": [{"type": "text", "text": draw(_WORDS)}]}]
     call = 0
@@ -56,9 +60,8 @@ def conversations(draw) -> dict:
         uses = []
         for _ in range(draw(st.integers(0, 3))):
             call += 1
-            uses.append(
-                {"type": "tool_use", "id": f"toolu_{call}", "name": "fetch", "input": {"q": call}}
-            )
+            tid = f"toolu_{len(uses)}" if reuse_ids else f"toolu_{call}"
+            uses.append({"type": "tool_use", "id": tid, "name": "fetch", "input": {"q": call}})
         if not blocks and not uses:
             blocks.append({"type": "text", "text": "ok"})
         messages.append({"role": "assistant", "content": blocks + uses})
@@ -98,13 +101,17 @@ def conversations(draw) -> dict:
     return {"system": draw(_WORDS), "messages": items}
 
 
-@given(conv=conversations(), budget=st.sampled_from([3000, 6000, 100_000]))
+_EITHER = st.booleans().flatmap(lambda reuse: conversations(reuse_ids=reuse))
+
+
+@given(conv=_EITHER, budget=st.sampled_from([3000, 6000, 100_000]))
 def test_anthropic_trace_replays_with_every_rendering_valid(conv, budget):
     """Issue 14 item 2: an Anthropic trace replays (format detected) with every
     turn within budget and both renderings protocol-valid: tool results in the
     user turn after their tool_use and first in it, roles alternating from
     user, thinking kept ahead of its turn's tool_use, a cache_control
-    breakpoint, at most four."""
+    breakpoint, at most four; also when call ids are reused across turns
+    (audit item 1: the rendering must not repeat a tool_use id)."""
     res = replay_trace(conv, budget=budget, tokenizer="approx", render_format="anthropic")
     assert res.format == "anthropic"
     for t in res.turns:
@@ -119,7 +126,7 @@ def test_anthropic_trace_replays_with_every_rendering_valid(conv, budget):
     res.workspace.close()
 
 
-@given(conv=conversations())
+@given(conv=_EITHER)
 def test_token_totals_equal_the_openai_replay_of_the_projection(conv):
     """Issue 14 item 2 (done-when): under the same tokenizer the Anthropic
     replay's per-turn tokens and state hash equal the OpenAI-format replay
@@ -248,6 +255,30 @@ def test_framing_of_a_thinking_block_is_its_projection():
             "exactly once",
         ),
         ({"messages": [{"role": "user", "content": [{"type": "text", "text": ""}]}]}, "empty text"),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "a"}]},
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+                    },
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}],
+                    },
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+                    },
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}],
+                    },
+                ]
+            },
+            "duplicate tool_use id 't'",
+        ),
     ],
 )
 def test_anthropic_checker_fails_on_broken_requests(request_, needle):
@@ -346,3 +377,99 @@ def test_save_and_load_keep_the_wire_originals(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(saved))
     with pytest.raises(SnapshotError, match="wire originals"):
         Workspace.load(tmp_path / "bad.json", store=DiskStore(tmp_path / "a"))
+
+
+REUSED = Path(__file__).parent / "data" / "traces" / "reused_call_ids.json"
+_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def _uses(request: dict) -> list[dict]:
+    return [b for m in request["messages"] for b in m["content"] if b["type"] == "tool_use"]
+
+
+def test_cli_replays_the_reused_call_id_trace_in_anthropic_form(capsys):
+    """Audit item 1, from the CLI: the shipped trace whose agent reuses call
+    ids replays with ``--render anthropic`` with every self-check true (it
+    reported ``duplicate tool_use id 'call_0'`` before the fix); every
+    request's tool_use ids are unique and well-formed, and an id names the
+    same call in every request that carries it (derived from the call's
+    block, not from its place in one rendering)."""
+    from vistalab.cli import main
+
+    argv = ["workspace", "replay", str(REUSED), "--budget", "3000", "--json"]
+    assert main([*argv, "--render", "anthropic"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert all(v for v in doc["checks"].values() if isinstance(v, bool)), doc["checks"]
+    assert all(not t["protocol_problems"] for t in doc["turns"])
+    meaning: dict[str, tuple] = {}
+    renamed = set()
+    for t in doc["turns"]:
+        ids = [u["id"] for u in _uses(t["request"])]
+        assert len(ids) == len(set(ids))
+        assert all(_ANTHROPIC_ID.match(i) for i in ids)
+        for u in _uses(t["request"]):
+            call = (u["name"], json.dumps(u["input"], sort_keys=True))
+            assert meaning.setdefault(u["id"], call) == call, u["id"]
+        renamed |= {i for i in ids if i.startswith("call_0_B")}
+    assert len(renamed) >= 2  # call_0 was reused at least twice and renamed each time
+
+
+def test_reused_call_ids_render_unique_and_stable_through_the_api():
+    """Audit item 1, through the API (and ``render_request``, which MCP's
+    ``harness_render`` uses): the first call keeps its id, a reuse gets an id
+    derived from its block and its result the same tool_use_id; registering a
+    further reuse does not change the earlier request (its prefix, which the
+    provider's prompt cache holds, stays byte-identical); the OpenAI rendering
+    keeps the ids as registered."""
+    from vistalab.workspace import render_request
+
+    def call(cid: str, q: str) -> dict:
+        args = json.dumps({"q": q})
+        fn = {"name": "search", "arguments": args}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": cid, "type": "function", "function": fn}],
+        }
+
+    def result(cid: str, text: str) -> dict:
+        return {"role": "tool", "tool_call_id": cid, "content": text}
+
+    ws = Workspace(100_000, tokenizer="approx")
+    ws.register_messages(
+        [{"role": "user", "content": "go"}, call("c1", "a"), result("c1", "A"), call("c1", "b")]
+    )
+    pending = render_request(ws, "anthropic")["request"]  # B4's call still waits
+    assert anthropic_problems(pending) == []
+    assert [u["id"] for u in _uses(pending)] == ["c1", "c1_B4"]
+    ws.register_messages([result("c1", "B")])
+    first = ws.render(format="anthropic").as_request()
+    assert anthropic_problems(first) == []
+    answered = [
+        b["tool_use_id"]
+        for m in first["messages"]
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert answered == ["c1", "c1_B4"]
+    ws.register_messages([call("c1", "c"), result("c1", "C")])
+    second = ws.render(format="anthropic").as_request()
+    assert anthropic_problems(second) == []
+    assert [u["id"] for u in _uses(second)] == ["c1", "c1_B4", "c1_B6"]
+    n = len(first["messages"]) - 1  # all but the dashboard turn
+    assert _strip(second)[:n] == _strip(first)[:n]
+    openai_ids = [c["id"] for m in ws.render().messages for c in m.get("tool_calls") or ()]
+    assert openai_ids == ["c1", "c1", "c1"]
+
+
+def test_renamed_ids_never_take_an_id_already_used():
+    """Audit item 1: a renamed id never collides with an id a call already
+    carries, and characters Anthropic refuses are replaced."""
+    from vistalab.workspace import anthropic_tool_use_ids
+
+    got = anthropic_tool_use_ids(
+        [("B2", ["x.y"]), ("B4", ["x.y_B6"]), ("B6", ["x.y"]), ("B8", ["x.y"])]
+    )
+    assert got == {("B6", "x.y"): "x_y_B6", ("B8", "x.y"): "x_y_B8"}
+    clash = anthropic_tool_use_ids([("B2", ["a"]), ("B3", ["a_B4"]), ("B4", ["a"])])
+    assert clash == {("B4", "a"): "a_B4_1"}

@@ -82,6 +82,7 @@ from ._formats import (
     AnthropicCodec,
     anthropic_problems,
     anthropic_to_openai,
+    anthropic_tool_use_ids,
     detect_format,
     openai_to_anthropic,
     render_request,
@@ -250,6 +251,7 @@ __all__ = [
     "anthropic_to_openai",
     "openai_to_anthropic",
     "anthropic_problems",
+    "anthropic_tool_use_ids",
     "to_openai_messages",
     "render_request",
     # agent-framework adapter (needs langchain-core when used)

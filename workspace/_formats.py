@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "anthropic_to_openai",
     "openai_to_anthropic",
     "anthropic_problems",
+    "anthropic_tool_use_ids",
     "to_openai_messages",
     "render_request",
 ]
@@ -387,6 +389,61 @@ def _blocks_of(
     return role, blocks
 
 
+_ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def anthropic_tool_use_ids(
+    calls: Sequence[tuple[str, Sequence[str]]],
+) -> dict[tuple[str, str], str]:
+    """Anthropic ``tool_use`` ids for OpenAI calls whose id an earlier call used.
+
+    OpenAI accepts a call id again once its earlier call was answered (the
+    engine pairs results with calls by order); the Anthropic Messages API
+    refuses a repeated ``tool_use`` id anywhere in a request. The first use of
+    an id keeps it; every later call with an id already used gets
+    ``ID_OWNER`` (characters outside ``[A-Za-z0-9_-]`` replaced by ``_``,
+    ``OWNER`` the id of the block that holds the call), with a ``_N`` suffix
+    in the unlikely case that name is taken too.
+
+    The result depends only on the call history, never on what a rendering
+    shows, so a later reuse never changes an id an earlier request carried
+    (the provider's prompt cache keeps matching that prefix).
+
+    Parameters
+    ----------
+    calls : sequence of (owner, call ids)
+        Every tool-call block in registration order: its block id and the ids
+        of its calls.
+
+    Returns
+    -------
+    dict
+        ``(owner, call id) -> Anthropic id``, only for the calls renamed.
+    """
+    used: set[str] = set()
+    out: dict[tuple[str, str], str] = {}
+    for owner, ids in calls:
+        for cid in ids:
+            if cid not in used:
+                used.add(cid)
+                continue
+            base = f"{_ANTHROPIC_ID_BAD.sub('_', cid)}_{owner}"
+            new, n = base, 1
+            while new in used:
+                new, n = f"{base}_{n}", n + 1
+            used.add(new)
+            out[(owner, cid)] = new
+    return out
+
+
+def _renamed(block: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:
+    if block.get("type") == "tool_use" and block.get("id") in ids:
+        return {**block, "id": ids[block["id"]]}
+    if block.get("type") == "tool_result" and block.get("tool_use_id") in ids:
+        return {**block, "tool_use_id": ids[block["tool_use_id"]]}
+    return block
+
+
 def openai_to_anthropic(
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]] = (),
@@ -394,6 +451,7 @@ def openai_to_anthropic(
     codec: AnthropicCodec | None = None,
     cache_breakpoint: bool = True,
     stable_messages: int | None = None,
+    tool_use_ids: Sequence[Mapping[str, str] | None] | None = None,
 ) -> dict[str, Any]:
     """An engine rendering (OpenAI messages) as an Anthropic Messages request.
 
@@ -407,7 +465,10 @@ def openai_to_anthropic(
     in their assistant turn ahead of its tool_use blocks (the codec's
     originals keep their order). With ``cache_breakpoint``, the block that ends
     the stable prefix (the first ``stable_messages`` messages, default all but
-    the final dashboard message) carries ``cache_control``.
+    the final dashboard message) carries ``cache_control``. ``tool_use_ids``,
+    one entry per message (None for none), maps that message's OpenAI call ids
+    to the ``tool_use`` / ``tool_use_id`` the request carries instead (see
+    :func:`anthropic_tool_use_ids`: the workspace renames reused call ids).
     """
     msgs = list(messages)
     n_stable = len(msgs) - 1 if stable_messages is None else stable_messages
@@ -424,6 +485,9 @@ def openai_to_anthropic(
     last_stable: dict[str, Any] | None = None  # the block that ends the stable prefix
     for idx in range(k, len(msgs)):
         role, blocks = _blocks_of(msgs[idx], codec)
+        ids = tool_use_ids[idx] if tool_use_ids is not None else None
+        if ids:
+            blocks = [_renamed(b, ids) for b in blocks]
         blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
         if not blocks:
             continue

@@ -13,7 +13,7 @@ from ._accounting import (
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
 from ._errors import UnknownNameError
-from ._formats import FORMATS, openai_to_anthropic
+from ._formats import FORMATS, anthropic_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
     pending_text,
@@ -23,6 +23,7 @@ from ._protocol import (
     CONTEXT_TOOL_NAMES,
 )
 from ._records import (
+    BlockType,
     Status,
 )
 from ._results import Candidate, Rendering
@@ -161,14 +162,20 @@ class PreflightLayer(LayoutLayer):
         ``format="anthropic"`` gives the same rendering as an Anthropic
         Messages request (see :func:`openai_to_anthropic`): visible messages
         registered in that format come back with their original blocks, and a
-        ``cache_control`` breakpoint ends the stable prefix.
+        ``cache_control`` breakpoint ends the stable prefix. A call whose id an
+        earlier call already used (OpenAI allows it once answered) gets a
+        unique ``tool_use`` id derived from its block (see
+        :func:`anthropic_tool_use_ids`), and its result the same
+        ``tool_use_id``; the OpenAI rendering keeps the ids as registered.
         """
         if format not in FORMATS:
             raise UnknownNameError("render format", str(format), FORMATS)
         r = self._render_openai()
         if format == "openai":
             return r
-        req = openai_to_anthropic(r.messages, r.tools, codec=self._codec)
+        req = openai_to_anthropic(
+            r.messages, r.tools, codec=self._codec, tool_use_ids=self._tool_use_ids(r.messages)
+        )
         return replace(
             r,
             format="anthropic",
@@ -176,6 +183,35 @@ class PreflightLayer(LayoutLayer):
             tools=tuple(freeze(t) for t in req.get("tools", ())),
             system=tuple(freeze(b) for b in req.get("system", ())),
         )
+
+    def _tool_use_ids(
+        self, messages: tuple[dict[str, Any], ...]
+    ) -> list[dict[str, str] | None] | None:
+        """Per rendered message, its call ids renamed for the Anthropic request
+        (None when no call id was ever reused)."""
+        renames = anthropic_tool_use_ids(
+            [(b.id, b.call_ids) for b in self._blocks if b.type is BlockType.TOOL_CALL]
+        )
+        if not renames:
+            return None
+        # Rendered messages are the position messages themselves (or, for a
+        # call still waiting, a placeholder answering a pending call): find
+        # each message's block by identity, not by where it sits.
+        source = {id(m): b for b, ms in zip(self._blocks, self._pos_msgs) for m in ms}
+        out: list[dict[str, str] | None] = []
+        for m in messages:
+            b = source.get(id(m))
+            if m.get("tool_calls") and b is not None:
+                pairs = [(b.id, c["id"]) for c in m["tool_calls"]]
+            elif m.get("role") == "tool":
+                cid = m["tool_call_id"]
+                owner = b.parent if b is not None else self._pending.get(cid)
+                pairs = [(owner or "", cid)]
+            else:
+                pairs = []
+            ids = {cid: renames[(o, cid)] for o, cid in pairs if (o, cid) in renames}
+            out.append(ids or None)
+        return out
 
     def _render_openai(self) -> Rendering:
         cand = self._candidate()
@@ -303,9 +339,7 @@ class PreflightLayer(LayoutLayer):
                 e += 1
             if any(blocks[i].id in pending_owners for i in range(s, e)):
                 break
-            cost = sum(
-                pos_cost[i] for i in range(s, e) if blocks[i].status is not Status.PINNED
-            )
+            cost = sum(pos_cost[i] for i in range(s, e) if blocks[i].status is not Status.PINNED)
             if cost > room:
                 break
             room -= cost
