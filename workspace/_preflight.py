@@ -197,7 +197,7 @@ class PreflightLayer(LayoutLayer):
         # Rendered messages are the position messages themselves (or, for a
         # call still waiting, a placeholder answering a pending call): find
         # each message's block by identity, not by where it sits.
-        source = {id(m): b for b, ms in zip(self._blocks, self._pos_msgs) for m in ms}
+        source = {id(m): b for b, ms in zip(self._blocks, self._pos_msgs, strict=True) for m in ms}
         out: list[dict[str, str] | None] = []
         for m in messages:
             b = source.get(id(m))
