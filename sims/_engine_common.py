@@ -92,7 +92,9 @@ def tokenizer_iv(name: Any) -> MemoTokenizer:
 class StoreSpec:
     """Where a run's payloads go: a fresh in-memory store per trial, or one
     payload folder for the whole run (each trial's workspace only reads the
-    payloads it wrote itself: the engine refuses any other key).
+    payloads it wrote itself: the engine refuses any other key). A trial on
+    disk removes its payloads when it ends: the engine never overwrites a
+    payload file it did not write, and the next trial reuses the IDs.
 
     A temporary folder the run created is removed by :meth:`close`, on leaving
     a ``with`` block, or at the latest when the spec is garbage-collected or
@@ -140,6 +142,17 @@ class StoreSpec:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def remove_trial_payloads(ws: Any) -> None:
+    """Delete the payloads a finished trial's workspace still holds (its live
+    archived blocks and groups), so the next trial on the same folder can use
+    the same IDs: the engine never overwrites a payload it did not write."""
+    store = ws.store
+    keys = {b.payload.key for b in ws.blocks if b.payload is not None}
+    keys |= {g.payload.key for g in ws.groups.values()}
+    for key in sorted(keys):
+        store.delete(key)
 
 
 def store_iv(store: Any, store_dir: Any = None) -> StoreSpec:

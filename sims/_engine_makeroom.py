@@ -31,7 +31,7 @@ from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 from vistalab.workspace import ARCHIVE_TOOL, Rendering, Workspace, WorkspaceError
 
-from ._engine_common import StoreSpec, store_iv, tokenizer_iv
+from ._engine_common import StoreSpec, remove_trial_payloads, store_iv, tokenizer_iv
 from ._engine_makeroom_layout import (
     _FIRST_BLOCK,
     MAX_ENGINE_N,
@@ -167,6 +167,11 @@ def _trial(layout: MakeRoomLayout, name: str, iface: Interface, pol: Policy, for
         tally.byte_exact += ok
         tally.byte_mismatches += not ok
         tally.queries_ok += ok
+    if template is None and spec.kind == "disk":
+        # The run shares one payload folder and the engine never overwrites a
+        # payload it did not write, so a finished trial removes its payloads
+        # (the next trial writes the same IDs with other bytes).
+        remove_trial_payloads(ws)
     if template is not None:
         # Undo (the paper's Q_undo): restoring every archive must give back the
         # template's canonical state, so the next trial starts from the same workspace.

@@ -20,7 +20,7 @@ from vistalab.workspace import (
     message_tokens,
 )
 
-from ._engine_common import MemoTokenizer, StoreSpec
+from ._engine_common import MemoTokenizer, StoreSpec, remove_trial_payloads
 
 _TOOL = "fetch_evidence"
 _TASK_TOOLS = ({
@@ -134,6 +134,16 @@ def _run_trial(setup: _Setup, gen: np.random.Generator) -> _TrialOutcome:
     texts = _bits_text(gen, N, k)
     target = int(gen.integers(N))
     ws = _history(setup, texts, setup.spec.new())
+    try:
+        return _play(setup, gen, ws, texts, target)
+    finally:
+        if setup.spec.kind == "disk":  # one folder for the run: free the trial's IDs
+            remove_trial_payloads(ws)
+
+
+def _play(setup: _Setup, gen: np.random.Generator, ws: Workspace, texts: list[str],
+          target: int) -> _TrialOutcome:
+    k = setup.k
     archives, deletes = _act(setup, ws, texts)
     bid = _bid(target)
     ws.register_user(f"Query: reproduce evidence block {target + 1} ({bid}) exactly.")

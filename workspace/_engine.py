@@ -71,5 +71,4 @@ class Workspace(PersistLayer):
         If ``budget`` cannot hold the management rendering.
     """
 
-
     __slots__ = ()

@@ -24,6 +24,7 @@ __all__ = [
     "BudgetConfigError",
     "PayloadIntegrityError",
     "PathEscapeError",
+    "PayloadConflictError",
     "TraceError",
     "ReplayMismatchError",
     "SnapshotError",
@@ -121,6 +122,31 @@ class PathEscapeError(WorkspaceError, PermissionError, ValueError):
         self.problem = problem
         msg = f"path {path!r} {problem}"
         super().__init__(msg)
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0])
+
+
+class PayloadConflictError(VistaLabError, FileExistsError):
+    """A payload file already holds other bytes that this store or workspace did
+    not write: writing would destroy them, so the write is refused.
+
+    A store failure (like a full disk), not a refused action: it is an
+    ``OSError`` and deliberately not a :class:`WorkspaceError`, so the engine's
+    tool path reports it as ``ToolFailure.STORE`` (nothing changed, nothing
+    logged) and a replay stops with one line.
+    """
+
+    def __init__(self, key: str, folder: str, problem: str) -> None:
+        self.key = key
+        self.folder = folder
+        self.problem = problem
+        super().__init__(
+            f"payload {key!r} in {folder} {problem}; nothing is ever overwritten that this "
+            "workspace did not write itself (another workspace's archive, or your own file, "
+            "would be lost). Use a fresh archive folder, or load the workspace that owns "
+            "these payloads (Workspace.load)"
+        )
 
     def __str__(self) -> str:  # OSError would format (errno, strerror)
         return str(self.args[0])

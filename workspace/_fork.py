@@ -107,6 +107,13 @@ class ForkLayer(ToolLayer):
             for key, uid in self._payload_owner.items():
                 ref = self._unit_payload(uid)
                 target.put(key, self._fetch(key, ref.sha256))
+            new._own_keys, new._adopted_keys = set(self._payload_owner), set()
+        else:
+            # One store, two workspaces: the payloads stay the parent's to
+            # replace or remove; the fork may write the same bytes again, and a
+            # payload under a new ID that the parent already wrote with other
+            # bytes is refused, not overwritten.
+            new._own_keys, new._adopted_keys = set(), self._own_keys | self._adopted_keys
         if plan:
             new._substitute(plan)
         return new

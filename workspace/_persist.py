@@ -188,7 +188,7 @@ class PersistLayer(ForkLayer):
         self._saved = True
         for key in sorted(self._doomed):
             if key not in self._payload_owner:
-                self.store.delete(key)
+                self._remove_payload(key)
         self._doomed.clear()
 
     def _snapshot_doc(self) -> dict[str, Any]:
@@ -355,9 +355,28 @@ class PersistLayer(ForkLayer):
                 "use Workspace.salvage only if you trust the records",
             )
         ws._saved = True
+        ws._claim_own_payloads()
         ws._event_base = doc["event_count"]
         ws._log("init", {"config": ws.config(), "snapshot": doc}, True, "", {})
         return ws
+
+    def _claim_own_payloads(self) -> None:
+        """Take ownership of this workspace's payloads in the store it re-opens:
+        those the snapshot references, and those numbered past it (B<n> beyond
+        its blocks, G<n> beyond its group counter), which only this workspace's
+        unsaved work after the save can have written: after a crash it
+        registers and archives those IDs again, with other bytes. Every other
+        payload in the folder stays protected (see ``PayloadConflictError``)."""
+        n_blocks = len(self._blocks)
+        owned = set(self._payload_owner)
+        for key in self.store.keys():
+            n = _num(key.removesuffix(".txt"))
+            if n > (n_blocks if key[0] == "B" else self._group_seq):
+                owned.add(key)
+        self._own_keys |= owned
+        claim = getattr(self.store, "claim", None)  # optional PayloadStore member
+        if claim is not None:
+            claim(sorted(owned))
 
     def _install(self, doc: Mapping[str, Any], blocks: list[Block], groups: list[Group]) -> None:
         self._turn = doc["turn"]

@@ -19,6 +19,7 @@ from ._accounting import (
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import (
     BudgetConfigError,
+    PayloadConflictError,
     UnknownBlockError,
     WorkspaceArgumentError,
     WorkspaceError,
@@ -42,7 +43,13 @@ from ._records import (
     record_digest,
 )
 from ._results import Candidate
-from ._store import MemoryStore, PayloadStore, sha256_hex, verify_payload
+from ._store import (
+    MemoryStore,
+    PayloadStore,
+    foreign_payload_problem,
+    sha256_hex,
+    verify_payload,
+)
 from ._tokenizers import Tokenizer, get_tokenizer
 from ._validate import _block_number, _num, _workspace_iv, log_path_iv
 
@@ -68,6 +75,8 @@ MUTABLE_STATE = (
     "_events",
     "_event_state",
     "_doomed",
+    "_own_keys",
+    "_adopted_keys",
 )
 
 _SelfT = TypeVar("_SelfT", bound="StateCore")
@@ -148,6 +157,12 @@ class StateCore:
         # this workspace exists (then released payloads wait for the next save).
         self._doomed: set[str] = set()
         self._saved = False
+        # Payload keys this workspace may replace and remove (it wrote them, or
+        # its loaded snapshot owns them), and keys it found already holding the
+        # exact bytes it meant to write (kept, never removed: another run may
+        # need them). Nothing else in the store is ever overwritten.
+        self._own_keys: set[str] = set()
+        self._adopted_keys: set[str] = set()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
@@ -405,7 +420,17 @@ class StateCore:
         size and sha256 of these exact bytes, never what the store reports, so a
         store that writes other bytes cannot vouch for them (reads then fail)."""
         ref = PayloadRef(key, len(data), sha256_hex(data))
+        adopt = False
+        if key not in self._own_keys and key not in self._adopted_keys:
+            # Not ours: the store may hold another workspace's payload (or a
+            # user's file) under this name; refuse rather than overwrite it.
+            if self.store.contains(key):
+                problem = foreign_payload_problem(self.store, key, data)
+                if problem:
+                    raise PayloadConflictError(key, self.store.root, problem)
+                adopt = True
         self.store.put(key, data)  # returns only when durable
+        (self._adopted_keys if adopt else self._own_keys).add(key)
         self._doomed.discard(key)  # live again (a block's payload bytes never change)
         return ref
 
@@ -427,7 +452,14 @@ class StateCore:
         if self._saved:
             self._doomed.add(key)
         else:
+            self._remove_payload(key)
+
+    def _remove_payload(self, key: str) -> None:
+        """Delete a released payload from the store, if this workspace owns it
+        (an adopted one, which another run may need, stays)."""
+        if key in self._own_keys:
             self.store.delete(key)
+            self._own_keys.discard(key)
 
     def _fetch(self, key: str, sha256: str) -> bytes:
         """The payload's bytes, verified here against the checksum the engine

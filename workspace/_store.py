@@ -8,13 +8,19 @@ import os
 import posixpath
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from vistalab._core import atomic_write, fsync_dir
 
-from ._errors import PathEscapeError, PayloadIntegrityError, WorkspaceArgumentError
+from ._errors import (
+    PathEscapeError,
+    PayloadConflictError,
+    PayloadIntegrityError,
+    WorkspaceArgumentError,
+)
 
 __all__ = ["PayloadInfo", "PayloadStore", "DiskStore", "MemoryStore", "sha256_hex"]
 
@@ -65,6 +71,10 @@ class PayloadStore(Protocol):
         Display root; a payload's path is ``f"{root}/{key}"``.
     put(key, data) -> PayloadInfo
         Store ``data`` under ``key``; the bytes must be durable when it returns.
+        A store that can hold payloads it did not write (a folder shared with
+        other runs) must refuse to replace such a payload with other bytes
+        (:class:`PayloadConflictError`, an ``OSError``); identical bytes are
+        accepted.
     get(key, *, sha256=None) -> bytes
         The exact bytes; raises PayloadIntegrityError if missing or, when
         ``sha256`` is given, if the bytes do not match it.
@@ -76,6 +86,13 @@ class PayloadStore(Protocol):
     key_of(path) -> str
         Map a path an agent typed back to a key, refusing anything outside
         the store (traversal, symlinks, foreign names) with PathEscapeError.
+
+    Optional
+    --------
+    claim(keys) -> None
+        Count ``keys`` as this store's own, so a later ``put`` may replace
+        them: the engine calls it when it loads a snapshot whose payloads
+        these are (the workspace re-opens its own folder).
     """
 
     root: str
@@ -129,6 +146,13 @@ class DiskStore:
     Temporary files left by an interrupted write are removed when the store
     is opened.
 
+    Nothing is ever lost: a ``put`` to a key whose file already exists with
+    other bytes, and that this store object did not write (or
+    :meth:`claim`) earlier in its life, is refused with
+    :class:`PayloadConflictError` naming the key, the folder and the fix (a
+    user's own ``G1.txt``, or the payloads of an earlier run sharing the
+    folder, stay as they are). The same bytes again are accepted.
+
     Parameters
     ----------
     directory : str or PathLike
@@ -166,6 +190,7 @@ class DiskStore:
                 "pick a writable folder",
             ) from None
         self.root = str(self._dir)
+        self._mine: set[str] = set()  # keys this object wrote or claimed
         self.removed_temp_files = self._clean_temp_files()
 
     @property
@@ -210,8 +235,22 @@ class DiskStore:
         return self._dir / _check_key(key)
 
     def put(self, key: str, data: bytes) -> PayloadInfo:
-        atomic_write(Path(_check_key(key)), data, dir_fd=self._fd())
-        return PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
+        _check_key(key)
+        info = PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
+        if key not in self._mine and self.contains(key):
+            problem = foreign_payload_problem(self, key, data)
+            if problem:
+                raise PayloadConflictError(key, self.root, problem)
+            self._mine.add(key)  # the same bytes: already durable, nothing to write
+            return info
+        atomic_write(Path(key), data, dir_fd=self._fd())
+        self._mine.add(key)
+        return info
+
+    def claim(self, keys: Iterable[str]) -> None:
+        """Count ``keys`` as written by this store, so :meth:`put` may replace
+        them (a loaded workspace re-opening the folder its snapshot points to)."""
+        self._mine.update(_check_key(k) for k in keys)
 
     def _fsync_dir(self) -> None:
         os.fsync(self._fd())
@@ -294,6 +333,22 @@ class DiskStore:
         return f"DiskStore({self.root!r})"
 
 
+def foreign_payload_problem(store: PayloadStore, key: str, data: bytes) -> str:
+    """Why writing ``data`` over the existing payload ``key`` would lose bytes
+    ("" if the existing payload is exactly ``data``)."""
+    try:
+        existing = store.get(key)
+    except (PayloadIntegrityError, PathEscapeError) as exc:
+        return f"exists and cannot be compared ({exc})"
+    if existing == data:
+        return ""
+    return (
+        f"already exists with other bytes ({len(existing)} bytes, sha256 "
+        f"{sha256_hex(existing)[:12]}; the new payload has {len(data)} bytes, sha256 "
+        f"{sha256_hex(data)[:12]})"
+    )
+
+
 def read_regular_file(path: str | os.PathLike[str]) -> tuple[bytes | None, str]:
     """(bytes, "") of a regular file, or (None, the problem): opened with
     ``O_NONBLOCK`` and checked with ``fstat`` before any read, so a FIFO,
@@ -334,6 +389,11 @@ def _file_kind(mode: int) -> str:
 class MemoryStore:
     """Payloads in a dict: same contract as :class:`DiskStore`, for fast simulations.
 
+    Every payload in it was put through it, so the rule that a put never
+    replaces bytes the store did not write holds by construction; workspaces
+    sharing one store are kept apart by the engine (a workspace never replaces
+    a payload it did not write either).
+
     Parameters
     ----------
     root : str
@@ -362,6 +422,11 @@ class MemoryStore:
 
     def delete(self, key: str) -> None:
         self._blobs.pop(_check_key(key), None)
+
+    def claim(self, keys: Iterable[str]) -> None:
+        """Nothing to do: every payload here was written by this store."""
+        for k in keys:
+            _check_key(k)
 
     def contains(self, key: str) -> bool:
         return _check_key(key) in self._blobs
