@@ -71,4 +71,5 @@ class Workspace(PersistLayer):
         If ``budget`` cannot hold the management rendering.
     """
 
+
     __slots__ = ()

@@ -66,7 +66,6 @@ def is_error_text(text: str) -> bool:
     :func:`error_text`, for answers known only as conversation text."""
     return text.startswith(ERROR_PREFIX)
 
-
 _ARCHIVE_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {

@@ -176,9 +176,7 @@ class ByteRange:
         stop = None if self.stop is None else _offset("stop", self.stop, 0)
         if stop is not None and stop < start:
             raise WorkspaceArgumentError(
-                "stop",
-                self.stop,
-                f"must be >= start (got start={start})",
+                "stop", self.stop, f"must be >= start (got start={start})",
                 "byte ranges are [start, stop)",
             )
         object.__setattr__(self, "start", start)
@@ -199,9 +197,7 @@ class LineRange:
         last = None if self.last is None else _offset("last", self.last, 1)
         if last is not None and last < first:
             raise WorkspaceArgumentError(
-                "last",
-                self.last,
-                f"must be >= first (got first={first})",
+                "last", self.last, f"must be >= first (got first={first})",
                 "lines are numbered from 1 and inclusive, like sed -n",
             )
         object.__setattr__(self, "first", first)
@@ -220,9 +216,7 @@ class MemberSelector:
             r"B[1-9][0-9]{0,11}", self.block_id, re.ASCII
         ):
             raise WorkspaceArgumentError(
-                "block_id",
-                self.block_id,
-                "must name one block such as 'B7'",
+                "block_id", self.block_id, "must name one block such as 'B7'",
                 "pass the member's block id",
             )
 
