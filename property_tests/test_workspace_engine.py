@@ -253,6 +253,32 @@ def test_overflow_switches_to_a_management_rendering_within_budget():
     assert r.mode == "normal" and ws.gate("search") is None
 
 
+def test_overflow_ledger_heading_says_what_the_rows_are():
+    """Audit item 3 (paper, "Dashboard format": the ledger is one row per
+    block by ID): the overflow ledger shows the largest visible units, capped
+    by ``management_rows``, in ID (conversation) order, and its heading says
+    exactly that (it used to say "Largest first:" above rows in ID order)."""
+    from vistalab.workspace import DashboardConfig
+
+    ws = Workspace(
+        3000,
+        tokenizer="approx",
+        protocol=False,
+        dashboard=DashboardConfig(management_rows=3),
+    )
+    ws.register_user("task", pinned=True)
+    for i, n in enumerate([180, 40, 600, 20, 400, 240]):
+        ws.register_user(f"m{i} " + "alpha beta " * n)
+    r = ws.render()
+    assert r.mode == "overflow"
+    assert "Largest first" not in r.dashboard
+    assert "Largest ones, by ID:" in r.dashboard
+    rows = [ln.split()[0] for ln in r.dashboard.splitlines() if re.match(r"B\d+ ", ln)]
+    sizes = {b.id: b.tokens for b in ws.blocks if b.status.value == "visible"}
+    assert rows == sorted(rows, key=lambda u: int(u[1:]))  # conversation order
+    assert set(rows) == set(sorted(sizes, key=lambda u: -sizes[u])[:3])  # the 3 largest
+
+
 def test_budget_too_small_for_management_is_refused_at_configuration():
     """Preflight reserve: a budget that cannot hold the management rendering is
     refused when the workspace is built (or a pinned block registered), not

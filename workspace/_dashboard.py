@@ -150,6 +150,20 @@ class DashboardText:
     message_tokens: int
 
 
+def overflow_notice(used: int, budget: int, need: int) -> str:
+    """The overflow line of the management dashboard. Its ledger lists the
+    largest visible units (the ones worth freeing), in conversation order like
+    every ledger the paper shows ("Dashboard format": one row per block by ID),
+    and the heading says exactly that."""
+    # Exactly as many bytes as the earlier wording ("Largest first:"), so the
+    # management floor, and with it every budget that was valid, is unchanged.
+    return (
+        f"## OVERFLOW: ~{used:,} > {budget:,} tokens. Task tools are off until you "
+        f"free at least ~{need:,} tokens with context_workspace_archive or "
+        "context_workspace_delete (IDs, ranges like B10-B20 or groups). Largest ones, by ID:"
+    )
+
+
 class DashboardRenderer:
     """Builds dashboards and counts them from per-row cached pieces.
 
@@ -378,12 +392,7 @@ class DashboardRenderer:
     ) -> DashboardText:
         """The overflow dashboard: the candidate's figures (what preflight
         compared with the budget), an overflow notice and a capped ledger."""
-        need = used - budget
-        overflow = (
-            f"## OVERFLOW: ~{used:,} > {budget:,} tokens. Task tools are disabled until you "
-            f"free at least ~{need:,} tokens with context_workspace_archive or "
-            "context_workspace_delete (IDs, ranges like B10-B20, or groups). Largest first:"
-        )
+        overflow = overflow_notice(used, budget, used - budget)
         head = self._head(
             used=used,
             budget=budget,
@@ -405,11 +414,7 @@ class DashboardRenderer:
             f"(+{big:,} more visible units: {ids}; ~{big:,} tok)",
             f"(+{big:,} archived units: {ids}; ~{big:,} tok)",
         ]
-        overflow = (
-            f"## OVERFLOW: ~{big:,} > {budget:,} tokens. Task tools are disabled until you "
-            f"free at least ~{big:,} tokens with context_workspace_archive or "
-            "context_workspace_delete (IDs, ranges like B10-B20, or groups). Largest first:"
-        )
+        overflow = overflow_notice(big, budget, big)
         head = self._head(
             used=big,
             budget=budget,

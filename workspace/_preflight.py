@@ -270,7 +270,8 @@ class PreflightLayer(LayoutLayer):
                 f"~{sum(urow[u].tokens for u in cand.archived):,} tok)"
             )
         k = min(self.dashboard_config.management_rows, len(visible))
-        # Largest first (ties: older first), shown in position order.
+        # The k largest (ties: older first), listed in position order, as the
+        # overflow heading says (the paper's ledger is by ID, "Dashboard format").
         ranked = heapq.nsmallest(k, visible, key=lambda u: (-urow[u].tokens, urow[u].first))
         while True:
             top = set(ranked[:k])
