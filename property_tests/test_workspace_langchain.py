@@ -125,3 +125,82 @@ def test_pre_model_hook_gives_the_rendering():
     assert list(out) == ["llm_input_messages"]
     assert out["llm_input_messages"][-1].content.startswith("<context_workspace_status>")
     assert len(state["messages"]) == 1
+
+
+def test_scripted_agent_without_a_file_tool_recovers_through_read_path():
+    """Audit item 4 (paper: recovery is read_path(h, q); Implementation Details,
+    context tools): a LangChain agent without a file tool gets the engine's
+    read tool from ``context_tools()`` when the workspace exposes it
+    (``include_read_path_tool=True``, so its schema is counted in the budget),
+    archives a page and reads part of it back byte-exact through the engine's
+    one tool path; a bad read comes back as the engine's error text."""
+    ws = Workspace(3000, tokenizer="approx", include_read_path_tool=True)
+    ctx = LangChainWorkspace(ws)
+    offered = ctx.wrap_tools([fetch]) + ctx.context_tools()
+    assert [t.name for t in offered] == [
+        "fetch",
+        "context_workspace_archive",
+        "context_workspace_delete",
+        "read_path",
+    ]
+    (engine_schema,) = (t for t in ws.tools if t["function"]["name"] == "read_path")
+    assert offered[-1].description == engine_schema["function"]["description"]
+    tools = {t.name: t for t in offered}
+    path = f"{ws.store.root}/B3.txt"  # B1 task, B2 the call, B3 its result
+    model = ScriptedChatModel(
+        script=[
+            _call(1, "fetch", page=1),
+            _call(2, "context_workspace_archive", block_id="B3", replacement="page 1"),
+            _call(3, "read_path", path=path, selector="lines=2-3"),
+            _call(4, "read_path", path="/etc/passwd"),
+            AIMessage("Page 1 repeats one line."),
+        ],
+        seen=[],
+    )
+    chain = ctx.as_runnable() | model
+    history: list[BaseMessage] = [HumanMessage("Read page 1, then free it.")]
+    outputs = {}
+    while True:
+        ai = chain.invoke(history)
+        history.append(ai)
+        if not ai.tool_calls:
+            break
+        for call in ai.tool_calls:
+            out = tools[call["name"]].invoke(call["args"])
+            outputs[call["id"]] = out
+            history.append(ToolMessage(out, tool_call_id=call["id"]))
+    assert outputs["c2"] == path
+    page = fetch.invoke({"page": 1})
+    assert outputs["c3"] == "".join(page.splitlines(keepends=True)[1:3])
+    assert outputs["c4"].startswith("Error:") and "outside the archive folder" in outputs["c4"]
+    for seen in model.seen:
+        assert protocol_problems(convert_to_openai_messages(seen)) == []
+    assert ws.render().tokens <= 3000
+
+
+def test_read_tool_follows_the_workspace_and_the_mcp_name_works():
+    """Audit item 4: ``context_tools()`` offers the read tool only when the
+    workspace counts its schema (``read=True`` otherwise names the fix);
+    ``dispatch`` accepts the MCP server's name ``context_workspace_read`` for
+    the same read, and without the option explains how to enable it."""
+    from vistalab.workspace import WorkspaceArgumentError
+
+    plain = Workspace(3000, tokenizer="approx")
+    ctx = LangChainWorkspace(plain)
+    assert [t.name for t in ctx.context_tools()] == [
+        "context_workspace_archive",
+        "context_workspace_delete",
+    ]
+    with pytest.raises(WorkspaceArgumentError, match=r"`read`.*include_read_path_tool=True"):
+        ctx.context_tools(read=True)
+    assert "include_read_path_tool=True" in plain.dispatch("context_workspace_read", {"path": "x"})
+    ws = Workspace(3000, tokenizer="approx", include_read_path_tool=True)
+    ws.register_user("task")
+    ws.register_user("alpha\nbeta\n" * 50)
+    path = ws.context_workspace_archive("B2")
+    got = ws.dispatch("context_workspace_read", {"path": path, "selector": "lines=2-2"})
+    assert got == "beta\n"
+    assert [t.name for t in LangChainWorkspace(ws).context_tools(read=False)] == [
+        "context_workspace_archive",
+        "context_workspace_delete",
+    ]

@@ -10,6 +10,8 @@ model class. Usage::
 
     ctx = LangChainWorkspace(Workspace(128_000, store=DiskStore("archive")))
     tools = ctx.wrap_tools(my_tools) + ctx.context_tools()
+    # (context_tools() adds read_path when the Workspace was built with
+    # include_read_path_tool=True: agents without a file tool recover through it)
     model = chat_model.bind_tools(tools)
     chain = ctx.as_runnable() | model                  # history in, reply out
     # or: create_react_agent(chat_model, tools, pre_model_hook=ctx.pre_model_hook)
@@ -108,13 +110,47 @@ class LangChainWorkspace:
         return {"llm_input_messages": self.messages(state["messages"])}
 
     # ------------------------------------------------------------ tools
-    def context_tools(self) -> list[Any]:
-        """The paper's two context tools as LangChain tools, bound to the workspace."""
+    def context_tools(self, *, read: bool | None = None) -> list[Any]:
+        """The paper's context tools as LangChain tools, bound to the workspace.
+
+        Every call goes through the engine's one tool path (a bad call comes
+        back as the engine's error text, never as an exception in the loop).
+
+        Parameters
+        ----------
+        read : bool or None
+            Also give the agent the engine's ``read_path`` tool (exact payload
+            bytes by the path a handle shows, optionally ``bytes=``, ``lines=``
+            or ``member=``), for agents without a file tool of their own.
+            None (default) follows the workspace: offered exactly when it was
+            built with ``include_read_path_tool=True``, the option that puts the
+            tool's schema in the rendering, so the tools bound to the model are
+            the tools the budget counts. In the paper recovery is an ordinary
+            file read, so it is not on by default.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            ``read=True`` on a workspace without ``include_read_path_tool``
+            (its schema would not be counted in the budget).
+        """
         from langchain_core.tools import StructuredTool
 
         from ._mcp import _ARCHIVE_DOC, _DELETE_DOC
+        from ._protocol import READ_PATH_TOOL
 
         ws = self.workspace
+        exposed = bool(ws.config().get("include_read_path_tool"))
+        if read is not None and not isinstance(read, bool):
+            raise WorkspaceArgumentError("read", read, "must be True, False or None")
+        if read and not exposed:
+            raise WorkspaceArgumentError(
+                "read",
+                read,
+                "needs a workspace built with include_read_path_tool=True (the tool's schema "
+                "is then part of every rendering and counted in the budget)",
+                "build Workspace(..., include_read_path_tool=True), or leave read=None",
+            )
 
         def context_workspace_archive(block_id: str, replacement: str = "") -> str:
             return str(ws.context_workspace_archive(block_id, replacement))
@@ -122,10 +158,29 @@ class LangChainWorkspace:
         def context_workspace_delete(block_id: str, reason: str) -> str:
             return str(ws.context_workspace_delete(block_id, reason))
 
-        return [
+        tools = [
             StructuredTool.from_function(context_workspace_archive, description=_ARCHIVE_DOC),
             StructuredTool.from_function(context_workspace_delete, description=_DELETE_DOC),
         ]
+        if read is None and exposed or read:
+            (schema,) = (
+                t["function"] for t in ws.tool_schemas() if t["function"]["name"] == READ_PATH_TOOL
+            )
+
+            def read_path(path: str, selector: str = "") -> str:
+                return str(ws.dispatch(READ_PATH_TOOL, {"path": path, "selector": selector}))
+
+            # The engine's own schema (name, description, parameters): what the
+            # model is given is what the rendering counts.
+            tools.append(
+                StructuredTool(
+                    name=READ_PATH_TOOL,
+                    description=schema["description"],
+                    args_schema=schema["parameters"],
+                    func=read_path,
+                )
+            )
+        return tools
 
     def wrap_tools(self, tools: Sequence[Any]) -> list[Any]:
         """The agent's own tools, gated: in overflow mode a call returns the

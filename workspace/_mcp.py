@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._errors import WorkspaceArgumentError, WorkspaceError
-from ._protocol import ARCHIVE_TOOL, DELETE_TOOL
+from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_TOOL_ALIAS
 
 __all__ = [
     "MCP_AGENT_TOOLS",
@@ -41,7 +41,7 @@ __all__ = [
     "build_http_app",
 ]
 
-READ_TOOL = "context_workspace_read"
+READ_TOOL = READ_TOOL_ALIAS
 STATUS_TOOL = "context_workspace_status"
 #: Tools a model may be given (the agent role's whole list).
 MCP_AGENT_TOOLS: tuple[str, ...] = (ARCHIVE_TOOL, DELETE_TOOL, READ_TOOL, STATUS_TOOL)

@@ -12,6 +12,7 @@ __all__ = [
     "ARCHIVE_TOOL",
     "DELETE_TOOL",
     "READ_PATH_TOOL",
+    "READ_TOOL_ALIAS",
     "CONTEXT_TOOL_NAMES",
     "ERROR_PREFIX",
     "error_text",
@@ -47,6 +48,9 @@ def budget_notice(budget: int) -> str:
 ARCHIVE_TOOL = "context_workspace_archive"
 DELETE_TOOL = "context_workspace_delete"
 READ_PATH_TOOL = "read_path"
+#: The MCP server's name for the same read (``context_workspace_read``); the
+#: engine's tool path accepts it as another name of ``read_path``.
+READ_TOOL_ALIAS = "context_workspace_read"
 CONTEXT_TOOL_NAMES = (ARCHIVE_TOOL, DELETE_TOOL)
 
 #: Every agent-facing answer to a failed tool call starts with this: the paper's
@@ -65,6 +69,7 @@ def is_error_text(text: str) -> bool:
     """Whether an agent-facing tool answer reports a failure: the parser of
     :func:`error_text`, for answers known only as conversation text."""
     return text.startswith(ERROR_PREFIX)
+
 
 _ARCHIVE_SCHEMA: dict[str, Any] = {
     "type": "function",

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from ._errors import UnknownNameError, WorkspaceError
-from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, error_text
+from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, READ_TOOL_ALIAS, error_text
 from ._reads import ReadLayer
 
 __all__ = [
@@ -111,7 +111,7 @@ def _bad_call(detail: str) -> ToolOutcome:
     return ToolOutcome.failed(ToolFailure.BAD_CALL, detail)
 
 
-_TOOLS_WITH_READ: dict[str, ToolSpec] = dict(AGENT_TOOLS)
+_TOOLS_WITH_READ: dict[str, ToolSpec] = {**AGENT_TOOLS, READ_TOOL_ALIAS: ACTIONS["read"]}
 _TOOLS_NO_READ: dict[str, ToolSpec] = {k: v for k, v in AGENT_TOOLS.items() if v.action != "read"}
 
 
@@ -122,6 +122,12 @@ def parse_tool_call(
     (``ToolFailure.BAD_CALL``) whose text the agent gets back; nothing is run
     on a bad call."""
     tools = _TOOLS_WITH_READ if include_read_path else _TOOLS_NO_READ
+    if name in (READ_PATH_TOOL, READ_TOOL_ALIAS) and not include_read_path:
+        return _bad_call(
+            f"{name} is not a tool of this workspace: recovery is an ordinary file read of "
+            "the path the handle shows (build the workspace with "
+            "include_read_path_tool=True for agents without a file tool)"
+        )
     if not isinstance(name, str) or name not in tools:
         return _bad_call(str(UnknownNameError("context tool", str(name), tools)))
     if isinstance(arguments, str):
