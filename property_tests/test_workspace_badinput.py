@@ -6,6 +6,7 @@ agent deletes them; eq. archive-contract: recovery is a read of the payload path
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from vistalab.workspace import (
@@ -314,3 +315,29 @@ def test_every_error_is_a_workspace_error_and_a_builtin():
     assert issubclass(UnknownBlockError, KeyError) and issubclass(PathEscapeError, PermissionError)
     err = UnknownBlockError("B9", "does not exist")
     assert str(err) == "B9 does not exist"  # not KeyError's repr
+
+
+@pytest.mark.parametrize(
+    ("messages", "rule"),
+    [
+        ("hello", "must be a list of messages, not text"),
+        (b"hello", "must be a list of messages, not text"),
+        ({"role": "user", "content": "hi"}, "a single message is a mapping"),
+        (5, "must be a list of messages"),
+    ],
+)
+def test_register_messages_refuses_text_and_single_messages_at_the_door(messages, rule):
+    """Audit item 5 (DESIGN.md rule 5, validate once at the door): a string
+    used to be iterated character by character ("`message` must be a mapping
+    (got message='h')"), a single message mapping registered nothing. Both are
+    refused naming `messages`, the value and the fix; nothing is registered."""
+    from vistalab.workspace import Workspace, WorkspaceArgumentError
+
+    ws = Workspace(3000)
+    with pytest.raises(WorkspaceArgumentError, match=r"`messages` must be a list of messages"):
+        ws.register_messages(messages)
+    with pytest.raises(WorkspaceArgumentError, match=re.escape(rule)) as e:
+        ws.register_messages(messages)
+    assert e.value.parameter == "messages" and "pass a list of messages" in str(e.value)
+    assert ws.blocks == ()
+    assert ws.register_messages({"messages": [{"role": "user", "content": "hi"}]}) == ["B1"]

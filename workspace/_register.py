@@ -3,7 +3,7 @@ budget guard), with the protocol's pairing rules checked at the door."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._accounting import (
@@ -123,7 +123,15 @@ class RegisterLayer(GuardLayer):
         results become one block each, in order; the originals are kept so
         visible blocks render back unchanged with ``render(format="anthropic")``.
         Registration stops at the first refused message (earlier ones stay).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            ``messages`` is a string or bytes, a single message (a mapping
+            that is not a ``{"messages": [...]}`` document), or not iterable:
+            refused before anything is registered.
         """
+        _messages_iv(messages, system)
         if system is not None:
             messages = {"system": system, "messages": messages}
         items = to_openai_messages(messages, codec=self._codec)
@@ -347,3 +355,28 @@ def _new_block(
         sha256=sha256_hex(data),
         tokens=tokens,
     )
+
+
+def _messages_iv(messages: Any, system: Any) -> None:
+    """Refuse, naming ``messages``, what would be iterated wrongly: a string
+    (its characters), a single message mapping (its keys) or a non-iterable."""
+    fix = "pass a list of messages, e.g. [{'role': 'user', 'content': 'hello'}]"
+    if isinstance(messages, (str, bytes, bytearray)):
+        raise WorkspaceArgumentError(
+            "messages",
+            messages,
+            "must be a list of messages, not text",
+            fix + ", or call register_user('hello')",
+        )
+    if isinstance(messages, Mapping):
+        if system is None and isinstance(messages.get("messages"), (list, tuple)):
+            return  # a {"system", "messages"} document
+        raise WorkspaceArgumentError(
+            "messages",
+            messages,
+            "must be a list of messages (or, without system=, a {'system', 'messages'} "
+            "document); a single message is a mapping",
+            fix + ", or call register_message(message)",
+        )
+    if not isinstance(messages, Iterable):
+        raise WorkspaceArgumentError("messages", messages, "must be a list of messages", fix)
