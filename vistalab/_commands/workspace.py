@@ -219,7 +219,29 @@ def run_replay(args: argparse.Namespace) -> int:
     for k, v in checks.items():
         if isinstance(v, bool):
             out.write(f"check {k}: {'ok' if v else 'FAILED'}\n")
+            if k == "protocol_valid" and not v:
+                for line in _problem_lines(result.turns):
+                    out.write(f"  {line}\n")
     return 0 if ok else 1
+
+
+# How many protocol problems the text report lists under a failed check; the
+# rest are counted and left to --json, whose "protocol_problems" holds them all.
+_SHOWN_PROBLEMS = 5
+
+
+def _problem_lines(turns: Any, shown: int = _SHOWN_PROBLEMS) -> list[str]:
+    """The first ``shown`` protocol problems, each with its turn and the
+    message it was rendered before, then a count of the rest."""
+    found = []
+    for t in turns:
+        where = (f"before message {t.message_index}" if t.message_index is not None
+                 else "end")
+        found += [f"turn {t.turn} ({where}): {p}" for p in t.protocol_problems]
+    lines = found[:shown]
+    if len(found) > shown:
+        lines.append(f"... {len(found) - shown} more; see --json (protocol_problems per turn)")
+    return lines
 
 
 def _event_line(ev: dict[str, Any]) -> str:
@@ -238,13 +260,25 @@ def _event_line(ev: dict[str, Any]) -> str:
     if eff.get("offloaded"):
         extras.append(f"guard offloaded {','.join(eff['offloaded'])}")
     if eff.get("rejected"):
-        extras.append(
-            f"guard rejected the result (+{eff['attempted_tokens']:,} tokens, limit "
-            f"{eff['limit']:,})"
-        )
+        extras.append(_rejection_reason(eff))
     if "freed_tokens" in eff:
         extras.append(f"freed ~{eff['freed_tokens']:,} tokens")
     return text + (f" [{'; '.join(extras)}]" if extras else "")
+
+
+def _rejection_reason(eff: dict[str, Any]) -> str:
+    """Why the guard refused a result, naming the rule that decided it: the
+    per-result cap (the result alone exceeds what a normal rendering could
+    hold) or the hard limit (offloading older results could not make room)."""
+    attempted = eff["attempted_tokens"]
+    if eff.get("decided_by") == "cap" and "cap" in eff:
+        return (f"guard rejected the result (+{attempted:,} tokens, over the per-result cap "
+                f"{max(eff['cap'], 0):,})")
+    if eff.get("decided_by") == "hard_limit":
+        return (f"guard rejected the result (context would be {eff['current_tokens'] + attempted:,}"
+                f" tokens, over the hard limit {eff['limit']:,} even after offloading)")
+    # a log written before effects named the deciding rule
+    return f"guard rejected the result (+{attempted:,} tokens; hard limit {eff['limit']:,})"
 
 
 def run_dashboard(args: argparse.Namespace) -> int:

@@ -1,0 +1,90 @@
+"""The CLI user audit (issue: CLI problems): each test pins one fix and fails on
+the behaviour the audit reported."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from vistalab.cli import main
+
+DATA = Path(__file__).parent / "data" / "traces"
+OPS = str(DATA / "ops_agent.json")
+
+
+def _call(name: str) -> dict:
+    return {"id": name, "type": "function", "function": {"name": "search", "arguments": "{}"}}
+
+
+def _write(path: Path, messages: list) -> str:
+    path.write_text(json.dumps(messages))
+    return str(path)
+
+
+# ------------------------------------------------ 1. failed check says why
+
+def test_failed_protocol_check_lists_the_problems(monkeypatch, tmp_path, capsys):
+    """Audit item 1: text-mode replay printed 'check protocol_valid: FAILED' with no
+    reason. Under the failed check it now lists the first 5 problems with their
+    turn and message, then how many more (and where to find them). The checker is
+    made to fail (7 problems per turn) since the traces in the suite are valid."""
+    from vistalab.workspace import _trace
+
+    monkeypatch.setattr(_trace, "protocol_problems",
+                        lambda messages: [f"problem {i} (probe)" for i in range(7)])
+    assert main(["workspace", "replay", OPS, "--budget", "3000"]) == 1
+    out = capsys.readouterr().out
+    tail = out[out.index("check protocol_valid: FAILED"):].splitlines()
+    listed = [line for line in tail[1:] if line.startswith("  turn ")]
+    assert len(listed) == 5
+    assert listed[0] == "  turn 1 (before message 2): problem 0 (probe)"
+    turns = out.count("=== turn ")
+    assert f"  ... {7 * turns - 5} more; see --json" in out
+
+
+def test_passed_protocol_check_lists_nothing(capsys):
+    """Audit item 1: a valid trace prints no problem lines."""
+    assert main(["workspace", "replay", OPS, "--budget", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "check protocol_valid: ok" in out and "more; see --json" not in out
+
+
+# ------------------------------------------------ 2. the guard's real reason
+
+def test_rejection_by_per_result_cap_names_the_cap(tmp_path, capsys):
+    """Audit item 2: a result refused by the per-result cap printed the hard limit
+    ('+4,932 tokens, limit 10,000'); it now names the cap, which it exceeds."""
+    trace = _write(tmp_path / "big.json", [
+        {"role": "user", "content": "look it up"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "word " * 4000},
+        {"role": "assistant", "content": "done"},
+    ])
+    assert main(["workspace", "replay", trace, "--budget", "3000"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "guard rejected" in x)
+    assert "per-result cap" in line and "hard limit" not in line
+    attempted, cap = (int(v.replace(",", "")) for v in
+                      re.search(r"\+([0-9,]+) tokens, over the per-result cap ([0-9,]+)",
+                                line).groups())
+    assert attempted > cap
+
+
+def test_rejection_by_hard_limit_names_the_hard_limit(tmp_path, capsys):
+    """Audit item 2: a result under the cap refused because nothing could be
+    offloaded names the hard limit and a total above it."""
+    trace = _write(tmp_path / "hard.json", [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "word " * 2500},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "word " * 2500},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "word " * 1500},
+        {"role": "assistant", "content": "done"},
+    ])
+    assert main(["workspace", "replay", trace, "--budget", "3000"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "guard rejected" in x)
+    total, limit = (int(v.replace(",", "")) for v in
+                    re.search(r"would be ([0-9,]+) tokens, over the hard limit ([0-9,]+)",
+                              line).groups())
+    assert total > limit == 6000
