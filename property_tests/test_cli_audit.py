@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from vistalab.cli import main
 
 DATA = Path(__file__).parent / "data" / "traces"
@@ -88,3 +90,58 @@ def test_rejection_by_hard_limit_names_the_hard_limit(tmp_path, capsys):
                     re.search(r"would be ([0-9,]+) tokens, over the hard limit ([0-9,]+)",
                               line).groups())
     assert total > limit == 6000
+
+
+# ------------------------------------------------ 3. bound units per subcommand
+
+BOUND_LINES = [
+    ["recovery", "--N", "8", "--k", "4", "--budget", "10"],
+    ["recovery", "--N", "8", "--k", "4", "--budget", "100"],
+    ["content", "--kappa", "4", "--sigma", "1"],
+    ["content", "--kappa", "4", "--sigma", "1", "--n", "8"],
+    ["content", "--kappa", "4", "--sigma", "0.01", "--n", "8"],
+    ["makeroom", "--n", "64", "--kappa", "4", "--rate", "1"],
+    ["frontier", "--n", "64", "--kappa", "4", "--rate", "1"],
+    ["frontier", "--n", "64", "--kappa", "4", "--mean-z", "1"],
+]
+
+
+def _table_units(text: str) -> dict[str, str]:
+    """quantity -> unit from a printed table (rich's box rows: │ q │ v │ unit │)."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) == 3 and cells[0] not in ("quantity", ""):
+            rows[cells[0]] = cells[2]
+    return rows
+
+
+@pytest.mark.parametrize("line", BOUND_LINES, ids=[" ".join(x) for x in BOUND_LINES])
+def test_every_bound_output_has_a_unit(line, capsys, monkeypatch):
+    """Audit item 3: one global unit table keyed by name gave `bound content`'s
+    lower_bound (a rate) the unit 'blocks (E[Z])' and left sharp_success_bound,
+    exact_rate, product_bound, sharp_lower_bound, c_star, ... blank. Every key
+    every `bound` subcommand prints (text and JSON) now has a unit of its own
+    subcommand."""
+    from vistalab._commands.bound import UNITS
+
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["bound", *line]) == 0
+    shown = _table_units(capsys.readouterr().out)
+    assert len(shown) >= 3 and all(shown.values()), shown
+    assert main(["bound", *line, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    scalar = {k for k, v in doc.items() if not isinstance(v, (list, dict))}
+    assert scalar <= set(UNITS[line[0]]) and all(UNITS[line[0]][k] for k in scalar)
+
+
+def test_content_lower_bound_is_in_bits(capsys, monkeypatch):
+    """Audit item 3: `bound content --kappa 4 --sigma 1 --n 8` showed lower_bound
+    in 'blocks (E[Z])'; it is the certified lower bound on the rate I(J*;W)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["bound", "content", "--kappa", "4", "--sigma", "1", "--n", "8"]) == 0
+    units = _table_units(capsys.readouterr().out)
+    assert units["lower_bound"] == units["exact_rate"] == units["product_bound"] == "bits"
+    assert main(["bound", "makeroom", "--n", "64", "--kappa", "4", "--rate", "1"]) == 0
+    units = _table_units(capsys.readouterr().out)
+    assert units["lower_bound"] == units["sharp_lower_bound"] == "blocks (E[Z])"
