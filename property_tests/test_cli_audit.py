@@ -145,3 +145,101 @@ def test_content_lower_bound_is_in_bits(capsys, monkeypatch):
     assert main(["bound", "makeroom", "--n", "64", "--kappa", "4", "--rate", "1"]) == 0
     units = _table_units(capsys.readouterr().out)
     assert units["lower_bound"] == units["sharp_lower_bound"] == "blocks (E[Z])"
+
+
+# ------------------------------------------------ 4. the figure scripts' door
+
+FIG = "fig4_tradeoff"
+FIG_PROG = f"python -m vistalab.figures.{FIG}"
+
+
+@pytest.fixture
+def no_compute(monkeypatch):
+    """The figure's compute fails loudly: a door check must refuse first."""
+    from vistalab.figures._catalog import FIGURES
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed before the door checks")
+
+    monkeypatch.setattr(FIGURES[FIG], "compute", refuse)
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--quick", "--out", "{file}"], ["--out", "must be a folder"]),
+    (["--out", "/proc/x"], ["--out", "/proc"]),
+    (["--out", "/dev/null"], ["--out"]),
+    (["--out", "{file}/sub"], ["--out", "creatable"]),
+    (["--seed", "-3"], ["--seed", "non-negative integer", "e.g. --seed"]),
+    (["--seed", "abc"], ["--seed", "non-negative integer"]),
+    (["--seed", ""], ["--seed"]),
+    (["--bogus"], ["unrecognized", "--help"]),
+], ids=lambda x: " ".join(x) if isinstance(x, list) else None)
+def test_figure_script_bad_input_is_one_line_before_compute(argv, words, tmp_path, capsys,
+                                                             no_compute):
+    """Audit item 4: `python -m vistalab.figures.fig4_tradeoff --quick --out FILE`
+    raised FileExistsError after the computation, `--out /proc/x` and `--seed -3`
+    tracebacks. Every bad option is now one stderr line, exit 2, naming the option,
+    before anything is computed (compute is made to fail)."""
+    from vistalab.figures._script import run_as_script
+
+    file = tmp_path / "empty.json"
+    file.write_text("")
+    argv = [a.replace("{file}", str(file)) for a in argv]
+    assert run_as_script(FIG, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{FIG_PROG}: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and all(w in err for w in words), err
+
+
+def test_figure_script_as_a_module_keeps_the_contract(tmp_path):
+    """Audit item 4, end to end: the documented `python -m` command exits 2 with
+    one line for an existing file as --out."""
+    import subprocess
+    import sys
+
+    file = tmp_path / "empty.json"
+    file.write_text("")
+    proc = subprocess.run([sys.executable, "-m", f"vistalab.figures.{FIG}", "--quick",
+                           "--out", str(file)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "`--out`" in proc.stderr
+
+
+def test_figure_script_write_failure_is_one_line(tmp_path, capsys, monkeypatch):
+    """Audit item 4: a write the environment refuses after the door checks (here
+    the CSV write) is one line, exit 2, as in the main CLI."""
+    from vistalab.figures import _script
+    from vistalab.figures._catalog import FIGURES
+
+    monkeypatch.setattr(FIGURES[FIG], "compute", lambda params, rng: _Table())
+
+    def refuse(path, data):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_script, "atomic_write", refuse)
+    assert _script.run_as_script(FIG, ["--quick", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Permission denied" in err and "Traceback" not in err
+
+
+class _Table:
+    def to_csv(self) -> str:
+        return "x\n1\n"
+
+
+# ------------------------------------------------ 5. argparse type errors
+
+@pytest.mark.parametrize("argv,option", [
+    (["reproduce", "--quick", "--seed", "abc"], "--seed"),
+    (["check-paper", "--seed", "1.5"], "--seed"),
+    (["sweep", "x.toml", "--workers", "abc"], "--workers"),
+])
+def test_argparse_type_errors_name_rule_and_fix(argv, option, capsys):
+    """Audit item 5: `reproduce --quick --seed abc` printed argparse's bare
+    "argument --seed: invalid int value: 'abc'"; the CLI's parser hook now
+    rewrites type errors to name the rule and a fix."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid int value" not in err
+    assert f"`{option}` must be an integer (got {option}=" in err
+    assert f"e.g. {option} " in err

@@ -169,6 +169,9 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("reproduce",), "--paper"): IN_FILE,
     (("examples",), "DIR"): ["", "{file}", "/proc/x/y", "/dev/null"],
 }
+# CLI audit item 5: argparse's own type errors (type=int options) name rule and fix
+BAD[(("check-paper",), "--seed")] += ["abc"]
+BAD[(("sweep",), "--workers")] += ["1e3"]
 
 # Options whose every value is valid (free text), and the scheduler, whose bad
 # values are issue 16's (sweeps branch): listed so the coverage check is explicit.
