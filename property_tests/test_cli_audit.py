@@ -243,3 +243,25 @@ def test_argparse_type_errors_name_rule_and_fix(argv, option, capsys):
     assert err.count("\n") == 1 and "invalid int value" not in err
     assert f"`{option}` must be an integer (got {option}=" in err
     assert f"e.g. {option} " in err
+
+
+# ------------------------------------------------ 5. one-line, rule-and-fix messages
+
+def test_huge_integer_bound_is_compact(capsys):
+    """Audit item 5: `bound recovery --N -5` printed the bound 10**300 as a 301-digit
+    integer (a 420-character line); bounds are rendered compactly (1e300)."""
+    assert main(["bound", "recovery", "--N", "-5", "--k", "4", "--budget", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "1 <= value <= 1e300 (got N=-5)" in err and len(err) < 200
+
+
+@pytest.mark.parametrize("value,text", [
+    (5, "5"), (-7, "-7"), (10**15 - 1, "999999999999999"), (10**300, "1e300"),
+    (-(10**300), "-1e300"), (12 * 10**18, "1.2e19"), (2**64, "~1.8446e19"),
+])
+def test_int_text(value, text):
+    """Audit item 5: the message form of an integer bound (exact up to 15 digits,
+    then compact, marked '~' when rounded)."""
+    from vistalab.theory._validate import int_text
+
+    assert int_text(value) == text
