@@ -265,3 +265,21 @@ def test_int_text(value, text):
     from vistalab.theory._validate import int_text
 
     assert int_text(value) == text
+
+
+def test_engine_budget_floor_is_one_clean_sentence(capsys):
+    """Audit item 5: `recovery --engine --budget 10` gave a nested, repeated message
+    whose fixes were not CLI options ('drop task tool schemas or set
+    protocol=False'). It now names --budget and its minimum once; the minimum is
+    exact: it runs, one token less does not."""
+    base = ["recovery", "--engine", "--N", "8", "--k", "4", "--strategy", "recover",
+            "--trials", "2", "--seed", "1"]
+    assert main([*base, "--budget", "10"]) == 2
+    err = capsys.readouterr().err
+    m = re.search(r"`--budget` must be at least ([0-9,]+) tokens in engine mode", err)
+    assert m and err.count("\n") == 1 and "protocol=False" not in err
+    assert err.count("budget") == 3 and "(`" not in err  # rule, got, fix: no nesting
+    floor = int(m.group(1).replace(",", ""))
+    assert main([*base, "--budget", str(floor - 1)]) == 2
+    assert f"at least {m.group(1)} tokens" in capsys.readouterr().err
+    assert main([*base, "--budget", str(floor)]) in (0, 1)
