@@ -283,3 +283,27 @@ def test_engine_budget_floor_is_one_clean_sentence(capsys):
     assert main([*base, "--budget", str(floor - 1)]) == 2
     assert f"at least {m.group(1)} tokens" in capsys.readouterr().err
     assert main([*base, "--budget", str(floor)]) in (0, 1)
+
+
+@pytest.mark.parametrize("text,words", [
+    ("{", ["is not valid JSON", "pass a JSON list"]),
+    ("{}", ["must hold a JSON list", "got a JSON object", "wrap the schemas"]),
+])
+def test_task_tools_path_is_shown_plainly(text, words, tmp_path, capsys):
+    """Audit item 5: `workspace serve --task-tools broken.json` printed
+    "PosixPath('broken.json') is not valid JSON"; the path is shown plainly and the
+    message ends with a fix."""
+    pytest.importorskip("mcp")
+    bad = tmp_path / "broken.json"
+    bad.write_text(text)
+    assert main(["workspace", "serve", "--budget", "4000", "--task-tools", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "PosixPath" not in err and f"'{bad}'" in err
+    assert all(w in err for w in words), err
+
+
+def test_plot_sweep_missing_results_says_file_or_folder(tmp_path, capsys):
+    """Audit item 5: `plot-sweep nodir` said 'must be an existing file' though a
+    results folder is accepted."""
+    assert main(["plot-sweep", str(tmp_path / "nodir")]) == 2
+    assert "`RESULTS` must be an existing file or folder" in capsys.readouterr().err
