@@ -307,3 +307,21 @@ def test_plot_sweep_missing_results_says_file_or_folder(tmp_path, capsys):
     results folder is accepted."""
     assert main(["plot-sweep", str(tmp_path / "nodir")]) == 2
     assert "`RESULTS` must be an existing file or folder" in capsys.readouterr().err
+
+
+# ------------------------------------------------ 6. help names both trace formats
+
+@pytest.mark.parametrize("sub", [[], ["replay"], ["dashboard"], ["reward"], ["probe"]],
+                         ids=lambda s: " ".join(s) or "workspace")
+def test_workspace_help_names_anthropic_traces(sub, capsys, monkeypatch):
+    """Audit item 6: `workspace --help` and the TRACE help said 'OpenAI chat
+    messages' only, though Anthropic Messages traces are detected."""
+    monkeypatch.setenv("COLUMNS", "2000")
+    with pytest.raises(SystemExit) as stop:
+        main(["workspace", *sub, "--help"])
+    assert stop.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Anthropic Messages" in out and "detected" in out
+    if sub in (["replay"], ["dashboard"]):
+        trace_help = out[out.index("TRACE JSON list"):]
+        assert trace_help.index("Anthropic") < trace_help.index("--budget")

@@ -60,7 +60,8 @@ def _add_reward(subparsers: Any) -> None:
         "traces",
         nargs="+",
         metavar="TRACE",
-        help="trace files (JSON list of messages/actions, or JSONL)",
+        help="trace files, OpenAI chat or Anthropic Messages format (detected): a JSON list "
+        "of messages/actions, or JSONL",
     )
     _add_common(parser)
     parser.add_argument(
@@ -109,7 +110,8 @@ def _add_probe(subparsers: Any) -> None:
             "still leaks token or budget strings."
         ),
     )
-    parser.add_argument("traces", nargs="+", metavar="TRACE", help="trace files")
+    parser.add_argument("traces", nargs="+", metavar="TRACE",
+                        help="trace files, OpenAI chat or Anthropic Messages format (detected)")
     _add_common(parser)
     parser.add_argument(
         "--anchor",

@@ -18,6 +18,14 @@ from ._workspace_serve import register_serve
 
 __all__ = ["register", "run_replay", "run_dashboard"]
 
+#: The TRACE argument's help, shared by every workspace subcommand.
+TRACE_HELP = (
+    "JSON list of OpenAI chat messages or of Anthropic Messages messages (the format is "
+    "detected: a top-level 'system' beside 'messages', or tool_use / tool_result / thinking "
+    "content blocks, mean Anthropic), or {'messages': [...]}, or JSONL; items with an "
+    "'action' key (archive, delete, restore, read) are context actions"
+)
+
 # Every registered token counter (a new tokenizer is one registry entry).
 _TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "deepseek_v4", "approx")
 
@@ -28,7 +36,8 @@ def register(subparsers: Any) -> None:
         help="replay a chat trace through the context workspace; print its dashboard",
         description=(
             "The reference VISTA context workspace (paper, Methodology and Implementation "
-            "Details). 'replay' registers an OpenAI chat-format trace turn by turn, applies its "
+            "Details). 'replay' registers a trace (OpenAI chat or Anthropic Messages format, "
+            "detected) turn by turn, applies its "
             "context actions and reports per turn the mode, tokens and dashboard; 'dashboard' "
             "prints the final dashboard."
         ),
@@ -48,8 +57,7 @@ def _add_common(parser: argparse.ArgumentParser, *, budget_required: bool) -> No
     parser.add_argument(
         "trace",
         metavar="TRACE",
-        help="JSON list of OpenAI chat messages (or {'messages': [...]}, or JSONL); items with "
-        "an 'action' key (archive, delete, restore, read) are context actions",
+        help=TRACE_HELP,
     )
     parser.add_argument(
         "--budget",
