@@ -4,6 +4,7 @@ the behaviour the audit reported."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -325,3 +326,50 @@ def test_workspace_help_names_anthropic_traces(sub, capsys, monkeypatch):
     if sub in (["replay"], ["dashboard"]):
         trace_help = out[out.index("TRACE JSON list"):]
         assert trace_help.index("Anthropic") < trace_help.index("--budget")
+
+
+# ------------------------------------------------ 7. --paper must be the paper
+
+NOT_THE_PAPER = [
+    ("empty.json", "", "no \\begin{document}"),
+    ("notes.tex", "\\section{Notes}\nsome text\n", "no \\begin{document}"),
+    ("other.tex", "\\documentclass{article}\n\\begin{document}\nhi\n\\end{document}\n",
+     "none of its"),
+    ("binary.tex", b"\xff\xfe\x00\x01begin", "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize("name,content,rule", NOT_THE_PAPER,
+                         ids=[n for n, _, _ in NOT_THE_PAPER])
+@pytest.mark.parametrize("command", [["check-paper", "--no-certificates"],
+                                     ["reproduce", "--quick"]], ids=["check-paper", "reproduce"])
+def test_paper_that_is_not_the_paper_is_bad_input(name, content, rule, command, tmp_path,
+                                                  capsys):
+    """Audit item 7: `check-paper --paper empty.json` ran ~45 transcription checks
+    that all failed (exit 1, a toolkit failure); a file that is not the paper's
+    LaTeX is refused at the door, one line, exit 2 (for `reproduce --paper` too,
+    before any stage runs or the output folder is made)."""
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    out = tmp_path / "out"
+    argv = [*command, "--paper", str(path)]
+    if command[0] == "reproduce":
+        argv += ["--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "`--paper` must be" in err and rule in err, err
+    assert "paper.tex" in err and not out.exists()
+
+
+def test_the_paper_passes_the_door():
+    """Audit item 7: the real paper (when present here) passes the new door check,
+    so the check does not refuse the input it exists for."""
+    from vistalab.paper_checks._transcription import paper_source_iv
+
+    paper = Path(os.environ.get("VISTA_LAB_PAPER", "/work/shared/paper/paper.tex"))
+    if not paper.is_file():
+        pytest.skip("the paper's LaTeX source is not available here")
+    assert paper_source_iv(paper) == paper
