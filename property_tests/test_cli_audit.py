@@ -373,3 +373,27 @@ def test_the_paper_passes_the_door():
     if not paper.is_file():
         pytest.skip("the paper's LaTeX source is not available here")
     assert paper_source_iv(paper) == paper
+
+
+# ------------------------------------------------ 8. probe prompt file names
+
+def test_probe_prompt_files_do_not_start_with_a_dash(tmp_path, capsys):
+    """Audit item 8: `probe --prompts DIR` wrote '-dash_total.txt' (read as an option
+    by shell tools). Every written name starts with a letter or digit; each file
+    holds the prompt of its (condition, question), with the paper's '-dash' as
+    'without-dash' and '+dash' as 'with-dash'."""
+    from vistalab.workspace import PROBE_CONDITIONS, PROBE_QUESTIONS
+
+    from vistalab._commands._workspace_analysis import prompt_file_name
+
+    out = tmp_path / "prompts"
+    assert main(["workspace", "probe", OPS, "--budget", "4000", "--seed", "7", "--json",
+                 "--prompts", str(out)]) == 0
+    kit = json.loads(capsys.readouterr().out)["kits"][0]
+    written = sorted(p.name for p in (out / kit["snapshot_id"]).iterdir())
+    assert written and all(re.match(r"[A-Za-z0-9]", name) for name in written), written
+    assert "without-dash_total.txt" in written and "with-dash_total.txt" in written
+    names = {prompt_file_name(c, q) for c in PROBE_CONDITIONS for q in PROBE_QUESTIONS}
+    assert len(names) == len(PROBE_CONDITIONS) * len(PROBE_QUESTIONS)  # no collisions
+    assert names | {"truth.json"} == set(written)
+    assert prompt_file_name("-other", "total") == "other_total.txt"
