@@ -143,3 +143,33 @@ def test_large_n_frontier_is_fast_enough_to_use(capsys):
                    capsys)
     assert 0 < doc["mean_z"] < doc["blind_mean_z"]
     assert math.isfinite(doc["lam"]) and len(doc["p_head"]) == 1000
+
+
+def test_only_hypothesis_commands_make_a_hypothesis_folder():
+    """The CLI keeps Hypothesis's storage in a temporary folder only for the commands
+    that run Hypothesis steps (verify, check-paper, reproduce); any other command
+    (e.g. a long-lived `workspace serve` ended by a signal) creates none to leave behind.
+    Run in a fresh interpreter: under pytest Hypothesis is already imported."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, tempfile\n"
+        "made = []\n"
+        "real = tempfile.TemporaryDirectory\n"
+        "def spy(*a, **k):\n"
+        "    made.append(k.get('prefix'))\n"
+        "    return real(*a, **k)\n"
+        "tempfile.TemporaryDirectory = spy\n"
+        "from vistalab.cli import main\n"
+        "main(sys.argv[1:])\n"
+        "print('MADE', [p for p in made if p and p.startswith('vista-lab-hypothesis')])\n"
+    )
+
+    def made(*argv: str) -> str:
+        out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                             text=True, timeout=120)
+        return next(line for line in out.stdout.splitlines() if line.startswith("MADE"))
+
+    assert made("bound", "recovery", "--N", "8", "--k", "4", "--budget", "10") == "MADE []"
+    assert made("verify", "--list") == "MADE ['vista-lab-hypothesis-']"

@@ -39,3 +39,21 @@ def test_readme_example_runs(capsys):
     assert shown is not None and printed == shown.group(1)
     run_state_machine_as_test(namespace["MyMachine"],
                               settings=settings(max_examples=5, deadline=None))
+
+
+def test_readme_counts_match_the_code():
+    """The README's counts come from the code: the number of named proof steps
+    (`verify --list`), and the number of figures in both the report line and the
+    numbered figure list. A step or figure added without updating the README fails."""
+    from vistalab.figures import FIGURE_NAMES
+    from vistalab.theory import list_steps
+
+    _example()  # skips with the same reason when the README is not at hand
+    text = _README.read_text(encoding="utf-8")
+    steps = re.search(r"encoded as (\d+) named steps", text)
+    assert steps is not None and int(steps.group(1)) == len(list_steps())
+    report = re.search(r"and the (\d+) figures with captions", text)
+    assert report is not None and int(report.group(1)) == len(FIGURE_NAMES)
+    listed = text[text.index("The figures:\n"):].split("\n\n")[1]
+    numbers = [int(m) for m in re.findall(r"^(\d+)\. ", listed, re.M)]
+    assert numbers == list(range(1, len(FIGURE_NAMES) + 1))

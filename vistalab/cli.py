@@ -105,8 +105,18 @@ _NUMBER = re.compile(r"-[0-9.][0-9.eE+-]*")
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command not in _HYPOTHESIS_COMMANDS:
+        # No temporary folder for commands that never run Hypothesis (a long-lived
+        # `workspace serve` ended by a signal would otherwise leave one behind).
+        return _main(args)
     with _hypothesis_storage():
-        return _main(argv)
+        return _main(args)
+
+
+#: Commands that run Hypothesis-certified proof steps (directly or through claims).
+_HYPOTHESIS_COMMANDS = frozenset({"verify", "check-paper", "reproduce"})
 
 
 @contextlib.contextmanager
