@@ -397,3 +397,14 @@ def test_probe_prompt_files_do_not_start_with_a_dash(tmp_path, capsys):
     assert len(names) == len(PROBE_CONDITIONS) * len(PROBE_QUESTIONS)  # no collisions
     assert names | {"truth.json"} == set(written)
     assert prompt_file_name("-other", "total") == "other_total.txt"
+
+
+def test_figure_script_happy_path_writes_all_three(tmp_path, capsys):
+    """Audit item 4: the door checks do not refuse a good run: a new nested --out
+    folder gets the CSV, PNG and PDF (fig2, the quickest figure)."""
+    from vistalab.figures._script import run_as_script
+
+    out = tmp_path / "new" / "figs"
+    assert run_as_script("fig2_separation", ["--quick", "--out", str(out), "--seed", "3"]) == 0
+    assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".pdf", ".png"]
+    assert "wrote" in capsys.readouterr().err
