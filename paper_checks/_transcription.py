@@ -17,7 +17,7 @@ from vistalab._core import DomainError
 
 from ._data import load_quotes, load_table, table_keys
 
-__all__ = ["TranscriptionCheck", "check_transcription", "paper_path_iv"]
+__all__ = ["TranscriptionCheck", "check_transcription", "paper_path_iv", "paper_source_iv"]
 
 #: Tables whose numbers are not printed in a LaTeX table (Section 3.7's ablation prose).
 _NOT_TABULAR = frozenset({"ablation"})
@@ -62,15 +62,54 @@ class TranscriptionCheck:
     detail: str
 
 
+#: Largest file read as the paper (the real source is ~200 kB).
+_PAPER_MAX_BYTES = 64 * 2**20
+_PAPER_FIX = "pass the path of the VISTA paper's paper.tex (it is not shipped with vista-lab)"
+
+
 def paper_path_iv(paper: str | Path, parameter: str = "--paper") -> Path:
-    """The paper's LaTeX file, or a DomainError naming ``parameter`` and the fix."""
+    """The paper's LaTeX file, or a DomainError naming ``parameter`` and the fix.
+
+    Checks the path only (a regular file); :func:`paper_source_iv` also checks
+    that the file is the paper's LaTeX.
+    """
     if not isinstance(paper, (str, Path)) or not str(paper).strip():
         raise DomainError(parameter, paper, "must be the path of the paper's LaTeX source file",
-                          "pass the path of paper.tex (it is not shipped with vista-lab)")
+                          _PAPER_FIX)
     path = Path(paper)
     if not path.is_file():  # also refuses a FIFO or device without opening it
         raise DomainError(parameter, str(path), "must be the paper's LaTeX source file",
-                          "pass the path of paper.tex (it is not shipped with vista-lab)")
+                          _PAPER_FIX)
+    return path
+
+
+def paper_source_iv(paper: str | Path, parameter: str = "--paper") -> Path:
+    """:func:`paper_path_iv`, and the file must be the paper's LaTeX: UTF-8 text
+    with ``\\begin{document}`` and at least one ``\\label`` of the paper's tables
+    recorded in the shipped data.
+
+    The door of ``check-paper --paper`` and ``reproduce --paper``: any other
+    file would only make every transcription check fail (exit 1, a toolkit
+    failure), when it is bad input (exit 2).
+    """
+    path = paper_path_iv(paper, parameter)
+    if path.stat().st_size > _PAPER_MAX_BYTES:
+        raise DomainError(parameter, str(path), "must be the paper's LaTeX source (this file "
+                          f"is larger than {_PAPER_MAX_BYTES // 2**20} MiB)", _PAPER_FIX)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DomainError(parameter, str(path), "must be the paper's LaTeX source (this file "
+                          "is not UTF-8 text)", _PAPER_FIX) from None
+    if "\\begin{document}" not in text:
+        raise DomainError(parameter, str(path), "must be the paper's LaTeX source (no "
+                          "\\begin{document} in it)", _PAPER_FIX)
+    labels = [f"\\label{{{load_table(key).label}}}" for key in table_keys()
+              if key not in _NOT_TABULAR]
+    if not any(label in text for label in labels):
+        raise DomainError(parameter, str(path), "must be the VISTA paper's LaTeX source (none "
+                          f"of its {len(labels)} table labels, e.g. {labels[0]}, is in it)",
+                          _PAPER_FIX)
     return path
 
 

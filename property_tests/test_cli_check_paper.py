@@ -91,13 +91,15 @@ def test_bad_input_is_one_line_exit_2(argv, message, capsys):
 
 def test_check_paper_with_the_papers_source(tmp_path, capsys):
     """`check-paper --paper PATH` adds the transcription check of the data against the
-    LaTeX (issue 12 item 6); a missing file is one line and exit 2; a source that does not
-    contain the tables fails the run (exit 1)."""
+    LaTeX (issue 12 item 6); a missing file, or a file that is not the paper's LaTeX, is one
+    line and exit 2 (CLI audit item 7); a LaTeX source with the paper's labels but not its
+    numbers fails the run (exit 1)."""
     assert main(["check-paper", "--only", "table8.*", "--no-certificates",
                  "--paper", str(tmp_path / "nope.tex")]) == 2
     assert "`--paper` must be the paper's LaTeX source file" in capsys.readouterr().err
     empty = tmp_path / "paper.tex"
-    empty.write_text("no tables here\n")
+    label = pc.load_table(pc.table_keys()[1]).label  # [0] is the prose-only ablation
+    empty.write_text(f"\\begin{{document}}\n\\label{{{label}}}\nno numbers here\n")
     assert main(["check-paper", "--only", "table8.*", "--no-certificates", "--json",
                  "--paper", str(empty)]) == 1
     doc = json.loads(capsys.readouterr().out)

@@ -169,6 +169,13 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("reproduce",), "--paper"): IN_FILE,
     (("examples",), "DIR"): ["", "{file}", "/proc/x/y", "/dev/null"],
 }
+# CLI audit item 5: argparse's own type errors (type=int options) name rule and fix
+BAD[(("check-paper",), "--seed")] += ["abc"]
+BAD[(("sweep",), "--workers")] += ["1e3"]
+# CLI audit items 5 and 7: a file that is not JSON / not the paper's LaTeX is bad input
+BAD[(("workspace", "serve"), "--task-tools")] += ["{file}"]
+BAD[(("check-paper",), "--paper")] += ["{file}"]
+BAD[(("reproduce",), "--paper")] += ["{file}"]
 
 # Options whose every value is valid (free text), and the scheduler, whose bad
 # values are issue 16's (sweeps branch): listed so the coverage check is explicit.
@@ -191,6 +198,9 @@ LINES = [
      "store"),
     (["bound", "frontier", "--n", "64", "--kappa", "4", "--rate", "1", "--mean-z", "1"],
      "--mean-z"),
+    # CLI audit item 5: the engine's budget floor names the option and its minimum
+    (["recovery", "--engine", "--N", "8", "--k", "4", "--budget", "10", "--strategy",
+      "recover", "--trials", "2"], "`--budget` must be at least"),
 ]
 
 

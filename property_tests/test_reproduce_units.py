@@ -136,7 +136,7 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "must be a folder" in err
     assert main(["reproduce", "--seed", "abc"]) == 2
-    assert "invalid int value" in capsys.readouterr().err
+    assert "`--seed` must be an integer (got --seed='abc')" in capsys.readouterr().err
     assert main(["reproduce", "--qiuck"]) == 2
     assert "did you mean '--quick'" in capsys.readouterr().err
 

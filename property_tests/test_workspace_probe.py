@@ -423,7 +423,8 @@ def test_cli_probe(tmp_path, capsys, monkeypatch):
     kit = doc["kits"][0]
     assert doc["seed"] == 7 and kit["snapshot_id"] == "run" and kit["leaks"] == []
     assert sorted(p.name for p in (out / "run").iterdir()) == sorted(
-        [f"{c}_{q}.txt" for c in ("-dash", "+dash") for q in ("total", "blocks", "pairwise")]
+        [f"{c}_{q}.txt" for c in ("without-dash", "with-dash")
+         for q in ("total", "blocks", "pairwise")]
         + ["truth.json"]
     )
     truth = json.loads((out / "run" / "truth.json").read_text())

@@ -157,6 +157,32 @@ def _recovery_engine_iv(N: Any, k: Any, budget: Any, strategy: Any, trials: Any,
     return N, k, budget, strategy, trials, confidence_iv(confidence)
 
 
+def _engine_floor(tok: Any) -> int | None:
+    """Smallest budget whose overflow rendering holds the engine's fixed part
+    (tool schemas, protocol, the pinned task, worst-case dashboard), or None
+    when even a very large budget does not build. Found by bisection, since the
+    dashboard's own size grows with the digits of the budget it shows."""
+
+    def builds(budget: int) -> bool:
+        try:
+            Workspace(budget, tokenizer=tok, task_tools=_TASK_TOOLS,
+                      include_read_path_tool=True).register_user(_TASK)
+        except WorkspaceError:
+            return False
+        return True
+
+    lo, hi = 1, 1 << 20
+    if not builds(hi):
+        return None
+    while lo < hi:  # invariant: builds(hi), and every budget below lo fails
+        mid = (lo + hi) // 2
+        if builds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
 def simulate_recovery_engine(
     N: int,
     k: int,
@@ -209,8 +235,15 @@ def simulate_recovery_engine(
             probe = _probe(_Setup(N, k, max(budget, 1 << 20), strategy, tok, spec, 0),
                            stream(seed, 2))
         except WorkspaceError as exc:
+            floor = _engine_floor(tok)
+            if floor is not None and budget < floor:
+                raise DomainError(
+                    "budget", budget,
+                    f"must be at least {floor:,} tokens in engine mode (the fixed rendering: "
+                    "tool schemas, protocol, task and worst-case dashboard)",
+                    f"raise the budget to {floor:,} or more") from None
             raise DomainError("budget", budget, "must hold the engine's fixed rendering",
-                              f"raise the budget ({exc})") from None
+                              f"raise the budget ({' '.join(str(exc).split())})") from None
         keep = _largest_keep(setup, stream(seed, 3)) if strategy in ("keep-bits",
                                                                     "keep-blocks") else 0
         setup = _Setup(N, k, budget, strategy, tok, spec, keep)

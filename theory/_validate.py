@@ -13,6 +13,7 @@ from ._errors import DomainError
 __all__ = [
     "MAX_SIZE",
     "as_int",
+    "int_text",
     "as_real",
     "as_probability",
     "as_size",
@@ -173,9 +174,23 @@ def _short(value: Any) -> Any:
 
 def _bounds_text(lo: int | None, hi: int | None) -> str:
     if lo is not None and hi is not None:
-        return f" with {lo} <= value <= {hi}"
+        return f" with {int_text(lo)} <= value <= {int_text(hi)}"
     if lo is not None:
-        return f" >= {lo}"
+        return f" >= {int_text(lo)}"
     if hi is not None:
-        return f" <= {hi}"
+        return f" <= {int_text(hi)}"
     return ""
+
+
+def int_text(value: int, *, digits: int = 15) -> str:
+    """An integer bound as a message shows it: in full up to ``digits`` digits,
+    else compactly (``10**300`` -> ``1e300``; not a power of ten -> ``~1.2346e20``,
+    marked approximate) so one error line stays readable."""
+    text = str(abs(int(value)))
+    if len(text) <= digits:
+        return str(int(value))
+    sign = "-" if value < 0 else ""
+    head, rest = text[0], text[1:5].rstrip("0")
+    exact = not text[5:].strip("0")
+    mantissa = head + (f".{rest}" if rest else "")
+    return f"{'' if exact else '~'}{sign}{mantissa}e{len(text) - 1}"

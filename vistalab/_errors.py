@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from vistalab._core import VistaLabError
+from vistalab._core._oneline import UsageError
 
 __all__ = ["CliUsageError"]
 
 
-class CliUsageError(VistaLabError, ValueError):
+class CliUsageError(UsageError):
     """The command line itself is malformed (unknown subcommand, missing option...)."""

@@ -14,7 +14,14 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 
-from vistalab._core import VistaLabError, suggest
+from vistalab._core import suggest
+from vistalab._core._oneline import (
+    ONE_LINE_ERRORS,
+    OneLineParser,
+    UsageError,
+    failure_line,
+    one_line,
+)
 
 from . import __version__
 from ._commands import COMMANDS
@@ -23,9 +30,6 @@ from ._errors import CliUsageError
 __all__ = ["main", "build_parser"]
 
 _PROG = "vista-lab"
-_INVALID_CHOICE = re.compile(
-    r"argument (?P<arg>[^:]+): invalid choice: '(?P<got>[^']*)' \(choose from (?P<choices>.*)\)"
-)
 
 
 class _MissingArguments(CliUsageError):
@@ -37,23 +41,21 @@ class _MissingArguments(CliUsageError):
         self.parser = parser
 
 
-class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors raise instead of printing usage and exiting."""
+class _Parser(OneLineParser):
+    """ArgumentParser whose errors raise instead of printing usage and exiting
+    (the rewriting of argparse's messages is shared with the figure scripts)."""
+
+    top_prog = _PROG
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        m = _INVALID_CHOICE.search(message)
-        if m:
-            choices = [c.strip().strip("'") for c in m.group("choices").split(",")]
-            hint = suggest(m.group("got"), choices)
-            message = f"{m.group('arg')}: unknown value {m.group('got')!r}"
-            if hint:
-                message += f"; did you mean {hint!r}?"
-            message += f" (choose from {', '.join(choices)})"
         # main() prints "vista-lab: error: ", so the top level adds no prefix of its own
         text = message if self.prog == _PROG else f"{self.prog}: {message}"
         if message.startswith("the following arguments are required"):
             raise _MissingArguments(text, self)
-        raise CliUsageError(text)
+        try:
+            super().error(message)
+        except UsageError as exc:
+            raise CliUsageError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,35 +153,17 @@ def _main(argv: Sequence[str] | None = None) -> int:
             raise CliUsageError(_unrecognized(parser, extras, ns))
         status = ns.func(ns)
     except _MissingArguments as exc:
-        print(f"{_PROG}: error: {_one_line(_hint_unknown(exc, args))}", file=sys.stderr)
+        print(f"{_PROG}: error: {one_line(_hint_unknown(exc, args))}", file=sys.stderr)
         return 2
-    except VistaLabError as exc:
-        print(f"{_PROG}: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        # The environment refused a read or write after the door checks passed
-        # (a folder made read-only mid-run, a full disk): still one line, exit 2.
-        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        print(f"{_PROG}: error: cannot use{where}: {_one_line(reason)}; check the path, its "
-              "permissions and the free space, then rerun", file=sys.stderr)
-        return 2
-    except RecursionError:
-        print(f"{_PROG}: error: the input is nested too deeply to read (Python's recursion "
-              "limit); flatten the JSON/TOML input", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print(f"{_PROG}: error: out of memory; reduce the problem size (trials, n, grid) and "
-              "rerun", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted", file=sys.stderr)
-        return 130
+    except (*ONE_LINE_ERRORS, KeyboardInterrupt) as exc:
+        # a VistaLabError, an OSError after the door checks (a folder made
+        # read-only mid-run, a full disk), deep nesting, memory, Ctrl-C
+        text, code = failure_line(exc)
+        print(f"{_PROG}: {text}", file=sys.stderr)
+        return code
     return int(status or 0)
 
 
-def _one_line(exc: BaseException | str) -> str:
-    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -44,7 +44,7 @@ class GuardLayer(PreflightLayer):
             + self._dash_floor
         )
         if new_cost > cap:
-            return self._reject(b, new_cost, cap, self.hard_limit)
+            return self._reject(b, new_cost, cap, self.hard_limit, decided_by="cap")
         total = self._candidate_total()
         if total <= self.hard_limit:
             return {"admitted": True}
@@ -76,7 +76,9 @@ class GuardLayer(PreflightLayer):
                 break
         while True:
             if gain < excess:
-                out = self._reject(b, new_cost, cap, self.hard_limit, total=total)
+                out = self._reject(
+                    b, new_cost, cap, self.hard_limit, total=total, decided_by="hard_limit"
+                )
                 if offloaded:
                     out["offloaded"] = offloaded
                 return out
@@ -106,8 +108,20 @@ class GuardLayer(PreflightLayer):
         self._touch()
 
     def _reject(
-        self, b: Block, new_cost: int, cap: int, limit: int, *, total: int | None = None
+        self,
+        b: Block,
+        new_cost: int,
+        cap: int,
+        limit: int,
+        *,
+        total: int | None = None,
+        decided_by: str,
     ) -> dict[str, Any]:
+        """Register the rejection notice in place of ``b``. ``decided_by`` is
+        ``"cap"`` (the per-result cap: the result could never fit a normal
+        rendering) or ``"hard_limit"`` (offloading older results could not bring
+        the candidate under the hard limit); the effects record it with ``cap``
+        so a report states the rule that actually refused the result."""
         current = (total if total is not None else self._candidate_total()) - new_cost
         notice = rejection_text(current=current, limit=limit, attempted=new_cost, cap=cap)
         data = notice.encode("utf-8")
@@ -122,4 +136,6 @@ class GuardLayer(PreflightLayer):
             "attempted_tokens": new_cost,
             "current_tokens": current,
             "limit": limit,
+            "cap": cap,
+            "decided_by": decided_by,
         }

@@ -60,7 +60,8 @@ def _add_reward(subparsers: Any) -> None:
         "traces",
         nargs="+",
         metavar="TRACE",
-        help="trace files (JSON list of messages/actions, or JSONL)",
+        help="trace files, OpenAI chat or Anthropic Messages format (detected): a JSON list "
+        "of messages/actions, or JSONL",
     )
     _add_common(parser)
     parser.add_argument(
@@ -109,7 +110,8 @@ def _add_probe(subparsers: Any) -> None:
             "still leaks token or budget strings."
         ),
     )
-    parser.add_argument("traces", nargs="+", metavar="TRACE", help="trace files")
+    parser.add_argument("traces", nargs="+", metavar="TRACE",
+                        help="trace files, OpenAI chat or Anthropic Messages format (detected)")
     _add_common(parser)
     parser.add_argument(
         "--anchor",
@@ -156,7 +158,9 @@ def _add_probe(subparsers: Any) -> None:
         "--prompts",
         default=None,
         metavar="DIR",
-        help="write every prompt and the ground truth under DIR/<snapshot>/",
+        help="write every prompt and the ground truth under DIR/<snapshot>/: "
+        "<condition>_<question>.txt with condition without-dash (the paper's -dash) or "
+        "with-dash (+dash), and truth.json",
     )
     parser.set_defaults(func=run_probe, _parser=parser)
 
@@ -434,13 +438,27 @@ def _unique_id(path: str, i: int, paths: list[str]) -> str:
     return stem if len(same) == 1 else f"{stem}-{i}"
 
 
+#: File-name form of each probe condition: the paper's names start with '-' or
+#: '+', and a file named '-dash_total.txt' reads as an option to shell tools.
+PROMPT_FILE_CONDITION = {"-dash": "without-dash", "+dash": "with-dash"}
+
+
+def prompt_file_name(condition: str, question: str) -> str:
+    """``<condition>_<question>.txt`` with the condition in its file-name form
+    (``-dash`` -> ``without-dash``); an unlisted condition loses any leading
+    '-'/'+' so no name starts with one."""
+    cond = PROMPT_FILE_CONDITION.get(condition, condition.lstrip("-+") or "condition")
+    return f"{cond}_{question}.txt"
+
+
 def _write_prompts(root: Path, kits: list[Any]) -> None:
+    from vistalab._core import atomic_write
+
     for k in kits:
         folder = root / k.snapshot_id
         folder.mkdir(parents=True, exist_ok=True)
         for cond, questions in k.prompts().items():
             for q, text in questions.items():
-                (folder / f"{cond}_{q}.txt").write_text(text, encoding="utf-8")
-        (folder / "truth.json").write_text(
-            json.dumps(k.to_plain(), indent=2, ensure_ascii=False), encoding="utf-8"
-        )
+                atomic_write(folder / prompt_file_name(cond, q), text.encode("utf-8"))
+        atomic_write(folder / "truth.json",
+                     json.dumps(k.to_plain(), indent=2, ensure_ascii=False).encode("utf-8"))

@@ -78,6 +78,10 @@ def register_serve(subparsers: Any) -> None:
     parser.set_defaults(func=run_serve, _parser=parser)
 
 
+_JSON_TYPE = {dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
+              type(None): "null"}
+
+
 def _task_tools(value: str | None) -> list[Any]:
     from .._paths import input_file
 
@@ -88,13 +92,17 @@ def _task_tools(value: str | None) -> list[Any]:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
     except OSError as exc:
-        raise CliUsageError(f"--task-tools: cannot read {path!r} ({exc.strerror})") from None
+        raise CliUsageError(f"--task-tools: cannot read {str(path)!r} ({exc.strerror}); check its "
+                             "permissions") from None
     except json.JSONDecodeError as exc:
         raise CliUsageError(
-            f"--task-tools: {path!r} is not valid JSON ({exc.msg} at line {exc.lineno})"
+            f"--task-tools: {str(path)!r} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+            "pass a JSON list of OpenAI tool schemas"
         ) from None
     if not isinstance(doc, list):
-        raise CliUsageError(f"--task-tools: {path!r} must hold a JSON list of tool schemas")
+        got = _JSON_TYPE.get(type(doc), "value")
+        raise CliUsageError(f"--task-tools: {str(path)!r} must hold a JSON list of tool schemas "
+                             f"(got a JSON {got}); wrap the schemas in [...]")
     return doc
 
 

@@ -91,28 +91,43 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
-#: Unit of every printed quantity that has one (the JSON keys are the same names).
-UNITS: dict[str, str] = {
-    "N": "blocks", "k": "bits", "budget": "bits", "c0": "bits per log2 N",
-    "instruction": "bits", "lossy_success_bound": "probability",
-    "lossy_success_cap": "probability", "vista_success": "probability",
-    "required_bits": "bits", "handle_bits_each": "bits", "handles_total": "bits",
-    "block_bits": "bits", "slack": "bits", "gap": "",  # set per quantity below
-    "kappa": "L/l (ratio)", "sigma": "log-size std. dev.", "paper_bound_bits": "bits",
-    "n": "blocks", "log2_n": "bits", "tight_bound_bits": "bits",
-    "capped_tight_bound_bits": "bits", "exact_rate_bits": "bits",
-    "rate": "bits", "delta": "fraction of kappa", "nu": "bits",
-    "lower_bound": "blocks (E[Z])", "list_fano_lower_bound": "blocks (E[Z])",
-    "optimal_mean_z": "blocks (E[Z])", "blind_mean_z": "blocks (E[Z])",
-    "bucket_M_at_rate": "buckets", "bucket_mean_z_at_rate": "blocks (E[Z])",
-    "bucket_rate_needed": "bits", "bucket_M_needed": "buckets",
-    "price_per_bit": "blocks per bit", "threshold_rate": "bits",
-    "optimal_rate_for_delta": "bits", "bucket_sufficient_rate": "bits",
-    "mean_z": "blocks (E[Z])", "lam": "1/bit", "p_tail": "probability",
-    "p_head (r = 1..kappa)": "probability",
+_EZ = "blocks (E[Z])"
+_PROB = "probability"
+#: Unit of every quantity each subcommand prints, per subcommand: one name can
+#: mean different things in different subcommands (``lower_bound`` is a rate in
+#: bits for ``content`` but an E[Z] in blocks for ``makeroom``). Every printed
+#: key has an entry (pinned by a test); a pure number says "dimensionless".
+UNITS: dict[str, dict[str, str]] = {
+    "recovery": {
+        "N": "blocks", "k": "bits", "budget": "bits", "c0": "bits per log2 N",
+        "instruction": "bits", "lossy_success_bound": _PROB, "lossy_success_cap": _PROB,
+        "sharp_success_bound": _PROB, "vista_feasible": "yes/no", "vista_success": _PROB,
+        "required_bits": "bits", "handle_bits_each": "bits", "handles_total": "bits",
+        "block_bits": "bits", "slack": "bits", "gap": _PROB,
+    },
+    "content": {
+        "kappa": "L/l (ratio)", "sigma": "log-size std. dev.", "paper_bound_bits": "bits",
+        "n": "blocks", "log2_n": "bits", "tight_bound_bits": "bits",
+        "capped_tight_bound_bits": "bits", "exact_rate_bits": "bits", "exact_rate": "bits",
+        "product_bound": "bits", "lower_bound": "bits", "product_bound_radius": "bits",
+        "lower_bound_radius": "bits",
+    },
+    "makeroom": {
+        "n": "blocks", "kappa": "L/l (ratio)", "rate": "bits", "delta": "fraction of kappa",
+        "nu": "bits", "lower_bound": _EZ, "list_fano_lower_bound": _EZ,
+        "sharp_lower_bound": _EZ, "c_star": "bits", "optimal_mean_z": _EZ, "gap": _EZ,
+        "blind_mean_z": _EZ, "bucket_M_at_rate": "buckets", "bucket_mean_z_at_rate": _EZ,
+        "bucket_rate_needed": "bits", "bucket_M_needed": "buckets",
+        "price_per_bit": "blocks per bit", "threshold_rate": "bits",
+        "optimal_rate_for_delta": "bits", "bucket_sufficient_rate": "bits",
+        "optimal_rate_over_nu": "dimensionless (R*/nu)", "second_order_term": "bits",
+    },
+    "frontier": {
+        "n": "blocks", "kappa": "L/l (ratio)", "rate": "bits", "mean_z": _EZ,
+        "log2_n": "bits", "blind_mean_z": _EZ, "lam": "1/bit", "p_tail": _PROB,
+        "p_head (r = 1..kappa)": _PROB,
+    },
 }
-
-_GAP_UNITS = {"recovery": "probability", "makeroom": "blocks (E[Z])"}
 
 
 def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:
@@ -121,8 +136,9 @@ def _emit(args: argparse.Namespace, doc: dict[str, Any], title: str) -> int:
     if args.json:
         emit_json(doc)
     else:
-        gap = _GAP_UNITS.get(getattr(args, "what", ""), "")
-        rows = [(k, v, gap if k == "gap" else UNITS.get(k, ""))
+        units = UNITS[args.what]
+        # a key without a unit is a bug caught by the tests, not a blank cell
+        rows = [(k, v, units[k])
                 for k, v in doc.items() if not isinstance(v, (list, tuple, dict))]
         emit_table(("quantity", "value", "unit"), rows, title=title)
     return 0

@@ -115,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def paper_checks_paper_iv(path: str) -> Any:
-    from vistalab.paper_checks._transcription import paper_path_iv
+    from vistalab.paper_checks._transcription import paper_source_iv
 
-    return paper_path_iv(path, "--paper")
+    return paper_source_iv(path, "--paper")
 
 
 def _print_transcription(paper: Any, checks: Any) -> None:

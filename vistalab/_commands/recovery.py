@@ -98,7 +98,9 @@ def _run_engine(args: argparse.Namespace) -> int:
     if _int("workers", args.workers) != 1:
         raise DomainError("workers", args.workers, "must be 1 with --engine",
                           "engine trials run in one thread")
-    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed"):
+    # the engine's budget floor names the option (`--budget` must be at least ...)
+    with api_names(handle_cost="handle-cost", store_dir="store-dir", rng="seed",
+                   budget="--budget"):
         result = simulate_recovery_engine(
             _int("N", args.N), _int("k", args.k), _int("budget", args.budget), args.strategy,
             trials=_int("trials", _given(args.trials, "200")),

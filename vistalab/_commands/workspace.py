@@ -18,6 +18,14 @@ from ._workspace_serve import register_serve
 
 __all__ = ["register", "run_replay", "run_dashboard"]
 
+#: The TRACE argument's help, shared by every workspace subcommand.
+TRACE_HELP = (
+    "JSON list of OpenAI chat messages or of Anthropic Messages messages (the format is "
+    "detected: a top-level 'system' beside 'messages', or tool_use / tool_result / thinking "
+    "content blocks, mean Anthropic), or {'messages': [...]}, or JSONL; items with an "
+    "'action' key (archive, delete, restore, read) are context actions"
+)
+
 # Every registered token counter (a new tokenizer is one registry entry).
 _TOKENIZERS = ("cl100k_base", "o200k_base", "qwen3", "llama3", "deepseek_v4", "approx")
 
@@ -28,7 +36,8 @@ def register(subparsers: Any) -> None:
         help="replay a chat trace through the context workspace; print its dashboard",
         description=(
             "The reference VISTA context workspace (paper, Methodology and Implementation "
-            "Details). 'replay' registers an OpenAI chat-format trace turn by turn, applies its "
+            "Details). 'replay' registers a trace (OpenAI chat or Anthropic Messages format, "
+            "detected) turn by turn, applies its "
             "context actions and reports per turn the mode, tokens and dashboard; 'dashboard' "
             "prints the final dashboard."
         ),
@@ -48,8 +57,7 @@ def _add_common(parser: argparse.ArgumentParser, *, budget_required: bool) -> No
     parser.add_argument(
         "trace",
         metavar="TRACE",
-        help="JSON list of OpenAI chat messages (or {'messages': [...]}, or JSONL); items with "
-        "an 'action' key (archive, delete, restore, read) are context actions",
+        help=TRACE_HELP,
     )
     parser.add_argument(
         "--budget",
@@ -219,7 +227,29 @@ def run_replay(args: argparse.Namespace) -> int:
     for k, v in checks.items():
         if isinstance(v, bool):
             out.write(f"check {k}: {'ok' if v else 'FAILED'}\n")
+            if k == "protocol_valid" and not v:
+                for line in _problem_lines(result.turns):
+                    out.write(f"  {line}\n")
     return 0 if ok else 1
+
+
+# How many protocol problems the text report lists under a failed check; the
+# rest are counted and left to --json, whose "protocol_problems" holds them all.
+_SHOWN_PROBLEMS = 5
+
+
+def _problem_lines(turns: Any, shown: int = _SHOWN_PROBLEMS) -> list[str]:
+    """The first ``shown`` protocol problems, each with its turn and the
+    message it was rendered before, then a count of the rest."""
+    found = []
+    for t in turns:
+        where = (f"before message {t.message_index}" if t.message_index is not None
+                 else "end")
+        found += [f"turn {t.turn} ({where}): {p}" for p in t.protocol_problems]
+    lines = found[:shown]
+    if len(found) > shown:
+        lines.append(f"... {len(found) - shown} more; see --json (protocol_problems per turn)")
+    return lines
 
 
 def _event_line(ev: dict[str, Any]) -> str:
@@ -238,13 +268,25 @@ def _event_line(ev: dict[str, Any]) -> str:
     if eff.get("offloaded"):
         extras.append(f"guard offloaded {','.join(eff['offloaded'])}")
     if eff.get("rejected"):
-        extras.append(
-            f"guard rejected the result (+{eff['attempted_tokens']:,} tokens, limit "
-            f"{eff['limit']:,})"
-        )
+        extras.append(_rejection_reason(eff))
     if "freed_tokens" in eff:
         extras.append(f"freed ~{eff['freed_tokens']:,} tokens")
     return text + (f" [{'; '.join(extras)}]" if extras else "")
+
+
+def _rejection_reason(eff: dict[str, Any]) -> str:
+    """Why the guard refused a result, naming the rule that decided it: the
+    per-result cap (the result alone exceeds what a normal rendering could
+    hold) or the hard limit (offloading older results could not make room)."""
+    attempted = eff["attempted_tokens"]
+    if eff.get("decided_by") == "cap" and "cap" in eff:
+        return (f"guard rejected the result (+{attempted:,} tokens, over the per-result cap "
+                f"{max(eff['cap'], 0):,})")
+    if eff.get("decided_by") == "hard_limit":
+        return (f"guard rejected the result (context would be {eff['current_tokens'] + attempted:,}"
+                f" tokens, over the hard limit {eff['limit']:,} even after offloading)")
+    # a log written before effects named the deciding rule
+    return f"guard rejected the result (+{attempted:,} tokens; hard limit {eff['limit']:,})"
 
 
 def run_dashboard(args: argparse.Namespace) -> int:

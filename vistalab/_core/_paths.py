@@ -119,7 +119,8 @@ def input_path(option: str, value: Any) -> Path:
     st = _stat(option, path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         return input_dir(option, value)
-    return input_file(option, value)
+    return _existing(option, value, "file or folder", stat.S_ISREG,
+                     "a regular file or a folder", os.R_OK)
 
 
 def output_dir(option: str, value: Any) -> Path:

@@ -31,7 +31,7 @@ import numpy as np
 
 from vistalab._core import child_seq
 from vistalab.figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
-from vistalab.paper_checks._transcription import paper_digest, paper_path_iv
+from vistalab.paper_checks._transcription import paper_digest, paper_source_iv
 from vistalab.theory import DomainError, UnknownNameError
 from vistalab.theory._validate import as_int
 
@@ -589,7 +589,7 @@ def run_reproduce(
     if out_dir is None:
         out_dir = default_out(quick)
     out, seed, names, overrides = _reproduce_iv(out_dir, seed, figures, params)
-    paper_path = None if paper is None else paper_path_iv(paper, "--paper")
+    paper_path = None if paper is None else paper_source_iv(paper, "--paper")
     if jobs is None:
         jobs = 2 if (os.cpu_count() or 1) >= 2 else 1
     jobs = as_int("jobs", jobs, lo=1, fix="pass 1 to run every stage in this process")
