@@ -56,6 +56,21 @@ def fetch(page: int) -> str:
     return f"page {page} line\n" * 300
 
 
+
+def _run_agent(chain, tools, history: list) -> dict:
+    """The agent loop of a LangChain app: invoke the chain, run each tool call and
+    append its ToolMessage, until the model answers; returns each call's output."""
+    outputs = {}
+    while True:
+        ai = chain.invoke(history)
+        history.append(ai)
+        if not ai.tool_calls:
+            return outputs
+        for call in ai.tool_calls:
+            out = tools[call["name"]].invoke(call["args"])
+            outputs[call["id"]] = out
+            history.append(ToolMessage(out, tool_call_id=call["id"]))
+
 def test_scripted_agent_loop_through_the_adapter():
     """Issue 14 item 5: a plain LangChain loop (runnable | model, tools by
     name) gets the workspace with three lines: every model input is the
@@ -80,16 +95,7 @@ def test_scripted_agent_loop_through_the_adapter():
     chain = ctx.as_runnable() | model
 
     history: list[BaseMessage] = [SystemMessage("You read logs."), HumanMessage("Find the error.")]
-    outputs = {}
-    while True:
-        ai = chain.invoke(history)
-        history.append(ai)
-        if not ai.tool_calls:
-            break
-        for call in ai.tool_calls:
-            out = tools[call["name"]].invoke(call["args"])
-            outputs[call["id"]] = out
-            history.append(ToolMessage(out, tool_call_id=call["id"]))
+    outputs = _run_agent(chain, tools, history)
 
     assert history[-1].content == "The error is on page 3."
     assert len(model.seen) == 7
@@ -159,16 +165,7 @@ def test_scripted_agent_without_a_file_tool_recovers_through_read_path():
     )
     chain = ctx.as_runnable() | model
     history: list[BaseMessage] = [HumanMessage("Read page 1, then free it.")]
-    outputs = {}
-    while True:
-        ai = chain.invoke(history)
-        history.append(ai)
-        if not ai.tool_calls:
-            break
-        for call in ai.tool_calls:
-            out = tools[call["name"]].invoke(call["args"])
-            outputs[call["id"]] = out
-            history.append(ToolMessage(out, tool_call_id=call["id"]))
+    outputs = _run_agent(chain, tools, history)
     assert outputs["c2"] == path
     page = fetch.invoke({"page": 1})
     assert outputs["c3"] == "".join(page.splitlines(keepends=True)[1:3])
