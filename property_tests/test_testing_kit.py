@@ -14,9 +14,11 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import invariant
 from vistalab.workspace import (
+    MemoryStore,
     PathEscapeError,
     PayloadInfo,
     PayloadIntegrityError,
+    Workspace,
     sha256_hex,
 )
 
@@ -29,6 +31,7 @@ from vistalab.testing import (
     check_strategy,
     check_tokenizer,
 )
+from vistalab.testing._machine import machine_budget
 
 # ---------------------------------------------------------------------------
 # A user's store: payloads in a dict, written from scratch against the protocol
@@ -382,3 +385,57 @@ def test_plugin_fixtures(vista_conformance, vista_workspace):
     assert ws.render().tokens <= 3000
     with pytest.raises(pytest.fail.Exception, match="does not conform"):
         vista_conformance.tokenizer(CeilTokenizer())
+
+
+# ---------------------------------------------------------------------------
+# Audit items: the kit judges tokenizers by the contract, not by one budget
+# ---------------------------------------------------------------------------
+
+
+class PerChar:
+    """One token per character: dense, but within the contract (at most one per byte)."""
+
+    name = "perchar"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+
+class PerByte:
+    """One token per UTF-8 byte: the densest counter the contract allows."""
+
+    name = "perbyte"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return len(text.encode("utf-8"))
+
+
+@pytest.mark.parametrize("tok", [PerChar(), PerByte()], ids=["per-char", "per-byte"])
+def test_check_tokenizer_accepts_dense_tokenizers(tok, vista_conformance):
+    """Audit item 1 (Implementation Details, Tokenizer contract): a counter at the
+    contract's byte bound passes; the stateful machine sizes its budget to the
+    tokenizer (management floor plus room) instead of a fixed 2,400 that such a
+    counter cannot even construct a Workspace with."""
+    assert check_tokenizer(tok, stateful_examples=2) == []
+    vista_conformance.tokenizer(tok, stateful_examples=1)
+
+
+def test_machine_budget_scales_and_still_overflows():
+    """Audit item 1: the machine's budget is the engine's own management floor (with
+    the machine's pinned messages) plus room for ~3,200 bytes of the machine's words,
+    so a 14,000-byte tool result (the machine's largest) overflows it under approx and
+    per-byte counting."""
+    for tok in ("approx", PerByte(), RunTokenizer()):
+        budget = machine_budget(tok)
+        ws = Workspace(budget, tokenizer=tok, store=MemoryStore())
+        ws.register_system("You are a test agent.")
+        ws.register_user("Task: keep evidence recoverable.")
+        assert ws.management_floor() < budget
+        if tok != "approx" and not isinstance(tok, PerByte):
+            continue
+        ws.register_tool_call([{"id": "c1", "type": "function",
+                                "function": {"name": "fetch", "arguments": "{}"}}])
+        ws.register_tool_result("c1", "x" * 14000)
+        assert ws.render().mode == "overflow" or ws.block("B4").rejected

@@ -39,7 +39,7 @@ from vistalab.workspace import (
     protocol_problems,
 )
 
-__all__ = ["WorkspaceMachine", "run_machine"]
+__all__ = ["WorkspaceMachine", "machine_budget", "run_machine"]
 
 
 _WORDS = st.sampled_from(
@@ -60,6 +60,48 @@ _ROW = re.compile(r"^([BG]\d+)\s+([\d,]+)\s+(\d+)r\s+(\S+)", re.M)
 
 def _n(s: str) -> int:
     return int(s.replace(",", ""))
+
+
+#: The pinned messages every machine run starts with.
+_SYSTEM = "You are a test agent."
+_USER = "Task: keep evidence recoverable."
+#: Room above the management floor: about 3,200 bytes of the machine's own words
+#: (800 approx tokens, as the fixed budget of 2,400 used to leave), so short
+#: messages fit in normal mode while the 1,500- to 14,000-byte tool results push
+#: the workspace into overflow, whatever the tokenizer's density.
+_ROOM_TEXT = " ".join(["alpha", "beta", "row", "42", "naïve", "日本", '{"k": 1}', "@@ B3 x", "é"]
+                      * 64)[:3200]
+#: Budget at which the floor is measured: the dashboard's worst case grows with
+#: the width of the numbers it prints, so measuring at a larger budget gives an
+#: upper bound for every smaller one.
+_PROBE_BUDGET = 10**9
+
+
+def machine_budget(tokenizer: str | Tokenizer) -> int:
+    """The token budget :class:`WorkspaceMachine` uses for ``tokenizer`` by default.
+
+    The engine's own management floor (tool schemas, protocol, the machine's
+    pinned system and user messages, the worst-case management dashboard,
+    reply priming; ``Workspace.management_floor``) plus ``tokenizer``'s count
+    of about 3,200 bytes of the machine's words. Any tokenizer meeting the
+    ``Tokenizer`` contract can construct the machine's workspace, and the
+    room scales with the tokenizer's density, so the machine's large tool
+    results still drive it into overflow.
+
+    Parameters
+    ----------
+    tokenizer : str or Tokenizer
+        A registered name or an instance.
+
+    Returns
+    -------
+    int
+        The budget B.
+    """
+    probe = Workspace(_PROBE_BUDGET, tokenizer=tokenizer, store=MemoryStore())
+    probe.register_system(_SYSTEM)
+    probe.register_user(_USER)
+    return probe.management_floor() + probe.tokenizer.count(_ROOM_TEXT)
 
 
 class WorkspaceMachine(RuleBasedStateMachine):
@@ -96,8 +138,11 @@ class WorkspaceMachine(RuleBasedStateMachine):
     ----------
     tokenizer : str or Tokenizer
         Tokenizer of both engines (default ``"approx"``, fast).
-    budget : int
-        Token budget B of both engines.
+    budget : int or None
+        Token budget B of both engines; None (the default) sizes it to the
+        tokenizer with :func:`machine_budget` (the engine's management floor
+        plus room for about 3,200 bytes of text), so every tokenizer meeting
+        the contract can drive the machine. Set an int to pin it.
     ws, twin : Workspace
         The engine under test and its in-memory twin (set by ``setup``).
     original : dict of str to bytes
@@ -107,7 +152,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
     """
 
     tokenizer: str | Tokenizer = "approx"
-    budget: int = 2400
+    budget: int | None = None
 
     def make_store(self, directory: str) -> PayloadStore:
         """The store of the engine under test, in the fresh folder ``directory``."""
@@ -119,6 +164,8 @@ class WorkspaceMachine(RuleBasedStateMachine):
         self._tmpdir = tempfile.TemporaryDirectory(prefix="vista-ws-")
         self.tmp = self._tmpdir.name
         store = self.make_store(self.tmp)
+        if self.budget is None:
+            self.budget = machine_budget(self.tokenizer)
         self.ws = Workspace(self.budget, tokenizer=self.tokenizer, store=store)
         self.twin = Workspace(self.budget, tokenizer=self.tokenizer,
                               store=MemoryStore(store.root))
@@ -126,8 +173,8 @@ class WorkspaceMachine(RuleBasedStateMachine):
         self.deleted: set[str] = set()
         self.n_calls = 0
         self.max_id = 0
-        self._both("register_system", "You are a test agent.")
-        self._both("register_user", "Task: keep evidence recoverable.")
+        self._both("register_system", _SYSTEM)
+        self._both("register_user", _USER)
 
     def teardown(self) -> None:
         try:
@@ -409,9 +456,11 @@ class WorkspaceMachine(RuleBasedStateMachine):
             return
         r = self.ws.render()
         tok = self.ws.tokenizer
-        assert r.tokens <= self.budget
+        budget = self.ws.budget
+        assert budget == self.budget
+        assert r.tokens <= budget
         assert count_request_tokens(r.messages, r.tools, tok) == r.tokens
-        assert r.mode == ("overflow" if r.candidate_tokens > self.budget else "normal")
+        assert r.mode == ("overflow" if r.candidate_tokens > budget else "normal")
         assert protocol_problems(r.messages) == []
         # The same rendering in Anthropic Messages form keeps that format's rules.
         assert anthropic_problems(self.ws.render(format="anthropic").as_request()) == []
@@ -433,7 +482,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
         split_line = _SPLIT_LINE.search(r.dashboard)
         assert budget_line is not None and split_line is not None, r.dashboard
         used, budget = budget_line.groups()
-        assert (_n(used), _n(budget)) == (r.candidate_tokens, self.budget)
+        assert (_n(used), _n(budget)) == (r.candidate_tokens, self.ws.budget)
         o, c, d = (_n(x) for x in split_line.groups())
         assert (o, c, d) == (r.overhead_tokens, r.conversation_tokens, r.dashboard_tokens)
         assert o + c + d == r.candidate_tokens
