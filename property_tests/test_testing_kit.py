@@ -30,8 +30,8 @@ from vistalab.testing import (
     check_store,
     check_strategy,
     check_tokenizer,
+    machine_budget,
 )
-from vistalab.testing._machine import machine_budget
 
 # ---------------------------------------------------------------------------
 # A user's store: payloads in a dict, written from scratch against the protocol

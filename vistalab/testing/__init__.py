@@ -11,7 +11,8 @@ list of problems it found, ``[]`` when the object conforms.
 - :func:`check_strategy` -- a ``vistalab.sims.Strategy``;
 - :class:`WorkspaceMachine` -- the Hypothesis stateful machine of the
   workspace engine; subclass it to add ``@invariant``s or to drive your own
-  tokenizer (``tokenizer = MyTok()``) or store (override ``make_store``).
+  tokenizer (``tokenizer = MyTok()``) or store (override ``make_store``); its
+  budget defaults to :func:`machine_budget` of the tokenizer.
 
 Using your implementations needs no registration either: pass the instances
 where a name would go, e.g. ``Workspace(budget, tokenizer=MyTok(),
@@ -29,7 +30,7 @@ from vistalab._core import import_optional
 
 import_optional("hypothesis", "vistalab.testing")
 
-from ._machine import WorkspaceMachine  # noqa: E402
+from ._machine import WorkspaceMachine, machine_budget  # noqa: E402
 from ._sims import (  # noqa: E402
     RECOVERY_GRID,
     check_interface,
@@ -53,6 +54,7 @@ __all__ = [
     "check_strategy",
     "check_tokenizer",
     "chi2_fits",
+    "machine_budget",
     "reference_interfaces",
     "reference_policies",
 ]
