@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 import numpy as np
 import pytest
@@ -439,3 +440,73 @@ def test_machine_budget_scales_and_still_overflows():
                                 "function": {"name": "fetch", "arguments": "{}"}}])
         ws.register_tool_result("c1", "x" * 14000)
         assert ws.render().mode == "overflow" or ws.block("B4").rejected
+
+
+class ZeroTokenizer:
+    """Broken: every text is free, so the budget guard bounds nothing."""
+
+    name = "zero"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return 0
+
+
+class BmpOnlyTokenizer:
+    """Broken: a UCS-2 era counter that crashes on characters above U+FFFF."""
+
+    name = "bmp-only"
+    additive = False
+
+    def count(self, text: str) -> int:
+        if any(ord(c) > 0xFFFF for c in text):
+            raise UnicodeError("character above U+FFFF")
+        return len(text.encode("utf-16-le")) // 4 + (1 if text else 0)
+
+
+class ControlBlindTokenizer(RunTokenizer):
+    """Broken: control characters (other than whitespace) are dropped before counting,
+    so a run of them is free."""
+
+    name = "control-blind"
+    additive = False
+
+    def count(self, text: str) -> int:
+        kept = "".join(c for c in text if c.isprintable() or c.isspace())
+        return super().count(kept)
+
+
+@pytest.mark.parametrize(("tok", "needle"), [
+    (ZeroTokenizer(), "= 0 for non-empty text"),
+    (BmpOnlyTokenizer(), "raised UnicodeError"),
+    (ControlBlindTokenizer(), "= 0 for non-empty text"),
+])
+def test_check_tokenizer_reports_free_or_crashing_tokenizers(tok, needle):
+    """Audit item 2 (Tokenizer contract: 1 <= count(text) <= UTF-8 bytes for non-empty
+    text; the budget guard relies on it): an always-zero counter, one that crashes on
+    astral-plane text and one that drops control characters are each reported."""
+    problems = check_tokenizer(tok, stateful_examples=0)
+    assert any(needle in p for p in problems), problems
+
+
+def test_zero_tokenizer_breaks_the_budget_guarantee():
+    """Audit item 2: why the rule matters. With an always-zero counter a normal-mode
+    rendering holds arbitrarily many bytes at a handful of (framing) tokens."""
+    ws = Workspace(2000, tokenizer=ZeroTokenizer(), store=MemoryStore())
+    ws.register_user("x" * 100_000)
+    r = ws.render()
+    assert r.mode == "normal" and r.tokens < 2000
+    assert sum(len(str(m.get("content", ""))) for m in r.messages) > 100_000
+
+
+def test_samples_cover_astral_combining_crlf_and_control_text():
+    """Audit item 2: the default samples hold astral-plane characters (emoji, CJK
+    extension B), combining marks, CRLF line ends and NUL-free control characters."""
+    from vistalab.testing import TOKENIZER_SAMPLES
+
+    joined = "".join(TOKENIZER_SAMPLES)
+    assert any(0x1F300 <= ord(c) <= 0x1FAFF for c in joined)  # emoji
+    assert any(0x20000 <= ord(c) <= 0x2A6DF for c in joined)  # CJK extension B
+    assert any(unicodedata.combining(c) for c in joined)
+    assert "\r\n" in joined and "\x00" not in joined
+    assert any(unicodedata.category(c) == "Cc" and not c.isspace() for c in joined)

@@ -32,7 +32,8 @@ _TEXT = st.text(
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))
 def test_registered_tokenizers_conform(name):
     """Implementation Details: every registered tokenizer honours the protocol
-    (non-negative, at most one token per UTF-8 byte, deterministic, additive if it says so),
+    (at least one token for non-empty text and at most one per UTF-8 byte, no crash on
+    astral-plane, combining, CRLF or control text, deterministic, additive if it says so),
     checked by the public kit (vistalab.testing.check_tokenizer); the stateful machine
     runs on them in test_workspace_stateful.py."""
     tok = get_tokenizer(name)

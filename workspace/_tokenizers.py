@@ -45,10 +45,15 @@ class Tokenizer(Protocol):
         re-tokenising the whole ledger every turn; ``False`` is always safe.
     count(text) -> int
         Tokens of ``text`` read as plain text (special-token strings such as
-        ``<|endoftext|>`` count as ordinary text). Must satisfy
-        ``0 <= count(text) <= len(text.encode("utf-8"))``: the engine uses the
+        ``<|endoftext|>`` count as ordinary text). Must accept any ``str``
+        (astral-plane characters, combining marks, CRLF, control characters)
+        and satisfy ``1 <= count(text) <= len(text.encode("utf-8"))`` for
+        every non-empty ``text`` (and ``count("") == 0``): the engine uses the
         UTF-8 byte length as a guaranteed upper bound when it reserves room
-        for the management rendering.
+        for the management rendering, and the budget guard relies on the
+        lower bound (a counter that makes some non-empty text free would let
+        unbounded bytes into a rendering it reports as within budget).
+        ``vistalab.testing.check_tokenizer`` checks both bounds on samples.
     """
 
     name: str

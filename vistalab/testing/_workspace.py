@@ -25,11 +25,19 @@ from vistalab.workspace import (
 __all__ = ["TOKENIZER_SAMPLES", "STORE_SAMPLES", "check_tokenizer", "check_store"]
 
 #: Texts every tokenizer is checked on: dashboard fragments (IDs, padded numbers,
-#: ledger rows), words with and without a leading space, non-ASCII text.
+#: ledger rows), words with and without a leading space, non-ASCII text, then text
+#: that real tool results carry and narrow counters trip on: astral-plane
+#: characters (emoji, a ZWJ sequence, CJK extension B, mathematical letters),
+#: combining marks, CRLF line ends and control characters (never NUL).
 TOKENIZER_SAMPLES: tuple[str, ...] = (
     "B12", "   1,234", "   8r", "  tool_result        0      B3      visible\n", "hello",
     " world", "x", "  ", "a\n", "é", " é", "12", " 34", "!!", " !!", "", "日本語のテキスト",
     "<|endoftext|>", "a  b\n  c",
+    "\U0001F600", " \U0001F469\u200D\U0001F469\u200D\U0001F467 family",
+    "\U00020000\U00020B9F\U0002A6D6",
+    " \U0001D518\U0001D52B\U0001D526", "e\u0301", " Z\u0324\u0354\u0367\u0311", "\u0301",
+    "line one\r\nline two\r\n", "\r\n", " \r\n", "\x07\x08\x1b\x7f",
+    "\x1b[31mred\x1b[0m\x01\x02\t\x0b\x0c", "\x85\u2028",
 )
 
 #: Payloads every store is checked on: empty, arbitrary bytes (CR, NUL, 0xff), UTF-8.
@@ -49,10 +57,15 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
     """Everything that breaks the ``Tokenizer`` contract; ``[]`` if ``tok`` conforms.
 
     The contract (``vistalab.workspace.Tokenizer``): a non-empty ``name``, an
-    ``additive`` flag, and ``count(text) -> int`` that is a non-negative int, at
-    most the text's UTF-8 byte count (the management reserve relies on it),
-    deterministic, and additive across a word boundary (``a + " b"``) when the
-    tokenizer says it is. Then a workspace driven with ``tok`` by the stateful
+    ``additive`` flag, and ``count(text) -> int`` that is an int with
+    ``1 <= count(text) <= len(text.encode("utf-8"))`` for every non-empty text
+    (0 for ``""``): at most the UTF-8 byte count because the management
+    reserve relies on it, at least one because the budget guard does (a
+    counter that makes some text free lets unbounded bytes through a
+    normal-mode rendering). It must not raise on any sample (astral-plane,
+    combining, CRLF and control text included), be deterministic, and be
+    additive across a word boundary (``a + " b"``) when the tokenizer says it
+    is. Then a workspace driven with ``tok`` by the stateful
     machine (:class:`WorkspaceMachine`) must keep every invariant.
 
     Parameters
@@ -86,6 +99,9 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             problems.append(f"count({text!r}) = {n!r} is not a non-negative int")
             continue
+        if text and n == 0:
+            problems.append(f"count({text!r}) = 0 for non-empty text: every non-empty text "
+                            "must count at least 1 token, or the budget guard bounds nothing")
         if n > len(text.encode("utf-8")):
             problems.append(f"count({text!r}) = {n} exceeds its {len(text.encode())} UTF-8 bytes")
         if again != n:
