@@ -7,6 +7,7 @@ registered, no module global is touched."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import unicodedata
 
@@ -17,6 +18,7 @@ from hypothesis.stateful import invariant
 from vistalab.workspace import (
     MemoryStore,
     PathEscapeError,
+    PayloadConflictError,
     PayloadInfo,
     PayloadIntegrityError,
     Workspace,
@@ -510,3 +512,113 @@ def test_samples_cover_astral_combining_crlf_and_control_text():
     assert any(unicodedata.combining(c) for c in joined)
     assert "\r\n" in joined and "\x00" not in joined
     assert any(unicodedata.category(c) == "Cc" and not c.isspace() for c in joined)
+
+
+# ---------------------------------------------------------------------------
+# Audit item 3: check_store holds key_of and the ownership rule to the protocol
+# ---------------------------------------------------------------------------
+
+
+class EscapingStore(DictStore):
+    """Broken: key_of keeps the last path component, so any path 'maps' to a key."""
+
+    def key_of(self, path):
+        return path.split("/")[-1]
+
+
+class FolderStore(DictStore):
+    """A correct store on a folder (its ``root``), shared by every store made on the
+    same folder: payloads in files, a foreign payload never replaced."""
+
+    def __init__(self, directory) -> None:
+        super().__init__(str(directory))
+        self.mine: set[str] = set()
+
+    def _file(self, key):
+        return os.path.join(self.root, key)
+
+    def put(self, key, data):
+        if key not in self.mine and self.contains(key) and self.get(key) != data:
+            raise PayloadConflictError(key, self.root, "already exists with other bytes")
+        with open(self._file(key), "wb") as fh:
+            fh.write(data)
+        self.mine.add(key)
+        return PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
+
+    def claim(self, keys):
+        self.mine.update(keys)
+
+    def get(self, key, *, sha256=None):
+        try:
+            with open(self._file(key), "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise PayloadIntegrityError(key, "is missing") from None
+        if sha256 is not None and sha256_hex(data) != sha256:
+            raise PayloadIntegrityError(key, "checksum mismatch")
+        return data
+
+    def delete(self, key):
+        if self.contains(key):
+            os.unlink(self._file(key))
+
+    def contains(self, key):
+        return os.path.isfile(self._file(key))
+
+    def keys(self):
+        return sorted(n for n in os.listdir(self.root) if _KEY.match(n))
+
+    def key_of(self, path):
+        name = super().key_of(path)
+        if os.path.islink(self._file(name)):
+            raise PathEscapeError(path, "is a symlink")
+        return name
+
+
+class ClobberingStore(FolderStore):
+    """Broken: replaces payloads it did not write (another run's archive is lost)."""
+
+    def put(self, key, data):
+        self.mine.add(key)
+        return super().put(key, data)
+
+
+class SymlinkFollowingStore(FolderStore):
+    """Broken: maps a symlink planted in the folder to a key (reads would leave it)."""
+
+    def key_of(self, path):
+        return DictStore.key_of(self, path)
+
+
+def test_check_store_reports_a_key_of_that_refuses_nothing():
+    """Audit item 3 (PayloadStore protocol: key_of refuses anything outside the store
+    with PathEscapeError): a key_of that keeps the last path component is reported for
+    absolute paths elsewhere, traversal, another store's path and the empty path."""
+    problems = check_store(lambda directory: EscapingStore(), stateful_examples=0)
+    text = "\n".join(problems)
+    for needle in ("'/etc/B1.txt'", "/../B1.txt'", "-other/B1.txt'", "key_of('')"):
+        assert needle in text, problems
+    assert all(p.startswith("key_of refusals: ") for p in problems)
+
+
+@pytest.mark.parametrize(("store_cls", "needle"), [
+    (ClobberingStore, "instead of raising PayloadConflictError"),
+    (SymlinkFollowingStore, "/B7.txt') (a symlink to a file outside the store) returned"),
+])
+def test_check_store_reports_broken_folder_stores(store_cls, needle):
+    """Audit item 3 (PayloadStore protocol: a store sharing a folder never replaces a
+    payload it did not write; key_of refuses symlinks): both breaks are reported."""
+    problems = check_store(lambda directory: store_cls(directory), stateful_examples=0)
+    assert any(needle in p for p in problems), problems
+
+
+def test_check_store_accepts_a_correct_folder_store():
+    """Audit item 3: a correct user store on a shared folder (conflicts refused, claim
+    honoured, symlinks refused) passes every stage, the new ones included."""
+    assert check_store(lambda directory: FolderStore(directory), stateful_examples=1) == []
+
+
+def test_shipped_memory_store_on_a_disk_display_root_passes():
+    """Audit item 3: a MemoryStore whose display root is an existing folder (the
+    machine's twin) is not judged by files it never wrote in that folder."""
+    assert check_store(lambda directory: MemoryStore(str(directory)), stateful_examples=0) == []

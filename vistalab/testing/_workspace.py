@@ -4,6 +4,7 @@ archive-contract: the exact bytes are recoverable from the payload path)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
@@ -14,6 +15,8 @@ import numpy as np
 
 from vistalab.workspace import (
     MemoryStore,
+    PathEscapeError,
+    PayloadConflictError,
     PayloadIntegrityError,
     PayloadStore,
     Tokenizer,
@@ -211,6 +214,97 @@ def _store_vs_model(store: Any, rounds: int = 60, seed: int = 12) -> list[str]:
     return []
 
 
+def _refusal_cases(root: str, other_root: str | None) -> list[tuple[str, str]]:
+    """(path, why it is outside the store) pairs every ``key_of`` must refuse."""
+    cases = [
+        ("", "empty"),
+        ("   ", "blank"),
+        ("/etc/passwd", "an absolute path elsewhere"),
+        ("/etc/B1.txt", "an absolute path elsewhere, payload-like name"),
+        ("../B1.txt", "traversal"),
+        (f"{root}/../B1.txt", "traversal out of the store"),
+        (f"{root}/B1.txt/../../B1.txt", "traversal through a payload"),
+        (f"{root}/../{root.rstrip('/').rsplit('/', 1)[-1]}-other/B1.txt",
+         "traversal into a sibling folder"),
+        (f"{root}-other/B1.txt", "another store's path (a sibling with the same prefix)"),
+        (f"{root}/B1.txt\x00", "a NUL byte"),
+        (f"{root}/notes.txt", "not a payload name"),
+        (f"{root}/B0.txt", "not a payload name"),
+    ]
+    if other_root is not None and other_root != root:
+        cases.append((f"{other_root}/B1.txt", "another store's payload"))
+    return cases
+
+
+def _key_of_refusals(store: Any, directory: Path, factory: Callable[[Path], Any]) -> list[str]:
+    """``key_of`` refuses every path outside the store with ``PathEscapeError``."""
+    problems: list[str] = []
+    store.put("B1.txt", b"inside")
+    with tempfile.TemporaryDirectory(prefix="vista-check-store-other-") as tmp:
+        other = factory(Path(tmp))
+        other.put("B1.txt", b"another store's payload")
+        cases = _refusal_cases(store.root, getattr(other, "root", None))
+        if os.path.isfile(os.path.join(store.root, "B1.txt")):
+            # The store keeps payloads as files in its root folder (not merely a
+            # display root): a symlink planted there must not map to a key.
+            outside = Path(tmp) / "outside.txt"
+            outside.write_bytes(b"not a payload")
+            link = os.path.join(store.root, "B7.txt")
+            os.symlink(outside, link)
+            cases.append((link, "a symlink to a file outside the store"))
+        for path, why in cases:
+            try:
+                key = store.key_of(path)
+            except PathEscapeError:
+                continue
+            except Exception as exc:  # noqa: BLE001 - a crash is a finding
+                problems.append(f"key_of({path!r}) ({why}) raised {_describe(exc)}, not "
+                                "PathEscapeError")
+                continue
+            problems.append(f"key_of({path!r}) ({why}) returned {key!r} instead of raising "
+                            "PathEscapeError")
+    return problems
+
+
+def _ownership(store: Any, directory: Path, factory: Callable[[Path], Any]) -> list[str]:
+    """Two stores on one folder: the second never replaces the first's payload with
+    other bytes (``PayloadConflictError``) unless it ``claim``s it; the same bytes
+    are accepted. Stores that do not share a folder have nothing to check."""
+    first = b"written by the first store"
+    store.put("B1.txt", first)
+    second = factory(directory)
+    if not second.contains("B1.txt"):
+        return []
+    problems: list[str] = []
+    try:
+        second.put("B1.txt", b"other bytes")
+        problems.append("a second store on the same folder replaced B1.txt, which it did not "
+                        "write, instead of raising PayloadConflictError")
+    except PayloadConflictError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"replacing another store's B1.txt raised {_describe(exc)}, not "
+                        "PayloadConflictError")
+    if store.get("B1.txt") != first:
+        problems.append("the first store's B1.txt lost its bytes to a second store on the "
+                        "same folder")
+        return problems
+    try:
+        second.put("B1.txt", first)
+    except Exception as exc:  # noqa: BLE001
+        problems.append(f"putting identical bytes over another store's B1.txt raised "
+                        f"{_describe(exc)}; identical bytes must be accepted")
+    claim = getattr(second, "claim", None)  # optional member
+    if claim is not None:
+        claim(["B1.txt"])
+        try:
+            second.put("B1.txt", b"after claim")
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"put(B1.txt) after claim(['B1.txt']) raised {_describe(exc)}; a "
+                            "claimed payload may be replaced")
+    return problems
+
+
 def _store_in_workspace(store: Any) -> list[str]:
     """Archive through a Workspace on ``store`` and read every payload back exactly."""
     ws = Workspace(4000, tokenizer="approx", store=store)
@@ -251,11 +345,25 @@ def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None
        sha256 and ``root/key`` path; ``get`` returns the exact bytes and
        raises ``PayloadIntegrityError`` for a wrong checksum or a missing key;
        ``key_of`` inverts the path; ``keys`` and ``delete`` behave;
-    2. random put / overwrite / delete / get against the reference
+    2. ``key_of`` refuses, with ``PathEscapeError``, every path outside the
+       store: empty and blank paths, absolute paths elsewhere, ``..``
+       traversal (out of the store, through a payload, into a sibling),
+       another store's payload path (a second store from ``factory``) and a
+       sibling folder sharing the root as a prefix, a NUL byte, names that
+       are not payload keys, and (for a store that keeps its payloads as files
+       in its ``root`` folder) a symlink planted in the folder;
+    3. random put / overwrite / delete / get against the reference
        :class:`~vistalab.workspace.MemoryStore`;
-    3. a :class:`~vistalab.workspace.Workspace` on the store archives tool
+    4. a :class:`~vistalab.workspace.Workspace` on the store archives tool
        results and recovers them byte for byte;
-    4. the stateful machine (:class:`WorkspaceMachine`) with this store next to
+    5. ownership, for stores that share a folder (a second
+       ``factory(directory)`` on the same folder sees the first's payloads):
+       the second store's ``put`` of other bytes over a payload it did not
+       write raises ``PayloadConflictError`` and leaves the bytes intact,
+       identical bytes are accepted, and after the optional ``claim([key])``
+       the replacement is allowed. Stores that do not share (a fresh
+       in-memory store per call) skip this stage;
+    6. the stateful machine (:class:`WorkspaceMachine`) with this store next to
        a memory twin (``stateful_examples`` Hypothesis examples; 0 skips it).
 
     Returns
@@ -264,16 +372,18 @@ def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None
         One line per problem found (a crash of the store is a problem too).
     """
     problems: list[str] = []
-    stages: list[tuple[str, Callable[[Any], list[str]]]] = [
-        ("contract", lambda s: _store_contract(s, dict(samples or STORE_SAMPLES))),
-        ("against the reference store", _store_vs_model),
-        ("inside a Workspace", _store_in_workspace),
+    stages: list[tuple[str, Callable[[Any, Path], list[str]]]] = [
+        ("contract", lambda s, d: _store_contract(s, dict(samples or STORE_SAMPLES))),
+        ("key_of refusals", lambda s, d: _key_of_refusals(s, d, factory)),
+        ("against the reference store", lambda s, d: _store_vs_model(s)),
+        ("inside a Workspace", lambda s, d: _store_in_workspace(s)),
+        ("a folder shared by two stores", lambda s, d: _ownership(s, d, factory)),
     ]
     for label, stage in stages:
         with tempfile.TemporaryDirectory(prefix="vista-check-store-") as tmp:
             try:
                 store = factory(Path(tmp))
-                problems += [f"{label}: {p}" for p in stage(store)]
+                problems += [f"{label}: {p}" for p in stage(store, Path(tmp))]
             except Exception as exc:  # noqa: BLE001 - a crashing store is a finding
                 where = traceback.extract_tb(exc.__traceback__)[-1]
                 problems.append(f"{label}: raised {_describe(exc)} (at {where.name}, line "
