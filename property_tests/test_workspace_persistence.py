@@ -16,9 +16,12 @@ from vistalab.workspace import (
     MemoryStore,
     PayloadIntegrityError,
     SnapshotError,
+    SnapshotWriteError,
     ToolFailure,
     Workspace,
     WorkspaceArgumentError,
+    WorkspaceError,
+    _persist,
 )
 
 
@@ -254,3 +257,99 @@ def test_disk_store_root_is_checked_at_the_door(bad):
     """``DiskStore(None)`` and a NUL in the root are refused at once, naming the parameter."""
     with pytest.raises(WorkspaceArgumentError, match="`directory` must be"):
         DiskStore(bad)
+
+
+# ---------------------------------------------------------------------------
+# Audit item 4: persistence paths are checked at the door; a failed write is a
+# project error naming the path (and still an OSError)
+# ---------------------------------------------------------------------------
+
+
+def _bad_outputs(tmp_path):
+    (tmp_path / "ws2").mkdir()
+    (tmp_path / "file.json").write_text("{}")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    return [
+        (tmp_path / "ws2", "must be a file path, not a folder"),
+        ("/proc/x.json", "must not be under /proc"),
+        (tmp_path / "file.json" / "x.json", "must be in a folder"),
+        (fifo, r"must be a file path, not a named pipe"),
+    ]
+
+
+def test_save_refuses_unusable_paths_at_the_door(tmp_path):
+    """Audit item 4: a folder, a kernel pseudo file system, a path under a file and a
+    FIFO given to save are refused before anything is written, with the project's
+    argument error naming `path` and the value (not a raw IsADirectoryError naming a
+    temp file); nothing is left in the folder."""
+    ws = _ws(tmp_path)
+    for bad, rule in _bad_outputs(tmp_path):
+        before = sorted(os.listdir(tmp_path))
+        with pytest.raises(WorkspaceArgumentError, match=rf"`path` {rule}") as e:
+            ws.save(bad)
+        assert e.value.parameter == "path" and str(bad) in str(e.value)
+        assert ".tmp" not in str(e.value) and sorted(os.listdir(tmp_path)) == before
+
+
+def test_save_still_creates_missing_parent_folders(tmp_path):
+    """Audit item 4: the door keeps save's behaviour of creating missing parents."""
+    ws = _ws(tmp_path)
+    target = tmp_path / "new" / "deeper" / "ws.json"
+    ws.save(target)
+    assert Workspace.load(target).state_hash() == ws.state_hash()
+
+
+def test_a_failed_save_names_the_path_keeps_oserror_and_the_old_snapshot(tmp_path, monkeypatch):
+    """Audit item 4: a write that fails after the door (a full disk) raises
+    SnapshotWriteError: a WorkspaceError naming `path` and the cause, still an OSError
+    with the errno; the previous snapshot and the payloads it needs are intact."""
+    ws = _ws(tmp_path)
+    ws.archive("B4")
+    s = tmp_path / "state.json"
+    ws.save(s)
+    saved = s.read_bytes()
+    ws.restore("B4")  # releases B4.txt, removed only after the next durable save
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_persist, "atomic_write", full)
+    with pytest.raises(SnapshotWriteError, match=r"No space left on device") as e:
+        ws.save(s)
+    err = e.value
+    assert isinstance(err, WorkspaceError) and isinstance(err, OSError)
+    assert err.errno == errno.ENOSPC and err.path == str(s) and str(s) in str(err)
+    assert s.read_bytes() == saved and (tmp_path / "archive" / "B4.txt").exists()
+    monkeypatch.undo()
+    assert Workspace.load(s).state_hash() != ws.state_hash()  # the old state, loadable
+
+
+def test_log_path_is_checked_at_the_door(tmp_path):
+    """Audit item 4 (same gap): a folder or /proc log_path given to Workspace or
+    Workspace.load is refused naming `log_path`, not a raw IsADirectoryError."""
+    ws = _ws(tmp_path)
+    s = tmp_path / "state.json"
+    ws.save(s)
+    for bad, rule in [(tmp_path / "archive", "must be a file path, not a folder"),
+                      ("/proc/x.jsonl", "must not be under /proc"),
+                      (tmp_path / "nope" / "log.jsonl", "must be in an existing folder")]:
+        with pytest.raises(WorkspaceArgumentError, match=rf"`log_path` {rule}"):
+            Workspace(4000, tokenizer="approx", log_path=bad)
+        with pytest.raises(WorkspaceArgumentError, match=rf"`log_path` {rule}"):
+            Workspace.load(s, log_path=bad)
+
+
+@pytest.mark.parametrize("kind", ["folder", "missing", "fifo"])
+def test_load_and_salvage_name_the_snapshot_path(tmp_path, kind):
+    """Audit item 4: load and salvage of an unusable snapshot path raise the project's
+    SnapshotError naming the path (they already did; pinned here)."""
+    bad = tmp_path / "s.json"
+    if kind == "folder":
+        bad.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(bad)
+    for call in (Workspace.load, Workspace.salvage):
+        with pytest.raises(SnapshotError, match=rf"snapshot {bad}: the file ") as e:
+            call(bad)
+        assert e.value.path == str(bad)

@@ -35,7 +35,9 @@ nothing on a bad call; ``ws.call_tool`` is ``ws.dispatch`` with a typed
 ``ws.events`` is the append-only log (each event with
 the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
 ``ws.save(path)`` / ``Workspace.load(path)`` persist it crash-consistently
-(``Workspace.salvage(path)`` loads what is intact and lists what was lost).
+(``Workspace.salvage(path)`` loads what is intact and lists what was lost); an
+unusable ``path`` is refused at the door (:class:`WorkspaceArgumentError`) and a
+write that fails anyway raises :class:`SnapshotWriteError` (an ``OSError``).
 Every public call holds one re-entrant lock, so threads may share a workspace.
 ``ws.fork()`` copies a workspace without re-tokenising it (``substitute=`` gives
 the counterfactual copy with some plain messages' texts changed).
@@ -70,6 +72,7 @@ from ._errors import (
     ProtocolOrderError,
     ReplayMismatchError,
     SnapshotError,
+    SnapshotWriteError,
     TraceError,
     UnknownBlockError,
     UnknownNameError,
@@ -309,6 +312,7 @@ __all__ = [
     "ProtocolOrderError",
     "ReplayMismatchError",
     "SnapshotError",
+    "SnapshotWriteError",
     "TraceError",
     "UnknownBlockError",
     "UnknownNameError",

@@ -28,6 +28,7 @@ __all__ = [
     "TraceError",
     "ReplayMismatchError",
     "SnapshotError",
+    "SnapshotWriteError",
 ]
 
 
@@ -189,3 +190,35 @@ class SnapshotError(WorkspaceError, ValueError):
         self.problem = problem
         tail = f"; {fix}" if fix else ""
         super().__init__(f"snapshot {path}: {where} {problem}{tail}")
+
+
+class SnapshotWriteError(WorkspaceError, OSError):
+    """``Workspace.save`` could not write its snapshot (a full disk, a folder made
+    read-only meanwhile): names the path and the cause. Nothing changed: the
+    previous snapshot at ``path``, if any, and the payloads it needs are intact.
+
+    Still an ``OSError`` carrying the original ``errno`` and ``strerror``, so code
+    that caught the raw ``OSError`` keeps working.
+
+    Attributes
+    ----------
+    path : str
+        The snapshot path given to ``save``.
+    problem : str
+        What failed (the operating system's reason).
+    """
+
+    def __init__(self, path: str, problem: str, *, errno: int | None = None) -> None:
+        self.path = path
+        self.problem = problem
+        msg = (
+            f"cannot save the workspace to {path}: {problem}; nothing was changed (an "
+            "earlier snapshot there, and the payloads it needs, are intact); free space "
+            "or choose another path, then save again"
+        )
+        super().__init__(msg)
+        self.errno = errno  # type: ignore[misc]
+        self.strerror = problem  # type: ignore[misc]
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0])

@@ -17,6 +17,7 @@ from ._errors import (
     PayloadIntegrityError,
     ReplayMismatchError,
     SnapshotError,
+    SnapshotWriteError,
     WorkspaceArgumentError,
     WorkspaceError,
 )
@@ -33,7 +34,7 @@ from ._snapshot import SNAPSHOT_FORMAT, SNAPSHOT_VERSION, check_snapshot, conten
 from ._state import locked
 from ._store import _TEMP, DiskStore, MemoryStore, PayloadStore, atomic_write, read_regular_file
 from ._tokenizers import Tokenizer
-from ._validate import _num, log_path_iv
+from ._validate import _num, log_path_iv, output_file_iv
 
 __all__ = ["PersistLayer", "Loss", "Salvage"]
 
@@ -180,11 +181,29 @@ class PersistLayer(ForkLayer):
         Payloads released by delete and restore since the last save are removed
         from the store only after this snapshot is durable, so at every instant
         the newest snapshot on disk loads (older snapshots may need
-        :meth:`salvage`).
+        :meth:`salvage`). Missing parent folders are created.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            ``path`` cannot hold a snapshot, refused before anything is
+            written: not a text path, a folder, a FIFO or device, under
+            /proc, /sys or /dev, inside a file, or in a folder that cannot be
+            written or created.
+        SnapshotWriteError
+            The write failed anyway (a full disk, a folder made read-only
+            meanwhile); an ``OSError`` with the original ``errno``. Nothing
+            changed: an earlier snapshot at ``path`` and its payloads are
+            intact.
         """
-        target = Path(_path_iv("path", path))
+        text = output_file_iv("path", _path_iv("path", path), parents=True)
         doc = self._snapshot_doc()
-        atomic_write(target, json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        try:
+            atomic_write(Path(text), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        except OSError as exc:
+            raise SnapshotWriteError(
+                text, exc.strerror or str(exc), errno=exc.errno
+            ) from exc
         self._saved = True
         for key in sorted(self._doomed):
             if key not in self._payload_owner:

@@ -8,6 +8,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vistalab._core import DomainError
+from vistalab._core._paths import output_file
+
 from ._accounting import (
     canonical_json,
     opaque_part_text,
@@ -248,9 +251,24 @@ def _workspace_iv(
     }
 
 
+def output_file_iv(name: str, text: str, *, parents: bool) -> str:
+    """``text`` (already a non-empty text path) as a file the engine may write:
+    the project's door check (:func:`vistalab._core._paths.output_file`: not a
+    folder, FIFO or device, not under /proc, /sys or /dev, in a writable
+    folder, or with ``parents`` one that can be created), its refusal raised
+    as :class:`WorkspaceArgumentError` naming ``name``."""
+    try:
+        output_file(name, text, parents=parents)
+    except DomainError as exc:
+        raise WorkspaceArgumentError(exc.parameter, exc.value, exc.rule, exc.fix) from None
+    return text
+
+
 def log_path_iv(log_path: Any) -> str | None:
     """``log_path`` as a text path, or None; booleans, numbers (``True`` would
-    open file descriptor 1), bytes, NUL bytes and empty strings are refused."""
+    open file descriptor 1), bytes, NUL bytes and empty strings are refused, and
+    so is a path the log cannot be appended to (a folder, a FIFO, /proc, a
+    missing folder: :func:`output_file_iv`)."""
     if log_path is None:
         return None
     text = os.fspath(log_path) if isinstance(log_path, (str, os.PathLike)) else None
@@ -261,4 +279,4 @@ def log_path_iv(log_path: Any) -> str | None:
             "must be a file path (a non-empty str or PathLike without NUL bytes) or None",
             "pass e.g. log_path='events.jsonl'",
         )
-    return text
+    return output_file_iv("log_path", text, parents=False)
