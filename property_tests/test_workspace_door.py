@@ -139,3 +139,19 @@ def test_selector_objects_refuse_nan_and_bad_bounds(make, param):
     with pytest.raises(WorkspaceArgumentError, match=f"`{param}`"):
         make()
     assert ByteRange(0, 5) == ByteRange(0, 5) and LineRange(3).last is None
+
+
+@pytest.mark.parametrize("bad", [5, None, b"fetch", ["fetch"], True, ""])
+def test_gate_refuses_a_tool_name_that_is_not_a_string(bad):
+    """Audit item 5 (eq. overflow: the gate decides which tool may run): ws.gate(5)
+    returned None, i.e. "allowed"; a non-string or empty tool name is refused at the
+    door naming `tool_name`, in normal and in overflow mode."""
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_user("task")
+    with pytest.raises(WorkspaceArgumentError, match=r"`tool_name` must be a non-empty string"):
+        ws.gate(bad)
+    ws.register_user("x " * 20_000)
+    assert ws.render().mode == "overflow" and ws.gate("fetch") is not None
+    with pytest.raises(WorkspaceArgumentError, match=r"`tool_name` must be a non-empty string"):
+        ws.gate(bad)
+    assert ws.gate("context_workspace_archive") is None

@@ -12,7 +12,7 @@ from ._accounting import (
     message_tokens,
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
-from ._errors import UnknownNameError
+from ._errors import UnknownNameError, WorkspaceArgumentError
 from ._formats import FORMATS, anthropic_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
@@ -367,7 +367,20 @@ class PreflightLayer(LayoutLayer):
     @locked
     def gate(self, tool_name: str) -> str | None:
         """None if ``tool_name`` may run now, else the refusal notice to return
-        as its result (task tools are refused in overflow mode, eq. overflow)."""
+        as its result (task tools are refused in overflow mode, eq. overflow).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            ``tool_name`` is not a non-empty string (None would read as "allowed").
+        """
+        if not isinstance(tool_name, str) or not tool_name:
+            raise WorkspaceArgumentError(
+                "tool_name",
+                tool_name,
+                "must be a non-empty string, the name of the tool about to run",
+                "pass the tool's name, e.g. ws.gate('fetch')",
+            )
         if tool_name in CONTEXT_TOOL_NAMES:
             return None
         total = self._candidate_total()
