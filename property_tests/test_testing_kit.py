@@ -16,16 +16,19 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import invariant
 from vistalab.workspace import (
+    TOKENIZERS,
     MemoryStore,
     PathEscapeError,
     PayloadConflictError,
     PayloadInfo,
     PayloadIntegrityError,
     Workspace,
+    get_tokenizer,
     sha256_hex,
 )
 
 from vistalab import sims
+from vistalab._core import MissingExtraError
 from vistalab.testing import (
     WorkspaceMachine,
     check_interface,
@@ -622,3 +625,15 @@ def test_shipped_memory_store_on_a_disk_display_root_passes():
     """Audit item 3: a MemoryStore whose display root is an existing folder (the
     machine's twin) is not judged by files it never wrote in that folder."""
     assert check_store(lambda directory: MemoryStore(str(directory)), stateful_examples=0) == []
+
+
+@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+def test_shipped_tokenizers_pass_the_full_check(name):
+    """Audit items 1 and 2: every registered tokenizer whose dependencies are installed
+    passes check_tokenizer with the new samples and the lower bound, and drives the
+    stateful machine at its scaled budget."""
+    try:
+        tok = get_tokenizer(name)
+    except MissingExtraError as exc:
+        pytest.skip(str(exc))
+    assert check_tokenizer(tok, stateful_examples=2) == []
