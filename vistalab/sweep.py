@@ -165,13 +165,13 @@ def load_results(path: str | os.PathLike[str]) -> pa.Table:
         try:
             side = json.loads(side_path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
-            raise SweepStoreError("RESULTS", str(side_path), f"must be readable JSON ({exc})",
+            raise SweepStoreError("path", str(side_path), f"must be readable JSON ({exc})",
                                   "rerun the sweep to rewrite it") from None
     expected = side.get("sha256", {}).get(target.name)
     if expected is not None and target.is_file():
         got = hashlib.sha256(target.read_bytes()).hexdigest()
         if got != expected:
-            raise SweepStoreError("RESULTS", str(target),
+            raise SweepStoreError("path", str(target),
                                   f"must match the checksum recorded in results.json "
                                   f"(sha256 {got[:12]}... != {expected[:12]}...)",
                                   "the file was changed or damaged: rerun the sweep into the "

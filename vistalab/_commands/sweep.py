@@ -10,6 +10,7 @@ from typing import Any
 from vistalab._core import MissingExtraError
 
 from .._output import emit_json, emit_table
+from ._args import cli_wording
 
 __all__ = ["register", "run"]
 
@@ -52,6 +53,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with cli_wording(CLI_OPTIONS, CLI_PHRASES):
+        return _run(args)
+
+
+#: Python parameter -> option, and Python spellings in fixes -> the command line's.
+CLI_OPTIONS = {"out": "--out", "workers": "--workers", "fresh": "--fresh",
+               "config": "CONFIG.toml"}
+CLI_PHRASES = {"another `out` folder": "another --out folder", "fresh=True": "--fresh"}
+
+
+def _run(args: argparse.Namespace) -> int:
     from .._paths import input_file, output_dir
     from .._sweep import default_out, load_config, make_backend, run_sweep
 
