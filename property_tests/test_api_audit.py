@@ -5,10 +5,10 @@ its option names; public results are named records; theory records serialise."""
 from __future__ import annotations
 
 import pytest
+from vistalab.theory import DomainError
 
 from vistalab.cli import main
 from vistalab.sweep import SweepConfigError, SweepStoreError, load_results, run_sweep
-from vistalab.theory import DomainError
 
 CFG = {"experiment": "recovery", "seed": 3,
        "params": {"N": 16, "k": 8, "trials": 20, "budget": [16], "strategy": "keep-bits"}}

@@ -169,8 +169,8 @@ def _resolve_seed(
         raise SweepStoreError("out", where,
                               f"must hold cells of experiment {config.experiment.name!r} to be "
                               f"extended, but holds experiment {manifest.get('experiment')!r}",
-                              "choose another `out` folder, or pass fresh=True to discard the stored "
-                              "cells")
+                              "choose another `out` folder, or pass fresh=True to discard the "
+                              "stored cells")
     stored = int(manifest["seed_entropy"])
     if config.seed is not None and config.seed != stored:
         raise SweepStoreError("out", where,
