@@ -4,9 +4,14 @@ its option names; public results are named records; theory records serialise."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 from vistalab.theory import DomainError
+from vistalab.workspace import Workspace, parse_ledger_rows
 
+from vistalab import sims, theory
 from vistalab.cli import main
 from vistalab.sweep import SweepConfigError, SweepStoreError, load_results, run_sweep
 
@@ -86,3 +91,77 @@ def test_plot_sweep_cli_still_says_results(tmp_path, capsys):
     bad.write_text("not parquet")
     err = _cli_err(["plot-sweep", str(bad), "--out", str(tmp_path / "p.png")], capsys)
     assert "`RESULTS` must be a readable table" in err
+
+
+def _json_round_trip(doc):
+    return json.loads(json.dumps(doc, allow_nan=False))
+
+
+def _theory_records():
+    t = theory
+    cert = t.certify_all(only="first-order")
+    report = t.tightness_report(content_grid=[(64, 2, 1.0)], makeroom_grid=[(64, 4, 1.0)],
+                                threshold_grid=[(64, 4, 0.5)])
+    return [
+        t.HandleCostModel(c0=1.5, instruction=2.0),
+        t.recovery_feasibility(64, 8, 500.0),
+        t.asymptotic_separation(1024, 2.0),
+        t.bucket_ledger(32, 4, 4),
+        t.gibbs_law(64, 4, rate=1.0),
+        report, report.content_rows[0], report.makeroom_rows[0], report.threshold_rows[0],
+        t.content_sandwich(64, 4, 1.0),
+        t.first_order_point(10**6, 4, 0.5),
+        t.first_order_point(10**6, 4, 0.5, with_buckets=False),  # a NaN field
+        t.recovery_exact_optimum(3, 1, 3),
+        t.content_rate_certified(64, 4, 1.0),
+        t.prove_shannon_inequality("H(X) <= H(X,Y)"),
+        cert, cert.steps[0], *t.check_chains(cert.steps),
+    ]
+
+
+def test_theory_records_have_to_dict_that_round_trips_through_json():
+    """Audit item 2: every frozen result record exported by vistalab.theory has a
+    to_dict() derived from its fields that survives a strict JSON round trip
+    (NaN becomes None, tuples lists), and names every field."""
+    records = _theory_records()
+    exported = {n for n in theory.__all__ if isinstance(getattr(theory, n), type)
+                and dataclasses.is_dataclass(getattr(theory, n)) and n != "Step"}
+    assert exported <= {type(r).__name__ for r in records}, "a record type is not exercised"
+    for r in records:
+        doc = r.to_dict()
+        assert list(doc) == [f.name for f in dataclasses.fields(r)], type(r).__name__
+        assert _json_round_trip(doc) == doc, type(r).__name__
+    fo = theory.first_order_point(10**6, 4, 0.5, with_buckets=False).to_dict()
+    assert fo["bucket_rate"] is None and fo["n"] == 10**6
+
+
+def test_tuple_results_are_named_records():
+    """Audit item 2: the former bare tuples are named tuples whose fields agree
+    with the positional values, and unpacking keeps working."""
+    b = theory.first_order_bounds(10**6, 4, 0.5)
+    assert isinstance(b, theory.FirstOrderBounds) and b.lo == -1.0 and b.hi == b[1]
+    lo, hi = b
+    p = theory.first_order_point(10**6, 4, 0.5, with_buckets=False)
+    assert (lo, hi) == (p.bound_lo, p.bound_hi)
+    g = theory.content_limit_gap_bound(10**5, 4, 2.0)
+    assert isinstance(g, theory.ContentGapBounds) and g.lo < g.hi < 0
+    s = theory.second_order_identity(10**6, 4, 0.5)
+    assert isinstance(s, theory.SecondOrderIdentity)
+    assert (s.rate, s.second_order, s.identity) == (p.exact_rate, p.second_order,
+                                                     p.second_order_identity)
+    for rec in (b, g, s):
+        assert _json_round_trip(rec.to_dict()) == rec._asdict()
+
+
+def test_parse_ledger_returns_named_entries_matching_the_workspace_rows():
+    """Audit item 2: sims.parse_ledger gives LedgerEntry records whose fields are
+    the same-named fields of workspace.LedgerRow."""
+    ws = Workspace(4000)
+    for i in range(3):
+        ws.register_user(f"block {i} " * (10 * (i + 1)))
+    dashboard = ws.render().dashboard
+    entries = sims.parse_ledger(dashboard)
+    rows = parse_ledger_rows(dashboard)
+    assert entries and all(isinstance(e, sims.LedgerEntry) for e in entries)
+    for e, r in zip(entries, rows, strict=True):
+        assert e._asdict() == {f: getattr(r, f) for f in e._fields}
