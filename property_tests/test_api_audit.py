@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 from vistalab.theory import DomainError
@@ -165,3 +166,34 @@ def test_parse_ledger_returns_named_entries_matching_the_workspace_rows():
     assert entries and all(isinstance(e, sims.LedgerEntry) for e in entries)
     for e, r in zip(entries, rows, strict=True):
         assert e._asdict() == {f: getattr(r, f) for f in e._fields}
+
+
+def test_first_order_docstrings_cite_a_document_that_exists():
+    """Audit item 3: theory/_first_order.py cites only documents that exist, and the
+    section it names is in theory/BEYOND.md."""
+    from pathlib import Path
+
+    import vistalab.theory._first_order as fo
+
+    root = Path(fo.__file__).parent
+    text = (fo.__doc__ or "") + (fo.second_order_identity.__doc__ or "")
+    cited = set(re.findall(r"([A-Z_]+\.md)", text))
+    assert cited == {"BEYOND.md"}, cited
+    beyond = (root / "BEYOND.md").read_text("utf-8")
+    assert "## 3. First-order tightness of the frontier" in beyond
+    assert "**The second-order term: an exact identity.**" in beyond
+
+
+def test_engine_budget_refusal_states_the_minimum_the_docstring_points_to():
+    """Audit item 3: the engine docstring types no budget figure; it points to the
+    refusal, which states the exact minimum: that budget runs and one less is refused."""
+    doc = sims.simulate_recovery_engine.__doc__ or ""
+    assert "states the exact minimum" in doc and not re.search(r"\d,\d{3} tokens", doc)
+    with pytest.raises(DomainError) as info:
+        sims.simulate_recovery_engine(4, 4, 100, "recover", trials=2, rng=1)
+    m = re.search(r"must be at least ([\d,]+) tokens", str(info.value))
+    assert m, str(info.value)
+    floor = int(m.group(1).replace(",", ""))
+    assert sims.simulate_recovery_engine(4, 4, floor, "recover", trials=2, rng=1).trials == 2
+    with pytest.raises(DomainError, match=rf"at least {m.group(1)} tokens"):
+        sims.simulate_recovery_engine(4, 4, floor - 1, "recover", trials=2, rng=1)

@@ -1,6 +1,7 @@
 """First-order tightness of Theorem 1: ``R*(delta kappa)/nu -> 1 - delta``,
 the exact second-order term, and a two-level interface that attains the
-first order (see theory/FIRST_ORDER.md for the proofs).
+first order (proofs: theory/BEYOND.md, section 3 "First-order tightness of the
+frontier"; the identity is its paragraph "The second-order term").
 
 Notation: ``nu = log2((n-kappa)/kappa)``, ``R* = optimal_rate(n, kappa,
 delta kappa)`` (bits), ``h2`` the binary entropy in bits, and on the Gibbs
@@ -107,7 +108,8 @@ def second_order_identity(n: int, kappa: int, delta: float) -> SecondOrderIdenti
 
         log2(n/(n-kappa)) + (1-delta) log2(kappa/A) + (1-delta) log2(1-w) + delta log2 w,
 
-    derived in FIRST_ORDER.md from ``H = ln Z + lam D`` and
+    derived in theory/BEYOND.md, section 3 ("The second-order term: an exact
+    identity"), from ``H = ln Z + lam D`` and
     ``T = (n-kappa) e^{-lam kappa} = w Z``; both are computed at 40+ digits
     from the same Gibbs root, so they agree to rounding.
     """
