@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 
+import numpy as np
 import pytest
 from vistalab.theory import DomainError
 from vistalab.workspace import Workspace, parse_ledger_rows
@@ -197,3 +199,22 @@ def test_engine_budget_refusal_states_the_minimum_the_docstring_points_to():
     assert sims.simulate_recovery_engine(4, 4, floor, "recover", trials=2, rng=1).trials == 2
     with pytest.raises(DomainError, match=rf"at least {m.group(1)} tokens"):
         sims.simulate_recovery_engine(4, 4, floor - 1, "recover", trials=2, rng=1)
+
+
+def test_size_bound_accepts_the_float_the_message_prints():
+    """Audit item 4: "must be at most 1e300" accepts 1e300 itself (int(1e300) exceeds
+    10**300 by float rounding) and still refuses the next float up."""
+    assert theory.optimal_mean_z(1e300, 4, 10.0) == theory.optimal_mean_z(10**300, 4, 10.0)
+    with pytest.raises(DomainError, match=r"`n` must be at most 1e300"):
+        theory.optimal_mean_z(math.nextafter(1e300, math.inf), 4, 10.0)
+    with pytest.raises(DomainError, match=r"`n` must be at most 1e300"):
+        theory.optimal_mean_z(10**300 + 1, 4, 10.0)
+
+
+def test_broadcast_mismatch_names_each_parameter_and_its_shape():
+    """Audit item 4: a shape mismatch names every array parameter with its shape."""
+    with pytest.raises(DomainError) as info:
+        theory.optimal_mean_z(np.array([10, 20]), 4, rate=np.array([1.0, 2.0, 3.0]))
+    text = str(info.value)
+    assert "n has shape (2,); rate has shape (3,)" in text, text
+    assert "n(2,)" not in text and info.value.parameter == "rate"
