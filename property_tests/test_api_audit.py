@@ -218,3 +218,15 @@ def test_broadcast_mismatch_names_each_parameter_and_its_shape():
     text = str(info.value)
     assert "n has shape (2,); rate has shape (3,)" in text, text
     assert "n(2,)" not in text and info.value.parameter == "rate"
+
+
+def test_worker_cap_note_is_python_in_the_library():
+    """Audit item 1: the note a capped worker count leaves in the summary names the
+    Python parameter (the CLI rewrites it to --workers: test_sweep_cli_contract)."""
+    from vistalab._sweep import LocalBackend, parse_config
+    from vistalab._sweep import run_sweep as run_cells
+
+    res = run_cells(parse_config(CFG), backend=LocalBackend(100000))
+    assert any(n.startswith("workers=100000 capped at") for n in res.summary.notes), \
+        res.summary.notes
+    assert not any("--" in n for n in res.summary.notes)

@@ -120,7 +120,9 @@ def run_sweep(
     Raises
     ------
     SweepConfigError
-        A bad config, ``workers`` or ``client`` (nothing has run).
+        A bad config, or both ``workers`` and ``client`` (nothing has run).
+    DomainError
+        ``workers`` is not an integer >= 1 (nothing has run).
     SweepStoreError
         ``out`` cannot hold this sweep (another experiment or seed, a file, locked).
     SweepCellError

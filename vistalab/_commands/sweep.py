@@ -60,7 +60,15 @@ def run(args: argparse.Namespace) -> int:
 #: Python parameter -> option, and Python spellings in fixes -> the command line's.
 CLI_OPTIONS = {"out": "--out", "workers": "--workers", "fresh": "--fresh",
                "config": "CONFIG.toml"}
-CLI_PHRASES = {"another `out` folder": "another --out folder", "fresh=True": "--fresh"}
+CLI_PHRASES = {"another `out` folder": "another --out folder", "fresh=True": "--fresh",
+               "workers=": "--workers "}
+
+
+def _say(note: str) -> str:
+    """A runner note in the command line's words (``workers=8`` -> ``--workers 8``)."""
+    for python, cli in CLI_PHRASES.items():
+        note = note.replace(python, cli)
+    return note
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -93,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
               "command again to resume", file=sys.stderr)
         raise
     s = result.summary
+    notes = [_say(n) for n in s.notes]
     doc = {
         "experiment": s.experiment,
         "config": config.file,
@@ -111,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         "seed_entropy": str(s.seed_entropy),
         "files": s.files,
         "discarded": list(s.discarded),
-        "notes": list(s.notes),
+        "notes": notes,
         "failures": [{"cell": f.index, "params": f.params, "error": f.error} for f in s.failed],
     }
     if args.json:
@@ -131,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             rows.append(("discarded", "; ".join(s.discarded)))
         status = "complete" if s.complete else "INCOMPLETE: fix the failures, then rerun to resume"
         emit_table(["sweep", status], rows, title=f"sweep {s.experiment}")
-    for note in s.notes:
+    for note in notes:
         print(f"vista-lab: {note}", file=sys.stderr)
     for f in s.failed[:10]:
         print(f"vista-lab: cell {f.index} {f.params} failed: {f.error}", file=sys.stderr)

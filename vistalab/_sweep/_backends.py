@@ -95,7 +95,7 @@ class LocalBackend:
         self._workers = limit
         if self.requested is None:  # the default (all CPUs) is capped without a note
             return ""
-        return (f"--workers {asked} capped at {limit}: {cells} cell(s) to compute, "
+        return (f"workers={asked} capped at {limit}: {cells} cell(s) to compute, "
                 f"{cpus} CPU(s) available (more processes would only wait)")
 
     @property
