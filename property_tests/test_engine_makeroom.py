@@ -73,7 +73,7 @@ def test_ledger_parse_and_bucket_coarsening_name_the_bulky_block():
     for j in (0, 7, 19):
         r = _build(lay, j).render()
         rows = sims.parse_ledger(r.dashboard)
-        visible = [(tok, uid) for uid, tok, status in rows if status == "visible"]
+        visible = [(row.tokens, row.unit_id) for row in rows if row.status == "visible"]
         assert max(visible)[1] == lay.ids[j]
         view = sims.coarsen_ledger(r.dashboard, lay.ids, 3)
         assert re.search(rf"bucket {iface.observe(j, None) + 1} of 3", view), view

@@ -128,7 +128,7 @@ def test_config_errors_inherit_builtin_types(tmp_path):
 
 def test_missing_file_is_a_config_error(tmp_path):
     """A config path that does not exist is named in the error (Proposition 1 sweeps)."""
-    with pytest.raises(SweepConfigError, match=r"`CONFIG` must be a readable TOML file"):
+    with pytest.raises(SweepConfigError, match=r"`config` must be a readable TOML file"):
         load_config(tmp_path / "nope.toml")
 
 
@@ -151,7 +151,7 @@ def test_cli_workers_and_scheduler_are_exclusive(tmp_path, capsys):
                    "--scheduler", "tcp://127.0.0.1:1"])
     assert status == 2
     assert "`--workers` applies to local runs only" in capsys.readouterr().err
-    with pytest.raises(DomainError, match=r"`--workers` must be an integer >= 1"):
+    with pytest.raises(DomainError, match=r"`workers` must be an integer >= 1"):
         from vistalab._sweep import LocalBackend
 
         LocalBackend(0)

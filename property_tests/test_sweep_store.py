@@ -120,7 +120,7 @@ def test_folder_with_another_experiment_or_seed_is_refused(tmp_path):
                                      "trials": 50}})
     with pytest.raises(SweepStoreError,
                        match=r"must hold cells of experiment 'makeroom'.*holds experiment "
-                             r"'recovery'.*--fresh"):
+                             r"'recovery'.*fresh=True"):
         _run(other, tmp_path / "o")
     reseeded = parse_config({**DOC, "seed": 12})
     with pytest.raises(SweepStoreError, match=r"started with seed 11 \(config says 12\)"):

@@ -109,9 +109,9 @@ def test_limit_law_and_rate():
     for kappa, sigma in ((2, 1.0), (4, 2.0), (2, 0.5)):
         lim = theory.content_rate_limit(kappa, sigma)
         for n in (10**3, 10**5, 10**7):
-            lo, hi = theory.content_limit_gap_bound(n, kappa, sigma)
+            bounds = theory.content_limit_gap_bound(n, kappa, sigma)
             gap = theory.content_rate_exact(n, kappa, sigma) - lim
-            assert lo - 1e-9 <= gap <= hi + 1e-9
+            assert bounds.lo - 1e-9 <= gap <= bounds.hi + 1e-9
         assert abs(theory.content_rate_exact(10**7, kappa, sigma) - lim) < 1e-4 * max(1, lim)
     # the paper's bound is twice the limit
     assert theory.content_rate_bound(4, 1.0) == pytest.approx(2 * theory.content_rate_limit(4, 1.0))

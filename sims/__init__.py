@@ -11,7 +11,7 @@ from ._engine_makeroom import (
     simulate_makeroom_engine,
 )
 from ._engine_makeroom_layout import MakeRoomLayout, calibrate_makeroom
-from ._engine_makeroom_observe import coarsen_ledger, parse_ledger
+from ._engine_makeroom_observe import LedgerEntry, coarsen_ledger, parse_ledger
 from ._engine_makeroom_result import EngineMakeRoomResult
 from ._engine_recovery import ENGINE_STRATEGIES, EngineRecoveryResult, simulate_recovery_engine
 from ._engine_recovery_feasibility import (
@@ -105,6 +105,7 @@ __all__ = [
     "calibrate_makeroom",
     "ENGINE_INTERFACES",
     "parse_ledger",
+    "LedgerEntry",
     "coarsen_ledger",
     "simulate_recovery_engine",
     "EngineRecoveryResult",

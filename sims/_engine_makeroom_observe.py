@@ -4,7 +4,7 @@ its bucket coarsening, or the block texts (the content channel)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from vistalab.theory import DomainError
@@ -14,20 +14,43 @@ from vistalab.workspace import Rendering, Workspace, parse_ledger_rows
 from ._engine_makeroom_layout import _FIRST_BLOCK, MakeRoomLayout
 from ._interfaces import Interface
 
-__all__ = ["parse_ledger", "coarsen_ledger"]
+__all__ = ["LedgerEntry", "parse_ledger", "coarsen_ledger"]
 
 
-def parse_ledger(dashboard: str) -> list[tuple[str, int, str]]:
-    """Rows of a rendered dashboard as ``(unit id, ~Tok, status)``.
+class LedgerEntry(NamedTuple):
+    """One ledger row as an observation interface reads it.
+
+    The fields are those of :class:`vistalab.workspace.LedgerRow` (same names)
+    that a make-room observation uses; a named tuple, so
+    ``for uid, tok, status in parse_ledger(...)`` keeps working.
+
+    Attributes
+    ----------
+    unit_id : str
+        The unit's ID (``"B3"``).
+    tokens : int
+        Its ~Tok figure.
+    status : str
+        Its status cell (``"visible"``, ``"archived"``, ...).
+    """
+
+    unit_id: str
+    tokens: int
+    status: str
+
+
+def parse_ledger(dashboard: str) -> list[LedgerEntry]:
+    """Rows of a rendered dashboard as :class:`LedgerEntry` ``(unit_id, tokens, status)``.
 
     Works on the normal and the management (overflow) form, full or compact
     columns: a row starts with the unit ID and its ~Tok figure and ends with
-    its status.
+    its status. For every column (age, type, level, parent) use
+    :func:`vistalab.workspace.parse_ledger_rows`.
     """
     if not isinstance(dashboard, str):
         raise DomainError("dashboard", dashboard, "must be a rendered dashboard (str)",
                           "pass Rendering.dashboard")
-    return [(r.unit_id, r.tokens, r.status) for r in parse_ledger_rows(dashboard)]
+    return [LedgerEntry(r.unit_id, r.tokens, r.status) for r in parse_ledger_rows(dashboard)]
 
 
 def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:
@@ -42,10 +65,10 @@ def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:
                      context=f"len(ids)={len(ids)}", fix="a bucket holds at least one block")
     index = {bid: p for p, bid in enumerate(ids)}
     best, best_tok = -1, -1
-    for uid, tok, status in parse_ledger(dashboard):
-        p = index.get(uid)
-        if p is not None and status == "visible" and tok > best_tok:
-            best, best_tok = p, tok
+    for row in parse_ledger(dashboard):
+        p = index.get(row.unit_id)
+        if p is not None and row.status == "visible" and row.tokens > best_tok:
+            best, best_tok = p, row.tokens
     if best < 0:
         return "largest block: unknown"
     n = len(ids)
@@ -64,10 +87,10 @@ def _observe(name: str, layout: MakeRoomLayout, ws: Workspace, r: Rendering,
     if name == "ledger":
         index = {bid: p for p, bid in enumerate(layout.ids)}
         y = np.zeros(n)
-        for uid, tok, status in parse_ledger(r.dashboard):
-            p = index.get(uid)
-            if p is not None and status == "visible":
-                y[p] = tok
+        for row in parse_ledger(r.dashboard):
+            p = index.get(row.unit_id)
+            if p is not None and row.status == "visible":
+                y[p] = row.tokens
         return y
     if name == "buckets":
         view = coarsen_ledger(r.dashboard, layout.ids, int(iface.params["buckets"]))

@@ -204,8 +204,10 @@ def simulate_recovery_engine(
         Evidence blocks and bits per block (each bit is a ``0``/``1`` character).
     budget : int
         Engine budget B in tokens (the whole rendering: protocol, tools,
-        dashboard and conversation). Must hold the engine's overflow
-        rendering (about 1,300 tokens with cl100k_base).
+        dashboard and conversation). Must hold the engine's fixed rendering
+        (tool schemas, protocol, task and worst-case dashboard), whose size
+        depends on the tokenizer: a smaller budget is refused with a
+        :class:`DomainError` that states the exact minimum in tokens.
     strategy : {"recover", "delete", "keep-bits", "keep-blocks"}
     trials : int
     rng : None, int, SeedSequence or Generator

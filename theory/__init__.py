@@ -28,6 +28,7 @@ from ._bounds import (
 from ._certified import CertifiedValue
 from ._content_sandwich import (
     CONTENT_N_MAX,
+    ContentGapBounds,
     ContentSandwich,
     content_jensen_lower_bound,
     content_limit_gap_bound,
@@ -38,7 +39,9 @@ from ._content_sandwich import (
 )
 from ._errors import DomainError, UnknownNameError, VistaLabError, suggest
 from ._first_order import (
+    FirstOrderBounds,
     FirstOrderPoint,
+    SecondOrderIdentity,
     first_order_bounds,
     first_order_point,
     head_interface_bound,
@@ -135,6 +138,7 @@ __all__ = [
     "content_jensen_lower_bound",
     "content_rate_limit",
     "content_limit_gap_bound",
+    "ContentGapBounds",
     "content_sandwich",
     "content_rate_certified",
     "GAUSSIAN_CERT_KAPPA_MAX",
@@ -146,8 +150,10 @@ __all__ = [
     "FirstOrderPoint",
     "first_order_point",
     "first_order_bounds",
+    "FirstOrderBounds",
     "head_interface_bound",
     "second_order_identity",
+    "SecondOrderIdentity",
     "second_order_approx",
     "two_level_rate",
     "RECOVERY_EXACT_MAX_STRINGS",

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from vistalab._core import PlainRecord
+
 from ._errors import DomainError
 from ._validate import MAX_SIZE, as_int, as_real
 from ._vectorize import broadcasting
@@ -172,7 +174,7 @@ def recovery_success_bound(N: int, k: int, budget: float) -> float:
 
 
 @dataclass(frozen=True)
-class HandleCostModel:
+class HandleCostModel(PlainRecord):
     """Prompt cost of VISTA's archive in the recovery task.
 
     Attributes
@@ -203,7 +205,7 @@ class HandleCostModel:
 
 
 @dataclass(frozen=True)
-class RecoveryFeasibility:
+class RecoveryFeasibility(PlainRecord):
     """Whether VISTA's archive fits the prompt budget (Proposition 1).
 
     Attributes
@@ -274,7 +276,7 @@ def recovery_feasibility(
 
 
 @dataclass(frozen=True)
-class AsymptoticPoint:
+class AsymptoticPoint(PlainRecord):
     """One point of the separation regime k = ceil(sqrt N), B = c N log2 N.
 
     Attributes
@@ -527,7 +529,7 @@ def rate_needed_for_reduction(n: int, kappa: int, delta_z: float) -> float:
 
 
 @dataclass(frozen=True)
-class BucketLedger:
+class BucketLedger(PlainRecord):
     """A balanced M-bucket ledger (Theorem 1, part D) evaluated exactly.
 
     Attributes

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vistalab._core import import_optional
+from vistalab._core import PlainRecord, import_optional
 
 __all__ = ["CertifiedValue", "certified", "gauss_expectation", "flint"]
 
@@ -26,7 +26,7 @@ def flint() -> Any:
 
 
 @dataclass(frozen=True)
-class CertifiedValue:
+class CertifiedValue(PlainRecord):
     """A real number known to lie in ``[lower, upper]``.
 
     Attributes

@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+from vistalab._core import PlainRecord, to_plain
 
 from ._bounds import _kappa_sigma_iv, content_rate_bound_tight
 from ._certified import (
@@ -63,6 +65,7 @@ __all__ = [
     "content_jensen_lower_bound",
     "content_rate_limit",
     "content_limit_gap_bound",
+    "ContentGapBounds",
     "content_sandwich",
     "CONTENT_N_MAX",
     "content_rate_certified",
@@ -197,8 +200,29 @@ def content_rate_limit(kappa: int, sigma: float) -> float:
     return math.log(kappa) ** 2 / (2.0 * sigma**2 * _LN2)
 
 
-def content_limit_gap_bound(n: int, kappa: int, sigma: float) -> tuple[float, float]:
-    """Proved bounds ``(lo, hi)`` on ``I(J*;W) - a^2/2`` in bits (rate of convergence).
+class ContentGapBounds(NamedTuple):
+    """Proved bounds on ``I(J*;W) - a^2/2`` in bits (a named tuple: ``lo, hi = ...``).
+
+    Attributes
+    ----------
+    lo : float
+        ``[ln(n/(n-1)) - e^{a^2}/(n-1)]/ln 2``.
+    hi : float
+        ``-a^2/(2 n ln 2)``.
+    """
+
+    lo: float
+    hi: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the fields."""
+        out: dict[str, Any] = to_plain(self._asdict())
+        return out
+
+
+def content_limit_gap_bound(n: int, kappa: int, sigma: float) -> ContentGapBounds:
+    """Proved bounds ``(lo, hi)`` on ``I(J*;W) - a^2/2`` in bits (rate of convergence),
+    returned as a :class:`ContentGapBounds` named tuple.
 
     ``lo = [ln(n/(n-1)) - e^{a^2}/(n-1)]/ln 2`` and ``hi = -a^2/(2 n ln 2)``;
     both are O(1/n) at fixed ``a`` (module docstring).
@@ -206,11 +230,11 @@ def content_limit_gap_bound(n: int, kappa: int, sigma: float) -> tuple[float, fl
     n, kappa, sigma, a = _content_iv(n, kappa, sigma)
     hi = -a * a / (2.0 * n * _LN2)
     lo = (math.log1p(1.0 / (n - 1)) - math.exp(min(a * a, 700.0)) / (n - 1)) / _LN2
-    return lo, hi
+    return ContentGapBounds(lo=lo, hi=hi)
 
 
 @dataclass(frozen=True)
-class ContentSandwich:
+class ContentSandwich(PlainRecord):
     """The content channel's rate between two certified bounds.
 
     Attributes

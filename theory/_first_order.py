@@ -1,6 +1,7 @@
 """First-order tightness of Theorem 1: ``R*(delta kappa)/nu -> 1 - delta``,
 the exact second-order term, and a two-level interface that attains the
-first order (see theory/FIRST_ORDER.md for the proofs).
+first order (proofs: theory/BEYOND.md, section 3 "First-order tightness of the
+frontier"; the identity is its paragraph "The second-order term").
 
 Notation: ``nu = log2((n-kappa)/kappa)``, ``R* = optimal_rate(n, kappa,
 delta kappa)`` (bits), ``h2`` the binary entropy in bits, and on the Gibbs
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+from vistalab._core import PlainRecord, to_plain
 
 from ._bounds import _delta_iv, _log2_ratio, _makeroom_iv, bucket_ledger_for_mean_z
 from ._errors import DomainError
@@ -21,6 +24,8 @@ from ._frontier import _lam_for_mean
 
 __all__ = [
     "FirstOrderPoint",
+    "FirstOrderBounds",
+    "SecondOrderIdentity",
     "first_order_point",
     "second_order_identity",
     "second_order_approx",
@@ -43,15 +48,68 @@ def _first_iv(n: Any, kappa: Any, delta: Any) -> tuple[int, int, float]:
     return n, kappa, _delta_iv(delta)
 
 
-def second_order_identity(n: int, kappa: int, delta: float) -> tuple[float, float, float]:
-    """``(R*, second_order, identity)`` at ``E[Z] = delta kappa`` (bits).
+class SecondOrderIdentity(NamedTuple):
+    """Both sides of the second-order identity at ``E[Z] = delta kappa`` (bits).
+
+    A named tuple, so ``rate, second, ident = second_order_identity(...)`` works.
+
+    Attributes
+    ----------
+    rate : float
+        ``R*(delta kappa)``, the Gibbs interface's rate.
+    second_order : float
+        ``R* - (1-delta) nu``.
+    identity : float
+        The exact expression for ``second_order`` (equal to it up to rounding).
+    """
+
+    rate: float
+    second_order: float
+    identity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the fields."""
+        out: dict[str, Any] = to_plain(self._asdict())
+        return out
+
+
+class FirstOrderBounds(NamedTuple):
+    """Proved bounds on ``R*(delta kappa) - (1 - delta) nu`` (bits).
+
+    A named tuple, so ``lo, hi = first_order_bounds(...)`` works.
+
+    Attributes
+    ----------
+    lo : float
+        ``-1`` (Theorem 1, C-ii).
+    hi : float
+        The better of the two two-level interfaces, minus ``(1-delta) nu``.
+    """
+
+    lo: float
+    hi: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the fields."""
+        out: dict[str, Any] = to_plain(self._asdict())
+        return out
+
+
+def second_order_identity(n: int, kappa: int, delta: float) -> SecondOrderIdentity:
+    """``(rate, second_order, identity)`` at ``E[Z] = delta kappa`` (bits).
+
+    Returns
+    -------
+    SecondOrderIdentity
+        ``rate = R*``, ``second_order`` and ``identity`` (a named tuple).
 
     ``second_order = R* - (1-delta) nu`` and ``identity`` is the exact
     expression
 
         log2(n/(n-kappa)) + (1-delta) log2(kappa/A) + (1-delta) log2(1-w) + delta log2 w,
 
-    derived in FIRST_ORDER.md from ``H = ln Z + lam D`` and
+    derived in theory/BEYOND.md, section 3 ("The second-order term: an exact
+    identity"), from ``H = ln Z + lam D`` and
     ``T = (n-kappa) e^{-lam kappa} = w Z``; both are computed at 40+ digits
     from the same Gibbs root, so they agree to rounding.
     """
@@ -70,7 +128,7 @@ def second_order_identity(n: int, kappa: int, delta: float) -> tuple[float, floa
         c.log(c.mpf(n) / (n - kappa)) + (1 - d) * (c.log(kappa) - ln_a)
         + (1 - d) * c.log(one_w) + d * c.log(w)
     ) / c.ln2
-    return float(rate), float(rate - (1 - d) * nu), float(ident)
+    return SecondOrderIdentity(float(rate), float(rate - (1 - d) * nu), float(ident))
 
 
 def second_order_approx(n: int, kappa: int, delta: float) -> float:
@@ -136,8 +194,9 @@ def two_level_rate(n: int, kappa: int, delta: float, m: int = 1) -> float:
     )
 
 
-def first_order_bounds(n: int, kappa: int, delta: float) -> tuple[float, float]:
-    """Proved bounds ``(lo, hi)`` on ``R*(delta kappa) - (1 - delta) nu`` (bits).
+def first_order_bounds(n: int, kappa: int, delta: float) -> FirstOrderBounds:
+    """Proved bounds ``(lo, hi)`` on ``R*(delta kappa) - (1 - delta) nu`` (bits),
+    returned as a :class:`FirstOrderBounds` named tuple.
 
     ``lo = -1`` (Theorem 1, C-ii). ``hi`` is the smaller rate, minus
     ``(1-delta) nu``, of two explicit two-level interfaces (each is an
@@ -153,7 +212,7 @@ def first_order_bounds(n: int, kappa: int, delta: float) -> tuple[float, float]:
     m = math.ceil(kappa / nu)
     if 1 <= m <= min(kappa, math.floor(2 * delta * kappa + 1)):
         hi = min(hi, two_level_rate(n, kappa, delta, m))
-    return -1.0, hi - (1.0 - delta) * nu
+    return FirstOrderBounds(lo=-1.0, hi=hi - (1.0 - delta) * nu)
 
 
 def head_interface_bound(n: int, kappa: int, delta: float) -> float:
@@ -165,7 +224,7 @@ def head_interface_bound(n: int, kappa: int, delta: float) -> float:
 
 
 @dataclass(frozen=True)
-class FirstOrderPoint:
+class FirstOrderPoint(PlainRecord):
     """Rates (bits) for ``E[Z] <= delta kappa`` at one (n, kappa), scaled by nu.
 
     Attributes
@@ -241,16 +300,16 @@ def first_order_point(
     if not isinstance(with_buckets, bool):
         raise DomainError("with_buckets", with_buckets, "must be True or False",
                           "pass with_buckets=False to skip the bucket construction")
-    rate, second, ident = second_order_identity(n, kappa, delta)
+    so = second_order_identity(n, kappa, delta)
     nu = _log2_ratio(n - kappa, kappa)
-    lo, hi = first_order_bounds(n, kappa, delta)
+    bounds = first_order_bounds(n, kappa, delta)
     bucket = (
         bucket_ledger_for_mean_z(n, kappa, delta * kappa).rate_bits if with_buckets else math.nan
     )
     return FirstOrderPoint(
-        n=n, kappa=kappa, delta=delta, nu=nu, exact_rate=rate,
+        n=n, kappa=kappa, delta=delta, nu=nu, exact_rate=so.rate,
         fano_rate=(1.0 - delta) * nu - 1.0, bucket_rate=bucket,
-        two_level_rate=two_level_rate(n, kappa, delta, 1), second_order=second,
-        second_order_identity=ident, second_order_approx=second_order_approx(n, kappa, delta),
-        bound_lo=lo, bound_hi=hi,
+        two_level_rate=two_level_rate(n, kappa, delta, 1), second_order=so.second_order,
+        second_order_identity=so.identity, second_order_approx=second_order_approx(n, kappa, delta),
+        bound_lo=bounds.lo, bound_hi=bounds.hi,
     )

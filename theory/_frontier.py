@@ -18,6 +18,8 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from vistalab._core import PlainRecord
+
 from ._bounds import _frontier_domain_iv, _mean_iv, _rate_iv
 from ._errors import DomainError
 from ._validate import as_real
@@ -321,7 +323,7 @@ def optimal_rate(n: int, kappa: int, mean_z: float) -> float:
 
 
 @dataclass(frozen=True)
-class GibbsLaw:
+class GibbsLaw(PlainRecord):
     """The optimal rank law ``p_r ∝ exp(-lam min(r-1, kappa))`` on one frontier point.
 
     Rank r means J* is the r-th block of the announced order; the agent

@@ -40,6 +40,8 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from vistalab._core import PlainRecord
+
 from ._bounds import _recovery_iv, recovery_success_bound
 from ._errors import DomainError
 from ._validate import MAX_SIZE, as_int
@@ -120,7 +122,7 @@ def recovery_success_bound_sharp(N: int, k: int, budget: float) -> float:
 
 
 @dataclass(frozen=True)
-class RecoveryOptimum:
+class RecoveryOptimum(PlainRecord):
     """Exact optimal success on T_{N,k} with a state alphabet of size M.
 
     Attributes

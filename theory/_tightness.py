@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import PlainRecord
+
 from ._bounds import (
     _kappa_sigma_iv,
     _makeroom_iv,
@@ -213,7 +215,7 @@ def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
 
 
 @dataclass(frozen=True)
-class ContentTightnessRow:
+class ContentTightnessRow(PlainRecord):
     """Proposition 2 at one (n, kappa, sigma).
 
     Attributes
@@ -249,7 +251,7 @@ class ContentTightnessRow:
 
 
 @dataclass(frozen=True)
-class MakeroomTightnessRow:
+class MakeroomTightnessRow(PlainRecord):
     """Theorem 1 at one (n, kappa, rate): lower bounds against the exact frontier.
 
     Attributes
@@ -285,7 +287,7 @@ class MakeroomTightnessRow:
 
 
 @dataclass(frozen=True)
-class ThresholdTightnessRow:
+class ThresholdTightnessRow(PlainRecord):
     """Rates needed for ``E[Z] <= delta kappa`` (Theorem 1 C-ii and D).
 
     Attributes
@@ -317,7 +319,7 @@ class ThresholdTightnessRow:
 
 
 @dataclass(frozen=True)
-class TightnessReport:
+class TightnessReport(PlainRecord):
     """Tightness findings printed by ``vista-lab verify``.
 
     Attributes

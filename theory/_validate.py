@@ -42,7 +42,9 @@ def as_int(
     """Return ``value`` as an int, checking ``lo <= value <= hi``.
 
     Integral floats (``4.0``) are accepted; ``4.5``, booleans, NaN and
-    strings are rejected with a :class:`DomainError`.
+    strings are rejected with a :class:`DomainError`. A float equal to
+    ``float(hi)`` is read as ``hi`` (``1e300`` is ``10**300``, the bound as
+    messages print it, although ``int(1e300) > 10**300``).
     """
     bounds = _bounds_text(lo, hi)
     the_rule = rule or f"must be an integer{bounds}"
@@ -56,6 +58,10 @@ def as_int(
         if not math.isfinite(fv) or fv != math.floor(fv):
             raise DomainError(name, value, the_rule, fix or "pass a whole number", context=context)
         iv = int(fv)
+        if hi is not None and iv > hi and fv == float(hi):
+            # the float nearest the bound (1e300 for 10**300, as messages print
+            # it) stands for the bound: int(1e300) exceeds 10**300 by rounding
+            iv = hi
     if hi == MAX_SIZE and iv > hi:
         raise DomainError(name, value, "must be at most 1e300",
                           "beyond that the closed forms' ratios overflow a float",

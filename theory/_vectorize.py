@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from ._errors import DomainError
+from ._validate import _short
 
 __all__ = ["broadcasting", "is_array_like"]
 
@@ -70,10 +71,12 @@ def broadcasting(fn: F) -> F:
         try:
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
-            shapes = ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays, strict=True))
-            raise DomainError(names[-1], arrays[-1].shape,
-                              "must broadcast against the other array arguments",
-                              "give arrays of numpy-compatible shapes", context=shapes) from None
+            shapes = "; ".join(f"{n} has shape {a.shape}"
+                               for n, a in zip(names, arrays, strict=True))
+            raise DomainError(names[-1], _short(bound.arguments[names[-1]]),
+                              "must have a shape that broadcasts against the other array "
+                              "arguments", "give arrays of numpy-compatible shapes (equal "
+                              "lengths, or length 1)", context=shapes) from None
         size = int(np.prod(shape, dtype=np.int64))
         if size > MAX_BROADCAST:
             raise DomainError(names[0], shape, f"must broadcast to at most {MAX_BROADCAST:,} "

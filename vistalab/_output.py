@@ -5,34 +5,15 @@ Only the CLI layer prints; library code returns named results.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
+from vistalab._core import to_plain
 
 __all__ = ["to_plain", "emit_json", "emit_table"]
-
-
-def to_plain(obj: Any) -> Any:
-    """Convert dataclasses, numpy scalars/arrays, tuples and non-finite floats
-    into JSON-ready plain data (NaN/inf become None)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_plain(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        return to_plain(obj.item())
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    return obj
 
 
 def emit_json(obj: Any, *, stream: Any = None) -> None:

@@ -120,7 +120,9 @@ def run_sweep(
     Raises
     ------
     SweepConfigError
-        A bad config, ``workers`` or ``client`` (nothing has run).
+        A bad config, or both ``workers`` and ``client`` (nothing has run).
+    DomainError
+        ``workers`` is not an integer >= 1 (nothing has run).
     SweepStoreError
         ``out`` cannot hold this sweep (another experiment or seed, a file, locked).
     SweepCellError
@@ -165,13 +167,13 @@ def load_results(path: str | os.PathLike[str]) -> pa.Table:
         try:
             side = json.loads(side_path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
-            raise SweepStoreError("RESULTS", str(side_path), f"must be readable JSON ({exc})",
+            raise SweepStoreError("path", str(side_path), f"must be readable JSON ({exc})",
                                   "rerun the sweep to rewrite it") from None
     expected = side.get("sha256", {}).get(target.name)
     if expected is not None and target.is_file():
         got = hashlib.sha256(target.read_bytes()).hexdigest()
         if got != expected:
-            raise SweepStoreError("RESULTS", str(target),
+            raise SweepStoreError("path", str(target),
                                   f"must match the checksum recorded in results.json "
                                   f"(sha256 {got[:12]}... != {expected[:12]}...)",
                                   "the file was changed or damaged: rerun the sweep into the "

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import PlainRecord
+
 from .._errors import DomainError
 from .._validate import as_name_list
 
@@ -320,7 +322,7 @@ def _parse_given(i: int, text: str) -> _Relation:
 
 
 @dataclass(frozen=True)
-class ShannonProof:
+class ShannonProof(PlainRecord):
     """Outcome of :func:`prove_shannon_inequality`.
 
     Attributes

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vistalab._core import import_optional
+from vistalab._core import PlainRecord, import_optional
 
 from .._errors import DomainError, UnknownNameError
 
@@ -141,7 +141,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class StepCertificate:
+class StepCertificate(PlainRecord):
     """The result of running one :class:`Step`.
 
     Attributes
@@ -182,7 +182,7 @@ class StepCertificate:
 
 
 @dataclass(frozen=True)
-class ChainResult:
+class ChainResult(PlainRecord):
     """Whether one main result's chain of steps is closed and established.
 
     Attributes
@@ -219,7 +219,7 @@ class ChainResult:
 
 
 @dataclass(frozen=True)
-class VerificationReport:
+class VerificationReport(PlainRecord):
     """All step certificates of one :func:`certify_all` run.
 
     Attributes

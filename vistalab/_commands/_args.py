@@ -7,13 +7,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vistalab.theory import DomainError
 
 __all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only", "given",
-           "store_dir", "api_names"]
+           "store_dir", "api_names", "cli_wording"]
 
 
 def parse_int(name: str, text: Any, *, lo: int | None = None) -> int:
@@ -80,10 +80,47 @@ def api_names(**options: str) -> Iterator[None]:
     """Re-raise a library :class:`DomainError` about API parameter ``name`` as
     one about the command-line option that supplied it (``l_tokens`` ->
     ``--block-tokens``), keeping value, rule and fix."""
+    with cli_wording(options):
+        yield
+
+
+@contextlib.contextmanager
+def cli_wording(
+    options: Mapping[str, str], phrases: Mapping[str, str] | None = None
+) -> Iterator[None]:
+    """Re-raise a library :class:`DomainError` in the command line's words.
+
+    The library names its Python parameters and fixes (``out``, ``fresh=True``);
+    here ``options`` maps a parameter to the option that supplied it
+    (``{"out": "--out"}``) and ``phrases`` rewrites Python spellings in the
+    rule and fix (``{"fresh=True": "--fresh"}``). The error keeps its class,
+    value and context; an error that needs no rewording propagates unchanged.
+    """
     try:
         yield
     except DomainError as exc:
-        option = options.get(exc.parameter)
-        if option is None:
+        reworded = _reword(exc, options, phrases or {})
+        if reworded is None:
             raise
-        raise DomainError(option, exc.value, exc.rule, exc.fix, context=exc.context) from None
+        raise reworded from None
+
+
+def _reword(
+    exc: DomainError, options: Mapping[str, str], phrases: Mapping[str, str]
+) -> DomainError | None:
+    if hasattr(exc, "errors"):  # a list of config problems: its parameters are config keys
+        return None
+
+    def say(text: str) -> str:
+        for python, cli in phrases.items():
+            text = text.replace(python, cli)
+        return text
+
+    option = options.get(exc.parameter, exc.parameter)
+    rule, fix = say(exc.rule), say(exc.fix)
+    if (option, rule, fix) == (exc.parameter, exc.rule, exc.fix):
+        return None
+    new = type(exc).__new__(type(exc))  # copy.copy would call cls(message)
+    new.__dict__.update(exc.__dict__)
+    DomainError.__init__(new, option, exc.value, rule, fix, context=exc.context)
+    return new

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._output import emit_json, emit_table
 from .._paths import input_path, output_file
+from ._args import cli_wording
 
 __all__ = ["register", "run"]
 
@@ -47,6 +48,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with cli_wording({"path": "RESULTS"}):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .._sweep import plot_sweep, read_results
 
     input_path("RESULTS", args.results)

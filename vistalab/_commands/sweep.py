@@ -10,6 +10,7 @@ from typing import Any
 from vistalab._core import MissingExtraError
 
 from .._output import emit_json, emit_table
+from ._args import cli_wording
 
 __all__ = ["register", "run"]
 
@@ -52,6 +53,25 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with cli_wording(CLI_OPTIONS, CLI_PHRASES):
+        return _run(args)
+
+
+#: Python parameter -> option, and Python spellings in fixes -> the command line's.
+CLI_OPTIONS = {"out": "--out", "workers": "--workers", "fresh": "--fresh",
+               "config": "CONFIG.toml"}
+CLI_PHRASES = {"another `out` folder": "another --out folder", "fresh=True": "--fresh",
+               "workers=": "--workers "}
+
+
+def _say(note: str) -> str:
+    """A runner note in the command line's words (``workers=8`` -> ``--workers 8``)."""
+    for python, cli in CLI_PHRASES.items():
+        note = note.replace(python, cli)
+    return note
+
+
+def _run(args: argparse.Namespace) -> int:
     from .._paths import input_file, output_dir
     from .._sweep import default_out, load_config, make_backend, run_sweep
 
@@ -81,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
               "command again to resume", file=sys.stderr)
         raise
     s = result.summary
+    notes = [_say(n) for n in s.notes]
     doc = {
         "experiment": s.experiment,
         "config": config.file,
@@ -99,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         "seed_entropy": str(s.seed_entropy),
         "files": s.files,
         "discarded": list(s.discarded),
-        "notes": list(s.notes),
+        "notes": notes,
         "failures": [{"cell": f.index, "params": f.params, "error": f.error} for f in s.failed],
     }
     if args.json:
@@ -119,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             rows.append(("discarded", "; ".join(s.discarded)))
         status = "complete" if s.complete else "INCOMPLETE: fix the failures, then rerun to resume"
         emit_table(["sweep", status], rows, title=f"sweep {s.experiment}")
-    for note in s.notes:
+    for note in notes:
         print(f"vista-lab: {note}", file=sys.stderr)
     for f in s.failed[:10]:
         print(f"vista-lab: cell {f.index} {f.params} failed: {f.error}", file=sys.stderr)

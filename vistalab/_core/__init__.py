@@ -9,6 +9,7 @@ It imports nothing first-party, only the standard library and numpy.
 from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabError, suggest
 from ._files import atomic_write, fsync_dir
 from ._optional import EXTRAS, import_optional
+from ._plain import PlainRecord, to_plain
 from ._seeding import SeedLike, child_rng, child_seq, plain_entropy, seed_sequence
 
 __all__ = [
@@ -26,4 +27,6 @@ __all__ = [
     "child_seq",
     "child_rng",
     "plain_entropy",
+    "to_plain",
+    "PlainRecord",
 ]

@@ -77,7 +77,7 @@ def _content(theory: Any) -> list[BeyondRow]:
     cap = ", ".join(f"n={n:g}: {capped[n]:.4f} (vs {capped_tight[n]:.3f})" for n in capped)
     kappa, sigma, n = 4, 2.0, 10**6
     lim = theory.content_rate_limit(kappa, sigma)
-    lo, hi = theory.content_limit_gap_bound(n, kappa, sigma)
+    gap_bounds = theory.content_limit_gap_bound(n, kappa, sigma)
     gap = theory.content_rate_exact(n, kappa, sigma) - lim
     return [
         BeyondRow(
@@ -102,9 +102,9 @@ def _content(theory: Any) -> list[BeyondRow]:
             "beyond.content_limit",
             "I -> a^2/2 nats as n -> oo, with ln(n/(n-1)) - e^{a^2}/(n-1) <= I - a^2/2 <= "
             "-a^2/(2n) (the paper's bound a^2 is off by 2 in the limit)",
-            "content-sandwich", "finite", lo - 1e-9 <= gap <= hi + 1e-9,
+            "content-sandwich", "finite", gap_bounds.lo - 1e-9 <= gap <= gap_bounds.hi + 1e-9,
             f"kappa={kappa}, sigma={sigma:g}, n={n:g}: limit {lim:.6f} bits, "
-            f"I - limit = {gap:.3e} in [{lo:.3e}, {hi:.3e}]",
+            f"I - limit = {gap:.3e} in [{gap_bounds.lo:.3e}, {gap_bounds.hi:.3e}]",
             "issue 17 item 1; theory/BEYOND.md section 1",
         ),
     ]

@@ -81,7 +81,7 @@ class LocalBackend:
 
     def __init__(self, workers: int | None = None) -> None:
         self.requested = None if workers is None else as_int(
-            "--workers", workers, lo=1, fix="use a positive number of worker processes")
+            "workers", workers, lo=1, fix="use a positive number of worker processes")
         self._workers: int = available_cpus() if self.requested is None else self.requested
         self._executor: Any = None
 
@@ -95,7 +95,7 @@ class LocalBackend:
         self._workers = limit
         if self.requested is None:  # the default (all CPUs) is capped without a note
             return ""
-        return (f"--workers {asked} capped at {limit}: {cells} cell(s) to compute, "
+        return (f"workers={asked} capped at {limit}: {cells} cell(s) to compute, "
                 f"{cpus} CPU(s) available (more processes would only wait)")
 
     @property

@@ -101,13 +101,13 @@ def load_config(
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise SweepConfigError("CONFIG", str(path), "must be a readable TOML file",
+        raise SweepConfigError("config", str(path), "must be a readable TOML file",
                                f"check the path ({exc.strerror})", file=str(path),
-                               where="the command line") from None
+                               where="its path") from None
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SweepConfigError("CONFIG", str(path), f"must be valid UTF-8 TOML ({exc})",
+        raise SweepConfigError("config", str(path), f"must be valid UTF-8 TOML ({exc})",
                                "fix the syntax at the position shown", file=str(path),
                                where="syntax") from None
     return parse_config(doc, file=str(path), registry=registry)
@@ -280,7 +280,7 @@ def _experiment_iv(
     doc: Mapping[str, Any], file: str, registry: Mapping[str, Experiment]
 ) -> Experiment:
     if not isinstance(doc, Mapping):
-        raise SweepConfigError("CONFIG", type(doc).__name__, "must be a TOML table",
+        raise SweepConfigError("config", type(doc).__name__, "must be a TOML table",
                                file=file, where="top level")
     if "experiment" not in doc:
         raise SweepConfigError("experiment", None, "is required",

@@ -76,7 +76,7 @@ class SweepConfigErrors(SweepConfigError):
     def __init__(self, errors: Iterable[Exception], *, file: str) -> None:
         self.errors = tuple(errors)
         first = self.errors[0]
-        super().__init__(getattr(first, "parameter", "CONFIG"), getattr(first, "value", None),
+        super().__init__(getattr(first, "parameter", "config"), getattr(first, "value", None),
                          getattr(first, "rule", str(first)), getattr(first, "fix", ""),
                          file=file, where=getattr(first, "where", "top level"))
         listed = " ".join(f"({i}) {' '.join(str(e).split())}"

@@ -166,16 +166,17 @@ def _resolve_seed(
             return config.seed
         return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     if manifest.get("experiment") != config.experiment.name:
-        raise SweepStoreError("--out", where,
+        raise SweepStoreError("out", where,
                               f"must hold cells of experiment {config.experiment.name!r} to be "
                               f"extended, but holds experiment {manifest.get('experiment')!r}",
-                              "choose another --out, or pass --fresh to discard the stored cells")
+                              "choose another `out` folder, or pass fresh=True to discard the "
+                              "stored cells")
     stored = int(manifest["seed_entropy"])
     if config.seed is not None and config.seed != stored:
-        raise SweepStoreError("--out", where,
+        raise SweepStoreError("out", where,
                               f"must hold cells of the same seed to be extended, but it was "
                               f"started with seed {stored} (config says {config.seed})",
-                              "restore the seed, choose another --out, or pass --fresh")
+                              "restore the seed, choose another `out` folder, or pass fresh=True")
     return stored
 
 

@@ -176,7 +176,7 @@ class DirectoryStore:
     path : str or Path
         The output folder (created if needed).
     fresh : bool
-        Delete this store's own files first (``--fresh``); other files are kept.
+        Delete this store's own files first (``--fresh`` on the command line); other files are kept.
     """
 
     MANIFEST = "manifest.json"
@@ -187,16 +187,16 @@ class DirectoryStore:
         self.path = Path(path)
         self.discarded: list[str] = []
         if not str(path).strip():
-            raise SweepStoreError("--out", str(path), "must be a folder path, not empty",
-                                  "pass --out DIR (or omit --out for the default folder)")
+            raise SweepStoreError("out", str(path), "must be a folder path, not empty",
+                                  "pass a folder path (or out=None for an in-memory run)")
         if self.path.exists() and not self.path.is_dir():
-            raise SweepStoreError("--out", str(self.path), "must be a folder",
+            raise SweepStoreError("out", str(self.path), "must be a folder",
                                   "choose a folder path for the results")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock_fh = open(self.path / ".lock", "a+b")  # noqa: SIM115 - held for the run
         except OSError as exc:
-            raise SweepStoreError("--out", str(self.path),
+            raise SweepStoreError("out", str(self.path),
                                   f"must be a folder this user can create and write "
                                   f"({exc.strerror})",
                                   "choose a writable folder for the results") from None
@@ -204,18 +204,18 @@ class DirectoryStore:
             fcntl.flock(self._lock_fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock_fh.close()
-            raise SweepStoreError("--out", str(self.path),
+            raise SweepStoreError("out", str(self.path),
                                   "must not be in use by another running sweep",
-                                  "wait for it to finish or choose another --out") from None
+                                  "wait for it to finish or choose another `out` folder") from None
         if fresh:
             self._clear()
         elif not (self.path / self.MANIFEST).exists() and any(
             (self.path / f).exists() for f in self.FILES.values()
         ):
             self.close()
-            raise SweepStoreError("--out", str(self.path),
+            raise SweepStoreError("out", str(self.path),
                                   "holds results files but no sweep manifest",
-                                  "choose an empty or new folder (or pass --fresh to replace "
+                                  "choose an empty or new folder (or pass fresh=True to replace "
                                   "them)")
 
     def close(self) -> None:
@@ -245,14 +245,14 @@ class DirectoryStore:
         try:
             manifest = json.loads(p.read_text("utf-8"))
         except (OSError, ValueError) as exc:
-            raise SweepStoreError("--out", str(self.path), f"has an unreadable manifest ({exc})",
-                                  "pass --fresh to start over") from None
+            raise SweepStoreError("out", str(self.path), f"has an unreadable manifest ({exc})",
+                                  "pass fresh=True to start over") from None
         fmt = manifest.get("format") if isinstance(manifest, dict) else None
         if not isinstance(manifest, dict) or fmt != MANIFEST_FORMAT:
-            raise SweepStoreError("--out", str(self.path),
+            raise SweepStoreError("out", str(self.path),
                                   f"has a manifest that is not a {MANIFEST_FORMAT} manifest "
                                   f"(format {fmt!r}; stores of an earlier vista-lab seed cells "
-                                  "by position)", "choose another folder or pass --fresh")
+                                  "by position)", "choose another `out` folder or pass fresh=True")
         return manifest
 
     def save_manifest(self, manifest: Mapping[str, Any]) -> None:
@@ -411,14 +411,15 @@ def read_results(
     if p.is_dir():
         p = p / DirectoryStore.FILES["parquet"]
     if not p.exists():
-        raise SweepStoreError("RESULTS", str(path), "must be a sweep folder or a results file",
-                              "run `vista-lab sweep CONFIG --out DIR` first, then pass DIR")
+        raise SweepStoreError("path", str(path), "must be a sweep folder or a results file",
+                              "run a sweep into a folder first (run_sweep(config, out=DIR) or "
+                              "`vista-lab sweep CONFIG --out DIR`), then pass that folder")
     try:
         if p.suffix == ".csv":
             types = {k: _FROM_PANDAS[v] for k, v in (dtypes or {}).items() if v in _FROM_PANDAS}
             return pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(column_types=types))
         return pq.read_table(p)
     except (OSError, pa.ArrowInvalid) as exc:
-        raise SweepStoreError("RESULTS", str(path), f"must be a readable table ({exc})",
-                              "pass a results.parquet or results.csv written by `vista-lab sweep`"
+        raise SweepStoreError("path", str(path), f"must be a readable table ({exc})",
+                              "pass a results.parquet or results.csv written by a sweep"
                               ) from None
