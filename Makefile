@@ -41,7 +41,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
-	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+	status=0; for f in benchmarks/bench_*.py; do $(BIN)/python $$f || status=1; done; exit $$status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -22,6 +22,7 @@ from vistalab.workspace import (  # noqa: E402
     WorkspaceService,
     build_mcp_server,
 )
+from vistalab.workspace import DiskStore as workspace_disk_store  # noqa: E402
 
 # Bytes that a lossy path would change: non-ASCII, CRLF, trailing spaces, tabs.
 EXACT = "résumé\r\n\tline with trailing spaces   \nemoji 🧪 and a NUL-free end\n"
@@ -310,3 +311,22 @@ def test_serve_bad_input_is_one_line_exit_2(capsys):
         == 2
     )
     assert "applies to --transport stdio only" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_store_folder_holding_payloads(tmp_path, capsys):
+    """serve starts a fresh workspace and payloads are never overwritten, so a --store
+    folder that already holds archived payloads is refused at start (one line, exit 2)
+    instead of at the agent's first colliding archive."""
+    from vistalab.cli import main
+
+    store = tmp_path / "archive"
+    ws = Workspace(3000, tokenizer="approx", store=workspace_disk_store(store))
+    ws.register_user("task")
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ws.register_tool_call([call])
+    ws.register_tool_result("c1", "earlier result " * 40)
+    ws.archive("B3")
+    ws.close()
+    assert main(["workspace", "serve", "--budget", "3000", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--store" in err and "B3.txt" in err

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ._errors import UnknownNameError, WorkspaceError
+from ._errors import PayloadConflictError, UnknownNameError, WorkspaceError
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, READ_TOOL_ALIAS, error_text
 from ._reads import ReadLayer
 
@@ -313,6 +313,10 @@ class ToolLayer(ReadLayer):
             return ToolOutcome(run[action](**args))
         except WorkspaceError as exc:
             return ToolOutcome.failed(ToolFailure.REFUSED, str(exc))
+        except PayloadConflictError as exc:  # would overwrite bytes it does not own
+            return ToolOutcome.failed(
+                ToolFailure.STORE, f"the archive store refused the write: {exc}; nothing changed."
+            )
         except OSError as exc:  # the store could not write or read; nothing changed
             return ToolOutcome.failed(
                 ToolFailure.STORE,

@@ -131,10 +131,19 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--role {args.role} applies to --transport stdio only; over HTTP one process "
             "serves both roles (the agent at /mcp, the harness at /harness)"
         )
+    store = None if store_dir is None else DiskStore(store_dir)
+    if store is not None and (held := store.keys()):
+        # serve starts a fresh workspace, and payload files are never overwritten:
+        # refuse now rather than at the agent's first colliding archive
+        raise CliUsageError(
+            f"`--store` {store_dir} already holds {len(held)} archived payload(s) of an earlier "
+            f"workspace (e.g. {sorted(held)[0]}); serve starts a fresh workspace and never "
+            "overwrites them: pass an empty or new folder"
+        )
     ws = Workspace(
         budget,
         tokenizer=args.tokenizer,
-        store=None if store_dir is None else DiskStore(store_dir),
+        store=store,
         hard_limit=_int_arg("--hard-limit", args.hard_limit, lo=1),
         task_tools=_task_tools(args.task_tools),
         log_path=log_path,
