@@ -7,14 +7,21 @@ time), for every registered strategy, and each strategy's share of the
 floor: drawing the trials' N*k random bits (plus the copy of the truth the
 simulator keeps), timed alone in the same run.
 
-Target, every row: vectorised / naive >= 1.5x (CPU time, same run). Why
-1.5x: the naive script's time is almost all its random-bit draws
-(``getrandbits``, C code; the "naive draws alone" note measures it), so no
-strategy can beat it by more than floor / naive-draws (about 4x on the
-reference machine); 1.5x means a strategy spends at most about 1.6 times the
-floor on its own encode/decode work. The audit found random-subset at 0.53x
-(an index-broadcast gather and a per-bit unpack/concatenate/pack of the
-state); keep-blocks, keep-bits and recover were at 1.9-2.2x.
+Target, every row (CPU time, same run): at least 0.35 of the floor and at
+least 1x the naive. Why these: the floor is the work no implementation can
+skip (the trials' random bits, drawn vectorised, and the simulator's copy of
+the truth), so the share of it measures how much a strategy adds on top;
+0.35 lets encode + decode cost at most about twice the floor. It is also
+the robust ratio: the floor and the strategies are both vectorised,
+memory-bound numpy code, slowed alike by a busy machine, whereas the naive
+baseline is almost all C-level ``getrandbits`` (the "naive draws alone"
+note measures it) and is slowed less, so the naive ratio moves more with the
+load. Not slower than the naive is kept as the second condition. Every row is
+measured with the allocator warmed (see ``main``). The audit found
+random-subset at 0.53x the naive; in the same warmed state it was 0.61x
+(0.11 of the floor: an index-broadcast gather and a per-bit
+unpack/concatenate/pack of the state) and is now 3.0x (0.54 of the floor);
+the other strategies are at 0.68-0.79 of the floor.
 
     .venv/bin/python benchmarks/bench_sims_recovery.py
 
@@ -38,7 +45,8 @@ from vistalab import sims  # noqa: E402
 
 N, K = 64, 4096
 BUDGET = N * K // 4
-TARGET_RATIO = 1.5
+FLOOR_SHARE = 0.35
+NAIVE_RATIO = 1.0
 
 
 def _naive(name: str, trials: int, seed: int = 1) -> int:
@@ -83,6 +91,19 @@ def main() -> int:
         for _ in range(naive_trials):
             [rnd.getrandbits(K) for _ in range(N)]
 
+    # The same allocator state for every row. glibc serves an array of at
+    # least its mmap threshold with fresh (page-faulting) pages, and raises the
+    # threshold to the size of the largest such array freed so far, up to
+    # 32 MiB. The simulator's 8 MiB arrays were therefore cheap or dear
+    # depending on which row had run before (recover measured 3.1e4 or 6.5e4
+    # trials/s with the same code). One 16 MiB array freed up front puts
+    # every row (and the floor) in the warm state; untimed passes follow.
+    warm = np.ones((1 << 21) + 4096)
+    del warm
+    floor()
+    for name in sims.STRATEGIES:
+        sims.simulate_recovery(N, K, BUDGET if name != "recover" else N * K, name,
+                               trials=fast_trials, rng=1)
     _, fcpu, _ = best_of(floor, 2)
     _, dcpu, _ = best_of(naive_draws, 1)
     floor_rate = fast_trials / fcpu
@@ -97,7 +118,8 @@ def main() -> int:
         rep.row(f"{name:<14} trials/s", f"{fast:.3g} vs naive {naive:.3g}  ratio "
                 f"{fast / naive:.3g}x  ({fast / floor_rate:.2f} of floor; success "
                 f"{res.success:.4f}, exact {res.exact_success})",
-                f">= {TARGET_RATIO}x naive", fast / naive >= TARGET_RATIO)
+                f">= {FLOOR_SHARE} of floor and >= {NAIVE_RATIO:g}x naive",
+                fast / floor_rate >= FLOOR_SHARE and fast / naive >= NAIVE_RATIO)
     return rep.finish()
 
 
