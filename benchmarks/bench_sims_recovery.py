@@ -17,7 +17,7 @@ memory-bound numpy code, slowed alike by a busy machine, whereas the naive
 baseline is almost all C-level ``getrandbits`` (the "naive draws alone"
 note measures it) and is slowed less, so the naive ratio moves more with the
 load. Not slower than the naive is kept as the second condition. Every row is
-measured with the allocator warmed (see ``main``). The audit found
+measured with the allocator warmed (``_common.warm_allocator``). The audit found
 random-subset at 0.53x the naive; in the same warmed state it was 0.61x
 (0.11 of the floor: an index-broadcast gather and a per-bit
 unpack/concatenate/pack of the state) and is now 3.0x (0.54 of the floor);
@@ -38,7 +38,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import numpy as np  # noqa: E402
-from _common import Report, best_of, run  # noqa: E402
+from _common import Report, best_of, run, warm_allocator  # noqa: E402
 from vistalab.sims._recovery import _random_blocks  # noqa: E402
 
 from vistalab import sims  # noqa: E402
@@ -91,15 +91,9 @@ def main() -> int:
         for _ in range(naive_trials):
             [rnd.getrandbits(K) for _ in range(N)]
 
-    # The same allocator state for every row. glibc serves an array of at
-    # least its mmap threshold with fresh (page-faulting) pages, and raises the
-    # threshold to the size of the largest such array freed so far, up to
-    # 32 MiB. The simulator's 8 MiB arrays were therefore cheap or dear
-    # depending on which row had run before (recover measured 3.1e4 or 6.5e4
-    # trials/s with the same code). One 16 MiB array freed up front puts
-    # every row (and the floor) in the warm state; untimed passes follow.
-    warm = np.ones((1 << 21) + 4096)
-    del warm
+    # The same allocator state for every row (see _common.warm_allocator),
+    # then an untimed pass of every timed path.
+    warm_allocator()
     floor()
     for name in sims.STRATEGIES:
         sims.simulate_recovery(N, K, BUDGET if name != "recover" else N * K, name,
