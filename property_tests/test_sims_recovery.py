@@ -236,3 +236,58 @@ def test_unknown_strategy_suggests_a_name():
     """DESIGN.md rule 6: 'Unknown strategy ... Did you mean ...?'."""
     with pytest.raises(theory.UnknownNameError, match=r"Did you mean 'recover'\?"):
         sims.simulate_recovery(4, 8, 10, "recovr", trials=10)
+
+
+def _bits_reference(state: np.ndarray, start: np.ndarray, nbits: int) -> np.ndarray:
+    """Bit-level reference: unpack every row, slice, pack."""
+    bits = np.unpackbits(state, axis=1)
+    rows = [bits[t, s:s + nbits] for t, s in enumerate(start)]
+    return np.packbits(np.array(rows, dtype=np.uint8).reshape(len(rows), nbits), axis=1)
+
+
+@given(st.integers(1, 70), st.integers(1, 300), st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_byte_shift_bit_helpers_match_unpacked_bits(nbits, slack, seed):
+    """Benchmark audit item 2: the byte-shift helpers behind the packed states
+    (read ``nbits`` bits at any offset, OR a packed field in at any offset)
+    give exactly the bytes of unpacking to one byte per bit and packing back."""
+    from vistalab.sims._recovery import _or_bits, _pack_index, _read_bits
+    gen = np.random.default_rng(seed)
+    total = nbits + slack
+    state = _random_blocks(gen, (5,), total)
+    start = gen.integers(0, total - nbits + 1, 5)
+    assert np.array_equal(_read_bits(state, start, nbits), _bits_reference(state, start, nbits))
+    field = _random_blocks(gen, (5,), nbits)
+    off = int(gen.integers(0, total - nbits + 1))
+    out = np.zeros((5, (total + 7) // 8), dtype=np.uint8)
+    _or_bits(out, field, off)
+    ref = np.unpackbits(out, axis=1)
+    ref[:] = 0
+    ref[:, off:off + nbits] = np.unpackbits(field, axis=1, count=nbits)
+    assert np.array_equal(out, np.packbits(ref, axis=1))
+    h = min(nbits, 64)
+    vals = gen.integers(0, 2**h, 5, dtype=np.uint64) if h < 64 else gen.integers(
+        0, 2**63, 5, dtype=np.uint64)
+    want = np.packbits(((vals[:, None] >> np.arange(h - 1, -1, -1, dtype=np.uint64)) & 1)
+                       .astype(np.uint8), axis=1)
+    assert np.array_equal(_pack_index(vals, h), want)
+
+
+@pytest.mark.parametrize("N,k,budget", [(64, 4096, 65536), (12, 9, 40), (200, 3, 300),
+                                        (5, 1, 8)])
+def test_random_subset_state_is_the_bit_packing_of_index_then_block(N, k, budget):
+    """Benchmark audit item 2: RandomSubset's byte-shift encoder writes exactly
+    the state of packing, per kept slot, ceil(log2 N) index bits then the k
+    block bits, and the decoder reads every kept block back bit for bit."""
+    strat = sims.make_strategy("random-subset")
+    plan = strat.plan(N, k, budget, theory.HandleCostModel())
+    s, h = int(plan.details["kept_blocks"]), int(plan.details["index_bits"])
+    blocks = _random_blocks(np.random.default_rng(N), (40, N), k)
+    state = strat.encode(blocks.copy(), plan, np.random.default_rng(1), None)
+    chosen = np.argsort(np.random.default_rng(1).random((40, N)), axis=1)[:, :s]
+    idx_bits = ((chosen[..., None] >> np.arange(h - 1, -1, -1)) & 1).astype(np.uint8)
+    picked = blocks[np.arange(40)[:, None], chosen]
+    fields = np.concatenate([idx_bits, np.unpackbits(picked, axis=2, count=k)], axis=2)
+    assert np.array_equal(state, np.packbits(fields.reshape(40, -1), axis=1))
+    got = strat.decode(state, chosen[:, 0], plan, np.random.default_rng(2), None)
+    assert np.array_equal(got, picked[:, 0])

@@ -283,13 +283,18 @@ def _cv_sums(w: np.ndarray, d: float, e: np.ndarray, shift: np.ndarray) -> np.nd
     cols: list[np.ndarray] = []
     caps: dict[float, np.ndarray] = {}
     capws: dict[float, np.ndarray] = {}
+    # Two scratch arrays reused for every threshold (the same operations as
+    # forming fresh temporaries, so the same bits, without the allocations).
+    capped, tmp = np.empty_like(e), np.empty_like(e)
     for c in sorted(set(_CAP_T) | set(_CAPW_T)):
         gap = shift - d * c
         if np.all(np.abs(gap) < 600.0):
-            capped = np.minimum(e, np.exp(-gap)[:, None])
+            np.minimum(e, np.exp(-gap)[:, None], out=capped)
             back = np.exp(gap)
             cap = capped.sum(axis=1) * back
-            capw = (np.minimum(w, c) * capped).sum(axis=1) * back
+            np.minimum(w, c, out=tmp)
+            tmp *= capped
+            capw = tmp.sum(axis=1) * back
         else:
             x = np.minimum(w, c)
             ex = np.exp(d * (x - c))
@@ -311,12 +316,15 @@ class _LightSums:
         self.cv = np.zeros((rows, _N_CV))
 
     def add(self, w: np.ndarray) -> None:
-        a = self.d * w
-        new = np.maximum(self.shift, a.max(axis=1))
+        e = self.d * w
+        new = np.maximum(self.shift, e.max(axis=1))
         scale = np.exp(self.shift - new)
-        e = np.exp(a - new[:, None])
+        e -= new[:, None]  # in place: e = exp(d w - new), as exp(a - new) with a = d w
+        np.exp(e, out=e)
         self.s = self.s * scale + e.sum(axis=1)
-        self.m = self.m * scale + (e * w).sum(axis=1)
+        ew = np.multiply(e, w)
+        self.m = self.m * scale + ew.sum(axis=1)
+        del ew
         self.shift = new
         self.cv += _cv_sums(w, self.d, e, new)
 
@@ -419,7 +427,10 @@ def _below(gen: np.random.Generator, top: np.ndarray, cols: int) -> np.ndarray:
     # In the log domain: far below zero ndtr(top) underflows to 0 and ndtri(0)
     # is -inf (the proposal can put ``top`` there when d is large).
     log_cap = special.log_ndtr(top)[:, None]
-    return special.ndtri_exp(np.log(gen.random((top.size, cols))) + log_cap)
+    out = gen.random((top.size, cols))
+    np.log(out, out=out)  # in place, the same values as ndtri_exp(log(u) + log_cap)
+    out += log_cap
+    return special.ndtri_exp(out, out=out)
 
 
 def _rate_block(

@@ -197,21 +197,58 @@ def _pack_fields(fields: np.ndarray, width: int) -> np.ndarray:
 
 def _read_field(state: np.ndarray, index: np.ndarray, width: int) -> np.ndarray:
     """Field ``index[t]`` (``width`` bits at bit offset ``index*width``) of
-    each row of a packed state, as packed bytes (T, ceil(width/8)).
+    each row of a packed state, as packed bytes (T, ceil(width/8))."""
+    return _read_bits(state, index.astype(np.int64) * width, width)
 
-    Only a window of ceil(width/8)+1 bytes per row is unpacked.
+
+def _read_bits(state: np.ndarray, start_bit: np.ndarray, nbits: int) -> np.ndarray:
+    """``nbits`` bits of row t of a packed state from bit ``start_bit[t]`` on,
+    packed (T, ceil(nbits/8)) with a zero tail.
+
+    Byte arithmetic on a window of ceil(nbits/8)+1 bytes per row (each output
+    byte is two neighbouring state bytes shifted by the row's bit offset),
+    never unpacking to one byte per bit.
     """
-    trials = index.shape[0]
-    nb = _kbytes(width)
-    start_bit = index.astype(np.int64) * width
+    trials = start_bit.shape[0]
+    nb = _kbytes(nbits)
     first = start_bit // 8
+    shift = (start_bit % 8).astype(np.uint16)[:, None]
     padded = np.concatenate([state, np.zeros((trials, nb + 1), dtype=np.uint8)], axis=1)
     window = padded[np.arange(trials)[:, None], first[:, None] + np.arange(nb + 1)]
-    if width % 8 == 0:
-        return window[:, :nb].copy()
-    bits = np.unpackbits(window, axis=1)
-    pos = (start_bit % 8)[:, None] + np.arange(width)
-    return np.packbits(np.take_along_axis(bits, pos, axis=1), axis=1)
+    pair = (window[:, :-1].astype(np.uint16) << 8) | window[:, 1:]
+    out = ((pair << shift) >> 8).astype(np.uint8)
+    if nb:
+        out[:, -1] &= np.uint8(_tail_mask(nbits))
+    return out
+
+
+def _or_bits(out: np.ndarray, src: np.ndarray, offset: int) -> None:
+    """OR the packed rows ``src`` (T, nb), zero tail, into ``out`` (T, M) from
+    bit ``offset`` on. Bits of ``src`` that would land past byte M must be zero
+    (the caller sizes ``out`` for the bits it places)."""
+    q, r = divmod(offset, 8)
+    room = out.shape[1] - q
+    if r == 0:
+        width = min(src.shape[1], room)
+        out[:, q:q + width] |= src[:, :width]
+        return
+    width = min(src.shape[1], room)
+    out[:, q:q + width] |= src[:, :width] >> np.uint8(r)
+    spill = min(src.shape[1], room - 1)
+    if spill > 0:
+        out[:, q + 1:q + 1 + spill] |= src[:, :spill] << np.uint8(8 - r)
+
+
+def _pack_index(values: np.ndarray, bits: int) -> np.ndarray:
+    """Non-negative integers < 2**bits (bits <= 64) as packed ``bits``-bit
+    fields, most significant bit first, shape (..., ceil(bits/8))."""
+    wide = values.astype(np.uint64) << np.uint64(64 - bits)
+    return wide.astype(">u8").view(np.uint8).reshape(*values.shape, 8)[..., :_kbytes(bits)]
+
+
+# Up to this many fields a state is assembled by byte shifts, one field at a
+# time; beyond it by unpacking to bits (fewer Python-level steps).
+_SHIFT_PACK_FIELDS = 512
 
 
 # ---------------------------------------------------------------------------
@@ -319,11 +356,22 @@ class RandomSubset:
         if s == 0:
             return np.zeros((trials, 0), dtype=np.uint8)
         chosen = np.argsort(rng.random((trials, N)), axis=1)[:, :s]
-        idx_bits = ((chosen[..., None] >> np.arange(h - 1, -1, -1)) & 1).astype(np.uint8)
-        picked = np.take_along_axis(blocks, chosen[..., None], axis=1)
-        block_bits = np.unpackbits(picked, axis=2, count=k)
-        fields = np.concatenate([idx_bits, block_bits], axis=2)
-        return np.packbits(fields.reshape(trials, -1), axis=1)
+        picked = blocks[np.arange(trials)[:, None], chosen]
+        width = h + k
+        if s > _SHIFT_PACK_FIELDS or h > 64:
+            idx_bits = ((chosen[..., None] >> np.arange(h - 1, -1, -1)) & 1).astype(np.uint8)
+            block_bits = np.unpackbits(picked, axis=2, count=k)
+            fields = np.concatenate([idx_bits, block_bits], axis=2)
+            return np.packbits(fields.reshape(trials, -1), axis=1)
+        # Same bytes as packing the bits, by byte shifts: slot i holds its
+        # index (h bits) then its block (k bits) from bit i * (h + k).
+        state = np.zeros((trials, _kbytes(s * width)), dtype=np.uint8)
+        idx = _pack_index(chosen, h) if h else None
+        for i in range(s):
+            if idx is not None:
+                _or_bits(state, idx[:, i], i * width)
+            _or_bits(state, picked[:, i], i * width + h)
+        return state
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
@@ -342,10 +390,8 @@ class RandomSubset:
         match = stored == index[:, None]
         hit = match.any(axis=1)
         if np.any(hit):
-            slot = match.argmax(axis=1)[hit]
-            field = _read_field(state[hit], slot, width)
-            fbits = np.unpackbits(field, axis=1, count=width)[:, h:]
-            guess[hit] = np.packbits(fbits, axis=1)
+            slot = match.argmax(axis=1)[hit].astype(np.int64)
+            guess[hit] = _read_bits(state[hit], slot * width + h, k)
         return guess
 
 
