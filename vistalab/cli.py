@@ -141,9 +141,7 @@ def _hypothesis_storage() -> Iterator[None]:
             os.environ.pop(key, None)
 
 
-def _main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = list(sys.argv[1:] if argv is None else argv)
+def _main(args: list[str]) -> int:
     try:
         # Inside the try: a command whose optional extra is missing fails while
         # registering (MissingExtraError), and that is one line too.
@@ -162,8 +160,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"{_PROG}: {text}", file=sys.stderr)
         return code
     return int(status or 0)
-
-
 
 
 if __name__ == "__main__":  # pragma: no cover
