@@ -102,6 +102,7 @@ from ._handles import (
     placeholder_kind,
     rejection_text,
 )
+from ._invariants import INVARIANTS, Invariant, invariant
 from ._langchain import LangChainWorkspace
 from ._mcp import (
     MCP_AGENT_TOOLS,
@@ -171,6 +172,10 @@ from ._tools import ToolFailure, ToolOutcome
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
 
 __all__ = [
+    # the paper's invariants, named once
+    "INVARIANTS",
+    "Invariant",
+    "invariant",
     # engine
     "Workspace",
     "Rendering",

@@ -1,0 +1,122 @@
+"""The paper's workspace invariants, named once.
+
+One vocabulary for everything that checks them: the engine's stateful tests,
+the conformance suite for other context managers (:mod:`vistalab.conformance`),
+the Coq model of the engine (``theory/coq/engine``) and the differential test
+that runs the Python engine against that model. A report, a JSON file or a Coq
+theorem that speaks of an invariant uses the ``name`` given here.
+
+The first five come from the paper (Methodology, "Workspace invariants" and
+"Structure preservation"; Context Stream, regime (i)). The last two are
+engineering requirements of any context manager that sits in an agent loop;
+they are not claims of the paper and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["INVARIANTS", "Invariant", "invariant"]
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One named invariant.
+
+    Attributes
+    ----------
+    name : str
+        The stable identifier used in reports, JSON, tests and Coq theorem names.
+    statement : str
+        What must hold, in one or two sentences.
+    source : str
+        Where it comes from: the paper's section and paragraph, or
+        ``"engineering"`` for requirements that are not the paper's.
+    """
+
+    name: str
+    statement: str
+    source: str
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant(
+        "budget",
+        "Every request the manager emits fits the budget: |C_t| <= B, counted by the "
+        "same tokenizer the checks use, after preflight and final assembly.",
+        "Methodology, 'Workspace invariants' (|C_t| <= B); Eq. (workspace-render)",
+    ),
+    Invariant(
+        "protocol",
+        "Every request is one the provider accepts: tool results stay linked to the "
+        "assistant tool calls that opened them, every call is answered, no answer is "
+        "orphaned or duplicated, and archived results render in protocol-valid form "
+        "(a placeholder whose parent call is also archived becomes ordinary context).",
+        "Methodology, 'Structure preservation'",
+    ),
+    Invariant(
+        "fidelity",
+        "Every visible unit appears with its exact content, in its original order; "
+        "anything else in the request is a placeholder, handle, stub or dashboard the "
+        "manager declares as such.",
+        "Methodology, Context Stream, regime (i) ('visible blocks appear in the active "
+        "prompt with exact content')",
+    ),
+    Invariant(
+        "recoverability",
+        "The exact bytes behind every archived or offloaded unit can be recovered, "
+        "unless the agent explicitly deleted that unit.",
+        "Methodology, 'Workspace invariants' (archived payload bytes remain recoverable "
+        "unless the agent explicitly deletes them)",
+    ),
+    Invariant(
+        "stable_ids",
+        "Every actionable unit has a block ID or handle that never changes meaning and "
+        "is never reused for another unit, including after deletion.",
+        "Methodology, 'Workspace invariants' (every actionable unit must have a stable "
+        "block ID or handle)",
+    ),
+    Invariant(
+        "dashboard",
+        "The dashboard reports the same token estimates the budget checks use.",
+        "Methodology, 'Workspace invariants' (the dashboard reports the same token "
+        "estimates used by these checks)",
+    ),
+    Invariant(
+        "crash",
+        "The manager never raises on a valid conversation.",
+        "engineering",
+    ),
+    Invariant(
+        "determinism",
+        "The same input gives the same output.",
+        "engineering",
+    ),
+)
+
+_BY_NAME = {inv.name: inv for inv in INVARIANTS}
+
+
+def invariant(name: str) -> Invariant:
+    """The invariant called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of the names in :data:`INVARIANTS`.
+
+    Returns
+    -------
+    Invariant
+
+    Raises
+    ------
+    UnknownNameError
+        If no invariant has that name (the message lists the names).
+    """
+    from ._errors import UnknownNameError
+
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise UnknownNameError("invariant", name, list(_BY_NAME)) from None
