@@ -78,7 +78,7 @@ def main() -> int:
         for must in ("vistalab/examples/sweeps/small.toml",
                      "vistalab/examples/traces/ops_agent.json", "vistalab/tests/conftest.py",
                      "vistalab/paper_checks/data/main_results.toml",
-                     "vistalab/testing/plugin.py"):
+                     "vistalab/testing/plugin.py", "vistalab/_pytest_plugin.py"):
             check(must in names, f"the wheel ships {must}")
 
         venv = tmp / "venv"
