@@ -5,6 +5,7 @@ metadata, and the README's table is the one the module generates."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ from vistalab.figures._vocabulary import COLUMNS, markdown_table
 
 from vistalab.sweep import EXPERIMENTS
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(os.environ.get("VISTA_LAB_README",
+                             Path(__file__).resolve().parent.parent / "README.md"))
 
 
 def test_every_sweep_column_is_in_the_vocabulary():
@@ -48,4 +50,7 @@ def test_vocabulary_has_one_entry_per_name_with_a_description():
 
 def test_readme_documents_the_vocabulary():
     """The README's 'Result columns' table is markdown_table() verbatim (documented once)."""
+    if not README.is_file():
+        pytest.skip(f"needs the repository's README.md (not found at {README}); run from a "
+                    "checkout or set VISTA_LAB_README=/path/to/README.md")
     assert markdown_table() in README.read_text(encoding="utf-8")
