@@ -495,7 +495,9 @@ def claim(
     kind: str = "text",
     stage: str = "paper",
 ) -> Callable[[CheckFn], CheckFn]:
-    """Decorator form of :func:`register_claim`::
+    """Register the decorated check as a claim (the decorator form of :func:`register_claim`).
+
+    Used as::
 
         @claim("engine.makeroom-ledger", section="Engine-backed checks", where="Theorem 1",
                statement="...", tolerance="4 standard errors", kind="engine",

@@ -35,7 +35,7 @@ class HandleCostFit:
         Least-squares fit of ``handle_tokens = c0 log2 N`` (through the
         origin, theory's model), in tokens per log2 N (N >= 2 only).
     c0_residual_max : float
-        Largest |measured - c0 log2 N| in tokens.
+        Largest ``|measured - c0 log2 N|`` in tokens.
     intercept, slope : float
         Affine fit ``intercept + slope log2 N``: the engine's handle is mostly
         a constant (tag, level, size, checksum, folder) plus the ID and file
