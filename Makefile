@@ -44,13 +44,9 @@ bench: $(STAMP)
 	status=0; for f in benchmarks/bench_*.py; do $(BIN)/python $$f || status=1; done; exit $$status
 
 # The documentation site: docs/_build/html (warnings are errors; the tutorials are
-# executed; the home page's figure is drawn by the figure script, not committed).
-DOCS_FIG := docs/_static/generated/fig4_tradeoff.png
+# executed at build time, offline).
 docs: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[all,docs]'
-	@mkdir -p docs/_static/generated
-	@[ -f $(DOCS_FIG) ] || { $(BIN)/python -m vistalab.figures.fig4_tradeoff --quick --out docs/_build/fig4 >/dev/null \
-	  && cp docs/_build/fig4/fig4_tradeoff.png $(DOCS_FIG); }
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 clean:
