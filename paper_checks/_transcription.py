@@ -173,6 +173,11 @@ def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
     data_dir : path, optional
         Another copy of the data files (default: the shipped ones).
 
+    Returns
+    -------
+    tuple of TranscriptionCheck
+        One per table and per quote, in data-file order.
+
     Raises
     ------
     DomainError
