@@ -56,3 +56,32 @@ Proof.
   - rewrite <- C. apply total_is_rendering_cost.
   - rewrite <- C. apply mode_normal.
 Qed.
+
+(* stable_ids.  Methodology, "Workspace invariants": "every actionable unit
+   must have a stable block ID or handle."  Blocks are numbered B1..Bn in
+   registration order, tombstones included; every operation leaves each
+   registered block's identity (number, type, bytes, call ids) as it was and
+   only appends new blocks with the next numbers; a group keeps its members
+   under its ID, and a new group gets an ID above every group ID used before
+   (so no ID is ever reused, even after deletion). *)
+Theorem workspace_stable_ids (c : config) (d : nat) (s0 : state) (ops : list op) (o : op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let s' := fst (step s o) in
+  map b_id (blocks s) = seq 1 (nblocks s) /\
+  map b_id (blocks s') = seq 1 (nblocks s') /\
+  (exists fresh, regs s' = regs s ++ fresh) /\
+  (forall x, In x (groups s) -> g_id x <= ngroups s) /\
+  ngroups s <= ngroups s' /\
+  (forall x', In x' (groups s') ->
+     (exists x, In x (groups s) /\ gmeaning x = gmeaning x') \/ ngroups s < g_id x').
+Proof.
+  intros I s s'.
+  destruct (init_fresh c d s0 I) as [I1 I2].
+  assert (A : ids_ok s) by (apply run_invariant; auto; intros; apply stable_step; auto).
+  assert (B : gids_ok s) by (apply run_invariant; auto; intros; apply gids_step; auto).
+  destruct (stable_step s o A) as [A' R].
+  destruct (gstep_step s o) as [N G].
+  split; [exact A|]. split; [exact A'|]. split; [exact R|]. split; [exact B|]. split; [exact N|].
+  intros x' Hx. destruct (G x' Hx) as [L|L]; [left; exact L|right; lia].
+Qed.

@@ -332,3 +332,274 @@ Qed.
 
 Lemma run_cfg c d s0 os : init c d = Some s0 -> cfg (run s0 os) = c.
 Proof. intro I. rewrite cfg_run. exact (cfg_init c d s0 I). Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Stable IDs *)
+
+Definition registered (b : block) : nat * kind * nat * nat * list nat :=
+  (b_id b, b_kind b, b_data b, b_cid b, b_calls b).
+
+Definition regs (s : state) := map registered (blocks s).
+
+Definition keeps_regs (f : block -> block) : Prop := forall b, registered (f b) = registered b.
+
+Ltac keepreg :=
+  let b := fresh "b" in intro b;
+  repeat match goal with
+         | |- context [if ?c then _ else _] => destruct c
+         | |- context [match ?x with _ => _ end] => destruct x
+         end; reflexivity.
+
+Lemma regs_update s f : keeps_regs f -> regs (update s f) = regs s.
+Proof.
+  intro K. unfold regs. rewrite blocks_update, map_map. apply map_ext.
+  intro b. destruct (protected s b); auto.
+Qed.
+
+Lemma regs_offload_all xs s : regs (offload_all s xs) = regs s.
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intro s; simpl; auto.
+  rewrite IH. unfold offload_block; cbv zeta.
+  destruct (find_block s x); apply regs_update; keepreg.
+Qed.
+
+Lemma regs_archive s us h st : regs (archive_units s us h st) = regs s.
+Proof.
+  unfold archive_units. cbv zeta.
+  destruct us as [|[n|g] [|u r]];
+  try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
+  try (destruct (find_group s g)); try reflexivity;
+  try (apply regs_update; keepreg);
+  try (unfold regs, with_store, with_counts, with_groups, blocks; cbn [turns];
+       apply (regs_update s); keepreg).
+Qed.
+
+Lemma regs_restore us s : regs (fold_left restore_unit us s) = regs s.
+Proof.
+  revert s; induction us as [|u us IH]; intro s; simpl; auto. rewrite IH.
+  destruct u; unfold restore_unit; cbv zeta;
+  unfold regs, with_store, with_groups, blocks; cbn [turns]; apply (regs_update s); keepreg.
+Qed.
+
+Lemma regs_delete us s : regs (fold_left delete_unit us s) = regs s.
+Proof.
+  revert s; induction us as [|u us IH]; intro s; simpl; auto. rewrite IH.
+  destruct u; unfold delete_unit; cbv zeta;
+  unfold regs, with_store, with_groups, blocks; cbn [turns]; apply (regs_update s); keepreg.
+Qed.
+
+Lemma seq_snoc a n : seq a (S n) = seq a n ++ [a + n].
+Proof. rewrite <- Nat.add_1_r, seq_app. reflexivity. Qed.
+
+Definition ids_ok (s : state) : Prop := map b_id (blocks s) = seq 1 (nblocks s).
+
+Lemma ids_of_regs s s' : regs s' = regs s -> map b_id (blocks s') = map b_id (blocks s).
+Proof.
+  unfold regs. intro E.
+  assert (map (fun r => fst (fst (fst (fst r)))) (map registered (blocks s')) =
+          map (fun r => fst (fst (fst (fst r)))) (map registered (blocks s))) by (rewrite E; auto).
+  rewrite !map_map in H. exact H.
+Qed.
+
+Lemma blocks_with_dash s d : blocks (with_dash s d) = blocks s. Proof. reflexivity. Qed.
+Lemma blocks_with_counts s a b : blocks (with_counts s a b) = blocks s. Proof. reflexivity. Qed.
+Lemma blocks_with_pending s p o : blocks (with_pending s p o) = blocks s. Proof. reflexivity. Qed.
+Lemma nblocks_with_dash s d : nblocks (with_dash s d) = nblocks s. Proof. reflexivity. Qed.
+Lemma nblocks_with_counts s a b : nblocks (with_counts s a b) = a. Proof. reflexivity. Qed.
+Lemma nblocks_with_pending s p o : nblocks (with_pending s p o) = nblocks s. Proof. reflexivity. Qed.
+Lemma nblocks_with_turns s t : nblocks (with_turns s t) = nblocks s. Proof. reflexivity. Qed.
+Lemma regs_with_dash s d : regs (with_dash s d) = regs s. Proof. reflexivity. Qed.
+Lemma regs_with_counts s a b : regs (with_counts s a b) = regs s. Proof. reflexivity. Qed.
+Lemma regs_with_pending s p o : regs (with_pending s p o) = regs s. Proof. reflexivity. Qed.
+
+#[export] Hint Rewrite blocks_with_dash blocks_with_counts blocks_with_pending nblocks_with_dash
+  nblocks_with_counts nblocks_with_pending nblocks_with_turns regs_with_dash
+  regs_with_counts regs_with_pending : st.
+
+Lemma nblocks_offload_all xs s : nblocks (offload_all s xs) = nblocks s.
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intro s; simpl; auto.
+  rewrite IH. unfold offload_block; cbv zeta. destruct (find_block s x); reflexivity.
+Qed.
+
+Lemma nblocks_archive s us h st : nblocks (archive_units s us h st) = nblocks s.
+Proof.
+  unfold archive_units; cbv zeta. destruct us as [|[n|g] [|u r]];
+  try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
+  try (destruct (find_group s g)); reflexivity.
+Qed.
+
+Lemma nblocks_restore us s : nblocks (fold_left restore_unit us s) = nblocks s.
+Proof. revert s; induction us as [|u l IH]; intro s; simpl; auto. rewrite IH. destruct u; reflexivity. Qed.
+
+Lemma nblocks_delete us s : nblocks (fold_left delete_unit us s) = nblocks s.
+Proof. revert s; induction us as [|u l IH]; intro s; simpl; auto. rewrite IH. destruct u; reflexivity. Qed.
+
+Ltac unchanged I := split; [exact I | exists []; rewrite app_nil_r; reflexivity].
+
+(* Every operation keeps every registered block's meaning and only appends
+   blocks, numbered on from the last. *)
+Lemma stable_step s o :
+  ids_ok s ->
+  ids_ok (fst (step s o)) /\ exists fresh, regs (fst (step s o)) = regs s ++ fresh.
+Proof.
+  unfold ids_ok. intro I. destruct o; cbn [step].
+  - destruct k; try unchanged I; unfold reg_plain; destruct (pending s); try unchanged I;
+    destruct (_ && _); cbn [fst]; try unchanged I;
+    (split; [|eexists; unfold regs; autorewrite with st; rewrite blocks_snoc, map_app; reflexivity]);
+    autorewrite with st; rewrite blocks_snoc, map_app, I, seq_snoc; reflexivity.
+  - unfold reg_call. destruct (pending s); try unchanged I.
+    destruct ids; try unchanged I. destruct (negb _); cbn [fst]; try unchanged I.
+    split; [|eexists; unfold regs; autorewrite with st; rewrite blocks_snoc, map_app; reflexivity].
+    autorewrite with st. rewrite blocks_snoc, map_app, I, seq_snoc; reflexivity.
+  - unfold reg_result. destruct (negb _ ) eqn:N; try unchanged I.
+    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [_ N].
+    assert (R := regs_offload_all off s).
+    match goal with |- context [with_turns ?s2 (add_result (turns ?s2) ?r)] =>
+      assert (H : blocks (with_turns s2 (add_result (turns s2) r)) = blocks s2 ++ [r])
+        by (unfold blocks at 1, with_turns; cbn [turns]; apply blocks_add_result;
+            apply last_is_call_offload_all; exact N) end.
+    autorewrite with st. split.
+    + rewrite H, map_app, (ids_of_regs _ _ R), I, seq_snoc.
+      destruct (match g with GAdmit => false | _ => true end); reflexivity.
+    + eexists. unfold regs at 1. rewrite H, map_app. fold (regs (offload_all s off)). rewrite R. reflexivity.
+  - unfold act. destruct (resolve s AArchive us); try unchanged I.
+    cbn [fst]. assert (R := regs_archive s l h stubs). autorewrite with st. split.
+    + rewrite (ids_of_regs _ _ R), I, nblocks_archive. reflexivity.
+    + exists []. rewrite app_nil_r. exact R.
+  - unfold act. destruct (resolve s ARestore us); try unchanged I.
+    cbn [fst]. assert (R := regs_restore l s). autorewrite with st. split.
+    + rewrite (ids_of_regs _ _ R), I, nblocks_restore. reflexivity.
+    + exists []. rewrite app_nil_r. exact R.
+  - unfold act. destruct (resolve s ADelete us); try unchanged I.
+    cbn [fst]. assert (R := regs_delete l s). autorewrite with st. split.
+    + rewrite (ids_of_regs _ _ R), I, nblocks_delete. reflexivity.
+    + exists []. rewrite app_nil_r. exact R.
+  - destruct (find_block s n); [destruct (recover s n)|]; unchanged I.
+Qed.
+
+(* Groups: a group ID keeps its members; new groups get IDs above every one used. *)
+Definition gmeaning (x : group) : nat * list uid * list nat := (g_id x, g_members x, g_leaves x).
+
+Definition gsub (l l' : list group) : Prop :=
+  forall x', In x' l' -> exists x, In x l /\ gmeaning x = gmeaning x'.
+
+Lemma gsub_refl l : gsub l l.
+Proof. intros x H. exists x; auto. Qed.
+
+Lemma gsub_trans a b c : gsub a b -> gsub b c -> gsub a c.
+Proof.
+  intros H1 H2 x Hx. destruct (H2 x Hx) as [y [Hy Ey]]. destruct (H1 y Hy) as [z [Hz Ez]].
+  exists z; split; congruence.
+Qed.
+
+Lemma gsub_map l f : (forall x, gmeaning (f x) = gmeaning x) -> gsub l (map f l).
+Proof. intros F x Hx. apply in_map_iff in Hx. destruct Hx as [y [<- Hy]]. exists y; auto. Qed.
+
+Lemma gsub_filter l p : gsub l (filter p l).
+Proof. intros x Hx. apply filter_In in Hx. exists x; tauto. Qed.
+
+Ltac gmean := let x := fresh "x" in intro x;
+  repeat match goal with
+         | |- context [if ?c then _ else _] => destruct c
+         | |- context [match ?y with _ => _ end] => destruct y
+         end; reflexivity.
+
+Definition gids_ok (s : state) : Prop := forall x, In x (groups s) -> g_id x <= ngroups s.
+
+Definition gstep (s s' : state) : Prop :=
+  ngroups s <= ngroups s' /\
+  forall x', In x' (groups s') -> (exists x, In x (groups s) /\ gmeaning x = gmeaning x')
+                                  \/ ngroups s < g_id x' <= ngroups s'.
+
+Lemma gstep_same s s' : groups s' = groups s -> ngroups s' = ngroups s -> gstep s s'.
+Proof. intros G N. split; [lia|]. intros x Hx. left. exists x. rewrite <- G. auto. Qed.
+
+Lemma gstep_sub s s' : gsub (groups s) (groups s') -> ngroups s' = ngroups s -> gstep s s'.
+Proof. intros G N. split; [lia|]. intros x Hx. left. apply G; auto. Qed.
+
+Lemma groups_offload_all xs s : groups (offload_all s xs) = groups s /\ ngroups (offload_all s xs) = ngroups s.
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intro s; simpl; auto.
+  destruct (IH (offload_block s x)) as [A B]. rewrite A, B.
+  unfold offload_block; cbv zeta. destruct (find_block s x); auto.
+Qed.
+
+Lemma gstep_restore us s : gstep s (fold_left restore_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intro s; simpl.
+  - apply gstep_same; auto.
+  - assert (G : gstep s (restore_unit s u)).
+    { destruct u; unfold restore_unit; cbv zeta; [apply gstep_same; auto|].
+      apply gstep_sub; [|reflexivity]. cbn [groups with_store with_groups].
+      eapply gsub_trans; [apply (gsub_filter _ (fun x => negb (g_id x =? n)))|].
+      apply gsub_map. gmean. }
+    destruct G as [G1 G2]. destruct (IH (restore_unit s u)) as [H1 H2]. split; [lia|].
+    intros x Hx. destruct (H2 x Hx) as [[y [Hy Ey]]|L]; [|right; lia].
+    destruct (G2 y Hy) as [[z [Hz Ez]]|L]; [left; exists z; split; congruence|].
+    right. unfold gmeaning in Ey. inversion Ey. lia.
+Qed.
+
+Lemma gstep_delete us s : gstep s (fold_left delete_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intro s; simpl.
+  - apply gstep_same; auto.
+  - assert (G : gstep s (delete_unit s u)).
+    { destruct u; unfold delete_unit; cbv zeta; [apply gstep_same; auto|].
+      apply gstep_sub; [|reflexivity]. apply gsub_filter. }
+    destruct G as [G1 G2]. destruct (IH (delete_unit s u)) as [H1 H2]. split; [lia|].
+    intros x Hx. destruct (H2 x Hx) as [[y [Hy Ey]]|L]; [|right; lia].
+    destruct (G2 y Hy) as [[z [Hz Ez]]|L]; [left; exists z; split; congruence|].
+    right. unfold gmeaning in Ey. inversion Ey. lia.
+Qed.
+
+Lemma gstep_archive s us h st : gstep s (archive_units s us h st).
+Proof.
+  unfold archive_units; cbv zeta.
+  destruct us as [|[n|g] [|u r]];
+  try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
+  try (destruct (find_group s g));
+  try (apply gstep_same; reflexivity).
+  all: try (apply gstep_sub; [apply gsub_map; gmean | reflexivity]).
+  all: split; cbn [ngroups with_counts]; [lia|]; intros x Hx;
+       cbn [groups with_counts with_store with_groups] in Hx;
+       apply in_app_iff in Hx; destruct Hx as [Hx|[<-|[]]];
+       [left | right; cbn [g_id ngroups with_counts]; lia];
+       refine (gsub_map (groups s) _ _ x Hx); gmean.
+Qed.
+
+Lemma gstep_step s o : gstep s (fst (step s o)).
+Proof.
+  destruct o; cbn [step].
+  - destruct k; try (apply gstep_same; reflexivity); unfold reg_plain; destruct (pending s);
+    try (apply gstep_same; reflexivity); destruct (_ && _); apply gstep_same; reflexivity.
+  - unfold reg_call. destruct (pending s); try (apply gstep_same; reflexivity).
+    destruct ids; try (apply gstep_same; reflexivity). destruct (negb _); apply gstep_same; reflexivity.
+  - unfold reg_result. destruct (negb _ ); try (apply gstep_same; reflexivity).
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. destruct (groups_offload_all off s) as [A B].
+    apply gstep_same; [exact A | reflexivity].
+  - unfold act. destruct (resolve s AArchive us); [|apply gstep_same; reflexivity].
+    apply gstep_archive.
+  - unfold act. destruct (resolve s ARestore us); [|apply gstep_same; reflexivity].
+    apply gstep_restore.
+  - unfold act. destruct (resolve s ADelete us); [|apply gstep_same; reflexivity].
+    apply gstep_delete.
+  - destruct (find_block s n); [destruct (recover s n)|]; apply gstep_same; reflexivity.
+Qed.
+
+Lemma gids_step s o : gids_ok s -> gids_ok (fst (step s o)).
+Proof.
+  intros G x Hx. destruct (gstep_step s o) as [N S]. destruct (S x Hx) as [[y [Hy E]]|L]; [|lia].
+  unfold gmeaning in E. inversion E. specialize (G y Hy). lia.
+Qed.
+
+Lemma run_invariant (P : state -> Prop) s os :
+  P s -> (forall s o, P s -> P (fst (step s o))) -> P (run s os).
+Proof. revert s; induction os as [|o os IH]; intros s H K; simpl; auto. Qed.
+
+Lemma init_fresh c d s : init c d = Some s -> ids_ok s /\ gids_ok s.
+Proof.
+  unfold init. destruct (_ <=? _); intro H; inversion H; subst.
+  split; [reflexivity | intros x []].
+Qed.
