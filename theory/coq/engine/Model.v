@@ -200,7 +200,8 @@ Definition pos_msgs (s : state) (tf0 : bool) (b : block) : list msg :=
           if res then [wrap tf b f c] else [mkMsg me f (plain_role (b_kind b)) (snd c)]
       | Some g0 =>
           match top_group s g0 with
-          | None => []
+          | None => (* unreachable: a block's group is live; kept protocol-valid *)
+              if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b)] else []
           | Some g =>
               if first_leaf g =? b_id b then
                 if tf then [mkMsg me (FHandle (UG (g_id g))) (RTool (b_cid b)) (fst (g_h g))]

@@ -85,3 +85,20 @@ Proof.
   split; [exact A|]. split; [exact A'|]. split; [exact R|]. split; [exact B|]. split; [exact N|].
   intros x' Hx. destruct (G x' Hx) as [L|L]; [left; exact L|right; lia].
 Qed.
+
+(* protocol.  Methodology, "Structure preservation": "tool results stay
+   linked to their calls and archived results render in protocol-valid
+   form."  Every rendering, ordinary or management, satisfies the OpenAI
+   pairing rule: each assistant message with tool calls (distinct ids) is
+   followed, before any other message, by exactly one tool message per call
+   (the result, its placeholder, handle, member stub or tombstone, or a
+   pending placeholder); no tool message appears anywhere else (a result whose
+   call left the prompt renders as ordinary context). *)
+Theorem workspace_protocol (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  openai_valid (render (run s0 ops)).
+Proof.
+  intro I. apply render_valid. apply run_invariant.
+  - exact (proto_init c d s0 I).
+  - intros s o H. apply proto_step; exact H.
+Qed.

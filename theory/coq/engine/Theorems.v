@@ -603,3 +603,455 @@ Proof.
   unfold init. destruct (_ <=? _); intro H; inversion H; subst.
   split; [reflexivity | intros x []].
 Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Protocol: the OpenAI pairing rule *)
+
+Fixpoint remove_first (i : nat) (l : list nat) : list nat :=
+  match l with [] => [] | x :: r => if x =? i then r else x :: remove_first i r end.
+
+Definition plainr (x : role) : bool :=
+  match x with RTool _ | RCalls _ => false | _ => true end.
+
+(* [open]: the calls of the last assistant message not answered yet.  An
+   assistant message with tool calls (distinct ids, at least one) comes when
+   nothing is open and is followed by exactly one tool message per call
+   before any other message; a tool message answers an open call. *)
+Fixpoint openai_ok (open : list nat) (rs : list role) : bool :=
+  match rs with
+  | [] => match open with [] => true | _ => false end
+  | RTool i :: r => existsb (Nat.eqb i) open && openai_ok (remove_first i open) r
+  | RCalls ids :: r =>
+      match open, ids with
+      | [], _ :: _ => nodupb ids && openai_ok ids r
+      | _, _ => false
+      end
+  | _ :: r => match open with [] => openai_ok [] r | _ => false end
+  end.
+
+Definition openai_valid (ms : list msg) : Prop := openai_ok [] (map m_role ms) = true.
+
+Lemma plain_pass rs r : forallb plainr rs = true -> openai_ok [] (rs ++ r) = openai_ok [] r.
+Proof.
+  induction rs as [|x rs IH]; simpl; auto. intro H. apply andb_true_iff in H. destruct H as [H1 H2].
+  destruct x; try discriminate; rewrite IH; auto.
+Qed.
+
+Lemma remove_first_perm i l : In i l -> Permutation l (i :: remove_first i l).
+Proof.
+  induction l as [|x l IH]; simpl; [intros []|]. intro H.
+  destruct (Nat.eqb_spec x i).
+  - subst. reflexivity.
+  - destruct H as [H|H]; [congruence|]. rewrite (IH H) at 1. apply perm_swap.
+Qed.
+
+Lemma nodupb_NoDup l : nodupb l = true <-> NoDup l.
+Proof.
+  induction l as [|x l IH]; simpl.
+  - split; auto. constructor.
+  - rewrite andb_true_iff, IH, negb_true_iff. split.
+    + intros [H1 H2]. constructor; auto. intro Hin.
+      assert (existsb (Nat.eqb x) l = true) by (apply existsb_exists; exists x; split; auto; apply Nat.eqb_refl).
+      congruence.
+    + intro H. inversion H; subst. split; auto.
+      destruct (existsb (Nat.eqb x) l) eqn:E; auto. apply existsb_exists in E.
+      destruct E as [y [Hy Ey]]. apply Nat.eqb_eq in Ey. subst. contradiction.
+Qed.
+
+Lemma tools_close l ids r :
+  NoDup ids -> Permutation ids l -> openai_ok ids (map RTool l ++ r) = openai_ok [] r.
+Proof.
+  revert ids. induction l as [|i l IH]; intros ids N P; simpl.
+  - apply Permutation_sym, Permutation_nil in P. subst. reflexivity.
+  - assert (In i ids) by (apply (Permutation_in i (Permutation_sym P)); left; auto).
+    assert (E : existsb (Nat.eqb i) ids = true)
+      by (apply existsb_exists; exists i; split; auto; apply Nat.eqb_refl).
+    rewrite E. simpl.
+    pose proof (remove_first_perm i ids H) as R.
+    apply IH.
+    + apply (Permutation_NoDup R) in N. inversion N; auto.
+    + apply Permutation_cons_inv with (a := i). rewrite <- R. exact P.
+Qed.
+
+(* What each position renders to, by role. *)
+Lemma roles_result_tool s r :
+  b_kind r = KResult -> map m_role (pos_msgs s true r) = [RTool (b_cid r)].
+Proof.
+  intro K. unfold pos_msgs, is_result. rewrite K. cbn [andb].
+  destruct (b_status r); try reflexivity; try (destruct (b_rej r); reflexivity);
+  destruct (b_group r); try reflexivity;
+  destruct (top_group s n); try reflexivity;
+  destruct (first_leaf g =? b_id r); reflexivity.
+Qed.
+
+Lemma roles_result_user s r :
+  b_kind r = KResult -> forallb plainr (map m_role (pos_msgs s false r)) = true.
+Proof.
+  intro K. unfold pos_msgs, is_result. rewrite K. cbn [andb].
+  destruct (b_status r); try reflexivity; try (destruct (b_rej r); reflexivity);
+  destruct (b_group r); try reflexivity;
+  destruct (top_group s n); try reflexivity;
+  destruct (first_leaf g =? b_id r); reflexivity.
+Qed.
+
+Lemma roles_plain s tf b :
+  b_kind b <> KCall -> b_kind b <> KResult -> forallb plainr (map m_role (pos_msgs s tf b)) = true.
+Proof.
+  intros K1 K2. unfold pos_msgs, is_result, is_call.
+  destruct (b_kind b); try congruence; cbn [andb];
+  destruct (b_status b); try reflexivity;
+  destruct (b_group b); try reflexivity;
+  destruct (top_group s n); try reflexivity;
+  destruct (first_leaf g =? b_id b); reflexivity.
+Qed.
+
+Lemma roles_call_out s tf c :
+  b_kind c = KCall -> in_prompt (b_status c) = false ->
+  forallb plainr (map m_role (pos_msgs s tf c)) = true.
+Proof.
+  intros K P. unfold pos_msgs, is_result, is_call. rewrite K. cbn [andb].
+  destruct (b_status c); try discriminate;
+  destruct (b_group c); try reflexivity;
+  destruct (top_group s n); try reflexivity;
+  destruct (first_leaf g =? b_id c); reflexivity.
+Qed.
+
+Lemma roles_call_in s tf c :
+  b_kind c = KCall -> b_status c = Visible -> map m_role (pos_msgs s tf c) = [RCalls (b_calls c)].
+Proof. intros K P. unfold pos_msgs, is_result, is_call. rewrite K, P. reflexivity. Qed.
+
+(* The conversation's shape: a tool-call block has distinct, non-empty call
+   ids, is never pinned, and is followed by results that answer its calls
+   (all of them, except in the last turn, whose unanswered calls are the
+   pending ones and whose call block is then in the prompt). *)
+Definition cids (rs : list block) : list nat := map b_cid rs.
+
+Definition turn_ok (t : turn) (pend : list nat) (own : nat) : Prop :=
+  match t with
+  | TP b => b_kind b <> KCall /\ b_kind b <> KResult /\ pend = []
+  | TC c rs =>
+      b_kind c = KCall /\ b_status c <> Pinned /\ NoDup (b_calls c) /\ b_calls c <> [] /\
+      Forall (fun r => b_kind r = KResult) rs /\
+      Permutation (b_calls c) (cids rs ++ pend) /\
+      (pend <> [] -> b_status c = Visible /\ b_id c = own)
+  end.
+
+Fixpoint turns_ok (ts : list turn) (pend : list nat) (own : nat) : Prop :=
+  match ts with
+  | [] => pend = []
+  | [t] => turn_ok t pend own
+  | t :: ts' => turn_ok t [] own /\ turns_ok ts' pend own
+  end.
+
+Definition proto_inv (s : state) : Prop := turns_ok (turns s) (map fst (pending s)) (owner s).
+
+(* The ordinary rendering is protocol-valid. *)
+Lemma turn_pass s t own r :
+  turn_ok t [] own -> openai_ok [] (map m_role (turn_msgs s t) ++ r) = openai_ok [] r.
+Proof.
+  destruct t as [b|c rs]; simpl.
+  - intros [K1 [K2 _]]. apply plain_pass, roles_plain; auto.
+  - intros [K [NP [N [NE [F [P _]]]]]]. rewrite map_app, <- app_assoc.
+    destruct (in_prompt (b_status c)) eqn:IP.
+    + assert (V : b_status c = Visible) by (destruct (b_status c); try discriminate; auto; contradiction).
+      rewrite (roles_call_in s false c K V).
+      assert (R : map m_role (flat_map (pos_msgs s true) rs) = map RTool (cids rs)).
+      { clear -F. induction rs as [|x rs IH]; simpl; auto. inversion F; subst.
+        rewrite map_app, (roles_result_tool s x H1), IH; auto. }
+      rewrite R. destruct (b_calls c) as [|i ids] eqn:E; [contradiction|].
+      cbn [app openai_ok].
+      assert (Nb : nodupb (i :: ids) = true) by (apply nodupb_NoDup; exact N).
+      rewrite Nb. cbn [andb].
+      apply tools_close; [exact N | rewrite app_nil_r in P; exact P].
+    + rewrite plain_pass by (apply roles_call_out; auto).
+      apply plain_pass. clear -F. induction rs as [|x rs IH]; simpl; auto. inversion F; subst.
+      rewrite map_app, forallb_app, roles_result_user, IH; auto.
+Qed.
+
+Lemma last_turn_ok s t pend own :
+  turn_ok t pend own ->
+  openai_ok [] (map m_role (turn_msgs s t) ++ map RTool pend ++ [RUser]) = true.
+Proof.
+  destruct t as [b|c rs]; simpl.
+  - intros [K1 [K2 E]]. subst. rewrite plain_pass by (apply roles_plain; auto). reflexivity.
+  - intros [K [NP [N [NE [F [P O]]]]]]. rewrite map_app, <- app_assoc.
+    destruct (in_prompt (b_status c)) eqn:IP.
+    + assert (V : b_status c = Visible) by (destruct (b_status c); try discriminate; auto; contradiction).
+      rewrite (roles_call_in s false c K V).
+      assert (R : map m_role (flat_map (pos_msgs s true) rs) = map RTool (cids rs)).
+      { clear -F. induction rs as [|x rs IH]; simpl; auto. inversion F; subst.
+        rewrite map_app, (roles_result_tool s x H1), IH; auto. }
+      rewrite R. destruct (b_calls c) as [|i ids] eqn:E; [contradiction|].
+      cbn [app openai_ok].
+      assert (Nb : nodupb (i :: ids) = true) by (apply nodupb_NoDup; exact N).
+      rewrite Nb. cbn [andb].
+      rewrite app_assoc, <- map_app.
+      rewrite tools_close; [reflexivity|exact N|exact P].
+    + destruct pend as [|p pend].
+      * rewrite plain_pass by (apply roles_call_out; auto).
+        rewrite plain_pass; [reflexivity|].
+        clear -F. induction rs as [|x rs IH]; simpl; auto. inversion F; subst.
+        rewrite map_app, forallb_app, roles_result_user, IH; auto.
+      * destruct (O ltac:(discriminate)) as [V _]. rewrite V in IP. discriminate.
+Qed.
+
+Lemma turns_render s ts pend own :
+  turns_ok ts pend own ->
+  openai_ok [] (map m_role (flat_map (turn_msgs s) ts) ++ map RTool pend ++ [RUser]) = true.
+Proof.
+  induction ts as [|t ts IH]; intro H.
+  - simpl in H. subst. reflexivity.
+  - destruct ts as [|t' ts'].
+    + simpl. rewrite app_nil_r. apply last_turn_ok with (own := own). exact H.
+    + destruct H as [H1 H2]. cbn [flat_map]. rewrite map_app, <- app_assoc.
+      rewrite turn_pass with (own := own); auto.
+Qed.
+
+Lemma normal_render_valid s : proto_inv s -> openai_valid (normal_render s).
+Proof.
+  unfold proto_inv, openai_valid, normal_render. intro H.
+  rewrite !map_app. unfold pending_msgs. rewrite map_map.
+  replace (map (fun x => m_role (mkMsg (PPending (fst x)) FPending (RTool (fst x)) (snd x))) (pending s))
+    with (map RTool (map fst (pending s))) by (rewrite map_map; reflexivity).
+  apply turns_render with (own := owner s). exact H.
+Qed.
+
+Lemma calls_not_pinned ts pend own :
+  turns_ok ts pend own ->
+  forall b, In b (flat_map turn_blocks ts) -> b_status b = Pinned -> b_kind b <> KCall.
+Proof.
+  induction ts as [|t ts IH]; intros H b Hb P; simpl in Hb; [contradiction|].
+  assert (T : exists q, turn_ok t q own /\ (ts <> [] -> turns_ok ts pend own)).
+  { destruct ts; [exists pend; split; auto; congruence|]. destruct H as [H1 H2]. exists []; auto. }
+  destruct T as [q [T1 T2]].
+  apply in_app_iff in Hb. destruct Hb as [Hb|Hb].
+  - destruct t as [x|c rs]; simpl in Hb, T1.
+    + destruct Hb as [<-|[]]. tauto.
+    + destruct T1 as [K [NP [_ [_ [F _]]]]]. destruct Hb as [<-|Hb]; [congruence|].
+      rewrite Forall_forall in F. rewrite (F b Hb). discriminate.
+  - destruct ts; [contradiction|]. apply (IH (T2 ltac:(discriminate)) b Hb P).
+Qed.
+
+Lemma management_render_valid s : proto_inv s -> openai_valid (management_render s).
+Proof.
+  unfold proto_inv, openai_valid, management_render, pinned_msgs. intro H.
+  rewrite map_app. rewrite plain_pass; [reflexivity|].
+  pose proof (calls_not_pinned _ _ _ H) as C. fold (blocks s) in C.
+  induction (blocks s) as [|b bs IH]; simpl; auto.
+  rewrite map_app, forallb_app, IH by (intros x Hx; apply C; right; auto).
+  destruct (b_status b) eqn:St; simpl; auto.
+  destruct (b_kind b) eqn:K.
+  - rewrite roles_plain; auto; congruence.
+  - rewrite roles_plain; auto; congruence.
+  - rewrite roles_plain; auto; congruence.
+  - exfalso. apply (C b (or_introl eq_refl) St K).
+  - rewrite roles_result_user; auto.
+Qed.
+
+(* Every operation keeps the conversation's shape. *)
+Lemma reg_eq x y :
+  registered x = registered y ->
+  b_id x = b_id y /\ b_kind x = b_kind y /\ b_cid x = b_cid y /\ b_calls x = b_calls y.
+Proof. unfold registered. intro H. inversion H. auto. Qed.
+
+Lemma turn_ok_map t pend own g :
+  keeps_regs g -> no_new_pins g ->
+  (pend <> [] -> forall b, b_id b = own -> g b = b) ->
+  turn_ok t pend own -> turn_ok (map_turn g t) pend own.
+Proof.
+  intros R P O. destruct t as [b|c rs]; simpl.
+  - destruct (reg_eq _ _ (R b)) as [_ [K _]]. rewrite K. auto.
+  - intros [K [NP [N [NE [F [Pm Ow]]]]]].
+    destruct (reg_eq _ _ (R c)) as [I1 [K1 [_ C1]]].
+    assert (CI : cids (map g rs) = cids rs).
+    { unfold cids. rewrite map_map. apply map_ext. intro x. destruct (reg_eq _ _ (R x)) as [_ [_ [E _]]]. auto. }
+    rewrite K1, C1, CI. split; [exact K|]. split; [apply P; exact NP|].
+    split; [exact N|]. split; [exact NE|]. split.
+    + rewrite Forall_forall in *. intros x Hx. apply in_map_iff in Hx. destruct Hx as [y [<- Hy]].
+      destruct (reg_eq _ _ (R y)) as [_ [E _]]. rewrite E. auto.
+    + split; [exact Pm|]. intro E. destruct (Ow E) as [V Id]. rewrite (O E c Id). auto.
+Qed.
+
+Lemma turns_ok_map ts pend own g :
+  keeps_regs g -> no_new_pins g ->
+  (pend <> [] -> forall b, b_id b = own -> g b = b) ->
+  turns_ok ts pend own -> turns_ok (map (map_turn g) ts) pend own.
+Proof.
+  intros R P O. induction ts as [|t ts IH]; simpl; auto.
+  destruct ts as [|t' ts'].
+  - apply turn_ok_map; auto.
+  - intros [H1 H2]. split; [apply turn_ok_map; auto; intro E; congruence|]. apply IH. exact H2.
+Qed.
+
+Lemma proto_update s f : keeps_regs f -> no_new_pins f -> proto_inv s -> proto_inv (update s f).
+Proof.
+  unfold proto_inv. intros R P H. cbn [update with_turns turns pending owner].
+  apply turns_ok_map; auto.
+  - intro b. destruct (protected s b); auto.
+  - intros b Hb. destruct (protected s b); auto.
+  - intros E b Id. unfold protected.
+    destruct (pending s) as [|q qs]; [simpl in E; contradiction|].
+    rewrite Id, Nat.eqb_refl. destruct (b_status b); reflexivity.
+Qed.
+
+Lemma proto_fields s s' :
+  turns s' = turns s -> pending s' = pending s -> owner s' = owner s -> proto_inv s -> proto_inv s'.
+Proof. unfold proto_inv. intros -> -> ->. auto. Qed.
+
+Lemma proto_with_store s st : proto_inv s -> proto_inv (with_store s st). Proof. auto. Qed.
+Lemma proto_with_groups s gs : proto_inv s -> proto_inv (with_groups s gs). Proof. auto. Qed.
+Lemma proto_with_counts s a b : proto_inv s -> proto_inv (with_counts s a b). Proof. auto. Qed.
+Lemma proto_with_dash s d : proto_inv s -> proto_inv (with_dash s d). Proof. auto. Qed.
+Lemma proto_update_group s g f : proto_inv s -> proto_inv (update_group s g f). Proof. auto. Qed.
+
+Ltac proto_peel :=
+  repeat (apply proto_with_store || apply proto_with_groups || apply proto_with_counts
+          || apply proto_with_dash || apply proto_update_group).
+
+Ltac proto_upd H := proto_peel; first [exact H | apply proto_update; [keepreg | nopin | exact H]].
+
+Lemma proto_offload_all xs s : proto_inv s -> proto_inv (offload_all s xs).
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intros s H; simpl; auto.
+  apply IH. unfold offload_block; cbv zeta. destruct (find_block s x); proto_upd H.
+Qed.
+
+Lemma proto_archive s us h st : proto_inv s -> proto_inv (archive_units s us h st).
+Proof.
+  intro H. unfold archive_units; cbv zeta.
+  destruct us as [|[n|g] [|u r]];
+  try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
+  try (destruct (find_group s g)); proto_upd H.
+Qed.
+
+Lemma proto_restore us s : proto_inv s -> proto_inv (fold_left restore_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intros s H; simpl; auto. apply IH.
+  destruct u; unfold restore_unit; cbv zeta; proto_upd H.
+Qed.
+
+Lemma proto_delete us s : proto_inv s -> proto_inv (fold_left delete_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intros s H; simpl; auto. apply IH.
+  destruct u; unfold delete_unit; cbv zeta; proto_upd H.
+Qed.
+
+Lemma turn_ok_own t own own' : turn_ok t [] own -> turn_ok t [] own'.
+Proof.
+  destruct t; simpl; auto. intros [A [B [C [D [E [F G]]]]]].
+  repeat split; try assumption; exfalso; match goal with X : [] <> [] |- _ => apply X; reflexivity end.
+Qed.
+
+Lemma turns_ok_snoc ts t pend own own' :
+  turns_ok ts [] own -> turn_ok t pend own' -> turns_ok (ts ++ [t]) pend own'.
+Proof.
+  induction ts as [|t0 ts IH]; intros H T; simpl; auto.
+  destruct ts as [|t1 ts].
+  - simpl. split; auto. apply turn_ok_own with own; exact H.
+  - destruct H as [H1 H2]. cbn [app]. split; [apply turn_ok_own with own; exact H1|].
+    apply IH; auto.
+Qed.
+
+Lemma turns_ok_split ts t pend own :
+  turns_ok (ts ++ [t]) pend own -> turns_ok ts [] own /\ turn_ok t pend own.
+Proof.
+  induction ts as [|t0 ts IH]; intro H; simpl in *; auto.
+  destruct ts as [|t1 ts]; simpl in *; destruct H as [H1 H2]; auto.
+  destruct (IH H2) as [A B]. split; auto.
+Qed.
+
+Lemma add_result_spec ts r :
+  last_is_call ts = true ->
+  exists before c rs, ts = before ++ [TC c rs] /\ add_result ts r = before ++ [TC c (rs ++ [r])].
+Proof.
+  unfold last_is_call, add_result. intro H. pose proof (rev_involutive ts) as R.
+  destruct (rev ts) as [|[b|c rs] before]; try discriminate.
+  exists (rev before), c, rs. split; auto.
+Qed.
+
+Lemma map_fst_remove_pending cid p :
+  map fst (remove_pending cid p) = remove_first cid (map fst p).
+Proof.
+  induction p as [|[i c] p IH]; cbn [remove_pending map fst remove_first]; auto.
+  rewrite Nat.eqb_sym. destruct (cid =? i); cbn [map fst]; auto. rewrite IH. reflexivity.
+Qed.
+
+Lemma map_fst_combine (a : list nat) (b : list nat) :
+  length a <= length b -> map fst (combine a b) = a.
+Proof.
+  revert b; induction a as [|x a IH]; intros [|y b] L; simpl in *; auto; try lia.
+  rewrite IH; auto. lia.
+Qed.
+
+Lemma turns_ok_add_result ts pend own r cid :
+  turns_ok ts pend own -> last_is_call ts = true -> In cid pend ->
+  b_kind r = KResult -> b_cid r = cid ->
+  turns_ok (add_result ts r) (remove_first cid pend) own.
+Proof.
+  intros H L I K C. destruct (add_result_spec ts r L) as [before [c [rs [E1 E2]]]].
+  rewrite E2. rewrite E1 in H. apply turns_ok_split in H. destruct H as [H1 H2].
+  apply turns_ok_snoc with own; auto.
+  destruct H2 as [Kc [NP [N [NE [F [P O]]]]]]. simpl.
+  split; auto. split; auto. split; auto. split; auto. split.
+  - apply Forall_app; split; auto.
+  - split.
+    + unfold cids in *. rewrite map_app, <- app_assoc. rewrite P. apply Permutation_app_head.
+      simpl. rewrite C. apply remove_first_perm; auto.
+    + intro E. apply O. intro Z. subst. contradiction.
+Qed.
+
+Lemma pending_offload_all xs s :
+  pending (offload_all s xs) = pending s /\ owner (offload_all s xs) = owner s.
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intro s; simpl; auto.
+  destruct (IH (offload_block s x)) as [A B]. rewrite A, B.
+  unfold offload_block; cbv zeta. destruct (find_block s x); auto.
+Qed.
+
+Lemma proto_step s o : proto_inv s -> proto_inv (fst (step s o)).
+Proof.
+  intro H. destruct o; cbn [step].
+  - destruct k; try exact H; unfold reg_plain; destruct (pending s) eqn:Pe; try exact H;
+    destruct (_ && _); cbn [fst]; try exact H;
+    apply proto_with_dash, proto_with_counts; unfold proto_inv in *; cbn [with_turns turns pending owner];
+    rewrite Pe in *; apply turns_ok_snoc with (owner s); auto; simpl; repeat split; discriminate.
+  - unfold reg_call. destruct (pending s) eqn:Pe; try exact H.
+    destruct ids as [|i ids]; try exact H. destruct (negb _) eqn:Nd; try exact H. cbn [fst].
+    apply proto_with_dash, proto_with_counts. unfold proto_inv in *.
+    cbn [with_pending with_turns turns pending owner]. rewrite Pe in H.
+    rewrite map_fst_combine by (rewrite app_length, repeat_length; lia).
+    apply turns_ok_snoc with (owner s); auto. simpl.
+    apply negb_false_iff, nodupb_NoDup in Nd.
+    split; auto. split; [discriminate|]. split; auto. split; [discriminate|]. split; auto.
+  - unfold reg_result. destruct (negb _ ) eqn:N; try exact H.
+    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
+    apply proto_with_dash, proto_with_counts. unfold proto_inv in *.
+    cbn [with_pending with_turns turns pending owner].
+    destruct (pending_offload_all off s) as [P1 O1].
+    pose proof (proto_offload_all off s H) as H2. unfold proto_inv in H2. rewrite P1, O1 in H2.
+    rewrite map_fst_remove_pending.
+    apply turns_ok_add_result; auto.
+    + apply last_is_call_offload_all; exact L.
+    + apply existsb_exists in Ex. destruct Ex as [q [Hq E]]. apply Nat.eqb_eq in E.
+      apply in_map_iff. exists q; auto.
+    + destruct (match g with GAdmit => false | _ => true end); reflexivity.
+    + destruct (match g with GAdmit => false | _ => true end); reflexivity.
+  - unfold act. destruct (resolve s AArchive us); try exact H. cbn [fst].
+    apply proto_with_dash, proto_archive; exact H.
+  - unfold act. destruct (resolve s ARestore us); try exact H. cbn [fst].
+    apply proto_with_dash, proto_restore; exact H.
+  - unfold act. destruct (resolve s ADelete us); try exact H. cbn [fst].
+    apply proto_with_dash, proto_delete; exact H.
+  - destruct (find_block s n); [destruct (recover s n)|]; exact H.
+Qed.
+
+Lemma proto_init c d s : init c d = Some s -> proto_inv s.
+Proof. unfold init. destruct (_ <=? _); intro H; inversion H; subst. reflexivity. Qed.
+
+Lemma render_valid s : proto_inv s -> openai_valid (render s).
+Proof.
+  intro H. unfold render. destruct (mode_of s).
+  - apply normal_render_valid; exact H.
+  - apply management_render_valid; exact H.
+Qed.
