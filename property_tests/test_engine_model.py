@@ -213,6 +213,11 @@ BROKEN = {
         "openai_valid (render (run s0 ops)).",
         "openai_ok [0] (map m_role (render (run s0 ops))) = true.",
     ),
+    "workspace_recoverability": (
+        "forall b, In b (blocks s) -> b_status b <> Deleted ->"
+        " recover s (b_id b) = Some (b_data b).",
+        "forall b, In b (blocks s) -> recover s (b_id b) = Some (b_data b).",
+    ),
     "workspace_stable_ids": (
         "map b_id (blocks s) = seq 1 (nblocks s) /\\",
         "map b_id (blocks s) = seq 0 (nblocks s) /\\",

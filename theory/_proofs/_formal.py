@@ -269,6 +269,13 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_recoverability",
+        "recoverability: archived payload bytes remain recoverable unless the agent "
+        "explicitly deletes them -- recover returns the registered bytes of every live block "
+        "(in the prompt, archived, offloaded or inside nested groups)",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_stable_ids",
         "stable_ids: every actionable unit has a stable block ID or handle -- IDs are B1..Bn "
         "in registration order, never change meaning, and no block or group ID is reused",

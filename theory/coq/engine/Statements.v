@@ -102,3 +102,19 @@ Proof.
   - exact (proto_init c d s0 I).
   - intros s o H. apply proto_step; exact H.
 Qed.
+
+(* recoverability.  Methodology, "Workspace invariants": "archived payload
+   bytes remain recoverable unless the agent explicitly deletes them."  For
+   every sequence of operations, every block that was not deleted -- in the
+   prompt, archived on its own, offloaded by the guard, or inside a (nested)
+   archive group -- is recovered with exactly the bytes it was registered
+   with (b_data never changes, by workspace_stable_ids; for a result the guard
+   rejected, the notice that replaced it). *)
+Theorem workspace_recoverability (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  forall b, In b (blocks s) -> b_status b <> Deleted -> recover s (b_id b) = Some (b_data b).
+Proof.
+  intros I s b Hb D. apply recover_ok; auto.
+  apply run_invariant; [exact (rec_init c d s0 I)|]. intros s1 o H. apply rec_step; exact H.
+Qed.

@@ -63,7 +63,7 @@ Qed.
 
 Lemma cfg_archive s us h st : cfg (archive_units s us h st) = cfg s.
 Proof.
-  unfold archive_units.
+  unfold archive_units, new_group.
   destruct us as [|[n|g] [|u r]]; try reflexivity;
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]; reflexivity);
   try (destruct (find_group s g); reflexivity).
@@ -204,7 +204,7 @@ Qed.
 
 Lemma pinned_archive s us h st : pinned_msgs (archive_units s us h st) = pinned_msgs s.
 Proof.
-  unfold archive_units. cbv zeta.
+  unfold archive_units, new_group. cbv zeta.
   destruct us as [|[n|g] [|u r]]; autorewrite with pins;
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
   try (destruct (find_group s g)); autorewrite with pins; try reflexivity;
@@ -365,7 +365,7 @@ Qed.
 
 Lemma regs_archive s us h st : regs (archive_units s us h st) = regs s.
 Proof.
-  unfold archive_units. cbv zeta.
+  unfold archive_units, new_group. cbv zeta.
   destruct us as [|[n|g] [|u r]];
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
   try (destruct (find_group s g)); try reflexivity;
@@ -424,7 +424,7 @@ Qed.
 
 Lemma nblocks_archive s us h st : nblocks (archive_units s us h st) = nblocks s.
 Proof.
-  unfold archive_units; cbv zeta. destruct us as [|[n|g] [|u r]];
+  unfold archive_units, new_group; cbv zeta. destruct us as [|[n|g] [|u r]];
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
   try (destruct (find_group s g)); reflexivity.
 Qed.
@@ -556,7 +556,7 @@ Qed.
 
 Lemma gstep_archive s us h st : gstep s (archive_units s us h st).
 Proof.
-  unfold archive_units; cbv zeta.
+  unfold archive_units, new_group; cbv zeta.
   destruct us as [|[n|g] [|u r]];
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
   try (destruct (find_group s g));
@@ -856,7 +856,7 @@ Proof. unfold registered. intro H. inversion H. auto. Qed.
 
 Lemma turn_ok_map t pend own g :
   keeps_regs g -> no_new_pins g ->
-  (pend <> [] -> forall b, b_id b = own -> g b = b) ->
+  (pend <> [] -> forall b, b_id b = own -> b_status b = Visible -> g b = b) ->
   turn_ok t pend own -> turn_ok (map_turn g t) pend own.
 Proof.
   intros R P O. destruct t as [b|c rs]; simpl.
@@ -869,12 +869,12 @@ Proof.
     split; [exact N|]. split; [exact NE|]. split.
     + rewrite Forall_forall in *. intros x Hx. apply in_map_iff in Hx. destruct Hx as [y [<- Hy]].
       destruct (reg_eq _ _ (R y)) as [_ [E _]]. rewrite E. auto.
-    + split; [exact Pm|]. intro E. destruct (Ow E) as [V Id]. rewrite (O E c Id). auto.
+    + split; [exact Pm|]. intro E. destruct (Ow E) as [V Id]. rewrite (O E c Id V). auto.
 Qed.
 
 Lemma turns_ok_map ts pend own g :
   keeps_regs g -> no_new_pins g ->
-  (pend <> [] -> forall b, b_id b = own -> g b = b) ->
+  (pend <> [] -> forall b, b_id b = own -> b_status b = Visible -> g b = b) ->
   turns_ok ts pend own -> turns_ok (map (map_turn g) ts) pend own.
 Proof.
   intros R P O. induction ts as [|t ts IH]; simpl; auto.
@@ -889,9 +889,9 @@ Proof.
   apply turns_ok_map; auto.
   - intro b. destruct (protected s b); auto.
   - intros b Hb. destruct (protected s b); auto.
-  - intros E b Id. unfold protected.
+  - intros E b Id V. unfold protected.
     destruct (pending s) as [|q qs]; [simpl in E; contradiction|].
-    rewrite Id, Nat.eqb_refl. destruct (b_status b); reflexivity.
+    rewrite V, Id, Nat.eqb_refl. reflexivity.
 Qed.
 
 Lemma proto_fields s s' :
@@ -918,7 +918,7 @@ Qed.
 
 Lemma proto_archive s us h st : proto_inv s -> proto_inv (archive_units s us h st).
 Proof.
-  intro H. unfold archive_units; cbv zeta.
+  intro H. unfold archive_units, new_group; cbv zeta.
   destruct us as [|[n|g] [|u r]];
   try (destruct (find_block s n) as [b|]; [destruct (in_prompt (b_status b))|]);
   try (destruct (find_group s g)); proto_upd H.
@@ -1054,4 +1054,693 @@ Proof.
   intro H. unfold render. destruct (mode_of s).
   - apply normal_render_valid; exact H.
   - apply management_render_valid; exact H.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Recoverability *)
+
+Lemma key_eqb_spec a b : key_eqb a b = true <-> a = b.
+Proof.
+  destruct a, b; simpl; split; intro H; try discriminate; try congruence;
+  try (apply Nat.eqb_eq in H; congruence); inversion H; apply Nat.eqb_refl.
+Qed.
+
+Lemma lookup_in k st v : lookup k st = Some v -> In (k, v) st.
+Proof.
+  induction st as [|[k' v'] st IH]; simpl; [discriminate|].
+  destruct (key_eqb k k') eqn:E; intro H; [inversion H; subst; apply key_eqb_spec in E; subst; auto|].
+  right; auto.
+Qed.
+
+Lemma in_lookup k st v : In (k, v) st -> exists v', lookup k st = Some v'.
+Proof.
+  induction st as [|[k' v'] st IH]; simpl; [intros []|]. intros [H|H].
+  - inversion H; subst. rewrite (proj2 (key_eqb_spec k k) eq_refl). eauto.
+  - destruct (key_eqb k k'); eauto.
+Qed.
+
+Lemma lookup_unique k st v v' : NoDup (map fst st) -> In (k, v) st -> lookup k st = Some v' -> v = v'.
+Proof.
+  intros N H L. apply lookup_in in L.
+  induction st as [|[k1 v1] st IH]; simpl in *; [contradiction|].
+  inversion N; subst.
+  destruct H as [H|H]; destruct L as [L|L]; try congruence.
+  - inversion H; subst. exfalso. apply H2. apply in_map_iff. exists (k, v'); auto.
+  - inversion L; subst. exfalso. apply H2. apply in_map_iff. exists (k, v); auto.
+  - apply IH; auto.
+Qed.
+
+Definition inline_pred (n : nat) (e : entry) : bool :=
+  match e with EIn (UB m) _ => m =? n | _ => false end.
+
+Lemma inline_in_sound n st d :
+  inline_in n st = Some d -> exists k es, In (k, VGrp es) st /\ In (EIn (UB n) d) es.
+Proof.
+  induction st as [|[k v] st IH]; simpl; [discriminate|].
+  destruct v as [x|es].
+  - intro H. destruct (IH H) as [k' [es [A B]]]. eauto.
+  - destruct (find _ es) as [e|] eqn:F.
+    + pose proof (find_some _ _ F) as [F1 F2].
+      destruct e as [[m|m] d'|u k']; try discriminate F2.
+      intro H. inversion H; subst. apply Nat.eqb_eq in F2. subst. exists k, es. auto.
+    + intro H. destruct (IH H) as [k' [es' [A B]]]. eauto.
+Qed.
+
+Lemma inline_in_complete n st k es d :
+  In (k, VGrp es) st -> In (EIn (UB n) d) es -> exists d', inline_in n st = Some d'.
+Proof.
+  induction st as [|[k1 v] st IH]; simpl; [intros []|]. intros [H|H] E.
+  - inversion H; subst.
+    destruct (find (fun e => match e with EIn (UB m) _ => m =? n | _ => false end) es) as [e|] eqn:F.
+    + pose proof (find_some _ _ F) as [_ F2].
+      destruct e as [[m|m] d'|u k']; try discriminate. eauto.
+    + exfalso. eapply find_none in F; [|exact E]. simpl in F. rewrite Nat.eqb_refl in F. discriminate.
+  - destruct v as [x|es1]; [apply (IH H E)|].
+    destruct (find _ es1) as [e|] eqn:F; [|apply (IH H E)].
+    destruct e as [[m|m] d'|u k']; eauto.
+Qed.
+
+Lemma ids_nodup s : ids_ok s -> NoDup (map b_id (blocks s)).
+Proof. unfold ids_ok. intros ->. apply seq_NoDup. Qed.
+
+Lemma find_unique bs b :
+  NoDup (map b_id bs) -> In b bs -> find (fun x => b_id x =? b_id b) bs = Some b.
+Proof.
+  induction bs as [|x bs IH]; simpl; [intros _ []|]. intros N [H|H]; inversion N; subst.
+  - rewrite Nat.eqb_refl. reflexivity.
+  - destruct (Nat.eqb_spec (b_id x) (b_id b)) as [E|E].
+    + exfalso. apply H2. rewrite E. apply in_map; auto.
+    + apply IH; auto.
+Qed.
+
+Lemma find_block_in s n b : find_block s n = Some b -> In b (blocks s) /\ b_id b = n.
+Proof.
+  unfold find_block. intro F. apply find_some in F. destruct F as [A B].
+  apply Nat.eqb_eq in B. auto.
+Qed.
+
+Definition in_data (s : state) (n d : nat) : Prop :=
+  exists b, In b (blocks s) /\ b_id b = n /\ b_data b = d.
+
+Lemma in_data_unique s b d :
+  ids_ok s -> In b (blocks s) -> in_data s (b_id b) d -> d = b_data b.
+Proof.
+  intros I H [b' [H' [E D]]]. subst.
+  assert (U := find_unique _ _ (ids_nodup s I) H).
+  assert (U' := find_unique _ _ (ids_nodup s I) H'). rewrite E in U'. congruence.
+Qed.
+
+Lemma in_data_regs s s' fresh n d :
+  regs s' = regs s ++ fresh -> in_data s n d -> in_data s' n d.
+Proof.
+  intros R [b [H [E D]]].
+  assert (In (registered b) (regs s')) by (rewrite R; apply in_or_app; left; apply in_map; auto).
+  unfold regs in H0. apply in_map_iff in H0. destruct H0 as [b' [E' H']].
+  unfold registered in E'. inversion E'. exists b'. repeat split; auto; congruence.
+Qed.
+
+(* The store holds only registered bytes, under one entry per key; a block's
+   own key holds raw bytes; group keys and groups are below the counter; and
+   every archived or offloaded block has its bytes under its own key or
+   inlined in its group's payload. *)
+Definition store_sound (s : state) : Prop :=
+  (forall n v, In (KB n, v) (store s) -> exists d, v = VRaw d /\ in_data s n d) /\
+  (forall k es, In (k, VGrp es) (store s) -> forall m d, In (EIn (UB m) d) es -> in_data s m d).
+
+Definition covered (st : list (key * value)) (b : block) : Prop :=
+  match b_status b with
+  | Archived | Offloaded =>
+      (exists d, In (KB (b_id b), VRaw d) st) \/
+      (exists g es d, b_group b = Some g /\ In (KG g, VGrp es) st /\ In (EIn (UB (b_id b)) d) es)
+  | _ => True
+  end.
+
+Definition fresh_groups (s : state) : Prop :=
+  (forall g v, In (KG g, v) (store s) -> g <= ngroups s) /\
+  (forall b g, In b (blocks s) -> b_group b = Some g -> g <= ngroups s).
+
+Definition rec_inv (s : state) : Prop :=
+  ids_ok s /\ store_sound s /\ NoDup (map fst (store s)) /\ fresh_groups s /\
+  (forall b, In b (blocks s) -> covered (store s) b).
+
+Lemma recover_ok s b :
+  rec_inv s -> In b (blocks s) -> b_status b <> Deleted -> recover s (b_id b) = Some (b_data b).
+Proof.
+  intros [I [[S1 S2] [U [_ C]]]] H ND. unfold recover.
+  replace (find_block s (b_id b)) with (Some b) by (symmetry; exact (find_unique _ _ (ids_nodup s I) H)).
+  specialize (C b H). unfold covered in C.
+  assert (KB_ok : forall v, lookup (KB (b_id b)) (store s) = Some v ->
+                   match v with VRaw d => Some d | _ => inline_in (b_id b) (store s) end
+                   = Some (b_data b)).
+  { intros v L. apply lookup_in in L. destruct (S1 _ _ L) as [d [-> D]].
+    f_equal. apply (in_data_unique s b d I H D). }
+  destruct (b_status b) eqn:St; try reflexivity; try contradiction.
+  all: destruct (lookup (KB (b_id b)) (store s)) as [v|] eqn:L; [apply KB_ok; auto|].
+  all: destruct C as [[d Hd]|[g [es [d [G [Hg He]]]]]];
+       [destruct (in_lookup _ _ _ Hd) as [v' Hv']; congruence|].
+  all: destruct (inline_in_complete _ _ _ _ _ Hg He) as [d' Hd'];
+       rewrite Hd'; destruct (inline_in_sound _ _ _ Hd') as [k [es' [A B]]];
+       f_equal; apply (in_data_unique s b d' I H); apply (S2 _ _ A _ _ B).
+Qed.
+
+(* Store operations *)
+Lemma in_remove_key k st x : In x (remove_key k st) <-> In x st /\ fst x <> k.
+Proof.
+  unfold remove_key. rewrite filter_In. split; intros [A B]; split; auto.
+  - intro E. subst. rewrite (proj2 (key_eqb_spec _ _) eq_refl) in B. discriminate.
+  - destruct (key_eqb k (fst x)) eqn:E; auto. apply key_eqb_spec in E. congruence.
+Qed.
+
+Lemma in_put k v st x : In x (put k v st) <-> (In x st /\ fst x <> k) \/ x = (k, v).
+Proof.
+  unfold put. rewrite in_app_iff, in_remove_key. simpl. split; intros [A|A]; auto.
+  - destruct A as [A|[]]; auto.
+Qed.
+
+Lemma nodup_filter_keys (p : key * value -> bool) st :
+  NoDup (map fst st) -> NoDup (map fst (filter p st)).
+Proof.
+  induction st as [|x st IH]; simpl; auto. intro N. inversion N; subst.
+  destruct (p x); simpl; auto. constructor; auto.
+  intro H. apply H1. apply in_map_iff in H. destruct H as [y [E Y]].
+  apply filter_In in Y. apply in_map_iff. exists y; tauto.
+Qed.
+
+Lemma nodup_put k v st : NoDup (map fst st) -> NoDup (map fst (put k v st)).
+Proof.
+  intro N. unfold put. rewrite map_app. simpl.
+  apply (Permutation_NoDup (Permutation_cons_append _ k)). constructor.
+  - intro Hx. apply in_map_iff in Hx. destruct Hx as [y [E Y]]. apply in_remove_key in Y. tauto.
+  - apply nodup_filter_keys; auto.
+Qed.
+
+Lemma nodup_remove_key k st : NoDup (map fst st) -> NoDup (map fst (remove_key k st)).
+Proof. apply nodup_filter_keys. Qed.
+
+Lemma prot_cov s b st : protected s b = true -> covered st b.
+Proof. unfold protected, covered. destruct (b_status b); intro H; try discriminate; exact I. Qed.
+
+Lemma in_data_update s f n d : keeps_regs f -> in_data (update s f) n d <-> in_data s n d.
+Proof.
+  intro K. assert (R := regs_update s f K). split; apply in_data_regs with (fresh := []);
+  rewrite app_nil_r; auto.
+Qed.
+
+Lemma blocks_update_in s f b' :
+  In b' (blocks (update s f)) ->
+  exists b, In b (blocks s) /\ ((protected s b = true /\ b' = b) \/ (protected s b = false /\ b' = f b)).
+Proof.
+  rewrite blocks_update. intro H. apply in_map_iff in H. destruct H as [b [E H]].
+  exists b. split; auto. destruct (protected s b); auto.
+Qed.
+
+Definition sound_entry (s : state) (kv : key * value) : Prop :=
+  match kv with
+  | (KB n, v) => exists d, v = VRaw d /\ in_data s n d
+  | (k, VGrp es) => forall m d, In (EIn (UB m) d) es -> in_data s m d
+  | _ => True
+  end.
+
+Lemma store_sound_iff s : store_sound s <-> forall kv, In kv (store s) -> sound_entry s kv.
+Proof.
+  unfold store_sound. split.
+  - intros [A B] [k v] H. destruct k as [n|g]; simpl; [apply (A n v H)|].
+    destruct v as [d|es]; auto. apply (B _ _ H).
+  - intro H. split.
+    + intros n v Hn. apply (H _ Hn).
+    + intros k es Hk m d Hm. specialize (H _ Hk). destruct k; simpl in H.
+      * destruct H as [d' [E _]]. discriminate.
+      * apply H; auto.
+Qed.
+
+Lemma sound_entry_update s f kv : keeps_regs f -> sound_entry s kv -> sound_entry (update s f) kv.
+Proof.
+  intros K. destruct kv as [[n|g] [d|es]]; simpl.
+  - intros [d' [E D]]. exists d'. split; auto. apply in_data_update; auto.
+  - intros [d' [E D]]. exists d'. split; auto. apply in_data_update; auto.
+  - auto.
+  - intros H m d Hm. apply in_data_update; auto.
+Qed.
+
+Lemma sound_entry_regs s s' fresh kv :
+  regs s' = regs s ++ fresh -> sound_entry s kv -> sound_entry s' kv.
+Proof.
+  intro R. destruct kv as [[n|g] [d|es]]; simpl; auto.
+  - intros [d' [E D]]. exists d'. split; auto. eapply in_data_regs; eauto.
+  - intros [d' [E D]]. exists d'. split; auto. eapply in_data_regs; eauto.
+  - intros H m d Hm. eapply in_data_regs; eauto.
+Qed.
+
+Lemma rec_build s s' fresh :
+  regs s' = regs s ++ fresh -> ids_ok s' ->
+  (forall kv, In kv (store s') -> sound_entry s kv) ->
+  NoDup (map fst (store s')) -> fresh_groups s' ->
+  (forall b, In b (blocks s') -> covered (store s') b) -> rec_inv s'.
+Proof.
+  intros R I S U F C. split; auto. split; auto. apply store_sound_iff.
+  intros kv H. apply (sound_entry_regs s s' fresh); auto.
+Qed.
+
+Lemma cov_incl st st' b :
+  covered st b ->
+  (forall kv, In kv st -> (fst kv = KB (b_id b) \/ exists g, b_group b = Some g /\ fst kv = KG g) ->
+              In kv st') ->
+  covered st' b.
+Proof.
+  unfold covered. intros C K. destruct (b_status b); auto;
+  (destruct C as [[d H]|[g [es [d [G [H E]]]]]];
+   [left; exists d; apply K; auto | right; exists g, es, d; repeat split; auto; apply K; eauto]).
+Qed.
+
+Lemma sound_in s kv : store_sound s -> In kv (store s) -> sound_entry s kv.
+Proof. intros S H. apply store_sound_iff; auto. Qed.
+
+Lemma ids_update s f : keeps_regs f -> ids_ok s -> ids_ok (update s f).
+Proof.
+  unfold ids_ok. intros K I. rewrite (ids_of_regs _ _ (regs_update s f K)). exact I.
+Qed.
+
+(* The guard's offload keeps the invariant. *)
+Lemma rec_offload_block s x : rec_inv s -> rec_inv (offload_block s x).
+Proof.
+  intros R. pose proof R as [I [S [U [[F1 F2] C]]]]. unfold offload_block; cbv zeta.
+  set (f := fun b => if b_id b =? x then set_block Offloaded None 1 (b_h b) (pos_cost s b) b else b).
+  assert (K : keeps_regs f) by (unfold f; keepreg).
+  destruct (find_block s x) as [bx|] eqn:Fx.
+  - destruct (find_block_in _ _ _ Fx) as [Hx Ix].
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s f K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s f K I).
+    + cbn [store with_store]. intros kv Hkv. apply in_put in Hkv. destruct Hkv as [[Hkv _]| ->].
+      * apply sound_in; auto.
+      * simpl. exists (b_data bx). split; auto. exists bx; auto.
+    + apply nodup_put; auto.
+    + split; cbn [store with_store ngroups].
+      * intros g v Hv. apply in_put in Hv. destruct Hv as [[Hv _]|Hv]; [eapply F1; eauto|discriminate].
+      * intros b' g Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+        -- eapply F2; eauto.
+        -- unfold f in G. destruct (b_id b =? x); [discriminate|]. eapply F2; eauto.
+    + intros b' Hb'. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[P ->]|[P ->]]]].
+      * apply (prot_cov s); auto.
+      * unfold f. destruct (Nat.eqb_spec (b_id b) x) as [E|E].
+        -- unfold covered. cbn [b_status b_id set_block]. left. exists (b_data bx).
+           apply in_put. right. congruence.
+        -- apply (cov_incl (store s)); [apply C; auto|]. intros kv Hkv W. apply in_put. left.
+           split; auto. destruct W as [W|[g [_ W]]]; rewrite W; congruence.
+  - (* no block x: nothing changes but the unchanged blocks *)
+    assert (N : forall b, In b (blocks s) -> b_id b <> x).
+    { intros b Hb E. subst. unfold find_block in Fx.
+      rewrite (find_unique _ _ (ids_nodup s I) Hb) in Fx. discriminate. }
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s f K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s f K I).
+    + intros kv Hkv. apply sound_in; auto.
+    + exact U.
+    + split; [exact F1|]. intros b' g Hb' G. apply blocks_update_in in Hb'.
+      destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]]; [eapply F2; eauto|].
+      unfold f in G. destruct (Nat.eqb_spec (b_id b) x); [exfalso; apply (N b Hb); auto|]. eapply F2; eauto.
+    + intros b' Hb'. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[P ->]|[P ->]]]].
+      * apply (prot_cov s); auto.
+      * unfold f. destruct (Nat.eqb_spec (b_id b) x); [exfalso; apply (N b Hb); auto|]. apply C; auto.
+Qed.
+
+Lemma rec_offload_all xs s : rec_inv s -> rec_inv (offload_all s xs).
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intros s H; simpl; auto.
+  apply IH. apply rec_offload_block; auto.
+Qed.
+
+(* A block keeps its coverage when the store keeps its own key and its group's key. *)
+Lemma cov_keep st st' b :
+  covered st b ->
+  (forall kv, In kv st -> fst kv = KB (b_id b) -> In kv st') ->
+  (forall g kv, b_group b = Some g -> In kv st -> fst kv = KG g -> In kv st') ->
+  covered st' b.
+Proof.
+  intros C K1 K2. apply (cov_incl st); auto. intros kv H [W|[g [G W]]]; eauto.
+Qed.
+
+Lemma rec_append s s' b fresh :
+  rec_inv s -> blocks s' = blocks s ++ [b] -> in_prompt (b_status b) = true -> b_group b = None ->
+  store s' = store s -> ngroups s' = ngroups s -> ids_ok s' -> regs s' = regs s ++ fresh ->
+  rec_inv s'.
+Proof.
+  intros [I [S [U [[F1 F2] C]]]] B P G St N I' R.
+  apply (rec_build s s' fresh); auto.
+  - rewrite St. intros kv H. apply sound_in; auto.
+  - rewrite St; auto.
+  - split; rewrite ?St, ?N; auto. intros b' g Hb' G'. rewrite B in Hb'.
+    apply in_app_iff in Hb'. destruct Hb' as [Hb'|[<-|[]]]; [eapply F2; eauto|congruence].
+  - rewrite St. intros b' Hb'. rewrite B in Hb'. apply in_app_iff in Hb'.
+    destruct Hb' as [Hb'|[<-|[]]]; [apply C; auto|].
+    unfold covered. destruct (b_status b); try discriminate; trivial.
+Qed.
+
+Lemma rec_move_out s x st lvl (hf : block -> nat * nat) (tf : block -> nat) bx :
+  (st = Archived \/ st = Offloaded) -> find_block s x = Some bx -> rec_inv s ->
+  rec_inv (with_store
+             (update s (fun b => if b_id b =? x then set_block st None lvl (hf b) (tf b) b else b))
+             (put (KB x) (VRaw (b_data bx)) (store s))).
+Proof.
+  intros Hst Fx R. pose proof R as [I [S [U [[F1 F2] C]]]].
+  set (f := fun b => if b_id b =? x then set_block st None lvl (hf b) (tf b) b else b).
+  assert (K : keeps_regs f) by (unfold f; keepreg).
+  destruct (find_block_in _ _ _ Fx) as [Hx Ix].
+  apply (rec_build s _ []); [exact (eq_trans (regs_update s f K) (eq_sym (app_nil_r _)))|..].
+  + exact (ids_update s f K I).
+  + cbn [store with_store]. intros kv Hkv. apply in_put in Hkv. destruct Hkv as [[Hkv _]| ->].
+    * apply sound_in; auto.
+    * simpl. exists (b_data bx). split; auto. exists bx; auto.
+  + apply nodup_put; auto.
+  + split; cbn [store with_store ngroups].
+    * intros g v Hv. apply in_put in Hv. destruct Hv as [[Hv _]|Hv]; [eapply F1; eauto|discriminate].
+    * intros b' g Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+      -- eapply F2; eauto.
+      -- unfold f in G. destruct (b_id b =? x); [discriminate|]. eapply F2; eauto.
+  + intros b' Hb'. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[P ->]|[P ->]]]].
+    * apply (prot_cov s); auto.
+    * unfold f. destruct (Nat.eqb_spec (b_id b) x) as [E|E].
+      -- unfold covered. cbn [b_status b_id set_block].
+         destruct Hst as [-> | ->]; left; exists (b_data bx); apply in_put; right; congruence.
+      -- apply (cov_incl (store s)); [apply C; auto|]. intros kv Hkv W. apply in_put. left.
+         split; auto. destruct W as [W|[g [_ W]]]; rewrite W; congruence.
+Qed.
+
+(* Archive, given what selection guarantees: each named block exists, is not
+   deleted and is not inside a group. *)
+Definition selectable (s : state) (us : list uid) : Prop :=
+  forall n, In (UB n) us ->
+    exists b, find_block s n = Some b /\ b_group b = None /\ b_status b <> Deleted.
+
+Lemma inlined_in es n d : In (EIn (UB n) d) es -> inlined es n = true.
+Proof.
+  intro H. unfold inlined. apply existsb_exists. exists (EIn (UB n) d). split; auto.
+  apply Nat.eqb_refl.
+Qed.
+
+
+
+Lemma uid_eqb_eq a b : uid_eqb a b = true -> a = b.
+Proof. destruct a, b; simpl; intro H; try discriminate; apply Nat.eqb_eq in H; congruence. Qed.
+
+Lemma existsb_uid n us : existsb (uid_eqb (UB n)) us = true -> In (UB n) us.
+Proof.
+  intro H. apply existsb_exists in H. destruct H as [v [Hv E]]. apply uid_eqb_eq in E. subst. auto.
+Qed.
+
+Lemma find_block_unique s b : ids_ok s -> In b (blocks s) -> find_block s (b_id b) = Some b.
+Proof. intros I H. exact (find_unique _ _ (ids_nodup s I) H). Qed.
+
+Lemma cov_grouped_out st b :
+  covered st b -> b_group b = None -> in_prompt (b_status b) = false -> b_status b <> Deleted ->
+  exists d, In (KB (b_id b), VRaw d) st.
+Proof.
+  unfold covered. intros C G P D. destruct (b_status b); try discriminate; try contradiction;
+  destruct C as [C|[g [es [d [G' _]]]]]; auto; congruence.
+Qed.
+
+Lemma rec_new_group s us h stubs :
+  rec_inv s -> selectable s us -> rec_inv (new_group s us h stubs).
+Proof.
+  intros R Sel. pose proof R as [I [Snd [U [[F1 F2] C]]]].
+  unfold new_group; cbv zeta.
+  match goal with |- rec_inv (with_counts (with_store (with_groups (update s ?f) _)
+                                (put (KG ?gid) (VGrp ?es) (store s))) _ _) =>
+    set (F := f); set (ES := es) end.
+  assert (K : keeps_regs F) by (unfold F; keepreg).
+  (* the new group's payload inlines exactly the registered bytes of visible members *)
+  assert (ESok : forall m d, In (EIn (UB m) d) ES ->
+                   exists b, find_block s m = Some b /\ b_data b = d).
+  { intros m d H. unfold ES in H. rewrite map_map in H. apply in_map_iff in H.
+    destruct H as [u [E Hu]]. destruct u as [n|g].
+    - destruct (find_block s n) as [b|] eqn:Fb; [destruct (in_prompt (b_status b))|];
+        simpl in E; inversion E; subst; eauto.
+    - destruct (find_group s g); simpl in E; discriminate. }
+  assert (ESin : forall b, In b (blocks s) -> In (UB (b_id b)) us -> in_prompt (b_status b) = true ->
+                   In (EIn (UB (b_id b)) (b_data b)) ES).
+  { intros b Hb Hu P. unfold ES. rewrite map_map. apply in_map_iff. exists (UB (b_id b)).
+    split; auto. rewrite (find_block_unique s b I Hb), P. reflexivity. }
+  apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+  - exact (ids_update s F K I).
+  - cbn [store with_store with_counts]. intros kv Hkv. apply in_put in Hkv.
+    destruct Hkv as [[Hkv _]| ->]; [apply sound_in; auto|].
+    simpl. intros m d H. destruct (ESok m d H) as [b [Fb D]].
+    destruct (find_block_in _ _ _ Fb) as [Hb Ib]. exists b; auto.
+  - apply nodup_put; auto.
+  - split; cbn [store with_store with_counts ngroups].
+    + intros g v Hv. apply in_put in Hv. destruct Hv as [[Hv _]|Hv]; [specialize (F1 g v Hv); lia|].
+      inversion Hv; lia.
+    + intros b' g Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+      * specialize (F2 b g Hb G). lia.
+      * unfold F in G. destruct (existsb _ us); [destruct (in_prompt _)|];
+          cbn [b_group set_block] in G; try (inversion G; lia). specialize (F2 b g Hb G). lia.
+  - cbn [store with_store with_counts]. intros b' Hb'. apply blocks_update_in in Hb'.
+    destruct Hb' as [b [Hb [[P ->]|[P ->]]]]; [apply (prot_cov s); auto|].
+    unfold F. destruct (existsb (uid_eqb (UB (b_id b))) us) eqn:D.
+    + apply existsb_uid in D. destruct (in_prompt (b_status b)) eqn:IP.
+      * unfold covered. cbn [b_status b_id b_group set_block]. right.
+        exists (S (ngroups s)), ES, (b_data b). split; auto. split; [apply in_put; right; auto|].
+        apply ESin; auto.
+      * destruct (Sel _ D) as [b0 [Fb0 [G0 D0]]].
+        rewrite (find_block_unique s b I Hb) in Fb0. inversion Fb0; subst b0.
+        destruct (cov_grouped_out _ _ (C b Hb) G0 IP D0) as [d Hd].
+        unfold covered. cbn [b_status b_id set_block].
+        destruct (b_status b) eqn:St; try discriminate; try contradiction;
+          left; exists d; apply in_put; left; split; auto; discriminate.
+    + apply (cov_keep (store s)); [apply C; auto| |].
+      * intros kv Hkv W. apply in_put. left. split; auto. rewrite W. discriminate.
+      * intros g kv G Hkv W. apply in_put. left. split; auto. rewrite W.
+        specialize (F2 b g Hb G). intro E. inversion E. lia.
+Qed.
+
+Lemma rec_archive s us h stubs :
+  rec_inv s -> selectable s us -> rec_inv (archive_units s us h stubs).
+Proof.
+  intros R Sel. pose proof R as [I [Snd [U [[F1 F2] C]]]].
+  unfold archive_units.
+  destruct us as [|[n|g] [|u r]] eqn:Eus; try (apply rec_new_group; auto; fail).
+  - destruct (find_block s n) as [b|] eqn:Fb; [|exact R].
+    destruct (in_prompt (b_status b)) eqn:IP; cbv zeta.
+    + apply (rec_move_out s n Archived 1 (fun _ => h) (pos_cost s) b); auto.
+    + set (F := fun x => if b_id x =? n then set_block Archived None (S (b_level x)) h (b_tok x) x else x).
+      assert (K : keeps_regs F) by (unfold F; keepreg).
+      destruct (Sel n (or_introl eq_refl)) as [b0 [Fb0 [G0 D0]]]. rewrite Fb in Fb0.
+      inversion Fb0; subst b0. destruct (find_block_in _ _ _ Fb) as [Hb Ib].
+      destruct (cov_grouped_out _ _ (C b Hb) G0 IP D0) as [d Hd].
+      apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+      * exact (ids_update s F K I).
+      * intros kv Hkv. apply sound_in; auto.
+      * exact U.
+      * split; [exact F1|]. intros b' g Hb' G. apply blocks_update_in in Hb'.
+        destruct Hb' as [x [Hx [[_ ->]|[_ ->]]]]; [eapply F2; eauto|].
+        unfold F in G. destruct (b_id x =? n); [discriminate|]. eapply F2; eauto.
+      * intros b' Hb'. apply blocks_update_in in Hb'. destruct Hb' as [x [Hx [[P ->]|[P ->]]]].
+        -- apply (prot_cov s); auto.
+        -- unfold F. destruct (Nat.eqb_spec (b_id x) n) as [E|E]; [|apply C; auto].
+           unfold covered. cbn [b_status b_id set_block]. left. exists d. rewrite E, <- Ib. exact Hd.
+  - destruct (find_group s g); [exact R | exact R].
+Qed.
+
+Lemma rec_restore_unit s u : rec_inv s -> rec_inv (restore_unit s u).
+Proof.
+  intros R. pose proof R as [I [Snd [U [[F1 F2] C]]]].
+  destruct u as [n|g]; unfold restore_unit; cbv zeta.
+  - set (F := fun b => if b_id b =? n then set_block Visible None 0 (0, 0) (b_tok b) b else b).
+    assert (K : keeps_regs F) by (unfold F; keepreg).
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s F K I).
+    + cbn [store with_store]. intros kv Hkv. apply in_remove_key in Hkv. apply sound_in; tauto.
+    + apply nodup_remove_key; auto.
+    + split; cbn [store with_store ngroups].
+      * intros g v Hv. apply in_remove_key in Hv. eapply F1; apply Hv.
+      * intros b' g Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+        -- eapply F2; eauto.
+        -- unfold F in G. destruct (b_id b =? n); [discriminate|]. eapply F2; eauto.
+    + cbn [store with_store]. intros b' Hb'. apply blocks_update_in in Hb'.
+      destruct Hb' as [b [Hb [[P ->]|[P ->]]]]; [apply (prot_cov s); auto|].
+      unfold F. destruct (Nat.eqb_spec (b_id b) n) as [E|E]; [unfold covered; exact Logic.I|].
+      apply (cov_keep (store s)); [apply C; auto| |].
+      * intros kv Hkv W. apply in_remove_key. split; auto. rewrite W. congruence.
+      * intros g kv G Hkv W. apply in_remove_key. split; auto. rewrite W. discriminate.
+  - set (ES := match lookup (KG g) (store s) with Some (VGrp es) => es | _ => [] end).
+    set (F := fun b => match b_group b with
+                       | Some g' => if g' =? g then
+                                      if inlined ES (b_id b)
+                                      then set_block Visible None (b_level b) (b_h b) (b_tok b) b
+                                      else set_block (b_status b) None (b_level b) (b_h b) (b_tok b) b
+                                    else b
+                       | None => b end).
+    assert (K : keeps_regs F) by (unfold F; keepreg).
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s F K I).
+    + cbn [store with_store]. intros kv Hkv. apply in_remove_key in Hkv. apply sound_in; tauto.
+    + apply nodup_remove_key; auto.
+    + split; cbn [store with_store with_groups ngroups].
+      * intros g' v Hv. apply in_remove_key in Hv. eapply F1; apply Hv.
+      * intros b' g' Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+        -- eapply F2; eauto.
+        -- unfold F in G. destruct (b_group b) as [h|] eqn:Gb; [|eapply F2; eauto].
+           destruct (h =? g); [destruct (inlined ES (b_id b)); discriminate|]. eapply F2; eauto.
+    + cbn [store with_store with_groups]. intros b' Hb'. apply blocks_update_in in Hb'.
+      destruct Hb' as [b [Hb [[P ->]|[P ->]]]]; [apply (prot_cov s); auto|].
+      unfold F. destruct (b_group b) as [h|] eqn:Gb.
+      * destruct (Nat.eqb_spec h g) as [E|E].
+        -- subst h. destruct (inlined ES (b_id b)) eqn:In_; [unfold covered; exact Logic.I|].
+           pose proof (C b Hb) as Cb. unfold covered in *. cbn [b_status b_id b_group set_block].
+           destruct (b_status b); auto;
+           (destruct Cb as [[d Hd]|[g' [es [d [G' [Hg He]]]]]];
+            [left; exists d; apply in_remove_key; split; auto; discriminate|];
+            rewrite Gb in G'; inversion G'; subst g';
+            destruct (in_lookup _ _ _ Hg) as [v Lv];
+            pose proof (lookup_unique _ _ _ _ U Hg Lv) as Ev; subst v;
+            unfold ES in In_; rewrite Lv in In_; rewrite (inlined_in _ _ _ He) in In_; discriminate).
+        -- apply (cov_keep (store s)); [apply C; auto| |].
+           ++ intros kv Hkv W. apply in_remove_key. split; auto. rewrite W. discriminate.
+           ++ intros g' kv G Hkv W. apply in_remove_key. split; auto. rewrite W. congruence.
+      * apply (cov_keep (store s)); [apply C; auto| |].
+        -- intros kv Hkv W. apply in_remove_key. split; auto. rewrite W. discriminate.
+        -- intros g' kv G Hkv W. congruence.
+Qed.
+
+Lemma rec_delete_unit s u : rec_inv s -> rec_inv (delete_unit s u).
+Proof.
+  intros R. pose proof R as [I [Snd [U [[F1 F2] C]]]].
+  destruct u as [n|g]; unfold delete_unit; cbv zeta.
+  - set (F := fun b => if b_id b =? n then set_block Deleted None 0 (0, 0) 0 b else b).
+    assert (K : keeps_regs F) by (unfold F; keepreg).
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s F K I).
+    + cbn [store with_store]. intros kv Hkv. apply in_remove_key in Hkv. apply sound_in; tauto.
+    + apply nodup_remove_key; auto.
+    + split; cbn [store with_store ngroups].
+      * intros g v Hv. apply in_remove_key in Hv. eapply F1; apply Hv.
+      * intros b' g Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+        -- eapply F2; eauto.
+        -- unfold F in G. destruct (b_id b =? n); [discriminate|]. eapply F2; eauto.
+    + cbn [store with_store]. intros b' Hb'. apply blocks_update_in in Hb'.
+      destruct Hb' as [b [Hb [[P ->]|[P ->]]]]; [apply (prot_cov s); auto|].
+      unfold F. destruct (Nat.eqb_spec (b_id b) n) as [E|E]; [unfold covered; exact Logic.I|].
+      apply (cov_keep (store s)); [apply C; auto| |].
+      * intros kv Hkv W. apply in_remove_key. split; auto. rewrite W. congruence.
+      * intros g kv G Hkv W. apply in_remove_key. split; auto. rewrite W. discriminate.
+  - set (DOOM := fun h => existsb (fun x => (g_id x =? h) && under s g x) (groups s)).
+    set (DEAD := fun b : block => match b_group b with Some h => DOOM h | None => false end).
+    set (F := fun b => if DEAD b then set_block Deleted None 0 (0, 0) 0 b else b).
+    assert (K : keeps_regs F) by (unfold F; keepreg).
+    set (KEEP := fun kv : key * value => match fst kv with
+                                | KB n => match find_block s n with
+                                          | Some b => negb (DEAD b) | None => true end
+                                | KG h => negb (DOOM h) end).
+    apply (rec_build s _ []); [exact (eq_trans (regs_update s F K) (eq_sym (app_nil_r _)))|..].
+    + exact (ids_update s F K I).
+    + cbn [store with_store]. intros kv Hkv. apply filter_In in Hkv. apply sound_in; tauto.
+    + apply nodup_filter_keys; auto.
+    + split; cbn [store with_store with_groups ngroups].
+      * intros h v Hv. apply filter_In in Hv. eapply F1; apply Hv.
+      * intros b' h Hb' G. apply blocks_update_in in Hb'. destruct Hb' as [b [Hb [[_ ->]|[_ ->]]]].
+        -- eapply F2; eauto.
+        -- unfold F in G. match type of G with context [if ?c then _ else _] => destruct c end;
+             [discriminate|]. eapply F2; eauto.
+    + cbn [store with_store with_groups]. intros b' Hb'. apply blocks_update_in in Hb'.
+      destruct Hb' as [b [Hb [[P ->]|[P ->]]]]; [apply (prot_cov s); auto|].
+      unfold F. match goal with |- covered _ (if ?c then _ else _) => destruct c eqn:Db end;
+        [unfold covered; exact Logic.I|].
+      apply (cov_keep (store s)); [apply C; auto| |].
+      * intros kv Hkv W. apply filter_In. split; auto. cbn beta. rewrite W.
+        rewrite (find_block_unique s b I Hb), Db. reflexivity.
+      * intros h kv G Hkv W. apply filter_In. split; auto. cbn beta. rewrite W.
+        rewrite G in Db. rewrite Db. reflexivity.
+Qed.
+
+Lemma rec_restore us s : rec_inv s -> rec_inv (fold_left restore_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intros s H; simpl; auto. apply IH, rec_restore_unit; auto.
+Qed.
+
+Lemma rec_delete us s : rec_inv s -> rec_inv (fold_left delete_unit us s).
+Proof.
+  revert s; induction us as [|u us IH]; intros s H; simpl; auto. apply IH, rec_delete_unit; auto.
+Qed.
+
+(* What selection guarantees. *)
+Lemma in_insert_by {A} (k : A -> nat) x y l : In y (insert_by k x l) -> y = x \/ In y l.
+Proof.
+  induction l as [|z l IH]; simpl.
+  - intros [H|[]]; auto.
+  - destruct (k x <=? k z); simpl; intros H; [intuition congruence|].
+    destruct H as [H|H]; [tauto|]. destruct (IH H); tauto.
+Qed.
+
+Lemma in_sort_by {A} (k : A -> nat) y l : In y (sort_by k l) -> In y l.
+Proof.
+  unfold sort_by. induction l as [|x l IH]; simpl; auto.
+  intro H. destruct (in_insert_by k x y _ H); auto.
+Qed.
+
+Lemma in_dedup_acc seen y l : In y (dedup_acc seen l) -> In y l.
+Proof.
+  revert seen; induction l as [|x l IH]; intros seen; simpl; auto.
+  destruct (existsb (uid_eqb x) seen); [intro H; right; eapply IH; eauto|].
+  intros [H|H]; [left; auto | right; eapply IH; eauto].
+Qed.
+
+Lemma first_error_none s a us : first_error s a us = None -> forall u, In u us -> check_unit s a u = None.
+Proof.
+  induction us as [|u us IH]; simpl; [intros _ _ []|].
+  destruct (check_unit s a u) eqn:E; [discriminate|]. intros H v [<-|Hv]; auto.
+Qed.
+
+Lemma resolve_selectable s us l : resolve s AArchive us = inl l -> selectable s l.
+Proof.
+  unfold resolve. destruct us as [|u0 us0]; [discriminate|].
+  destruct (first_error s AArchive (u0 :: us0)) eqn:E; [discriminate|].
+  intro H. injection H as El. intros n Hn. rewrite <- El in Hn.
+  assert (Hn' : In (UB n) (u0 :: us0)).
+  { unfold sort_by, dedup in Hn. cbn [dedup_acc existsb fold_right] in Hn.
+    apply in_insert_by in Hn. destruct Hn as [Hn|Hn]; [left; auto|right].
+    apply in_sort_by in Hn. apply (in_dedup_acc [u0]); exact Hn. }
+  clear Hn; rename Hn' into Hn.
+  pose proof (first_error_none _ _ _ E _ Hn) as Cn. unfold check_unit in Cn.
+  destruct (find_block s n) as [b|]; [|discriminate].
+  exists b. split; auto.
+  destruct (b_status b) eqn:St; try discriminate;
+  destruct (b_group b); try discriminate; split; auto; congruence.
+Qed.
+
+Lemma rec_step s o : rec_inv s -> rec_inv (fst (step s o)).
+Proof.
+  intro R. pose proof (stable_step s o (proj1 R)) as [Ist [fr Rst]].
+  revert Ist Rst. destruct o; cbn [step].
+  - destruct k; try (intros; exact R); unfold reg_plain; destruct (pending s);
+    try (intros; exact R); destruct (_ && _); try (intros; exact R); cbn [fst]; intros Ist Rst;
+    (eapply (rec_append s _ (plain_block (S (nblocks s)) _ pin data c)); eauto;
+     [autorewrite with st; rewrite blocks_snoc; reflexivity | destruct pin; reflexivity]).
+  - unfold reg_call. destruct (pending s); try (intros; exact R).
+    destruct ids; try (intros; exact R). destruct (negb _); try (intros; exact R). cbn [fst].
+    intros Ist Rst. eapply rec_append; eauto;
+      [autorewrite with st; rewrite blocks_snoc; reflexivity | reflexivity..].
+  - unfold reg_result. destruct (negb _ ) eqn:N; try (intros; exact R).
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. intros Ist Rst.
+    apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [_ N].
+    pose proof (rec_offload_all off s R) as R2.
+    destruct (groups_offload_all off s) as [_ Ng].
+    assert (Rg := regs_offload_all off s).
+    match goal with |- context [with_turns ?s2 (add_result (turns ?s2) ?r)] =>
+      apply (rec_append s2 _ r fr); auto;
+      [ autorewrite with st; unfold blocks at 1, with_turns; cbn [turns];
+        apply blocks_add_result; apply last_is_call_offload_all; exact N
+      | destruct (match g with GAdmit => false | _ => true end); reflexivity
+      | destruct (match g with GAdmit => false | _ => true end); reflexivity
+      | rewrite Rg; exact Rst ] end.
+  - unfold act. destruct (resolve s AArchive us) eqn:Rs; try (intros; exact R). cbn [fst].
+    intros _ _. exact (rec_archive s l h stubs R (resolve_selectable s us l Rs)).
+  - unfold act. destruct (resolve s ARestore us); try (intros; exact R). cbn [fst].
+    intros _ _. exact (rec_restore l s R).
+  - unfold act. destruct (resolve s ADelete us); try (intros; exact R). cbn [fst].
+    intros _ _. exact (rec_delete l s R).
+  - destruct (find_block s n); [destruct (recover s n)|]; intros; exact R.
+Qed.
+
+Lemma rec_init c d s : init c d = Some s -> rec_inv s.
+Proof.
+  unfold init. destruct (_ <=? _); intro H; inversion H; subst.
+  repeat split; simpl; try (intros; contradiction); try constructor; try reflexivity.
 Qed.
