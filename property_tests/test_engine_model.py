@@ -64,7 +64,7 @@ def test_sources_ship_beside_the_development():
         _formal.coq_source_dir() / "engine"
     ).resolve()
     listed = _model._project_files(SRC)
-    assert listed == ["Model.v", "Theorems.v", "Statements.v"]
+    assert listed == ["Model.v", "Theorems.v", "Anthropic.v", "Statements.v"]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
     assert _formal.forbidden_tokens() == []
@@ -210,8 +210,13 @@ BROKEN = {
         "total s = overhead s + conversation s + dash s + 1 /\\",
     ),
     "workspace_protocol": (
-        "openai_valid (render (run s0 ops)).",
-        "openai_ok [0] (map m_role (render (run s0 ops))) = true.",
+        "openai_valid (render (run s0 ops)) /\\",
+        "openai_ok [0] (map m_role (render (run s0 ops))) = true /\\",
+    ),
+    "workspace_protocol_anthropic": (
+        "anthropic_valid (render (run s0 ops)).",
+        "anthropic_valid (render (run s0 ops)) /\\ alternates [mkTurn true [] [] 0;"
+        " mkTurn true [] [] 0] = true.",
     ),
     "workspace_recoverability": (
         "forall b, In b (blocks s) -> b_status b <> Deleted ->"
@@ -226,7 +231,9 @@ BROKEN = {
 
 
 def test_every_engine_theorem_has_a_broken_copy():
-    assert set(BROKEN) == {m.theorem for m in _formal.ENGINE_THEOREMS}
+    assert {k.removesuffix("_anthropic") for k in BROKEN} == {
+        m.theorem for m in _formal.ENGINE_THEOREMS
+    }
     text = (SRC / "Statements.v").read_text()
     for good, _ in BROKEN.values():
         assert text.count(good) == 1, good
@@ -249,12 +256,13 @@ def test_broken_copy_of_each_theorem_fails(tmp_path, theorem):
     )
     work = tmp_path / "engine"
     work.mkdir()
-    for name in ("Model", "Theorems"):
+    for name in ("Model", "Theorems", "Anthropic"):
         for suffix in (".vo", ".glob"):
             shutil.copy2(build / (name + suffix), work / (name + suffix))
     good, bad = BROKEN[theorem]
     text = (SRC / "Statements.v").read_text()
     (work / "Statements.v").write_text(text.replace(good, bad, 1))
+    assert text.replace(good, bad, 1) != text
     proc = subprocess.run([coqc, "-q", "-R", ".", "VistaLabEngine", "Statements.v"],
                           cwd=work, capture_output=True, text=True)
     assert proc.returncode != 0, theorem

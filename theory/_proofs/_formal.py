@@ -265,7 +265,9 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "engine",
         "workspace_protocol",
         "protocol: tool results stay linked to their calls and archived results render in "
-        "protocol-valid form -- every rendering satisfies the OpenAI pairing rule",
+        "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "
+        "Anthropic request, alternates user/assistant with each tool_use answered by the "
+        "tool_results leading the next user turn",
     ),
     MainTheorem(
         "engine",

@@ -14,7 +14,7 @@
 
 From Coq Require Import List Arith Lia.
 Import ListNotations.
-From VistaLabEngine Require Import Model Theorems.
+From VistaLabEngine Require Import Model Theorems Anthropic.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -89,18 +89,23 @@ Qed.
 (* protocol.  Methodology, "Structure preservation": "tool results stay
    linked to their calls and archived results render in protocol-valid
    form."  Every rendering, ordinary or management, satisfies the OpenAI
-   pairing rule: each assistant message with tool calls (distinct ids) is
+   pairing rule -- each assistant message with tool calls (distinct ids) is
    followed, before any other message, by exactly one tool message per call
    (the result, its placeholder, handle, member stub or tombstone, or a
-   pending placeholder); no tool message appears anywhere else (a result whose
-   call left the prompt renders as ordinary context). *)
+   pending placeholder), and no tool message appears anywhere else (a result
+   whose call left the prompt renders as ordinary context) -- and, as an
+   Anthropic Messages request (leading system messages to the system field,
+   consecutive same-side messages merged), the Anthropic rules: turns
+   alternate starting with user, and each assistant turn's tool_use ids are
+   answered exactly by the tool_result blocks leading the next user turn. *)
 Theorem workspace_protocol (c : config) (d : nat) (s0 : state) (ops : list op) :
   init c d = Some s0 ->
-  openai_valid (render (run s0 ops)).
+  openai_valid (render (run s0 ops)) /\ anthropic_valid (render (run s0 ops)).
 Proof.
-  intro I. apply render_valid. apply run_invariant.
-  - exact (proto_init c d s0 I).
-  - intros s o H. apply proto_step; exact H.
+  intro I.
+  assert (P : proto_inv (run s0 ops)).
+  { apply run_invariant; [exact (proto_init c d s0 I)|]. intros s o H. apply proto_step; exact H. }
+  split; [apply render_valid | apply render_anthropic]; exact P.
 Qed.
 
 (* recoverability.  Methodology, "Workspace invariants": "archived payload
