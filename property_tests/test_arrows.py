@@ -57,8 +57,6 @@ STRING_IMPORTS_ALLOWED = {
     "vistalab.paper_checks._registry": "a user's claim module passed to add_plugin",
     "vistalab._sweep._schema": "a user's experiment run function given as 'module:function'",
     "vistalab._sweep._task": "a user's run function / warm-up modules in a worker process",
-    "vistalab.tests.test_doctests": "each public package by name, skipping one not landed",
-    "vistalab.tests.test_docstrings": "each public package by name, skipping one not landed",
     "vistalab._commands": "the CLI's lazy command registry (a command's module is imported "
                           "only when it runs; test_cli_lazy loads every entry)",
 }
