@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._errors import WorkspaceArgumentError
+from ._records import ToolCall
 
 __all__ = ["plain_sdk", "SDK_FIELDS", "MAX_DEPTH"]
 
@@ -88,8 +89,8 @@ def _plain(value: Any, parameter: str, depth: int) -> Any:
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items
-    if type(value).__module__.partition(".")[0] == "vistalab":
-        return value  # the engine's own records (ToolCall...) pass as they are
+    if isinstance(value, ToolCall):
+        return value  # the engine's own record passes as it is
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         try:
