@@ -105,15 +105,20 @@ def pending_text(call_id: str) -> str:
     return f"[no result registered for {call_id}]"
 
 
-def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str:
-    """Notice the budget guard registers instead of a result it cannot admit."""
+def rejection_text(
+    *, current: int, limit: int, attempted: int, cap: int, at_least: bool = False
+) -> str:
+    """Notice the budget guard registers instead of a result it cannot admit
+    (``at_least``: ``attempted`` is a lower bound, the result was not counted
+    to its end because it already exceeded the cap)."""
     for name, value in (("current", current), ("limit", limit), ("attempted", attempted)):
         _need(name, value, int)
     if isinstance(cap, bool) or not isinstance(cap, int):
         raise WorkspaceArgumentError("cap", cap, "must be an integer")
     return (
         f"[budget guard] Tool result rejected: context ~{current:,} tokens, hard limit "
-        f"{limit:,}, this result needs +{attempted:,} (largest admissible now ~{max(cap, 0):,}). "
+        f"{limit:,}, this result needs {'over ' if at_least else ''}+{attempted:,} "
+        f"(largest admissible now ~{max(cap, 0):,}). "
         "Rerun it after freeing context or with a narrower query."
     )
 
