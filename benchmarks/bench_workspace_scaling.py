@@ -24,11 +24,13 @@ for three scenarios:
     ``bench_workspace_speed.py``).
 
 The fitted exponent p of cost ~ N^p (least squares on log-log over the sizes)
-is printed per scenario for the turn. Targets: p <= 0.15 for every scenario's
-turn (flat); the rendering may cost O(units it shows), so its exponent is
-fitted on render time per rendered message (p <= 0.15 too: flat per shown
-unit; in ``overflow`` and ``archiving`` what is shown is bounded by the
-budget, so there the render itself is flat).
+is printed per scenario for the turn and for the render. Targets: p <= 0.15
+for every scenario's turn (flat). A rendering may cost O(visible units) but
+never O(units ever registered): its exponent must be <= 0.15 either for the
+render itself or for render time per visible unit (in ``archiving`` the
+visible units are bounded by the budget, so there the render itself is flat;
+in ``normal`` and ``overflow`` no block is archived, so every block is
+visible, and the candidate dashboard lists each of them).
 
 The 100k row's turn must cost at most 1 ms of CPU. Absolute times depend on
 the machine, so the script also times a trivial baseline in the same run
@@ -162,7 +164,7 @@ def grow(ws, agent: Agent, session: Session, n_blocks: int) -> float:
 
 def timed_turns(ws, agent: Agent, session: Session, turns: int) -> dict[str, float]:
     """Median CPU and wall seconds per turn and per render, and the rendering's size."""
-    t_cpu, t_wall, r_cpu, r_wall, r_msgs = [], [], [], [], []
+    t_cpu, t_wall, r_cpu, r_wall, r_msgs, r_vis = [], [], [], [], [], []
     gc.collect()
     for _ in range(turns):
         calls, cid, result = session.pair()
@@ -177,6 +179,8 @@ def timed_turns(ws, agent: Agent, session: Session, turns: int) -> dict[str, flo
         r_cpu.append(c2 - c1)
         r_wall.append(w2 - w1)
         r_msgs.append(len(r.messages))
+        # Visible top-level units (ledger rows of units in the prompt).
+        r_vis.append(len(ws._ledger) - ws._ledger.archived_rows)
         assert r.tokens <= ws.budget
         agent.after_turn()
     return {
@@ -185,6 +189,7 @@ def timed_turns(ws, agent: Agent, session: Session, turns: int) -> dict[str, flo
         "render_cpu": statistics.median(r_cpu),
         "render_wall": statistics.median(r_wall),
         "render_msgs": statistics.median(r_msgs),
+        "visible": statistics.median(r_vis),
         "mode": r.mode,
     }
 
@@ -274,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     head = (
         f"{'scenario':<10} {'blocks':>7} {'mode':>8} {'turn ms':>8} {'(wall)':>7} "
-        f"{'xinsert':>8} {'render ms':>9} {'(wall)':>7} {'msgs':>7} {'build s':>8}"
+        f"{'xinsert':>8} {'render ms':>9} {'(wall)':>7} {'msgs':>7} {'visible':>7} {'build s':>8}"
     )
     print(head)
     for name in scenarios:
@@ -291,25 +296,26 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:<10} {n:>7,} {m['mode']:>8} {m['turn_cpu'] * 1e3:>8.3f} "
                 f"{m['turn_wall'] * 1e3:>7.3f} {ratio:>8,.0f} {m['render_cpu'] * 1e3:>9.3f} "
-                f"{m['render_wall'] * 1e3:>7.3f} {m['render_msgs']:>7,.0f} {build:>8.1f}",
+                f"{m['render_wall'] * 1e3:>7.3f} {m['render_msgs']:>7,.0f} "
+                f"{m['visible']:>7,.0f} {build:>8.1f}",
                 flush=True,
             )
         ns = [n for n, _ in rows]
         if len(ns) >= 2:
             p_turn = exponent(ns, [m["turn_cpu"] for _, m in rows])
             p_render = exponent(ns, [m["render_cpu"] for _, m in rows])
-            p_per_msg = exponent(ns, [m["render_cpu"] / m["render_msgs"] for _, m in rows])
+            p_per_vis = exponent(ns, [m["render_cpu"] / m["visible"] for _, m in rows])
             ok_t = p_turn <= EXPONENT_TARGET
-            ok_r = p_per_msg <= EXPONENT_TARGET
+            ok_r = p_render <= EXPONENT_TARGET or p_per_vis <= EXPONENT_TARGET
             print(
                 f"{name:<10} exponent: turn {p_turn:+.3f} ({'PASS' if ok_t else 'FAIL'}, target "
-                f"<= {EXPONENT_TARGET}); render {p_render:+.3f}; render per rendered message "
-                f"{p_per_msg:+.3f} ({'PASS' if ok_r else 'FAIL'}, target <= {EXPONENT_TARGET})"
+                f"<= {EXPONENT_TARGET}); render {p_render:+.3f}, per visible unit {p_per_vis:+.3f} "
+                f"({'PASS' if ok_r else 'FAIL'}, target: either <= {EXPONENT_TARGET})"
             )
             if not ok_t:
                 failures.append(f"{name} turn exponent")
             if not ok_r:
-                failures.append(f"{name} render exponent per message")
+                failures.append(f"{name} render exponent")
         n_last, m_last = rows[-1]
         if n_last >= 100_000:
             ratio = m_last["turn_cpu"] / base

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from vistalab.workspace import Workspace, WorkspaceError
 from vistalab.workspace._records import BlockType, Status
 from vistalab.workspace._seqtree import PrefixTree
@@ -58,9 +57,7 @@ def recount_problems(ws: Workspace) -> list[str]:
             out.append(f"position cost of {b.id}")
         if b.status is Status.PINNED:
             pinned.append(b.seq)
-        eligible = (
-            b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE and not b.rejected
-        )
+        eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE and not b.rejected
         gain = ws._pos_cost[i] - ws._offload_cost(b) if eligible else None
         if ws._gain_tree.value(i) != gain:
             out.append(f"offload gain of {b.id}")
@@ -145,9 +142,7 @@ def test_seqtree_search_agrees_with_a_plain_walk():
                         want = (j, acc)
                         break
             assert tree.first_reaching(lo, hi, need) == (want or (None, acc))
-            assert list(tree.positions(lo, hi)) == [
-                j for j in range(lo, hi) if vals[j] is not None
-            ]
+            assert list(tree.positions(lo, hi)) == [j for j in range(lo, hi) if vals[j] is not None]
             assert tree.total(lo, hi) == sum(v or 0 for v in vals[lo:hi])
 
 
