@@ -41,6 +41,8 @@ def recount_problems(ws: Workspace) -> list[str]:
     led = ws._ledger
     if (led.piece_tokens, led.archived_rows) != led.recount():
         out.append("ledger sums")
+    if led.archived_ids != {u for u, r in led.rows.items() if r.archived}:
+        out.append("archived units")
     age = ws._renderer.age_piece
     scratch_age = sum(age(ws.turn - r.turn)[1] for r in led.rows.values())
     if led.age_tokens(ws.turn) != scratch_age:
@@ -192,6 +194,7 @@ def test_long_session_replays_fork_and_load_to_the_same_figures(long_ws, tmp_pat
         lambda ws: ws._cont.__setitem__(4, not ws._cont[4]),
         lambda ws: ws._chunks.__setitem__(0, ()),
         lambda ws: ws._ledger.__setattr__("_age", (ws.turn, -1)),
+        lambda ws: ws._ledger.archived_ids.pop(),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):

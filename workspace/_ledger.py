@@ -65,6 +65,7 @@ class Ledger:
         "_age_piece",
         "_steps",
         "_steps_upto",
+        "archived_ids",
     )
 
     def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
@@ -72,6 +73,7 @@ class Ledger:
         self._order: list[str] | None = []
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
+        self.archived_ids: set[str] = set()  # units with an archived row
         self._turns: dict[int, int] = {}  # row turn -> rows with that turn
         self._age: tuple[int, int] | None = None  # (turn, age tokens)
         self._age_piece = age_piece
@@ -88,6 +90,7 @@ class Ledger:
         new.rows = self.rows.copy()
         new._order = None if self._order is None else self._order.copy()
         new.piece_tokens, new.archived_rows = self.piece_tokens, self.archived_rows
+        new.archived_ids = self.archived_ids.copy()
         new._turns = self._turns.copy()
         new._age = self._age
         new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
@@ -104,8 +107,11 @@ class Ledger:
         old = self.rows.get(uid)
         if old is not None:
             self._out(old, turn)
+            self.archived_ids.discard(uid)
         self.rows[uid] = row
         self._in(row, turn)
+        if row.archived:
+            self.archived_ids.add(uid)
         if old is None or old.first != row.first:
             order = self._order
             if (
@@ -122,6 +128,7 @@ class Ledger:
         row = self.rows.pop(uid, None)
         if row is not None:
             self._out(row, turn)
+            self.archived_ids.discard(uid)
             self._order = None
 
     def order(self) -> list[str]:

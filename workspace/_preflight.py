@@ -116,18 +116,34 @@ class PreflightLayer(LayoutLayer):
         return total
 
     def _fast_total(self) -> int | None:
-        """|C~_t| from the maintained row sums in O(1) (O(rows) once per turn for
-        the ages), or None where it does not apply: a tokenizer that is not
-        additive, or folded archived rows (the fold note's text changes)."""
-        if (
-            not self._renderer.additive
-            or self._ledger.archived_rows > self.dashboard_config.archived_rows
-        ):
+        """|C~_t| from the maintained row sums (the age sum advanced turn by
+        turn), plus, when archived rows fold, a pass over the archived units
+        only (the fold note and the folded rows); None for a tokenizer that is
+        not additive."""
+        if not self._renderer.additive:
             return None
+        led, turn = self._ledger, self._turn
+        body = led.piece_tokens + led.age_tokens(turn)
+        keep = self.dashboard_config.archived_rows
+        if led.archived_rows > keep:
+            # The fold note and the folded rows, from the archived units only
+            # (the same rows and note _candidate builds from the whole order).
+            rows, age_piece = led.rows, self._renderer.age_piece
+            arch = led.archived_ids
+            shown = set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
+            folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
+            note = (
+                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+                f"~{sum(rows[u].tokens for u in folded):,} tok)"
+            )
+            body += self._renderer.note_piece(note)[1]
+            for u in folded:
+                r = rows[u]
+                body -= r.piece_tokens + age_piece(turn - r.turn)[1]
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_tokens(
-            self._ledger.piece_tokens + self._ledger.age_tokens(self._turn),
+            body,
             budget=self.budget,
             overhead=overhead,
             conversation=conversation,
