@@ -98,13 +98,15 @@ def _run_replay(args: argparse.Namespace) -> int:
 
     from .._output import emit_json
     from .._paths import input_file
+    from ._args import cli_wording
 
+    path = input_file("--replay", args.replay)
+    with cli_wording({"FILE": "--replay"}):
+        violation = read_violation(path)
     for option in ("examples", "seed", "budget", "out"):
         if getattr(args, option) is not None:
             raise DomainError(f"--{option}", getattr(args, option),
                               "is not used with --replay", f"drop --{option}")
-    path = input_file("--replay", args.replay)
-    violation = read_violation(path)
     if args.protocol != "openai" and args.protocol != violation.protocol:
         raise DomainError("--protocol", args.protocol,
                           f"must match the file's protocol ({violation.protocol})",
