@@ -30,7 +30,7 @@ __all__ = ["check", "replay", "evaluate", "DEFAULT_TIMEOUT"]
 DEFAULT_TIMEOUT = 10.0
 #: Manager runs Hypothesis's shrinker may spend per pass before it settles for
 #: the smallest failure found so far.
-SHRINK_RUNS = 150
+SHRINK_RUNS = 80
 
 
 def _case_key(conversation: Any, budget: int) -> str:
