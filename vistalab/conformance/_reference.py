@@ -39,7 +39,7 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     system = [m for m in messages if m.get("role") == "system"]
     for head in (system, []):
         for i in cut_points(messages, "openai"):
-            request = head + [m for m in messages[i:] if m.get("role") != "system"]
-            if count(request) <= budget:
-                return request
+            tail = head + [m for m in messages[i:] if m.get("role") != "system"]
+            if count(tail) <= budget:
+                return tail
     return minimal_tail(messages, "openai")

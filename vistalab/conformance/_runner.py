@@ -342,10 +342,10 @@ def check(
             known[f.name] = f
     violations = []
     for name in CHECKED:
-        f = known.get(name)
-        if f is None:
+        if name not in known:
             continue
-        f = _minimal(mgr, f, count, protocol, strict, timeout, fixed_budgets=bud is not None)
+        f = _minimal(mgr, known[name], count, protocol, strict, timeout,
+                     fixed_budgets=bud is not None)
         try:
             again = evaluate(mgr, f.conversation, f.budget, count, protocol, strict=strict,
                              timeout=timeout)

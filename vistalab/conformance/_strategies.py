@@ -29,7 +29,9 @@ _PHRASES = (
     "SELECT * FROM t;", "0123456789", "<|endoftext|>", "done",
 )
 _TOOLS = ("search", "read_file", "run_python")
-_ARG_SETS = ({}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1})
+_ARG_SETS: tuple[dict[str, Any], ...] = (
+    {}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1},
+)
 
 _SHORT = st.sampled_from(_PHRASES)
 _NONEMPTY = st.sampled_from([p for p in _PHRASES if p])
