@@ -26,6 +26,11 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     budget : int
     count : callable
         The token counter the request must fit by.
+
+    Returns
+    -------
+    list or dict
+        The kept tail, in the input's format.
     """
     if isinstance(messages, dict):
         turns = list(messages.get("messages") or [])

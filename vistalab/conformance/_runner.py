@@ -385,6 +385,31 @@ def replay(
     invariants that need no manager (``budget``, ``protocol``, ``fidelity``);
     with one, the manager runs on the recorded conversation and budget and
     every invariant is checked on what it returns now.
+
+    Parameters
+    ----------
+    violation : Violation
+        The counterexample (e.g. from :func:`read_violation`).
+    manager : callable, optional
+        A trimmer or adapter factory to run on it again.
+    counter : None, str, Tokenizer or callable
+        The token counter, as for :func:`check`.
+    timeout : float
+        Seconds one run may take.
+    strict : bool
+        Also check the stricter adjacency rules.
+
+    Returns
+    -------
+    dict
+        ``{invariant: message}`` for every invariant broken (empty: none).
+
+    Raises
+    ------
+    DomainError
+        A ``crash`` or ``determinism`` counterexample without ``manager``.
+    ManagerTimeoutError
+        The manager hangs.
     """
     if not isinstance(violation, Violation):
         raise DomainError("violation", violation, "must be a Violation",
