@@ -1,0 +1,92 @@
+"""The suite's token counter: the workspace's own request accounting
+(:func:`vistalab.workspace.count_request_tokens`) over the offline cl100k_base
+tokenizer by default, any vista-lab :class:`~vistalab.workspace.Tokenizer`, or a
+user's callable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vistalab._core import DomainError
+from vistalab.workspace import (
+    Tokenizer,
+    anthropic_to_openai,
+    count_request_tokens,
+    get_tokenizer,
+)
+from vistalab.workspace._validate import _content_iv
+
+__all__ = ["SuiteCounter", "as_counter", "to_counted_messages"]
+
+
+def _openai_text(messages: Any) -> list[dict[str, Any]]:
+    """OpenAI messages with content parts joined as the workspace joins them
+    (text parts by newlines, other parts as their opaque stand-in line)."""
+    out = []
+    for m in messages:
+        m = dict(m)
+        m["content"] = _content_iv(m.get("content"), m.get("role"))
+        out.append(m)
+    return out
+
+
+def to_counted_messages(request: Any, protocol: str) -> list[dict[str, Any]]:
+    """The OpenAI text messages whose tokens are counted for ``request``.
+
+    OpenAI: the messages themselves (content parts joined). Anthropic: the
+    workspace's documented projection (:data:`vistalab.workspace.PROJECTION_RULES`)
+    of the top-level ``system`` and the messages, so the same conversation costs
+    the same in both formats.
+    """
+    if protocol == "anthropic":
+        if isinstance(request, Mapping):
+            msgs = anthropic_to_openai(request.get("messages") or [], system=request.get("system"))
+        else:
+            msgs = anthropic_to_openai(list(request))
+        return _openai_text(msgs)
+    return _openai_text(request)
+
+
+@dataclass(frozen=True)
+class SuiteCounter:
+    """``count(request) -> int`` for one protocol, with the name reports show."""
+
+    name: str
+    protocol: str
+    _count: Callable[[Any], int]
+
+    def __call__(self, request: Any) -> int:
+        return int(self._count(request))
+
+
+def as_counter(counter: Any, protocol: str) -> SuiteCounter:
+    """Normalise ``counter`` (None, a tokenizer name, a Tokenizer or a callable).
+
+    Raises
+    ------
+    DomainError
+        If ``counter`` is none of these.
+    UnknownNameError
+        For an unknown tokenizer name.
+    """
+    if counter is None or isinstance(counter, str):
+        counter = get_tokenizer("cl100k_base" if counter is None else counter)
+    if isinstance(counter, Tokenizer):
+        tok = counter
+
+        def count(request: Any) -> int:
+            return count_request_tokens(to_counted_messages(request, protocol), (), tok)
+
+        return SuiteCounter(f"{tok.name} (vistalab.workspace.count_request_tokens)", protocol,
+                            count)
+    if callable(counter):
+        name = getattr(counter, "__qualname__", None) or type(counter).__qualname__
+        return SuiteCounter(str(name), protocol, counter)
+    raise DomainError(
+        "counter", counter,
+        "must be None (cl100k_base), a tokenizer name, a vistalab.workspace.Tokenizer, or a "
+        "callable count(messages) -> int",
+        "pass e.g. counter=get_tokenizer('o200k_base')",
+    )
