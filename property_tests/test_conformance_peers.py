@@ -213,3 +213,61 @@ def test_study_runs_end_to_end_on_langchain(tmp_path):
     doc = json.loads((tmp_path / "study.json").read_text())
     assert doc["environment"]["vista-lab"] and doc["rows"][0]["report"]["conversations"] > 0
     assert (tmp_path / "study.png").stat().st_size > 0
+
+
+# ------------------------------------------------------------------ command line and report
+
+
+def test_study_command_refuses_a_missing_out_and_an_unknown_peer(tmp_path):
+    import argparse
+
+    from vistalab._commands._conformance_study import run_study_command
+    from vistalab._errors import CliUsageError
+
+    with pytest.raises(CliUsageError, match="--out DIR"):
+        run_study_command(argparse.Namespace(study=True, out=None, peers=None))
+    with pytest.raises(UnknownNameError, match="Did you mean 'langchain-last'"):
+        run_study_command(argparse.Namespace(study=True, out=str(tmp_path),
+                                             peers="langchain-lats"))
+
+
+@pytest.mark.slow
+def test_study_command_prints_the_table(tmp_path, capsys):
+    import argparse
+
+    from vistalab._commands._conformance_study import run_study_command
+
+    args = argparse.Namespace(study=True, out=str(tmp_path), peers="langchain-first",
+                              examples=10, seed=0, json=False)
+    assert run_study_command(args) == 0
+    out = capsys.readouterr().out
+    assert "1 of 1 peers checked, 10 conversations each" in out and "study written to" in out
+    assert (tmp_path / "study.md").is_file() and (tmp_path / "study.json").is_file()
+
+
+def test_report_section_shows_the_table_or_how_to_install(monkeypatch, tmp_path):
+    """The reproduce report's section: the peer x invariant table with versions
+    from the study's record, or the install line when a peer is missing."""
+    import vistalab.conformance._peers as peers_mod
+    from vistalab._reproduce._report import md_cell
+    from vistalab._reproduce._study import study_params, study_section
+
+    lines = study_section(None, md_cell)
+    assert any("pip install 'vista-lab[peers]'" in x for x in lines)
+    record = {
+        "invariants": list(CHECKED), "examples": 5, "seed": 0, "counter": "cl100k_base",
+        "rows": [{"peer": "langchain-last", "status": "checked",
+                  "versions": {"langchain-core": "9.9"}, "bugs": ["bugs/x.md"],
+                  "cells": {**{i: "pass" for i in CHECKED},
+                            "protocol": "counterexamples/langchain-last__protocol.json"}}],
+    }
+    text = "\n".join(study_section(record, md_cell))
+    assert "| langchain-last | langchain-core 9.9 | pass | **violated** |" in text
+    assert "1 break at least one" in text
+    ghost = Peer("ghost", ("vistalab-no-such-dist",), ("vistalab_no_such_module",),
+                 "ghost()", lambda: None)
+    monkeypatch.setattr(peers_mod, "PEERS", (*PEERS, ghost))
+    assert study_params(tmp_path, quick=True, seed=0) is None
+    monkeypatch.setattr(peers_mod, "PEERS", (get_peer("langchain-last"),))
+    params = study_params(tmp_path, quick=True, seed=0)
+    assert params is not None and params["versions"]["langchain-core"]

@@ -72,9 +72,12 @@ def build_report(
     commit: str | None,
     version: str,
     beyond: Sequence[Mapping[str, Any]] | None = None,
+    study: Mapping[str, Any] | None | bool = False,
 ) -> str:
     """The Markdown text of the report (``beyond``: rows of the "Beyond the paper"
-    section, from :func:`._beyond.beyond_rows`)."""
+    section, from :func:`._beyond.beyond_rows`; ``study``: the conformance study's
+    record from :func:`._study.study_stage`, None when the peers are not
+    installed, False for no section)."""
     lines: list[str] = []
     findings = sum(1 for c in checks if c.status == "fail" and c.source in FINDING_SOURCES)
     failed = counts.get("fail", 0) - findings
@@ -112,6 +115,10 @@ def build_report(
         from ._beyond import beyond_section
 
         lines += beyond_section(beyond, checks, md_cell)
+    if study is not False:
+        from ._study import study_section
+
+        lines += study_section(study if isinstance(study, Mapping) else None, md_cell)
     lines += ["## Figures", ""]
     for k, f in enumerate(figures, start=1):
         lines += [f"### Figure {_figure_number(f.name, k)}. {f.title}", ""]

@@ -1,0 +1,74 @@
+"""The ``--study`` mode of ``vista-lab conformance``: check every installed peer
+(a real context manager of the ecosystem) and write the study into ``--out``.
+
+Hooked into the ``conformance`` command by :func:`add_study_arguments` (its
+parser) and :func:`run_study_command` (its ``run`` when ``args.study``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .._errors import CliUsageError
+from .._output import emit_json, emit_table
+
+__all__ = ["add_study_arguments", "run_study_command", "DEFAULT_STUDY_EXAMPLES"]
+
+#: Conversations per peer when ``--examples`` is not given with ``--study``.
+DEFAULT_STUDY_EXAMPLES = 100
+
+
+def add_study_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--study`` and ``--peers`` (``--out``, ``--examples``, ``--seed``,
+    ``--json`` are the command's own)."""
+    parser.add_argument(
+        "--study", action="store_true",
+        help="check every installed peer (real context managers: langchain-core, litellm, "
+        "tokentrim, autogen-core, llama-index-core; pip install 'vista-lab[peers]') and "
+        "write the study into --out: study.md (peer x invariant table, bug write-ups), "
+        "study.csv, study.json (with package versions), study.png, counterexamples/; "
+        f"{DEFAULT_STUDY_EXAMPLES} conversations per peer unless --examples; exit 0 once "
+        "written (violations are the study's findings)",
+    )
+    parser.add_argument(
+        "--peers", metavar="NAME[,NAME...]", default=None,
+        help="with --study: only these peers (default: every peer; a missing one is listed "
+        "as not installed with its pip command)",
+    )
+
+
+def run_study_command(args: argparse.Namespace) -> int:
+    """Run the study the parsed ``args`` ask for; prints the table (or JSON)."""
+    from vistalab.conformance._study import NOT_INSTALLED, run_study
+
+    out = getattr(args, "out", None)
+    if not out:
+        raise CliUsageError("--study needs --out DIR (the folder the study is written into)")
+    peers = None
+    if getattr(args, "peers", None):
+        peers = [p.strip() for p in str(args.peers).split(",") if p.strip()]
+    examples = getattr(args, "examples", None) or DEFAULT_STUDY_EXAMPLES
+    seed = getattr(args, "seed", None) or 0
+    result = run_study(out, peers=peers, examples=examples, seed=seed)
+    if getattr(args, "json", False):
+        emit_json(result.to_dict())
+        return 0
+    from vistalab.conformance._model import CHECKED
+
+    rows: list[list[Any]] = []
+    for r in result.rows:
+        vers = ", ".join(f"{d} {v}" for d, v in r.versions.items() if v) or "-"
+        cells = ["violated" if c.endswith(".json") else c for c in (r.cells[i] for i in CHECKED)]
+        rows.append([r.peer, vers, *cells])
+    emit_table(["peer", "versions", *CHECKED], rows,
+               title=f"{len(result.checked)} of {len(result.rows)} peers checked, "
+               f"{result.examples} conversations each (seed {result.seed})")
+    for r in result.rows:
+        if r.status == NOT_INSTALLED:
+            print(f"{r.peer}: not installed; {r.note}")
+        elif r.status != "checked":
+            print(f"{r.peer}: {r.status}; {r.note}")
+    print(f"study written to {result.files['table']} (CSV, JSON, figure and "
+          f"{sum(len(r.bugs) for r in result.rows)} bug write-ups beside it)")
+    return 0
