@@ -425,7 +425,7 @@ def _figure(result: StudyResult, out: Path) -> str | None:
         v = next((v for v in r.versions.values() if v), None)
         labels.append(f"{r.peer} ({v})" if v else f"{r.peer} (not installed)")
     with figure_style():
-        fig, axes = new_figure(width=6.4, height=0.9 + 0.28 * len(result.rows))
+        fig, axes = new_figure(width=7.2, height=1.2 + 0.28 * len(result.rows))
         ax = axes[0, 0]
         ax.imshow(grid, cmap=ListedColormap([c for _, c in kinds]), vmin=-0.5, vmax=3.5,
                   aspect="auto")
@@ -436,8 +436,12 @@ def _figure(result: StudyResult, out: Path) -> str | None:
         ax.grid(False)
         ax.grid(which="minor", color="white", linewidth=1.5)
         ax.tick_params(which="minor", length=0)
-        ax.set_title(f"Paper's workspace invariants on {len(result.checked)} installed peers "
-                     f"({result.examples} conversations each)")
+        marks = {0: "pass", 1: "violated", 2: "n/a", 3: ""}
+        for (i, j), k in np.ndenumerate(grid):
+            ax.text(j, i, marks[int(k)], ha="center", va="center", fontsize=6.5,
+                    color="white" if k in (0, 1) else "0.3")
+        ax.set_title(f"Workspace invariants: {len(result.checked)} peers, "
+                     f"{result.examples} conversations each")
         fig.legend(handles=[Patch(facecolor=c, edgecolor="0.6", label=k) for k, c in kinds],
                    loc="outside lower center", ncols=4)
         png, _ = save_figure(fig, out, "study")
