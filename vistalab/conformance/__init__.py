@@ -47,6 +47,7 @@ from ._managers import (  # noqa: E402
     Trimmer,
 )
 from ._model import CHECKED, ConformanceReport, Violation, read_violation  # noqa: E402
+from ._reference import tail_trimmer  # noqa: E402
 from ._registry import NAMED_MANAGERS, resolve_manager  # noqa: E402
 from ._runner import DEFAULT_TIMEOUT, check, replay  # noqa: E402
 from ._strategies import budgets, conversations, cut_points, minimal_tail  # noqa: E402
@@ -68,6 +69,7 @@ __all__ = [
     "ManagerSignatureError",
     "ManagerTimeoutError",
     "WorkspaceAdapter",
+    "tail_trimmer",
     "SuiteCounter",
     "as_counter",
     "budget_problems",

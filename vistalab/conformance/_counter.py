@@ -11,10 +11,12 @@ from typing import Any
 
 from vistalab._core import DomainError
 from vistalab.workspace import (
+    REPLY_PRIMING,
     Tokenizer,
     anthropic_to_openai,
     count_request_tokens,
     get_tokenizer,
+    message_tokens,
 )
 from vistalab.workspace._validate import _content_iv
 
@@ -51,14 +53,63 @@ def to_counted_messages(request: Any, protocol: str) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class SuiteCounter:
-    """``count(request) -> int`` for one protocol, with the name reports show."""
+    """``count(request) -> int`` for one protocol, with the name reports show.
+
+    A counter built from a :class:`~vistalab.workspace.Tokenizer` is a sum over
+    messages, so it also gives each message's cost (:meth:`costs`), which the
+    budget strategy uses to price every tail of a conversation at once.
+    """
 
     name: str
     protocol: str
     _count: Callable[[Any], int]
+    tokenizer: Tokenizer | None = None
 
     def __call__(self, request: Any) -> int:
         return int(self._count(request))
+
+    def costs(self, conversation: Any) -> tuple[int, int, list[int]] | None:
+        """``(constant, system, per_message)`` with ``count`` of any tail equal
+        to ``constant + system (if kept) + sum(per_message[i:])``; None for a
+        counter that is not a sum over messages. For OpenAI the system
+        messages are in ``per_message`` and ``system`` is 0."""
+        tok = self.tokenizer
+        if tok is None:
+            return None
+        if self.protocol == "anthropic":
+            system = conversation.get("system")
+            sys_cost = (
+                sum(message_tokens(m, tok) for m in _openai_text(
+                    anthropic_to_openai([], system=system)))
+                if system is not None else 0
+            )
+            per = [
+                sum(message_tokens(m, tok) for m in _openai_text(anthropic_to_openai([msg])))
+                for msg in conversation.get("messages") or []
+            ]
+            return REPLY_PRIMING, sys_cost, per
+        return REPLY_PRIMING, 0, [message_tokens(m, tok) for m in _openai_text(conversation)]
+
+
+class _Memo:
+    """A tokenizer that remembers its counts (the suite counts the same texts
+    again and again: every tail of a conversation, every run of a manager)."""
+
+    _LIMIT = 20_000
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.name = tok.name
+        self.additive = tok.additive
+        self._count = tok.count
+        self._seen: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        n = self._seen.get(text)
+        if n is None:
+            if len(self._seen) >= self._LIMIT:
+                self._seen.clear()
+            n = self._seen[text] = self._count(text)
+        return n
 
 
 def as_counter(counter: Any, protocol: str) -> SuiteCounter:
@@ -74,13 +125,13 @@ def as_counter(counter: Any, protocol: str) -> SuiteCounter:
     if counter is None or isinstance(counter, str):
         counter = get_tokenizer("cl100k_base" if counter is None else counter)
     if isinstance(counter, Tokenizer):
-        tok = counter
+        tok: Tokenizer = _Memo(counter)
 
         def count(request: Any) -> int:
             return count_request_tokens(to_counted_messages(request, protocol), (), tok)
 
-        return SuiteCounter(f"{tok.name} (vistalab.workspace.count_request_tokens)", protocol,
-                            count)
+        return SuiteCounter(f"{counter.name} (vistalab.workspace.count_request_tokens)", protocol,
+                            count, tok)
     if callable(counter):
         name = getattr(counter, "__qualname__", None) or type(counter).__qualname__
         return SuiteCounter(str(name), protocol, counter)

@@ -4,6 +4,7 @@ counterexample."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,14 +19,22 @@ from vistalab._core import DomainError
 from ._checks import budget_problems, fidelity_problems, recoverability_problems, request_problems
 from ._counter import SuiteCounter, as_counter
 from ._managers import ManagerTimeoutError, _Manager, as_manager, deep_equal
+from ._minimize import minimize
 from ._model import CHECKED, ConformanceReport, Violation
 from ._strategies import budgets as budget_strategy
-from ._strategies import conversations
+from ._strategies import conversations, minimal_tail
 
 __all__ = ["check", "replay", "evaluate", "DEFAULT_TIMEOUT"]
 
 #: Seconds one run of the manager on one conversation may take by default.
 DEFAULT_TIMEOUT = 10.0
+#: Manager runs Hypothesis's shrinker may spend per pass before it settles for
+#: the smallest failure found so far.
+SHRINK_RUNS = 150
+
+
+def _case_key(conversation: Any, budget: int) -> str:
+    return json.dumps([conversation, budget], sort_keys=True, default=repr)
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -150,6 +159,40 @@ def _collect(exc: BaseException) -> list[_Found]:
     return []
 
 
+def _minimal(
+    mgr: _Manager, f: _Found, count: SuiteCounter, protocol: str, strict: bool, timeout: float,
+    *, fixed_budgets: bool,
+) -> _Found:
+    """``f`` after the deletion pass of :func:`minimize`. Each smaller
+    conversation is tried at the same budget and, unless the budgets were
+    given, at the budget lowered by the tokens the deletion saved (a trimmer's
+    choice depends on the room left); never below the conversation's smallest
+    valid tail or the manager's ``min_budget``."""
+    best: list[_Found] = [f]
+
+    def still_fails(conv: Any) -> bool:
+        cur = best[0]
+        try:
+            floor = max(count(minimal_tail(conv, protocol)), mgr.min_budget(conv))
+            saved = count(cur.conversation) - count(conv)
+        except Exception:  # noqa: BLE001 - a conversation the manager cannot even size
+            return False
+        tries = [cur.budget] if fixed_budgets else list(dict.fromkeys(
+            [cur.budget, cur.budget - saved]))
+        for budget in tries:
+            if budget < floor:
+                continue
+            found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout)
+            if f.name in found:
+                msg, out = found[f.name]
+                best[0] = _FOUND[f.name](f.name, msg, conv, budget, out)
+                return True
+        return False
+
+    minimize(f.conversation, protocol, still_fails)
+    return best[0]
+
+
 def check(
     manager: Any,
     *,
@@ -218,18 +261,35 @@ def check(
     hung = False
     last: dict[str, _Found] = {}
 
+    convs = conversations(protocol)
+
+    # Hypothesis's shrinker may run the manager thousands of times on a large
+    # counterexample; after SHRINK_RUNS runs it only re-raises the smallest
+    # failure found so far (so the shrink ends, consistently), and the deletion
+    # pass of _minimal finishes the job.
+    shrink_runs = 0
+    failing: dict[str, tuple[str, _Found]] = {}
+
     def one(data: Any) -> None:
-        nonlocal tried, hung
+        nonlocal tried, hung, shrink_runs
         if hung:
             raise _Hang()
-        conv = data.draw(conversations(protocol), label="conversation")
+        conv = data.draw(convs, label="conversation")
         if bud is not None:
             budget = data.draw(st.sampled_from(bud), label="budget")
         else:
             floor = mgr.min_budget(conv)
             budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor),
                                label="budget")
+        key = _case_key(conv, budget)
+        if failing and shrink_runs >= SHRINK_RUNS:
+            for k, f in failing.values():
+                if k == key:
+                    raise _FOUND[f.name](f.name, f.message, conv, budget, f.output)
+            return
         tried += 1
+        if failing:
+            shrink_runs += 1
         try:
             found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout)
         except ManagerTimeoutError:
@@ -240,6 +300,7 @@ def check(
                 msg, out = found[name]
                 err = _FOUND[name](name, msg, conv, budget, out)
                 last[name] = err
+                failing[name] = (key, err)
                 raise err
 
     test = given(st.data())(one)
@@ -258,6 +319,8 @@ def check(
     while len(known) < len(CHECKED):
         new: list[_Found] = []
         before = set(last)
+        shrink_runs = 0
+        failing.clear()
         try:
             test()
         except _Hang:
@@ -282,6 +345,7 @@ def check(
         f = known.get(name)
         if f is None:
             continue
+        f = _minimal(mgr, f, count, protocol, strict, timeout, fixed_budgets=bud is not None)
         try:
             again = evaluate(mgr, f.conversation, f.budget, count, protocol, strict=strict,
                              timeout=timeout)

@@ -20,61 +20,58 @@ from vistalab._core import DomainError
 
 __all__ = ["conversations", "budgets", "cut_points", "minimal_tail"]
 
-_WORDS = ["alpha", "beta", "the", "result", "42", "é", "日本", "\n", " ", "{}", "ok", "line"]
-_TOOLS = ["search", "read_file", "run_python"]
+#: Texts the conversations are made of: one draw each (generation cost is what
+#: bounds conversations per second), shrinking towards the first.
+_PHRASES = (
+    "ok", "", "alpha beta", "The result is 42.", "é日本 ünïcode", "line one\nline two",
+    "  leading and trailing  ", "{\"json\": [1, 2, 3]}", "<tag>markup</tag>", "a" * 40,
+    "Summarise the file.", "tab\tseparated\tvalues", "emoji \U0001f600 text", "\r\n",
+    "SELECT * FROM t;", "0123456789", "<|endoftext|>", "done",
+)
+_TOOLS = ("search", "read_file", "run_python")
+_ARG_SETS = ({}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1})
+
+_SHORT = st.sampled_from(_PHRASES)
+_NONEMPTY = st.sampled_from([p for p in _PHRASES if p])
+_SYSTEM = st.one_of(st.none(), _NONEMPTY)
+# Few choices per call and per round: the shrinker's work grows with them.
+#: A tool result: a phrase repeated 1 to 400 times (empty, short or long).
+_RESULT = st.builds(lambda text, n: text if n == 1 or not text else (text + "\n") * n,
+                    _SHORT, st.integers(1, 400))
+_TOOL_CALL = st.sampled_from([(name, args) for name in _TOOLS for args in _ARG_SETS])
+#: How a result is written: (as text parts, flagged as an error).
+_RESULT_FORM = st.sampled_from([(False, False), (True, False), (False, True), (True, True)])
+_CALL = st.builds(
+    lambda tool, result, form: {"name": tool[0], "args": tool[1], "result": result,
+                                "parts": form[0], "error": form[1]},
+    _TOOL_CALL, _RESULT, _RESULT_FORM,
+)
+#: How a user message is written: a string, text parts, text parts and an image.
+_USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
 
 
-def _text(max_words: int) -> st.SearchStrategy[str]:
-    return st.lists(st.sampled_from(_WORDS), max_size=max_words).map(" ".join)
-
-
-def _long_or_short() -> st.SearchStrategy[str]:
-    """A tool result: empty, short, or long (a repeated line, up to a few
-    thousand characters)."""
-    return st.one_of(
-        st.just(""),
-        _text(8),
-        st.builds(lambda line, n: (line + "\n") * n, _text(6), st.integers(20, 300)),
+def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
+    step = st.builds(
+        lambda text, calls: {"text": text, "calls": calls},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls),
+    )
+    return st.builds(
+        lambda user, form, steps, answer: {"user": user, "parts": form[0], "image": form[1],
+                                           "steps": steps, "answer": answer},
+        _NONEMPTY, _USER_FORM, st.lists(step, max_size=max_steps), _NONEMPTY,
     )
 
 
-def _args() -> st.SearchStrategy[dict[str, Any]]:
-    return st.dictionaries(
-        st.sampled_from(["q", "path", "n"]),
-        st.one_of(st.integers(-5, 99), _text(3)),
-        max_size=2,
+def _abstract(max_rounds: int, max_calls: int, max_steps: int) -> st.SearchStrategy[Any]:
+    # Lists (not counts then loops), so the shrinker deletes whole rounds and steps.
+    def build(system: str | None, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+        rounds = [dict(r) for r in rounds]
+        rounds[-1]["answer"] = None  # the conversation ends where the manager runs
+        return {"system": system, "rounds": rounds}
+
+    return st.builds(
+        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds)
     )
-
-
-@st.composite
-def _abstract(draw: Any, max_rounds: int, max_calls: int, max_steps: int) -> dict[str, Any]:
-    system = draw(st.one_of(st.none(), _text(6).filter(bool)))
-    n_rounds = draw(st.integers(1, max_rounds))
-    rounds = []
-    for r in range(n_rounds):
-        last = r == n_rounds - 1
-        user = draw(_text(10))
-        parts = draw(st.booleans()) if user else False
-        image = parts and draw(st.booleans())
-        steps = []
-        for _ in range(draw(st.integers(0, max_steps))):
-            n = draw(st.integers(1, max_calls))
-            calls = [
-                {
-                    "name": draw(st.sampled_from(_TOOLS)),
-                    "args": draw(_args()),
-                    "result": draw(_long_or_short()),
-                    "parts": draw(st.booleans()),
-                    "error": draw(st.booleans()),
-                }
-                for _ in range(n)
-            ]
-            steps.append({"text": draw(st.one_of(st.just(""), _text(5))), "calls": calls})
-        answer = None if last else draw(_text(8).filter(bool))
-        rounds.append(
-            {"user": user or "?", "parts": parts, "image": image, "steps": steps, "answer": answer}
-        )
-    return {"system": system, "rounds": rounds}
 
 
 def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
@@ -151,7 +148,7 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                 tid = f"toolu_{n_ids:02d}"
                 n_ids += 1
                 blocks.append({"type": "tool_use", "id": tid, "name": c["name"],
-                               "input": c["args"]})
+                               "input": dict(c["args"])})
                 res: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid}
                 if c["result"]:
                     res["content"] = (
@@ -270,12 +267,45 @@ def budgets(
     ``at_least``) is drawn: below it no non-empty valid request exists.
     """
     protocol = _protocol_iv(protocol)
-    floor = max(count(minimal_tail(conversation, protocol)), int(at_least))
-    total = count(conversation)
-    marks = {floor, total}
-    for i in cut_points(conversation, protocol):
-        for keep in (True, False):
-            marks.add(count(_tail(conversation, protocol, i, keep)))
-    near = sorted({m + d for m in marks for d in (-1, 0, 1) if m + d >= floor})
-    top = max(near[-1], floor)
-    return st.one_of(st.sampled_from(near), st.integers(floor, top))
+    costs = getattr(count, "costs", None)
+    priced = costs(conversation) if callable(costs) else None
+    cuts = cut_points(conversation, protocol)
+    if priced is None:
+
+        def tail(i: int, keep: bool) -> int:
+            return count(_tail(conversation, protocol, i, keep))
+
+        floor = max(count(minimal_tail(conversation, protocol)), int(at_least))
+    else:
+        const, system, per = priced
+        msgs = conversation["messages"] if protocol == "anthropic" else conversation
+        is_sys = [protocol == "openai" and m.get("role") == "system" for m in msgs]
+        suffix = [0] * (len(per) + 1)
+        for i in range(len(per) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + per[i]
+
+        def tail(i: int, keep: bool) -> int:
+            head = sum(c for c, s in zip(per[:i], is_sys[:i], strict=True) if s) if keep else 0
+            return const + (system if keep else 0) + head + suffix[i]
+
+        start = len(msgs) - len(minimal_tail(conversation, protocol)["messages"]
+                                if protocol == "anthropic"
+                                else minimal_tail(conversation, protocol))
+        floor = max(tail(start, False), int(at_least))
+    # Boundaries are named from the end of the conversation (the j-th tail start
+    # from the end, with or without the system prompt, one token below, at or
+    # above its cost), so deleting an early round while shrinking keeps the budget.
+    cuts_from_end = cuts[::-1] or [0]
+    marks = {tail(i, keep) for i in cuts_from_end for keep in (False, True)}
+    top = max(max(marks) + 1, floor)
+
+    def at_mark(choice: tuple[int, bool, int]) -> int:
+        j, keep, delta = choice
+        return max(floor, tail(cuts_from_end[min(j, len(cuts_from_end) - 1)], keep) + delta)
+
+    return st.one_of(
+        st.tuples(
+            st.integers(0, len(cuts_from_end) - 1), st.booleans(), st.sampled_from((0, -1, 1))
+        ).map(at_mark),
+        st.integers(floor, top),
+    )
