@@ -229,6 +229,11 @@ def test_study_command_refuses_a_missing_out_and_an_unknown_peer(tmp_path):
     with pytest.raises(UnknownNameError, match="Did you mean 'langchain-last'"):
         run_study_command(argparse.Namespace(study=True, out=str(tmp_path),
                                              peers="langchain-lats"))
+    with pytest.raises(VistaLabError, match="examples"):
+        run_study_command(argparse.Namespace(study=True, out=str(tmp_path), examples="many"))
+    with pytest.raises(CliUsageError, match="drop MANAGER"):
+        run_study_command(argparse.Namespace(study=True, out=str(tmp_path),
+                                             manager="langchain-last"))
 
 
 @pytest.mark.slow
@@ -238,7 +243,7 @@ def test_study_command_prints_the_table(tmp_path, capsys):
     from vistalab._commands._conformance_study import run_study_command
 
     args = argparse.Namespace(study=True, out=str(tmp_path), peers="langchain-first",
-                              examples=10, seed=0, json=False)
+                              examples="10", seed="0", json=False)
     assert run_study_command(args) == 0
     out = capsys.readouterr().out
     assert "1 of 1 peers checked, 10 conversations each" in out and "study written to" in out

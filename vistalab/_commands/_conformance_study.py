@@ -48,8 +48,17 @@ def run_study_command(args: argparse.Namespace) -> int:
     peers = None
     if getattr(args, "peers", None):
         peers = [p.strip() for p in str(args.peers).split(",") if p.strip()]
-    examples = getattr(args, "examples", None) or DEFAULT_STUDY_EXAMPLES
-    seed = getattr(args, "seed", None) or 0
+    from ._args import parse_int
+
+    examples = getattr(args, "examples", None)
+    examples = DEFAULT_STUDY_EXAMPLES if examples is None else parse_int("examples", examples,
+                                                                          lo=1)
+    seed = getattr(args, "seed", None)
+    seed = 0 if seed is None else parse_int("seed", seed, lo=0)
+    for option in ("manager", "replay", "budget"):
+        if getattr(args, option, None) is not None:
+            raise CliUsageError(f"--study checks every peer: drop "
+                                f"{'MANAGER' if option == 'manager' else '--' + option}")
     result = run_study(out, peers=peers, examples=examples, seed=seed)
     if getattr(args, "json", False):
         emit_json(result.to_dict())
