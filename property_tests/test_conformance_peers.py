@@ -104,6 +104,21 @@ def test_adapter_maps_passed_through_messages_to_the_original_dicts():
     assert out[2]["content"] is None
 
 
+def test_a_partial_message_keeps_langchain_s_own_content():
+    """allow_partial copies a message with fewer content blocks; the adapter shows
+    exactly those blocks (not langchain's string rendering of them), so the
+    fidelity write-up names the change langchain made and nothing else."""
+    conv = [{"role": "system", "content": "ok"},
+            {"role": "user", "content": [{"type": "text", "text": "ok"},
+                                         {"type": "text", "text": "ok"}]}]
+    manager = load_peer("langchain-last-partial")
+    budget = next(b for b in range(1, 40)
+                  if len(manager(list(conv), b, COUNT)) == 2)
+    out = manager(list(conv), budget, COUNT)
+    assert out[0] is conv[0]
+    assert out[1] == {"role": "user", "content": [{"type": "text", "text": "ok"}]}
+
+
 def test_langchain_last_orphans_a_tool_message_on_the_parallel_call_conversation():
     """The case as a user meets it: strategy='last' at a budget that cuts the
     assistant call but keeps its results (paper, "Structure preservation")."""

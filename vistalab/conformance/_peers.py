@@ -216,17 +216,24 @@ def _langchain(strategy: str, **kwargs: Any) -> Any:
 
         Conversion: each OpenAI dict becomes a ``BaseMessage`` with
         ``langchain_core.messages.convert_to_messages`` (langchain's own
-        converter). Counting hook: ``token_counter`` is the suite's ``count``
-        applied to the original dicts of the messages it is given (a message
-        langchain altered, e.g. by ``allow_partial``, is counted after
-        ``convert_to_openai_messages``). Output: the original dicts of the
-        messages kept; altered ones converted back with
-        ``convert_to_openai_messages``.
+        converter), tagged with an ``id``. Counting hook: ``token_counter`` is
+        the suite's ``count`` applied to the original dicts of the messages it
+        is given. Output: the original dicts of the messages kept; a message
+        langchain copied with shortened content (``allow_partial``; the copy
+        keeps the id) is the original dict with langchain's new content, as
+        langchain left it (string or content blocks).
         """
-        lc = convert_to_messages(messages)
+        lc = convert_to_messages([{**d, "id": f"vista-{i}"} for i, d in enumerate(messages)])
         back = {id(m): d for m, d in zip(lc, messages, strict=True)}
+        by_id = {f"vista-{i}": d for i, d in enumerate(messages)}
 
         def convert(m: BaseMessage) -> dict[str, Any]:
+            # a message langchain copied with new content (allow_partial keeps
+            # the id): the original dict with that content, exactly as langchain
+            # left it (a string, or the content blocks it kept)
+            orig = by_id.get(str(m.id))
+            if orig is not None:
+                return {**orig, "content": m.content}
             return convert_to_openai_messages(m)  # type: ignore[return-value]
 
         def token_counter(msgs: list[BaseMessage]) -> int:
