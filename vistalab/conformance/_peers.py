@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -239,7 +240,7 @@ def _langchain(strategy: str, **kwargs: Any) -> Any:
         def token_counter(msgs: list[BaseMessage]) -> int:
             return count(_restore(msgs, back, convert))
 
-        out = trim_messages(
+        out = trim_messages(  # type: ignore[call-overload]
             lc, max_tokens=budget, token_counter=token_counter, strategy=strategy, **kwargs
         )
         return _restore(out, back, convert)
@@ -447,7 +448,7 @@ def _count_openai(count: Count, adapter: _AutogenAdapter, make: Callable[[int], 
     by the suite's counter, else the smallest size's rendering."""
     last: list[Any] = []
     for k in sizes:
-        last = adapter._render(lambda k=k: make(k))
+        last = adapter._render(functools.partial(make, k))
         if count(last) <= adapter.budget:
             return last
     return last
