@@ -213,14 +213,14 @@ def as_manager(manager: Any) -> _Manager:
     """
     if isinstance(manager, ManagerAdapter) and not isinstance(manager, type):
         raise ManagerSignatureError(
-            "manager", manager,
+            "manager", _name(manager),
             "must be a trimmer function or an adapter factory, not an adapter instance "
             "(each conversation needs a fresh one)",
             "pass the adapter's class, or a function budget -> adapter",
         )
     if not callable(manager):
         raise ManagerSignatureError(
-            "manager", manager,
+            "manager", _name(manager),
             "must be callable: manager(messages, budget, count) -> messages, or "
             "factory(budget) -> adapter",
             "pass a function or an adapter class",
@@ -234,12 +234,41 @@ def as_manager(manager: Any) -> _Manager:
         kind = "trimmer"  # C callables: assume the common trimmer form
     else:
         raise ManagerSignatureError(
-            "manager", manager,
+            "manager", _name(manager),
             "must take (messages, budget, count) (a trimmer) or (budget) (an adapter "
             "factory) as positional arguments, with no required keyword-only argument",
             "wrap it: lambda messages, budget, count: my_trim(messages, max_tokens=budget)",
         )
+    if kind == "adapter":
+        _probe_factory(manager)
     return _Manager(manager, kind, _name(manager))
+
+
+#: The budget the door check builds one adapter with.
+_PROBE_BUDGET = 100_000
+
+
+def _probe_factory(factory: Any) -> None:
+    """A one-argument callable is taken for an adapter factory: build one
+    adapter at the door, so a trimmer with a wrong signature is refused
+    there instead of being reported as crashing on every conversation."""
+    why = ""
+    try:
+        adapter = factory(_PROBE_BUDGET)
+    except Exception as exc:  # noqa: BLE001 - any failure means it is not a factory
+        why = f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    else:
+        if not isinstance(adapter, ManagerAdapter):
+            why = (f"returned {type(adapter).__name__!r}, not an adapter with register() and "
+                   "render()")
+    if why:
+        raise ManagerSignatureError(
+            "manager", _name(factory),
+            f"takes one argument, so it was called as an adapter factory factory(budget), and "
+            f"it {why}",
+            "a trimmer takes (messages, budget, count); a factory returns an object with "
+            "register(message) and render(budget)",
+        )
 
 
 def deep_equal(a: Any, b: Any) -> bool:

@@ -1,7 +1,8 @@
 """Managers the command line knows by name, and the resolution of
-``module:function`` specs. The one place named managers are registered:
-a module that ships named managers adds ``name -> loader`` entries to
-:data:`NAMED_MANAGERS` (a loader imports lazily and returns the manager)."""
+``module:function`` specs. The one place named managers are registered is
+:func:`_load_named`: a module that ships named managers is imported there and
+adds ``name -> loader`` entries to :data:`NAMED_MANAGERS` (a loader imports
+its package lazily and returns the manager)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ __all__ = ["NAMED_MANAGERS", "resolve_manager"]
 NAMED_MANAGERS: dict[str, Callable[[], Any]] = {}
 
 
-def _builtin() -> None:
+def _load_named() -> None:
+    """Fill :data:`NAMED_MANAGERS` (idempotent)."""
     from ._workspace import WorkspaceAdapter
 
     NAMED_MANAGERS.setdefault("vista-lab-workspace", lambda: WorkspaceAdapter)
@@ -41,7 +43,7 @@ def resolve_manager(spec: str) -> Any:
     UnknownNameError
         If ``spec`` is neither a registered name nor ``module:function``.
     """
-    _builtin()
+    _load_named()
     if not isinstance(spec, str) or not spec:
         raise DomainError("MANAGER", spec, "must be a name or module:function",
                           "pass e.g. mypkg.trim:trim_messages")

@@ -398,8 +398,12 @@ def replay(
         return {name: found[name][0] for name in CHECKED if name in found}
     out = violation.output
     if violation.invariant in ("crash", "determinism"):
-        # no single output to look at: the recorded message is the evidence
-        return {violation.invariant: violation.message}
+        raise DomainError(
+            "manager", None,
+            f"is needed to check a {violation.invariant} counterexample again (there is no "
+            "single recorded output to check)",
+            "pass the manager that produced it",
+        )
     checks = (
         ("budget", budget_problems(out, violation.budget, count)),
         ("protocol", request_problems(out, protocol, strict=strict)),

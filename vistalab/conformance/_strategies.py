@@ -260,8 +260,9 @@ def budgets(
 ) -> st.SearchStrategy[int]:
     """Budgets near every boundary of ``conversation``.
 
-    The boundaries are the costs (by ``count``) of every protocol-valid tail,
-    with and without the system prompt, and of the whole conversation; the
+    The boundaries are the costs (by ``count``) of every tail of the
+    conversation (from each message on, with and without the system prompt:
+    where a careless trimmer cuts between a call and its results); the
     strategy draws each boundary, one token below and one above it, or any
     integer in between. Nothing below the cost of :func:`minimal_tail` (or
     ``at_least``) is drawn: below it no non-empty valid request exists.
@@ -269,7 +270,6 @@ def budgets(
     protocol = _protocol_iv(protocol)
     costs = getattr(count, "costs", None)
     priced = costs(conversation) if callable(costs) else None
-    cuts = cut_points(conversation, protocol)
     if priced is None:
 
         def tail(i: int, keep: bool) -> int:
@@ -295,7 +295,10 @@ def budgets(
     # Boundaries are named from the end of the conversation (the j-th tail start
     # from the end, with or without the system prompt, one token below, at or
     # above its cost), so deleting an early round while shrinking keeps the budget.
-    cuts_from_end = cuts[::-1] or [0]
+    # Tails from every message, valid or not: a trimmer that cuts between a
+    # call and its results does so at exactly these budgets.
+    n_msgs = len(conversation["messages"] if protocol == "anthropic" else conversation)
+    cuts_from_end = list(range(n_msgs - 1, -1, -1)) or [0]
     marks = {tail(i, keep) for i in cuts_from_end for keep in (False, True)}
     top = max(max(marks) + 1, floor)
 
