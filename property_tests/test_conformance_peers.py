@@ -253,16 +253,28 @@ def test_study_command_refuses_a_missing_out_and_an_unknown_peer(tmp_path):
 
 @pytest.mark.slow
 def test_study_command_prints_the_table(tmp_path, capsys):
-    import argparse
+    from vistalab.cli import main
 
-    from vistalab._commands._conformance_study import run_study_command
-
-    args = argparse.Namespace(study=True, out=str(tmp_path), peers="langchain-first",
-                              examples="10", seed="0", json=False)
-    assert run_study_command(args) == 0
+    assert main(["conformance", "--study", "--out", str(tmp_path), "--peers",
+                 "langchain-first", "--examples", "10"]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 peers checked, 10 conversations each" in out and "study written to" in out
     assert (tmp_path / "study.md").is_file() and (tmp_path / "study.json").is_file()
+
+
+def test_a_missing_peer_is_one_line_with_its_pip_command(monkeypatch, capsys):
+    """`vista-lab conformance NAME` for a peer that is not installed: exit 2 and
+    one line naming the pip command, never a traceback."""
+    import vistalab.conformance._registry as registry
+    from vistalab.cli import main
+
+    ghost = Peer("ghost", ("vistalab-no-such-dist",), ("vistalab_no_such_module",),
+                 "ghost()", lambda: None)
+    registry._load_named()
+    monkeypatch.setitem(registry.NAMED_MANAGERS, "ghost", ghost.load)
+    assert main(["conformance", "ghost"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install vistalab-no-such-dist" in err[0]
 
 
 def test_report_section_shows_the_table_or_how_to_install(monkeypatch, tmp_path):

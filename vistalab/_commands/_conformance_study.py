@@ -55,11 +55,15 @@ def run_study_command(args: argparse.Namespace) -> int:
                                                                           lo=1)
     seed = getattr(args, "seed", None)
     seed = 0 if seed is None else parse_int("seed", seed, lo=0)
+    if getattr(args, "protocol", "openai") != "openai":
+        raise CliUsageError("--study checks the peers in the OpenAI chat format: drop --protocol")
     for option in ("manager", "replay", "budget"):
         if getattr(args, option, None) is not None:
             raise CliUsageError(f"--study checks every peer: drop "
                                 f"{'MANAGER' if option == 'manager' else '--' + option}")
-    result = run_study(out, peers=peers, examples=examples, seed=seed)
+    from .._paths import output_dir
+
+    result = run_study(output_dir("--out", out), peers=peers, examples=examples, seed=seed)
     if getattr(args, "json", False):
         emit_json(result.to_dict())
         return 0
