@@ -199,7 +199,10 @@ def test_study_runs_end_to_end_on_langchain(tmp_path):
     conversation that shows it between the 30th and the 40th."""
     ghost = Peer("ghost", ("vistalab-no-such-dist",), ("vistalab_no_such_module",),
                  "ghost()", lambda: None)
-    result = run_study(tmp_path, peers=["langchain-last", ghost], examples=60, seed=0)
+    from vistalab._study_figure import draw_study_figure
+
+    result = run_study(tmp_path, peers=["langchain-last", ghost], examples=60, seed=0,
+                       figure=draw_study_figure)
     rows = {r.peer: r for r in result.rows}
     lc = rows["langchain-last"]
     assert lc.status == "checked" and lc.versions["langchain-core"]

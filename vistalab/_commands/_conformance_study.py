@@ -62,8 +62,10 @@ def run_study_command(args: argparse.Namespace) -> int:
             raise CliUsageError(f"--study checks every peer: drop "
                                 f"{'MANAGER' if option == 'manager' else '--' + option}")
     from .._paths import output_dir
+    from .._study_figure import draw_study_figure
 
-    result = run_study(output_dir("--out", out), peers=peers, examples=examples, seed=seed)
+    result = run_study(output_dir("--out", out), peers=peers, examples=examples, seed=seed,
+                       figure=draw_study_figure)
     if getattr(args, "json", False):
         emit_json(result.to_dict())
         return 0

@@ -34,8 +34,10 @@ def study_stage(params: Mapping[str, Any], rng: Any) -> dict[str, Any]:
     """Run the study into ``params["folder"]``; the payload is its JSON record."""
     from vistalab.conformance._study import run_study
 
+    from .._study_figure import draw_study_figure
+
     result = run_study(params["folder"], examples=int(params["examples"]),
-                       seed=int(params["seed"]))
+                       seed=int(params["seed"]), figure=draw_study_figure)
     doc = result.to_dict()
     for row in doc["rows"]:  # the full reports live in the folder's study.json
         row.pop("report", None)

@@ -406,48 +406,6 @@ def _csv(result: StudyResult) -> str:
     return buf.getvalue()
 
 
-def _figure(result: StudyResult, out: Path) -> str | None:
-    """Peer x invariant grid (pass, violated, not applicable, not installed)."""
-    try:
-        from vistalab.figures import PALETTE, figure_style, new_figure, save_figure
-    except ImportError:
-        return None
-    import numpy as np
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
-    kinds = [("pass", PALETTE["green"]), ("violated", PALETTE["vermillion"]),
-             ("n/a", "#DDDDDD"), ("not installed", "#FFFFFF")]
-    code = {"pass": 0, "n/a": 2, NOT_INSTALLED: 3, "hangs": 1}
-    grid = np.array([[code.get(r.cells[i], 1) for i in CHECKED] for r in result.rows])
-    labels = []
-    for r in result.rows:
-        v = next((v for v in r.versions.values() if v), None)
-        labels.append(f"{r.peer} ({v})" if v else f"{r.peer} (not installed)")
-    with figure_style():
-        fig, axes = new_figure(width=7.2, height=1.2 + 0.28 * len(result.rows))
-        ax = axes[0, 0]
-        ax.imshow(grid, cmap=ListedColormap([c for _, c in kinds]), vmin=-0.5, vmax=3.5,
-                  aspect="auto")
-        ax.set_xticks(range(len(CHECKED)), list(CHECKED), rotation=20, ha="right")
-        ax.set_yticks(range(len(labels)), labels)
-        ax.set_xticks(np.arange(-0.5, len(CHECKED)), minor=True)
-        ax.set_yticks(np.arange(-0.5, len(labels)), minor=True)
-        ax.grid(False)
-        ax.grid(which="minor", color="white", linewidth=1.5)
-        ax.tick_params(which="minor", length=0)
-        marks = {0: "pass", 1: "violated", 2: "n/a", 3: ""}
-        for (i, j), k in np.ndenumerate(grid):
-            ax.text(j, i, marks[int(k)], ha="center", va="center", fontsize=6.5,
-                    color="white" if k in (0, 1) else "0.3")
-        ax.set_title(f"Workspace invariants: {len(result.checked)} peers, "
-                     f"{result.examples} conversations each")
-        fig.legend(handles=[Patch(facecolor=c, edgecolor="0.6", label=k) for k, c in kinds],
-                   loc="outside lower center", ncols=4)
-        png, _ = save_figure(fig, out, "study")
-    return str(png)
-
-
 def run_study(
     out: str | os.PathLike[str],
     *,
@@ -456,12 +414,14 @@ def run_study(
     seed: int = 0,
     counter: Any = None,
     timeout: float = DEFAULT_TIMEOUT,
+    figure: Callable[[StudyResult, Path], str | None] | None = None,
 ) -> StudyResult:
     """Check every installed peer and write the study into ``out``.
 
     Writes ``study.md`` (the table and the bug write-ups), ``study.csv``,
     ``study.json`` (with every package version and each full report),
-    ``study.png``/``study.pdf`` (when matplotlib is installed),
+    the figure ``figure(result, out)`` draws (the command line and ``reproduce``
+    pass :func:`vistalab._study_figure.draw_study_figure`: ``study.png``/``.pdf``),
     ``counterexamples/PEER__INVARIANT.json`` (replayable) and
     ``bugs/PEER__INVARIANT.md``.
 
@@ -474,6 +434,9 @@ def run_study(
         not installed are reported as such with their pip command).
     examples, seed, counter, timeout
         Passed to :func:`~vistalab.conformance.check` for each peer.
+    figure : callable, optional
+        ``figure(result, out) -> path or None``: draws the study's figure (this
+        layer does no plotting).
 
     Returns
     -------
@@ -493,7 +456,7 @@ def run_study(
     result = StudyResult(rows, examples, seed, suite_count.name, _environment())
     files = {"table": str(out_path / "study.md"), "csv": str(out_path / "study.csv"),
              "json": str(out_path / "study.json")}
-    fig = _figure(result, out_path)
+    fig = figure(result, out_path) if figure is not None else None
     if fig is not None:
         files["figure"] = fig
     result = StudyResult(rows, examples, seed, suite_count.name, result.environment, files)
