@@ -262,6 +262,7 @@ def test_study_command_prints_the_table(tmp_path, capsys):
                  "langchain-first", "--examples", "10"]) == 0
     out = capsys.readouterr().out
     assert "1 of 1 peers checked, 10 conversations each" in out and "study written to" in out
+    assert "langchain-first" in out and "versions: langchain-core " in out
     assert (tmp_path / "study.md").is_file() and (tmp_path / "study.json").is_file()
 
 

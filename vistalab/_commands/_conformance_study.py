@@ -8,10 +8,9 @@ parser) and :func:`run_study_command` (its ``run`` when ``args.study``).
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .._errors import CliUsageError
-from .._output import emit_json, emit_table
+from .._output import emit_json
 
 __all__ = ["add_study_arguments", "run_study_command", "DEFAULT_STUDY_EXAMPLES"]
 
@@ -71,14 +70,16 @@ def run_study_command(args: argparse.Namespace) -> int:
         return 0
     from vistalab.conformance._model import CHECKED
 
-    rows: list[list[Any]] = []
+    # plain lines (a boxed table folds the long peer names at 80 columns)
+    width = max(len(r.peer) for r in result.rows) + 2
+    print(f"conformance study: {len(result.checked)} of {len(result.rows)} peers checked, "
+          f"{result.examples} conversations each (seed {result.seed}, {result.counter})")
+    print(" " * width + " ".join(f"{i:<15}" for i in CHECKED).rstrip())
     for r in result.rows:
-        vers = ", ".join(f"{d} {v}" for d, v in r.versions.items() if v) or "-"
-        cells = ["violated" if c.endswith(".json") else c for c in (r.cells[i] for i in CHECKED)]
-        rows.append([r.peer, vers, *cells])
-    emit_table(["peer", "versions", *CHECKED], rows,
-               title=f"{len(result.checked)} of {len(result.rows)} peers checked, "
-               f"{result.examples} conversations each (seed {result.seed})")
+        cells = ["VIOLATED" if c.endswith(".json") else c for c in (r.cells[i] for i in CHECKED)]
+        print(f"{r.peer:<{width}}" + " ".join(f"{c:<15}" for c in cells).rstrip())
+    versions = sorted({f"{d} {v}" for r in result.rows for d, v in r.versions.items() if v})
+    print("versions: " + ", ".join(versions))
     for r in result.rows:
         if r.status == NOT_INSTALLED:
             print(f"{r.peer}: not installed; {r.note}")
