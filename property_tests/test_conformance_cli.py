@@ -103,3 +103,19 @@ def test_replay_of_crash_needs_the_manager(tmp_path, capsys):
     assert main(["conformance", "--replay", path]) == 2
     assert "needed" in capsys.readouterr().err
     assert main(["conformance", "vistalab.conformance:tail_trimmer", "--replay", path]) == 0
+
+
+def test_help_states_the_library_defaults():
+    """The option help's defaults are the library's (the parser is built without
+    importing the suite, so they are written twice and compared here)."""
+    import re
+
+    from vistalab.cli import build_parser
+    from vistalab.conformance import DEFAULT_TIMEOUT, check
+
+    sub = build_parser()._subparsers._group_actions[0].choices["conformance"]
+    helps = {a.dest: a.help for a in sub._actions}
+    assert re.search(rf"default {DEFAULT_TIMEOUT:g}\)", helps["timeout"])
+    defaults = check.__kwdefaults__
+    assert f"default {defaults['examples']})" in helps["examples"]
+    assert f"default {defaults['seed']})" in helps["seed"]

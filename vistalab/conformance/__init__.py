@@ -39,12 +39,9 @@ from ._checks import (  # noqa: E402
 )
 from ._counter import SuiteCounter, as_counter  # noqa: E402
 from ._managers import (  # noqa: E402
-    AdapterFactory,
-    Counter,
     ManagerAdapter,
     ManagerSignatureError,
     ManagerTimeoutError,
-    Trimmer,
 )
 from ._model import CHECKED, ConformanceReport, Violation, read_violation  # noqa: E402
 from ._reference import tail_trimmer  # noqa: E402
@@ -63,9 +60,6 @@ __all__ = [
     "read_violation",
     "replay",
     "ManagerAdapter",
-    "AdapterFactory",
-    "Trimmer",
-    "Counter",
     "ManagerSignatureError",
     "ManagerTimeoutError",
     "WorkspaceAdapter",

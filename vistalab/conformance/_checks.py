@@ -47,6 +47,20 @@ def budget_problems(output: Any, budget: int, count: Callable[[Any], int]) -> li
     ``count`` is the suite's counter (:func:`~vistalab.conformance.check`'s
     ``counter``); a request it cannot count is reported by the ``protocol``
     invariant, not here.
+
+    Parameters
+    ----------
+    output : list or dict
+        The manager's request.
+    budget : int
+        The budget B it was given.
+    count : callable
+        ``count(request) -> int``.
+
+    Returns
+    -------
+    list of str
+        The problems, ``[]`` when the invariant holds.
     """
     try:
         used = count(output)
@@ -173,6 +187,21 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
     message; ``tool_use`` ids are unique and match ``^[a-zA-Z0-9_-]+$``;
     ``input`` is an object; ``system`` is a string or text blocks. ``strict``
     adds: tool results in the order of their calls.
+
+    Parameters
+    ----------
+    output : list or dict
+        The request: OpenAI messages, or an Anthropic ``{"system", "messages"}``
+        document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+    strict : bool
+        Also check the stricter rules above.
+
+    Returns
+    -------
+    list of str
+        The problems, ``[]`` when the request is valid.
     """
     if protocol == "anthropic":
         if not isinstance(output, Mapping):
@@ -213,9 +242,22 @@ def _strip(obj: Any) -> Any:
 
 
 def units(request: Any, protocol: str = "openai") -> list[Any]:
-    """The units fidelity compares: OpenAI messages; for Anthropic each content
-    block as ``{"role", "block"}`` (a string content is one text block; the
-    system prompt's blocks have role ``"system"``)."""
+    """The units fidelity compares.
+
+    Parameters
+    ----------
+    request : list or dict
+        OpenAI messages, or an Anthropic ``{"system", "messages"}`` document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+
+    Returns
+    -------
+    list
+        OpenAI: the messages. Anthropic: each content block as
+        ``{"role", "block"}`` (a string content is one text block; the system
+        prompt's blocks have role ``"system"``).
+    """
     if protocol != "anthropic":
         return list(request)
     out: list[Any] = []
@@ -253,7 +295,24 @@ def fidelity_problems(
     """The ``fidelity`` invariant: every output unit (:func:`units`) is an input
     unit, unaltered (wire metadata such as ``cache_control`` aside) and in the
     original order, unless ``placeholder(unit)`` declares it a placeholder,
-    summary or notice (returns a tuple, possibly empty, instead of None)."""
+    summary or notice (returns a tuple, possibly empty, instead of None).
+
+    Parameters
+    ----------
+    conversation : list or dict
+        The manager's input.
+    output : list or dict
+        Its request.
+    protocol : {"openai", "anthropic"}
+        The wire format of both.
+    placeholder : callable, optional
+        The manager's declarations (:class:`ManagerAdapter`).
+
+    Returns
+    -------
+    list of str
+        The first break of fidelity found, ``[]`` when none.
+    """
     try:
         src = [_key(u) for u in units(conversation, protocol)]
         got = units(output, protocol)
@@ -305,7 +364,26 @@ def recoverability_problems(
 ) -> list[str]:
     """The ``recoverability`` invariant: for every payload id a declared
     placeholder of ``output`` names, ``recover(id)`` returns the exact bytes of
-    the input it replaced (an input message's text)."""
+    the input it replaced (an input message's text).
+
+    Parameters
+    ----------
+    conversation : list or dict
+        The manager's input.
+    output : list or dict
+        Its request.
+    protocol : {"openai", "anthropic"}
+        The wire format of both.
+    placeholder : callable, optional
+        The manager's declarations; without them nothing is archived.
+    recover : callable, optional
+        ``recover(id) -> bytes``.
+
+    Returns
+    -------
+    list of str
+        The first unrecoverable payload found, ``[]`` when none.
+    """
     if placeholder is None:
         return []
     try:

@@ -58,6 +58,15 @@ class SuiteCounter:
     A counter built from a :class:`~vistalab.workspace.Tokenizer` is a sum over
     messages, so it also gives each message's cost (:meth:`costs`), which the
     budget strategy uses to price every tail of a conversation at once.
+
+    Attributes
+    ----------
+    name : str
+        What reports call it.
+    protocol : str
+        The wire format it counts (``"openai"`` or ``"anthropic"``).
+    tokenizer : Tokenizer or None
+        The tokenizer behind it (None for a user's callable).
     """
 
     name: str
@@ -114,6 +123,19 @@ class _Memo:
 
 def as_counter(counter: Any, protocol: str) -> SuiteCounter:
     """Normalise ``counter`` (None, a tokenizer name, a Tokenizer or a callable).
+
+    Parameters
+    ----------
+    counter : None, str, Tokenizer or callable
+        None for cl100k_base; a registered tokenizer name; a vista-lab
+        Tokenizer (counted with :func:`vistalab.workspace.count_request_tokens`);
+        or a callable ``count(request) -> int`` used as it is.
+    protocol : {"openai", "anthropic"}
+        The wire format of the requests it will count.
+
+    Returns
+    -------
+    SuiteCounter
 
     Raises
     ------

@@ -41,31 +41,28 @@ class ManagerAdapter(Protocol):
     prompt first, as ``{"role": "system", "content": ...}``, in both formats),
     then asks for one rendering.
 
-    Required
-    --------
+    Methods
+    -------
     register(message) -> None
-        Take one input message (an OpenAI chat message, or an Anthropic
-        message ``{"role", "content"}``).
+        Required. Take one input message (an OpenAI chat message, or an
+        Anthropic message ``{"role", "content"}``).
     render(budget) -> output
-        The request the manager would send now: a list of OpenAI messages, or
-        an Anthropic ``{"system", "messages"}`` document.
-
-    Optional
-    --------
+        Required. The request the manager would send now: a list of OpenAI
+        messages, or an Anthropic ``{"system", "messages"}`` document.
     begin(protocol) -> None
-        Called once before the first message with the conversation's wire
-        format (``"openai"`` or ``"anthropic"``).
+        Optional. Called once before the first message with the
+        conversation's wire format (``"openai"`` or ``"anthropic"``).
     placeholder(unit) -> tuple of str, or None
-        Declares a unit of the output (an OpenAI message; for Anthropic a
+        Optional. Declares a unit of the output (an OpenAI message; for Anthropic a
         ``{"role", "block"}`` pair, the system prompt's blocks having role
         ``"system"``) that is not passed-through input: None for ordinary
         content, else the ids of the payloads it stands for (empty for a
         dashboard, a summary or a protocol notice). The fidelity invariant
         exempts declared units; recoverability checks their ids.
     recover(id) -> bytes
-        The exact bytes behind a payload id a placeholder declared.
+        Optional. The exact bytes behind a payload id a placeholder declared.
     min_budget(conversation) -> int
-        The least budget the manager supports for this conversation (e.g. its
+        Optional. The least budget the manager supports for this conversation (e.g. its
         pinned content plus fixed overhead); the suite draws budgets at and
         above it. A trimmer function may carry the same attribute.
     """

@@ -135,6 +135,15 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
     """A :class:`Violation` from a file written by :meth:`Violation.write` (or its
     parsed JSON).
 
+    Parameters
+    ----------
+    source : path or dict
+        The file, or its parsed JSON document.
+
+    Returns
+    -------
+    Violation
+
     Raises
     ------
     DomainError

@@ -26,6 +26,11 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     budget : int
     count : callable
         The token counter the request must fit by.
+
+    Returns
+    -------
+    list or dict
+        The kept tail, in the input's format.
     """
     if isinstance(messages, dict):
         turns = list(messages.get("messages") or [])
@@ -39,7 +44,7 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     system = [m for m in messages if m.get("role") == "system"]
     for head in (system, []):
         for i in cut_points(messages, "openai"):
-            request = head + [m for m in messages[i:] if m.get("role") != "system"]
-            if count(request) <= budget:
-                return request
+            tail = head + [m for m in messages[i:] if m.get("role") != "system"]
+            if count(tail) <= budget:
+                return tail
     return minimal_tail(messages, "openai")

@@ -33,8 +33,18 @@ def _load_named() -> None:
 
 
 def resolve_manager(spec: str) -> Any:
-    """The manager ``spec`` names: a registered name, or ``module:function``
-    (``module:Class.attr`` works too).
+    """The manager ``spec`` names.
+
+    Parameters
+    ----------
+    spec : str
+        A name in :data:`NAMED_MANAGERS`, or ``module:function``
+        (``module:Class.attr`` works too).
+
+    Returns
+    -------
+    callable
+        The manager (a trimmer or an adapter factory).
 
     Raises
     ------

@@ -30,7 +30,7 @@ __all__ = ["check", "replay", "evaluate", "DEFAULT_TIMEOUT"]
 DEFAULT_TIMEOUT = 10.0
 #: Manager runs Hypothesis's shrinker may spend per pass before it settles for
 #: the smallest failure found so far.
-SHRINK_RUNS = 150
+SHRINK_RUNS = 80
 
 
 def _case_key(conversation: Any, budget: int) -> str:
@@ -342,10 +342,10 @@ def check(
             known[f.name] = f
     violations = []
     for name in CHECKED:
-        f = known.get(name)
-        if f is None:
+        if name not in known:
             continue
-        f = _minimal(mgr, f, count, protocol, strict, timeout, fixed_budgets=bud is not None)
+        f = _minimal(mgr, known[name], count, protocol, strict, timeout,
+                     fixed_budgets=bud is not None)
         try:
             again = evaluate(mgr, f.conversation, f.budget, count, protocol, strict=strict,
                              timeout=timeout)
@@ -385,6 +385,31 @@ def replay(
     invariants that need no manager (``budget``, ``protocol``, ``fidelity``);
     with one, the manager runs on the recorded conversation and budget and
     every invariant is checked on what it returns now.
+
+    Parameters
+    ----------
+    violation : Violation
+        The counterexample (e.g. from :func:`read_violation`).
+    manager : callable, optional
+        A trimmer or adapter factory to run on it again.
+    counter : None, str, Tokenizer or callable
+        The token counter, as for :func:`check`.
+    timeout : float
+        Seconds one run may take.
+    strict : bool
+        Also check the stricter adjacency rules.
+
+    Returns
+    -------
+    dict
+        ``{invariant: message}`` for every invariant broken (empty: none).
+
+    Raises
+    ------
+    DomainError
+        A ``crash`` or ``determinism`` counterexample without ``manager``.
+    ManagerTimeoutError
+        The manager hangs.
     """
     if not isinstance(violation, Violation):
         raise DomainError("violation", violation, "must be a Violation",

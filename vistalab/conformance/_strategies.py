@@ -29,7 +29,9 @@ _PHRASES = (
     "SELECT * FROM t;", "0123456789", "<|endoftext|>", "done",
 )
 _TOOLS = ("search", "read_file", "run_python")
-_ARG_SETS = ({}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1})
+_ARG_SETS: tuple[dict[str, Any], ...] = (
+    {}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1},
+)
 
 _SHORT = st.sampled_from(_PHRASES)
 _NONEMPTY = st.sampled_from([p for p in _PHRASES if p])
@@ -195,6 +197,22 @@ def conversations(
     blocks (string or text-block content, some with ``is_error``).
 
     Every conversation ends after a user message or after tool results.
+
+    Parameters
+    ----------
+    protocol : {"openai", "anthropic"}
+        The wire format.
+    max_rounds : int
+        Most user turns (rounds) per conversation.
+    max_calls : int
+        Most parallel calls per assistant step.
+    max_steps : int
+        Most tool-call steps per round.
+
+    Returns
+    -------
+    SearchStrategy
+        Conversations (lists of OpenAI messages, or Anthropic documents).
     """
     protocol = _protocol_iv(protocol)
     max_rounds = _bound_iv("max_rounds", max_rounds, 1)
@@ -207,9 +225,21 @@ def conversations(
 
 
 def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
-    """Indexes (into the message list) where a protocol-valid tail may start:
-    a user message that is not a tool-result turn, or (OpenAI) an assistant
-    message."""
+    """Indexes (into the message list) where a protocol-valid tail may start.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+
+    Returns
+    -------
+    list of int
+        Each user message that is not a tool-result turn and, for OpenAI,
+        each assistant message.
+    """
     protocol = _protocol_iv(protocol)
     if protocol == "anthropic":
         msgs = conversation.get("messages") or []
@@ -233,8 +263,21 @@ def _tail(conversation: Any, protocol: str, i: int, keep_system: bool) -> Any:
 
 def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     """The smallest protocol-valid request that still ends where the
-    conversation ends: its last user turn (with the tool calls its trailing
-    results answer), without the system prompt."""
+    conversation ends.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+
+    Returns
+    -------
+    list or dict
+        Its last user turn (with the tool calls its trailing results
+        answer), without the system prompt.
+    """
     protocol = _protocol_iv(protocol)
     cuts = cut_points(conversation, protocol)
     if protocol == "openai":
@@ -266,6 +309,22 @@ def budgets(
     strategy draws each boundary, one token below and one above it, or any
     integer in between. Nothing below the cost of :func:`minimal_tail` (or
     ``at_least``) is drawn: below it no non-empty valid request exists.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    count : callable
+        The token counter (a :class:`SuiteCounter` prices tails fastest).
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+    at_least : int
+        A lower bound of the manager's own (its ``min_budget``).
+
+    Returns
+    -------
+    SearchStrategy
+        Integer budgets.
     """
     protocol = _protocol_iv(protocol)
     costs = getattr(count, "costs", None)

@@ -84,6 +84,12 @@ class WorkspaceAdapter:
     ``[conversation start]`` opener. A message registered with content parts
     is rendered by the engine as joined text; the adapter hands back the
     original message (what a harness that kept the parts would send).
+
+    Parameters
+    ----------
+    budget : int
+        The workspace's budget B (at least its management floor, see
+        :meth:`min_budget`).
     """
 
     def __init__(self, budget: int) -> None:
