@@ -650,12 +650,27 @@ PEERS: tuple[Peer, ...] = (
 
 
 def peer_names() -> tuple[str, ...]:
-    """The names of every peer the study knows, installed or not."""
+    """The names of every peer the study knows, installed or not.
+
+    Returns
+    -------
+    tuple of str
+        In the study's order (:data:`PEERS`).
+    """
     return tuple(p.name for p in PEERS)
 
 
 def get_peer(name: str) -> Peer:
     """The :class:`Peer` called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`peer_names`.
+
+    Returns
+    -------
+    Peer
 
     Raises
     ------
@@ -670,6 +685,17 @@ def get_peer(name: str) -> Peer:
 
 def load_peer(name: str) -> Any:
     """The manager of the peer ``name``, ready for :func:`~vistalab.conformance.check`.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`peer_names`.
+
+    Returns
+    -------
+    callable
+        A trimmer ``manager(messages, budget, count)`` or an adapter factory
+        ``factory(budget)``.
 
     Raises
     ------

@@ -150,7 +150,19 @@ class StudyResult:
 def provider_rules(output: Any) -> list[str]:
     """The provider rules an OpenAI chat request breaks, each with where, derived
     from ``output`` alone (a second, independent reading of the ``protocol``
-    invariant, for the write-ups)."""
+    invariant, for the write-ups).
+
+    Parameters
+    ----------
+    output : list of dict
+        The request: OpenAI chat messages.
+
+    Returns
+    -------
+    list of str
+        One sentence per broken rule, quoting the provider's error; empty when
+        the request follows the rules.
+    """
     if not isinstance(output, list):
         return [f"the output is a {type(output).__name__}, not a list of messages"]
     if not output:
