@@ -119,3 +119,20 @@ def test_help_states_the_library_defaults():
     defaults = check.__kwdefaults__
     assert f"default {defaults['examples']})" in helps["examples"]
     assert f"default {defaults['seed']})" in helps["seed"]
+
+
+def test_no_hypothesis_folder_in_the_current_folder(tmp_path):
+    """The command keeps Hypothesis's files out of the user's folder (as verify does);
+    run as a subprocess, since under pytest Hypothesis is already imported."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "vistalab.cli", "conformance",
+         "vistalab.conformance:tail_trimmer", "--examples", "3"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / ".hypothesis").exists()

@@ -336,3 +336,24 @@ def test_workspace_adapter_declarations_matter():
     report = check(_WrongBytes, examples=30, seed=1)
     v = report.violation("recoverability")
     assert v is not None and "exact bytes" in v.message
+
+
+def test_a_summarising_trimmer_declares_its_summary():
+    """Fidelity exempts what a manager declares: a trimmer that puts a summary
+    in place of what it cut passes once it carries a ``placeholder``
+    attribute, and fails without it."""
+    summary_text = "[summary of earlier turns]"
+
+    def summarise(messages, budget, count):
+        kept = tail_trimmer(messages, budget, count)
+        note = {"role": "system", "content": summary_text}
+        return [note, *kept] if count([note, *kept]) <= budget else kept
+
+    undeclared = check(summarise, examples=20)
+    assert undeclared.violation("fidelity") is not None
+
+    def declared(messages, budget, count):
+        return summarise(messages, budget, count)
+
+    declared.placeholder = lambda unit: () if unit.get("content") == summary_text else None
+    assert check(declared, examples=20).ok

@@ -64,7 +64,8 @@ class ManagerAdapter(Protocol):
     min_budget(conversation) -> int
         Optional. The least budget the manager supports for this conversation (e.g. its
         pinned content plus fixed overhead); the suite draws budgets at and
-        above it. A trimmer function may carry the same attribute.
+        above it. A trimmer function may carry this attribute, and
+        ``placeholder`` and ``recover``, too.
     """
 
     def register(self, message: Any) -> None: ...
@@ -156,7 +157,11 @@ class _Manager:
     def _once(self, conversation: Any, budget: int, count: Counter, protocol: str) -> Run:
         conv = copy.deepcopy(conversation)
         if self.kind == "trimmer":
-            return Run(self.fn(conv, budget, count), None, None)
+            # a trimmer that summarises or archives declares it with attributes
+            ph = getattr(self.fn, "placeholder", None)
+            rec = getattr(self.fn, "recover", None)
+            return Run(self.fn(conv, budget, count), ph if callable(ph) else None,
+                       rec if callable(rec) else None)
         adapter = self.fn(budget)
         begin = getattr(adapter, "begin", None)
         if callable(begin):
