@@ -18,7 +18,7 @@ from vistalab.theory._proofs import _formal
 from vistalab.cli import main
 
 RESULTS = {"prop1", "prop2", "lemma1", "thm1", "frontier", "prop2-tight"}
-KEYS = {"result", "theorem", "file", "statement", "assumptions", "status"}
+KEYS = {"result", "theorem", "file", "statement", "assumptions", "status", "scope"}
 
 
 def _coq_ready() -> bool:
@@ -166,6 +166,12 @@ BROKEN = {
     "lemma1_without_one": (
         "log2 (INR n) - I <= 1 + Pc * log2 (INR m)",
         "log2 (INR n) - I <= Pc * log2 (INR m)",
+    ),
+    # App. C: Proposition 2's finite-channel form with its divergence premise turned
+    # round (KL >= the Gaussian value), which bounds nothing.
+    "prop2_premise_reversed": (
+        "j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
+        "j <> k -> KL (P j) (P k) >= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
     ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",

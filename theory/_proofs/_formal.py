@@ -12,6 +12,13 @@ returns one frozen :class:`FormalResult` per theorem:
 * ``failed``      compilation failed, or the theorem depends on anything else
                   (an ``Admitted`` proof, a new axiom);
 * ``unavailable`` ``coqc`` or mathcomp is not installed (see :data:`INSTALL_HINT`).
+
+Each row also carries its ``scope``: ``"paper"`` when the Coq statement is the
+paper's sentence, or ``"finite-channel"`` when it proves a weaker statement
+(Proposition 2 for a finite observation alphabet, with the Gaussian divergence
+as a "<=" premise; the paper's continuous channel is not formalised).
+:data:`COQ_COVERAGE` names, per main result of the Python proof steps, the
+Coq theorems that prove its general case.
 """
 
 from __future__ import annotations
@@ -29,9 +36,11 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
+    "COQ_COVERAGE",
     "FORBIDDEN_TOKENS",
     "INSTALL_HINT",
     "MAIN_THEOREMS",
+    "SCOPES",
     "STANDARD_AXIOMS",
     "FormalReport",
     "FormalResult",
@@ -70,11 +79,21 @@ _STANDARD_PREFIXES = ("Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.")
 FORBIDDEN_TOKENS = ("Admitted", "admit.", "Axiom", "Parameter", "Conjecture")
 
 
+#: What a proved row establishes: the paper's statement itself, or only the
+#: finite-channel form of Proposition 2 (its Gaussian divergence a "<=" premise).
+SCOPES = {
+    "paper": "the paper's statement",
+    "finite-channel": "finite observation alphabet only, with the Gaussian divergence as a "
+    "'<=' premise (the paper's continuous Gaussian channel is not formalised)",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class MainTheorem:
     result: str
     theorem: str
     statement: str
+    scope: str = "paper"
 
 
 # One row per main theorem of Statements.v. `result` names the paper result.
@@ -201,23 +220,27 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "prop2",
         "proposition2_mixture",
         "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",
+        "finite-channel",
     ),
     MainTheorem(
         "prop2",
         "proposition2_content",
-        "finite W, Gaussian pairwise KL (ln kappa)^2/sigma^2 as a named premise: "
-        "I_content <= (log2 kappa)^2 ln 2 / sigma^2",
+        "finite W only, premise KL(P_j||P_k) <= (ln kappa)^2/sigma^2 for j != k: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (not the continuous Gaussian channel)",
+        "finite-channel",
     ),
     MainTheorem(
         "prop2-tight",
         "proposition2_tight",
         "finite W, every Q covering Pbar: I(J*;W) <= 1/(n ln 2) sum_j KL(P_j || Q)",
+        "finite-channel",
     ),
     MainTheorem(
         "prop2-tight",
         "proposition2_tight_gaussian",
-        "finite W, Gaussian KL to the mixture-mean Gaussian as a named premise: "
-        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)",
+        "finite W only, premise KL(P_j||Q) <= (1-1/n)(ln kappa)^2/(2 sigma^2): "
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) (not the continuous Gaussian channel)",
+        "finite-channel",
     ),
     MainTheorem(
         "frontier",
@@ -245,6 +268,22 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
 
 STATEMENTS_FILE = "Statements.v"
 
+#: Per main result of the Python proof steps (theory/_proofs/_registry.MAIN_RESULTS),
+#: the Coq theorems of Statements.v that prove it for every parameter. A Python
+#: chain whose weakest link is finite is "proved in Coq; checked in Python" when
+#: these are proved with the paper's scope. Proposition 2 is absent on purpose:
+#: Coq proves only its finite-channel form (scope "finite-channel").
+COQ_COVERAGE: dict[str, tuple[str, ...]] = {
+    "prop1": ("proposition1", "proposition1_recovering", "proposition1_separation"),
+    "lemma1": ("lemma1_list_fano",),
+    "thm1.A": ("lemma1_list_fano", "theorem1_tradeoff"),
+    "thm1.B": ("theorem1_tradeoff", "theorem1_tail_sum"),
+    "thm1.C": ("theorem1_low_rate", "theorem1_threshold", "theorem1_price",
+               "theorem1_unavailable", "theorem1_full_ledger"),
+    "thm1.D": ("theorem1_buckets", "theorem1_buckets_exist", "theorem1_sufficient_rate"),
+    "thm1.E": ("theorem1_adaptive_prefix", "theorem1_adaptive", "theorem1_batch"),
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class FormalResult:
@@ -254,6 +293,12 @@ class FormalResult:
     statement: str
     assumptions: tuple[str, ...]
     status: str  # "proved" | "failed" | "unavailable"
+    scope: str = "paper"  # one of SCOPES
+
+    @property
+    def proves_paper_statement(self) -> bool:
+        """Proved, and what is proved is the paper's statement (not a weaker form)."""
+        return self.status == "proved" and self.scope == "paper"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,6 +317,18 @@ class FormalReport:
     @property
     def available(self) -> bool:
         return all(r.status != "unavailable" for r in self.results)
+
+    def covers(self, result: str) -> tuple[str, ...] | None:
+        """The Coq theorems proving the Python main result ``result`` for every
+        parameter, when each is in this report and proved with the paper's
+        scope; otherwise None."""
+        names = COQ_COVERAGE.get(result)
+        if not names:
+            return None
+        by_name = {r.theorem: r for r in self.results}
+        if all(n in by_name and by_name[n].proves_paper_statement for n in names):
+            return names
+        return None
 
 
 def coq_source_dir() -> Path:
@@ -331,7 +388,8 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
 
 def _unavailable(message: str, coqc: str | None, t0: float) -> FormalReport:
     rows = tuple(
-        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "unavailable")
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "unavailable",
+                     m.scope)
         for m in MAIN_THEOREMS
     )
     return FormalReport(rows, message, coqc, None, time.perf_counter() - t0)
@@ -339,7 +397,7 @@ def _unavailable(message: str, coqc: str | None, t0: float) -> FormalReport:
 
 def _failed(message: str, coqc: str, build: str | None, t0: float) -> FormalReport:
     rows = tuple(
-        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed", m.scope)
         for m in MAIN_THEOREMS
     )
     return FormalReport(rows, message, coqc, build, time.perf_counter() - t0)
@@ -490,7 +548,8 @@ def check_formal(
     for m in MAIN_THEOREMS:
         if m.theorem not in per:
             rows.append(
-                FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
+                FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed",
+                             m.scope)
             )
             bad.append(f"{m.theorem}: no Print Assumptions output")
             continue
@@ -500,7 +559,8 @@ def check_formal(
         if extra:
             bad.append(f"{m.theorem} depends on {', '.join(extra)}")
         rows.append(
-            FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, assumptions, status)
+            FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, assumptions, status,
+                         m.scope)
         )
     hits = forbidden_tokens(src)
     if hits:
@@ -510,7 +570,11 @@ def check_formal(
         )
         rows = [dataclasses.replace(r, status="failed") for r in rows]
     n_ok = sum(r.status == "proved" for r in rows)
+    weaker = sorted({r.result for r in rows if r.status == "proved" and r.scope != "paper"})
     message = f"{n_ok}/{len(rows)} formal theorems proved (coqc: {version.splitlines()[0]})"
+    if weaker:
+        message += (f"; {', '.join(weaker)} proved only in a weaker form: "
+                    f"{SCOPES['finite-channel']}")
     if bad:
         message += "; " + "; ".join(bad)
     return FormalReport(tuple(rows), message, coqc, str(build), time.perf_counter() - t0)

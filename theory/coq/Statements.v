@@ -8,8 +8,11 @@
                            proposition1_separation_lossy,
                            proposition1_separation_rate,
                            proposition1_separation
-     Proposition 2      -> proposition2_content, proposition2_tight,
-                           proposition2_mixture
+     Proposition 2      -> for a FINITE channel only, with the Gaussian
+                           divergence as a '<=' premise: proposition2_content,
+                           proposition2_tight_gaussian; and proposition2_tight,
+                           proposition2_mixture (the continuous Gaussian
+                           channel itself is not formalised)
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
    Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
    nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
@@ -412,30 +415,33 @@ Theorem proposition2_tight (n : nat) (W : finType) (P : 'I_n -> W -> R) (Q : W -
   MI (fun j w => / INR n * P j w) <= / (INR n * ln 2) * \sum_j KL (P j) Q.
 Proof. by move=> n0 Pd Pbar; exact: (MI_le_KL_any n0 Pd). Qed.
 
-(* The tighter variant (prop2-tight): against Q = the Gaussian at the mixture
-   mean, with its closed form KL(P_j || Q) = (1 - 1/n)(ln kappa)^2/(2 sigma^2)
-   as a NAMED PREMISE (gaussian_kl_Q):
-   I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
+(* The tighter variant (prop2-tight), FOR A FINITE CHANNEL: against a
+   reference Q, if KL(P_j || Q) is at most (1 - 1/n)(ln kappa)^2/(2 sigma^2)
+   for every j (a NAMED PREMISE, gaussian_kl_Q; the continuous Gaussian
+   channel attains it with equality against the mixture-mean Gaussian, which
+   is not formalised), then I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
 Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
     (Q : W -> R) (kappa sigma : R) :
   (0 < n)%N -> (forall j, is_dist (P j)) -> 0 < sigma ->
   let Pbar w := / INR n * \sum_k P k w in
   (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
   forall gaussian_kl_Q :
-    (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
+    (forall j, KL (P j) Q <= (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
   MI (fun j w => / INR n * P j w)
     <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
 Proof. by move=> n0 Pd s0 Pbar; exact: (prop2_tight_gaussian n0 Pd s0). Qed.
 
-(* Steps 1-3 with the Gaussian pairwise closed form
-   KL(P_j || P_k) = (ln kappa)^2 / sigma^2 (j <> k) as a NAMED PREMISE
-   (gaussian_kl), not an axiom:  I_content <= (log2 kappa)^2 ln 2 / sigma^2. *)
+(* Proposition 2, Steps 1-3, FOR A FINITE CHANNEL (not the paper's continuous
+   Gaussian channel, which is not formalised): if every pairwise divergence
+   is at most the Gaussian value, KL(P_j || P_k) <= (ln kappa)^2 / sigma^2
+   for j <> k (a NAMED PREMISE, gaussian_kl, not an axiom), then
+   I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2. *)
 Theorem proposition2_content (n : nat) (W : finType) (P : 'I_n -> W -> R)
     (kappa sigma : R) :
   (0 < n)%N -> (forall j, is_dist (P j)) ->
   (forall j k w, 0 < P j w -> 0 < P k w) ->
   0 < sigma ->
-  forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) = (ln kappa) ^ 2 / sigma ^ 2),
+  forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),
   MI (fun j w => / INR n * P j w) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof. by move=> n0 Pd cs s0 gk; exact: (prop2_content n0 Pd cs s0 gk). Qed.
 
