@@ -189,7 +189,7 @@ def test_finite_chain_is_proved_in_coq_only_when_coq_proves_it(monkeypatch, caps
     (chain,) = json.loads(capsys.readouterr().out)["chains"]
     assert chain["coq"] == list(_formal.COQ_COVERAGE["thm1.E"])
     assert chain["verdict"] == (
-        "proved in Coq (theorem1_adaptive_prefix, theorem1_adaptive, theorem1_batch); "
+        f"proved in Coq ({', '.join(_formal.COQ_COVERAGE['thm1.E'])}); "
         "checked in Python: thm1.E:b on n <= 3")
     monkeypatch.setattr(_formal, "check_formal", lambda: _fake_formal("failed"))
     assert main(["verify", "--json"]) == 1

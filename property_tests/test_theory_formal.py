@@ -173,6 +173,16 @@ BROKEN = {
         "j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
         "j <> k -> KL (P j) (P k) >= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
     ),
+    # App. D (E): the full-ledger batch claimed to cost one block instead of none.
+    "batch_full_ledger_costs_one": (
+        "\\sum_j \\sum_y \\sum_u pJY j y * pU u * INR #|S y u :\\ j| = 0 /\\",
+        "\\sum_j \\sum_y \\sum_u pJY j y * pU u * INR #|S y u :\\ j| = 1 /\\",
+    ),
+    # App. B: handles one bit short still claimed to name N blocks apart.
+    "handles_one_bit_short": (
+        "((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h)%N)",
+        "((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h.+1)%N)",
+    ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 <= c ->",

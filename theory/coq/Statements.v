@@ -1,8 +1,12 @@
 (* The paper's results, restated in its notation, each proved by applying
    the development.  Read line by line against paper.tex:
      Lemma 1            -> lemma1_list_fano
-     Theorem 1 (A)-(E)  -> theorem1_*  
-     Proposition 1      -> proposition1, proposition1_recovering,
+     Theorem 1 (A)-(E)  -> theorem1_* (batch policies almost surely, with the
+                           full-ledger batch S = {Y} as an instance:
+                           theorem1_batch_full_ledger)
+     Proposition 1      -> proposition1, proposition1_recovering (payloads in a
+                           lossless store, h-bit handles in the prompt),
+                           proposition1_recovering_store,
                            asymptotic separation: proposition1_k_ceil_sqrt,
                            proposition1_separation_feasible,
                            proposition1_separation_lossy,
@@ -128,13 +132,14 @@ exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
 Qed.
 
 (* (E) Batch policies: archiving a (Y,U)-measurable set S(Y,U) at once, which
-   must clear the overflow (it contains J* or has >= kappa blocks), costs
-   |S \ {J*}| load-bearing blocks; its expectation obeys the same bound. *)
+   clears the overflow ALMOST SURELY (on every outcome (J*, Y, U) of positive
+   probability it contains J* or has >= kappa blocks), costs |S \ {J*}|
+   load-bearing blocks; its expectation obeys the same bound. *)
 Theorem theorem1_batch (n kappa : nat) (Y U : finType)
     (pJY : 'I_n -> Y -> R) (pU : U -> R) (S : Y -> U -> {set 'I_n}) :
   is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
   (2 <= kappa)%N -> (2 * kappa < n)%N ->
-  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  (forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N) ->
   let I := MI pJY in
   let nu := log2 (INR (n - kappa) / INR kappa) in
   INR kappa * Rmax 0 (1 - (I + 1) / nu)
@@ -142,6 +147,42 @@ Theorem theorem1_batch (n kappa : nat) (Y U : finType)
 Proof.
 move=> pj ju pu k2 kn adm I nu.
 exact: (batch_lower_bound pj ju pu (ltnW k2) (double_lt kn) adm).
+Qed.
+
+(* (E) The full-ledger batch is an instance: Y = J*, S(Y, U) = {Y} clears the
+   overflow almost surely (it contains J* on every outcome of positive
+   probability) although |S| = 1 < kappa, so the sure premise "J* in S or
+   |S| >= kappa for every (j, y, u)" fails; it costs nothing, E|S \ {J*}| = 0,
+   and the bound of theorem1_batch applies to it (and is 0). *)
+Theorem theorem1_batch_full_ledger (n kappa : nat) :
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let pJY (j y : 'I_n) := if j == y then / INR n else 0 in
+  let pU (u : unit) := 1 in
+  let S (y : 'I_n) (u : unit) := [set y] in
+  (forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N) /\
+  ~ (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) /\
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j| = 0 /\
+  INR kappa * Rmax 0 (1 - (MI pJY + 1) / log2 (INR (n - kappa) / INR kappa))
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
+Proof.
+move=> k2 kn pJY pU S.
+have n0 : (0 < n)%N by apply: leq_ltn_trans kn.
+have as_ : forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N.
+  move=> y u j; rewrite /pJY /S; case: eqP => [-> _|_]; first by left; rewrite inE.
+  by rewrite Rmult_0_l => /Rlt_irrefl.
+have pu : is_dist pU.
+  by split=> [u|]; [rewrite /pU; lra | rewrite sumR_constT card_unit /=; lra].
+split=> //; split.
+  move=> sure.
+  have j1 : (1 < n)%N by apply: leq_trans kn; rewrite ltnS muln_gt0 /= (leq_trans _ k2).
+  case: (sure (Ordinal n0) tt (Ordinal j1)); first by rewrite inE.
+  by rewrite /S cards1 => k1; move: (leq_trans k2 k1).
+split.
+  apply: big1 => j _; apply: big1 => y _; apply: big1 => u _.
+  rewrite /pJY /S; case: eqP => [->|_]; last by rewrite !Rmult_0_l.
+  have -> : [set y] :\ y = set0 by apply/setP => z; rewrite !inE andNb.
+  by rewrite cards0 Rmult_0_r.
+exact: (@theorem1_batch n kappa _ _ pJY pU S (ledger_joint n0) (@ledger_uniform n) pu k2 kn as_).
 Qed.
 
 (* (C)(i) low-rate endpoint: 1 - (I+1)/nu <= E[Z]/kappa <= 1, hence
@@ -206,18 +247,27 @@ Theorem theorem1_unavailable (n kappa : nat) (Y U : finType)
     <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Z y u j - restored y u j).
 Proof. by move=> pj pu Z; exact: (unavailable pj pu (pi_inj := pi_inj)). Qed.
 
-(* (C)(i) Full ledger: Y = J* carries I = log2 n and archiving the reported
-   block first gives E[Z] = 0. *)
-Theorem theorem1_full_ledger (n kappa : nat) (U : finType) (pU : U -> R)
-    (pos : 'I_n -> U -> 'I_n -> nat) :
-  (0 < n)%N ->
+(* (C)(i) Full ledger: the interface reveals J* (Y = J*, I = log2 n bits);
+   an archive order pi(y, u) that puts the reported block first (position 0)
+   gives Z = min(tau - 1, kappa) = 0 on every outcome, so E[Z] = 0. *)
+Theorem theorem1_full_ledger (n kappa : nat) (U : finType) (pU : U -> R) (n0 : (0 < n)%N)
+    (pi : 'I_n -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
   let pJY (j y : 'I_n) := if j == y then / INR n else 0 in
-  (forall y u, pos y u y = 0%N) ->
+  (forall y u, pi y u (Ordinal n0) = y) ->
   MI pJY = log2 (INR n) /\
-  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (pos y u j) kappa) = 0.
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) = 0.
 Proof.
-move=> n0 pJY first; split; first exact: ledger_rate.
-exact: (ledger_Z0 kappa pU first).
+move=> pJY first; split; first exact: ledger_rate.
+exact: (@ledger_order_Z0 n kappa U pU pi pi_inj (Ordinal n0) (erefl _) first).
+Qed.
+
+(* Such an order exists: the cyclic shift r -> r + y (mod n) archives y first. *)
+Theorem theorem1_full_ledger_order_exists (n : nat) (U : finType) (n0 : (0 < n)%N) :
+  exists (pi : 'I_n -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)),
+    forall y u, pi y u (Ordinal n0) = y.
+Proof.
+exists (fun y _ r => oadd n0 r y), (fun y _ => @oadd_inj_l n n0 y) => y u.
+by apply: val_inj => /=; rewrite add0n modn_small.
 Qed.
 
 (* (D) Balanced buckets: M buckets of size <= ceil(n/M) = (n + M - 1) %/ M,
@@ -284,18 +334,58 @@ have K2 : (1 < 2 ^ k)%N by rewrite -{1}(expn0 2) ltn_exp2l.
 exact: (prop1_bits N0 K2 pj xu g (erefl _) HB).
 Qed.
 
-(* The recovering method: exact store, handle table, read returns the stored
-   block; feasible when instruction + N handles + one block fit in B. *)
-Theorem proposition1_recovering (N K : nat) (S : finType)
-    (pXR : {ffun 'I_N -> 'I_K} -> S -> R) (s_instr s_handle s_block B : nat) :
+(* The recovering method (App. B, "VISTA attains probability one"): every
+   block is written to a payload store outside the prompt, which hands back a
+   handle of h bits per block; the prompt holds the instruction and the N
+   handles (N h bits); on the query i* the method reads the store by the
+   handle of block i* (one block of s_block bits enters the prompt).  If the
+   store is lossless (reading by a block's handle returns that block) and
+   instruction + N handles + one block fit in B, the prompt stays within B and
+   the method is correct with probability 1 under ANY joint law of the
+   content and a state. *)
+Theorem proposition1_recovering (N K h : nat) (S : finType)
+    (pXR : {ffun 'I_N -> 'I_K} -> S -> R)
+    (Store : Type) (write : {ffun 'I_N -> 'I_K} -> Store)
+    (handle : {ffun 'I_N -> 'I_K} -> 'I_N -> 'I_(2 ^ h))
+    (read : Store -> 'I_(2 ^ h) -> option 'I_K) (s_instr s_block B : nat) :
   (0 < N)%N -> is_joint pXR ->
-  (s_instr + N * s_handle + s_block <= B)%N ->
-  (s_instr + N * s_handle <= B)%N /\
+  (forall x i, read (write x) (handle x i) = Some (x i)) ->
+  (s_instr + N * h + s_block <= B)%N ->
+  let prompt_before := (s_instr + N * h)%N in
+  let output x i := read (write x) (handle x i) in
+  (prompt_before <= B)%N /\
   (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_K}) \sum_s
-      (if read (store x) i == x i then pXR x s else 0)) = 1.
+      (if output x i == Some (x i) then pXR x s else 0)) = 1.
 Proof.
-move=> N0 pj feas.
-by have [h1 [_ h3]] := vista_recovers N0 pj feas.
+move=> N0 pj lossless feas pb out; split.
+  by apply: leq_trans feas; rewrite leq_addr.
+have NR : 0 < INR N by apply: lt_0_INR; apply/ltP.
+rewrite (eq_bigr (fun _ => 1)); first by rewrite sumR_constT card_ord; field; lra.
+move=> i _; rewrite -pj.2; apply: eq_bigr => x _; apply: eq_bigr => r _.
+by rewrite /out lossless eqxx.
+Qed.
+
+(* Handles of h bits can name N blocks apart iff N <= 2^h (so log2 N bits per
+   handle are necessary and sufficient), and with N <= 2^h a lossless store
+   exists: the archive indexed by the handle, read back by decoding it. *)
+Theorem proposition1_recovering_store (N K h : nat) :
+  ((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h)%N) /\
+  ((N <= 2 ^ h)%N ->
+   exists (write : {ffun 'I_N -> 'I_K} -> {ffun 'I_N -> 'I_K})
+          (handle : 'I_N -> 'I_(2 ^ h))
+          (read : {ffun 'I_N -> 'I_K} -> 'I_(2 ^ h) -> option 'I_K),
+     injective handle /\ forall x i, read (write x) (handle i) = Some (x i)).
+Proof.
+split.
+  split=> [[handle inj]|Nh].
+    by have := leq_card _ inj; rewrite !card_ord.
+  by exists (widen_ord Nh) => a b /(congr1 val) /= e; apply: val_inj.
+move=> Nh.
+exists id, (widen_ord Nh),
+  (fun s (a : 'I_(2 ^ h)) => if insub (nat_of_ord a) is Some i then Some (s i) else None).
+split; first by move=> a b /(congr1 val) /= e; apply: val_inj.
+move=> x i /=; rewrite (insubT (fun m => (m < N)%N) (ltn_ord i)) /=.
+by congr (Some (x _)); apply: val_inj.
 Qed.
 
 (* Asymptotic separation (App. B).  k = ceil(sqrt N) bits per block: the
@@ -341,8 +431,9 @@ Proof. exact: separation_rate. Qed.
 (* The separation, in probabilities.  0 <= c0 < c, k = ceil(sqrt N),
    B = c N log2 N, blocks of k bits (K = 2^k), instruction of at most s0 bits,
    handle table of at most c0 N log2 N bits, integer budget floor(B):
-   (i)  for all large N the recovering method fits the budget (instruction +
-        N handles + one block <= floor(B)) and is correct with probability 1;
+   (i)  for all large N the recovering method, with ANY lossless payload store
+        (see proposition1_recovering), fits the budget (instruction + N
+        handles + one block <= floor(B)) and is correct with probability 1;
    (ii) for every eps > 0 and all large N, EVERY lossy method (any state R
         with H(R) <= B, any guess g(R, i_star)) is correct with probability
         at most eps;
@@ -352,13 +443,17 @@ Theorem proposition1_separation (c0 c s0 : R) :
   let k N := ceil_sqrt N in
   let B N := c * INR N * log2 (INR N) in
   (exists N0 : nat, forall (N : nat) (S : finType)
-       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (s_instr s_handle Bn : nat),
+       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (s_instr h Bn : nat)
+       (Store : Type) (write : {ffun 'I_N -> 'I_(2 ^ k N)} -> Store)
+       (handle : {ffun 'I_N -> 'I_(2 ^ k N)} -> 'I_N -> 'I_(2 ^ h))
+       (read : Store -> 'I_(2 ^ h) -> option 'I_(2 ^ k N)),
      (N0 <= N)%N -> is_joint pXR ->
-     INR s_instr <= s0 -> INR (N * s_handle) <= c0 * INR N * log2 (INR N) ->
+     (forall x i, read (write x) (handle x i) = Some (x i)) ->
+     INR s_instr <= s0 -> INR (N * h) <= c0 * INR N * log2 (INR N) ->
      INR Bn <= B N < INR Bn + 1 ->
-     (s_instr + N * s_handle + k N <= Bn)%N /\
+     (s_instr + N * h + k N <= Bn)%N /\
      (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_(2 ^ k N)}) \sum_s
-         (if read (store x) i == x i then pXR x s else 0)) = 1) /\
+         (if read (write x) (handle x i) == Some (x i) then pXR x s else 0)) = 1) /\
   (forall eps : R, 0 < eps -> exists N0 : nat, forall (N : nat) (S : finType)
        (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (g : S -> 'I_N -> 'I_(2 ^ k N)),
      (N0 <= N)%N -> is_joint pXR -> (forall x, marg1 pXR x = / INR ((2 ^ k N) ^ N)) ->
@@ -372,15 +467,15 @@ have c0p : 0 <= c by lra.
 have lossy := separation_lossy_vanishes c0p.
 split.
   have [N0 feas] := separation_feasible (conj c00 cc0) s00.
-  exists (maxn N0 1) => N S pXR s_instr s_handle Bn.
-  rewrite geq_max => /andP [NN0 N1] pj si sh [_ Bup].
-  have fit : (s_instr + N * s_handle + k N <= Bn)%N.
+  exists (maxn N0 1) => N S pXR s_instr hb Bn Store write handle read.
+  rewrite geq_max => /andP [NN0 N1] pj lossless si sh [_ Bup].
+  have fit : (s_instr + N * hb + k N <= Bn)%N.
     have h := feas N NN0.
-    have : INR (s_instr + N * s_handle + k N) < INR Bn.+1.
+    have : INR (s_instr + N * hb + k N) < INR Bn.+1.
       rewrite !plus_INR S_INR; rewrite /B in Bup; rewrite /k; lra.
     by move/INR_lt/ltP.
   split=> //.
-  by have [_ ->] := proposition1_recovering (K := (2 ^ k N)%N) N1 pj fit.
+  by have [_ ->] := proposition1_recovering N1 pj lossless fit.
 split.
   move=> eps eps0.
   have [N1 hN1] := lossy eps eps0.
