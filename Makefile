@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # Coq + mathcomp for the formal proofs (theory/coq); Debian/Ubuntu package names.
 COQ_APT := coq libcoq-mathcomp-ssreflect
 
-.PHONY: reproduce test lint bench clean coq-deps
+.PHONY: reproduce test lint bench clean coq-deps docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
 	status=0; for f in benchmarks/bench_*.py; do $(BIN)/python $$f || status=1; done; exit $$status
+
+# The documentation site: docs/_build/html (warnings are errors; the tutorials are
+# executed at build time, offline).
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[all,docs]'
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
