@@ -1,7 +1,10 @@
 (* The paper's results, restated in its notation, each proved by applying
    the development.  Read line by line against paper.tex:
-     Lemma 1            -> lemma1_list_fano
-     Theorem 1 (A)-(E)  -> theorem1_* (batch policies almost surely, with the
+     Lemma 1            -> lemma1_list_fano; for any observation (values in
+                           any space, I = sup over finite quantisations):
+                           lemma1_any_observation
+     Theorem 1 (A)-(E)  -> theorem1_* (for any observation:
+                           theorem1_any_observation; batch policies almost surely, with the
                            full-ledger batch S = {Y} as an instance:
                            theorem1_batch_full_ledger)
      Proposition 1      -> proposition1, proposition1_recovering (payloads in a
@@ -27,10 +30,10 @@
    the 0-based position of block j, so Z = min(tau - 1, kappa) is
    minn (invF (pi_inj y u) j) kappa. *)
 
-From Coq Require Import Reals Lra.
+From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
 From mathcomp Require Import fintype finset bigop finfun.
-From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket.
+From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket GeneralObs.
 From VistaLab Require Import Prop1 Separation Prop2 Frontier.
 
 Set Implicit Arguments.
@@ -58,6 +61,31 @@ move=> pj ju pu Ls /andP [m1 mn] I Pc.
 have n1 : (1 < n)%N by rewrite -subn_gt0 (leq_trans m1 mn).
 have mlt : (m < n)%N by apply: (leq_ltn_trans mn); rewrite ltn_subrL /= (ltnW n1).
 exact: (list_fano pj ju pu Ls m1 mlt).
+Qed.
+
+(* Lemma 1 for ANY observation W (values in any type TW): I(J*; W) is the
+   supremum over finite quantisations (MIobs); the list L(W, U) of size m is
+   any (W,U)-measurable list; Pc is computed under the law of (J*, W) through
+   the finite quantisation w -> (u -> L(w, u)), which the list factors
+   through. *)
+Theorem lemma1_any_observation (n m : nat) (TW : Type) (L : obs_law n TW)
+    (U : finType) (pU : U -> R) (Ls : TW -> U -> {set 'I_n})
+    (Ls_size : forall w u, #|Ls w u| = m) :
+  (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
+  (1 <= m <= n - 1)%N ->
+  let q (w : TW) : {ffun U -> list_t n m} :=
+    [ffun u => Sub (Ls w u) (introT eqP (Ls_size w u))] in
+  let Pc := \sum_j \sum_(t : {ffun U -> list_t n m}) \sum_u
+              (if j \in val (t u) then qlaw L q j t * pU u else 0) in
+  log2 (INR n) - MIobs L <= 1 + Pc * log2 (INR m) + (1 - Pc) * log2 (INR (n - m)).
+Proof.
+move=> ju pu mm q Pc.
+have pj := qlaw_joint L q.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+have sz : forall (t : {ffun U -> list_t n m}) u, #|val (t u)| = m.
+  by move=> t u; apply/eqP; exact: (valP (t u)).
+have h := @lemma1_list_fano n m _ U (qlaw L q) pU (fun t u => val (t u)) pj ju' pu sz mm.
+cbv zeta in h; have mi := MI_le_MIobs L q; rewrite -/Pc in h; lra.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
@@ -94,6 +122,36 @@ move=> pj pu Pc; have := EZ_tail_sum kappa pj pu pi_inj.
 rewrite /EZ /Pcm /Lm /w /Z /tau0 => ->; apply: eq_bigr => m _; congr (1 - _).
 apply: eq_bigr => j _; apply: eq_bigr => y _; apply: eq_bigr => u _.
 by rewrite inE.
+Qed.
+
+(* Theorem 1 (B) for ANY observation W (values in any type TW, e.g. the
+   continuous content channel of Proposition 2): I(J*; W) is the supremum of
+   I(J*; q(W)) over finite quantisations q (MIobs, GeneralObs.v); J* uniform;
+   the archive order pi(W, U) is any (W,U)-measurable injective order.  E[Z]
+   is computed under the law of (J*, W) through the finite quantisation
+   w -> (u -> pi(w, u)), which the order factors through. *)
+Theorem theorem1_any_observation (n kappa : nat) (TW : Type) (L : obs_law n TW)
+    (U : finType) (pU : U -> R) (pi : TW -> U -> order_t n) :
+  (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let q (w : TW) := [ffun u => pi w u] in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (MIobs L + 1) / nu)
+    <= \sum_j \sum_t \sum_u
+         qlaw L q j t * pU u * INR (minn (invF (@order_inj n (t u)) j) kappa).
+Proof.
+move=> ju pu k2 kn q nu.
+have pj := qlaw_joint L q.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+have h := @theorem1_tradeoff n kappa _ U (qlaw L q) pU (fun t u => val (t u))
+  (fun t u => @order_inj n (t u)) pj ju' pu k2 kn; cbv zeta in h.
+apply: Rle_trans h; rewrite -/nu.
+have np : 0 < nu := nu_pos (ltnW k2) (double_lt kn).
+have mi := MI_le_MIobs L q.
+apply: Rmult_le_compat_l; first exact: pos_INR.
+have le : (MI (qlaw L q) + 1) / nu <= (MIobs L + 1) / nu.
+  by apply: Rmult_le_compat_r; [left; apply: Rinv_0_lt_compat | lra].
+rewrite /Rmax; case: Rle_dec => a; case: Rle_dec => b; lra.
 Qed.
 
 (* (E) Adaptive policies: the next block is chosen from (y, u, flags seen so
@@ -539,6 +597,34 @@ Theorem proposition2_content (n : nat) (W : finType) (P : 'I_n -> W -> R)
   forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),
   MI (fun j w => / INR n * P j w) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof. by move=> n0 Pd cs s0 gk; exact: (prop2_content n0 Pd cs s0 gk). Qed.
+
+(* Proposition 2 for ANY observation W (values in any space, I(J*; W) = sup
+   over finite quantisations), reduced to one premise: every finite
+   quantisation q(W) of the channel has pairwise divergences at most the
+   Gaussian value (ln kappa)^2 / sigma^2 (and common support).  For the
+   paper's Gaussian channel this premise is data processing of the
+   divergence plus its closed form, which are NOT proved here (measure
+   theory); with it, I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2. *)
+Theorem proposition2_any_observation (n : nat) (TW : Type) (L : obs_law n TW)
+    (kappa sigma : R) :
+  (0 < n)%N -> 0 < sigma -> (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) ->
+  let P (T : finType) (q : TW -> T) (j : 'I_n) (t : T) := INR n * qlaw L q j t in
+  (forall (T : finType) (q : TW -> T) j k t, 0 < P T q j t -> 0 < P T q k t) ->
+  (forall (T : finType) (q : TW -> T) j k, j <> k ->
+     KL (P T q j) (P T q k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs L <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> n0 s0 ju P cs gk; apply: MIobs_least => T q.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ltP.
+have pj := qlaw_joint L q.
+have Pd : forall j, is_dist (P T q j).
+  move=> j; split=> [t|]; first by apply: Rmult_le_pos; [lra | exact: pj.1].
+  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ju; field; lra.
+have -> : qlaw L q = (fun j t => / INR n * P T q j t).
+  apply: functional_extensionality => j; apply: functional_extensionality => t.
+  by rewrite /P; field; lra.
+exact: (prop2_content n0 Pd (cs T q) s0 (gk T q)).
+Qed.
 
 (* ---------------------------------------------------------------------- *)
 (* Frontier (theory/FRONTIER.md).  Converse: for any (Y,U)-measurable order,
