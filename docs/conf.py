@@ -48,9 +48,35 @@ nb_execution_show_tb = True
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
 myst_heading_anchors = 3
 
+# MathJax served from the site itself (django-static-mathjax ships MathJax 3 as
+# files), so formulas render with no network, at build time or when reading.
+def _local_mathjax() -> str:
+    import importlib.util
+    import shutil
+
+    spec = importlib.util.find_spec("mathjax")
+    es5 = None if spec is None or not spec.submodule_search_locations else os.path.join(
+        spec.submodule_search_locations[0], "static", "mathjax", "es5")
+    if es5 is None or not os.path.isfile(os.path.join(es5, "tex-mml-chtml.js")):
+        raise RuntimeError("the docs need MathJax from the django-static-mathjax package; "
+                           "install the docs extra: pip install -e '.[docs]'")
+    dest = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_build", "mathjax")
+    target = os.path.join(dest, "mathjax")
+    if not os.path.isfile(os.path.join(target, "tex-mml-chtml.js")):
+        os.makedirs(target, exist_ok=True)
+        shutil.copy2(os.path.join(es5, "tex-mml-chtml.js"), target)
+        fonts = os.path.join("output", "chtml", "fonts", "woff-v2")
+        shutil.copytree(os.path.join(es5, fonts), os.path.join(target, fonts),
+                        dirs_exist_ok=True)
+    return dest
+
+
+mathjax_path = "mathjax/tex-mml-chtml.js"
+html_static_path_mathjax = _local_mathjax()
+
 html_theme = "pydata_sphinx_theme"
 html_title = f"vista-lab {release}"
-html_static_path = ["_static"]
+html_static_path = ["_static", html_static_path_mathjax]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
@@ -59,9 +85,10 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 
-# Keep the build offline and quiet: matplotlib without a display, Hypothesis's
-# database out of the source tree.
-os.environ.setdefault("MPLBACKEND", "Agg")
+# Keep Hypothesis's database out of the source tree. (MPLBACKEND is left alone:
+# the notebooks' kernel draws figures with IPython's inline backend, which an
+# inherited MPLBACKEND=Agg would silence.)
+os.environ.pop("MPLBACKEND", None)
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join("_build", ".hypothesis"))
 
 # --- API pages from __all__ -------------------------------------------------
@@ -74,6 +101,8 @@ API_PACKAGES = {
     "paper_checks": "The registry of the paper's claims and their checks.",
     "figures": "One script per figure, and the label placement helpers.",
     "testing": "Test your own tokenizer, store, interface, policy or strategy.",
+    "conformance": "The paper's workspace invariants as a conformance suite for any context "
+    "manager.",
     "sweep": "Parameter sweeps, from a laptop to a Dask cluster.",
 }
 
