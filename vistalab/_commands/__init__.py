@@ -61,6 +61,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("makeroom", "makeroom", "simulate the make-room instance M_{n,L,l} (Theorem 1)"),
     Command("workspace", "workspace",
             "replay a chat trace through the context workspace; print its dashboard"),
+    Command("conformance", "conformance",
+            "check a context manager (a trimmer or an adapter) against the workspace invariants"),
     Command("check-paper", "check_paper",
             "check every quantitative claim of the paper (tables, text, theory)"),
     Command("reproduce", "reproduce", "regenerate every figure, run every check, write report.md"),
