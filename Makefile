@@ -20,8 +20,11 @@ $(STAMP): pyproject.toml
 reproduce: $(STAMP)
 	$(BIN)/vista-lab reproduce
 
+# In parallel on every core (pytest-xdist; worksteal balances the slow files). The
+# suite is deterministic under it: Hypothesis runs derandomized without a database
+# (property_tests/conftest.py) and every test writes under its own tmp_path.
 test: $(STAMP) coq-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # Install Coq when running as root with apt-get (CI on a fresh machine);
 # otherwise print one line naming the command, and the formal tests skip.

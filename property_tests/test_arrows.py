@@ -60,6 +60,8 @@ STRING_IMPORTS_ALLOWED = {
     "vistalab.paper_checks._registry": "a user's claim module passed to add_plugin",
     "vistalab._sweep._schema": "a user's experiment run function given as 'module:function'",
     "vistalab._sweep._task": "a user's run function / warm-up modules in a worker process",
+    "vistalab._commands": "the CLI's lazy command registry (a command's module is imported "
+                          "only when it runs; test_cli_lazy loads every entry)",
     "vistalab.conformance._registry": "a user's context manager given as 'module:function'",
     "vistalab.conformance._peers": "whether an optional third-party peer is installed "
     "(find_spec, which does not import it)",
@@ -81,6 +83,10 @@ def layer_of(module: str) -> str | None:
     if head in {"theory", "workspace", "sims", "paper_checks", "figures", "testing", "tests",
                 "conformance"}:
         return head
+    if head == "_pytest_plugin":
+        # the kit's pytest plugin, kept outside vistalab.testing so that pytest loading
+        # it does not run the kit's heavy __init__
+        return "testing"
     return "app"
 
 

@@ -12,7 +12,9 @@ import pytest
 
 from vistalab.cli import main
 
-DATA = Path(__file__).parent / "data" / "traces"
+from ._data import TRACES
+
+DATA = TRACES
 OPS = str(DATA / "ops_agent.json")
 
 

@@ -14,13 +14,14 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from vistalab.cli import build_parser, main
 
-DATA = Path(__file__).parent / "data" / "traces"
+from ._data import TRACES
+
+DATA = TRACES
 OPS = str(DATA / "ops_agent.json")
 
 INT = ["", "abc", "1.5", "1e999", "nan"]

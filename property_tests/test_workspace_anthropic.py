@@ -26,6 +26,8 @@ from vistalab.workspace import (
     replay_trace,
 )
 
+from ._data import TRACES
+
 _WORDS = st.lists(
     st.sampled_from(["alpha", "beta", "gamma", "delta", "résumé", "日本", "42", "{}", "\n"]),
     min_size=1,
@@ -300,7 +302,7 @@ def test_bad_anthropic_blocks_name_the_message_and_block():
         replay_trace(wrong, budget=3000)
 
 
-SAMPLE = str(Path(__file__).parent / "data" / "traces" / "anthropic_ops_agent.json")
+SAMPLE = str(TRACES / "anthropic_ops_agent.json")
 
 
 def test_cli_replays_the_sample_anthropic_trace(capsys):
@@ -309,11 +311,10 @@ def test_cli_replays_the_sample_anthropic_trace(capsys):
     image, a context archive) replays with every self-check true, each turn's
     Anthropic request valid, the agent's archive applied, and the thinking
     signature of a visible turn sent back as registered."""
-    from pathlib import Path
 
     from vistalab.cli import main
 
-    path = Path(__file__).parent / "data" / "traces" / "anthropic_ops_agent.json"
+    path = TRACES / "anthropic_ops_agent.json"
     assert (
         main(
             [
@@ -379,7 +380,7 @@ def test_save_and_load_keep_the_wire_originals(tmp_path):
         Workspace.load(tmp_path / "bad.json", store=DiskStore(tmp_path / "a"))
 
 
-REUSED = Path(__file__).parent / "data" / "traces" / "reused_call_ids.json"
+REUSED = TRACES / "reused_call_ids.json"
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 

@@ -7,7 +7,6 @@ only), the guard's prefix-preserving offload order, and the shares on the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -22,7 +21,9 @@ from vistalab.workspace import (
     tools_tokens,
 )
 
-TRACE = Path(__file__).parent / "data" / "traces" / "long_session.json"
+from ._data import TRACES
+
+TRACE = TRACES / "long_session.json"
 
 
 def _call(cid):

@@ -515,7 +515,7 @@ def test_events_hashes_and_replay(tmp_path):
 def test_hash_is_stable_across_processes():
     """The canonical hash does not depend on the process (hash seeds, dict order)."""
     code = (
-        "from workspace import Workspace\n"
+        "from vistalab.workspace import Workspace\n"
         "ws = Workspace(5000, tokenizer='approx')\n"
         "ws.register_user('t'); ws.register_assistant('é' * 9)\n"
         "ws.archive('B2', 'r')\n"

@@ -6,7 +6,6 @@ context tool definitions and the workspace loop)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from vistalab.workspace import (
@@ -25,7 +24,9 @@ from vistalab.workspace._accounting import OPAQUE_PART_TOKENS
 
 from vistalab.cli import main
 
-REUSED = Path(__file__).parent / "data" / "traces" / "reused_call_ids.json"
+from ._data import TRACES
+
+REUSED = TRACES / "reused_call_ids.json"
 
 
 def _call(cid: str, name: str = "fetch", args: str = "{}") -> dict:

@@ -7,7 +7,6 @@ are fine; a workspace loaded from its snapshot still owns its payloads."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from vistalab.workspace import (
@@ -18,7 +17,7 @@ from vistalab.workspace import (
     Workspace,
 )
 
-TRACES = Path(__file__).parent / "data" / "traces"
+from ._data import TRACES
 
 
 def _filled(store, word: str) -> Workspace:

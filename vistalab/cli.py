@@ -2,6 +2,14 @@
 
 Every failure the user can cause ends as one line on stderr and exit status 2;
 a failed check ends with exit status 1; success with 0.
+
+Start-up is lazy: this module imports only the standard library and
+``vistalab._core`` (no numpy, scipy or sympy). The subcommands are declared as
+data in :data:`vistalab._commands.COMMANDS` (name, module, help line), and
+:func:`build_parser` imports the module of the command on the line only: the
+others are placeholders that carry their help line, which is all ``vista-lab
+--help`` shows. A new command is one module plus one ``Command`` entry (see
+:mod:`vistalab._commands`).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from vistalab._core._oneline import (
 )
 
 from . import __version__
-from ._commands import COMMANDS
+from ._commands import COMMANDS, command_named
 from ._errors import CliUsageError
 
 __all__ = ["main", "build_parser"]
@@ -58,7 +66,11 @@ class _Parser(OneLineParser):
             raise CliUsageError(str(exc)) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``vista-lab`` parser. With ``command`` (the subcommand on the line) only
+    that command's module is imported and registered in full; the others get a
+    placeholder with their help line. Without it, every command is registered in
+    full (for tests and tools that walk all options)."""
     parser = _Parser(
         prog=_PROG,
         description="Verification and simulation toolkit for the VISTA paper.",
@@ -66,8 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for command in COMMANDS:
-        command.register(sub)
+    for entry in COMMANDS:
+        if command is None or entry.name == command:
+            entry.load().register(sub)
+        else:
+            sub.add_parser(entry.name, help=entry.help)
     return parser
 
 
@@ -101,6 +116,21 @@ def _hint_unknown(exc: _MissingArguments, args: list[str]) -> str:
 
 
 _NUMBER = re.compile(r"-[0-9.][0-9.eE+-]*")
+
+
+def _refuse_version_with_arguments(args: list[str]) -> None:
+    """``--version`` before the command takes nothing else (argparse would print
+    the version and exit 0 whatever followed, e.g. ``vista-lab --version extra``)."""
+    head = []
+    for tok in args:
+        if not tok.startswith("-"):
+            break
+        head.append(tok)
+    if "--version" in head and ("-h" not in head and "--help" not in head) and len(args) > 1:
+        others = [a for a in args if a != "--version"]
+        raise CliUsageError(
+            f"'--version' takes no other arguments (got {', '.join(map(repr, others[:3]))}"
+            f"{', ...' if len(others) > 3 else ''}); run '{_PROG} --version' alone")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +176,10 @@ def _main(args: list[str]) -> int:
     try:
         # Inside the try: a command whose optional extra is missing fails while
         # registering (MissingExtraError), and that is one line too.
-        parser = build_parser()
+        _refuse_version_with_arguments(args)
+        command = next((a for a in args if not a.startswith("-")), None)
+        entry = command_named(command)
+        parser = build_parser(entry.name if entry is not None else "")
         ns, extras = parser.parse_known_args(args)
         if extras:
             raise CliUsageError(_unrecognized(parser, extras, ns))

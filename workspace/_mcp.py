@@ -138,7 +138,9 @@ class WorkspaceService:
         as they would in an agent loop).
         """
         from ._formats import to_openai_messages
+        from ._sdk import plain_sdk
 
+        messages = plain_sdk(messages, "messages")  # SDK objects from a Python harness
         if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
             raise WorkspaceArgumentError(
                 "messages", messages, "must be a list of message objects", "wrap it in [...]"

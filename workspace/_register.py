@@ -25,6 +25,7 @@ from ._records import (
     ToolCall,
     block_payload_bytes,
 )
+from ._sdk import plain_sdk
 from ._state import locked
 from ._store import sha256_hex
 from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv
@@ -44,13 +45,16 @@ class RegisterLayer(GuardLayer):
         (assistant with tool calls) or a list of content parts: text parts
         are joined with ``"\n"``; any other part (an image, audio, a file)
         becomes an opaque stand-in line charged ``OPAQUE_PART_TOKENS`` (see
-        :func:`~vistalab.workspace._accounting.opaque_part_text`).
+        :func:`~vistalab.workspace._accounting.opaque_part_text`). The OpenAI
+        SDK's ``ChatCompletionMessage`` (and any object of that shape) is
+        accepted as it is (:func:`~vistalab.workspace._sdk.plain_sdk`).
 
         Legacy function calling is accepted: an assistant message with
         ``function_call`` registers as a tool call with the id
         ``fc_B<n>`` (``B<n>`` its block), and a ``function`` message answers
         the pending call of that function name.
         """
+        message = plain_sdk(message, "message")
         if not isinstance(message, Mapping):
             raise WorkspaceArgumentError(
                 "message", message, "must be a mapping (an OpenAI message)"
@@ -126,6 +130,8 @@ class RegisterLayer(GuardLayer):
         results become one block each, in order; the originals are kept so
         visible blocks render back unchanged with ``render(format="anthropic")``.
         Registration stops at the first refused message (earlier ones stay).
+        The OpenAI and Anthropic SDKs' message and content-block objects are
+        accepted wherever a dict is (:func:`~vistalab.workspace._sdk.plain_sdk`).
 
         Raises
         ------
@@ -134,6 +140,7 @@ class RegisterLayer(GuardLayer):
             that is not a ``{"messages": [...]}`` document), or not iterable:
             refused before anything is registered.
         """
+        messages, system = plain_sdk(messages, "messages"), plain_sdk(system, "system")
         _messages_iv(messages, system)
         if system is not None:
             messages = {"system": system, "messages": messages}
@@ -199,7 +206,9 @@ class RegisterLayer(GuardLayer):
         self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
     ) -> str:
         """Register an assistant message that calls tools (one block for all
-        its parallel calls, so they share one fate)."""
+        its parallel calls, so they share one fate). ``tool_calls`` may be the
+        OpenAI SDK's ``ChatCompletionMessageToolCall`` objects as they are."""
+        tool_calls = plain_sdk(tool_calls, "tool_calls")
         if content is not None:
             content = _text_iv("content", content)
         calls = _tool_calls_iv(tool_calls)

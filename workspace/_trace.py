@@ -14,6 +14,7 @@ from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
 from ._formats import FORMATS, anthropic_problems, anthropic_to_openai, detect_format
 from ._protocol import protocol_problems
+from ._sdk import plain_sdk
 from ._store import PayloadStore, read_regular_file
 from ._tokenizers import Tokenizer
 from ._tools import ACTIONS, drive_trace
@@ -84,6 +85,7 @@ def _read_raw(source: Any) -> tuple[Any, str]:
                 None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})", source=path
             ) from None
         return _parse_text(text, path), path
+    source = plain_sdk(source, "source")  # SDK message objects in an in-memory trace
     if isinstance(source, Mapping) and isinstance(source.get("messages"), list):
         return source, ""
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes, bytearray)):

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from vistalab.theory import DomainError
+from vistalab._core import DomainError
 
 __all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only", "given",
            "store_dir", "api_names", "cli_wording"]

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from vistalab.theory import DomainError
+from vistalab._core import DomainError
 
 from .._output import emit_json
 from .._paths import input_dir

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vistalab.theory import DomainError
+from vistalab._core import DomainError
 
 from ._args import add_engine_group, api_names, refuse_engine_only
 from ._args import given as _given

@@ -3,7 +3,8 @@ root (with its did-you-mean helper), the one atomic file write, the one seed
 normaliser, and the optional-dependency import that names the extra to install.
 The path door checks (``_paths``) and the one-line error contract of every entry
 point (``_oneline``: ``vista-lab`` and the figure scripts) live here too.
-It imports nothing first-party, only the standard library and numpy.
+It imports nothing first-party, only the standard library (numpy on first use:
+``import vistalab._core`` stays cheap, for the CLI's start-up).
 """
 
 from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabError, suggest

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from fractions import Fraction
 from typing import Any
-
-import numpy as np
 
 __all__ = ["to_plain", "PlainRecord"]
 
@@ -23,9 +22,12 @@ def to_plain(obj: Any) -> Any:
         return {str(k): to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
+    # numpy is looked up, not imported: without it loaded no value can be a numpy one,
+    # and the CLI's start-up (vistalab._core) stays free of numpy.
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
         return [to_plain(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
+    if np is not None and isinstance(obj, np.generic):
         return to_plain(obj.item())
     if isinstance(obj, Fraction):
         return str(obj)

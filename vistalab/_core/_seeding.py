@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ._errors import DomainError
+
+if TYPE_CHECKING:  # numpy is imported on first use: the CLI's start-up does not pay for it
+    import numpy as np
 
 __all__ = ["SeedLike", "seed_sequence", "child_seq", "child_rng", "plain_entropy"]
 
@@ -68,6 +69,8 @@ def seed_sequence(rng: SeedLike = None, *, default_entropy: int | None = None
     DomainError
         If ``rng`` is none of the accepted kinds.
     """
+    import numpy as np
+
     if rng is None:
         return np.random.SeedSequence(default_entropy)
     if isinstance(rng, (bool, np.bool_)):
@@ -99,6 +102,8 @@ def child_seq(seq: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
     does not depend on how many other streams were drawn before it, on the
     chunk size or on the worker count.
     """
+    import numpy as np
+
     return np.random.SeedSequence(
         seq.entropy, spawn_key=(*seq.spawn_key, *(int(k) for k in key)),
         pool_size=seq.pool_size,
@@ -107,11 +112,15 @@ def child_seq(seq: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
 
 def child_rng(seq: np.random.SeedSequence, *key: int) -> np.random.Generator:
     """A PCG64 ``Generator`` on sub-stream ``key`` (see :func:`child_seq`)."""
+    import numpy as np
+
     return np.random.Generator(np.random.PCG64(child_seq(seq, *key)))
 
 
 def plain_entropy(entropy: Any) -> int | list[int] | None:
     """A SeedSequence's entropy as JSON-ready data (int, list of ints or None)."""
+    import numpy as np
+
     if entropy is None:
         return None
     if isinstance(entropy, (int, np.integer)):

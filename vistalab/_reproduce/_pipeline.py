@@ -163,6 +163,24 @@ class ReproduceResult:
         return self.exit_status_for(strict=False)
 
 
+#: Stages whose result does not depend on ``--quick`` (no figure parameters in
+#: their key): the proof steps (their certificates), the paper checks built on
+#: them, the engine-backed checks and the beyond-the-paper rows. A quick run
+#: reuses them from the full run's cache and a full run from the quick run's
+#: (:func:`sibling_caches`), so ``--quick`` after a full run only simulates
+#: and plots: a real smoke run.
+SHARED_STAGES = frozenset({"verify", "paper_checks", "engine", "beyond"})
+
+
+def sibling_caches(out: Path, quick: bool) -> list[Path]:
+    """The stage caches of the other mode's run beside ``out``, in the layout of
+    :func:`default_out`: a quick run in ``X/quick`` reads ``X/.cache``; a full run
+    in ``X`` reads ``X/quick/.cache``."""
+    if quick:
+        return [out.parent / ".cache"] if out.name == "quick" else []
+    return [out / "quick" / ".cache"]
+
+
 def default_out(quick: bool) -> Path:
     """Default output folder: ``vista-lab-out``, or ``vista-lab-out/quick`` for
     ``--quick`` (a quick run never replaces the full run's report and figures)."""
@@ -254,15 +272,31 @@ class _Pending:
 class _Runner:
     """Runs stages through the cache and keeps the run record."""
 
-    def __init__(self, out: Path, *, seed: int, force: bool) -> None:
+    def __init__(self, out: Path, *, seed: int, force: bool,
+                 shared: Sequence[Path] = ()) -> None:
         self.out = out
         self.results = out / "results"
         self.seed = seed
         self.force = force
         self.cache = StageCache(out / ".cache")
+        # caches of sibling runs, read for the stages that do not depend on --quick
+        self.shared = [StageCache(p) for p in shared if p != out / ".cache"]
         self.fingerprint = code_fingerprint()
         self.outcomes: list[StageOutcome] = []
         self.errors: list[str] = []
+
+    def _lookup(self, name: str, key: str) -> CacheRecord | None:
+        """The stage's cached record: from this run's cache, else (for a stage in
+        :data:`SHARED_STAGES`) from a sibling run's, copied into this run's cache.
+        Same key, same code fingerprint: the record is what this run would compute."""
+        record = self.cache.load(name, key)
+        if record is None and name in SHARED_STAGES:
+            for other in self.shared:
+                record = other.load(name, key)
+                if record is not None:
+                    self.cache.store(record)
+                    break
+        return record
 
     def start(
         self,
@@ -280,7 +314,7 @@ class _Runner:
         if stochastic:
             keyed["__seed__"] = self.seed
         key = cache_key(name, keyed, self.fingerprint)
-        record = None if (self.force or refresh) else self.cache.load(name, key)
+        record = None if (self.force or refresh) else self._lookup(name, key)
         ss = _stage_seed(self.seed, name) if stochastic else None
         pending = _Pending(name, group, key, params, stochastic,
                            None if ss is None else tuple(ss.spawn_key), record=record)
@@ -310,7 +344,7 @@ class _Runner:
         function (``payload`` is None when ``dep`` could not run).
         """
         key = cache_key(name, dict(params), self.fingerprint)
-        record = None if self.force else self.cache.load(name, key)
+        record = None if self.force else self._lookup(name, key)
         pending = _Pending(name, group, key, params, False, None, record=record)
         if record is not None:
             return pending
@@ -616,7 +650,7 @@ def run_reproduce(
             merged[key] = value
         fig_params[name] = merged
     out.mkdir(parents=True, exist_ok=True)
-    run = _Runner(out, seed=seed, force=force)
+    run = _Runner(out, seed=seed, force=force, shared=sibling_caches(out, quick))
     check_rows: list[CheckRow] = []
     hyp = os.fspath(out / ".cache" / "hypothesis")
     hypothesis_home(hyp)
