@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from vistalab._core import check_depth
+
 from ._accounting import (
     message_tokens,
 )
@@ -52,6 +54,7 @@ class RegisterLayer(GuardLayer):
             raise WorkspaceArgumentError(
                 "message", message, "must be a mapping (an OpenAI message)"
             )
+        check_depth("message", message, error=WorkspaceArgumentError)
         role = message.get("role")
         content = _content_iv(message.get("content"), role)
         if role == "system":
@@ -132,6 +135,7 @@ class RegisterLayer(GuardLayer):
             refused before anything is registered.
         """
         _messages_iv(messages, system)
+        check_depth("messages", messages, error=WorkspaceArgumentError)
         if system is not None:
             messages = {"system": system, "messages": messages}
         items = to_openai_messages(messages, codec=self._codec)

@@ -337,8 +337,9 @@ def replay_trace(
     """
     from ._engine import Workspace
 
-    if render_format is not None and render_format not in FORMATS:
-        raise UnknownNameError("render format", str(render_format), FORMATS)
+    if render_format is not None and (not isinstance(render_format, str)
+                                      or render_format not in FORMATS):
+        raise UnknownNameError("render format", render_format, FORMATS)
     raw, src = _read_raw(trace)
     fmt = detect_format(raw)
     ws = Workspace(
