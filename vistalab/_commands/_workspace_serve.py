@@ -106,6 +106,26 @@ def _task_tools(value: str | None) -> list[Any]:
     return doc
 
 
+def _serve_stdio(service: Any, role: str) -> None:
+    """The stdio transport with the request limits applied before the SDK parses a
+    line (see :func:`vistalab.workspace._mcp.stdio_streams`)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from vistalab.workspace import build_mcp_server
+    from vistalab.workspace._mcp import stdio_streams
+
+    server = build_mcp_server(service, role=role)
+
+    async def main() -> None:
+        stdin, stdout = stdio_streams()
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(main)
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from vistalab._core import import_optional
     from vistalab.workspace import DiskStore, Workspace, WorkspaceService
@@ -151,9 +171,7 @@ def run_serve(args: argparse.Namespace) -> int:
     service = WorkspaceService(ws)
     try:
         if args.transport == "stdio":
-            from vistalab.workspace import build_mcp_server
-
-            build_mcp_server(service, role=args.role or "agent").run("stdio")
+            _serve_stdio(service, args.role or "agent")
         else:
             import uvicorn
 
