@@ -146,6 +146,11 @@ def _main(args: list[str]) -> int:
         # Inside the try: a command whose optional extra is missing fails while
         # registering (MissingExtraError), and that is one line too.
         parser = build_parser()
+        if args[:1] == ["--version"] and len(args) > 1:
+            # argparse would print the version and exit 0, ignoring the rest
+            rest = " ".join(args[1:])
+            raise CliUsageError(f"--version takes no other arguments (got {rest!r:.80}); "
+                                f"run '{_PROG} --version' alone")
         ns, extras = parser.parse_known_args(args)
         if extras:
             raise CliUsageError(_unrecognized(parser, extras, ns))

@@ -9,6 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vistalab._core import MAX_JSON_DEPTH
+from vistalab._core._limits import json_text_depth
+
 from ._cache import cacheable_prefix_tokens
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
@@ -91,6 +94,9 @@ def _parse_text(text: str, src: str) -> list[Any]:
     stripped = text.lstrip()
     if not stripped:
         raise TraceError(None, "is empty", source=src)
+    if json_text_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise TraceError(None, f"is nested more than {MAX_JSON_DEPTH} levels deep (the JSON "
+                         "depth limit); flatten it", source=src)
     if stripped[0] in "[{":
         try:
             doc = json.loads(text)
