@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ._errors import PayloadConflictError, UnknownNameError, WorkspaceError
+from ._errors import BudgetConfigError, PayloadConflictError, UnknownNameError, WorkspaceError
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, READ_TOOL_ALIAS, error_text
 from ._reads import ReadLayer
 
@@ -232,6 +232,11 @@ def drive_trace(
             before_model(i, False)
         try:
             ws.register_message(item)
+        except BudgetConfigError as exc:
+            # the trace is fine; the budget cannot hold what this message pins
+            raise BudgetConfigError(
+                "budget", ws.budget, f"must hold the trace's message {i} ({role}, pinned): it "
+                f"{exc.rule}", "raise the budget (the trace itself is well formed)") from None
         except WorkspaceError as exc:
             raise on_error(i, exc) from None
         n_messages += 1
