@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import importlib
 import inspect
 import json
@@ -258,6 +259,9 @@ def _calls(target: Target, values: list[tuple[str, Any]],
     params = _params(target.func)
     if params is None:
         return
+    if inspect.isclass(target.func) and issubclass(target.func, enum.Enum):
+        # an enum is looked up by value; its other parameters build a new enum type
+        params = [p for p in params if p.name == "value"]
     short = target.qualname.rsplit(".", 1)[-1]
     good = base.get(short)
     required = [p.name for p in params if p.default is p.empty]
