@@ -324,7 +324,9 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
                 "HARNESS ONLY (never give this tool to the model). Register conversation "
                 "messages in order: OpenAI chat messages or Anthropic Messages "
                 "({role, content blocks}); tool results pass the budget guard. Returns the "
-                "block IDs and the mode.",
+                f"block IDs and the mode. A request is at most {MAX_REQUEST_BYTES} bytes and "
+                f"nested at most {MAX_JSON_DEPTH} levels deep (register a large result in "
+                "several calls).",
             ),
             (
                 harness_render,
