@@ -27,7 +27,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
     args = ap.parse_args()
     rep = run_in_child(timeout=args.timeout, only=args.only, sample=args.sample,
-                       max_examples=10_000)
+                       max_examples=100_000)
     if args.json:
         print(json.dumps(rep.as_dict(), indent=1))
     else:

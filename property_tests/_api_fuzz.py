@@ -297,17 +297,29 @@ class FuzzReport:
         return dataclasses.asdict(self)
 
 
-def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
-        only: str | None = None, max_examples: int = 200) -> FuzzReport:
-    """Fuzz every public callable in this process (use :func:`run_in_child`).
+def _plan(values: list[tuple[str, Any]], base: dict[str, dict[str, Any]], *,
+          sample: int | None, seed: int, only: str | None,
+          ) -> list[tuple[Target, str, dict[str, Any]]]:
+    """The calls, in a fixed order (the same in every process for the same args)."""
+    per_target = [[(t, label, kw) for label, kw in _calls(t, values, base)]
+                  for t in targets() if only is None or only in t.qualname]
+    if sample is None:
+        return [c for cases in per_target for c in cases]
+    rnd = random.Random(seed)
+    firsts = [rnd.choice(cases) for cases in per_target if cases]
+    chosen = {id(c) for c in firsts}
+    rest = [c for cases in per_target for c in cases if id(c) not in chosen]
+    extra = max(0, sample - len(firsts))
+    return firsts[:sample] + rnd.sample(rest, min(extra, len(rest)))
 
-    ``sample``: call at most this many (callable, case) pairs, drawn with ``seed``
-    so every callable is called at least once when ``sample`` allows it.
-    """
-    report = FuzzReport()
+
+def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
+        only: str | None = None, start: int = 0,
+        emit: Callable[[dict[str, Any]], None] | None = None) -> int:
+    """Fuzz in this process from call ``start`` of the plan, passing one record per
+    call (``i``, ``kind``, ``detail``, ``qualname``, ``label``) to ``emit``; returns
+    the number of calls in the plan. Use :func:`run_in_child`."""
     base = _baselines()
-    foreign_by: Counter[str] = Counter()
-    types: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         values = hostile_values(folder)
@@ -317,41 +329,23 @@ def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
         os.chdir(work)
         old = signal.signal(signal.SIGALRM, _on_alarm)
         try:
-            all_targets = [t for t in targets() if only is None or only in t.qualname]
-            plan: list[tuple[Target, str, dict[str, Any]]] = []
-            per_target: list[list[tuple[Target, str, dict[str, Any]]]] = []
-            for t in all_targets:
-                cases = [(t, label, kw) for label, kw in _calls(t, values, base)]
-                per_target.append(cases)
-            if sample is None:
-                plan = [c for cases in per_target for c in cases]
-            else:
-                rnd = random.Random(seed)
-                firsts = [rnd.choice(cases) for cases in per_target if cases]
-                rest = [c for cases in per_target for c in cases if c not in firsts]
-                extra = max(0, sample - len(firsts))
-                plan = firsts[:sample] + rnd.sample(rest, min(extra, len(rest)))
-            report.callables = len({t.qualname for t, _l, _k in plan})
+            plan = _plan(values, base, sample=sample, seed=seed, only=only)
             slack: dict[str, float] = {}
-            for t, label, kwargs in plan:
+            for i in range(start, len(plan)):
+                t, label, kwargs = plan[i]
                 if t.qualname not in slack:
                     slack[t.qualname] = _baseline_time(t, base, timeout)
-                report.calls += 1
+                if emit is not None:
+                    emit({"begin": i, "qualname": t.qualname, "label": label})
                 kind, detail = _one(t, kwargs, timeout + slack[t.qualname])
-                setattr(report, kind, getattr(report, kind) + 1)
-                if kind in ("foreign", "hangs", "nan_inf"):
-                    if kind == "foreign":
-                        foreign_by[t.qualname] += 1
-                        types[detail.split(":", 1)[0]] += 1
-                    if len(report.examples) < max_examples:
-                        report.examples.append(f"{kind}: {t.qualname}({label}) -> {detail}")
+                if emit is not None:
+                    emit({"i": i, "kind": kind, "detail": detail, "qualname": t.qualname,
+                          "label": label, "n": len(plan)})
+            return len(plan)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
             os.chdir(old_cwd)
-    report.foreign_callables = sorted(foreign_by)
-    report.by_type = dict(types.most_common())
-    return report
 
 
 def _baseline_time(t: Target, base: dict[str, dict[str, Any]], timeout: float) -> float:
@@ -405,9 +399,55 @@ def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
     return "ok", ""
 
 
-def run_in_child(*, memory_bytes: int = 3 << 30, **kwargs: Any) -> FuzzReport:
-    """:func:`run` in a forked child (address space limited to ``memory_bytes``,
-    stdin closed); the parent gets the report back as JSON."""
+def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
+                 **kwargs: Any) -> FuzzReport:
+    """:func:`run` in forked children (address space limited to ``memory_bytes``,
+    stdin closed). A child that dies (a native extension aborting on memory, a
+    segfault) costs one call, counted as foreign (``crash``); the next child resumes
+    after it."""
+    report = FuzzReport()
+    foreign_by: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    seen: set[str] = set()
+    start, total = 0, None
+    while total is None or start < total:
+        where = [""]
+        last, total_seen = _child(start, memory_bytes, kwargs, report, foreign_by, types,
+                                  seen, max_examples, where)
+        if total_seen is not None:
+            total = total_seen
+        if total is not None and last + 1 >= total:
+            break
+        # the child died during call last + 1: a crash, then resume after it
+        crashed = last + 1
+        report.calls += 1
+        report.foreign += 1
+        types["crash"] += 1
+        name = where[0] or f"<call {crashed}>"
+        foreign_by[name.split("(", 1)[0]] += 1
+        if len(report.examples) < max_examples:
+            report.examples.append(f"foreign: {name} -> the process died (call {crashed})")
+        start = crashed + 1
+        if total is None:
+            total = _plan_size(kwargs)
+    report.callables = len(seen)
+    report.foreign_callables = sorted(foreign_by)
+    report.by_type = dict(types.most_common())
+    return report
+
+
+def _plan_size(kwargs: dict[str, Any]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        return len(_plan(hostile_values(Path(tmp)), _baselines(),
+                         sample=kwargs.get("sample"), seed=kwargs.get("seed", 0),
+                         only=kwargs.get("only")))
+
+
+def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzReport,
+           foreign_by: Counter[str], types: Counter[str], seen: set[str],
+           max_examples: int, crashed: list[str]) -> tuple[int, int | None]:
+    """Run one child from ``start``; fold its records into the report. Returns the
+    index of the last call it reported and the plan size (None if it never said)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -417,20 +457,49 @@ def run_in_child(*, memory_bytes: int = 3 << 30, **kwargs: Any) -> FuzzReport:
             devnull = os.open(os.devnull, os.O_RDONLY)
             os.dup2(devnull, 0)
             resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-            report = run(**kwargs)
-            data = json.dumps(report.as_dict()).encode()
-            with os.fdopen(write_fd, "wb") as fh:
-                fh.write(data)
+            out = os.fdopen(write_fd, "w", buffering=1)
+
+            def emit(rec: dict[str, Any]) -> None:
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+
+            n = run(start=start, emit=emit, **kwargs)
+            out.write(json.dumps({"done": n}) + "\n")
+            out.flush()
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
             status = 1
         finally:
             os._exit(status)
     os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as fh:
-        data = fh.read()
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or not data:
-        raise RuntimeError(f"the fuzz child failed (wait status {status})")
-    return FuzzReport(**json.loads(data))
+    last, total = start - 1, None
+    current = [""]
+    with os.fdopen(read_fd, "r") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "done" in rec:
+                total = rec["done"]
+                continue
+            if "begin" in rec:
+                current[0] = f"{rec['qualname']}({rec['label']})"
+                continue
+            total = rec["n"]
+            last = rec["i"]
+            kind = rec["kind"]
+            seen.add(rec["qualname"])
+            report.calls += 1
+            setattr(report, kind, getattr(report, kind) + 1)
+            if kind in ("foreign", "hangs", "nan_inf"):
+                if kind == "foreign":
+                    foreign_by[rec["qualname"]] += 1
+                    types[rec["detail"].split(":", 1)[0]] += 1
+                if len(report.examples) < max_examples:
+                    report.examples.append(
+                        f"{kind}: {rec['qualname']}({rec['label']}) -> {rec['detail']}")
+    os.waitpid(pid, 0)
+    if total is None or last + 1 < total:
+        crashed[0] = current[0]
+    return last, total
