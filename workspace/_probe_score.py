@@ -37,7 +37,7 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
     if isinstance(source, (str, os.PathLike)):
         src = str(source)
         try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
-            raw = read_bounded("answers", Path(source))
+            raw = read_bounded("answers", Path(source), what="JSON file")
             check_depth("answers", raw, error=WorkspaceArgumentError)
             data = json.loads(raw.decode("utf-8"))
         except DomainError as exc:

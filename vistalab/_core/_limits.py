@@ -123,7 +123,7 @@ def loads_bounded(parameter: str, text: str | bytes, *, limit: int = MAX_JSON_DE
 
 
 def read_bounded(parameter: str, path: str | os.PathLike[str], *,
-                 max_bytes: int = MAX_FILE_BYTES) -> bytes:
+                 max_bytes: int = MAX_FILE_BYTES, what: str = "file") -> bytes:
     """The bytes of the regular file ``path``: opened non-blocking (a FIFO is not
     waited on), refused unless ``fstat`` says regular file, refused under /proc,
     /sys or /dev, and at most ``max_bytes`` (a file growing meanwhile is cut off
@@ -138,14 +138,14 @@ def read_bounded(parameter: str, path: str | os.PathLike[str], *,
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise DomainError(parameter, os.fspath(path), "must be an existing file",
+        raise DomainError(parameter, os.fspath(path), f"must be a readable {what}",
                           "check the path (it does not exist)") from None
     except IsADirectoryError:
         raise DomainError(parameter, os.fspath(path), "must be a regular file, not a folder",
                           "pass the path of a file") from None
     except OSError as exc:
-        raise DomainError(parameter, os.fspath(path), f"must be readable ({exc.strerror})",
-                          "check the path and its permissions") from None
+        raise DomainError(parameter, os.fspath(path), f"must be a readable {what} "
+                          f"({exc.strerror})", "check the path and its permissions") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

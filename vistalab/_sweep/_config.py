@@ -107,7 +107,8 @@ def load_config(
                                file=str(type(path).__name__), where="its path")
     p = Path(path)
     try:
-        data = read_bounded("config", p)  # a FIFO, device or /proc file is refused, not read
+        # a FIFO, device or /proc file is refused, not read
+        data = read_bounded("config", p, what="TOML file")
     except DomainError as exc:
         raise SweepConfigError("config", str(path), exc.rule, exc.fix, file=str(path),
                                where="its path") from None
