@@ -280,7 +280,7 @@ class ProbeScore:
     ----------
     model, condition : str
     total_error : float
-        Median relative error |est - true| / true of the total-size answers
+        Median relative error ``|est - true|`` / true of the total-size answers
         (NaN if none was valid).
     block_error : float
         Median relative error over every valid block-size answer.

@@ -65,10 +65,15 @@ class PayloadInfo:
 class PayloadStore(Protocol):
     """Exact-byte payload storage used by archive, offload, restore and read.
 
-    Required
-    --------
+    Every method below is required except ``claim``.
+
+    Attributes
+    ----------
     root : str
         Display root; a payload's path is ``f"{root}/{key}"``.
+
+    Methods
+    -------
     put(key, data) -> PayloadInfo
         Store ``data`` under ``key``; the bytes must be durable when it returns.
         A store that can hold payloads it did not write (a folder shared with
@@ -86,11 +91,8 @@ class PayloadStore(Protocol):
     key_of(path) -> str
         Map a path an agent typed back to a key, refusing anything outside
         the store (traversal, symlinks, foreign names) with PathEscapeError.
-
-    Optional
-    --------
     claim(keys) -> None
-        Count ``keys`` as this store's own, so a later ``put`` may replace
+        Optional. Count ``keys`` as this store's own, so a later ``put`` may replace
         them: the engine calls it when it loads a snapshot whose payloads
         these are (the workspace re-opens its own folder).
     """

@@ -189,7 +189,7 @@ class TurnReport:
     mode : str
         ``normal`` or ``overflow``.
     tokens, budget, candidate_tokens : int
-        |C_t|, B and |C~_t| (what preflight compared with B).
+        ``|C_t|``, B and ``|C~_t|`` (what preflight compared with B).
     dashboard : str
         Dashboard text the agent saw.
     events : tuple of dict
