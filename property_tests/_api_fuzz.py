@@ -474,8 +474,28 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
     os.close(write_fd)
     last, total = start - 1, None
     current = [""]
-    with os.fdopen(read_fd, "r") as fh:
-        for line in fh:
+    import select
+
+    # A watchdog: a child silent for this long is stuck in native code (an abort that
+    # never finishes, an uninterruptible wait); it is killed and the call counted.
+    silence = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    def lines() -> Iterator[str]:
+        pending = b""
+        while True:
+            ready, _, _ = select.select([read_fd], [], [], silence)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                return
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode("utf-8", "replace")
+
+    try:
+        for line in lines():
             try:
                 rec = json.loads(line)
             except ValueError:
@@ -499,6 +519,8 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
                 if len(report.examples) < max_examples:
                     report.examples.append(
                         f"{kind}: {rec['qualname']}({rec['label']}) -> {rec['detail']}")
+    finally:
+        os.close(read_fd)
     os.waitpid(pid, 0)
     if total is None or last + 1 < total:
         crashed[0] = current[0]
