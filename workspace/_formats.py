@@ -119,6 +119,10 @@ class AnthropicCodec:
 
     def update_plain(self, doc: Mapping[str, Any]) -> None:
         """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`)."""
+        problem = self.plain_problem(doc)
+        if problem is not None:
+            raise WorkspaceArgumentError("doc", doc, problem, "pass AnthropicCodec.to_plain() "
+                                         "output")
         for k, v in doc.items():
             self.originals[k] = [copy.deepcopy(dict(b)) for b in v]
 
@@ -696,6 +700,9 @@ def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
     """The workspace's current rendering as a request in ``format``, with its
     mode, tokens (engine accounting), allowed tools and dashboard."""
     fmt = _format_iv(format)
+    if not callable(getattr(workspace, "render", None)):
+        raise WorkspaceArgumentError("workspace", workspace, "must be a Workspace",
+                                     "pass the Workspace to render")
     r = workspace.render(format=fmt)
     return {
         "format": fmt,

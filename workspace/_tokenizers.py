@@ -314,8 +314,18 @@ class HFTokenizer:
                 except (ValueError, RecursionError) as exc:
                     raise WorkspaceArgumentError("path", key, "must be a tokenizer.json file",
                                                  f"check the file ({exc})") from None
+                if not isinstance(doc, dict):
+                    raise WorkspaceArgumentError("path", key, "must be a tokenizer.json file "
+                                                 "(a JSON object)", "check the file")
                 doc["added_tokens"] = []
-                tok = self._shared[key] = hf.Tokenizer.from_str(json.dumps(doc))
+                try:
+                    parsed = hf.Tokenizer.from_str(json.dumps(doc))
+                except Exception as exc:  # the tokenizers package raises bare Exception
+                    raise WorkspaceArgumentError(
+                        "path", key, "must be a tokenizer.json file the tokenizers package "
+                        f"reads ({' '.join(str(exc).split())[:100]})", "check the file"
+                    ) from None
+                tok = self._shared[key] = parsed
         self._tok = tok
 
     @classmethod

@@ -128,6 +128,10 @@ def read_bounded(parameter: str, path: str | os.PathLike[str], *,
     waited on), refused unless ``fstat`` says regular file, refused under /proc,
     /sys or /dev, and at most ``max_bytes`` (a file growing meanwhile is cut off
     and refused, never read to exhaustion)."""
+    if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path) \
+            or not os.fspath(path):
+        raise DomainError(parameter, path, "must be a non-empty file path without NUL "
+                          "characters", "pass the path of a file")
     real = os.path.realpath(path)
     for root in _PSEUDO_ROOTS:
         if real == root or real.startswith(root + os.sep):
