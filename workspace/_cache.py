@@ -18,7 +18,18 @@ def common_prefix_messages(
     previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
 ) -> int:
     """Number of leading messages the two lists share byte for byte (compared
-    as canonical JSON, so key order does not matter)."""
+    as canonical JSON, so key order does not matter).
+
+    Parameters
+    ----------
+    previous, current : sequence of mapping
+        Two consecutive requests' messages.
+
+    Returns
+    -------
+    int
+        The shared leading messages: what a provider's prompt cache can reuse.
+    """
     for name, value in (("previous", previous), ("current", current)):
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) or \
                 not all(isinstance(m, Mapping) for m in value):

@@ -243,6 +243,11 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
         ``agent`` lists :data:`MCP_AGENT_TOOLS` only; ``harness`` adds
         :data:`MCP_HARNESS_TOOLS`.
 
+    Returns
+    -------
+    MCPServer
+        The server; run it with its ``run`` method (stdio) or mount it.
+
     Raises
     ------
     UnknownNameError
@@ -493,7 +498,18 @@ def build_http_app(service: WorkspaceService) -> Any:
     A POST body beyond the request limits (``MAX_REQUEST_BYTES``, 4 MiB, the
     transport's own body limit; ``MAX_JSON_DEPTH`` levels) is answered with a
     one-line JSON-RPC error naming the limit (HTTP 413 for size, 400 for depth,
-    with that JSON body), before the SDK sees it."""
+    with that JSON body), before the SDK sees it.
+
+    Parameters
+    ----------
+    service : WorkspaceService
+        The workspace to serve.
+
+    Returns
+    -------
+    ASGI application
+        The Starlette app behind the request-limit middleware (run it with uvicorn).
+    """
     import contextlib
 
     from starlette.applications import Starlette

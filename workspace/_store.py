@@ -35,7 +35,18 @@ _TEMP = re.compile(r"\..+\.[0-9a-f]{32}\.tmp\Z", re.ASCII | re.DOTALL)
 
 
 def sha256_hex(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
+    """Hex sha256 of ``data``.
+
+    Parameters
+    ----------
+    data : bytes
+        The bytes to hash.
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
     return hashlib.sha256(data).hexdigest()
 
 

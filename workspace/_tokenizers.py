@@ -363,6 +363,15 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
 def get_tokenizer(name: str | Tokenizer) -> Tokenizer:
     """Return a tokenizer by registry name (or pass an instance through).
 
+    Parameters
+    ----------
+    name : str or Tokenizer
+        A key of :data:`TOKENIZERS`, or an instance (returned as it is).
+
+    Returns
+    -------
+    Tokenizer
+
     Raises
     ------
     UnknownNameError
