@@ -239,6 +239,13 @@ def install_contract(namespace: dict[str, Any]) -> None:
             home = sys.modules.get(obj.__module__)
             if home is not None and getattr(home, obj.__name__, None) is obj:
                 setattr(home, obj.__name__, wrapped)
+        elif inspect.isclass(obj) and issubclass(obj, BaseException) \
+                and obj.__module__.startswith("vistalab."):
+            # an error's constructor is a door too: wrong arguments name themselves
+            for klass in obj.__mro__:
+                raw = vars(klass).get("__init__")
+                if klass.__module__.startswith("vistalab.") and inspect.isfunction(raw):
+                    klass.__init__ = contract(raw)  # type: ignore[misc]
         elif inspect.isclass(obj) and obj.__module__.startswith("vistalab.") \
                 and not _skip_class(obj):
             for klass in obj.__mro__:  # the layers a facade class inherits its methods from

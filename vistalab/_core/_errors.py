@@ -79,14 +79,22 @@ class UnknownNameError(VistaLabError, KeyError):
     """
 
     def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        if isinstance(known, (str, bytes)) or not isinstance(known, Iterable):
+            raise DomainError("known", known, "must be an iterable of names",
+                              "pass e.g. a list or the keys of a registry")
         self.kind = kind
         self.name = name
         self.known = sorted(str(k) for k in known)
-        hint = suggest(name, self.known) if isinstance(name, str) else None
-        msg = f"Unknown {kind} {short_repr(name)}."
+        # difflib is quadratic in the name's length: no hint for an absurdly long one
+        hint = (suggest(name, self.known) if isinstance(name, str) and len(name) <= 200
+                and len(self.known) <= 10_000 else None)
+        shown = ", ".join(short_repr(k, 60).strip("'") for k in self.known[:50])
+        if len(self.known) > 50:
+            shown += f", ... ({len(self.known)} in all)"
+        msg = f"Unknown {short_repr(kind, 60).strip(chr(39))} {short_repr(name)}."
         if hint:
             msg += f" Did you mean {hint!r}?"
-        msg += f" Choose one of: {', '.join(self.known)}."
+        msg += f" Choose one of: {shown}."
         self.message = msg
         super().__init__(msg)
 
