@@ -100,7 +100,7 @@ def _matches(value: Any, ann: Any, depth: int = 0) -> bool:
         except TypeError:
             return True
         args = typing.get_args(ann)
-        if check is tuple and args and args[-1] is not Ellipsis:
+        if check is tuple and args and args[-1] is not Ellipsis and isinstance(value, tuple):
             return len(value) == len(args)
         if args and isinstance(value, (list, tuple)) and check in (
                 cabc.Sequence, list, tuple, cabc.Iterable, cabc.Collection):
@@ -232,13 +232,14 @@ def install_contract(namespace: dict[str, Any]) -> None:
     name still finds the same object) and the public methods of public classes
     (in place)."""
     for name in namespace.get("__all__", ()):
-        obj = namespace.get(name)
+        obj: Any = namespace.get(name)
         if inspect.isfunction(obj):
-            wrapped = contract(obj)
+            func: Any = obj
+            wrapped = contract(func)
             namespace[name] = wrapped
-            home = sys.modules.get(obj.__module__)
-            if home is not None and getattr(home, obj.__name__, None) is obj:
-                setattr(home, obj.__name__, wrapped)
+            home = sys.modules.get(func.__module__)
+            if home is not None and getattr(home, func.__name__, None) is func:
+                setattr(home, func.__name__, wrapped)
         elif inspect.isclass(obj) and issubclass(obj, BaseException) \
                 and obj.__module__.startswith("vistalab."):
             # an error's constructor is a door too: wrong arguments name themselves
