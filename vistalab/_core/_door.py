@@ -238,8 +238,9 @@ def install_contract(namespace: dict[str, Any]) -> None:
             wrapped = contract(func)
             namespace[name] = wrapped
             home = sys.modules.get(func.__module__)
-            if home is not None and getattr(home, func.__name__, None) is func:
-                setattr(home, func.__name__, wrapped)
+            fname = str(func.__name__)
+            if home is not None and getattr(home, fname, None) is func:
+                setattr(home, fname, wrapped)
         elif inspect.isclass(obj) and issubclass(obj, BaseException) \
                 and obj.__module__.startswith("vistalab."):
             # an error's constructor is a door too: wrong arguments name themselves
