@@ -173,9 +173,9 @@ def blame(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
     if isinstance(exc, OSError):
         target = getattr(exc, "filename", None)
         for name, value, _ann in flat:
-            if isinstance(value, (str, os.PathLike)) and target is not None and (
-                    os.fspath(value) == os.fspath(target)
-                    if isinstance(target, (str, os.PathLike)) else False):
+            if isinstance(value, (str, os.PathLike)) and os.fspath(value) and isinstance(
+                    target, (str, os.PathLike)) and str(os.fspath(target)).startswith(
+                    str(os.fspath(value))):
                 return DomainError(name, os.fspath(value), f"must be a usable path "
                                    f"({exc.strerror or type(exc).__name__})",
                                    "check the path, its kind and its permissions")
