@@ -201,6 +201,7 @@ def contract(fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise err from exc
 
         gen_wrapper.__vista_contract__ = True  # type: ignore[attr-defined]
+        _same_defaults(gen_wrapper, fn)
         return gen_wrapper
 
     @functools.wraps(fn)
@@ -216,7 +217,19 @@ def contract(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise err from exc
 
     wrapper.__vista_contract__ = True  # type: ignore[attr-defined]
+    _same_defaults(wrapper, fn)
     return wrapper
+
+
+def _same_defaults(wrapper: Any, fn: Any) -> None:
+    """The wrapper reports the wrapped function's defaults (introspection reads
+    ``__defaults__`` / ``__kwdefaults__``; the wrapper itself takes ``*args, **kwargs``,
+    so they change nothing in a call)."""
+    try:
+        wrapper.__kwdefaults__ = fn.__kwdefaults__
+        wrapper.__defaults__ = fn.__defaults__
+    except (AttributeError, TypeError):
+        pass
 
 
 def _skip_class(cls: type) -> bool:
