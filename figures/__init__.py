@@ -14,6 +14,8 @@ Example
 >>> png, pdf = fig.plot(table, "out/figures")            # doctest: +SKIP
 """
 
+from vistalab._core._door import install_contract as _install_contract
+
 from ._checks import STATUSES, Check, status_of
 from ._deps import MissingDependency
 from ._labels import PointLabel, TextClash, find_text_clashes, place_labels
@@ -42,3 +44,6 @@ __all__ = [
     "save_figure",
     "status_of",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

@@ -9,6 +9,8 @@ Run the checks with :func:`run_claims` (or ``vista-lab check-paper``); read a ta
 # The built-in claims register themselves when their modules are imported; import them
 # statically (paper order), so a renamed module breaks the build instead of silently
 # dropping its claims.
+from vistalab._core._door import install_contract as _install_contract
+
 from . import (  # noqa: F401
     _claims_lemma1,
     _claims_prop1,
@@ -86,3 +88,6 @@ __all__ = [
     "select_claims",
     "table_keys",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

@@ -9,11 +9,12 @@ the tests).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vistalab._core import DomainError
+from vistalab._core import DomainError, read_bounded
 
 from ._data import load_quotes, load_table, table_keys
 
@@ -80,6 +81,11 @@ def paper_path_iv(paper: str | Path, parameter: str = "--paper") -> Path:
     if not path.is_file():  # also refuses a FIFO or device without opening it
         raise DomainError(parameter, str(path), "must be the paper's LaTeX source file",
                           _PAPER_FIX)
+    real = os.path.realpath(path)
+    if any(real.startswith(root + os.sep) for root in ("/proc", "/sys", "/dev")):
+        # /proc/kmsg is a "regular file" of size 0 that blocks on read
+        raise DomainError(parameter, str(path), "must be the paper's LaTeX source file, not a "
+                          "kernel pseudo file (/proc, /sys, /dev)", _PAPER_FIX)
     return path
 
 
@@ -97,7 +103,7 @@ def paper_source_iv(paper: str | Path, parameter: str = "--paper") -> Path:
         raise DomainError(parameter, str(path), "must be the paper's LaTeX source (this file "
                           f"is larger than {_PAPER_MAX_BYTES // 2**20} MiB)", _PAPER_FIX)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(parameter, path, max_bytes=_PAPER_MAX_BYTES).decode("utf-8")
     except UnicodeDecodeError:
         raise DomainError(parameter, str(path), "must be the paper's LaTeX source (this file "
                           "is not UTF-8 text)", _PAPER_FIX) from None
@@ -185,7 +191,8 @@ def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
     """
     from ._registry import data_dir_iv
 
-    text = paper_path_iv(paper, "paper").read_text(encoding="utf-8")
+    text = read_bounded("paper", paper_path_iv(paper, "paper"),
+                        max_bytes=_PAPER_MAX_BYTES).decode("utf-8", "replace")
     lines = text.splitlines()
     ddir = None if data_dir is None else data_dir_iv(data_dir)
     out = [_table_check(key, lines, ddir) for key in table_keys(data_dir=ddir)

@@ -34,8 +34,11 @@ SEED = ["", "abc", "-1", "1.5"]
 # {file} an existing file, {dir} an existing folder, {missing} a missing path.
 OUT_DIR = ["", "{file}", "/dev/null", "/proc/x/y", "{file}/sub"]
 OUT_FILE = ["", "{dir}", "/proc/x/p.png", "/dev/null", "{missing}/x.log"]
-IN_FILE = ["", "{dir}", "/dev/null", "{missing}"]
-IN_DIR = ["", "{file}", "/dev/null", "{missing}"]
+# Special files (a FIFO, an endless device, a blocking /proc file): refused, never
+# waited on (each call runs under a hang detector, see _check_one_line).
+SPECIAL = ["{fifo}", "/dev/zero", "/proc/kmsg"]
+IN_FILE = ["", "{dir}", "/dev/null", "{missing}", *SPECIAL]
+IN_DIR = ["", "{file}", "/dev/null", "{missing}", "{fifo}"]
 
 BASE: dict[tuple[str, ...], list[str]] = {
     ("verify",): [],
@@ -269,6 +272,7 @@ def paths(tmp_path_factory):
     root = tmp_path_factory.mktemp("contract")
     (root / "file").write_text("not a table\n")
     (root / "dir").mkdir()
+    os.mkfifo(root / "fifo")
     config = root / "cfg.toml"
     config.write_text('experiment = "makeroom"\nseed = 1\n[params]\nn = 16\nkappa = 2\n'
                       'trials = 50\n[[grid]]\ninterface = ["ledger", "blind"]\n')
@@ -276,7 +280,7 @@ def paths(tmp_path_factory):
     results.write_text("n,kappa,interface,rate_bits,rate_bits_se,mean_z,mean_z_ci_low,"
                        "mean_z_ci_high\n16,2,ledger,4.0,0.0,0.0,0.0,0.0\n"
                        "16,2,blind,0.0,0.0,1.8125,1.8,1.9\n")
-    return {"file": str(root / "file"), "dir": str(root / "dir"),
+    return {"file": str(root / "file"), "dir": str(root / "dir"), "fifo": str(root / "fifo"),
             "missing": str(root / "missing"), "config": str(config), "results": str(results)}
 
 
@@ -292,8 +296,20 @@ def _names(option: str) -> list[str]:
     return names
 
 
+def _hang(signum, frame):
+    raise AssertionError("no answer within 60 s (a hang)")
+
+
 def _check_one_line(argv: list[str], names: list[str], capsys) -> str:
-    status = main(argv)
+    import signal
+
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.setitimer(signal.ITIMER_REAL, 60.0)  # a hang detector, not a speed check
+    try:
+        status = main(argv)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
     captured = capsys.readouterr()
     err = captured.err
     assert status == 2, (argv, status, err)
@@ -396,7 +412,8 @@ def test_deeply_nested_json_is_one_line(tmp_path, capsys):
     deep.write_text("[" * 200_000)
     assert main(["workspace", "replay", str(deep)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "nested too deeply" in err
+    # refused before parsing, naming the trace file and the depth limit
+    assert err.count("\n") == 1 and "nested more than" in err and str(deep) in err
 
 
 def test_empty_data_dir_is_bad_input(tmp_path, capsys):

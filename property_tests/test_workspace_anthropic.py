@@ -471,6 +471,8 @@ def test_renamed_ids_never_take_an_id_already_used():
     got = anthropic_tool_use_ids(
         [("B2", ["x.y"]), ("B4", ["x.y_B6"]), ("B6", ["x.y"]), ("B8", ["x.y"])]
     )
-    assert got == {("B6", "x.y"): "x_y_B6", ("B8", "x.y"): "x_y_B8"}
+    # "x.y" is outside the API's id pattern, so even its first use is renamed
+    assert got == {("B2", "x.y"): "x_y_B2", ("B4", "x.y_B6"): "x_y_B6_B4",
+                   ("B6", "x.y"): "x_y_B6", ("B8", "x.y"): "x_y_B8"}
     clash = anthropic_tool_use_ids([("B2", ["a"]), ("B3", ["a_B4"]), ("B4", ["a"])])
     assert clash == {("B4", "a"): "a_B4_1"}

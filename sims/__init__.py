@@ -4,6 +4,8 @@ the recovery task T_{N,k} (Proposition 1) and the make-room instance M_{n,L,l}
 run through the reference workspace engine (``*_engine``).
 """
 
+from vistalab._core._door import install_contract as _install_contract
+
 from ._engine_makeroom import (
     ENGINE_INTERFACES,
     EventCounters,
@@ -120,3 +122,6 @@ __all__ = [
     "gaussian_exact_mean_z",
     "gaussian_exact_z_tail",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

@@ -4,6 +4,8 @@ information-recovery frontier, and machine-checked proof steps.
 No I/O, no plotting, no randomness.
 """
 
+from vistalab._core._door import install_contract as _install_contract
+
 from ._bounds import (
     AsymptoticPoint,
     BucketLedger,
@@ -179,3 +181,6 @@ __all__ = [
     "functional_dependence",
     "conditional_independence",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

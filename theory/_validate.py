@@ -171,11 +171,8 @@ def as_name_list(name: str, value: Any, *, fix: str = "") -> tuple[str, ...]:
 
 
 def _short(value: Any) -> Any:
-    """A value small enough to quote in a one-line message."""
-    text = repr(value)
-    if len(text) <= 80:
-        return value
-    return text[:77] + "..."
+    """The value itself (the error bounds its repr: :func:`vistalab._core.short_repr`)."""
+    return value
 
 
 def _bounds_text(lo: int | None, hi: int | None) -> str:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from vistalab._core._door import install_contract as _install_contract
 from vistalab.figures._vocabulary import COLUMNS, Column
 
 from ._sweep import (
@@ -220,3 +221,6 @@ def column_units(table: pa.Table) -> dict[str, dict[str, str]]:
         meta = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
         out[f.name] = {"unit": meta.get("unit", ""), "description": meta.get("description", "")}
     return out
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

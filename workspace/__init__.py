@@ -43,6 +43,8 @@ Every public call holds one re-entrant lock, so threads may share a workspace.
 the counterfactual copy with some plain messages' texts changed).
 """
 
+from vistalab._core._door import install_contract as _install_contract
+
 from ._accounting import (
     MESSAGE_FRAMING,
     REPLY_PRIMING,
@@ -337,3 +339,6 @@ __all__ = [
     "UnknownBlockError",
     "UnknownNameError",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

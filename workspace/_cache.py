@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._accounting import canonical_json, message_tokens, tools_tokens
+from ._errors import WorkspaceArgumentError
 from ._tokenizers import Tokenizer
 
 __all__ = ["cacheable_prefix_tokens", "common_prefix_messages"]
@@ -29,6 +30,11 @@ def common_prefix_messages(
     int
         The shared leading messages: what a provider's prompt cache can reuse.
     """
+    for name, value in (("previous", previous), ("current", current)):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) or \
+                not all(isinstance(m, Mapping) for m in value):
+            raise WorkspaceArgumentError(name, value, "must be a list of messages (mappings)",
+                                         "pass rendering.messages")
     n = 0
     for a, b in zip(previous, current, strict=False):
         if a is not b and canonical_json(a) != canonical_json(b):
@@ -58,6 +64,15 @@ def cacheable_prefix_tokens(previous: Any, current: Any, tokenizer: Tokenizer) -
     int
         Cached-prefix tokens, ``0 <= n <= current.tokens``.
     """
+    for name, value in (("current", current), ("previous", previous)):
+        if (value is None and name == "previous") or _is_rendering(value):
+            continue
+        raise WorkspaceArgumentError(name, value, "must be a rendering (with messages and "
+                                     "tools)" + (" or None" if name == "previous" else ""),
+                                     "pass workspace.render() results")
+    if not callable(getattr(tokenizer, "count", None)):
+        raise WorkspaceArgumentError("tokenizer", tokenizer, "must be a Tokenizer (with a "
+                                     "count method)", "pass e.g. get_tokenizer('approx')")
     if previous is None:
         return 0
     if list(previous.tools) != list(current.tools):
@@ -68,3 +83,10 @@ def cacheable_prefix_tokens(previous: Any, current: Any, tokenizer: Tokenizer) -
     return tools_tokens(current.tools, tokenizer) + sum(
         message_tokens(m, tokenizer) for m in cur[:k]
     )
+
+
+def _is_rendering(value: Any) -> bool:
+    messages, tools = getattr(value, "messages", None), getattr(value, "tools", None)
+    return (isinstance(messages, Sequence) and not isinstance(messages, (str, bytes))
+            and isinstance(tools, Sequence) and not isinstance(tools, (str, bytes))
+            and all(isinstance(m, Mapping) for m in messages))

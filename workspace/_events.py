@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._errors import TraceError
+from vistalab._core import DomainError, check_depth, read_bounded
+
+from ._errors import TraceError, WorkspaceArgumentError
 
 __all__ = ["Event", "read_event_log"]
 
@@ -93,16 +95,36 @@ def read_event_log(
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        with path.open("r", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield Event.from_plain(json.loads(line))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise TraceError(
-                        None, f"line {lineno} is not an event record ({exc})", source=str(path)
-                    ) from None
+        try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
+            text = read_bounded("source", path).decode("utf-8")
+        except DomainError as exc:
+            raise WorkspaceArgumentError("source", str(path), exc.rule, exc.fix) from None
+        except UnicodeDecodeError as exc:
+            raise TraceError(None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                             source=str(path)) from None
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                check_depth(f"line {lineno}", line)
+                yield Event.from_plain(json.loads(line))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise TraceError(
+                    None, f"line {lineno} is not an event record ({exc})", source=str(path)
+                ) from None
         return
-    for item in source:
-        yield item if isinstance(item, Event) else Event.from_plain(item)
+    if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
+        raise WorkspaceArgumentError("source", source, "must be a JSONL log path or an "
+                                     "iterable of events", "pass e.g. 'events.jsonl'")
+    for i, item in enumerate(source):
+        if isinstance(item, Event):
+            yield item
+            continue
+        try:
+            if not isinstance(item, Mapping):
+                raise TypeError(f"got {type(item).__name__}, not an object")
+            yield Event.from_plain(dict(item))
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+            detail = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise TraceError(None, f"event {i} is not an event record ({detail}); events "
+                             "come from Workspace.events() or an event log") from None

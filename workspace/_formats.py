@@ -20,7 +20,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._errors import TraceError, UnknownNameError
+from vistalab._core import MAX_JSON_DEPTH, check_depth, short_repr
+from vistalab._core._limits import json_text_depth
+
+from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 
 __all__ = [
     "FORMATS",
@@ -116,6 +119,10 @@ class AnthropicCodec:
 
     def update_plain(self, doc: Mapping[str, Any]) -> None:
         """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`)."""
+        problem = self.plain_problem(doc)
+        if problem is not None:
+            raise WorkspaceArgumentError("doc", doc, problem, "pass AnthropicCodec.to_plain() "
+                                         "output")
         for k, v in doc.items():
             self.originals[k] = [copy.deepcopy(dict(b)) for b in v]
 
@@ -281,15 +288,23 @@ def anthropic_to_openai(
                     if not isinstance(b.get("id"), str) or not isinstance(b.get("name"), str):
                         raise TraceError(i, f"block {j}: tool_use needs string 'id' and 'name'")
                     inp = b.get("input", {})
+                    if not isinstance(inp, Mapping):
+                        raise TraceError(i, f"block {j}: tool_use 'input' must be an object "
+                                         f"(got {type(inp).__name__}); wrap the value, e.g. "
+                                         "{'value': ...}")
+                    try:
+                        args = json.dumps(inp, separators=(",", ":"), ensure_ascii=False,
+                                          allow_nan=False)
+                    except (ValueError, TypeError) as exc:
+                        raise TraceError(i, f"block {j}: tool_use 'input' must be plain JSON "
+                                         f"({exc})") from None
                     calls.append(
                         {
                             "id": b["id"],
                             "type": "function",
                             "function": {
                                 "name": b["name"],
-                                "arguments": json.dumps(
-                                    inp, separators=(",", ":"), ensure_ascii=False
-                                ),
+                                "arguments": args,
                             },
                         }
                     )
@@ -347,7 +362,14 @@ def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> li
     -------
     list of dict
         OpenAI chat messages.
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        ``items`` is text, not a list, holds a non-object, or is nested deeper
+        than :data:`vistalab._core.MAX_JSON_DEPTH`.
     """
+    _items_iv(items)
     if detect_format(items) == "openai":
         if isinstance(items, Mapping):
             items = items.get("messages", [])
@@ -357,6 +379,19 @@ def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> li
             items.get("messages", []), system=items.get("system"), codec=codec
         )
     return anthropic_to_openai(items, codec=codec)
+
+
+def _items_iv(items: Any) -> None:
+    fix = "pass a list of messages, e.g. [{'role': 'user', 'content': 'hello'}]"
+    msgs = items.get("messages", []) if isinstance(items, Mapping) else items
+    if isinstance(msgs, (str, bytes, bytearray)) or not isinstance(msgs, (list, tuple)):
+        raise WorkspaceArgumentError("items", items, "must be a list of messages (or a "
+                                     "{'system', 'messages'} document)", fix)
+    for i, m in enumerate(msgs):
+        if not isinstance(m, Mapping):
+            raise WorkspaceArgumentError("items", items, f"item {i} must be a message object, "
+                                         f"not {type(m).__name__}", fix)
+    check_depth("items", items, error=WorkspaceArgumentError)
 
 
 # ----------------------------------------------------------------- OpenAI -> Anthropic
@@ -397,10 +432,12 @@ def _blocks_of(
         blocks.append(_text_block(m["content"]))
     for c in m.get("tool_calls") or ():
         args = c["function"].get("arguments") or "{}"
-        try:
-            inp = json.loads(args)
-        except json.JSONDecodeError:
-            inp = None
+        inp = None
+        if json_text_depth(args, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
+            try:
+                inp = json.loads(args)
+            except (json.JSONDecodeError, RecursionError):
+                inp = None
         if not isinstance(inp, dict):
             inp = {"_arguments": args}
         blocks.append(
@@ -412,6 +449,8 @@ def _blocks_of(
 
 
 _ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+#: The Messages API's pattern for a ``tool_use`` id.
+_ANTHROPIC_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def anthropic_tool_use_ids(
@@ -425,7 +464,9 @@ def anthropic_tool_use_ids(
     an id keeps it; every later call with an id already used gets
     ``ID_OWNER`` (characters outside ``[A-Za-z0-9_-]`` replaced by ``_``,
     ``OWNER`` the id of the block that holds the call), with a ``_N`` suffix
-    in the unlikely case that name is taken too.
+    in the unlikely case that name is taken too. An id outside the API's
+    pattern ``^[A-Za-z0-9_-]+$`` (``"a b"``, ``"call:1/2"``, ``""``) is renamed
+    the same way at its first use, so every request is valid by construction.
 
     The result depends only on the call history, never on what a rendering
     shows, so a later reuse never changes an id an earlier request carried
@@ -442,11 +483,21 @@ def anthropic_tool_use_ids(
     dict
         ``(owner, call id) -> Anthropic id``, only for the calls renamed.
     """
+    if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+        raise WorkspaceArgumentError("calls", calls, "must be a sequence of (owner, call ids) "
+                                     "pairs", "pass e.g. [('B2', ['call_1'])]")
     used: set[str] = set()
     out: dict[tuple[str, str], str] = {}
+    for item in calls:
+        if (not isinstance(item, Sequence) or isinstance(item, (str, bytes)) or len(item) != 2
+                or not isinstance(item[0], str) or isinstance(item[1], (str, bytes))
+                or not isinstance(item[1], Sequence)
+                or not all(isinstance(c, str) for c in item[1])):
+            raise WorkspaceArgumentError("calls", calls, "must hold (owner, call ids) pairs of "
+                                         "strings", "pass e.g. [('B2', ['call_1'])]")
     for owner, ids in calls:
         for cid in ids:
-            if cid not in used:
+            if cid not in used and _ANTHROPIC_ID.fullmatch(cid):
                 used.add(cid)
                 continue
             base = f"{_ANTHROPIC_ID_BAD.sub('_', cid)}_{owner}"
@@ -576,8 +627,11 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
     empty turn or empty text block; every tool_use is answered by exactly one
     tool_result in the immediately following user turn, and tool results lead
     that turn; no tool_result elsewhere; thinking blocks only in assistant
-    turns, before that turn's tool_use blocks; tool_use ids unique; at most
-    four ``cache_control`` breakpoints. Returns an empty list if valid.
+    turns, before that turn's tool_use blocks; tool_use ids unique and
+    matching the API's pattern ``^[A-Za-z0-9_-]+$``, each with a string
+    ``name`` and an object ``input``; every block an object with a ``type``;
+    at most four ``cache_control`` breakpoints; nesting at most
+    :data:`vistalab._core.MAX_JSON_DEPTH` deep. Returns an empty list if valid.
 
     Parameters
     ----------
@@ -588,26 +642,50 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
     -------
     list of str
         One line per problem; ``[]`` if valid.
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        ``request`` is not a mapping, or is nested too deeply.
     """
+    if not isinstance(request, Mapping):
+        raise WorkspaceArgumentError("request", request, "must be an Anthropic Messages "
+                                     "request (a mapping with 'messages')",
+                                     "pass e.g. workspace.render(format='anthropic')"
+                                     ".as_request()")
+    check_depth("request", request, error=WorkspaceArgumentError)
     problems: list[str] = []
     msgs = request.get("messages")
     if not isinstance(msgs, list) or not msgs:
         return ["request has no messages"]
     seen: set[str] = set()
     pending: list[str] = []
-    breakpoints = sum(1 for b in request.get("system") or () if b.get("cache_control"))
+    system = request.get("system")
+    if system is not None and not isinstance(system, (str, list)):
+        problems.append("system must be a string or a list of text blocks")
+        system = None
+    sys_blocks = system if isinstance(system, list) else []
+    if any(not isinstance(b, Mapping) for b in sys_blocks):
+        problems.append("system: every block must be an object")
+    breakpoints = sum(1 for b in sys_blocks if isinstance(b, Mapping) and b.get("cache_control"))
     for i, m in enumerate(msgs):
+        if not isinstance(m, Mapping):
+            problems.append(f"message {i}: must be an object")
+            continue
         role, content = m.get("role"), m.get("content")
         if role not in ("user", "assistant"):
             problems.append(f"message {i}: role {role!r} is not user or assistant")
             continue
         if i == 0 and role != "user":
             problems.append("message 0: the first message must be a user turn")
-        if i > 0 and msgs[i - 1].get("role") == role:
+        if i > 0 and isinstance(msgs[i - 1], Mapping) and msgs[i - 1].get("role") == role:
             problems.append(f"message {i}: two {role} turns in a row")
         if not isinstance(content, list) or not content:
             problems.append(f"message {i}: content must be a non-empty list of blocks")
             continue
+        if any(not isinstance(b, Mapping) for b in content):
+            problems.append(f"message {i}: every block must be an object with a 'type'")
+            content = [b for b in content if isinstance(b, Mapping)]
         breakpoints += sum(1 for b in content if b.get("cache_control"))
         types = [b.get("type") for b in content]
         for j, b in enumerate(content):
@@ -628,12 +706,22 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
                     problems.append(f"message {i}: thinking block(s) {late} after a tool_use")
             for b in uses:
                 bid = b.get("id")
-                if bid in seen:
+                if not isinstance(bid, str) or not _ANTHROPIC_ID.fullmatch(bid):
+                    problems.append(f"message {i}: tool_use id {short_repr(bid, 60)} does not "
+                                    "match ^[A-Za-z0-9_-]+$")
+                elif bid in seen:
                     problems.append(f"message {i}: duplicate tool_use id {bid!r}")
-                seen.add(bid)
+                if not isinstance(b.get("name"), str) or not b.get("name"):
+                    problems.append(f"message {i}: tool_use {short_repr(bid, 60)} needs a "
+                                    "string name")
+                if not isinstance(b.get("input"), Mapping):
+                    problems.append(f"message {i}: tool_use {short_repr(bid, 60)} input must be "
+                                    f"an object, not {type(b.get('input')).__name__}")
+                if isinstance(bid, str):
+                    seen.add(bid)
             if pending:
                 problems.append(f"message {i}: tool_use {pending} never answered")
-            pending = [b.get("id") for b in uses]
+            pending = [b.get("id") for b in uses if isinstance(b.get("id"), str)]
         else:
             if any(t in ("thinking", "redacted_thinking", "tool_use") for t in types):
                 problems.append(f"message {i}: thinking/tool_use block in a user turn")
@@ -649,7 +737,7 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
             pending = []
     if pending:
         problems.append(f"last turn: tool_use {pending} never answered")
-    if msgs[-1].get("role") != "user":
+    if not isinstance(msgs[-1], Mapping) or msgs[-1].get("role") != "user":
         problems.append("the last turn must be a user turn (the model replies to it)")
     if breakpoints > 4:
         problems.append(f"{breakpoints} cache_control breakpoints (at most 4)")
@@ -660,8 +748,8 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
 
 
 def _format_iv(format: Any) -> str:
-    if format not in FORMATS:
-        raise UnknownNameError("render format", str(format), FORMATS)
+    if not isinstance(format, str) or format not in FORMATS:
+        raise UnknownNameError("render format", format, FORMATS)
     return str(format)
 
 
@@ -682,6 +770,9 @@ def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
         The request, ``mode``, ``tokens``, ``allowed_tools`` and ``dashboard``.
     """
     fmt = _format_iv(format)
+    if not callable(getattr(workspace, "render", None)):
+        raise WorkspaceArgumentError("workspace", workspace, "must be a Workspace",
+                                     "pass the Workspace to render")
     r = workspace.render(format=fmt)
     return {
         "format": fmt,

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vistalab._core import check_depth
+
 from ._errors import ProtocolOrderError, WorkspaceArgumentError
 
 __all__ = ["LangChainWorkspace"]
@@ -66,7 +68,16 @@ class LangChainWorkspace:
         """
         from langchain_core.messages import convert_to_openai_messages
 
-        plain = convert_to_openai_messages(list(history))
+        if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
+            raise WorkspaceArgumentError("history", history, "must be a list of messages",
+                                         "pass the conversation's message list")
+        check_depth("history", history, error=WorkspaceArgumentError)
+        try:
+            plain = convert_to_openai_messages(list(history))
+        except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
+            raise WorkspaceArgumentError("history", history, "must hold LangChain messages "
+                                         f"(or message dicts) ({' '.join(str(exc).split())[:120]})",
+                                         "pass e.g. [HumanMessage('hi')]") from None
         n = len(self._seen)
         if plain[:n] != self._seen:
             first = next(
@@ -107,6 +118,9 @@ class LangChainWorkspace:
     def pre_model_hook(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """LangGraph ``create_react_agent(pre_model_hook=...)``: the model sees the
         rendering (``llm_input_messages``); the graph's history is left as is."""
+        if not isinstance(state, Mapping) or "messages" not in state:
+            raise WorkspaceArgumentError("state", state, "must be a LangGraph state with "
+                                         "'messages'", "pass the graph state")
         return {"llm_input_messages": self.messages(state["messages"])}
 
     # ------------------------------------------------------------ tools

@@ -20,14 +20,24 @@ Over streamable HTTP one process serves both roles on one workspace
 (``/mcp`` for the agent's host, ``/harness`` for the harness); over stdio the
 single connection belongs to whoever spawned the server, so the role is chosen
 with ``role=``. Every engine refusal comes back as an MCP tool error
-(``isError``) carrying the engine's one-line message; the server never crashes
-on bad input.
+(``isError``) carrying the engine's one-line message, and so do arguments that
+miss the tool's input schema (one line naming the argument and the rule, not
+the SDK's multi-line validation report); the server never crashes on bad input.
+
+Limits (stated once in :mod:`vistalab._core._limits`, the same on both
+transports): a request is at most ``MAX_REQUEST_BYTES`` (4 MiB, the streamable
+HTTP transport's body limit) and nested at most ``MAX_JSON_DEPTH`` (100) deep;
+beyond either, the request is answered at once with a one-line refusal
+(:func:`limit_refusal`), never left unanswered or failed with a bare HTTP 413.
 """
 
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from vistalab._core import MAX_JSON_DEPTH, MAX_REQUEST_BYTES, VistaLabError, short_repr
+from vistalab._core._limits import json_text_depth
 
 from ._errors import WorkspaceArgumentError, WorkspaceError
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_TOOL_ALIAS
@@ -39,6 +49,8 @@ __all__ = [
     "WorkspaceService",
     "build_mcp_server",
     "build_http_app",
+    "limit_refusal",
+    "stdio_streams",
 ]
 
 READ_TOOL = READ_TOOL_ALIAS
@@ -204,8 +216,11 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             out = fn(*args, **kwargs)
-        except WorkspaceError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        except (VistaLabError, RecursionError) as exc:
+            text = (" ".join(str(exc).split()) if isinstance(exc, VistaLabError) else
+                    f"the arguments are nested too deeply (at most {MAX_JSON_DEPTH} levels); "
+                    "flatten them")
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         text = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)])
 
@@ -246,11 +261,10 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     from vistalab._core import import_optional
 
     import_optional("mcp", "the workspace MCP server")
-    from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, ToolAnnotations
 
     ws = service.workspace
-    server = MCPServer(
+    server = _one_line_server_class()(
         name=f"vista-workspace-{role}",
         log_level="WARNING",  # refusals are results, not server events
         instructions=(
@@ -317,7 +331,9 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
                 "HARNESS ONLY (never give this tool to the model). Register conversation "
                 "messages in order: OpenAI chat messages or Anthropic Messages "
                 "({role, content blocks}); tool results pass the budget guard. Returns the "
-                "block IDs and the mode.",
+                f"block IDs and the mode. A request is at most {MAX_REQUEST_BYTES} bytes and "
+                f"nested at most {MAX_JSON_DEPTH} levels deep (register a large result in "
+                "several calls).",
             ),
             (
                 harness_render,
@@ -341,9 +357,150 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     return server
 
 
+def _schema_error_line(tool: str, exc: Any) -> str:
+    """One line naming each argument that missed the input schema, and the rule."""
+    parts = []
+    for err in exc.errors()[:3]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        if err.get("type") == "missing":
+            parts.append(f"`{loc}` is required (missing)")
+        else:
+            rule = " ".join(str(err.get("msg", "is invalid")).split())
+            parts.append(f"`{loc}`: {rule[:1].lower()}{rule[1:]} (got {loc}="
+                         f"{short_repr(err.get('input'), 60)})")
+    return (f"{tool}: " + "; ".join(parts) + "; pass the arguments the tool's input schema "
+            "lists")
+
+
+def _one_line_server_class() -> Any:
+    """``MCPServer`` whose schema-validation refusals are one line (see module doc)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class OneLineServer(MCPServer):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], *a: Any,
+                            **k: Any) -> Any:
+            try:
+                return await super().call_tool(name, arguments, *a, **k)
+            except ToolError as exc:
+                if isinstance(exc, UnexpectedToolError):
+                    raise
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(_schema_error_line(name, exc.__cause__)) from exc.__cause__
+                raise ToolError(" ".join(str(exc).split())) from exc
+
+    return OneLineServer
+
+
+def limit_refusal(raw: bytes | str) -> str | None:
+    """Why the JSON-RPC message ``raw`` breaks the request limits (one line), or None.
+
+    Checked without parsing: the byte size against ``MAX_REQUEST_BYTES`` and the
+    bracket depth against ``MAX_JSON_DEPTH`` (a scan, never recursion).
+    """
+    size = len(raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
+    if size > MAX_REQUEST_BYTES:
+        return (f"`request` must be at most {MAX_REQUEST_BYTES} bytes (the MCP request size "
+                f"limit; it has at least {size} bytes); register large content in several calls or "
+                "archive it to a file")
+    if json_text_depth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return (f"`arguments` must be nested at most {MAX_JSON_DEPTH} levels deep (the MCP "
+                "request depth limit); flatten the structure or pass deep data as a string")
+    return None
+
+
+def _request_id(raw: bytes | str) -> Any:
+    """The top-level ``"id"`` of a JSON-RPC message too big or deep to parse (a scan of
+    depth 1 only), or None."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    decoder = json.JSONDecoder()
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            try:
+                key, end = decoder.raw_decode(text, i)
+            except ValueError:
+                return None
+            if depth == 1 and key == "id":
+                j = end
+                while j < n and text[j] in " \t\r\n:":
+                    j += 1
+                try:
+                    value, _ = decoder.raw_decode(text, j)
+                except ValueError:
+                    return None
+                return value if isinstance(value, (str, int)) else None
+            i = end
+            continue
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        i += 1
+    return None
+
+
+def refusal_response(raw: bytes | str, reason: str) -> dict[str, Any]:
+    """The JSON-RPC error answering a message refused by :func:`limit_refusal`."""
+    return {"jsonrpc": "2.0", "id": _request_id(raw),
+            "error": {"code": -32600, "message": reason}}
+
+
+def stdio_streams() -> tuple[Any, Any]:
+    """``(stdin, stdout)`` for ``mcp.server.stdio.stdio_server``: stdin lines beyond
+    the request limits are answered on stdout with a one-line JSON-RPC error (a
+    request the SDK cannot parse would otherwise never be answered) and never reach
+    the SDK; writes are serialised so an answer never tears another."""
+    import io
+    import sys
+
+    import anyio
+
+    lock = anyio.Lock()
+    out = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8",
+                                           write_through=True))
+
+    class _Out:
+        async def write(self, text: str) -> None:
+            async with lock:
+                await out.write(text)
+
+        async def flush(self) -> None:
+            async with lock:
+                await out.flush()
+
+    writer = _Out()
+    src = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                           errors="replace"))
+
+    class _In:
+        def __aiter__(self) -> Any:
+            return self._lines()
+
+        async def _lines(self) -> Any:
+            async for line in src:
+                reason = limit_refusal(line)
+                if reason is None:
+                    yield line
+                    continue
+                answer = json.dumps(refusal_response(line, reason)) + "\n"
+                async with lock:
+                    await out.write(answer)
+                    await out.flush()
+
+    return _In(), writer
+
+
 def build_http_app(service: WorkspaceService) -> Any:
     """One Starlette app serving both roles on one workspace: the agent role at
     ``/mcp`` and the harness role at ``/harness`` (streamable HTTP).
+
+    A POST body beyond the request limits (``MAX_REQUEST_BYTES``, 4 MiB, the
+    transport's own body limit; ``MAX_JSON_DEPTH`` levels) is answered with a
+    one-line JSON-RPC error naming the limit (HTTP 413 for size, 400 for depth,
+    with that JSON body), before the SDK sees it.
 
     Parameters
     ----------
@@ -352,8 +509,8 @@ def build_http_app(service: WorkspaceService) -> Any:
 
     Returns
     -------
-    Starlette
-        The ASGI application (run it with uvicorn).
+    ASGI application
+        The Starlette app behind the request-limit middleware (run it with uvicorn).
     """
     import contextlib
 
@@ -370,7 +527,61 @@ def build_http_app(service: WorkspaceService) -> Any:
         async with agent.session_manager.run(), harness.session_manager.run():
             yield
 
-    return Starlette(
+    app = Starlette(
         routes=[Mount("/mcp", app=agent_app), Mount("/harness", app=harness_app)],
         lifespan=lifespan,
     )
+    return _LimitedBody(app)
+
+
+class _LimitedBody:
+    """ASGI middleware: reads a POST body up to ``MAX_REQUEST_BYTES`` + 1 and refuses
+    it (one-line JSON-RPC error) beyond the size or depth limit; otherwise replays
+    the body to the app unchanged."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message]), send)
+                return
+            body = message.get("body", b"")
+            chunks.append(body)
+            size += len(body)
+            more = bool(message.get("more_body"))
+            if size > MAX_REQUEST_BYTES:
+                break
+        raw = b"".join(chunks)
+        reason = limit_refusal(raw)
+        if reason is None:
+            await self.app(scope, _replay([{"type": "http.request", "body": raw,
+                                            "more_body": False}], receive), send)
+            return
+        status = 413 if size > MAX_REQUEST_BYTES else 400
+        payload = json.dumps(refusal_response(raw[:65536], reason)).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _replay(messages: list[Any], then: Any = None) -> Any:
+    queue = list(messages)
+
+    async def receive() -> Any:
+        if queue:
+            return queue.pop(0)
+        if then is not None:
+            return await then()
+        return {"type": "http.disconnect"}
+
+    return receive

@@ -122,7 +122,12 @@ class PersistLayer(ForkLayer):
             At the first event whose hash differs.
         """
         it = iter(read_event_log(events))
-        first = next(it, None)
+        try:
+            first = next(it, None)
+        except WorkspaceArgumentError as exc:
+            if exc.parameter != "source":
+                raise
+            raise WorkspaceArgumentError("events", exc.value, exc.rule, exc.fix) from None
         if first is None or first.op != "init":
             raise WorkspaceArgumentError(
                 "events", "log", "must start with an init event", "pass a log written by Workspace"

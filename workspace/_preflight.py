@@ -184,8 +184,8 @@ class PreflightLayer(LayoutLayer):
         :func:`anthropic_tool_use_ids`), and its result the same
         ``tool_use_id``; the OpenAI rendering keeps the ids as registered.
         """
-        if format not in FORMATS:
-            raise UnknownNameError("render format", str(format), FORMATS)
+        if not isinstance(format, str) or format not in FORMATS:
+            raise UnknownNameError("render format", format, FORMATS)
         r = self._render_openai()
         if format == "openai":
             return r

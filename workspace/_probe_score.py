@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import DomainError, check_depth, read_bounded
+
 from ._errors import WorkspaceArgumentError
 from ._probe import PROBE_CONDITIONS, ProbeKit, ProbeReport, ProbeScore
 
@@ -44,8 +46,14 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
     data = source
     if isinstance(source, (str, os.PathLike)):
         src = str(source)
-        try:
-            data = json.loads(Path(source).read_text(encoding="utf-8"))
+        try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
+            raw = read_bounded("answers", Path(source), what="JSON file")
+            check_depth("answers", raw, error=WorkspaceArgumentError)
+            data = json.loads(raw.decode("utf-8"))
+        except DomainError as exc:
+            if isinstance(exc, WorkspaceArgumentError):
+                raise
+            raise WorkspaceArgumentError("answers", src, exc.rule, exc.fix) from None
         except OSError as exc:
             raise WorkspaceArgumentError(
                 "answers", src, "must be a readable JSON file", f"({exc.strerror})"

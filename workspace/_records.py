@@ -24,7 +24,20 @@ __all__ = [
 ]
 
 
-class BlockType(StrEnum):
+class _LookupEnum(StrEnum):
+    """A StrEnum whose failed lookup by value is a vista-lab error (a ValueError)
+    naming the value and the choices, not the bare enum message."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> None:
+        from ._errors import WorkspaceArgumentError
+
+        raise WorkspaceArgumentError(
+            "value", value, f"must be a {cls.__name__}: one of "
+            f"{', '.join(m.value for m in cls)}", f"pass e.g. {next(iter(cls)).value!r}")
+
+
+class BlockType(_LookupEnum):
     """What a registered message is (the dashboard's Type column)."""
 
     SYSTEM = "system"
@@ -34,7 +47,7 @@ class BlockType(StrEnum):
     TOOL_RESULT = "tool_result"
 
 
-class Status(StrEnum):
+class Status(_LookupEnum):
     """Where a block's content lives (the dashboard's Status column).
 
     ``deleted`` is a tombstone kept so IDs are never reused; the agent

@@ -7,6 +7,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from vistalab._core import check_depth
+
 from ._accounting import (
     CHUNK_CHARS,
     count_text,
@@ -59,6 +61,7 @@ class RegisterLayer(GuardLayer):
             raise WorkspaceArgumentError(
                 "message", message, "must be a mapping (an OpenAI message)"
             )
+        check_depth("message", message, error=WorkspaceArgumentError)
         role = message.get("role")
         content = _content_iv(message.get("content"), role)
         if role == "system":
@@ -142,6 +145,7 @@ class RegisterLayer(GuardLayer):
         """
         messages, system = plain_sdk(messages, "messages"), plain_sdk(system, "system")
         _messages_iv(messages, system)
+        check_depth("messages", messages, error=WorkspaceArgumentError)
         if system is not None:
             messages = {"system": system, "messages": messages}
         items = to_openai_messages(messages, codec=self._codec)

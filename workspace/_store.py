@@ -204,6 +204,7 @@ class DiskStore:
             ) from None
         self.root = str(self._dir)
         self._mine: set[str] = set()  # keys this object wrote or claimed
+        self.skipped_entries: tuple[str, ...] = ()
         self.removed_temp_files = self._clean_temp_files()
 
     @property
@@ -219,18 +220,48 @@ class DiskStore:
         return self._dfd
 
     def _clean_temp_files(self) -> tuple[str, ...]:
-        """Remove temp files an interrupted write left behind (never payloads)."""
+        """Remove temp files an interrupted write left behind (never payloads).
+
+        A temp-named entry that is not a regular file (a folder, a FIFO) was not
+        written by the store: it is left alone and listed in ``skipped_entries``."""
         removed = []
+        skipped = []
         for name in os.listdir(self._fd()):
             if _TEMP.match(name):
                 try:
+                    st = os.stat(name, dir_fd=self._fd(), follow_symlinks=False)
+                    if not stat.S_ISREG(st.st_mode):
+                        skipped.append(name)
+                        continue
                     os.unlink(name, dir_fd=self._fd())
                 except FileNotFoundError:
                     continue
+                except OSError:  # not ours to remove (permissions): leave it, say so
+                    skipped.append(name)
+                    continue
                 removed.append(name)
+        self.skipped_entries = tuple(sorted(skipped))
         if removed:
             os.fsync(self._fd())
         return tuple(sorted(removed))
+
+    def _swap_problem(self) -> str | None:
+        """Why the folder at ``root`` is no longer the one this store opened, or None."""
+        try:
+            now = os.lstat(self.root)
+        except OSError:
+            return (f"cannot be read: the archive folder {self.root} was removed or renamed "
+                    "after the store opened it; restore it, or open a new store")
+        opened = os.fstat(self._fd())
+        if stat.S_ISLNK(now.st_mode):
+            target = os.path.realpath(self.root)
+            return (f"cannot be read: the archive folder {self.root} was replaced by a symlink "
+                    f"(to {target}) after the store opened it; payloads are only read from the "
+                    "folder the store opened: restore the folder, or open a new store")
+        if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            return (f"cannot be read: the archive folder {self.root} was replaced by another "
+                    "folder after the store opened it; restore it, or open a new store")
+        return None
 
     def close(self) -> None:
         """Release the folder's descriptor (the store cannot be used afterwards)."""
@@ -324,6 +355,9 @@ class DiskStore:
         candidate = Path(text) if os.path.isabs(text) else self._dir / text
         parent = Path(os.path.realpath(candidate.parent))
         if parent != self._dir:
+            swapped = self._swap_problem()
+            if swapped and Path(os.path.abspath(candidate.parent)) == Path(self.root):
+                raise PathEscapeError(text, swapped)
             raise PathEscapeError(
                 text,
                 f"is outside the archive folder {self.root}; read payloads by the path "

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
 
-from ._errors import UnknownNameError
+from ._errors import UnknownNameError, WorkspaceArgumentError
 
 __all__ = [
     "Tokenizer",
@@ -294,15 +294,38 @@ class HFTokenizer:
         from vistalab._core import import_optional
 
         hf = import_optional("tokenizers", f"tokenizer {name!r}")
+        if not isinstance(name, str) or not name:
+            raise WorkspaceArgumentError("name", name, "must be a non-empty string",
+                                         "pass the tokenizer's name, e.g. name='qwen3'")
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise WorkspaceArgumentError("path", path, "must be the path of a tokenizer.json",
+                                         "pass e.g. path='tokenizer.json'")
         self.name = name
         key = os.fspath(path)
         with self._lock:
             tok = self._shared.get(key)
             if tok is None:
-                with open(key, encoding="utf-8") as fh:
-                    doc = json.load(fh)
+                from vistalab._core import DomainError, read_bounded
+
+                try:  # a FIFO, device or /dev/zero is refused, never read
+                    doc = json.loads(read_bounded("path", key))
+                except DomainError as exc:
+                    raise WorkspaceArgumentError("path", key, exc.rule, exc.fix) from None
+                except (ValueError, RecursionError) as exc:
+                    raise WorkspaceArgumentError("path", key, "must be a tokenizer.json file",
+                                                 f"check the file ({exc})") from None
+                if not isinstance(doc, dict):
+                    raise WorkspaceArgumentError("path", key, "must be a tokenizer.json file "
+                                                 "(a JSON object)", "check the file")
                 doc["added_tokens"] = []
-                tok = self._shared[key] = hf.Tokenizer.from_str(json.dumps(doc))
+                try:
+                    parsed = hf.Tokenizer.from_str(json.dumps(doc))
+                except Exception as exc:  # the tokenizers package raises bare Exception
+                    raise WorkspaceArgumentError(
+                        "path", key, "must be a tokenizer.json file the tokenizers package "
+                        f"reads ({' '.join(str(exc).split())[:100]})", "check the file"
+                    ) from None
+                tok = self._shared[key] = parsed
         self._tok = tok
 
     @classmethod

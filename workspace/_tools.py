@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from ._errors import PayloadConflictError, UnknownNameError, WorkspaceError
+from ._errors import BudgetConfigError, PayloadConflictError, UnknownNameError, WorkspaceError
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, READ_TOOL_ALIAS, error_text
 from ._reads import ReadLayer
+from ._records import _LookupEnum
 
 __all__ = [
     "ToolSpec",
@@ -55,7 +55,7 @@ ACTIONS: dict[str, ToolSpec] = {
 AGENT_TOOLS: dict[str, ToolSpec] = {s.tool: s for s in ACTIONS.values() if s.tool is not None}
 
 
-class ToolFailure(StrEnum):
+class ToolFailure(_LookupEnum):
     """Why an agent tool call failed; in every case the workspace is unchanged."""
 
     #: Not run: unknown tool, malformed JSON, wrong argument names.
@@ -232,6 +232,11 @@ def drive_trace(
             before_model(i, False)
         try:
             ws.register_message(item)
+        except BudgetConfigError as exc:
+            # the trace is fine; the budget cannot hold what this message pins
+            raise BudgetConfigError(
+                "budget", ws.budget, f"must hold the trace's message {i} ({role}, pinned): it "
+                f"{exc.rule}", "raise the budget (the trace itself is well formed)") from None
         except WorkspaceError as exc:
             raise on_error(i, exc) from None
         n_messages += 1

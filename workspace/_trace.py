@@ -9,6 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vistalab._core import MAX_JSON_DEPTH
+from vistalab._core._limits import json_text_depth
+
 from ._cache import cacheable_prefix_tokens
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
@@ -103,6 +106,9 @@ def _parse_text(text: str, src: str) -> list[Any]:
     stripped = text.lstrip()
     if not stripped:
         raise TraceError(None, "is empty", source=src)
+    if json_text_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise TraceError(None, f"is nested more than {MAX_JSON_DEPTH} levels deep (the JSON "
+                         "depth limit); flatten it", source=src)
     if stripped[0] in "[{":
         try:
             doc = json.loads(text)
@@ -372,8 +378,9 @@ def replay_trace(
     """
     from ._engine import Workspace
 
-    if render_format is not None and render_format not in FORMATS:
-        raise UnknownNameError("render format", str(render_format), FORMATS)
+    if render_format is not None and (not isinstance(render_format, str)
+                                      or render_format not in FORMATS):
+        raise UnknownNameError("render format", render_format, FORMATS)
     raw, src = _read_raw(trace)
     fmt = detect_format(raw)
     ws = Workspace(

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vistalab._core import DomainError
+from vistalab._core import DomainError, check_depth
 from vistalab._core._paths import output_file
 
 from ._accounting import (
@@ -170,12 +170,14 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
                 "tool_calls", tool_calls, f"item {i} needs a function name"
             )
         if isinstance(args, Mapping):
+            check_depth("tool_calls", args, error=WorkspaceArgumentError)
             args = canonical_json(dict(args))  # normalise pre-parsed arguments to the wire form
         if not isinstance(args, str):
             raise WorkspaceArgumentError(
                 "tool_calls", tool_calls, f"item {i} arguments must be a JSON string"
             )
         _text_iv("arguments", args)
+        check_depth("arguments", args, error=WorkspaceArgumentError)
         _text_iv("tool_calls id", cid)
         _text_iv("tool_calls name", name)
         if cid in seen:

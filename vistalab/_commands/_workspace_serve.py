@@ -88,9 +88,18 @@ def _task_tools(value: str | None) -> list[Any]:
     if value is None:
         return []
     path = input_file("--task-tools", value)  # a FIFO or folder is refused before opening
+    from vistalab._core import MAX_JSON_DEPTH, DomainError, read_bounded
+    from vistalab._core._limits import json_text_depth
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        raw = read_bounded("--task-tools", path)
+        if json_text_depth(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+            raise CliUsageError(f"--task-tools: {str(path)!r} is nested more than "
+                                f"{MAX_JSON_DEPTH} levels deep (the JSON depth limit); pass a "
+                                "flat JSON list of OpenAI tool schemas")
+        doc = json.loads(raw.decode("utf-8", "replace"))
+    except DomainError:
+        raise
     except OSError as exc:
         raise CliUsageError(f"--task-tools: cannot read {str(path)!r} ({exc.strerror}); check its "
                              "permissions") from None
@@ -104,6 +113,26 @@ def _task_tools(value: str | None) -> list[Any]:
         raise CliUsageError(f"--task-tools: {str(path)!r} must hold a JSON list of tool schemas "
                              f"(got a JSON {got}); wrap the schemas in [...]")
     return doc
+
+
+def _serve_stdio(service: Any, role: str) -> None:
+    """The stdio transport with the request limits applied before the SDK parses a
+    line (see :func:`vistalab.workspace._mcp.stdio_streams`)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from vistalab.workspace import build_mcp_server
+    from vistalab.workspace._mcp import stdio_streams
+
+    server = build_mcp_server(service, role=role)
+
+    async def main() -> None:
+        stdin, stdout = stdio_streams()
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            low = server._lowlevel_server
+            await low.run(read, write, low.create_initialization_options())
+
+    anyio.run(main)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -126,6 +155,11 @@ def run_serve(args: argparse.Namespace) -> int:
     port = int(port_text)
     store_dir = None if args.store is None else output_dir("--store", args.store)
     log_path = None if args.log is None else output_file("--log", args.log)
+    if args.transport == "stdio" and args.port != "8765":
+        raise CliUsageError(
+            f"--port {args.port} applies to --transport http only; over stdio there is no "
+            "port (drop --port, or add --transport http)"
+        )
     if args.transport == "http" and args.role is not None:
         raise CliUsageError(
             f"--role {args.role} applies to --transport stdio only; over HTTP one process "
@@ -151,9 +185,7 @@ def run_serve(args: argparse.Namespace) -> int:
     service = WorkspaceService(ws)
     try:
         if args.transport == "stdio":
-            from vistalab.workspace import build_mcp_server
-
-            build_mcp_server(service, role=args.role or "agent").run("stdio")
+            _serve_stdio(service, args.role or "agent")
         else:
             import uvicorn
 

@@ -9,8 +9,18 @@ It imports nothing first-party, only the standard library (numpy on first use:
 
 from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabError, suggest
 from ._files import atomic_write, fsync_dir
+from ._limits import (
+    MAX_FILE_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_BYTES,
+    check_depth,
+    check_text_size,
+    loads_bounded,
+    read_bounded,
+)
 from ._optional import EXTRAS, import_optional
 from ._plain import PlainRecord, to_plain
+from ._repr import MAX_REPR, short_repr
 from ._seeding import SeedLike, child_rng, child_seq, plain_entropy, seed_sequence
 
 __all__ = [
@@ -30,4 +40,13 @@ __all__ = [
     "plain_entropy",
     "to_plain",
     "PlainRecord",
+    "short_repr",
+    "MAX_REPR",
+    "MAX_JSON_DEPTH",
+    "MAX_REQUEST_BYTES",
+    "MAX_FILE_BYTES",
+    "check_depth",
+    "check_text_size",
+    "loads_bounded",
+    "read_bounded",
 ]

@@ -11,6 +11,8 @@ import difflib
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from ._repr import MAX_REPR, short_repr
+
 __all__ = ["VistaLabError", "DomainError", "UnknownNameError", "MissingExtraError", "suggest"]
 
 
@@ -35,8 +37,9 @@ class DomainError(VistaLabError, ValueError):
         Other values the rule depends on (e.g. ``"n=10"``), shown after the value.
     """
 
-    #: Longest ``repr(value)`` shown in the message (None: no limit).
-    max_repr: ClassVar[int | None] = None
+    #: Longest ``repr(value)`` shown in the message (bounded in depth too: never
+    #: recursive, see :func:`vistalab._core._repr.short_repr`).
+    max_repr: ClassVar[int | None] = MAX_REPR
 
     def __init__(
         self,
@@ -52,10 +55,7 @@ class DomainError(VistaLabError, ValueError):
         self.rule = rule
         self.fix = fix
         self.context = context
-        shown = repr(value)
-        limit = self.max_repr
-        if limit is not None and len(shown) > limit:
-            shown = shown[: limit - 3] + "..."
+        shown = short_repr(value, self.max_repr or MAX_REPR)
         got = f"{parameter}={shown}"
         if context:
             got += f", {context}"
@@ -79,14 +79,22 @@ class UnknownNameError(VistaLabError, KeyError):
     """
 
     def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        if isinstance(known, (str, bytes)) or not isinstance(known, Iterable):
+            raise DomainError("known", known, "must be an iterable of names",
+                              "pass e.g. a list or the keys of a registry")
         self.kind = kind
         self.name = name
         self.known = sorted(str(k) for k in known)
-        hint = suggest(name, self.known)
-        msg = f"Unknown {kind} {name!r}."
+        # difflib is quadratic in the name's length: no hint for an absurdly long one
+        hint = (suggest(name, self.known) if isinstance(name, str) and len(name) <= 200
+                and len(self.known) <= 10_000 else None)
+        shown = ", ".join(short_repr(k, 60).strip("'") for k in self.known[:50])
+        if len(self.known) > 50:
+            shown += f", ... ({len(self.known)} in all)"
+        msg = f"Unknown {short_repr(kind, 60).strip(chr(39))} {short_repr(name)}."
         if hint:
             msg += f" Did you mean {hint!r}?"
-        msg += f" Choose one of: {', '.join(self.known)}."
+        msg += f" Choose one of: {shown}."
         self.message = msg
         super().__init__(msg)
 
@@ -119,7 +127,9 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
         raise DomainError("known", known, "must be an iterable of names",
                           "pass e.g. a list or the keys of a registry")
     names = [str(k) for k in known]
-    text = str(name)
+    if not isinstance(name, str):  # str() of a nested argument could recurse
+        return None
+    text = name
     # a name that differs only in case ('--n' for '--N') is the best hint
     folded = [k for k in names if k.lower() == text.lower()]
     if folded:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vistalab._core import MAX_JSON_DEPTH, read_bounded
+from vistalab._core._limits import json_text_depth
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
@@ -109,13 +111,27 @@ def load_config(
     UnknownSweepNameError
         Unknown experiment, misspelt key, or unknown choice (with a suggestion).
     """
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise SweepConfigError("config", path, "must be the path of a TOML file",
+                               "pass e.g. 'sweep.toml' (or a mapping to parse_config)",
+                               file=str(type(path).__name__), where="its path")
     p = Path(path)
     try:
-        data = p.read_bytes()
+        # a FIFO, device or /proc file is refused, not read
+        data = read_bounded("config", p, what="TOML file")
+    except DomainError as exc:
+        raise SweepConfigError("config", str(path), exc.rule, exc.fix, file=str(path),
+                               where="its path") from None
     except OSError as exc:
         raise SweepConfigError("config", str(path), "must be a readable TOML file",
                                f"check the path ({exc.strerror})", file=str(path),
                                where="its path") from None
+    if json_text_depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise SweepConfigError("config", str(path), f"must nest arrays and tables at most "
+                               f"{MAX_JSON_DEPTH} levels deep", "flatten the config",
+                               file=str(path), where="syntax")
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -100,6 +100,12 @@ class SweepCellError(VistaLabError, RuntimeError):
     """
 
     def __init__(self, failures: Any, summary: Any) -> None:
+        if isinstance(failures, (str, bytes)) or not isinstance(failures, Iterable):
+            raise DomainError("failures", failures, "must be an iterable of CellFailure",
+                              "pass the failed cells")
+        if not isinstance(getattr(summary, "n_cells", None), int):
+            raise DomainError("summary", summary, "must be a SweepSummary (with n_cells)",
+                              "pass the run's summary")
         self.failures = tuple(failures)
         self.summary = summary
         first = self.failures[0] if self.failures else None

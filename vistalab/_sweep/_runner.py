@@ -377,6 +377,11 @@ def csv_dtypes(experiment: Any) -> dict[str, str]:
         Column name to pandas dtype name (``Int64``, ``Float64``, ``string``,
         ``boolean``).
     """
+    if not (hasattr(experiment, "params") and hasattr(experiment, "outputs")):
+        from vistalab.theory import DomainError
+
+        raise DomainError("experiment", experiment, "must be a registered experiment",
+                          "pass a value of vistalab.sweep.EXPERIMENTS")
     out = {"cell": "string", "seed_entropy": "string"}
     for p in experiment.params:
         out[p.name] = _PANDAS_DTYPES[p.kind]

@@ -26,6 +26,7 @@ Needs the ``testing`` extra (``pip install 'vista-lab[testing]'``: Hypothesis).
 """
 
 from vistalab._core import import_optional
+from vistalab._core._door import install_contract as _install_contract
 
 import_optional("hypothesis", "vistalab.conformance", extra="testing")
 
@@ -102,3 +103,6 @@ __all__ += [
     "PeerResult",
     "provider_rules",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

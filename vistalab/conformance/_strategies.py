@@ -11,7 +11,7 @@ after a user message or after tool results.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -241,6 +241,12 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
         each assistant message.
     """
     protocol = _protocol_iv(protocol)
+    msgs_of = conversation.get("messages") if isinstance(conversation, Mapping) else conversation
+    if isinstance(msgs_of, (str, bytes)) or not isinstance(msgs_of, (list, tuple)) or not all(
+            isinstance(m, Mapping) for m in msgs_of) or (
+            protocol == "anthropic" and not isinstance(conversation, Mapping)):
+        raise DomainError("conversation", conversation, "must be a list of messages (or an "
+                          "Anthropic {'messages': [...]} document)", "pass a conversation")
     if protocol == "anthropic":
         msgs = conversation.get("messages") or []
         return [

@@ -27,6 +27,7 @@ temporary folder). This kit needs the ``testing`` extra
 """
 
 from vistalab._core import import_optional
+from vistalab._core._door import install_contract as _install_contract
 
 import_optional("hypothesis", "vistalab.testing")
 
@@ -58,3 +59,6 @@ __all__ = [
     "reference_interfaces",
     "reference_policies",
 ]
+
+# The error contract's net over every public name (vistalab._core._door).
+_install_contract(globals())

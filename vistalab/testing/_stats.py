@@ -3,7 +3,12 @@ seeds, level 1e-4, so a conforming implementation passes deterministically)."""
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 import numpy as np
+
+from vistalab._core import DomainError
 
 __all__ = ["LEVEL", "chi2_fits", "binomial_interval"]
 
@@ -32,8 +37,15 @@ def chi2_fits(counts: np.ndarray, pmf: np.ndarray, level: float = LEVEL) -> bool
         True unless the chi-squared test rejects the fit at ``level``."""
     from scipy import stats
 
-    counts = np.asarray(counts, dtype=float)
-    expected = counts.sum() * np.asarray(pmf, dtype=float)
+    _level_iv(level)
+    counts = _finite_array("counts", counts)
+    pmf = _finite_array("pmf", pmf)
+    if counts.ndim != 1 or pmf.shape != counts.shape or counts.size == 0 or np.any(counts < 0) \
+            or np.any(pmf < 0):
+        raise DomainError("pmf", pmf, f"must be a non-negative 1-D array with the shape of "
+                          f"counts {counts.shape}, and counts non-negative",
+                          "pass one probability per count")
+    expected = counts.sum() * pmf
     if np.any((expected <= 0) & (counts > 0)):
         return False  # an outcome the law calls impossible was observed
     keep = expected >= 5
@@ -75,6 +87,36 @@ def binomial_interval(successes: int, trials: int, level: float = LEVEL) -> tupl
     """
     from scipy import stats
 
+    _level_iv(level)
+    for name, value in (("trials", trials), ("successes", successes)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise DomainError(name, value, "must be an integer", f"pass {name} as an int")
+    if not 1 <= trials < 2**53:
+        raise DomainError("trials", trials, "must be an integer with 1 <= trials < 2**53",
+                          "pass a positive count")
+    if not 0 <= successes <= trials:
+        raise DomainError("successes", successes, "must satisfy 0 <= successes <= trials",
+                          context=f"trials={trials}", fix="pass a count of successes")
+
     ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=1 - level,
                                                           method="exact")
     return float(ci.low), float(ci.high)
+
+
+def _level_iv(level: Any) -> None:
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) \
+            or not (0 < float(level) < 1):
+        raise DomainError("level", level, "must be a number with 0 < level < 1 (the "
+                          "significance level)", "pass e.g. level=1e-4")
+
+
+def _finite_array(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise DomainError(name, value, "must be an array of numbers",
+                          "pass a 1-D numpy array") from None
+    if not np.all(np.isfinite(arr)):
+        raise DomainError(name, value, "must hold finite numbers (no NaN or inf)",
+                          "drop or fix the non-finite entries")
+    return arr

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from vistalab._core import DomainError
 from vistalab.workspace import (
     MemoryStore,
     PathEscapeError,
@@ -333,6 +334,10 @@ def _store_in_workspace(store: Any) -> list[str]:
     return problems
 
 
+#: Most Hypothesis examples :func:`check_store` runs against the memory twin.
+MAX_STATEFUL_EXAMPLES = 10_000
+
+
 def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None = None, *,
                 stateful_examples: int = 5) -> list[str]:
     """Everything that breaks the ``PayloadStore`` contract; ``[]`` if the stores conform.
@@ -380,6 +385,17 @@ def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None
     list of str
         One line per problem found (a crash of the store is a problem too).
     """
+    if not callable(factory):
+        raise DomainError("factory", factory, "must be a callable taking a folder Path and "
+                          "returning a store", "pass e.g. DiskStore")
+    if isinstance(stateful_examples, bool) or not isinstance(stateful_examples, int) \
+            or not 0 <= stateful_examples <= MAX_STATEFUL_EXAMPLES:
+        raise DomainError("stateful_examples", stateful_examples, "must be an integer from 0 "
+                          f"to {MAX_STATEFUL_EXAMPLES}", "pass e.g. stateful_examples=5")
+    if samples is not None and (not isinstance(samples, dict) or not all(
+            isinstance(k, str) and isinstance(v, bytes) for k, v in samples.items())):
+        raise DomainError("samples", samples, "must map payload keys (str) to bytes",
+                          "pass e.g. {'B1.txt': b'hello'}")
     problems: list[str] = []
     stages: list[tuple[str, Callable[[Any, Path], list[str]]]] = [
         ("contract", lambda s, d: _store_contract(s, dict(samples or STORE_SAMPLES))),

@@ -1,0 +1,528 @@
+"""The Python API fuzzer (DESIGN rule 6, the error contract): every name of every
+public ``__all__`` called with hostile values, counting what breaks the contract.
+
+The public packages are found, not listed: every ``vistalab.<name>`` subpackage or
+module without a leading underscore that has an ``__all__`` (so a new public package
+or name is fuzzed automatically). Each callable -- functions, classes (their
+constructors) and the public methods of the classes :func:`_factories` can build --
+is called with one hostile value at a time in each parameter (the others from a
+valid baseline call when one is known, else hostile too), and the outcome is one of
+
+- ``ok``: a result; a float NaN/inf anywhere in it (scanned to a bounded depth) is
+  counted as ``nan_inf`` unless the callable's docstring mentions NaN/inf (the
+  constructor of a plain record -- a dataclass -- holds what it was given, so its
+  result is not scanned);
+- ``contract``: a :class:`~vistalab._core.VistaLabError` (the contract kept);
+- ``foreign``: any other exception (a ``RecursionError`` inside the message too);
+- ``hang``: no answer within the per-call timeout (``SIGALRM``: an exception is
+  raised in the call, which also interrupts a blocking ``open`` of a FIFO). A
+  callable whose valid baseline call itself takes long gets that time (x3) added
+  to its timeout, so slow is not mistaken for hung.
+
+The run happens in a forked child with an address-space limit (a reader of
+``/dev/zero`` fails with ``MemoryError`` there, not on the machine) and ``stdin``
+closed. The suite runs a seeded sample (``property_tests/test_api_fuzz.py``); the
+full run is ``python benchmarks/fuzz_api.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import importlib
+import inspect
+import json
+import math
+import os
+import pkgutil
+import random
+import resource
+import signal
+import sys
+import tempfile
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import vistalab
+from vistalab._core import VistaLabError
+
+__all__ = ["public_modules", "targets", "hostile_values", "run", "run_in_child",
+           "FuzzReport"]
+
+#: Modules fuzzed besides the discovered subpackages (lazy-imported by design).
+_EXTRA_MODULES = ("vistalab.sweep",)
+#: Discovered but not an API: the shipped test suite, the examples' data and the CLI.
+_NOT_API = {"vistalab.tests", "vistalab.examples", "vistalab.cli"}
+
+#: Names that are not callables to call with hostile values, and why.
+SKIP: dict[str, str] = {
+    "vistalab.workspace.build_http_app": "builds a Starlette app; its doors are the MCP "
+                                         "tools (property_tests/test_workspace_mcp.py)",
+}
+
+
+def public_modules() -> list[Any]:
+    """Every public vista-lab package or module that declares ``__all__``."""
+    names = {f"vistalab.{m.name}" for m in pkgutil.iter_modules(vistalab.__path__)
+             if not m.name.startswith("_")}
+    # an editable install maps the layer folders (theory/, sims/...) into the package
+    # through its finder's MAPPING; an installed wheel has them under vistalab/
+    for finder in sys.meta_path:
+        cls = finder if isinstance(finder, type) else type(finder)
+        mapping = getattr(sys.modules.get(cls.__module__), "MAPPING", None)
+        if isinstance(mapping, dict):
+            names |= {k for k in mapping if k.count(".") == 1 and k.startswith("vistalab.")
+                      and not k.split(".")[1].startswith("_")}
+    names |= set(_EXTRA_MODULES)
+    out = []
+    for name in sorted(names - _NOT_API):
+        mod = importlib.import_module(name)
+        if hasattr(mod, "__all__"):
+            out.append(mod)
+    return out
+
+
+@dataclasses.dataclass
+class Target:
+    """One callable to fuzz: ``qualname`` (``module.Name`` or ``module.Class.method``),
+    the callable, and a ``make`` that returns a fresh bound callable (methods)."""
+
+    qualname: str
+    func: Callable[..., Any]
+    make: Callable[[], Callable[..., Any]] | None = None
+
+
+def _tokenizer() -> Any:
+    from vistalab.workspace import ApproxTokenizer
+    return ApproxTokenizer()
+
+
+def _workspace() -> Any:
+    from vistalab.workspace import Workspace
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_system("s")
+    ws.register_user("hello")
+    return ws
+
+
+def _service() -> Any:
+    from vistalab.workspace import WorkspaceService
+    return WorkspaceService(_workspace())
+
+
+def _factories() -> dict[str, Callable[[], Any]]:
+    """Instances whose public methods are fuzzed too (a fresh one per call)."""
+    from vistalab.workspace import (
+        AnthropicCodec,
+        DiskStore,
+        LangChainWorkspace,
+        MemoryStore,
+        TrajectoryRecorder,
+    )
+    return {
+        "vistalab.workspace.Workspace": _workspace,
+        "vistalab.workspace.WorkspaceService": _service,
+        "vistalab.workspace.MemoryStore": MemoryStore,
+        "vistalab.workspace.DiskStore": lambda: DiskStore(tempfile.mkdtemp()),
+        "vistalab.workspace.AnthropicCodec": AnthropicCodec,
+        "vistalab.workspace.ApproxTokenizer": _tokenizer,
+        "vistalab.workspace.LangChainWorkspace": lambda: LangChainWorkspace(_workspace()),
+        "vistalab.workspace.TrajectoryRecorder": lambda: TrajectoryRecorder(_workspace()),
+    }
+
+
+#: Methods not called: they serve a transport forever or close what others use.
+_SKIP_METHODS = {"serve", "run", "run_stdio", "close"}
+
+
+def targets() -> list[Target]:
+    """Every public callable (functions, classes, and the factories' methods)."""
+    out: list[Target] = []
+    factories = _factories()
+    for mod in public_modules():
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            qual = f"{mod.__name__}.{name}"
+            if not callable(obj) or qual in SKIP or getattr(obj, "_is_protocol", False):
+                continue  # a typing.Protocol is an interface to implement, not to call
+            out.append(Target(qual, obj))
+            factory = factories.get(qual)
+            if factory is None or not inspect.isclass(obj):
+                continue
+            for mname, member in inspect.getmembers(obj):
+                if mname.startswith("_") or mname in _SKIP_METHODS or not callable(member):
+                    continue
+                if isinstance(inspect.getattr_static(obj, mname), property):
+                    continue
+                out.append(Target(f"{qual}.{mname}", member,
+                                  make=lambda f=factory, m=mname: getattr(f(), m)))
+    return out
+
+
+def _deep_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _deep_dict(depth: int) -> Any:
+    value: Any = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def hostile_values(folder: Path) -> list[tuple[str, Any]]:
+    """``(label, value)`` pairs: wrong types, None, NaN, inf, huge and tiny floats,
+    huge ints, empty and deeply nested containers, special files (a FIFO, a device,
+    a /proc file, a folder), created inside ``folder``."""
+    fifo = folder / "fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    deep_json = folder / "deep.json"
+    deep_json.write_text("[" * 100_000 + "]" * 100_000)
+    return [
+        ("None", None), ("True", True), ("empty-str", ""), ("str", "abc"),
+        ("bytes", b"\xff\x00"), ("-1", -1), ("0", 0), ("2**63", 2**63), ("10**400", 10**400),
+        ("1e300", 1e300), ("1e-300", 1e-300), ("-1e300", -1e300), ("nan", math.nan),
+        ("inf", math.inf), ("-inf", -math.inf), ("1.5", 1.5),
+        ("list", []), ("dict", {}), ("tuple", ()), ("set", set()),
+        ("deep-list", _deep_list(10_000)), ("deep-dict", _deep_dict(10_000)),
+        ("deep-json-str", "[" * 10_000 + "]" * 10_000),
+        ("list-of-None", [None]), ("list-of-nan", [math.nan]), ("dict-nan", {"x": math.nan}),
+        ("object", object()), ("np-empty", np.array([])), ("np-nan", np.array([math.nan])),
+        ("callable", lambda *a, **k: None), ("type", int),
+        ("fifo", str(fifo)), ("fifo-path", fifo), ("dev-zero", "/dev/zero"),
+        ("dev-null", Path("/dev/null")), ("proc-kmsg", "/proc/kmsg"),
+        ("folder", str(folder)), ("deep-json-file", str(deep_json)),
+        ("nul-str", "x\0y"), ("huge-str", "x" * 5_000_000),
+    ]
+
+
+def _baselines() -> dict[str, dict[str, Any]]:
+    """Valid keyword calls, from the error-contract table where it has one."""
+    from vistalab.tests import test_error_contract_api as table
+    return {name: kw for name, kw in table.GOOD.items()
+            if not any(isinstance(v, str) and v.startswith("{") for v in kw.values())}
+
+
+class _Hang(BaseException):
+    """Raised by the alarm in a call that outlived the timeout."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Hang
+
+
+def _documents_nonfinite(func: Callable[..., Any]) -> bool:
+    doc = (inspect.getdoc(func) or "").lower()
+    return "nan" in doc or "inf" in doc
+
+
+def _nonfinite(value: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, (float, np.floating)):
+        return not math.isfinite(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        return value.size > 0 and not bool(np.isfinite(value).all())
+    if isinstance(value, (list, tuple)):
+        return any(_nonfinite(v, depth + 1) for v in value[:50])
+    if isinstance(value, dict):
+        return any(_nonfinite(v, depth + 1) for v in list(value.values())[:50])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_nonfinite(getattr(value, f.name, None), depth + 1)
+                   for f in dataclasses.fields(value)[:50])
+    return False
+
+
+def _params(func: Callable[..., Any]) -> list[inspect.Parameter] | None:
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    return [p for p in sig.parameters.values()
+            if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self"]
+
+
+def _calls(target: Target, values: list[tuple[str, Any]],
+           base: dict[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(case label, kwargs)`` for one target: each hostile value in each parameter
+    (the rest from the baseline, or hostile too), plus the no-argument call."""
+    params = _params(target.func)
+    if params is None:
+        return
+    if inspect.isclass(target.func) and issubclass(target.func, enum.Enum):
+        # an enum is looked up by value; its other parameters build a new enum type
+        params = [p for p in params if p.name == "value"]
+    short = target.qualname.rsplit(".", 1)[-1]
+    good = base.get(short) if target.make is None else None  # the table is of functions
+    required = [p.name for p in params if p.default is p.empty]
+    if not params:
+        yield "()", {}
+        return
+    for label, value in values:
+        for p in params:
+            if good is not None:
+                kwargs = dict(good)
+            else:
+                kwargs = {name: value for name in required}
+            kwargs[p.name] = value
+            yield f"{p.name}={label}", kwargs
+
+
+@dataclasses.dataclass
+class FuzzReport:
+    """The counts of one fuzz run (plain data; ``examples`` keeps a few of each kind)."""
+
+    calls: int = 0
+    callables: int = 0
+    contract: int = 0
+    ok: int = 0
+    foreign: int = 0
+    hangs: int = 0
+    nan_inf: int = 0
+    foreign_callables: list[str] = dataclasses.field(default_factory=list)
+    examples: list[str] = dataclasses.field(default_factory=list)
+    by_type: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _plan(values: list[tuple[str, Any]], base: dict[str, dict[str, Any]], *,
+          sample: int | None, seed: int, only: str | None,
+          ) -> list[tuple[Target, str, dict[str, Any]]]:
+    """The calls, in a fixed order (the same in every process for the same args)."""
+    per_target = [[(t, label, kw) for label, kw in _calls(t, values, base)]
+                  for t in targets() if only is None or only in t.qualname]
+    if sample is None:
+        return [c for cases in per_target for c in cases]
+    rnd = random.Random(seed)
+    firsts = [rnd.choice(cases) for cases in per_target if cases]
+    chosen = {id(c) for c in firsts}
+    rest = [c for cases in per_target for c in cases if id(c) not in chosen]
+    extra = max(0, sample - len(firsts))
+    return firsts[:sample] + rnd.sample(rest, min(extra, len(rest)))
+
+
+def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
+        only: str | None = None, start: int = 0,
+        emit: Callable[[dict[str, Any]], None] | None = None) -> int:
+    """Fuzz in this process from call ``start`` of the plan, passing one record per
+    call (``i``, ``kind``, ``detail``, ``qualname``, ``label``) to ``emit``; returns
+    the number of calls in the plan. Use :func:`run_in_child`."""
+    base = _baselines()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        values = hostile_values(folder)
+        work = folder / "cwd"
+        work.mkdir()
+        old_cwd = os.getcwd()
+        os.chdir(work)
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        try:
+            plan = _plan(values, base, sample=sample, seed=seed, only=only)
+            slack: dict[str, float] = {}
+            for i in range(start, len(plan)):
+                t, label, kwargs = plan[i]
+                if t.qualname not in slack:
+                    slack[t.qualname] = _baseline_time(t, base, timeout)
+                if emit is not None:
+                    emit({"begin": i, "qualname": t.qualname, "label": label})
+                kind, detail = _one(t, kwargs, timeout + slack[t.qualname])
+                if emit is not None:
+                    emit({"i": i, "kind": kind, "detail": detail, "qualname": t.qualname,
+                          "label": label, "n": len(plan)})
+            return len(plan)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+            os.chdir(old_cwd)
+
+
+def _baseline_time(t: Target, base: dict[str, dict[str, Any]], timeout: float) -> float:
+    """3x the wall time of the target's valid baseline call (0 without one; at most
+    60 s), so a slow-but-valid computation is not counted as a hang."""
+    import time
+
+    good = base.get(t.qualname.rsplit(".", 1)[-1]) if t.make is None else None
+    if good is None:
+        return 0.0
+    start = time.perf_counter()
+    _one(t, dict(good), 60.0)
+    return min(60.0, 3 * (time.perf_counter() - start))
+
+
+def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        func = t.make() if t.make is not None else t.func
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
+                contextlib.redirect_stderr(sink):
+            result = func(**kwargs)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Hang:
+        return "hangs", f"no answer within {timeout:g} s"
+    except VistaLabError:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return "contract", ""
+    except Exception as exc:  # noqa: BLE001 - counting is the point
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        try:
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            at = f" at {Path(where.filename).name}:{where.lineno}"
+        except Exception:  # noqa: BLE001
+            at = ""
+        try:
+            text = str(exc)[:100]
+        except Exception:  # noqa: BLE001
+            text = "<unprintable>"
+        return "foreign", f"{type(exc).__name__}: {text}{at}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if inspect.isclass(t.func) and (dataclasses.is_dataclass(t.func) or (
+            issubclass(t.func, tuple) and hasattr(t.func, "_fields"))):
+        return "ok", ""
+    try:
+        bad = _nonfinite(result) and not _documents_nonfinite(t.func)
+    except Exception:  # noqa: BLE001 - a result that cannot be inspected is not NaN
+        bad = False
+    if bad:
+        return "nan_inf", f"{type(result).__name__} with NaN/inf, undocumented"
+    return "ok", ""
+
+
+def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
+                 **kwargs: Any) -> FuzzReport:
+    """:func:`run` in forked children (address space limited to ``memory_bytes``,
+    stdin closed). A child that dies (a native extension aborting on memory, a
+    segfault) costs one call, counted as foreign (``crash``); the next child resumes
+    after it."""
+    report = FuzzReport()
+    foreign_by: Counter[str] = Counter()
+    types: Counter[str] = Counter()
+    seen: set[str] = set()
+    start, total = 0, None
+    while total is None or start < total:
+        where = [""]
+        last, total_seen = _child(start, memory_bytes, kwargs, report, foreign_by, types,
+                                  seen, max_examples, where)
+        if total_seen is not None:
+            total = total_seen
+        if total is not None and last + 1 >= total:
+            break
+        # the child died during call last + 1: a crash, then resume after it
+        crashed = last + 1
+        report.calls += 1
+        report.foreign += 1
+        types["crash"] += 1
+        name = where[0] or f"<call {crashed}>"
+        foreign_by[name.split("(", 1)[0]] += 1
+        if len(report.examples) < max_examples:
+            report.examples.append(f"foreign: {name} -> the process died (call {crashed})")
+        start = crashed + 1
+        if total is None:
+            total = _plan_size(kwargs)
+    report.callables = len(seen)
+    report.foreign_callables = sorted(foreign_by)
+    report.by_type = dict(types.most_common())
+    return report
+
+
+def _plan_size(kwargs: dict[str, Any]) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        return len(_plan(hostile_values(Path(tmp)), _baselines(),
+                         sample=kwargs.get("sample"), seed=kwargs.get("seed", 0),
+                         only=kwargs.get("only")))
+
+
+def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzReport,
+           foreign_by: Counter[str], types: Counter[str], seen: set[str],
+           max_examples: int, crashed: list[str]) -> tuple[int, int | None]:
+    """Run one child from ``start``; fold its records into the report. Returns the
+    index of the last call it reported and the plan size (None if it never said)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        status = 0
+        try:
+            os.close(read_fd)
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+            out = os.fdopen(write_fd, "w", buffering=1)
+
+            def emit(rec: dict[str, Any]) -> None:
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+
+            n = run(start=start, emit=emit, **kwargs)
+            out.write(json.dumps({"done": n}) + "\n")
+            out.flush()
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    last, total = start - 1, None
+    current = [""]
+    import select
+
+    # A watchdog: a child silent for this long is stuck in native code (an abort that
+    # never finishes, an uninterruptible wait); it is killed and the call counted.
+    silence = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    def lines() -> Iterator[str]:
+        pending = b""
+        while True:
+            ready, _, _ = select.select([read_fd], [], [], silence)
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                return
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode("utf-8", "replace")
+
+    try:
+        for line in lines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "done" in rec:
+                total = rec["done"]
+                continue
+            if "begin" in rec:
+                current[0] = f"{rec['qualname']}({rec['label']})"
+                continue
+            total = rec["n"]
+            last = rec["i"]
+            kind = rec["kind"]
+            seen.add(rec["qualname"])
+            report.calls += 1
+            setattr(report, kind, getattr(report, kind) + 1)
+            if kind in ("foreign", "hangs", "nan_inf"):
+                if kind == "foreign":
+                    foreign_by[rec["qualname"]] += 1
+                    types[rec["detail"].split(":", 1)[0]] += 1
+                if len(report.examples) < max_examples:
+                    report.examples.append(
+                        f"{kind}: {rec['qualname']}({rec['label']}) -> {rec['detail']}")
+    finally:
+        os.close(read_fd)
+    os.waitpid(pid, 0)
+    if total is None or last + 1 < total:
+        crashed[0] = current[0]
+    return last, total

@@ -1,0 +1,383 @@
+"""Hostile input at every door keeps the error contract (DESIGN rule 6): the Python
+API, the file readers, the Anthropic request builder, the payload store and the CLI.
+Each case below is one a hostile user found; each failed (a foreign exception, a hang,
+an invalid request called valid, an unhelpful line) before the doors were mended.
+
+The MCP transports are covered in ``test_workspace_mcp_limits.py``; the fuzzer over
+every public name in ``test_api_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+from vistalab import theory as T
+from vistalab._core import MAX_JSON_DEPTH, VistaLabError, short_repr
+from vistalab.cli import main
+
+
+@contextlib.contextmanager
+def no_hang(seconds: float = 30.0):
+    """A hang detector, not a speed check: fail (instead of blocking the suite) if
+    the body does not return within a generous ``seconds``."""
+
+    def fire(signum, frame):
+        raise AssertionError(f"no answer within {seconds} s (a hang)")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def deep_list(depth: int):
+    value: object = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def deep_dict(depth: int):
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _raises(call, parameter: str | None = None) -> VistaLabError:
+    with no_hang(), pytest.raises(VistaLabError) as info:
+        call()
+    text = str(info.value)
+    assert "\n" not in text and len(text) < 1000, text
+    if parameter is not None:
+        assert getattr(info.value, "parameter", None) == parameter or f"`{parameter}`" in text, \
+            text
+    return info.value
+
+
+# ----------------------------------------------------------------- the bounded repr
+
+
+def test_short_repr_is_bounded_and_never_fails():
+    """DESIGN 'Mend these': every repr of user input is bounded (depth and length) and
+    never recursive, whatever the value."""
+
+    class Loud:
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    cyclic: list = []
+    cyclic.append(cyclic)
+    for value in (deep_list(100_000), deep_dict(100_000), "x" * 10**6, 10**5000, Loud(),
+                  cyclic, np.zeros((1000, 1000))):
+        text = short_repr(value)
+        assert isinstance(text, str) and len(text) <= 160
+    assert short_repr([1, 2]) == "[1, 2]"
+
+
+def test_error_message_of_a_deeply_nested_argument_is_bounded():
+    """169 foreign RecursionErrors came from the message's own repr() of the argument."""
+    err = _raises(lambda: T.content_rate_bound(deep_list(10_000), 1.0), "kappa")
+    assert len(str(err)) < 500
+
+
+# ----------------------------------------------------------------- Python API doors
+
+
+def test_parse_ledger_rows_none():
+    from vistalab.workspace import parse_ledger_rows
+
+    _raises(lambda: parse_ledger_rows(None), "dashboard")
+
+
+def test_load_config_none():
+    from vistalab.sweep import load_config
+
+    _raises(lambda: load_config(None), "config")
+
+
+def test_binomial_interval_level_out_of_range():
+    from vistalab.testing import binomial_interval
+
+    _raises(lambda: binomial_interval(3, 10, level=1.5), "level")
+    lo, hi = binomial_interval(3, 10, level=0.05)
+    assert 0 <= lo < 0.3 < hi <= 1
+
+
+def test_render_format_array():
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_user("hi")
+    _raises(lambda: ws.render(format=np.array([])))
+
+
+def test_replay_of_messages_instead_of_events_names_the_missing_key():
+    from vistalab.workspace import Workspace
+
+    err = _raises(lambda: Workspace.replay([{"role": "user", "content": "x"}]))
+    assert "'seq'" in str(err)
+
+
+@pytest.mark.parametrize("sigma", [1e300, 1e-300, 10**400])
+def test_content_rate_limit_extremes_are_refused_naming_the_range(sigma):
+    """Overflow/underflow: refused with the representable range (not OverflowError or
+    ZeroDivisionError)."""
+    err = _raises(lambda: T.content_rate_limit(4, sigma), "sigma")
+    assert "1.8e308" in str(err)
+
+
+def test_to_openai_messages_refuses_text_and_nan():
+    from vistalab.workspace import to_openai_messages
+
+    _raises(lambda: to_openai_messages("abc"), "items")
+    bad = [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "f", "input": {"x": math.nan}}]}]
+    _raises(lambda: to_openai_messages(bad))
+
+
+def test_check_store_with_absurd_stateful_examples_is_refused():
+    from vistalab.workspace import DiskStore
+
+    from vistalab.testing import check_store
+
+    _raises(lambda: check_store(DiskStore, stateful_examples=2**63), "stateful_examples")
+
+
+# ----------------------------------------------------------------- depth at registration
+
+
+def test_tool_arguments_nested_deeper_than_the_limit_are_refused_and_rendering_survives():
+    """A tool call whose arguments are valid JSON nested 10,000 deep made every
+    render(format='anthropic') raise RecursionError; it is refused at registration,
+    naming `arguments`, and the limit itself still registers and renders."""
+    from vistalab.workspace import Workspace, anthropic_problems
+
+    ws = Workspace(8000, tokenizer="approx")
+    ws.register_user("hi")
+    deep = "[" * 10_000 + "]" * 10_000
+
+    def call(args: str) -> list:
+        return [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": args}}]
+
+    _raises(lambda: ws.register_tool_call(call(deep)), "arguments")
+    at_limit = "[" * (MAX_JSON_DEPTH - 1) + "{}" + "]" * (MAX_JSON_DEPTH - 1)
+    ws.register_tool_call(call(at_limit))
+    ws.register_tool_result("c1", "ok")
+    req = ws.render(format="anthropic").as_request()
+    assert anthropic_problems(req) == []
+
+
+def test_anthropic_tool_use_input_nested_500_deep_is_refused_at_registration():
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(8000, tokenizer="approx")
+    ws.register_user("hi")
+    msg = [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "f", "input": deep_dict(500)}]}]
+    _raises(lambda: ws.register_messages(msg), "messages")
+
+
+# ----------------------------------------------------------------- special files
+
+
+def test_fifo_is_refused_by_every_reader(fifo):
+    """A FIFO blocked load_config, run_sweep, read_event_log, load_probe_answers and
+    score_probe_answers forever."""
+    from vistalab.workspace import load_probe_answers, read_event_log, score_probe_answers
+
+    from vistalab.sweep import load_config, run_sweep
+
+    for call in (lambda: load_config(fifo), lambda: run_sweep(fifo),
+                 lambda: list(read_event_log(fifo)), lambda: load_probe_answers(fifo),
+                 lambda: score_probe_answers([], answers=str(fifo))):
+        err = _raises(call)
+        assert "FIFO" in str(err) or "pipe" in str(err) or "kit" in str(err), str(err)
+
+
+def test_dev_zero_is_refused_not_read_to_exhaustion():
+    from vistalab.workspace import HFTokenizer, Workspace, load_probe_answers, read_event_log
+
+    from vistalab.sweep import load_config
+
+    for call in (lambda: Workspace.replay("/dev/zero"),
+                 lambda: HFTokenizer("/dev/zero", name="x"),
+                 lambda: list(read_event_log("/dev/zero")),
+                 lambda: load_probe_answers("/dev/zero"), lambda: load_config("/dev/zero")):
+        assert "/dev" in str(_raises(call))
+
+
+@pytest.mark.parametrize("argv", [["sweep", "/proc/kmsg"],
+                                  ["check-paper", "--paper", "/proc/kmsg"],
+                                  ["reproduce", "--paper", "/proc/kmsg", "--out", "OUT"]])
+def test_cli_refuses_proc_files(argv, capsys, tmp_path):
+    argv = [str(tmp_path / "o") if a == "OUT" else a for a in argv]
+    with no_hang():
+        status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "/proc" in err, err
+
+
+# ----------------------------------------------------------------- Anthropic validity
+
+
+@pytest.mark.parametrize("cid", ["a b", "call:1/2", "x" * 3 + "é"])
+def test_anthropic_request_ids_are_valid_by_construction(cid):
+    """A call id outside the API's pattern was rendered as-is and called valid."""
+    from vistalab.workspace import Workspace, anthropic_problems
+
+    ws = Workspace(8000, tokenizer="approx")
+    ws.register_user("hi")
+    ws.register_tool_call([{"id": cid, "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}])
+    ws.register_tool_result(cid, "ok")
+    first = ws.render(format="anthropic").as_request()
+    assert anthropic_problems(first) == []
+    uses = [b for m in first["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    results = [b for m in first["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert len(uses) == 1 and uses[0]["id"] != cid
+    assert results[0]["tool_use_id"] == uses[0]["id"]
+    ws.register_user("more")
+    second = ws.render(format="anthropic").as_request()
+    # deterministic: the renamed id a request carried never changes (the cache prefix)
+    again = [b["id"] for m in second["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    assert again == [uses[0]["id"]]
+
+
+def test_anthropic_problems_checks_the_apis_rules():
+    from vistalab.workspace import anthropic_problems
+
+    def req(block):
+        return {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+                             {"role": "assistant", "content": [block]},
+                             {"role": "user", "content": [
+                                 {"type": "tool_result", "tool_use_id": block["id"],
+                                  "content": "r"}]}]}
+
+    good = {"type": "tool_use", "id": "t_1", "name": "f", "input": {}}
+    assert anthropic_problems(req(good)) == []
+    assert any("does not match" in p for p in anthropic_problems(req({**good, "id": "a b"})))
+    assert any("input must be an object" in p
+               for p in anthropic_problems(req({**good, "input": "abc"})))
+    assert anthropic_problems({"messages": [3]}) != []
+    _raises(lambda: anthropic_problems(None), "request")
+
+
+def test_non_object_tool_use_input_is_refused_at_registration():
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(8000, tokenizer="approx")
+    ws.register_user("hi")
+    msg = [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "f", "input": "abc"}]}]
+    assert "must be an object" in str(_raises(lambda: ws.register_messages(msg)))
+
+
+def test_replay_renders_valid_requests_for_odd_ids():
+    """replay's protocol check (render_format='anthropic') called a request carrying
+    the id 'call:1/2' valid; the request now carries a valid id, and the check holds."""
+    import re
+
+    from vistalab.workspace import replay_trace
+
+    trace = [{"role": "user", "content": "q"},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "call:1/2", "type": "function",
+                  "function": {"name": "f", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "call:1/2", "content": "r"}]
+    rep = replay_trace(trace, budget=8000, tokenizer="approx", render_format="anthropic")
+    last = rep.turns[-1]
+    ids = [b["id"] for m in last.request["messages"] for b in m["content"]
+           if b["type"] == "tool_use"]
+    assert ids and all(re.fullmatch(r"[A-Za-z0-9_-]+", i) for i in ids), ids
+    assert all(not t.protocol_problems for t in rep.turns)
+
+
+# ----------------------------------------------------------------- the store
+
+
+def test_store_survives_a_temp_named_folder(tmp_path):
+    from vistalab.workspace import DiskStore
+
+    stray = tmp_path / (".B1.txt." + "a" * 32 + ".tmp")
+    stray.mkdir()
+    store = DiskStore(tmp_path)
+    assert store.skipped_entries == (stray.name,)
+    assert stray.is_dir() and store.keys() == []
+
+
+def test_store_says_plainly_when_its_folder_was_swapped(tmp_path):
+    from vistalab.workspace import DiskStore
+
+    root = tmp_path / "archive"
+    store = DiskStore(root)
+    store.put("B5.txt", b"x")
+    root.rename(tmp_path / "elsewhere")
+    root.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(VistaLabError, match="replaced by a symlink"):
+        store.key_of(str(root / "B5.txt"))
+
+
+# ----------------------------------------------------------------- CLI gaps
+
+
+def _one_line_exit_2(argv, capsys) -> str:
+    with no_hang():
+        status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    return err
+
+
+def test_version_with_extra_arguments(capsys):
+    assert "--version" in _one_line_exit_2(["--version", "extra"], capsys)
+
+
+def test_serve_port_under_stdio_is_refused(capsys):
+    pytest.importorskip("mcp")
+    err = _one_line_exit_2(["workspace", "serve", "--budget", "3000", "--port", "80"], capsys)
+    assert "--port" in err and "http" in err
+
+
+def test_deeply_nested_inputs_are_refused_naming_the_argument(tmp_path, capsys):
+    deep = "[" * 5000 + "]" * 5000
+    trace = tmp_path / "t.json"
+    trace.write_text(deep)
+    err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "3000"], capsys)
+    assert "nested" in err and str(trace) in err
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    err = _one_line_exit_2(["sweep", str(cfg), "--out", str(tmp_path / "o")], capsys)
+    assert "CONFIG" in err and "deep" in err
+    if "mcp" in sys.modules or pytest.importorskip("mcp"):
+        tools = tmp_path / "tools.json"
+        tools.write_text(deep)
+        err = _one_line_exit_2(["workspace", "serve", "--budget", "3000", "--task-tools",
+                                str(tools)], capsys)
+        assert "--task-tools" in err and "deep" in err
+
+
+def test_budget_below_a_pinned_message_is_the_budgets_problem(tmp_path, capsys):
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps([{"role": "system", "content": "word " * 2000},
+                                 {"role": "user", "content": "q"}]))
+    err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "2000"], capsys)
+    assert "malformed" not in err and "budget" in err and "message 0" in err

@@ -1,0 +1,186 @@
+"""The size and depth limits of every door that reads structured input, stated once:
+workspace registration and rendering, the trace, config and answer readers, and the
+MCP server on both transports all refuse beyond them in one line naming the argument.
+
+Depth is measured without recursion (a scan of the JSON text, or an explicit stack
+over Python containers), so a value nested 100,000 deep is refused, never a
+``RecursionError``. Files are opened non-blocking and checked with ``fstat`` before
+a byte is read, so a FIFO, a device or a ``/proc`` file is refused, never waited on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from typing import Any
+
+from ._errors import DomainError
+
+__all__ = ["MAX_JSON_DEPTH", "MAX_REQUEST_BYTES", "MAX_FILE_BYTES", "json_text_depth",
+           "value_depth", "check_depth", "check_text_size", "loads_bounded", "read_bounded"]
+
+#: Deepest nesting of JSON (or of Python containers standing for JSON) accepted at
+#: any door. Real tool arguments and traces nest a few levels; the standard JSON
+#: reader and ``copy.deepcopy`` recurse once per level, so 100 keeps far away from
+#: Python's recursion limit.
+MAX_JSON_DEPTH = 100
+#: Largest single request or message text accepted (bytes of UTF-8): the MCP
+#: transports' message size (4 MiB, the MCP Python SDK's streamable-HTTP limit),
+#: applied to every door, so whatever one transport takes the others take too.
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+#: Largest file a reader loads whole (traces, event logs, configs, probe answers).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def json_text_depth(text: str | bytes, limit: int | None = None) -> int:
+    """Nesting depth of the JSON ``text`` (brackets outside strings), scanned
+    without recursion; stops early once ``limit`` is exceeded (returns limit + 1)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth = best = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > best:
+                best = depth
+                if limit is not None and best > limit:
+                    return best
+        elif ch in "]}":
+            depth -= 1
+    return best
+
+
+def value_depth(value: Any, limit: int | None = None) -> int:
+    """Nesting depth of dicts/lists/tuples in ``value`` (an explicit stack, no
+    recursion); stops early once ``limit`` is exceeded (returns limit + 1). A
+    container inside itself counts as too deep."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        depth += 1
+        if id(item) in seen:
+            return (limit or depth) + 1
+        seen.add(id(item))
+        if depth > best:
+            best = depth
+            if limit is not None and best > limit:
+                return best
+        stack.extend((c, depth) for c in children)
+    return best
+
+
+def check_depth(parameter: str, value: Any, limit: int = MAX_JSON_DEPTH, *,
+                error: type[DomainError] = DomainError) -> None:
+    """Refuse ``value`` (Python containers, or JSON text) nested deeper than ``limit``,
+    raising ``error`` (a :class:`DomainError` subclass of the calling layer)."""
+    depth = (json_text_depth(value, limit) if isinstance(value, (str, bytes))
+             else value_depth(value, limit))
+    if depth > limit:
+        raise error(parameter, _summary(value),
+                          f"must be nested at most {limit} levels deep (it is deeper)",
+                          "flatten the structure (e.g. pass deep data as a string)")
+
+
+def check_text_size(parameter: str, text: str | bytes, limit: int = MAX_REQUEST_BYTES, *,
+                    error: type[DomainError] = DomainError) -> None:
+    """Refuse a text longer than ``limit`` bytes (UTF-8)."""
+    size = len(text) if isinstance(text, bytes) else len(text)
+    if size > limit or (not isinstance(text, bytes) and len(text.encode("utf-8", "replace"))
+                        > limit):
+        raise error(parameter, _summary(text),
+                          f"must be at most {limit} bytes (the request size limit)",
+                          "split it or archive it to a file and pass the path")
+
+
+def loads_bounded(parameter: str, text: str | bytes, *, limit: int = MAX_JSON_DEPTH,
+                  max_bytes: int = MAX_REQUEST_BYTES) -> Any:
+    """``json.loads(text)`` after the size and depth checks (JSON errors propagate)."""
+    check_text_size(parameter, text, max_bytes)
+    check_depth(parameter, text, limit)
+    return json.loads(text)
+
+
+def read_bounded(parameter: str, path: str | os.PathLike[str], *,
+                 max_bytes: int = MAX_FILE_BYTES, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``: opened non-blocking (a FIFO is not
+    waited on), refused unless ``fstat`` says regular file, refused under /proc,
+    /sys or /dev, and at most ``max_bytes`` (a file growing meanwhile is cut off
+    and refused, never read to exhaustion)."""
+    if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path) \
+            or not os.fspath(path):
+        raise DomainError(parameter, path, "must be a non-empty file path without NUL "
+                          "characters", "pass the path of a file")
+    real = os.path.realpath(path)
+    for root in _PSEUDO_ROOTS:
+        if real == root or real.startswith(root + os.sep):
+            if not real.startswith("/dev/shm" + os.sep):
+                raise DomainError(parameter, os.fspath(path),
+                                  f"must be a regular file, not a file under {root} "
+                                  "(a kernel pseudo file system)", "pass a file on a disk")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise DomainError(parameter, os.fspath(path), f"must be a readable {what}",
+                          "check the path (it does not exist)") from None
+    except IsADirectoryError:
+        raise DomainError(parameter, os.fspath(path), "must be a regular file, not a folder",
+                          "pass the path of a file") from None
+    except OSError as exc:
+        raise DomainError(parameter, os.fspath(path), f"must be a readable {what} "
+                          f"({exc.strerror})", "check the path and its permissions") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else
+                    "a named pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else
+                    "a socket" if stat.S_ISSOCK(st.st_mode) else "a device")
+            raise DomainError(parameter, os.fspath(path), f"must be a regular file, not {kind}",
+                              "pass the path of a file")
+        if st.st_size > max_bytes:
+            raise DomainError(parameter, os.fspath(path),
+                              f"must be at most {max_bytes} bytes (it has {st.st_size})",
+                              "split the file")
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > max_bytes:
+                raise DomainError(parameter, os.fspath(path),
+                                  f"must be at most {max_bytes} bytes (it grew while read)",
+                                  "split the file")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _summary(value: Any) -> Any:
+    """What the error quotes: a long text is cut (the error bounds it again)."""
+    if isinstance(value, (str, bytes)) and len(value) > 60:
+        return value[:57]
+    return value
