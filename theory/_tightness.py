@@ -235,8 +235,8 @@ def _lognormal_cumulants() -> tuple[list[list[Fraction]], list[list[Fraction]]]:
     def exp_lin(a: Fraction) -> list[Fraction]:
         return [a**j / math.factorial(j) for j in range(m)]
 
-    heavy = [[]] + [exp_lin(Fraction(r) + Fraction(r * r, 2)) for r in orders]
-    light = [[]] + [exp_lin(Fraction(r * r, 2)) for r in orders]
+    heavy: list[list[Fraction]] = [[]] + [exp_lin(Fraction(r) + Fraction(r * r, 2)) for r in orders]
+    light: list[list[Fraction]] = [[]] + [exp_lin(Fraction(r * r, 2)) for r in orders]
     return _cumulants(heavy), _cumulants(light)
 
 
@@ -257,8 +257,9 @@ def _content_rate_series_coefficients(n: int) -> tuple[float, ...]:
     heavy, light = _lognormal_cumulants()
     big_k = len(heavy) - 1
     nf = Fraction(n)
-    k_t = [[]] + [[(a + (nf - 1) * b) / nf**r for a, b in zip(heavy[r], light[r], strict=True)]
-                  for r in range(1, big_k + 1)]
+    k_t: list[list[Fraction]] = [[]] + [
+        [(a + (nf - 1) * b) / nf**r for a, b in zip(heavy[r], light[r], strict=True)]
+        for r in range(1, big_k + 1)]
     mu = [[Fraction(1)] + [Fraction(0)] * (m - 1), [Fraction(0)] * m]
     for k in range(2, big_k + 1):
         acc = [Fraction(0)] * m
