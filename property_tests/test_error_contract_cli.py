@@ -185,6 +185,8 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("conformance",), "--timeout"): [*REAL, "0", "-1"],
     (("conformance",), "--out"): OUT_DIR,
     (("conformance",), "--replay"): [*IN_FILE, "{file}"],
+    # --peers belongs to --study: without it every value is refused (never ignored)
+    (("conformance",), "--peers"): ["", "bogus", "langchain-last"],
 }
 # CLI audit item 5: argparse's own type errors (type=int options) name rule and fix
 BAD[(("check-paper",), "--seed")] += ["abc"]

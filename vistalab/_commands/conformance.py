@@ -152,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
         from ._conformance_study import run_study_command
 
         return run_study_command(args)
+    if getattr(args, "peers", None) is not None:
+        from .._errors import CliUsageError
+
+        raise CliUsageError(f"--peers chooses the peers of --study (got --peers="
+                            f"{str(args.peers)!r:.60}); add --study --out DIR, or drop --peers")
     if args.replay is not None:
         return _run_replay(args)
     from vistalab._core import DomainError

@@ -154,10 +154,14 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
         where = "source"
     else:
         where = os.fspath(source)
+        from vistalab._core._limits import loads_bounded, read_bounded
+
+        # never opened blind: a FIFO, a device or a /proc file is refused, not waited
+        # on; nesting is bounded before parsing
+        raw = read_bounded("FILE", where, what="JSON counterexample file")
         try:
-            with open(where, encoding="utf-8") as fh:
-                doc = json.load(fh)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            doc = loads_bounded("FILE", raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DomainError(
                 "FILE", where, f"must be a readable JSON counterexample file ({exc})",
                 "pass a file written by `vista-lab conformance --out DIR`",
