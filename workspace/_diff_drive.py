@@ -22,13 +22,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._accounting import REPLY_PRIMING, count_request_tokens, message_tokens, tools_tokens
+from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE, parse_ledger_rows
 from ._diff_model import (
     ModelTranslator,
     byte_token,
     engine_observation,
+    protocol_offset,
     refusal_reason,
+    render_structure,
     resolve_spec,
 )
 from ._diff_ops import OperationSequence
@@ -146,6 +148,7 @@ class _Driver:
             store=store,
             protocol=cfg["protocol"],
             cache_prefix=cfg["cache_prefix"],
+            **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
         )
         self.tok = _CountCache(get_tokenizer(cfg["tokenizer"]))
         self.anthropic = cfg["format"] == "anthropic"
@@ -163,6 +166,12 @@ class _Driver:
         self.call_name: dict[str, str] = {}  # call id -> function name (latest call)
         self.call_args: dict[str, str] = {}
         self.last_visible_cost: dict[str, int] = {}
+        self._r_key: Any = None
+        self._r: Any = None
+        self._store_bytes: dict[str, bytes] | None = None
+        self._tools_key: Any = None
+        self._tools_cost = 0
+        self._rec_sig: dict[str, Any] = {}
         self.model_lines: list[str] = []
         self.engine_lines: list[str] = []
         self.line_step: list[int] = []  # which operation each model line belongs to
@@ -177,24 +186,50 @@ class _Driver:
         if callable(cand):
             text = cand().dashboard
         else:
-            r = ws.render()
+            r = self.rendering()
             if r.mode != "normal":
                 return int(r.dashboard_tokens)
             text = r.dashboard
         return message_tokens({"role": DASHBOARD_ROLE, "content": text}, self.tok)
 
+    def rendering(self) -> Any:
+        """The engine's rendering now (rendered once per state)."""
+        key = (self.ws.state_hash(), self.ws.event_count)
+        if self._r_key != key:
+            self._r_key = key
+            self._r = self.ws.render()
+            self._store_bytes = None
+        return self._r
+
+    def store_bytes(self) -> dict[str, bytes]:
+        """Every payload in the store, read back (once per state)."""
+        self.rendering()
+        if self._store_bytes is None:
+            st = self.ws.store
+            self._store_bytes = {k: st.get(k) for k in st.keys()}
+        return self._store_bytes
+
+    def recount(self, r: Any) -> int:
+        """The request's tokens recounted from its messages and tool schemas."""
+        if self._tools_key is not r.tools:
+            self._tools_key = r.tools
+            self._tools_cost = tools_tokens(list(r.tools), self.tok)
+        return (
+            sum(message_tokens(m, self.tok) for m in r.messages) + self._tools_cost + REPLY_PRIMING
+        )
+
     def _emit(self, index: int, line: str, status: str, guard: str,
               offloaded: tuple[str, ...], recovered: str = "") -> None:
         if not self.modelled:
             return
-        r = self.ws.render()
+        r = self.rendering()
         self.model_lines.append(line)
         self.line_step.append(index)
         self.engine_lines.append(
             engine_observation(
                 status=status, ws=self.ws, rendering=r, guard=guard,
                 offloaded=offloaded, recovered=recovered, tok=self.tok, translator=self.tr,
-                tokens=count_request_tokens(r.messages, list(r.tools), self.tok),
+                tokens=self.recount(r), store=self.store_bytes(),
             )
         )
 
@@ -361,6 +396,16 @@ class _Driver:
             and before_status.get(x.id) != "offloaded_placeholder"
         )
         dashes.append(self.dash())
+        if not b.rejected:
+            # The guard's rule (paper, Algorithm 1): an admitted result leaves the
+            # candidate rendering at most at the hard limit.
+            r = self.rendering()
+            total = self.recount(r) if r.mode == "normal" else int(r.candidate_tokens)
+            if total > self.tr.hard:
+                extra["guard_problem"] = (
+                    f"the guard admitted {bid} with the candidate at {total} tokens > hard "
+                    f"limit {self.tr.hard}"
+                )
         self._expect_block(None if b.rejected else data)
         self.call_name.pop(cid, None) if cid not in ws.pending_calls else None
         line = self.tr.result_line(
@@ -552,10 +597,9 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     problems: list[tuple[str, str]] = []
     blocks = ws.blocks
     groups = ws.groups
-    r = ws.render()
-    tools = list(r.tools)
+    r = d.rendering()
     # ---- budget: recount the request from its messages
-    recount = count_request_tokens(r.messages, tools, d.tok)
+    recount = d.recount(r)
     if recount != r.tokens:
         problems.append(("budget", f"rendering claims {r.tokens} tokens, recount {recount}"))
     if recount > d.budget:
@@ -568,9 +612,7 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         for p in anthropic_problems(ra.as_request()):
             problems.append(("protocol", f"anthropic: {p}"))
     # ---- store: every key read back and hashed here
-    store = {}
-    for key in sorted(ws.store.keys()):
-        store[key] = sha256_hex(ws.store.get(key))
+    store = {k: sha256_hex(v) for k, v in sorted(d.store_bytes().items())}
     # ---- recoverability and stable IDs
     if len(blocks) != d.n_blocks:
         problems.append(
@@ -582,6 +624,12 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         want = d.expected.get(i)
         if b.status == "deleted":
             continue
+        # Recovered again whenever the block's place changed (all of them are
+        # recovered once more at the end of the sequence).
+        sig = (b.status, b.group, b.level, b.payload, b.group and groups[b.group].payload)
+        if d._rec_sig.get(b.id) == sig:
+            continue
+        d._rec_sig[b.id] = sig
         got = _recover(ws, b.id)
         if got is None:
             problems.append(("recoverability", f"{b.id} ({b.status}) cannot be recovered"))
@@ -595,7 +643,7 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
             d.seen_groups.add(gid)
             d.max_group = max(d.max_group, n)
     # ---- dashboard: its figures against the recount
-    problems.extend(_dashboard_problems(d, r, blocks))
+    problems.extend(_dashboard_problems(d, r, blocks, groups))
     units = [
         (u, "group" if u[0] == "G" else blocks[int(u[1:]) - 1].status.value)
         for u in r.block_tokens
@@ -622,7 +670,9 @@ def _recover(ws: Any, bid: str) -> bytes | None:
         return None
 
 
-def _dashboard_problems(d: _Driver, r: Any, blocks: Any) -> list[tuple[str, str]]:
+def _dashboard_problems(
+    d: _Driver, r: Any, blocks: Any, groups: Any
+) -> list[tuple[str, str]]:
     """The dashboard's figures (paper, "Dashboard format") against the recount:
     the budget line's total and split, and each visible unit's ~Tok against the
     tokens of the messages that unit renders to."""
@@ -638,9 +688,11 @@ def _dashboard_problems(d: _Driver, r: Any, blocks: Any) -> list[tuple[str, str]
         out.append(("dashboard", "no budget line in the dashboard"))
         return out
     used, budget, overhead, conversation, dashboard = head
-    recount = count_request_tokens(msgs, list(r.tools), tok)
-    sys_cost = sum(message_tokens(m, tok) for m in msgs if m.get("role") == "system")
-    over = tools_tokens(list(r.tools), tok) + REPLY_PRIMING + sys_cost
+    recount = d.recount(r)
+    by_block, sys_cost = _position_costs(d, r, blocks, groups)
+    if protocol_offset(r):
+        sys_cost += message_tokens(msgs[0], tok)
+    over = d._tools_cost + REPLY_PRIMING + sys_cost
     for name, shown, want in (
         ("total", used, recount),
         ("budget", budget, d.budget),
@@ -651,7 +703,6 @@ def _dashboard_problems(d: _Driver, r: Any, blocks: Any) -> list[tuple[str, str]
         if shown != want:
             out.append(("dashboard", f"the dashboard's {name} is {shown}, the recount {want}"))
     rows = {row.unit_id: row for row in parse_ledger_rows(r.dashboard)}
-    by_block = _visible_costs(d, msgs, blocks)
     for uid, cost in by_block.items():
         row = rows.get(uid)
         if row is None:
@@ -677,45 +728,26 @@ def _budget_line(text: str) -> tuple[int, int, int, int, int] | None:
     return n(m.group(1)), n(m.group(2)), n(s.group(1)), n(s.group(2)), n(s.group(3))
 
 
-def _visible_costs(d: _Driver, msgs: Any, blocks: Any) -> dict[str, int]:
-    """Tokens of each visible (unarchived) block's rendered message, found in the
-    rendering by its content (not from the engine's caches)."""
+def _position_costs(d: _Driver, r: Any, blocks: Any, groups: Any) -> tuple[dict[str, int], int]:
+    """Tokens of each visible block's rendered message(s), and of the messages at
+    system blocks' positions, from the rendering read back position by position
+    (not from the engine's caches)."""
     tok = d.tok
-    out: dict[str, int] = {}
-    by_content: dict[str, list[Any]] = {}
-    for m in msgs:
-        c = m.get("content")
-        if isinstance(c, str):
-            by_content.setdefault(c, []).append(m)
-    for b in blocks:
-        if b.status.value not in ("visible", "pinned") or b.content is None:
+    structure = render_structure(r, blocks, groups, d.tr)
+    msgs = list(r.messages)[protocol_offset(r):]
+    visible: dict[str, int] = {}
+    system = 0
+    for m, where in zip(msgs, structure, strict=True):
+        pos, form, _ = where.split("/", 2)
+        if pos[0] != "B":
             continue
-        if b.type.value == "tool_call":
-            cands = [
-                m for m in msgs
-                if m.get("tool_calls")
-                and [c["id"] for c in m["tool_calls"]] == list(b.call_ids)
-                and m.get("content") == b.content
-            ]
-        elif b.type.value == "tool_result":
-            cands = [
-                m for m in msgs
-                if isinstance(m.get("content"), str)
-                and (
-                    (m.get("role") == "tool" and m.get("tool_call_id") == b.tool_call_id
-                     and m["content"] == b.content)
-                    or (m.get("role") == "user" and m["content"].endswith(b.content)
-                        and m["content"].startswith(f"[tool result {b.id}"))
-                )
-            ]
-        else:
-            cands = [m for m in by_content.get(b.content, ()) if m.get("role") == b.role]
-        if not cands:
-            continue
-        costs = {message_tokens(m, tok) for m in cands}
-        if len(costs) == 1:  # unambiguous: identical messages cost the same
-            out[b.id] = costs.pop()
-    return out
+        b = blocks[int(pos[1:]) - 1]
+        cost = message_tokens(m, tok)
+        if b.type.value == "system":
+            system += cost
+        if form in ("content", "notice") and b.status.value in ("visible", "pinned"):
+            visible[b.id] = visible.get(b.id, 0) + cost
+    return visible, system
 
 
 def run_sequence(
@@ -732,10 +764,16 @@ def run_sequence(
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
         try:
             for i, op in enumerate(seq.ops):
-                ok, value, extra = d.apply(i, op)
-                obs, more = observe(d)
+                try:
+                    ok, value, extra = d.apply(i, op)
+                    obs, more = observe(d)
+                except Exception as exc:
+                    exc._diff_step = i  # type: ignore[attr-defined]
+                    raise
                 if "read_mismatch" in extra:
                     more.insert(0, ("recoverability", extra.pop("read_mismatch")))
+                if "guard_problem" in extra:
+                    more.insert(0, ("budget", extra.pop("guard_problem")))
                 step = Step(i, {**op, **extra}, ok, value, obs, tuple(more))
                 run.steps.append(step)
                 if on_step is not None:

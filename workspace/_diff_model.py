@@ -275,6 +275,7 @@ def engine_observation(
     ws: Any,
     rendering: Any,
     tokens: int,
+    store: Mapping[str, bytes],
     guard: str,
     offloaded: Sequence[str],
     recovered: str,
@@ -305,14 +306,14 @@ def engine_observation(
         else:
             b = blocks[int(u[1:]) - 1]
             units.append(f"{u}:{_status(b)}:{b.level}:{t}")
-    render = _render_structure(r, blocks, groups, translator)
-    store = _store_structure(ws)
+    render = render_structure(r, blocks, groups, translator)
+    store_ = _store_structure(store)
     return (
         f"status={status} mode={mode} tokens={tokens} total={total} overhead={overhead} "
         f"conversation={conversation} dashboard={dashboard} guard={guard} "
         f"offloaded={','.join(offloaded) or '-'} recovered={recovered or '-'} "
         f"units={','.join(units) or '-'} render={','.join(render) or '-'} "
-        f"store={','.join(store) or '-'}"
+        f"store={','.join(store_) or '-'}"
     )
 
 
@@ -346,17 +347,21 @@ def _role(m: Mapping[str, Any]) -> str:
     return str(m.get("role"))
 
 
-def _render_structure(
+def protocol_offset(r: Any) -> int:
+    """1 if the rendering starts with the protocol message, else 0."""
+    msgs = r.messages
+    first = msgs[0] if msgs else {}
+    text = str(first.get("content", ""))
+    return int(first.get("role") == "system" and text.startswith("CONTEXT MANAGEMENT PROTOCOL"))
+
+
+def render_structure(
     r: Any, blocks: Sequence[Any], groups: Mapping[str, Any], tr: ModelTranslator
 ) -> list[str]:
     """``<pos>/<form>/<role>`` for every rendered message after the protocol
     message, matched to block positions in order (positions render in block
     order; explicit IDs in handles, stubs and tombstones, contents by equality)."""
-    msgs = list(r.messages)
-    if msgs and msgs[0].get("role") == "system" and str(msgs[0].get("content", "")).startswith(
-        "CONTEXT MANAGEMENT PROTOCOL"
-    ):
-        msgs = msgs[1:]
+    msgs = list(r.messages)[protocol_offset(r):]
     out: list[str] = []
     ptr = 0  # next block position a message may belong to
     for i, m in enumerate(msgs):
@@ -443,8 +448,8 @@ def _top(gid: str, groups: Mapping[str, Any]) -> str:
     return gid
 
 
-def _store_structure(ws: Any) -> list[str]:
-    keys = ws.store.keys()
+def _store_structure(store: Mapping[str, bytes]) -> list[str]:
+    keys = list(store)
 
     def order(k: str) -> tuple[int, int]:
         stem = k.rsplit(".", 1)[0]
@@ -452,7 +457,7 @@ def _store_structure(ws: Any) -> list[str]:
 
     out = []
     for key in sorted(keys, key=order):
-        data = ws.store.get(key)
+        data = store[key]
         if key.startswith("G"):
             try:
                 _, _, entries = parse_group_payload(key, data)

@@ -62,7 +62,8 @@ class OperationSequence:
         ``budget``, ``tokenizer`` (``"approx"`` or ``"cl100k_base"``), ``store``
         (``"memory"`` or ``"disk"``), ``format`` (``"openai"`` or
         ``"anthropic"``: the wire format messages are registered and rendered
-        in), ``protocol`` and ``cache_prefix`` (the engine's options).
+        in), ``hard_limit`` (None: the engine's default), ``protocol`` and
+        ``cache_prefix`` (the engine's options).
     ops : tuple of dict
         The operations, each ``{"op": kind, ...}`` (see :data:`OP_KINDS`).
     """
@@ -244,8 +245,14 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
     floor = minimal_budget(tokenizer, protocol)
     # Tight budgets: a few hundred tokens above the floor, sometimes more.
     extra = _pick(c, (0, 1, 2, 8)) if c.integer(0, 5) == 0 else c.integer(0, 1500)
+    # The guard's hard limit: the engine's default 2B, or close to B (then the
+    # guard, not the per-result cap, decides most admissions).
+    hard_kind = c.integer(0, 2)
     config = {
         "budget": floor + extra,
+        "hard_limit": None if hard_kind == 0 else floor + extra + (
+            _pick(c, (0, 1, 40)) if hard_kind == 1 else c.integer(0, floor + extra)
+        ),
         "tokenizer": tokenizer,
         "store": _pick(c, ("memory", "disk")),
         "format": _pick(c, ("openai", "anthropic")),
@@ -277,7 +284,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
                     ("user", 2),
                     ("assistant", 2),
                     ("delete", 2),
-                    ("restore", 2),
+                    ("restore", 3),
                     ("read", 2),
                     ("system", 1),
                     ("result", 1),
