@@ -5,8 +5,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-# Coq + mathcomp for the formal proofs (theory/coq); Debian/Ubuntu package names.
-COQ_APT := coq libcoq-mathcomp-ssreflect
+# Coq + mathcomp for the formal proofs (theory/coq), OCaml for the engine model's
+# extracted executable (theory/coq/engine); Debian/Ubuntu package names.
+COQ_APT := coq libcoq-mathcomp-ssreflect ocaml-nox
 
 .PHONY: reproduce test lint bench clean coq-deps
 
@@ -25,14 +26,14 @@ test: $(STAMP) coq-deps
 # Install Coq when running as root with apt-get (CI on a fresh machine);
 # otherwise print one line naming the command, and the formal tests skip.
 coq-deps:
-	@if command -v coqc >/dev/null 2>&1 && \
+	@if command -v coqc >/dev/null 2>&1 && command -v ocamlopt >/dev/null 2>&1 && \
 	    [ -d "$$(coqc -where)/user-contrib/mathcomp/ssreflect" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "coq: installing $(COQ_APT) with apt-get"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(COQ_APT) >/dev/null \
 	    || echo "coq: apt-get install failed; run: apt-get install -y $(COQ_APT) (formal tests will skip)"; \
 	else \
-	  echo "coq: coqc/mathcomp not found; run: sudo apt-get install -y $(COQ_APT) (formal tests will skip)"; \
+	  echo "coq: coqc/mathcomp/ocamlopt not found; run: sudo apt-get install -y $(COQ_APT) (formal tests will skip)"; \
 	fi
 
 lint: $(STAMP)

@@ -112,6 +112,14 @@ from ._mcp import (
     build_http_app,
     build_mcp_server,
 )
+from ._model import (
+    ENGINE_MODEL_INSTALL_HINT,
+    EngineModelBuildError,
+    EngineModelUnavailableError,
+    build_engine_model,
+    engine_model_sources,
+    run_engine_model,
+)
 from ._persist import Loss, Salvage
 from ._probe import (
     PROBE_CONDITIONS,
@@ -176,6 +184,13 @@ __all__ = [
     "INVARIANTS",
     "Invariant",
     "invariant",
+    # the executable Coq model of the engine (theory/coq/engine)
+    "ENGINE_MODEL_INSTALL_HINT",
+    "EngineModelBuildError",
+    "EngineModelUnavailableError",
+    "build_engine_model",
+    "engine_model_sources",
+    "run_engine_model",
     # engine
     "Workspace",
     "Rendering",

@@ -1,0 +1,733 @@
+(* An executable model of the workspace engine (workspace/_state.py,
+   _register.py, _guard.py, _preflight.py, _layout.py, _actions.py,
+   _reads.py), the specification the Python engine is tested against.
+
+   The state is W_t of the paper (Methodology, "Workspace state"): the blocks
+   with their stable IDs, types and statuses, the archive groups, the payload
+   store as a map from key to bytes, and the calls still waiting for results.
+   Registration grows V_t; the budget guard admits, offloads or rejects a tool
+   result; archive / restore / delete move units between the prompt and the
+   store; preflight chooses the ordinary or the management rendering.
+
+   Simplifications (also in FORMAT.md):
+   - no tokeniser: every position form carries its token cost, given by the
+     operation that creates the form (the driver measures it); the dashboard's
+     own cost is given with every operation; the management rendering is
+     charged the worst-case management dashboard [mgmt];
+   - payload bytes and call ids are opaque naturals (the driver interns them);
+   - the engine runs with cache_prefix=False, no snapshots, no turns/ages,
+     explicit unit lists instead of block-spec strings;
+   - [recover] finds a block's bytes by looking the store up (its own key, or
+     an inlined entry of a group payload) rather than walking from the top
+     handle down. *)
+
+From Coq Require Import List Arith Bool Lia PeanoNat.
+Import ListNotations.
+
+(* ------------------------------------------------------------------ *)
+(* Records *)
+
+Inductive kind := KSystem | KUser | KAssistant | KCall | KResult.
+Inductive status := Visible | Pinned | Archived | Offloaded | Deleted.
+Inductive uid := UB (n : nat) | UG (n : nat).
+
+(* A block.  b_id .. b_calls never change once registered (stable IDs);
+   the rest is the block's mutable status. Costs are (tool form, user form). *)
+Record block := mkBlock {
+  b_id : nat;             (* B<n> *)
+  b_kind : kind;
+  b_data : nat;           (* its payload bytes *)
+  b_cid : nat;            (* results: the call id answered *)
+  b_calls : list nat;     (* tool-call blocks: the parallel call ids *)
+  b_c : nat * nat;        (* visible message *)
+  b_p : nat * nat;        (* offload placeholder *)
+  b_t : nat;              (* tombstone *)
+  b_rej : bool;           (* a rejected result: its content is the notice *)
+  b_status : status;
+  b_group : option nat;   (* the archive group that directly holds it *)
+  b_level : nat;
+  b_h : nat * nat;        (* its handle when archived on its own *)
+  b_tok : nat             (* ~Tok when it left the prompt *)
+}.
+
+(* The conversation: a plain message, or a tool-call block followed by the
+   results registered for it (the engine's positions, in order). *)
+Inductive turn := TP (b : block) | TC (c : block) (rs : list block).
+
+Record group := mkGroup {
+  g_id : nat;
+  g_members : list uid;
+  g_level : nat;
+  g_parent : option nat;
+  g_h : nat * nat;
+  g_stubs : list (nat * nat);  (* result leaf -> its member stub's cost *)
+  g_leaves : list nat;
+  g_tok : nat
+}.
+
+Inductive key := KB (n : nat) | KG (n : nat).
+Inductive entry := EIn (u : uid) (d : nat) | ERef (u : uid) (k : key).
+Inductive value := VRaw (d : nat) | VGrp (es : list entry).
+
+Record config := mkConfig {
+  budget : nat; hard : nat; fixed : nat; mgmt : nat; dfloor : nat }.
+
+Record state := mkState {
+  cfg : config;
+  turns : list turn;
+  pending : list (nat * nat);   (* unanswered call id, its placeholder's cost *)
+  owner : nat;                  (* the tool-call block the pending ids belong to *)
+  groups : list group;
+  store : list (key * value);
+  nblocks : nat;
+  ngroups : nat;
+  dash : nat
+}.
+
+(* ------------------------------------------------------------------ *)
+(* Helpers *)
+
+Definition key_eqb (a b : key) : bool :=
+  match a, b with
+  | KB x, KB y | KG x, KG y => x =? y
+  | _, _ => false
+  end.
+
+Definition uid_eqb (a b : uid) : bool :=
+  match a, b with
+  | UB x, UB y | UG x, UG y => x =? y
+  | _, _ => false
+  end.
+
+Fixpoint lookup (k : key) (st : list (key * value)) : option value :=
+  match st with
+  | [] => None
+  | (k', v) :: r => if key_eqb k k' then Some v else lookup k r
+  end.
+
+Definition remove_key (k : key) (st : list (key * value)) :=
+  filter (fun kv => negb (key_eqb k (fst kv))) st.
+
+Definition put (k : key) (v : value) (st : list (key * value)) :=
+  remove_key k st ++ [(k, v)].
+
+Definition turn_blocks (t : turn) : list block :=
+  match t with TP b => [b] | TC c rs => c :: rs end.
+
+Definition blocks (s : state) : list block := flat_map turn_blocks (turns s).
+
+Definition find_block (s : state) (n : nat) : option block :=
+  find (fun b => b_id b =? n) (blocks s).
+
+Definition find_group (s : state) (g : nat) : option group :=
+  find (fun x => g_id x =? g) (groups s).
+
+Definition in_prompt (st : status) : bool :=
+  match st with Visible | Pinned => true | _ => false end.
+
+Definition is_result (b : block) : bool :=
+  match b_kind b with KResult => true | _ => false end.
+
+Definition is_call (b : block) : bool :=
+  match b_kind b with KCall => true | _ => false end.
+
+Definition sum (l : list nat) : nat := fold_right plus 0 l.
+
+Fixpoint list_min (d : nat) (l : list nat) : nat :=
+  match l with [] => d | [x] => x | x :: r => Nat.min x (list_min d r) end.
+
+Fixpoint assoc (n : nat) (l : list (nat * nat)) : nat :=
+  match l with [] => 0 | (k, v) :: r => if k =? n then v else assoc n r end.
+
+(* The top-level group above a group (follow parents; fuel = #groups). *)
+Fixpoint climb (gs : list group) (fuel : nat) (g : group) : group :=
+  match fuel with
+  | 0 => g
+  | S f =>
+      match g_parent g with
+      | None => g
+      | Some p =>
+          match find (fun x => g_id x =? p) gs with
+          | Some g' => climb gs f g'
+          | None => g
+          end
+      end
+  end.
+
+Definition top_group (s : state) (g : nat) : option group :=
+  option_map (climb (groups s) (length (groups s))) (find_group s g).
+
+Definition first_leaf (g : group) : nat := list_min 0 (g_leaves g).
+
+(* ------------------------------------------------------------------ *)
+(* Rendering: what each position shows (_layout._position_messages) *)
+
+Inductive role := RSystem | RUser | RAssistant | RCalls (ids : list nat) | RTool (cid : nat).
+Inductive form :=
+  FContent | FNotice | FPlaceholder | FHandle (u : uid) | FStub (u : uid)
+| FTombstone | FPending | FDashboard.
+Inductive pos := PB (n : nat) | PPending (cid : nat) | PDash.
+
+Record msg := mkMsg { m_pos : pos; m_form : form; m_role : role; m_cost : nat }.
+
+Definition plain_role (k : kind) : role :=
+  match k with KSystem => RSystem | KUser => RUser | _ => RAssistant end.
+
+(* A tool result's text: a tool message while its call is in the prompt
+   (tf), else ordinary context (never an orphan tool message). *)
+Definition wrap (tf : bool) (b : block) (f : form) (c : nat * nat) : msg :=
+  if tf then mkMsg (PB (b_id b)) f (RTool (b_cid b)) (fst c)
+  else mkMsg (PB (b_id b)) f RUser (snd c).
+
+(* [tf]: the block's tool call is in the prompt (used for results only). *)
+Definition pos_msgs (s : state) (tf0 : bool) (b : block) : list msg :=
+  let res := is_result b in
+  let tf := res && tf0 in
+  let me := PB (b_id b) in
+  match b_status b with
+  | Deleted => if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b)] else []
+  | Visible | Pinned =>
+      if res then [wrap tf b (if b_rej b then FNotice else FContent) (b_c b)]
+      else if is_call b then [mkMsg me FContent (RCalls (b_calls b)) (snd (b_c b))]
+      else [mkMsg me FContent (plain_role (b_kind b)) (snd (b_c b))]
+  | Archived | Offloaded =>
+      match b_group b with
+      | None =>
+          let '(f, c) := match b_status b with
+                         | Offloaded => (FPlaceholder, b_p b)
+                         | _ => (FHandle (UB (b_id b)), b_h b)
+                         end in
+          if res then [wrap tf b f c] else [mkMsg me f (plain_role (b_kind b)) (snd c)]
+      | Some g0 =>
+          match top_group s g0 with
+          | None => []
+          | Some g =>
+              if first_leaf g =? b_id b then
+                if tf then [mkMsg me (FHandle (UG (g_id g))) (RTool (b_cid b)) (fst (g_h g))]
+                else [mkMsg me (FHandle (UG (g_id g))) RUser (snd (g_h g))]
+              else if tf then
+                [mkMsg me (FStub (UG (g_id g))) (RTool (b_cid b)) (assoc (b_id b) (g_stubs g))]
+              else []
+          end
+      end
+  end.
+
+Definition turn_msgs (s : state) (t : turn) : list msg :=
+  match t with
+  | TP b => pos_msgs s false b
+  | TC c rs => pos_msgs s false c ++ flat_map (pos_msgs s (in_prompt (b_status c))) rs
+  end.
+
+Definition pending_msgs (s : state) : list msg :=
+  map (fun p => mkMsg (PPending (fst p)) FPending (RTool (fst p)) (snd p)) (pending s).
+
+Definition costs (ms : list msg) : nat := sum (map m_cost ms).
+
+(* The dashboard's figures: the same numbers preflight compares with B. *)
+Definition is_system_turn (t : turn) : bool :=
+  match t with TP b => match b_kind b with KSystem => true | _ => false end | _ => false end.
+
+Definition overhead (s : state) : nat :=
+  fixed (cfg s) + sum (map (fun t => if is_system_turn t then costs (turn_msgs s t) else 0) (turns s)).
+
+Definition conversation (s : state) : nat :=
+  sum (map (fun t => if is_system_turn t then 0 else costs (turn_msgs s t)) (turns s))
+  + costs (pending_msgs s).
+
+Definition total_with (s : state) (d : nat) : nat := overhead s + conversation s + d.
+Definition total (s : state) : nat := total_with s (dash s).
+
+Definition dash_msg (d : nat) : msg := mkMsg PDash FDashboard RUser d.
+
+Definition normal_render (s : state) : list msg :=
+  flat_map (turn_msgs s) (turns s) ++ pending_msgs s ++ [dash_msg (dash s)].
+
+Definition pinned_msgs (s : state) : list msg :=
+  flat_map (fun b => match b_status b with Pinned => pos_msgs s false b | _ => [] end) (blocks s).
+
+Definition pinned_cost (s : state) : nat := costs (pinned_msgs s).
+
+(* The management floor: protocol, tools, priming, pinned blocks, worst-case
+   management dashboard (StateCore.management_floor). *)
+Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).
+
+Definition management_render (s : state) : list msg :=
+  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].
+
+Inductive mode := Normal | Management.
+
+Definition mode_of (s : state) : mode :=
+  if total s <=? budget (cfg s) then Normal else Management.
+
+(* C_t = preflight(render(V_t) + handles(A_t) + D_t, B) *)
+Definition render (s : state) : list msg :=
+  match mode_of s with Normal => normal_render s | Management => management_render s end.
+
+Definition tokens (s : state) : nat := fixed (cfg s) + costs (render s).
+
+(* ------------------------------------------------------------------ *)
+(* Transitions *)
+
+Inductive reason :=
+  RPending | RFloor | RDuplicate | RNotPending | RUnknown | RDeleted | RInGroup
+| RPinned | RHasPending | RNotArchived | REmpty.
+
+Inductive guard := GNone | GAdmit | GRejectCap | GRejectHard.
+
+Record result := mkResult {
+  r_ok : option reason;      (* None: done; Some r: refused, nothing changed *)
+  r_guard : guard;
+  r_offloaded : list nat;
+  r_recovered : option nat
+}.
+
+Definition done_ := mkResult None GNone [] None.
+Definition refuse (r : reason) := mkResult (Some r) GNone [] None.
+
+Definition with_turns (s : state) (ts : list turn) : state :=
+  mkState (cfg s) ts (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) (dash s).
+Definition with_pending (s : state) (p : list (nat * nat)) (o : nat) : state :=
+  mkState (cfg s) (turns s) p o (groups s) (store s) (nblocks s) (ngroups s) (dash s).
+Definition with_groups (s : state) (gs : list group) : state :=
+  mkState (cfg s) (turns s) (pending s) (owner s) gs (store s) (nblocks s) (ngroups s) (dash s).
+Definition with_store (s : state) (st : list (key * value)) : state :=
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) st (nblocks s) (ngroups s) (dash s).
+Definition with_counts (s : state) (nb ng : nat) : state :=
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) nb ng (dash s).
+Definition with_dash (s : state) (d : nat) : state :=
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) d.
+
+(* A block the transitions below never touch: a pinned block, or the call
+   whose results are still pending (the engine refuses both beforehand). *)
+Definition protected (s : state) (b : block) : bool :=
+  match b_status b with
+  | Pinned => true
+  | _ => (b_id b =? owner s) && negb (match pending s with [] => true | _ => false end)
+  end.
+
+(* Change the mutable status of the blocks [f] selects; the registered part
+   (id, kind, bytes, call ids) is copied unchanged. *)
+Definition set_block (st : status) (g : option nat) (lvl : nat) (h : nat * nat) (tok : nat)
+    (b : block) : block :=
+  mkBlock (b_id b) (b_kind b) (b_data b) (b_cid b) (b_calls b) (b_c b) (b_p b) (b_t b) (b_rej b)
+    st g lvl h tok.
+
+Definition map_turn (f : block -> block) (t : turn) : turn :=
+  match t with TP b => TP (f b) | TC c rs => TC (f c) (map f rs) end.
+
+Definition update (s : state) (f : block -> block) : state :=
+  with_turns s (map (map_turn (fun b => if protected s b then b else f b)) (turns s)).
+
+(* The cost of a block's position now, and whether its call is in the prompt. *)
+Definition parent_in_prompt (s : state) (b : block) : bool :=
+  existsb (fun t => match t with
+                    | TC c rs => in_prompt (b_status c) && existsb (fun r => b_id r =? b_id b) rs
+                    | TP _ => false end) (turns s).
+
+Definition pos_cost (s : state) (b : block) : nat := costs (pos_msgs s (parent_in_prompt s b) b).
+
+(* Registration (RegisterLayer) *)
+Definition plain_block (n : nat) (k : kind) (pin : bool) (data c : nat) : block :=
+  mkBlock n k data 0 [] (c, c) (0, 0) 0 false (if pin then Pinned else Visible) None 0 (0, 0) 0.
+
+Fixpoint nodupb (l : list nat) : bool :=
+  match l with [] => true | x :: r => negb (existsb (Nat.eqb x) r) && nodupb r end.
+
+Definition reg_plain (s : state) (k : kind) (pin : bool) (data c d : nat) : state * result :=
+  match pending s with
+  | _ :: _ => (s, refuse RPending)
+  | [] =>
+      if pin && negb (floor s + c <=? budget (cfg s)) then (s, refuse RFloor)
+      else
+        let n := S (nblocks s) in
+        (with_dash (with_counts (with_turns s (turns s ++ [TP (plain_block n k pin data c)]))
+                      n (ngroups s)) d, done_)
+  end.
+
+Definition reg_call (s : state) (ids : list nat) (data c : nat) (pend : list nat) (d : nat)
+    : state * result :=
+  match pending s with
+  | _ :: _ => (s, refuse RPending)
+  | [] =>
+      match ids with
+      | [] => (s, refuse REmpty)
+      | _ =>
+        if negb (nodupb ids) then (s, refuse RDuplicate)
+        else
+          let n := S (nblocks s) in
+          let b := mkBlock n KCall data 0 ids (c, c) (0, 0) 0 false Visible None 0 (0, 0) 0 in
+          let p := combine ids (pend ++ repeat 0 (length ids)) in
+          (with_dash (with_counts (with_pending (with_turns s (turns s ++ [TC b []])) p n)
+                        n (ngroups s)) d, done_)
+      end
+  end.
+
+(* The budget guard (GuardLayer._guard), on the state with the new result
+   appended and visible. Candidates: visible raw results, oldest first. *)
+Definition offload_block (s : state) (x : nat) : state :=
+  let s1 := update s (fun b => if b_id b =? x
+                               then set_block Offloaded None 1 (b_h b) (pos_cost s b) b else b) in
+  match find_block s x with
+  | Some b => with_store s1 (put (KB x) (VRaw (b_data b)) (store s))
+  | None => s1
+  end.
+
+Definition offload_all (s : state) (xs : list nat) : state := fold_left offload_block xs s.
+
+Definition candidates (s : state) (n : nat) : list (block * bool) :=
+  flat_map (fun t => match t with
+                     | TP _ => []
+                     | TC c rs => map (fun r => (r, in_prompt (b_status c)))
+                                    (filter (fun r => match b_status r with
+                                                      | Visible => negb (b_rej r) && negb (b_id r =? n)
+                                                      | _ => false end) rs)
+                     end) (turns s).
+
+Definition pick (tf : bool) (c : nat * nat) : nat := if tf then fst c else snd c.
+
+(* Take candidates until the gain (content minus placeholder) covers [excess]. *)
+Fixpoint take_plan (cs : list (block * bool)) (P Q excess : nat) (acc : list nat)
+    : list nat * list (block * bool) * bool :=
+  match cs with
+  | [] => (rev acc, [], excess + Q <=? P)
+  | (x, tf) :: cs' =>
+      let P' := P + pick tf (b_c x) in
+      let Q' := Q + pick tf (b_p x) in
+      if excess + Q' <=? P' then (rev (b_id x :: acc), cs', true)
+      else take_plan cs' P' Q' excess (b_id x :: acc)
+  end.
+
+Definition dash_at (ds : list nat) (i : nat) : nat := nth i ds (last ds 0).
+
+Fixpoint rounds (fuel : nat) (s : state) (cs : list (block * bool)) (excess : nat)
+    (ds : list nat) (i : nat) (done : list nat) : guard * list nat :=
+  match fuel with
+  | 0 => (GRejectHard, done)
+  | S f =>
+      let '(plan, rest, enough) := take_plan cs 0 0 excess [] in
+      if negb enough then (GRejectHard, done)
+      else
+        let s' := offload_all s plan in
+        let t := total_with s' (dash_at ds (S i)) in
+        if t <=? hard (cfg s) then (GAdmit, done ++ plan)
+        else rounds f s' rest (t - hard (cfg s)) ds (S i) (done ++ plan)
+  end.
+
+Definition decide (s1 : state) (r : block) (parent_cost : nat) (ds : list nat) : guard * list nat :=
+  if budget (cfg s1) <? fst (b_c r) + fixed (cfg s1) + pinned_cost s1 + parent_cost + dfloor (cfg s1)
+  then (GRejectCap, [])
+  else
+    let t0 := total_with s1 (dash_at ds 0) in
+    if t0 <=? hard (cfg s1) then (GAdmit, [])
+    else let cs := candidates s1 (b_id r) in
+         rounds (S (length cs)) s1 cs (t0 - hard (cfg s1)) ds 0 [].
+
+Definition add_result (ts : list turn) (r : block) : list turn :=
+  match rev ts with
+  | TC c rs :: before => rev before ++ [TC c (rs ++ [r])]
+  | _ => ts
+  end.
+
+Fixpoint remove_pending (cid : nat) (p : list (nat * nat)) : list (nat * nat) :=
+  match p with
+  | [] => []
+  | (i, c) :: r => if i =? cid then r else (i, c) :: remove_pending cid r
+  end.
+
+Definition last_is_call (ts : list turn) : bool :=
+  match rev ts with TC _ _ :: _ => true | _ => false end.
+
+Definition reg_result (s : state) (cid data : nat) (c p : nat * nat) (t notice : nat)
+    (nc : nat * nat) (ds : list nat) : state * result :=
+  if negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))
+  then (s, refuse RNotPending)
+  else
+    let n := S (nblocks s) in
+    let r := mkBlock n KResult data cid [] c p t false Visible None 0 (0, 0) 0 in
+    let pend := remove_pending cid (pending s) in
+    let s1 := with_counts (with_pending (with_turns s (add_result (turns s) r)) pend (owner s))
+                n (ngroups s) in
+    let parent_cost := match find_block s (owner s) with Some b => pos_cost s b | None => 0 end in
+    let '(g, off) := decide s1 r parent_cost ds in
+    let rejected := match g with GAdmit => false | _ => true end in
+    let r' := if rejected
+              then mkBlock n KResult notice cid [] nc p t true Visible None 0 (0, 0) 0 else r in
+    let s2 := offload_all s off in
+    let s3 := with_counts (with_pending (with_turns s2 (add_result (turns s2) r')) pend (owner s))
+                n (ngroups s) in
+    (with_dash s3 (last ds (dash s)), mkResult None g off None).
+
+(* Unit selection (ActionsLayer._resolve / _check_block, explicit units). *)
+Inductive action := AArchive | ARestore | ADelete.
+
+Definition check_unit (s : state) (a : action) (u : uid) : option reason :=
+  match u with
+  | UB n =>
+      match find_block s n with
+      | None => Some RUnknown
+      | Some b =>
+          match b_status b with
+          | Deleted => Some RDeleted
+          | Pinned => match a with ARestore => Some RNotArchived | _ => Some RPinned end
+          | st =>
+              match b_group b with
+              | Some _ => Some RInGroup
+              | None =>
+                  if protected s b then
+                    match a with ARestore => Some RNotArchived | _ => Some RHasPending end
+                  else match a, st with
+                       | ARestore, Visible => Some RNotArchived
+                       | _, _ => None
+                       end
+              end
+          end
+      end
+  | UG g =>
+      match find_group s g with
+      | None => Some RUnknown
+      | Some x => match g_parent x with Some _ => Some RInGroup | None => None end
+      end
+  end.
+
+Fixpoint first_error (s : state) (a : action) (us : list uid) : option reason :=
+  match us with
+  | [] => None
+  | u :: r => match check_unit s a u with Some e => Some e | None => first_error s a r end
+  end.
+
+Definition unit_key (s : state) (u : uid) : nat :=
+  match u with
+  | UB n => n
+  | UG g => match find_group s g with Some x => first_leaf x | None => 0 end
+  end.
+
+(* Keep the first occurrence of each unit. *)
+Fixpoint dedup_acc (seen : list uid) (l : list uid) : list uid :=
+  match l with
+  | [] => []
+  | u :: r => if existsb (uid_eqb u) seen then dedup_acc seen r else u :: dedup_acc (u :: seen) r
+  end.
+
+Definition dedup (l : list uid) : list uid := dedup_acc [] l.
+
+Fixpoint insert_by {A} (k : A -> nat) (x : A) (l : list A) : list A :=
+  match l with
+  | [] => [x]
+  | y :: r => if k x <=? k y then x :: y :: r else y :: insert_by k x r
+  end.
+
+Definition sort_by {A} (k : A -> nat) (l : list A) : list A := fold_right (insert_by k) [] l.
+
+Definition resolve (s : state) (a : action) (us : list uid) : list uid + reason :=
+  match us with
+  | [] => inr REmpty
+  | _ => match first_error s a us with
+         | Some e => inr e
+         | None => inl (sort_by (unit_key s) (dedup us))
+         end
+  end.
+
+Definition update_group (s : state) (g : nat) (f : group -> group) : state :=
+  with_groups s (map (fun x => if g_id x =? g then f x else x) (groups s)).
+
+Definition group_level_h (lvl : nat) (h : nat * nat) (x : group) : group :=
+  mkGroup (g_id x) (g_members x) lvl (g_parent x) h (g_stubs x) (g_leaves x) (g_tok x).
+
+Definition group_parent (p : option nat) (x : group) : group :=
+  mkGroup (g_id x) (g_members x) (g_level x) p (g_h x) (g_stubs x) (g_leaves x) (g_tok x).
+
+(* Archive: one visible block alone, one archived unit one level up, or
+   several units into a new group G<k> (ActionsLayer._archive). *)
+Definition archive_units (s : state) (us : list uid) (h : nat * nat) (stubs : list (nat * nat))
+    : state :=
+  match us with
+  | [UB n] =>
+      match find_block s n with
+      | Some b =>
+          if in_prompt (b_status b) then
+            let s1 := update s (fun x => if b_id x =? n
+                        then set_block Archived None 1 h (pos_cost s x) x else x) in
+            with_store s1 (put (KB n) (VRaw (b_data b)) (store s))
+          else update s (fun x => if b_id x =? n
+                        then set_block Archived None (S (b_level x)) h (b_tok x) x else x)
+      | None => s
+      end
+  | [UG g] =>
+      match find_group s g with
+      | Some x => update_group s g (group_level_h (S (g_level x)) h)
+      | None => s
+      end
+  | _ =>
+      let gid := S (ngroups s) in
+      let info u := match u with
+        | UB n => match find_block s n with
+                  | Some b => if in_prompt (b_status b)
+                              then (EIn u (b_data b), 1, [n], pos_cost s b)
+                              else (ERef u (KB n), S (b_level b), [n], b_tok b)
+                  | None => (ERef u (KB n), 1, [n], 0)
+                  end
+        | UG g => match find_group s g with
+                  | Some x => (ERef u (KG g), S (g_level x), g_leaves x, g_tok x)
+                  | None => (ERef u (KG g), 1, [], 0)
+                  end
+        end in
+      let infos := map info us in
+      let es := map (fun i => fst (fst (fst i))) infos in
+      let lvl := fold_left Nat.max (map (fun i => snd (fst (fst i))) infos) 1 in
+      let leaves := flat_map (fun i => snd (fst i)) infos in
+      let tok := sum (map snd infos) in
+      let direct n := existsb (uid_eqb (UB n)) us in
+      let s1 := update s (fun b =>
+                  if direct (b_id b) then
+                    if in_prompt (b_status b)
+                    then set_block Archived (Some gid) (b_level b) (b_h b) (pos_cost s b) b
+                    else set_block (b_status b) (Some gid) (b_level b) (b_h b) (b_tok b) b
+                  else b) in
+      let gs := map (fun x => if existsb (uid_eqb (UG (g_id x))) us
+                              then group_parent (Some gid) x else x) (groups s1) in
+      let g := mkGroup gid us lvl None h stubs leaves tok in
+      let s2 := with_groups s1 (gs ++ [g]) in
+      with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s) gid
+  end.
+
+(* Restore: open units one level (ActionsLayer._restore). *)
+Definition inlined (es : list entry) (n : nat) : bool :=
+  existsb (fun e => match e with EIn (UB m) _ => m =? n | _ => false end) es.
+
+Definition restore_unit (s : state) (u : uid) : state :=
+  match u with
+  | UB n =>
+      let s1 := update s (fun b => if b_id b =? n
+                  then set_block Visible None 0 (0, 0) (b_tok b) b else b) in
+      with_store s1 (remove_key (KB n) (store s))
+  | UG g =>
+      let es := match lookup (KG g) (store s) with Some (VGrp es) => es | _ => [] end in
+      let s1 := update s (fun b =>
+                  match b_group b with
+                  | Some g' => if g' =? g then
+                                 if inlined es (b_id b)
+                                 then set_block Visible None (b_level b) (b_h b) (b_tok b) b
+                                 else set_block (b_status b) None (b_level b) (b_h b) (b_tok b) b
+                               else b
+                  | None => b
+                  end) in
+      let gs := map (fun x => match g_parent x with
+                              | Some p => if p =? g then group_parent None x else x
+                              | None => x end)
+                    (filter (fun x => negb (g_id x =? g)) (groups s1)) in
+      with_store (with_groups s1 gs) (remove_key (KG g) (store s))
+  end.
+
+(* Delete: tombstones keep IDs; payloads go (ActionsLayer._delete_units). *)
+Definition under (s : state) (g : nat) (x : group) : bool :=
+  g_id (climb (groups s) (length (groups s)) x) =? g.
+
+Definition delete_unit (s : state) (u : uid) : state :=
+  match u with
+  | UB n =>
+      let s1 := update s (fun b => if b_id b =? n
+                  then set_block Deleted None 0 (0, 0) 0 b else b) in
+      with_store s1 (remove_key (KB n) (store s))
+  | UG g =>
+      let doomed := filter (under s g) (groups s) in
+      let leaves := flat_map g_leaves (filter (fun x => g_id x =? g) doomed) in
+      let dead n := existsb (Nat.eqb n) leaves in
+      let s1 := update s (fun b => if dead (b_id b)
+                  then set_block Deleted None 0 (0, 0) 0 b else b) in
+      let st := filter (fun kv => match fst kv with
+                                  | KB n => negb (dead n)
+                                  | KG h => negb (existsb (fun x => g_id x =? h) doomed)
+                                  end) (store s) in
+      with_store (with_groups s1 (filter (fun x => negb (under s g x)) (groups s))) st
+  end.
+
+Definition act (s : state) (a : action) (us : list uid) (h : nat * nat)
+    (stubs : list (nat * nat)) (d : nat) : state * result :=
+  match resolve s a us with
+  | inr e => (s, refuse e)
+  | inl us' =>
+      let s' := match a with
+                | AArchive => archive_units s us' h stubs
+                | ARestore => fold_left restore_unit us' s
+                | ADelete => fold_left delete_unit us' s
+                end in
+      (with_dash s' d, done_)
+  end.
+
+(* recover: the exact bytes of any live block (ReadLayer.recover). *)
+Fixpoint inline_in (n : nat) (st : list (key * value)) : option nat :=
+  match st with
+  | [] => None
+  | (_, VGrp es) :: r =>
+      match find (fun e => match e with EIn (UB m) _ => m =? n | _ => false end) es with
+      | Some (EIn _ d) => Some d
+      | _ => inline_in n r
+      end
+  | _ :: r => inline_in n r
+  end.
+
+Definition recover (s : state) (n : nat) : option nat :=
+  match find_block s n with
+  | None => None
+  | Some b =>
+      match b_status b with
+      | Deleted => None
+      | Visible | Pinned => Some (b_data b)
+      | _ => match lookup (KB n) (store s) with
+             | Some (VRaw d) => Some d
+             | _ => inline_in n (store s)
+             end
+      end
+  end.
+
+(* ------------------------------------------------------------------ *)
+(* Operations and the step function *)
+
+Inductive op :=
+| OPlain (k : kind) (pin : bool) (data c d : nat)
+| OCall (ids : list nat) (data c : nat) (pend : list nat) (d : nat)
+| OResult (cid data : nat) (c p : nat * nat) (t notice : nat) (n : nat * nat) (ds : list nat)
+| OArchive (us : list uid) (h : nat * nat) (stubs : list (nat * nat)) (d : nat)
+| ORestore (us : list uid) (d : nat)
+| ODelete (us : list uid) (d : nat)
+| ORecover (n : nat).
+
+Definition step (s : state) (o : op) : state * result :=
+  match o with
+  | OPlain k pin data c d =>
+      match k with
+      | KCall | KResult => (s, refuse REmpty)
+      | _ => reg_plain s k pin data c d
+      end
+  | OCall ids data c pend d => reg_call s ids data c pend d
+  | OResult cid data c p t notice n ds => reg_result s cid data c p t notice n ds
+  | OArchive us h stubs d => act s AArchive us h stubs d
+  | ORestore us d => act s ARestore us (0, 0) [] d
+  | ODelete us d => act s ADelete us (0, 0) [] d
+  | ORecover n =>
+      match find_block s n with
+      | None => (s, refuse RUnknown)
+      | Some b => match recover s n with
+                  | Some x => (s, mkResult None GNone [] (Some x))
+                  | None => (s, refuse RDeleted)
+                  end
+      end
+  end.
+
+Definition init (c : config) (d : nat) : option state :=
+  if fixed c + mgmt c <=? budget c then Some (mkState c [] [] 0 [] [] 0 0 d) else None.
+
+Fixpoint run (s : state) (os : list op) : state :=
+  match os with [] => s | o :: r => run (fst (step s o)) r end.
+
+(* The dashboard's ledger rows: live top-level units by first block. *)
+Definition unit_rows (s : state) : list (uid * status * nat * nat) :=
+  let bs := flat_map (fun b => match b_group b, b_status b with
+                               | None, Deleted => []
+                               | None, st => [(b_id b, (UB (b_id b), st, b_level b,
+                                       if in_prompt st then pos_cost s b else b_tok b))]
+                               | _, _ => [] end) (blocks s) in
+  let gs := flat_map (fun x => match g_parent x with
+                               | None => [(first_leaf x, (UG (g_id x), Archived, g_level x, g_tok x))]
+                               | Some _ => [] end) (groups s) in
+  map snd (sort_by fst (bs ++ gs)).
