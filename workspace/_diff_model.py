@@ -258,7 +258,9 @@ def resolve_spec(spec: Any, blocks: Sequence[Any], groups: Mapping[str, Any]
                 if min(lv) < item.start or max(lv) > item.stop:
                     return None
                 units.setdefault(top, min(lv))
-    return [u for u, _ in sorted(units.items(), key=lambda t: t[1])]
+    # In the order the spec names them (the engine checks them in that order and
+    # reports the first refusal; the model sorts accepted units itself).
+    return list(units)
 
 
 # ---------------------------------------------------------------- observation

@@ -188,10 +188,22 @@ def _block_ref(c: Choices, n_blocks: int) -> int:
     return c.integer(1, max(1, n_blocks + (1 if c.integer(0, 9) == 0 else 0)))
 
 
-def _spec(c: Choices, n_blocks: int, n_groups: int) -> str:
+def _spec(c: Choices, n_blocks: int, n_groups: int, calls: Sequence[int] = ()) -> str:
     """A block selector in the forms agents write (``B3``, ``b3``, ranges with
-    several separators, lists, group IDs)."""
-    kind = _weighted(c, (("block", 5), ("range", 4), ("group", 3), ("list", 2), ("bad", 1)))
+    several separators, lists, group IDs), aimed now and then at the newest
+    block or at a tool call together with the block before it (a group that
+    takes a call and leaves its results outside)."""
+    kind = _weighted(
+        c,
+        (("block", 5), ("range", 4), ("group", 3), ("list", 2), ("newest", 2),
+         ("call", 2), ("bad", 1)),
+    )
+    if kind == "newest" and n_blocks:
+        return f"B{n_blocks}"
+    if kind == "call" and calls:
+        cb = _pick(c, calls)
+        if cb > 1:
+            return f"B{cb - 1}-B{cb}" if c.integer(0, 1) else f"B{cb},B{cb - 1}"
     if kind == "group" and n_groups:
         return f"{_pick(c, 'Gg')}{c.integer(1, n_groups + (1 if c.integer(0, 5) == 0 else 0))}"
     if kind == "range" and n_blocks >= 2:
@@ -257,7 +269,9 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
         "store": _pick(c, ("memory", "disk")),
         "format": _pick(c, ("openai", "anthropic")),
         "protocol": protocol,
-        "cache_prefix": c.integer(0, 3) != 0,
+        # The model fixes cache_prefix=False; a quarter of the runs use the
+        # engine's default (True) and get the recount checks only.
+        "cache_prefix": c.integer(0, 3) == 3,
     }
     budget = config["budget"]
     ops: list[dict[str, Any]] = []
@@ -266,6 +280,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
     answered: list[str] = []
     next_call = 1
     archived: list[str] = []  # specs asked to be archived (restore and read target them)
+    call_blocks: list[int] = []  # block numbers of the tool calls asked for
     n = c.integer(1, max_ops)
     # A system prompt and the task first, most of the time (the agent loop's shape).
     if c.integer(0, 3) != 0:
@@ -283,7 +298,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
                     ("archive", 5),
                     ("user", 2),
                     ("assistant", 2),
-                    ("delete", 2),
+                    ("delete", 3),
                     ("restore", 3),
                     ("read", 2),
                     ("system", 1),
@@ -312,7 +327,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
                 used.add(cid)
                 if c.integer(0, 4) == 0:
                     name = _pick(c, _CONTEXT_TOOLS)
-                    sp = _spec(c, n_blocks, n_groups)
+                    sp = _spec(c, n_blocks, n_groups, call_blocks)
                     args = {"block_id": sp}
                     if name == "context_workspace_delete":
                         args["reason"] = "no longer needed"
@@ -327,6 +342,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
             ops.append({"op": "call", "calls": calls, "text": text})
             if not pending:
                 n_blocks += 1
+                call_blocks.append(n_blocks)
                 pending = [cl[0] for cl in calls]
         elif kind == "result":
             if pending and c.integer(0, 9) != 0:
@@ -352,12 +368,12 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
             if kind != "archive" and archived and c.integer(0, 2) != 0:
                 spec = _pick(c, archived)
             else:
-                spec = _spec(c, n_blocks, n_groups)
+                spec = _spec(c, n_blocks, n_groups, call_blocks)
             op = {"op": kind, "spec": spec}
             if kind == "archive":
                 op["replacement"] = _pick(c, ("", "", "index: rows 1-40, totals", "x" * 3))
             if kind == "delete":
-                op["reason"] = _pick(c, ("stale output", "stale output", "", "  "))
+                op["reason"] = "stale output" if c.integer(0, 5) else _pick(c, ("", "  "))
             if kind != "restore":
                 op["via"] = _pick(c, ("api", "tool"))
             ops.append(op)

@@ -23,7 +23,7 @@ from typing import Any
 from ._diff_drive import EngineFactory, run_sequence
 from ._diff_model import compare_observations, run_model
 from ._diff_ops import OperationSequence, minimal_budget, sequence_strategy
-from ._errors import WorkspaceArgumentError
+from ._errors import PayloadIntegrityError, WorkspaceArgumentError
 
 __all__ = [
     "Divergence",
@@ -178,7 +178,10 @@ def check_sequence(
         run = run_sequence(seq, engine_factory)
     except Exception as exc:  # noqa: BLE001 - an engine that raises is a divergence
         step = getattr(exc, "_diff_step", -1)
-        return _Finding("crash", "recount", step, f"{type(exc).__name__}: {exc}"[:300]), False
+        # A payload the engine cannot read back is a recoverability failure; any
+        # other exception escaping the engine is a crash.
+        inv = "recoverability" if isinstance(exc, PayloadIntegrityError) else "crash"
+        return _Finding(inv, "recount", step, f"{type(exc).__name__}: {exc}"[:300]), False
     for s in run.steps:
         for inv, msg in s.problems:
             return _Finding(inv, "recount", s.index, msg), False
@@ -221,7 +224,7 @@ def _model_executable(model: str | None) -> str:
     if model is not None:
         return model
     try:
-        from ._engine_model import build_engine_model  # provided with the Coq model
+        from ._model import build_engine_model
     except ImportError:
         return "unavailable: this installation has no engine model builder"
     try:
@@ -263,8 +266,9 @@ def differential_test(
         sources. When it cannot be built the report says so in ``model`` and
         only the recount checks run.
     shrink_seconds : float
-        Time allowed for shrinking a divergence (then the shortest sequence
-        found so far is reported).
+        Time allowed for shrinking a divergence: half for Hypothesis's shrinker,
+        half for dropping single operations (then the shortest sequence found
+        so far is reported).
     progress : callable, optional
         Called with the number of sequences run so far.
 
@@ -314,7 +318,7 @@ def differential_test(
         if finding is not None:
             if not shrinking[0]:
                 shrinking[0] = True
-                deadline[0] = time.perf_counter() + shrink_seconds
+                deadline[0] = time.perf_counter() + shrink_seconds / 2
             counts.found.append((seq, finding))
             raise _Diverged
 
@@ -327,8 +331,12 @@ def differential_test(
                 raise
         if counts.found:
             # The shortest failing sequence seen (Hypothesis's shrunk example,
-            # or the best one when the shrinking time ran out).
+            # or the best one when the shrinking time ran out), then shortened
+            # further by dropping operations one at a time while it still fails.
             seq, f = min(counts.found, key=lambda sf: (len(sf[0]), len(sf[0].describe())))
+            seq, f = _minimize(
+                seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2
+            )
             divergences.append(Divergence(f.invariant, f.source, f.step, f.detail, seq))
     n_traces = 0
     for seq in trace_sequences(traces):
@@ -351,6 +359,26 @@ def differential_test(
         seconds=time.perf_counter() - t0,
         engine="Workspace" if engine_factory is None else str(name),
     )
+
+
+def _minimize(
+    seq: OperationSequence, finding: _Finding, factory: EngineFactory | None,
+    model: str | None, deadline: float,
+) -> tuple[OperationSequence, _Finding]:
+    """Drop operations one at a time (newest first) while the same invariant
+    still fails, until a pass removes nothing or the shrinking time is up."""
+    ops = list(seq.ops)
+    changed = True
+    while changed and time.perf_counter() < deadline:
+        changed = False
+        i = len(ops) - 1
+        while i >= 0 and time.perf_counter() < deadline:
+            trial = OperationSequence(seq.config, tuple(ops[:i] + ops[i + 1:]))
+            got, _ = check_sequence(trial, factory, model)
+            if got is not None and got.invariant == finding.invariant:
+                ops, finding, changed = list(trial.ops), got, True
+            i -= 1
+    return OperationSequence(seq.config, tuple(ops)), finding
 
 
 # ---------------------------------------------------------------- traces
