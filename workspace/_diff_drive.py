@@ -180,7 +180,10 @@ class _Driver:
 
     # ------------------------------------------------------------ measuring
     def dash(self) -> int:
-        """The normal (candidate) dashboard message's tokens, counted here on its text."""
+        """The normal (candidate) dashboard message's tokens, counted here on its text
+        (only for the model's lines: 0 when the run is outside the model)."""
+        if not self.modelled:
+            return 0
         ws = self.ws
         cand = getattr(ws, "_candidate", None)
         if callable(cand):
