@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # extracted executable (theory/coq/engine); Debian/Ubuntu package names.
 COQ_APT := coq libcoq-mathcomp-ssreflect ocaml-nox
 
-.PHONY: reproduce test lint bench clean coq-deps
+.PHONY: reproduce test lint bench clean coq-deps docs docs-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,18 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[all,test,bench]'
 	status=0; for f in benchmarks/bench_*.py; do $(BIN)/python $$f || status=1; done; exit $$status
+
+# The documentation site: docs/_build/html (warnings are errors; the tutorials are
+# executed at build time, offline).
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[all,docs]'
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+
+# The built site in a real browser: headless Chromium (Debian's chromium) loads the
+# home page and a tutorial and fails on console errors; screenshots in docs/_build.
+docs-check: docs
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq chromium >/dev/null; }
+	$(BIN)/python docs/check_site.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

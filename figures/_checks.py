@@ -51,7 +51,18 @@ class Check:
 
 
 def status_of(ok: bool) -> str:
-    """``"pass"`` when ``ok`` else ``"fail"``."""
+    """The check status word for an outcome.
+
+    Parameters
+    ----------
+    ok : bool
+        Whether the check held.
+
+    Returns
+    -------
+    str
+        ``"pass"`` when ``ok`` else ``"fail"``.
+    """
     if not isinstance(ok, (bool, np.bool_)):
         raise DomainError("ok", ok, "must be a bool", "pass the outcome of a comparison")
     return "pass" if ok else "fail"

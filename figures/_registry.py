@@ -58,7 +58,30 @@ class FigureScript(Protocol):
 
 
 def load_figure(name: str) -> FigureScript:
-    """The figure script called ``name`` (e.g. ``"fig2_separation"``)."""
+    """The figure script called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`FIGURE_NAMES`, e.g. ``"fig2_separation"``.
+
+    Returns
+    -------
+    FigureScript
+        The figure's module: ``default_params``, ``compute``, ``plot``, ``caption``
+        and ``checks``.
+
+    Raises
+    ------
+    UnknownNameError
+        If no figure has that name (with the closest names).
+
+    Examples
+    --------
+    >>> fig = load_figure("fig2_separation")
+    >>> fig.NAME
+    'fig2_separation'
+    """
     # Imported here, not at the top: each figure module imports merge_params from here.
     from ._catalog import FIGURES
 
@@ -70,7 +93,34 @@ def load_figure(name: str) -> FigureScript:
 def merge_params(
     figure: str, defaults: Mapping[str, Any], given: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """Defaults overridden by ``given``; an unknown key is an error with a suggestion."""
+    """A figure's parameters: its defaults overridden by ``given``.
+
+    Parameters
+    ----------
+    figure : str
+        The figure's name, for error messages.
+    defaults : mapping
+        The figure's default parameters (``default_params(quick)``).
+    given : mapping or None
+        The parameters to override; every key must be a default's key.
+
+    Returns
+    -------
+    dict
+        A new dict: the defaults with the given values in place.
+
+    Raises
+    ------
+    UnknownNameError
+        If ``given`` has a key the figure does not define (with a suggestion).
+    DomainError
+        If ``figure`` is not a name or ``defaults`` / ``given`` are not mappings.
+
+    Examples
+    --------
+    >>> merge_params("fig4_tradeoff", {"n": 64, "kappa": 4}, {"n": 128})
+    {'n': 128, 'kappa': 4}
+    """
     from vistalab.theory import DomainError
 
     if not isinstance(figure, str) or not figure:

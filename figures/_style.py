@@ -56,7 +56,24 @@ def figure_style() -> Iterator[None]:
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: float = 3.2,
                **subplot_kw: Any) -> tuple[Any, np.ndarray]:
-    """A Figure on an Agg canvas and a 2-D array of its axes (call inside :func:`figure_style`)."""
+    """A Figure on an Agg canvas and a 2-D array of its axes (call inside :func:`figure_style`).
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        Panels down and across, 1..64 each.
+    width, height : float
+        Size in inches, in (0, 200].
+    **subplot_kw
+        Passed to :meth:`matplotlib.figure.Figure.subplots`.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The figure, drawn by the Agg backend (no display needed).
+    axes : numpy.ndarray
+        Its axes, shape ``(nrows, ncols)``.
+    """
     import_optional("matplotlib", "the figures")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -73,7 +90,15 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 6.4, height: fl
 
 
 def panel_label(ax: Any, label: str) -> None:
-    """Bold panel letter in the axes' top-left corner, outside the data area."""
+    """Bold panel letter in the axes' top-left corner, outside the data area.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    label : str
+        The letter, e.g. ``"a"``.
+    """
     from vistalab.theory._validate import as_text
 
     if not callable(getattr(ax, "set_title", None)):
@@ -90,6 +115,20 @@ def save_figure(fig: Any, out_dir: str | os.PathLike[str], name: str) -> tuple[P
     durably (:func:`vistalab._core.atomic_write`), so a crash never leaves a
     truncated figure behind; the files honour the umask. The PDF carries no creation date,
     so identical inputs give identical bytes.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to write.
+    out_dir : str or PathLike
+        The folder (created if needed).
+    name : str
+        The file stem, e.g. ``"fig4_tradeoff"``.
+
+    Returns
+    -------
+    png, pdf : Path
+        The two files written.
     """
     from vistalab.theory import DomainError
     from vistalab.theory._validate import as_text

@@ -226,7 +226,16 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def table_keys(*, data_dir: str | Path | None = None) -> tuple[str, ...]:
-    """Keys accepted by :func:`load_table`, sorted."""
+    """Keys accepted by :func:`load_table`, sorted.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    tuple of str"""
     path = _data_dir_iv(data_dir)
     return tuple(sorted(p.stem for p in path.glob("*.toml") if p.name not in _NOT_TABLES))
 
@@ -280,7 +289,16 @@ def load_table(key: str, *, data_dir: str | Path | None = None) -> PaperTable:
 
 
 def load_quotes(*, data_dir: str | Path | None = None) -> Mapping[str, Quote]:
-    """All quoted sentences of the text, by id."""
+    """All quoted sentences of the text, by id.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    mapping of str to Quote"""
     raw = _read(_data_dir_iv(data_dir) / _QUOTES_FILE)
     out: dict[str, Quote] = {}
     base = {"id", "where", "line", "text", "values"}
@@ -294,7 +312,23 @@ def load_quotes(*, data_dir: str | Path | None = None) -> Mapping[str, Quote]:
 
 
 def load_quote(quote_id: str, *, data_dir: str | Path | None = None) -> Quote:
-    """One quoted sentence by id (see :func:`load_quotes`)."""
+    """One quoted sentence by id (see :func:`load_quotes`).
+
+    Parameters
+    ----------
+    quote_id : str
+        Its id.
+    data_dir : path, optional
+        Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    Quote
+
+    Raises
+    ------
+    UnknownNameError
+        If no entry has that id (with the closest ids)."""
     quotes = load_quotes(data_dir=data_dir)
     if not isinstance(quote_id, str) or quote_id not in quotes:
         raise UnknownNameError("text quote", quote_id, quotes)
@@ -302,7 +336,16 @@ def load_quote(quote_id: str, *, data_dir: str | Path | None = None) -> Quote:
 
 
 def load_statements(*, data_dir: str | Path | None = None) -> Mapping[str, Statement]:
-    """All theoretical statements (formulas), by id."""
+    """All theoretical statements (formulas), by id.
+
+    Parameters
+    ----------
+    data_dir : path, optional
+        Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    mapping of str to Statement"""
     raw = _read(_data_dir_iv(data_dir) / _STATEMENTS_FILE)
     out: dict[str, Statement] = {}
     base = {"id", "where", "line", "text", "symbols"}
@@ -317,7 +360,23 @@ def load_statements(*, data_dir: str | Path | None = None) -> Mapping[str, State
 
 
 def load_statement(statement_id: str, *, data_dir: str | Path | None = None) -> Statement:
-    """One theoretical statement by id (see :func:`load_statements`)."""
+    """One theoretical statement by id (see :func:`load_statements`).
+
+    Parameters
+    ----------
+    statement_id : str
+        Its id.
+    data_dir : path, optional
+        Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    Statement
+
+    Raises
+    ------
+    UnknownNameError
+        If no entry has that id (with the closest ids)."""
     statements = load_statements(data_dir=data_dir)
     if not isinstance(statement_id, str) or statement_id not in statements:
         raise UnknownNameError("theory statement", statement_id, statements)

@@ -190,7 +190,18 @@ class Claim:
 class ClaimResult:
     """A claim and the outcome of its check (see :class:`Claim` and :class:`Outcome`).
 
-    ``seconds`` is the wall time of the check, for information only.
+    Attributes
+    ----------
+    id, section, where, statement, tolerance, kind, data, certificates
+        As for :class:`Claim`.
+    status : Status
+        ``pass``, ``fail`` or ``not_checkable``.
+    detail : str
+        The decisive comparison, in words.
+    numbers : Mapping[str, Any]
+        The numbers behind the status.
+    seconds : float
+        Wall time of the check, for information only.
     """
 
     id: str
@@ -292,6 +303,14 @@ class CheckContext:
     seed_seq : numpy.random.SeedSequence
         Root of the Monte Carlo seeds; each claim derives its own child from its id, so a
         claim's numbers do not depend on which other claims run.
+    shared : dict
+        A cache shared by every claim of one run (parsed tables, certificates).
+    certificates : object
+        theory/'s proof-step certificates: True to compute them on first use, or the
+        verify stage's report, so the proof steps run once per ``reproduce``.
+
+    Attributes
+    ----------
     claim_id : str
         The claim being checked (set by the runner).
     """
@@ -424,6 +443,36 @@ def register_claim(
     Call it (or use :func:`claim`) from a module listed in :func:`plugin_modules` (or added
     with :func:`add_plugin`); the registry imports those modules on first use.
 
+    Parameters
+    ----------
+    claim_id : str
+        Stable identifier, e.g. ``"table8.rows-add-up"``.
+    check : callable
+        ``check(ctx: CheckContext) -> Outcome``.
+    section : str
+        Group for reports (one of :data:`SECTIONS`, or a new name appended at the end).
+    where : str
+        Where the claim is in the paper (section, table, equation, line of paper.tex).
+    statement : str
+        The claim in a few words.
+    tolerance : str
+        How exactly the numbers must agree, and why (e.g. one-decimal rounding).
+    data : iterable of str
+        What the claim rests on: ``table:<key>``, ``quote:<id>``, ``statement:<id>``,
+        ``theory:<name>``, ``sims:<name>``, ``certificate:<claim>``.
+    certificates : iterable of str
+        theory/'s proof-step claim ids linked to this claim (``"prop1"``, ``"thm1.B"``...).
+    kind : str
+        ``"table"``, ``"text"``, ``"theory"`` or ``"engine"``.
+    stage : {"paper", "engine"}
+        Which stage of ``vista-lab reproduce`` runs it (``"engine"``: the checks that
+        drive the reference workspace engine).
+
+    Returns
+    -------
+    Claim
+        The registered claim.
+
     Raises
     ------
     DomainError
@@ -495,7 +544,9 @@ def claim(
     kind: str = "text",
     stage: str = "paper",
 ) -> Callable[[CheckFn], CheckFn]:
-    """Decorator form of :func:`register_claim`::
+    """Register the decorated check as a claim (the decorator form of :func:`register_claim`).
+
+    Used as::
 
         @claim("engine.makeroom-ledger", section="Engine-backed checks", where="Theorem 1",
                statement="...", tolerance="4 standard errors", kind="engine",
@@ -503,6 +554,35 @@ def claim(
         def _check(ctx):
             ...
             return Outcome.passed("...", mean_z=...)
+
+    Parameters
+    ----------
+    claim_id : str
+        Stable identifier, e.g. ``"table8.rows-add-up"``.
+    section : str
+        Group for reports (one of :data:`SECTIONS`, or a new name appended at the end).
+    where : str
+        Where the claim is in the paper (section, table, equation, line of paper.tex).
+    statement : str
+        The claim in a few words.
+    tolerance : str
+        How exactly the numbers must agree, and why (e.g. one-decimal rounding).
+    data : iterable of str
+        What the claim rests on: ``table:<key>``, ``quote:<id>``, ``statement:<id>``,
+        ``theory:<name>``, ``sims:<name>``, ``certificate:<claim>``.
+    certificates : iterable of str
+        theory/'s proof-step claim ids linked to this claim (``"prop1"``, ``"thm1.B"``...).
+    kind : str
+        ``"table"``, ``"text"``, ``"theory"`` or ``"engine"``.
+    stage : {"paper", "engine"}
+        Which stage of ``vista-lab reproduce`` runs it (``"engine"``: the checks that
+        drive the reference workspace engine).
+
+    Returns
+    -------
+    callable
+        The decorator; it registers the function as the claim's check and returns it
+        unchanged.
     """
 
     # validated now, so a bad decorator argument fails where it is written
@@ -529,7 +609,23 @@ def register_not_checkable(
     kind: str = "text",
     stage: str = "paper",
 ) -> Claim:
-    """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs")."""
+    """Register a claim that cannot be checked here, with the reason (e.g. "needs LLM runs").
+
+    Its check always returns ``not_checkable`` with ``reason``.
+
+    Parameters
+    ----------
+    claim_id : str
+        Stable identifier.
+    reason : str
+        Why the claim cannot be checked from what the paper gives.
+    section, where, statement, data, kind, stage
+        As for :func:`register_claim`.
+
+    Returns
+    -------
+    Claim
+        The registered claim."""
     if not isinstance(reason, str) or not reason.strip():
         raise DomainError("reason", reason, "must be a non-empty string",
                           "say why, e.g. 'needs LLM runs'")
@@ -556,9 +652,14 @@ def _caller_module() -> str:
 
 
 def add_plugin(module_name: str) -> None:
-    """Ask the registry to import a user's module ``module_name`` (which registers claims
-    with :func:`claim`) on next use. A module that cannot be imported is an error then,
-    never silently skipped."""
+    """Ask the registry to import a user's module of claims on next use.
+
+    A module that cannot be imported is an error then, never silently skipped.
+
+    Parameters
+    ----------
+    module_name : str
+        The importable name of a module that registers claims with :func:`claim`."""
     if not isinstance(module_name, str) or not module_name:
         raise DomainError("module_name", module_name, "must be a dotted module name")
     if module_name not in _PLUGINS:
@@ -566,7 +667,12 @@ def add_plugin(module_name: str) -> None:
 
 
 def plugin_modules() -> tuple[str, ...]:
-    """The users' plugin modules the registry imports (see :func:`add_plugin`)."""
+    """The users' plugin modules the registry imports (see :func:`add_plugin`).
+
+    Returns
+    -------
+    tuple of str
+        Module names, in the order they were added."""
     return tuple(_PLUGINS)
 
 
@@ -590,14 +696,32 @@ def _section_rank(section: str) -> int:
 
 
 def all_claims() -> tuple[Claim, ...]:
-    """Every registered claim, in report order (paper section, then registration)."""
+    """Every registered claim, in report order (paper section, then registration).
+
+    Returns
+    -------
+    tuple of Claim"""
     _load_modules()
     order = {cid: i for i, cid in enumerate(_REGISTRY)}
     return tuple(sorted(_REGISTRY.values(), key=lambda c: (_section_rank(c.section), order[c.id])))
 
 
 def get_claim(claim_id: str) -> Claim:
-    """The registered claim ``claim_id``."""
+    """The registered claim ``claim_id``.
+
+    Parameters
+    ----------
+    claim_id : str
+        A registered claim's id.
+
+    Returns
+    -------
+    Claim
+
+    Raises
+    ------
+    UnknownNameError
+        If no claim has that id (with the closest ids)."""
     claims = {c.id: c for c in all_claims()}
     if not isinstance(claim_id, str) or claim_id not in claims:
         raise UnknownNameError("claim", claim_id, claims)
@@ -605,8 +729,23 @@ def get_claim(claim_id: str) -> Claim:
 
 
 def select_claims(only: str | None = None) -> tuple[Claim, ...]:
-    """Claims whose id (or section) matches ``only``: a shell glob (``table8.*``), or, with
-    no glob characters, a case-insensitive substring; comma-separated patterns are OR-ed."""
+    """Claims whose id (or section) matches ``only``.
+
+    Parameters
+    ----------
+    only : str, optional
+        A shell glob (``table8.*``), or, with no glob characters, a case-insensitive
+        substring; comma-separated patterns are OR-ed. None selects every claim.
+
+    Returns
+    -------
+    tuple of Claim
+        In report order.
+
+    Raises
+    ------
+    DomainError
+        If ``only`` is empty or matches no claim."""
     claims = all_claims()
     if only is None:
         return claims

@@ -147,6 +147,16 @@ def _quote_forms(value: object) -> set[str]:
     return forms
 
 
+def transcription_target_count(*, data_dir: str | Path | None = None) -> int:
+    """How many transcription checks :func:`check_transcription` runs (one per table
+    and per quote of the data files): what a run without the paper's LaTeX skips."""
+    from ._registry import data_dir_iv
+
+    ddir = None if data_dir is None else data_dir_iv(data_dir)
+    tables = [key for key in table_keys(data_dir=ddir) if key not in _NOT_TABULAR]
+    return len(tables) + len(load_quotes(data_dir=ddir))
+
+
 def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
                         ) -> tuple[TranscriptionCheck, ...]:
     """Compare every table and quote of the paper's data with the LaTeX source.
@@ -162,6 +172,11 @@ def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
         The paper's LaTeX source (``paper.tex``).
     data_dir : path, optional
         Another copy of the data files (default: the shipped ones).
+
+    Returns
+    -------
+    tuple of TranscriptionCheck
+        One per table and per quote, in data-file order.
 
     Raises
     ------

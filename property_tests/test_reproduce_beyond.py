@@ -49,7 +49,7 @@ def test_failed_result_is_a_failed_check():
                           quick=True, seed=1, fingerprint="0" * 12, commit=None,
                           version="0", beyond=rows)
     assert "## Beyond the paper" in report and "**FAIL**" in report
-    assert "some checks FAILED" in report
+    assert "some checks of the toolkit FAILED" in report
 
 
 @pytest.mark.slow

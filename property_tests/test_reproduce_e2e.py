@@ -84,8 +84,10 @@ def test_report_lists_every_check_and_embeds_every_figure(first_run):
     report = (out / "report.md").read_text()
     checks = _checks(out)
     assert checks, "the run must check something"
-    table_rows = [ln for ln in report.splitlines() if ln.startswith("| ") and " | `" in ln]
+    areas = report[report.index("## Checks by area"):report.index("## Figures")]
+    table_rows = [ln for ln in areas.splitlines() if ln.startswith("| `")]
     assert len(table_rows) == len(checks)
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     for c in checks:
         assert f"`{c['id']}`" in report
     sources = {c["source"] for c in checks}

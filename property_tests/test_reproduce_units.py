@@ -75,8 +75,8 @@ def test_md_cell_is_one_safe_table_cell(text):
 
 
 def test_report_has_one_row_per_check_and_two_caption_lines():
-    """Issue 6: 'one table of every check with its status and numbers, and every figure
-    embedded with a two-line caption'."""
+    """One table per area with every check, its status and numbers; every figure
+    embedded with a two-line caption."""
     rows = [
         CheckRow("paper", "t.a", "claim a | with pipe", "pass", "1.0 vs 1.0", "Table 1"),
         CheckRow("proof", "prop1/step1", "Fano", "fail", "gap 0.1", "App. B"),
@@ -87,21 +87,57 @@ def test_report_has_one_row_per_check_and_two_caption_lines():
             FigureEntry("fig7_dashboard_overhead", "Overhead", None, None)]
     text = build_report(checks=rows, figures=figs, stages=[], counts=count_statuses(rows),
                         quick=True, seed=1, fingerprint="f" * 64, commit="abc", version="0.1")
-    table = [ln for ln in text.splitlines() if ln.startswith("| ") and "`" in ln]
+    areas = text[text.index("## Checks by area"):text.index("## Figures")]
+    table = [ln for ln in areas.splitlines() if ln.startswith("| `")]
     assert len(table) == 3
-    assert table[0].split(" | ")[1].startswith("proof")  # proof steps listed first
+    assert table[0].startswith("| `prop1/step1`")  # proof steps listed first
+    assert "### Proof steps and chains (0 of 1 pass)" in areas
     assert "**FAIL**" in text and "claim a \\| with pipe" in text
-    assert "**1 pass, 1 fail, 1 not checkable**" in text
+    assert "| failed | 1 |" in text and "| not checkable | 1 |" in text
+    assert "| checked | 1 |" in text  # the passing paper claim: exact arithmetic
+    failures = text[text.index("## Failures"):text.index("## Checks by area")]
+    assert "`prop1/step1`" in failures  # a failure is also on the first screen
     assert "### Figure 3. Content channel" in text
     assert "![Content channel](figures/fig3_content_channel.png)\n\nline one  \nline two\n" in text
     assert "### Figure 7. Overhead" in text and "Not produced in this run" in text
+
+
+def test_report_first_screen_states_counts_findings_and_skips():
+    """The report leads with its counts by strength (proved / checked / sampled), the
+    failures, the findings and what was skipped with the fix; the Markdown renders to
+    an HTML page whose area sections are collapsible."""
+    from vistalab._reproduce._report import Skipped, report_html
+
+    rows = [
+        CheckRow("proof", "lemma1/a", "s", "pass", "n", "App. A", "proved"),
+        CheckRow("proof", "lemma1/b", "s", "pass", "n", "App. A", "checked"),
+        CheckRow("engine", "e", "s", "pass", "n", "Thm 1"),
+        CheckRow("paper-data", "table1.x", "tokens add up", "fail", "7.29 vs 6.72", "Table 1"),
+    ]
+    skipped = [Skipped("paper transcription", 45, "the paper's LaTeX was not given",
+                       "pass --paper PATH to run them")]
+    text = build_report(checks=rows, figures=[], stages=[], counts=count_statuses(rows),
+                        quick=True, seed=0, fingerprint="0" * 64, commit=None, version="0",
+                        skipped=skipped)
+    first = text[:text.index("## Checks by area")]
+    for line in ("| proved | 1 |", "| checked | 1 |", "| sampled | 1 |", "| failed | 0 |",
+                 "| findings | 1 |", "| skipped | 45 |"):
+        assert line in first
+    assert ("**45 paper transcription checks skipped**: the paper's LaTeX was not given; "
+            "pass --paper PATH to run them.") in first
+    assert "tokens add up" in first and "7.29 vs 6.72" in first
+    assert "no check of the toolkit failed" in first
+    html = report_html(text)
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html
+    assert "<details open><summary><h2>Summary</h2>" in html
+    assert "<details><summary><h3>Proof steps and chains (2 of 2 pass)</h3>" in html
 
 
 def test_check_rows_round_trip_through_the_results_table():
     rows = [CheckRow("engine", "e1", "c", "pass", "n", "w")]
     table = rows_to_table(rows)
     assert rows_from_payload(table.records()) == rows
-    assert table.columns == ("source", "id", "claim", "status", "numbers", "where")
+    assert table.columns == ("source", "id", "claim", "status", "strength", "numbers", "where")
 
 
 @pytest.mark.parametrize(("word", "status"), [
@@ -231,7 +267,8 @@ def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
     report = build_report(checks=[ok, finding], figures=[], stages=[],
                           counts=count_statuses([ok, finding]), quick=True, seed=0,
                           fingerprint="f" * 64, commit=None, version="0")
-    assert "findings about the paper" in report
+    findings = report[report.index("## Findings about the paper"):]
+    assert "7.29 vs 6.72" in findings.split("\n## ")[0]
 
 
 def test_paper_option_checks_the_transcription(tmp_path):

@@ -252,9 +252,10 @@ def simulate_makeroom_engine(
     rng : None, int, SeedSequence or Generator
         Seed of the run; recorded in the result.
     store : {"memory", "disk"}
-        Payload store; ``store_dir`` is the disk folder (default: a temporary
-        folder removed at the end). Handles show the payload path, so the
-        calibrated texts depend on the folder (the law of Z does not).
+        Payload store. Handles show the payload path, so the calibrated texts
+        depend on the folder (the law of Z does not).
+    store_dir : str or PathLike, optional
+        The disk store's folder (default: a temporary folder removed at the end).
     tokenizer : {"cl100k_base", "approx"}
         The engine's tokenizer, in which the sizes are calibrated.
     l_tokens : int, optional
@@ -277,6 +278,8 @@ def simulate_makeroom_engine(
         where that law does not depend on J*'s position (ledger, gaussian,
         blind, the random policy, and buckets of equal size), so other cases
         are refused. Default False: a fresh workspace and J* per trial.
+    **params
+        The interface's parameters when ``interface`` is a name.
 
     Returns
     -------
@@ -370,6 +373,26 @@ def makeroom_event_counters(
     Theorem 1 predicts that the lower the rate, the more load-bearing blocks are archived
     and must be read back (the ledger owes none; the blind order is what every Bayes order
     improves on).
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l.
+    trials : int
+        Engine trials per interface.
+    rng : None, int, SeedSequence or Generator
+        Root seed; each interface's run gets a spawned child.
+    interfaces : sequence of (str, dict)
+        The interfaces and their parameters, in table order.
+    **engine_kwargs
+        Passed to :func:`simulate_makeroom_engine` (``store``, ``tokenizer`` ...).
+
+    Returns
+    -------
+    EventCounters
+        Archive and read events per interface, with each run's E[Z].
     """
     seq = root_seed(rng).seq
     specs = _interfaces_iv(interfaces)

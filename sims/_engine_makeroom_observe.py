@@ -46,6 +46,16 @@ def parse_ledger(dashboard: str) -> list[LedgerEntry]:
     columns: a row starts with the unit ID and its ~Tok figure and ends with
     its status. For every column (age, type, level, parent) use
     :func:`vistalab.workspace.parse_ledger_rows`.
+
+    Parameters
+    ----------
+    dashboard : str
+        A rendered ``<context_workspace_status>`` dashboard.
+
+    Returns
+    -------
+    list of LedgerEntry
+        One per ledger row, in dashboard order.
     """
     if not isinstance(dashboard, str):
         raise DomainError("dashboard", dashboard, "must be a rendered dashboard (str)",
@@ -55,7 +65,21 @@ def parse_ledger(dashboard: str) -> list[LedgerEntry]:
 
 def coarsen_ledger(dashboard: str, ids: tuple[str, ...], buckets: int) -> str:
     """The bucket view of a dashboard: only which of ``buckets`` balanced
-    position buckets holds the largest visible block (Theorem 1, part D)."""
+    position buckets holds the largest visible block (Theorem 1, part D).
+
+    Parameters
+    ----------
+    dashboard : str
+        A rendered dashboard.
+    ids : tuple of str
+        The instance's block IDs in position order.
+    buckets : int
+        M, the number of balanced buckets, ``1 <= M <= len(ids)``.
+
+    Returns
+    -------
+    str
+        The coarsened observation text."""
     if isinstance(ids, (str, bytes)) or not isinstance(ids, (tuple, list)) or not ids \
             or not all(isinstance(i, str) for i in ids):
         raise DomainError("ids", ids, "must be a non-empty tuple of block ids (str)",

@@ -213,9 +213,10 @@ def simulate_recovery_engine(
     rng : None, int, SeedSequence or Generator
         Seed of the run; recorded in the result.
     store : {"memory", "disk"}
-        Payload store (``store_dir``: disk folder, default a temporary one).
-        Handles show the payload path, so token costs depend on the folder:
-        pass ``store_dir`` for token counts that repeat across runs.
+        Payload store. Handles show the payload path, so token costs depend on
+        the folder: pass ``store_dir`` for token counts that repeat across runs.
+    store_dir : str or PathLike, optional
+        The disk store's folder (default: a temporary one).
     tokenizer : {"cl100k_base", "approx"}
     confidence : float
         Level of the Clopper-Pearson interval.

@@ -35,7 +35,7 @@ class HandleCostFit:
         Least-squares fit of ``handle_tokens = c0 log2 N`` (through the
         origin, theory's model), in tokens per log2 N (N >= 2 only).
     c0_residual_max : float
-        Largest |measured - c0 log2 N| in tokens.
+        Largest ``|measured - c0 log2 N|`` in tokens.
     intercept, slope : float
         Affine fit ``intercept + slope log2 N``: the engine's handle is mostly
         a constant (tag, level, size, checksum, folder) plus the ID and file
@@ -95,6 +95,24 @@ def measure_handle_cost(
 
     Each N builds one engine history of N random k-bit blocks, archives all of
     them and reads each handle's prompt cost from the rendering.
+
+    Parameters
+    ----------
+    N_values : sequence of int
+        The numbers of blocks to measure, each >= 2.
+    k : int
+        Bits per block.
+    tokenizer : {"cl100k_base", "approx"}
+        The engine's tokenizer.
+    store : {"memory", "disk"}
+        The payload store (its root appears in every handle).
+    rng : None, int, SeedSequence or Generator
+        Seed of the random blocks.
+
+    Returns
+    -------
+    HandleCostFit
+        The fitted intercept and slope of tokens per handle against log2 N.
     """
     Ns = _n_values_iv(N_values, hi=10_000)
     if len(Ns) < 2:
@@ -191,8 +209,29 @@ def recovery_feasibility_map(
 
     Handles show the payload path, so token costs (and the region) depend on
     the store's root: ``store_root`` is the root a run will use (the default
-    is the in-memory store's; pass a :class:`workspace.DiskStore`'s ``root``
+    is the in-memory store's; pass a ``vistalab.workspace.DiskStore``'s ``root``
     to map the region for payloads in that folder).
+
+    Parameters
+    ----------
+    N_values : sequence of int
+        The numbers of blocks to map.
+    k : int
+        Bits per block.
+    tokenizer : {"cl100k_base", "approx"}
+        The engine's tokenizer.
+    c0 : float, optional
+        Tokens per handle per log2 N (default: measured by
+        :func:`measure_handle_cost` over the same N).
+    store_root : str
+        The payload store's root that the handles will show.
+    rng : None, int, SeedSequence or Generator
+        Seed of the random blocks.
+
+    Returns
+    -------
+    FeasibilityMap
+        Per N, the engine's smallest feasible budget beside theory's.
     """
     Ns = _n_values_iv(N_values, hi=4096)
     k = as_int("k", k, lo=1, hi=1 << 14, fix="bits per block")

@@ -234,6 +234,15 @@ def gaussian_exact_mean_z(n: int, kappa: int, sigma: float) -> float:
 def gaussian_exact_z_tail(n: int, kappa: int, sigma: float) -> np.ndarray:
     """``P(Z >= m)`` for m = 1..kappa under the Bayes order (one integral each).
 
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l.
+    sigma : float
+        Standard deviation of the content channel's log-size noise.
+
     Returns
     -------
     numpy.ndarray

@@ -49,14 +49,19 @@ Streams = Sequence[np.random.Generator]
 class Interface(Protocol):
     """An observation channel Y about the bulky block's index J*.
 
-    Required members
-    ----------------
+    Every attribute and method below is required, except those marked optional.
+
+    Attributes
+    ----------
     name : str
         Registry name.
     n, kappa : int
         The instance.
     params : dict
         The interface's own parameters (for reports).
+
+    Methods
+    -------
     observe(j_star, rng) -> Y
         One trial's observation given the bulky index (0-based).
     log_posterior(y) -> numpy.ndarray
@@ -64,11 +69,9 @@ class Interface(Protocol):
         ``log P(J* = j | Y = y)`` (``-inf`` allowed). The Bayes policy sorts by it.
     rate(*, trials=None, rng=None) -> RateEstimate
         ``I(J*;Y)`` in bits, exact or estimated with a standard error.
-
-    Optional members (looked up with ``getattr``)
-    ---------------------------------------------
     sample_bayes_z(size, streams) -> numpy.ndarray
-        ``size`` draws of Z under the Bayes order in O(1) each. Each random
+        Optional (looked up with ``getattr``), like the two below. ``size``
+        draws of Z under the Bayes order in O(1) each. Each random
         variable must come from its own generator in ``streams`` (at least
         four are given) and be drawn in trial order, so that drawing a block
         in sub-chunks gives the same values.
@@ -130,7 +133,14 @@ def _exact_rate(bits: float) -> RateEstimate:
 
 
 class LedgerInterface:
-    """The full size ledger: Y is the size vector (rate log2 n)."""
+    """The full size ledger: Y is the size vector (rate log2 n).
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l of the bulky block, ``2 <= kappa < n/2``."""
 
     name: ClassVar[str] = "ledger"
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
@@ -168,7 +178,14 @@ class LedgerInterface:
 
 
 class BlindInterface:
-    """No information: Y is constant (rate 0)."""
+    """No information: Y is constant (rate 0).
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l of the bulky block, ``2 <= kappa < n/2``."""
 
     name: ClassVar[str] = "blind"
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
@@ -205,6 +222,15 @@ class BucketsInterface:
 
     Block j (0-based) is in bucket ``floor(j M / n)``; bucket sizes are
     ``ceil(n/M)`` or ``floor(n/M)``. Rate ``H(Y)`` exactly.
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l of the bulky block, ``2 <= kappa < n/2``.
+    buckets : int
+        M, the number of buckets, ``1 <= M <= n`` (required).
     """
 
     name: ClassVar[str] = "buckets"
@@ -268,6 +294,15 @@ class GaussianInterface:
 
     The posterior is a softmax of ``W ln(kappa)/sigma^2``; the rate is
     estimated by Monte Carlo with a standard error.
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l of the bulky block, ``2 <= kappa < n/2``.
+    sigma : float
+        Standard deviation of the log-size noise, ``sigma > 0`` (required).
     """
 
     name: ClassVar[str] = "gaussian"
@@ -372,6 +407,17 @@ class GibbsInterface:
 
     Given the announced order the posterior of J* is the rank law, so
     ``I(J*;Y) = log2 n - H(rank)`` exactly.
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance.
+    kappa : int
+        Size ratio L/l of the bulky block, ``2 <= kappa < n/2``.
+    lam : float, optional
+        The Gibbs law's parameter lambda >= 0.
+    rate : float, optional
+        The target rate in bits instead of ``lam`` (give exactly one of them).
     """
 
     name: ClassVar[str] = "gibbs"

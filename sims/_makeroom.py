@@ -199,6 +199,11 @@ def archive_until_room(sizes: np.ndarray, order: np.ndarray, kappa: int) -> int:
         A permutation of ``range(n)``: the archiving order.
     kappa : int
         The size ratio ``L/l >= 1`` to free.
+
+    Returns
+    -------
+    int
+        Z, the load-bearing blocks archived before the room was made.
     """
     sizes, order, kappa = _archive_iv(sizes, order, kappa)
     return _archive_until_room(sizes, order, kappa)
@@ -332,6 +337,9 @@ def simulate_makeroom(
         to force the O(n)-per-trial Monte Carlo).
     confidence : float
         Level of ``mean_z_ci``.
+    **params
+        The interface's parameters when ``interface`` is a name (``sigma=``,
+        ``buckets=``, ``lam=`` or ``rate=``).
 
     Returns
     -------
@@ -403,12 +411,36 @@ def exact_mean_z(interface: Interface, policy: str | Policy = "bayes") -> float 
     :func:`theory.bucket_ledger` for buckets, :func:`theory.gibbs_law` for
     gibbs, :func:`gaussian_exact_mean_z` for the Gaussian channel. The
     random order gives the blind value on every interface.
+
+    Parameters
+    ----------
+    interface : Interface
+        The observation channel (its ``n`` and ``kappa`` give the instance).
+    policy : str or Policy
+        The archive policy (default ``"bayes"``).
+
+    Returns
+    -------
+    float or None
+        E[Z] in blocks, or None when no exact evaluator exists.
     """
     return _exact_mean(_policy_iv(policy), _interface_obj_iv(interface))
 
 
 def exact_z_pmf(interface: Interface, policy: str | Policy = "bayes") -> np.ndarray | None:
-    """Exact law of Z (length kappa+1) of ``policy`` on ``interface``, or None."""
+    """Exact law of Z (length kappa+1) of ``policy`` on ``interface``, or None.
+
+    Parameters
+    ----------
+    interface : Interface
+        The observation channel (its ``n`` and ``kappa`` give the instance).
+    policy : str or Policy
+        The archive policy (default ``"bayes"``).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``P(Z = z)`` for z = 0..kappa, or None when no exact evaluator exists."""
     pol = _policy_iv(policy)
     interface = _interface_obj_iv(interface)
     f = getattr(pol, "exact_z_pmf", None)

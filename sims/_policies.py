@@ -22,17 +22,20 @@ FastSampler = Callable[[int, Sequence[np.random.Generator]], np.ndarray]
 class Policy(Protocol):
     """How the agent orders the archive.
 
-    Required members
-    ----------------
+    Every attribute and method below is required, except those marked optional.
+
+    Attributes
+    ----------
     name : str
         Registry name.
+
+    Methods
+    -------
     order(interface, y, rng) -> numpy.ndarray
         A permutation of ``0..n-1`` (int array), the archive order, built
         from the observation ``y`` and the private generator ``rng``.
-
-    Optional members (looked up with ``getattr``)
-    ---------------------------------------------
     fast_sampler(interface) -> callable or None
+        Optional (looked up with ``getattr``), like the two below.
         ``f(size, streams)`` drawing Z directly in O(1) per trial (see
         :class:`~sims.Interface`), or None when there is no fast path.
     exact_mean_z(interface) -> float or None
@@ -105,7 +108,21 @@ POLICIES: dict[str, Callable[[], Policy]] = {
 
 
 def make_policy(name: str | None = None) -> Policy:
-    """Build the registered policy ``name`` (default ``"bayes"``)."""
+    """Build the registered policy ``name`` (default ``"bayes"``).
+
+    Parameters
+    ----------
+    name : str, optional
+        A key of :data:`POLICIES`; None gives ``"bayes"``.
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    UnknownNameError
+        If no policy has that name (with the closest names)."""
     key = "bayes" if name is None else name
     if not isinstance(key, str) or key not in POLICIES:
         raise UnknownNameError("policy", str(key), POLICIES)

@@ -104,14 +104,17 @@ class Archive:
 
 @runtime_checkable
 class Strategy(Protocol):
-    """A way of answering T_{N,k}.
+    """A way of answering T_{N,k}. Every member below is required.
 
-    Required members
-    ----------------
+    Attributes
+    ----------
     name : str
         Registry name.
     recovering : bool
         True if the strategy may read the archive after the reveal.
+
+    Methods
+    -------
     plan(N, k, budget, cost) -> StrategyPlan
         Declares H(R) (checked against the budget for non-recovering
         strategies), the exact success probability if known, feasibility.
@@ -442,7 +445,23 @@ STRATEGIES: dict[str, Callable[..., Strategy]] = {
 
 
 def make_strategy(name: str, **params: Any) -> Strategy:
-    """Build the registered strategy ``name`` (see :data:`STRATEGIES`)."""
+    """Build the registered strategy ``name`` (see :data:`STRATEGIES`).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`STRATEGIES`.
+    **params
+        The strategy's own parameters, if it takes any.
+
+    Returns
+    -------
+    Strategy
+
+    Raises
+    ------
+    UnknownNameError
+        If no strategy has that name (with the closest names)."""
     if not isinstance(name, str) or name not in STRATEGIES:
         raise UnknownNameError("strategy", str(name), STRATEGIES)
     try:

@@ -461,7 +461,19 @@ def list_fano_pc_bound(n: int, m: int, rate: float) -> float:
 
 @broadcasting
 def makeroom_nu(n: int, kappa: int) -> float:
-    """``nu = log2((n - kappa)/kappa) > 0`` of Theorem 1 (2 <= kappa < n/2)."""
+    """``nu = log2((n - kappa)/kappa) > 0`` of Theorem 1 (2 <= kappa < n/2).
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+
+    Returns
+    -------
+    float
+        nu in bits (an ndarray for array arguments)."""
     n, kappa = _makeroom_iv(n, kappa)
     return _log2_ratio(n - kappa, kappa)
 
@@ -495,6 +507,20 @@ def threshold_rate(n: int, kappa: int, delta: float) -> float:
     """Theorem 1 (C ii): ``E[Z] <= delta kappa`` needs ``I >= (1 - delta) nu - 1`` bits.
 
     A negative value means the bound requires no bits.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float
+        The rate in bits.
     """
     n, kappa = _makeroom_iv(n, kappa)
     delta = _delta_iv(delta)
@@ -503,7 +529,19 @@ def threshold_rate(n: int, kappa: int, delta: float) -> float:
 
 @broadcasting
 def price_per_bit(n: int, kappa: int) -> float:
-    """Theorem 1 (C iii): the lower-bound floor falls by ``kappa/nu`` per bit."""
+    """Theorem 1 (C iii): the lower-bound floor falls by ``kappa/nu`` per bit.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+
+    Returns
+    -------
+    float
+        ``kappa/nu``, blocks per bit."""
     n, kappa = _makeroom_iv(n, kappa)
     return kappa / _log2_ratio(n - kappa, kappa)
 
@@ -513,6 +551,20 @@ def rate_needed_for_reduction(n: int, kappa: int, delta_z: float) -> float:
     """Theorem 1 (C iii): ``E[Z] <= kappa - delta_z`` needs ``I >= delta_z nu/kappa - 1``.
 
     ``0 <= delta_z <= kappa``; a negative value means no bits are required.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta_z : float or array_like
+        The reduction of E[Z] below kappa, in blocks.
+
+    Returns
+    -------
+    float
+        The rate in bits.
     """
     n, kappa = _makeroom_iv(n, kappa)
     delta_z = as_real(
@@ -645,7 +697,21 @@ def bucket_ledger_for_mean_z(n: int, kappa: int, mean_z: float) -> BucketLedger:
 @broadcasting
 def bucket_sufficient_rate(n: int, kappa: int, delta: float) -> float:
     """Theorem 1 (D): ``min{log2 n, log2 ceil(n/(2 delta kappa))}`` bits suffice
-    for ``E[Z] <= delta kappa``."""
+    for ``E[Z] <= delta kappa``.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float
+        The sufficient rate in bits (a balanced bucket ledger reaches it)."""
     n, kappa = _makeroom_iv(n, kappa)
     delta = _delta_iv(delta)
     # The float delta is an exact dyadic rational; an exact ceiling avoids a
@@ -660,6 +726,18 @@ def blind_mean_z(n: int, kappa: int) -> float:
 
     Equals ``kappa - kappa (kappa + 1)/(2n)``; domain ``kappa >= 1``,
     ``n >= kappa + 1``.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+
+    Returns
+    -------
+    float
+        E[Z] in blocks.
     """
     n, kappa = _frontier_domain_iv(n, kappa)
     return (kappa * n - kappa * (kappa + 1) // 2) / n

@@ -195,7 +195,19 @@ def content_jensen_lower_bound(n: int, kappa: int, sigma: float) -> CertifiedVal
 
 
 def content_rate_limit(kappa: int, sigma: float) -> float:
-    """``lim_{n->inf} I(J*;W) = a^2/2`` nats, in bits: ``(ln kappa)^2/(2 sigma^2 ln 2)``."""
+    """``lim_{n->inf} I(J*;W) = a^2/2`` nats, in bits: ``(ln kappa)^2/(2 sigma^2 ln 2)``.
+
+    Parameters
+    ----------
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    sigma : float or array_like
+        Standard deviation of the Gaussian log-size noise, ``sigma > 0``.
+
+    Returns
+    -------
+    float
+        The limit rate in bits (Proposition 2's content channel, a = ln(kappa)/sigma)."""
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
     return math.log(kappa) ** 2 / (2.0 * sigma**2 * _LN2)
 
@@ -226,6 +238,20 @@ def content_limit_gap_bound(n: int, kappa: int, sigma: float) -> ContentGapBound
 
     ``lo = [ln(n/(n-1)) - e^{a^2}/(n-1)]/ln 2`` and ``hi = -a^2/(2 n ln 2)``;
     both are O(1/n) at fixed ``a`` (module docstring).
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks, ``n >= 2``.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    sigma : float or array_like
+        Standard deviation of the Gaussian log-size noise, ``sigma > 0``.
+
+    Returns
+    -------
+    ContentGapBounds
+        ``(lo, hi)`` in bits.
     """
     n, kappa, sigma, a = _content_iv(n, kappa, sigma)
     hi = -a * a / (2.0 * n * _LN2)

@@ -98,6 +98,15 @@ class FirstOrderBounds(NamedTuple):
 def second_order_identity(n: int, kappa: int, delta: float) -> SecondOrderIdentity:
     """``(rate, second_order, identity)`` at ``E[Z] = delta kappa`` (bits).
 
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
     Returns
     -------
     SecondOrderIdentity
@@ -141,6 +150,20 @@ def second_order_approx(n: int, kappa: int, delta: float) -> float:
     Limits: ``(1-delta) log2 kappa - h2(delta)`` at fixed kappa, and
     ``(1-delta) log2 ln((n-kappa)/kappa) - h2(delta) + o(1)`` when
     ``ln(n/kappa) = o(kappa)``.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float
+        The approximation in bits.
     """
     n, kappa, delta = _first_iv(n, kappa, delta)
     base = math.log((n - kappa) / 1.0) + math.log((1.0 - delta) / delta)
@@ -177,8 +200,19 @@ def two_level_rate(n: int, kappa: int, delta: float, m: int = 1) -> float:
 
     Parameters
     ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
     m : int
         Head size, ``1 <= m <= min(kappa, 2 delta kappa + 1)``.
+
+    Returns
+    -------
+    float
+        The rate in bits.
     """
     n, kappa, delta = _first_iv(n, kappa, delta)
     from ._validate import as_int
@@ -205,6 +239,20 @@ def first_order_bounds(n: int, kappa: int, delta: float) -> FirstOrderBounds:
     ``m = ceil(kappa/nu)``, whose value is at most ``2 + log2 nu`` when
     ``nu >= max(1, 1/(2 delta))`` (BEYOND.md). Hence
     ``|R*/nu - (1-delta)| <= (2 + log2 nu)/nu -> 0`` whenever nu -> inf.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
+    Returns
+    -------
+    FirstOrderBounds
+        ``(lo, hi)`` in bits.
     """
     n, kappa, delta = _first_iv(n, kappa, delta)
     nu = _log2_ratio(n - kappa, kappa)
@@ -216,8 +264,23 @@ def first_order_bounds(n: int, kappa: int, delta: float) -> FirstOrderBounds:
 
 
 def head_interface_bound(n: int, kappa: int, delta: float) -> float:
-    """The analytic bound ``2 + log2 nu`` on ``R* - (1-delta) nu`` (inf when
-    ``nu < max(1, 1/(2 delta))``, outside its hypothesis)."""
+    """The analytic bound ``2 + log2 nu`` on ``R* - (1-delta) nu``.
+
+    Infinite when ``nu < max(1, 1/(2 delta))``, outside its hypothesis.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    delta : float or array_like
+        Target fraction: ``E[Z] <= delta kappa``, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float
+        The bound in bits."""
     n, kappa, delta = _first_iv(n, kappa, delta)
     nu = _log2_ratio(n - kappa, kappa)
     return 2.0 + math.log2(nu) if nu >= max(1.0, 1.0 / (2.0 * delta)) else math.inf

@@ -65,8 +65,8 @@ _H_U = 0.1  # outer step: error <= ~2M exp(-pi^2/(2h)) ~ 1e-19 M
 def content_rate_exact(n: int, kappa: int, sigma: float) -> float:
     """Exact ``I(J*;W)`` in bits of Proposition 2's Gaussian content channel.
 
-    Method
-    ------
+    Notes
+    -----
     Condition on J* = 1 (symmetry). The posterior is a softmax of
     ``s W_i`` with ``s = ln(kappa)/sigma`` after standardising, so with
     ``A = exp(s^2 + s Z_1)`` and ``S = sum_{i>=2} exp(s Z_i)`` (Z iid N(0,1))
@@ -185,6 +185,20 @@ def list_fano_mean_z_bound(n: int, kappa: int, rate: float) -> float:
     ``m' = kappa`` and drops a ``log2((n-kappa)/n)`` term, so this bound is
     at least :func:`makeroom_lower_bound` and is still valid for every
     interface of rate <= I.
+
+    Parameters
+    ----------
+    n : int or array_like
+        Blocks of the make-room instance.
+    kappa : int or array_like
+        Size ratio L/l of the bulky block.
+    rate : float or array_like
+        The interface rate I(J*;Y) in bits, ``0 <= rate``.
+
+    Returns
+    -------
+    float
+        A lower bound on E[Z], in blocks.
     """
     n, kappa = _makeroom_iv(n, kappa)
     if kappa > _LIST_FANO_MAX_KAPPA:

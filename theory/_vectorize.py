@@ -96,8 +96,22 @@ def broadcasting(fn: F) -> F:
                                   context=context) from None
         return out
 
-    wrapper.__doc__ = (fn.__doc__ or "") + (
-        "\n    Array arguments broadcast (numpy rules) and give a float ndarray;\n"
-        "    scalars give a float.\n"
-    )
+    wrapper.__doc__ = _with_broadcast_note(fn.__doc__ or "")
     return cast(F, wrapper)
+
+
+_BROADCAST_NOTE = ("    Array arguments broadcast (numpy rules) and give a float ndarray;\n"
+                   "    scalars give a float.\n")
+
+
+def _with_broadcast_note(doc: str) -> str:
+    """``doc`` with the broadcasting sentence closing its extended summary, before the
+    first numpydoc section, so the sections stay well formed."""
+    first = len(doc)
+    for header in ("Parameters", "Returns", "Raises", "Notes", "Examples", "See Also"):
+        at = doc.find(f"\n    {header}\n    {'-' * len(header)}")
+        if at != -1:
+            first = min(first, at)
+    if first == len(doc):
+        return doc + "\n" + _BROADCAST_NOTE
+    return doc[:first].rstrip() + "\n\n" + _BROADCAST_NOTE + doc[first:]

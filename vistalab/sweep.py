@@ -153,6 +153,17 @@ def load_results(path: str | os.PathLike[str]) -> pa.Table:
     read with the column types the sweep declared, so integer columns stay
     integers and all-empty columns keep their type.
 
+    Parameters
+    ----------
+    path : str or PathLike
+        A results folder (the ``out`` of :func:`run_sweep`), or a
+        ``results.parquet`` / ``results.csv`` file.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per cell, with unit and description metadata on every field.
+
     Raises
     ------
     SweepStoreError
@@ -184,7 +195,26 @@ def load_results(path: str | os.PathLike[str]) -> pa.Table:
 
 
 def column_units(table: pa.Table) -> dict[str, dict[str, str]]:
-    """``{column: {"unit": ..., "description": ...}}`` from a table's field metadata."""
+    """The unit and description of every column, from a table's field metadata.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        A sweep's results table (:func:`run_sweep` or :func:`load_results`).
+
+    Returns
+    -------
+    dict
+        ``{column: {"unit": ..., "description": ...}}``; empty strings where a
+        field carries no metadata.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> field = pa.field("mean_z", pa.float64(), metadata={"unit": "blocks"})
+    >>> column_units(pa.table({"mean_z": [1.0]}, schema=pa.schema([field])))
+    {'mean_z': {'unit': 'blocks', 'description': ''}}
+    """
     out = {}
     for f in table.schema:
         meta = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}

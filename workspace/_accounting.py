@@ -89,6 +89,18 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     ``TOOL_CALL_FRAMING + count(function name) + count(arguments)``.
     Tool-call IDs are wire metadata the model does not read and are not
     counted.
+
+    Parameters
+    ----------
+    message : mapping
+        One OpenAI chat message.
+    tokenizer : Tokenizer
+        The counter (e.g. ``get_tokenizer("cl100k_base")``).
+
+    Returns
+    -------
+    int
+        Its tokens in the engine's accounting.
     """
     if not isinstance(message, Mapping):
         raise WorkspaceArgumentError(
@@ -127,7 +139,20 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
 
 
 def tools_tokens(tools: Sequence[Mapping[str, Any]], tokenizer: Tokenizer) -> int:
-    """Tokens of the tool-schema section: its compact JSON plus framing (0 if none)."""
+    """Tokens of the tool-schema section: its compact JSON plus framing (0 if none).
+
+    Parameters
+    ----------
+    tools : sequence of mapping
+        Tool schemas, OpenAI function-calling format.
+    tokenizer : Tokenizer
+        The counter (e.g. ``get_tokenizer("cl100k_base")``).
+
+    Returns
+    -------
+    int
+        Tokens of the section (0 for no tools).
+    """
     if not tools:
         return 0
     return TOOLS_FRAMING + tokenizer.count(canonical_json(list(tools)))
@@ -141,6 +166,20 @@ def count_request_tokens(
     """From-scratch token count of a whole request (messages + tools + reply priming).
 
     This is the reference the engine's cached accounting must equal.
+
+    Parameters
+    ----------
+    messages : iterable of mapping
+        The request's OpenAI chat messages.
+    tools : sequence of mapping
+        Its tool schemas.
+    tokenizer : Tokenizer
+        The counter (e.g. ``get_tokenizer("cl100k_base")``).
+
+    Returns
+    -------
+    int
+        The request's tokens.
     """
     return (
         sum(message_tokens(m, tokenizer) for m in messages)

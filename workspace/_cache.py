@@ -17,7 +17,18 @@ def common_prefix_messages(
     previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
 ) -> int:
     """Number of leading messages the two lists share byte for byte (compared
-    as canonical JSON, so key order does not matter)."""
+    as canonical JSON, so key order does not matter).
+
+    Parameters
+    ----------
+    previous, current : sequence of mapping
+        Two consecutive requests' messages.
+
+    Returns
+    -------
+    int
+        The shared leading messages: what a provider's prompt cache can reuse.
+    """
     n = 0
     for a, b in zip(previous, current, strict=False):
         if a is not b and canonical_json(a) != canonical_json(b):

@@ -103,7 +103,20 @@ def row_suffix(type_: str, level: int, parent: str, status: str, *, compact: boo
 
 
 def format_ledger_row(row: LedgerRow, *, compact: bool = False) -> str:
-    """One ledger line as the dashboard prints it (with its newline)."""
+    """One ledger line as the dashboard prints it (with its newline).
+
+    Parameters
+    ----------
+    row : LedgerRow
+        The row.
+    compact : bool
+        Print the compact columns (no Level and Parent).
+
+    Returns
+    -------
+    str
+        The line, ending with a newline.
+    """
     return (
         row_prefix(row.unit_id, row.tokens)
         + age_text(row.age)
@@ -123,6 +136,16 @@ def parse_ledger_rows(dashboard: str) -> list[LedgerRow]:
 
     Compact rows do not print Level and Parent: they come back as ``0`` and
     ``"-"``. Lines that are not rows (heads, notes, folded-unit lines) are skipped.
+
+    Parameters
+    ----------
+    dashboard : str
+        A rendered ``<context_workspace_status>`` dashboard.
+
+    Returns
+    -------
+    list of LedgerRow
+        In dashboard order.
     """
     rows = []
     for line in dashboard.splitlines():

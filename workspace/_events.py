@@ -80,6 +80,16 @@ def read_event_log(
 
     A torn last line (a crash mid-write) is an error naming its line, as is
     any other malformed line.
+
+    Parameters
+    ----------
+    source : str, PathLike or iterable
+        A JSONL event log, or events (or their plain-dict forms).
+
+    Yields
+    ------
+    Event
+        In log order.
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)

@@ -134,6 +134,15 @@ def detect_format(items: Any) -> str:
     Anthropic-only: a top-level ``system`` field beside ``messages``, or any
     content block of type tool_use, tool_result, thinking, redacted_thinking,
     image or document. Text-only conversations read the same in both.
+
+    Parameters
+    ----------
+    items : list or mapping
+        A message list or a ``{"system", "messages"}`` document.
+
+    Returns
+    -------
+    {"openai", "anthropic"}
     """
     if isinstance(items, Mapping):
         if "system" in items and isinstance(items.get("messages"), list):
@@ -325,7 +334,20 @@ def anthropic_to_openai(
 
 def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> list[dict[str, Any]]:
     """Messages in either format (or a ``{"system", "messages"}`` document) as
-    the engine's OpenAI messages; OpenAI input passes through."""
+    the engine's OpenAI messages; OpenAI input passes through.
+
+    Parameters
+    ----------
+    items : list or mapping
+        Messages in either format, or a ``{"system", "messages"}`` document.
+    codec : AnthropicCodec, optional
+        Records the originals of Anthropic-only content for the way back.
+
+    Returns
+    -------
+    list of dict
+        OpenAI chat messages.
+    """
     if detect_format(items) == "openai":
         if isinstance(items, Mapping):
             items = items.get("messages", [])
@@ -469,6 +491,27 @@ def openai_to_anthropic(
     one entry per message (None for none), maps that message's OpenAI call ids
     to the ``tool_use`` / ``tool_use_id`` the request carries instead (see
     :func:`anthropic_tool_use_ids`: the workspace renames reused call ids).
+
+    Parameters
+    ----------
+    messages : sequence of mapping
+        The rendering's OpenAI chat messages.
+    tools : sequence of mapping
+        Tool schemas (OpenAI format), converted to Anthropic's.
+    codec : AnthropicCodec, optional
+        Keeps the originals of registered Anthropic content (thinking blocks).
+    cache_breakpoint : bool
+        Mark the end of the stable prefix with ``cache_control``.
+    stable_messages : int, optional
+        How many leading messages are stable (default: all but the dashboard).
+    tool_use_ids : sequence, optional
+        Per message, the tool-call ids to use on the wire (reused OpenAI ids
+        mapped to unique ones).
+
+    Returns
+    -------
+    dict
+        ``{"system": ..., "messages": [...], "tools": [...]}``.
     """
     msgs = list(messages)
     n_stable = len(msgs) - 1 if stable_messages is None else stable_messages
@@ -535,6 +578,16 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
     that turn; no tool_result elsewhere; thinking blocks only in assistant
     turns, before that turn's tool_use blocks; tool_use ids unique; at most
     four ``cache_control`` breakpoints. Returns an empty list if valid.
+
+    Parameters
+    ----------
+    request : mapping
+        ``{"system": ..., "messages": [...]}`` (``tools`` optional).
+
+    Returns
+    -------
+    list of str
+        One line per problem; ``[]`` if valid.
     """
     problems: list[str] = []
     msgs = request.get("messages")
@@ -614,7 +667,20 @@ def _format_iv(format: Any) -> str:
 
 def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
     """The workspace's current rendering as a request in ``format``, with its
-    mode, tokens (engine accounting), allowed tools and dashboard."""
+    mode, tokens (engine accounting), allowed tools and dashboard.
+
+    Parameters
+    ----------
+    workspace : Workspace
+        The workspace to render.
+    format : {"openai", "anthropic"}
+        The wire format.
+
+    Returns
+    -------
+    dict
+        The request, ``mode``, ``tokens``, ``allowed_tools`` and ``dashboard``.
+    """
     fmt = _format_iv(format)
     r = workspace.render(format=fmt)
     return {

@@ -61,6 +61,28 @@ def handle_text(
     It keeps what the paper's contract names: the payload path, the
     archive level, the size and a checksum, plus the agent's replacement
     (index) text and, for groups, the member IDs.
+
+    Parameters
+    ----------
+    unit_id : str
+        The archived block or group ID (``B7``, ``G2``).
+    level : int
+        The archive level (1 on the first archive, +1 on each re-archive).
+    path : str
+        The payload path an ordinary read recovers the bytes from.
+    size : int
+        The payload's size in bytes.
+    sha256 : str
+        The payload's sha256 (hex).
+    replacement : str
+        The agent's index text.
+    members : str
+        For a group, its member IDs (default ``""``).
+
+    Returns
+    -------
+    str
+        The handle text.
     """
     _need("unit_id", unit_id, str)
     _need("level", level, int)
@@ -78,7 +100,24 @@ def handle_text(
 
 
 def offload_text(block_id: str, *, path: str, size: int, sha256: str) -> str:
-    """Placeholder for a raw tool result the budget guard moved out of the prompt."""
+    """Placeholder for a raw tool result the budget guard moved out of the prompt.
+
+    Parameters
+    ----------
+    block_id : str
+        The offloaded tool result's block ID.
+    path : str
+        The payload path.
+    size : int
+        The payload's size in bytes.
+    sha256 : str
+        The payload's sha256 (hex).
+
+    Returns
+    -------
+    str
+        The placeholder text.
+    """
     _need("block_id", block_id, str)
     _need("path", path, str)
     _need("size", size, int)
@@ -106,7 +145,24 @@ def pending_text(call_id: str) -> str:
 
 
 def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str:
-    """Notice the budget guard registers instead of a result it cannot admit."""
+    """Notice the budget guard registers instead of a result it cannot admit.
+
+    Parameters
+    ----------
+    current : int
+        Tokens of the candidate rendering before the result.
+    limit : int
+        The limit that decided (the hard limit or the per-result cap).
+    attempted : int
+        Tokens the result would have added.
+    cap : int
+        The per-result cap.
+
+    Returns
+    -------
+    str
+        The notice, which names the rule that decided.
+    """
     for name, value in (("current", current), ("limit", limit), ("attempted", attempted)):
         _need(name, value, int)
     if isinstance(cap, bool) or not isinstance(cap, int):
@@ -191,6 +247,16 @@ def parse_handle(text: str) -> ParsedHandle | None:
     Inverse of :func:`handle_text` and :func:`offload_text` on their whole
     output: ``parse_handle(handle_text(...))`` gives back every field (the
     sha256 as its printed prefix).
+
+    Parameters
+    ----------
+    text : str
+        A message's text.
+
+    Returns
+    -------
+    ParsedHandle or None
+        Its fields, or None when ``text`` is not a handle or placeholder.
     """
     if not isinstance(text, str):
         return None
@@ -208,7 +274,18 @@ def parse_handle(text: str) -> ParsedHandle | None:
 
 def find_handles(text: str) -> list[ParsedHandle]:
     """Every handle inside ``text`` (a message may prefix one, as the orphan
-    form of a tool result does); replacements run to the end of their line."""
+    form of a tool result does); replacements run to the end of their line.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    list of ParsedHandle
+        In order of appearance.
+    """
     out = []
     for m in _HANDLE.finditer(text):
         line_end = text.find("\n", m.end())
@@ -221,7 +298,18 @@ def placeholder_kind(text: str) -> str | None:
     """Which engine stand-in ``text`` is: ``"handle"``, ``"offload"``,
     ``"member_stub"``, ``"tombstone"``, ``"pending"`` or ``"rejection"``; None
     for ordinary content. Inverse of the formatters above (leading
-    whitespace ignored)."""
+    whitespace ignored).
+
+    Parameters
+    ----------
+    text : str
+        A message's text.
+
+    Returns
+    -------
+    str or None
+        The kind, or None.
+    """
     if not isinstance(text, str):
         return None
     t = text.lstrip()

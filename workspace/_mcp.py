@@ -228,6 +228,11 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
         ``agent`` lists :data:`MCP_AGENT_TOOLS` only; ``harness`` adds
         :data:`MCP_HARNESS_TOOLS`.
 
+    Returns
+    -------
+    MCPServer
+        The server; run it with its ``run`` method (stdio) or mount it.
+
     Raises
     ------
     UnknownNameError
@@ -336,7 +341,18 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
 
 def build_http_app(service: WorkspaceService) -> Any:
     """One Starlette app serving both roles on one workspace: the agent role at
-    ``/mcp`` and the harness role at ``/harness`` (streamable HTTP)."""
+    ``/mcp`` and the harness role at ``/harness`` (streamable HTTP).
+
+    Parameters
+    ----------
+    service : WorkspaceService
+        The workspace to serve.
+
+    Returns
+    -------
+    Starlette
+        The ASGI application (run it with uvicorn).
+    """
     import contextlib
 
     from starlette.applications import Starlette

@@ -79,6 +79,15 @@ def leak_scan(text: str) -> tuple[str, ...]:
 
     The paper's check that "no residual token, budget, or usage strings
     remain" in a cleaned snapshot.
+
+    Parameters
+    ----------
+    text : str
+        A cleaned snapshot's text.
+
+    Returns
+    -------
+    tuple of str
     """
     if not isinstance(text, str):
         raise WorkspaceArgumentError("text", text, "must be a string")
@@ -280,7 +289,7 @@ class ProbeScore:
     ----------
     model, condition : str
     total_error : float
-        Median relative error |est - true| / true of the total-size answers
+        Median relative error ``|est - true|`` / true of the total-size answers
         (NaN if none was valid).
     block_error : float
         Median relative error over every valid block-size answer.
@@ -391,6 +400,15 @@ def build_probe_kit(
         Default: the trace file's stem, or ``"snapshot"``.
     rng : None, int, SeedSequence or Generator
         Samples blocks and pairs (and the order each pair is shown in).
+    store : PayloadStore, optional
+        Where the replay's archived payloads go (default in memory).
+    **workspace_kwargs
+        Passed to the replaying :class:`Workspace`.
+
+    Returns
+    -------
+    ProbeKit
+        The snapshot in both conditions, the questions and their ground truth.
 
     Raises
     ------

@@ -29,6 +29,16 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
     and ``snapshot``, and any of ``total`` (number), ``blocks``
     (``{block_id: number}``) and ``pairs`` (``{pair_id: block_id}``); the
     three questions may come in separate records.
+
+    Parameters
+    ----------
+    source : str, PathLike or data
+        A JSON file, or the parsed data.
+
+    Returns
+    -------
+    list of dict
+        The answer records.
     """
     src = ""
     data = source
@@ -74,6 +84,18 @@ def score_probe_answers(
     size: one per sampled block). Pairwise answers score as accuracy against
     the larger block. Unusable answers are counted as ``invalid`` and left out
     of the figures, unanswered questions as ``missing``.
+
+    Parameters
+    ----------
+    kits : ProbeKit or sequence of ProbeKit
+        The kits the answers refer to (by snapshot id).
+    answers : str, PathLike or iterable of mapping
+        The answers (see :func:`load_probe_answers`).
+
+    Returns
+    -------
+    ProbeReport
+        Scores per model and condition.
     """
     kit_list = [kits] if isinstance(kits, ProbeKit) else list(kits)
     if not kit_list or not all(isinstance(k, ProbeKit) for k in kit_list):

@@ -38,7 +38,18 @@ PROTOCOL_TEXT = (
 
 
 def budget_notice(budget: int) -> str:
-    """The budget notice that accompanies the protocol (paper, verbatim)."""
+    """The budget notice that accompanies the protocol (paper, verbatim).
+
+    Parameters
+    ----------
+    budget : int
+        B, the context budget in tokens.
+
+    Returns
+    -------
+    str
+        The notice.
+    """
     return (
         "You need to complete the task within the following context window size:\n"
         f"<budget:token_budget>{budget}</budget:token_budget>"
@@ -61,13 +72,34 @@ ERROR_PREFIX = "Error:"
 
 
 def error_text(detail: str) -> str:
-    """The agent-facing answer to a failed tool call whose reason is ``detail``."""
+    """The agent-facing answer to a failed tool call whose reason is ``detail``.
+
+    Parameters
+    ----------
+    detail : str
+        Why the call failed, and the fix.
+
+    Returns
+    -------
+    str
+        ``"Error: " + detail``.
+    """
     return f"{ERROR_PREFIX} {detail}"
 
 
 def is_error_text(text: str) -> bool:
     """Whether an agent-facing tool answer reports a failure: the parser of
-    :func:`error_text`, for answers known only as conversation text."""
+    :func:`error_text`, for answers known only as conversation text.
+
+    Parameters
+    ----------
+    text : str
+        A tool answer.
+
+    Returns
+    -------
+    bool
+    """
     return text.startswith(ERROR_PREFIX)
 
 
@@ -160,6 +192,17 @@ def context_tool_schemas(*, include_read_path: bool = False) -> list[dict[str, A
 
     ``include_read_path`` adds a ``read_path`` tool for agent loops that have
     no ordinary file tool; the paper's recovery is an ordinary file read.
+
+    Parameters
+    ----------
+    include_read_path : bool
+        Also return the ``read_path`` tool (default False).
+
+    Returns
+    -------
+    list of dict
+        ``context_workspace_archive``, ``context_workspace_delete`` and, if asked,
+        ``read_path``.
     """
     import copy
 
@@ -179,6 +222,16 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     calls are well formed with IDs unique within their message (a later
     message may reuse an answered call's ID, as provider APIs accept).
     Returns an empty list if valid.
+
+    Parameters
+    ----------
+    messages : sequence of mapping
+        An OpenAI chat request's messages.
+
+    Returns
+    -------
+    list of str
+        One line per problem, naming the message index; ``[]`` if valid.
     """
     problems: list[str] = []
     pending: dict[str, int] = {}  # call id -> index of the calling assistant message

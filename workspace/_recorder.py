@@ -41,6 +41,13 @@ class TrajectoryRecorder:
             ...
         trajectory = rec.finish()
         q = process_reward(trajectory)
+
+    Parameters
+    ----------
+    workspace : Workspace
+        The agent's workspace.
+    source : str
+        Where the trajectory comes from, recorded in it (a file name, a run id).
     """
 
     def __init__(self, workspace: Any, *, source: str = "") -> None:
@@ -170,6 +177,27 @@ def trajectory_from_trace(
     level, without a message of its own). Calls to the context tools are
     executed and answered by the engine, as in ``vista-lab workspace replay``;
     the trace's own answers to them are skipped.
+
+    Parameters
+    ----------
+    trace : str, PathLike or sequence
+        A trace file (JSON list, ``{"messages": [...]}`` or JSONL, OpenAI chat or
+        Anthropic Messages) or the items themselves.
+    budget : int
+        B of the replaying workspace.
+    tokenizer : str or Tokenizer
+        The engine's tokenizer.
+    store : PayloadStore, optional
+        Where archived payloads go (default in memory).
+    hard_limit : int, optional
+        The guard's hard limit (default ``2 * budget``).
+    **workspace_kwargs
+        Passed to :class:`Workspace`.
+
+    Returns
+    -------
+    Trajectory
+        The recorded LLM turns, ready for :func:`process_reward`.
 
     Raises
     ------

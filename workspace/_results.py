@@ -26,14 +26,14 @@ class Rendering:
         Read-only tool schemas sent with the request: task tools then context tools,
         in both modes (so prompt caches survive an overflow).
     tokens : int
-        |C_t|: tokens of this request; ``tokens <= budget`` always.
+        ``|C_t|``: tokens of this request; ``tokens <= budget`` always.
     budget : int
         B.
     mode : str
-        ``"normal"`` if the candidate fits (|C~_t| <= B), else ``"overflow"``
+        ``"normal"`` if the candidate fits (``|C~_t|`` <= B), else ``"overflow"``
         (the management rendering, eq. overflow).
     candidate_tokens : int
-        |C~_t|: tokens of the ordinary rendering, what preflight compared
+        ``|C~_t|``: tokens of the ordinary rendering, what preflight compared
         with B and what the dashboard's budget line prints.
     overhead_tokens, conversation_tokens, dashboard_tokens : int
         The dashboard's split of ``candidate_tokens``: tool schemas, protocol,

@@ -136,14 +136,14 @@ class RewardTurn:
     index : int
         Turn number within the trajectory, from 0.
     tokens : int
-        |F(W_t)| of the pre-action rendering: the candidate rendering
+        ``|F(W_t)|`` of the pre-action rendering: the candidate rendering
         (visible blocks, handles, notices and dashboard) before preflight, so
         pressure keeps growing past the budget instead of dropping to the
         small management rendering in overflow mode.
     budget : int
         B.
     rendered_tokens : int
-        |C_t| after preflight (``<= budget``); informative only.
+        ``|C_t|`` after preflight (``<= budget``); informative only.
     mode : str
         ``normal`` or ``overflow``.
     state_hash : str
@@ -176,7 +176,7 @@ class RewardTurn:
 
     @property
     def occupancy(self) -> float:
-        """p = |F(W_t)| / B."""
+        """p = ``|F(W_t)|`` / B."""
         return self.tokens / self.budget
 
     def to_plain(self) -> dict[str, Any]:
@@ -236,7 +236,7 @@ class ProcessReward:
     Attributes
     ----------
     occupancy : ndarray
-        p_t = |F(W_t)| / B per turn.
+        p_t = ``|F(W_t)|`` / B per turn.
     pressure, invalid, undo : ndarray
         The three terms per turn (each <= 0).
     total : ndarray

@@ -76,6 +76,16 @@ def parse_block_spec(spec: Any) -> tuple[SpecItem, ...]:
     ``B<n>-<m>``, and descending ranges (``B8-B7`` is ``B7-B8``). Whitespace
     around items is ignored. Whether the IDs exist is checked by the engine.
 
+    Parameters
+    ----------
+    spec : str
+        The selector as the agent wrote it, e.g. ``"B4,B7-B9,G2"``.
+
+    Returns
+    -------
+    tuple
+        One item per selected ID or range, in order.
+
     Raises
     ------
     BlockSpecError
@@ -239,7 +249,23 @@ _SEL_EXAMPLES = '"bytes=0:4096", "lines=10-20", "lines=5-" or "member=B7"'
 
 
 def parse_selector(selector: Any) -> Selector | None:
-    """Parse a read selector; ``None`` or ``""`` means the whole payload."""
+    """Parse a read selector; ``None`` or ``""`` means the whole payload.
+
+    Parameters
+    ----------
+    selector : str or None
+        ``lines=a-b``, ``bytes=a-b`` or ``member=B<n>``; None or ``""`` for the
+        whole payload.
+
+    Returns
+    -------
+    LineRange, ByteRange, MemberSelector or None
+
+    Raises
+    ------
+    BlockSpecError
+        For a malformed selector, naming it.
+    """
     if selector is None or isinstance(selector, (ByteRange, LineRange, MemberSelector)):
         return selector
     if not isinstance(selector, str):

@@ -35,7 +35,18 @@ _TEMP = re.compile(r"\..+\.[0-9a-f]{32}\.tmp\Z", re.ASCII | re.DOTALL)
 
 
 def sha256_hex(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
+    """Hex sha256 of ``data``.
+
+    Parameters
+    ----------
+    data : bytes
+        The bytes to hash.
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
     return hashlib.sha256(data).hexdigest()
 
 
@@ -65,10 +76,15 @@ class PayloadInfo:
 class PayloadStore(Protocol):
     """Exact-byte payload storage used by archive, offload, restore and read.
 
-    Required
-    --------
+    Every method below is required except ``claim``.
+
+    Attributes
+    ----------
     root : str
         Display root; a payload's path is ``f"{root}/{key}"``.
+
+    Methods
+    -------
     put(key, data) -> PayloadInfo
         Store ``data`` under ``key``; the bytes must be durable when it returns.
         A store that can hold payloads it did not write (a folder shared with
@@ -86,11 +102,8 @@ class PayloadStore(Protocol):
     key_of(path) -> str
         Map a path an agent typed back to a key, refusing anything outside
         the store (traversal, symlinks, foreign names) with PathEscapeError.
-
-    Optional
-    --------
     claim(keys) -> None
-        Count ``keys`` as this store's own, so a later ``put`` may replace
+        Optional. Count ``keys`` as this store's own, so a later ``put`` may replace
         them: the engine calls it when it loads a snapshot whose payloads
         these are (the workspace re-opens its own folder).
     """

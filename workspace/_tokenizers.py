@@ -31,10 +31,10 @@ __all__ = [
 
 @runtime_checkable
 class Tokenizer(Protocol):
-    """What the engine needs from a token counter.
+    """What the engine needs from a token counter (every member is required).
 
-    Required
-    --------
+    Attributes
+    ----------
     name : str
         Registry name, recorded in the event log and in the canonical hash.
     additive : bool
@@ -43,6 +43,9 @@ class Tokenizer(Protocol):
         ends with a newline and ``b`` starts with a non-newline character.
         The dashboard uses it to count rows from cached pieces instead of
         re-tokenising the whole ledger every turn; ``False`` is always safe.
+
+    Methods
+    -------
     count(text) -> int
         Tokens of ``text`` read as plain text (special-token strings such as
         ``<|endoftext|>`` count as ordinary text). Must accept any ``str``
@@ -336,6 +339,15 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
 
 def get_tokenizer(name: str | Tokenizer) -> Tokenizer:
     """Return a tokenizer by registry name (or pass an instance through).
+
+    Parameters
+    ----------
+    name : str or Tokenizer
+        A key of :data:`TOKENIZERS`, or an instance (returned as it is).
+
+    Returns
+    -------
+    Tokenizer
 
     Raises
     ------

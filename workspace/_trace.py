@@ -30,6 +30,16 @@ def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str,
     top-level ``system``) are projected onto OpenAI chat messages, which is
     what is returned. A list passes through after the same checks.
 
+    Parameters
+    ----------
+    source : str, PathLike or sequence
+        A trace file, or its items.
+
+    Returns
+    -------
+    list of dict
+        OpenAI chat messages and context actions.
+
     Raises
     ------
     TraceError
@@ -183,7 +193,7 @@ class TurnReport:
     mode : str
         ``normal`` or ``overflow``.
     tokens, budget, candidate_tokens : int
-        |C_t|, B and |C~_t| (what preflight compared with B).
+        ``|C_t|``, B and ``|C~_t|`` (what preflight compared with B).
     dashboard : str
         Dashboard text the agent saw.
     events : tuple of dict
@@ -329,6 +339,29 @@ def replay_trace(
     turn's request in that format and checks that format's protocol rules.
     Every turn reports the share of its tokens that is a cached prefix of
     the previous request.
+
+    Parameters
+    ----------
+    trace : str, PathLike or sequence
+        A trace file (JSON list, ``{"messages": [...]}`` or JSONL, OpenAI chat or
+        Anthropic Messages) or the items themselves.
+    budget : int
+        B of the replaying workspace.
+    tokenizer : str or Tokenizer
+        The engine's tokenizer.
+    store : PayloadStore, optional
+        Where archived payloads go (default in memory).
+    hard_limit : int, optional
+        The guard's hard limit (default ``2 * budget``).
+    render_format : {"openai", "anthropic"}, optional
+        Also record each turn's request in this format and check its rules.
+    **workspace_kwargs
+        Passed to :class:`Workspace`.
+
+    Returns
+    -------
+    TraceReplay
+        Per-turn reports, the workspace, and the self-checks.
 
     Raises
     ------

@@ -4,7 +4,10 @@ The development lives in ``theory/coq`` (shipped as package data of
 ``vistalab.theory``). :func:`check_formal` compiles it with ``coqc`` into a
 cache folder keyed by the hash of the sources (never into the source tree),
 runs ``Print Assumptions`` for each main theorem of ``Statements.v`` and
-returns one frozen :class:`FormalResult` per theorem:
+returns one frozen :class:`FormalResult` per theorem. The workspace engine's
+Coq model (``theory/coq/engine``: the invariants of the paper's Methodology
+proved for every sequence of operations) is compiled and checked the same way,
+its theorems listed in :data:`ENGINE_THEOREMS` (result ``"engine"``). Statuses:
 
 * ``proved``      the file compiled and the theorem depends only on the
                   standard axioms of Coq's real numbers, classical logic and
@@ -29,6 +32,7 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
+    "ENGINE_THEOREMS",
     "FORBIDDEN_TOKENS",
     "INSTALL_HINT",
     "MAIN_THEOREMS",
@@ -245,6 +249,48 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
 
 STATEMENTS_FILE = "Statements.v"
 
+# The engine model's theorems (theory/coq/engine/Statements.v), one per
+# workspace invariant of the paper, named after vistalab.workspace.INVARIANTS.
+ENGINE_DIR = "engine"
+ENGINE_STATEMENTS_FILE = "engine/Statements.v"
+ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
+    MainTheorem(
+        "engine",
+        "workspace_budget",
+        "budget: |C_t| <= B after preflight and final assembly -- for every sequence of "
+        "operations, the management floor (fixed overhead + pinned + worst-case management "
+        "dashboard) stays <= B and every rendering, ordinary or management, fits B",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_protocol",
+        "protocol: tool results stay linked to their calls and archived results render in "
+        "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "
+        "Anthropic request, alternates user/assistant with each tool_use answered by the "
+        "tool_results leading the next user turn",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_recoverability",
+        "recoverability: archived payload bytes remain recoverable unless the agent "
+        "explicitly deletes them -- recover returns the registered bytes of every live block "
+        "(in the prompt, archived, offloaded or inside nested groups)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_stable_ids",
+        "stable_ids: every actionable unit has a stable block ID or handle -- IDs are B1..Bn "
+        "in registration order, never change meaning, and no block or group ID is reused",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_dashboard",
+        "dashboard: the dashboard reports the same token estimates used by these checks -- "
+        "overhead + conversation + dashboard = the total preflight compares with B = the "
+        "ordinary rendering's cost",
+    ),
+)
+
 
 @dataclasses.dataclass(frozen=True)
 class FormalResult:
@@ -296,11 +342,12 @@ def forbidden_tokens(src: Path | None = None) -> list[tuple[str, int, str]]:
     """(file, line number, token) for every forbidden token in the .v sources."""
     src = coq_source_dir() if src is None else Path(src)
     hits = []
-    for path in sorted(src.glob("*.v")):
+    for path in sorted([*src.glob("*.v"), *src.glob(f"{ENGINE_DIR}/*.v")]):
+        name = path.relative_to(src).as_posix()
         for no, line in enumerate(path.read_text().splitlines(), 1):
             for tok in FORBIDDEN_TOKENS:
                 if tok in line:
-                    hits.append((path.name, no, tok))
+                    hits.append((name, no, tok))
     return hits
 
 
@@ -329,26 +376,37 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
     )
 
 
-def _unavailable(message: str, coqc: str | None, t0: float) -> FormalReport:
-    rows = tuple(
-        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "unavailable")
+def _all_rows(status: str) -> tuple[FormalResult, ...]:
+    return tuple(
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), status)
         for m in MAIN_THEOREMS
+    ) + tuple(
+        FormalResult(m.result, m.theorem, ENGINE_STATEMENTS_FILE, m.statement, (), status)
+        for m in ENGINE_THEOREMS
     )
+
+
+def _unavailable(message: str, coqc: str | None, t0: float) -> FormalReport:
+    rows = _all_rows("unavailable")
     return FormalReport(rows, message, coqc, None, time.perf_counter() - t0)
 
 
 def _failed(message: str, coqc: str, build: str | None, t0: float) -> FormalReport:
-    rows = tuple(
-        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
-        for m in MAIN_THEOREMS
-    )
+    rows = _all_rows("failed")
     return FormalReport(rows, message, coqc, build, time.perf_counter() - t0)
 
 
 _COQ_FLAGS = ["-q", "-R", ".", "VistaLab", "-w", "-notation-overridden"]
 
 
-def _compile(src: Path, files: list[str], dest: Path, coqc: str, timeout: float) -> str | None:
+def _compile(
+    src: Path,
+    files: list[str],
+    dest: Path,
+    coqc: str,
+    timeout: float,
+    flags: list[str] | None = None,
+) -> str | None:
     """Compile into a fresh temp dir next to dest, then move it into place.
     Returns an error message, or None on success."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -358,7 +416,7 @@ def _compile(src: Path, files: list[str], dest: Path, coqc: str, timeout: float)
         for name in files:
             shutil.copy2(src / name, tmp / name)
         for name in files:
-            proc = _run([coqc, *_COQ_FLAGS, name], tmp, timeout)
+            proc = _run([coqc, *(_COQ_FLAGS if flags is None else flags), name], tmp, timeout)
             if proc.returncode != 0:
                 err = (proc.stderr or proc.stdout).strip()
                 return f"coqc failed on {name}: {err[-2000:]}"
@@ -455,53 +513,15 @@ def check_formal(
         if err is not None:
             return _failed(err, coqc, None, t0)
 
-    cached = build / "assumptions.json"
-    if cached.exists():
-        per = {k: tuple(v) for k, v in json.loads(cached.read_text()).items()}
-    else:
-        script = ["From VistaLab Require Import Statements."]
-        for m in MAIN_THEOREMS:
-            script.append(f'Goal True. idtac "@@theorem {m.theorem}". Abort.')
-            script.append(f"Print Assumptions {m.theorem}.")
-        probe = Path(tempfile.mkdtemp(prefix="vista-lab-coq-probe-"))
-        try:
-            (probe / "PrintAssumptions.v").write_text("\n".join(script) + "\n")
-            proc = _run(
-                [coqc, "-q", "-R", str(build), "VistaLab", "PrintAssumptions.v"], probe, timeout
-            )
-        except subprocess.TimeoutExpired:
-            return _failed("Print Assumptions timed out", coqc, str(build), t0)
-        finally:
-            shutil.rmtree(probe, ignore_errors=True)
-        if proc.returncode != 0:
-            return _failed(
-                f"Print Assumptions failed: {(proc.stderr or proc.stdout).strip()[-2000:]}",
-                coqc,
-                str(build),
-                t0,
-            )
-        per = _parse_assumptions(proc.stdout)
-        tmp = cached.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({k: list(v) for k, v in per.items()}, indent=1))
-        tmp.replace(cached)
-
-    rows = []
-    bad = []
-    for m in MAIN_THEOREMS:
-        if m.theorem not in per:
-            rows.append(
-                FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), "failed")
-            )
-            bad.append(f"{m.theorem}: no Print Assumptions output")
-            continue
-        assumptions = per[m.theorem]
-        extra = [a for a in assumptions if not _is_standard(a)]
-        status = "proved" if not extra else "failed"
-        if extra:
-            bad.append(f"{m.theorem} depends on {', '.join(extra)}")
-        rows.append(
-            FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, assumptions, status)
+    try:
+        rows, bad = _assumption_rows(
+            build, "VistaLab", MAIN_THEOREMS, STATEMENTS_FILE, coqc, timeout
         )
+    except _ProbeError as exc:
+        return _failed(str(exc), coqc, str(build), t0)
+    engine_rows, engine_bad = _engine_rows(src, root, coqc, version, timeout)
+    rows += engine_rows
+    bad += engine_bad
     hits = forbidden_tokens(src)
     if hits:
         bad.append(
@@ -514,3 +534,97 @@ def check_formal(
     if bad:
         message += "; " + "; ".join(bad)
     return FormalReport(tuple(rows), message, coqc, str(build), time.perf_counter() - t0)
+
+
+class _ProbeError(Exception):
+    """Print Assumptions could not run on a build."""
+
+
+def _assumption_rows(
+    build: Path,
+    logical: str,
+    theorems: tuple[MainTheorem, ...],
+    file: str,
+    coqc: str,
+    timeout: float,
+) -> tuple[list[FormalResult], list[str]]:
+    """Print Assumptions (cached in the build) for ``theorems`` of the
+    ``Statements`` module under ``logical``: one row each, and the problems."""
+    cached = build / "assumptions.json"
+    if cached.exists():
+        per = {k: tuple(v) for k, v in json.loads(cached.read_text()).items()}
+    else:
+        script = [f"From {logical} Require Import Statements."]
+        for m in theorems:
+            script.append(f'Goal True. idtac "@@theorem {m.theorem}". Abort.')
+            script.append(f"Print Assumptions {m.theorem}.")
+        probe = Path(tempfile.mkdtemp(prefix="vista-lab-coq-probe-"))
+        try:
+            (probe / "PrintAssumptions.v").write_text("\n".join(script) + "\n")
+            proc = _run(
+                [coqc, "-q", "-R", str(build), logical, "PrintAssumptions.v"], probe, timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise _ProbeError("Print Assumptions timed out") from None
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+        if proc.returncode != 0:
+            raise _ProbeError(
+                f"Print Assumptions failed: {(proc.stderr or proc.stdout).strip()[-2000:]}"
+            )
+        per = _parse_assumptions(proc.stdout)
+        tmp = cached.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps({k: list(v) for k, v in per.items()}, indent=1))
+        tmp.replace(cached)
+
+    rows = []
+    bad = []
+    for m in theorems:
+        if m.theorem not in per:
+            rows.append(FormalResult(m.result, m.theorem, file, m.statement, (), "failed"))
+            bad.append(f"{m.theorem}: no Print Assumptions output")
+            continue
+        assumptions = per[m.theorem]
+        extra = [a for a in assumptions if not _is_standard(a)]
+        status = "proved" if not extra else "failed"
+        if extra:
+            bad.append(f"{m.theorem} depends on {', '.join(extra)}")
+        rows.append(FormalResult(m.result, m.theorem, file, m.statement, assumptions, status))
+    return rows, bad
+
+
+def _engine_rows(
+    src: Path, root: Path, coqc: str, version: str, timeout: float
+) -> tuple[list[FormalResult], list[str]]:
+    """Compile the engine model (``src/engine``, plain Coq) into its own cache
+    folder and check its theorems; a compile failure fails only these rows."""
+
+    def failed(message: str) -> tuple[list[FormalResult], list[str]]:
+        rows = [
+            FormalResult(m.result, m.theorem, ENGINE_STATEMENTS_FILE, m.statement, (), "failed")
+            for m in ENGINE_THEOREMS
+        ]
+        return rows, [f"engine model: {message}"]
+
+    esrc = src / ENGINE_DIR
+    if not (esrc / "_CoqProject").is_file():
+        return failed(f"no _CoqProject in {esrc}")
+    files = _project_files(esrc)
+    if STATEMENTS_FILE not in files:
+        return failed(f"{STATEMENTS_FILE} is not listed in {esrc}/_CoqProject")
+    build = root / ("engine-proofs-" + _sources_hash(esrc, files, version))
+    if not (build / ".built").exists():
+        try:
+            err = _compile(
+                esrc, files, build, coqc, timeout, flags=["-q", "-R", ".", "VistaLabEngine"]
+            )
+        except subprocess.TimeoutExpired:
+            err = f"coqc timed out after {timeout:.0f} s"
+        if err is not None:
+            return failed(err)
+    try:
+        return _assumption_rows(
+            build, "VistaLabEngine", ENGINE_THEOREMS, ENGINE_STATEMENTS_FILE, coqc, timeout
+        )
+    except _ProbeError as exc:
+        return failed(str(exc))

@@ -264,7 +264,23 @@ class _Parser:
 
 
 def independence(*groups: str | Sequence[str]) -> str:
-    """Constraint text: the groups are mutually independent, h(all) = sum h(group)."""
+    """Constraint text: the groups are mutually independent, h(all) = sum h(group).
+
+    Parameters
+    ----------
+    *groups : str or sequence of str
+        Two or more random variables or groups of them.
+
+    Returns
+    -------
+    str
+        The constraint, in the syntax ``prove_shannon_inequality(given=...)`` reads.
+
+    Examples
+    --------
+    >>> from vistalab.theory import prove_shannon_inequality
+    >>> prove_shannon_inequality("I(A;B) <= 0", given=[independence("A", "B")]).proved
+    True"""
     gs = [_group(g, "groups") for g in groups]
     if len(gs) < 2:
         raise DomainError("groups", groups, "must name at least two groups", "pass two or more")
@@ -273,14 +289,38 @@ def independence(*groups: str | Sequence[str]) -> str:
 
 
 def functional_dependence(target: str | Sequence[str], on: str | Sequence[str]) -> str:
-    """Constraint text: ``target`` is a function of ``on``, H(target | on) = 0."""
+    """Constraint text: ``target`` is a function of ``on``, H(target | on) = 0.
+
+    Parameters
+    ----------
+    target : str or sequence of str
+        The variables that are determined.
+    on : str or sequence of str
+        The variables they are a function of.
+
+    Returns
+    -------
+    str
+        The constraint, in the syntax ``prove_shannon_inequality(given=...)`` reads."""
     return f"H({_group(target, 'target')}|{_group(on, 'on')}) = 0"
 
 
 def conditional_independence(
     a: str | Sequence[str], b: str | Sequence[str], given: str | Sequence[str]
 ) -> str:
-    """Constraint text: I(a; b | given) = 0 (a Markov chain a - given - b)."""
+    """Constraint text: I(a; b | given) = 0 (a Markov chain a - given - b).
+
+    Parameters
+    ----------
+    a, b : str or sequence of str
+        The two conditionally independent variables or groups.
+    given : str or sequence of str
+        The conditioning variables.
+
+    Returns
+    -------
+    str
+        The constraint, in the syntax ``prove_shannon_inequality(given=...)`` reads."""
     return f"I({_group(a, 'a')};{_group(b, 'b')}|{_group(given, 'given')}) = 0"
 
 

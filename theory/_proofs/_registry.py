@@ -377,6 +377,11 @@ def list_steps(only: str | None = None) -> tuple[Step, ...]:
         characters selects exact matches (``"prop2"`` is that claim only, not
         ``"prop2-tight"``) and, when nothing matches exactly, substrings
         (``"fano"``).
+
+    Returns
+    -------
+    tuple of Step
+        The matching steps, in claim order.
     """
     _load()
     steps = sorted(_REGISTRY.values(), key=lambda s: CLAIMS.index(s.claim))

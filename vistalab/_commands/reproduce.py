@@ -66,5 +66,7 @@ def run(args: argparse.Namespace) -> int:
         f"({cached} from cache) in {result.seconds:.1f} s"
     )
     print(policy_line(result.failed, result.findings, strict=args.strict))
-    print(f"report: {result.report_path}")
+    for skip in result.skipped:
+        print(f"{skip.count} {skip.what} checks skipped: {skip.why}; {skip.fix}")
+    print(f"report: {result.report_path} (and {result.report_path.with_suffix('.html').name})")
     return result.exit_status_for(strict=args.strict)

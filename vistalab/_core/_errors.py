@@ -97,6 +97,21 @@ class UnknownNameError(VistaLabError, KeyError):
 def suggest(name: str, known: Iterable[str]) -> str | None:
     """Closest registered name to ``name``, or None if nothing is close.
 
+    Parameters
+    ----------
+    name : str
+        The name as given.
+    known : iterable of str
+        The registered names.
+
+    Returns
+    -------
+    str or None
+        The closest name (case folded first), or None.
+
+    Examples
+    --------
+
     >>> suggest("gausian", ["gaussian", "bucket"])
     'gaussian'
     """

@@ -31,7 +31,11 @@ import numpy as np
 
 from vistalab._core import child_seq
 from vistalab.figures import FIGURE_NAMES, MissingDependency, TidyTable, load_figure
-from vistalab.paper_checks._transcription import paper_digest, paper_source_iv
+from vistalab.paper_checks._transcription import (
+    paper_digest,
+    paper_source_iv,
+    transcription_target_count,
+)
 from vistalab.theory import DomainError, UnknownNameError
 from vistalab.theory._validate import as_int
 
@@ -46,7 +50,7 @@ from .._provenance import (
 )
 from ._cache import CacheRecord, StageCache, cache_key
 from ._progress import NullProgress, Progress
-from ._report import FigureEntry, build_report
+from ._report import FigureEntry, Skipped, build_report, report_html
 from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
 from ._sources import (
     engine_checks,
@@ -121,6 +125,9 @@ class ReproduceResult:
         Wall time of the whole run.
     counts : dict
         Number of checks per status (``pass``, ``fail``, ``not_checkable``).
+    skipped : tuple of Skipped
+        Checks this run did not do, why, and how to run them (also on the report's
+        first screen).
     """
 
     out_dir: Path
@@ -131,6 +138,7 @@ class ReproduceResult:
     report_path: Path
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
+    skipped: tuple[Skipped, ...] = ()
 
     @property
     def failed(self) -> int:
@@ -752,11 +760,15 @@ def run_reproduce(
         atomic_write_text(errors_log, "\n".join(run.errors))
     else:  # a log from an earlier run would describe errors this run does not have
         errors_log.unlink(missing_ok=True)
+    skipped = [] if paper_path is not None else [Skipped(
+        "paper transcription", transcription_target_count(),
+        "the paper's LaTeX was not given", "pass --paper PATH to run them")]
     report = build_report(
         checks=check_rows, figures=entries, stages=run.outcomes, counts=counts,
         quick=quick, seed=seed, fingerprint=run.fingerprint, commit=commit,
-        version=__version__, beyond=beyond,
+        version=__version__, beyond=beyond, skipped=skipped,
     )
     report_path = atomic_write_text(out / "report.md", report)
+    atomic_write_text(out / "report.html", report_html(report))
     return ReproduceResult(out, quick, seed, tuple(run.outcomes), tuple(check_rows),
-                           report_path, seconds, counts)
+                           report_path, seconds, counts, tuple(skipped))

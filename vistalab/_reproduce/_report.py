@@ -1,4 +1,5 @@
-"""``report.md``: the check table and every figure with a two-line caption."""
+"""``report.md`` and ``report.html``: the counts and findings first, then one check
+table per area, the figures with two-line captions, and the stages."""
 
 from __future__ import annotations
 
@@ -6,22 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._rows import FINDING_SOURCES, SOURCES, CheckRow
+from ._rows import FINDING_SOURCES, STRENGTHS, CheckRow, strength_of
 
-__all__ = ["FigureEntry", "build_report", "md_cell"]
+__all__ = ["FigureEntry", "Skipped", "build_report", "md_cell", "report_html"]
 
 _STATUS_TEXT = {"pass": "pass", "fail": "**FAIL**", "not_checkable": "not checkable"}
 # Long evidence is cut in the report; results/checks.csv keeps it whole.
 _NUMBERS_LIMIT = 320
-_SOURCE_TEXT = {
-    "proof": "proof step or check (theory.certify_all; its generality says which)",
-    "paper": "paper claim (paper_checks)",
-    "paper-data": "paper's own numbers (paper_checks)",
-    "simulation": "simulation data (figures)",
-    "engine": "engine-backed (sims engine mode)",
-    "beyond": "beyond the paper (issue 17)",
-    "pipeline": "pipeline stage",
-}
 
 
 @dataclass(frozen=True)
@@ -60,6 +52,87 @@ def _figure_number(name: str, fallback: int) -> str:
     return head[3:] if head.startswith("fig") and head[3:].isdigit() else str(fallback)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Checks a run did not do, announced on the report's first screen.
+
+    Attributes
+    ----------
+    what : str
+        Which checks ("paper transcription").
+    count : int
+        How many.
+    why : str
+        Why they were skipped.
+    fix : str
+        How to run them.
+    """
+
+    what: str
+    count: int
+    why: str
+    fix: str
+
+
+#: One section per area, in report order: (title, sources, what its rows are).
+_AREAS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Proof steps and chains", ("proof",),
+     "Named proof steps of Appendices A-D (theory.certify_all) and, per main result, "
+     "whether its chain of steps is closed. Each row says how general its method is."),
+    ("The paper's theory claims", ("paper",),
+     "Quantitative claims of the paper's Theory section, checked against the bounds."),
+    ("The paper's own numbers", ("paper-data",),
+     "Arithmetic on the paper's tables and text; a failure is a finding about the paper."),
+    ("Transcription of the paper", ("transcription",),
+     "The data files' tables and quotes against the paper's LaTeX (--paper)."),
+    ("Simulations", ("simulation",),
+     "Each figure's Monte Carlo data against the exact values and the bounds."),
+    ("Engine-backed checks", ("engine",),
+     "The theorems measured on the real workspace engine (sims engine mode)."),
+    ("Beyond the paper", ("beyond",),
+     "Checks of the sharper bounds (theory/BEYOND.md)."),
+    ("Pipeline", ("pipeline",), "Stages that could not run."),
+)
+
+
+def _check_table(rows: Sequence[CheckRow]) -> list[str]:
+    lines = ["| check | claim | status | strength | numbers | paper |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for c in rows:
+        lines.append(
+            f"| `{md_cell(c.id)}` | {md_cell(c.claim)} | {_STATUS_TEXT.get(c.status, c.status)} "
+            f"| {strength_of(c) or '-'} | {md_cell(c.numbers, _NUMBERS_LIMIT)} "
+            f"| {md_cell(c.where)} |")
+    return lines
+
+
+def _summary(checks: Sequence[CheckRow], skipped: Sequence[Skipped]) -> list[str]:
+    passed = [c for c in checks if c.status == "pass"]
+    by_strength = {s: sum(1 for c in passed if strength_of(c) == s) for s in STRENGTHS}
+    findings = [c for c in checks if c.status == "fail" and c.source in FINDING_SOURCES]
+    failed = [c for c in checks if c.status == "fail" and c.source not in FINDING_SOURCES]
+    unknown = sum(1 for c in checks if c.status == "not_checkable")
+    lines = [
+        "| result | count | meaning |",
+        "| --- | ---: | --- |",
+        f"| proved | {by_strength['proved']} | passed, for every parameter |",
+        f"| checked | {by_strength['checked']} | passed on a stated finite domain, or by exact "
+        "arithmetic on the paper's numbers |",
+        f"| sampled | {by_strength['sampled']} | passed on random examples (Monte Carlo, "
+        "Hypothesis); not a proof |",
+        f"| failed | {len(failed)} | a check of the toolkit failed |",
+        f"| findings | {len(findings)} | the paper's own numbers disagree with each other |",
+        f"| not checkable | {unknown} | the claim cannot be decided from what the paper gives |",
+        f"| skipped | {sum(s.count for s in skipped)} | not run in this run (below) |",
+        "",
+    ]
+    for s in skipped:
+        lines.append(f"- **{s.count} {s.what} checks skipped**: {s.why}; {s.fix}.")
+    if skipped:
+        lines.append("")
+    return lines
+
+
 def build_report(
     *,
     checks: Sequence[CheckRow],
@@ -72,42 +145,54 @@ def build_report(
     commit: str | None,
     version: str,
     beyond: Sequence[Mapping[str, Any]] | None = None,
+    skipped: Sequence[Skipped] = (),
 ) -> str:
-    """The Markdown text of the report (``beyond``: rows of the "Beyond the paper"
-    section, from :func:`._beyond.beyond_rows`)."""
-    lines: list[str] = []
-    findings = sum(1 for c in checks if c.status == "fail" and c.source in FINDING_SOURCES)
-    failed = counts.get("fail", 0) - findings
-    verdict = "some checks FAILED" if failed else "no check of the toolkit failed"
-    if findings:
-        verdict += (f"; {findings} of the failures are findings about the paper's own "
-                    "reported numbers (its tables and text disagree), listed below with "
-                    "the discrepancy; they fail `reproduce` only with `--strict`")
-    lines += [
+    """The Markdown text of the report.
+
+    The first screen states the counts (proved, checked, sampled, failed, findings,
+    not checkable, skipped, with why anything was skipped and how to run it), then the
+    findings about the paper and any failure; then one table per area, the "Beyond the
+    paper" section (``beyond``: rows from :func:`._beyond.beyond_rows`), the figures and
+    the stages. ``counts`` is kept for the caller's record; the summary recounts
+    ``checks``.
+    """
+    del counts  # the summary recounts the rows, so the two can never disagree
+    findings = [c for c in checks if c.status == "fail" and c.source in FINDING_SOURCES]
+    failed = [c for c in checks if c.status == "fail" and c.source not in FINDING_SOURCES]
+    verdict = ("some checks of the toolkit FAILED (listed below)" if failed
+               else "no check of the toolkit failed")
+    lines: list[str] = [
         "# vista-lab reproduce report",
         "",
         f"vista-lab {version}, git commit `{commit or 'unknown'}`, code fingerprint "
-        f"`{fingerprint[:12]}`, precision `{'quick' if quick else 'default'}`, seed `{seed}`.",
+        f"`{fingerprint[:12]}`, precision `{'quick' if quick else 'default'}`, seed `{seed}`: "
+        f"**{verdict}**. Every number below is computed by the run; the full numbers of "
+        "every check are in [results/checks.csv](results/checks.csv).",
         "",
-        f"**{counts.get('pass', 0)} pass, {counts.get('fail', 0)} fail, "
-        f"{counts.get('not_checkable', 0)} not checkable** ({verdict}).",
+        "## Summary",
         "",
-        "## Checks",
-        "",
-        "Full numbers of every check: [results/checks.csv](results/checks.csv).",
-        "",
-        "| # | source | check | claim | status | numbers | paper |",
-        "| ---: | --- | --- | --- | --- | --- | --- |",
     ]
-    order = {s: i for i, s in enumerate(SOURCES)}
-    ordered = sorted(enumerate(checks), key=lambda ic: (order.get(ic[1].source, 99), ic[0]))
-    for i, (_, c) in enumerate(ordered, start=1):
-        lines.append(
-            f"| {i} | {md_cell(_SOURCE_TEXT.get(c.source, c.source))} | `{md_cell(c.id)}` | "
-            f"{md_cell(c.claim)} | {_STATUS_TEXT.get(c.status, c.status)} | "
-            f"{md_cell(c.numbers, _NUMBERS_LIMIT)} | {md_cell(c.where)} |"
-        )
-    lines.append("")
+    lines += _summary(checks, skipped)
+    lines += ["## Findings about the paper", ""]
+    if findings:
+        lines += ["The paper's tables and text disagree in these places. They are reported, "
+                  "and fail the run only with `--strict`.", ""]
+        for c in findings:
+            lines += [f"- **{md_cell(c.claim)}** ({md_cell(c.where)}). "
+                      f"{md_cell(c.numbers, 600)} (`{md_cell(c.id)}`)"]
+        lines.append("")
+    else:
+        lines += ["None in this run.", ""]
+    if failed:
+        lines += ["## Failures", ""] + _check_table(failed) + [""]
+    lines += ["## Checks by area", ""]
+    for title, sources, blurb in _AREAS:
+        rows = [c for c in checks if c.source in sources]
+        if not rows:
+            continue
+        passed = sum(1 for c in rows if c.status == "pass")
+        lines += [f"### {title} ({passed} of {len(rows)} pass)", "", blurb, ""]
+        lines += _check_table(rows) + [""]
     if beyond:
         from ._beyond import beyond_section
 
@@ -146,3 +231,50 @@ def build_report(
         "",
     ]
     return "\n".join(lines)
+
+
+_HTML_STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; max-width: 78rem; margin: 2rem auto;
+       padding: 0 1rem; color: #1b1b1b; }
+table { border-collapse: collapse; font-size: 13px; margin: .5rem 0 1rem; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 6px; vertical-align: top; }
+th { background: #f3f3f3; }
+details { margin: .4rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+summary h2, summary h3 { display: inline; }
+img { max-width: 100%; }
+code { font-size: 90%; }
+"""
+
+
+def report_html(markdown: str) -> str:
+    """``report.md`` as one self-contained HTML page with collapsible sections.
+
+    The Summary and Findings sections are open; each area's check table, the
+    figures and the stages are collapsed under their headings. The Markdown is
+    rendered by markdown-it-py (CommonMark with tables); nothing is fetched.
+    """
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    title, *rest = markdown.split("\n", 1)
+    body = rest[0] if rest else ""
+    parts = [f"<h1>{md.renderInline(title.lstrip('# '))}</h1>"]
+    sections = body.split("\n## ")
+    parts.append(md.render(sections[0]))
+    for section in sections[1:]:
+        heading, _, text = section.partition("\n")
+        open_ = " open" if heading.split(" (")[0] in {"Summary", "Findings about the paper",
+                                                       "Failures"} else ""
+        subsections = text.split("\n### ")
+        inner = [md.render(subsections[0])]
+        for sub in subsections[1:]:
+            sub_heading, _, sub_text = sub.partition("\n")
+            inner.append(f"<details><summary><h3>{md.renderInline(sub_heading)}</h3></summary>"
+                         f"{md.render(sub_text)}</details>")
+        parts.append(f"<details{open_}><summary><h2>{md.renderInline(heading)}</h2></summary>"
+                     f"{''.join(inner)}</details>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{md.renderInline(title.lstrip('# '))}</title>"
+            f"<style>{_HTML_STYLE}</style></head><body>\n" + "\n".join(parts)
+            + "\n</body></html>\n")

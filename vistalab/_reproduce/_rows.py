@@ -9,8 +9,8 @@ from typing import Any
 from vistalab.figures import Check, TidyTable
 
 __all__ = [
-    "CheckRow", "FINDING_SOURCES", "SOURCES", "rows_to_table", "rows_from_payload",
-    "count_statuses",
+    "CheckRow", "FINDING_SOURCES", "SOURCES", "STRENGTHS", "rows_to_table", "rows_from_payload",
+    "count_statuses", "strength_of",
 ]
 
 #: Where a check comes from, in report order.
@@ -25,6 +25,16 @@ SOURCES: tuple[str, ...] = (
 #: the toolkit reproduced them faithfully; the inconsistency is in the paper.
 FINDING_SOURCES: frozenset[str] = frozenset({"paper-data"})
 
+#: How strongly a passed check establishes its statement: ``proved`` for every
+#: parameter, ``checked`` on a stated finite domain (or exact arithmetic on the
+#: paper's numbers), ``sampled`` on random examples (Monte Carlo, Hypothesis).
+STRENGTHS: tuple[str, ...] = ("proved", "checked", "sampled")
+
+# A row without its own strength takes its source's: the paper's numbers are
+# checked by exact arithmetic, simulations and engine runs are samples.
+_SOURCE_STRENGTH = {"paper": "checked", "paper-data": "checked", "transcription": "checked",
+                    "simulation": "sampled", "engine": "sampled", "beyond": "checked"}
+
 
 @dataclass(frozen=True)
 class CheckRow:
@@ -37,7 +47,7 @@ class CheckRow:
         ``paper-data`` (paper_checks: the paper's tables and text numbers),
         ``transcription`` (the data files against the paper's LaTeX, ``--paper``),
         ``simulation`` (a figure's own data checks), ``engine`` (engine-backed checks),
-        ``beyond`` (issue 17's results beyond the paper) or ``pipeline`` (a stage that
+        ``beyond`` (results beyond the paper, theory/BEYOND.md) or ``pipeline`` (a stage that
         could not run).
     id : str
         Stable identifier within the source.
@@ -49,6 +59,8 @@ class CheckRow:
         The decisive numbers behind the status.
     where : str
         Location in the paper.
+    strength : str
+        One of :data:`STRENGTHS`, or ``""`` to take the source's (see :func:`strength_of`).
     """
 
     source: str
@@ -57,6 +69,7 @@ class CheckRow:
     status: str
     numbers: str
     where: str
+    strength: str = ""
 
     @classmethod
     def from_check(cls, source: str, check: Check) -> CheckRow:
@@ -66,6 +79,11 @@ class CheckRow:
         return asdict(self)
 
 
+def strength_of(row: CheckRow) -> str:
+    """The row's strength: its own, else its source's (``""`` for pipeline rows)."""
+    return row.strength or _SOURCE_STRENGTH.get(row.source, "")
+
+
 def rows_from_payload(payload: Iterable[Mapping[str, Any]]) -> list[CheckRow]:
     return [CheckRow(**{k: str(v) for k, v in dict(p).items()}) for p in payload]
 
@@ -73,11 +91,12 @@ def rows_from_payload(payload: Iterable[Mapping[str, Any]]) -> list[CheckRow]:
 def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
     return TidyTable.from_records(
         (r.to_dict() for r in rows),
-        columns=("source", "id", "claim", "status", "numbers", "where"),
+        columns=("source", "id", "claim", "status", "strength", "numbers", "where"),
         units={
             "source": "proof | paper | paper-data | transcription | simulation | engine | beyond"
                       " | pipeline",
             "status": "pass | fail | not_checkable",
+            "strength": "proved (every parameter) | checked (a finite domain) | sampled",
             "numbers": "the decisive numbers behind the status",
             "where": "location in paper.tex",
         },

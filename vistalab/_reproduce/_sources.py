@@ -47,6 +47,9 @@ _GENERALITY_WORDS = {
 }
 
 
+_STRENGTH = {"all": "proved", "finite": "checked", "sampled": "sampled"}
+
+
 def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """One row per named proof step certified by ``theory.certify_all()``, and one
     per main result saying whether its chain of steps is closed (and how general).
@@ -64,6 +67,7 @@ def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[
         rows.append(CheckRow(
             "proof", f"{cert.claim}/{cert.step}", " ".join(str(cert.statement).split()),
             normalise_status(cert.status), numbers, str(cert.ref),
+            _STRENGTH.get(generality, "checked"),
         ).to_dict())
     for chain in getattr(report, "chains", ()):
         status = "pass" if chain.closed else "fail"
@@ -73,7 +77,7 @@ def proof_step_rows(progress: Callable[[str], None] | None = None) -> list[dict[
             "proof", f"chain/{chain.result}",
             f"the steps of {chain.result} link into a closed chain",
             status, f"{chain.status}, {reach}: {' '.join(chain.detail.split())}",
-            "App. B-D",
+            "App. B-D", _STRENGTH.get(str(chain.generality), "checked"),
         ).to_dict())
     return rows
 

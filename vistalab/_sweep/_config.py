@@ -90,6 +90,18 @@ def load_config(
 ) -> SweepConfig:
     """Read and validate a TOML sweep config.
 
+    Parameters
+    ----------
+    path : str or PathLike
+        The config file (TOML: ``experiment``, ``seed``, ``[params]``, ``[[grid]]``).
+    registry : mapping, optional
+        Experiments by name (default: the built-in :data:`EXPERIMENTS`).
+
+    Returns
+    -------
+    SweepConfig
+        The validated config with its grid expanded into cells.
+
     Raises
     ------
     SweepConfigError
@@ -124,6 +136,35 @@ def parse_config(
     Every problem is collected and reported together: one error when there is
     one, else :class:`SweepConfigErrors` listing each (the same problem in many
     cells is listed once).
+
+    Parameters
+    ----------
+    doc : mapping
+        The config's content, as :func:`load_config` would parse it from TOML.
+    file : str
+        The name errors give as the config's file (default ``"<config>"``).
+    registry : mapping, optional
+        Experiments by name (default: the built-in :data:`EXPERIMENTS`).
+
+    Returns
+    -------
+    SweepConfig
+        The validated config with its grid expanded into cells.
+
+    Raises
+    ------
+    SweepConfigError
+        The one problem of the config.
+    SweepConfigErrors
+        Every problem, when there are several.
+
+    Examples
+    --------
+    >>> cfg = parse_config({"experiment": "makeroom", "seed": 1,
+    ...                     "params": {"n": 64, "kappa": 4, "trials": 100},
+    ...                     "grid": [{"interface": ["ledger", "blind"]}]})
+    >>> len(cfg.cells)
+    2
     """
     if registry is None:
         from ._experiments import EXPERIMENTS

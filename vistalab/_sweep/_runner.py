@@ -365,6 +365,17 @@ def csv_dtypes(experiment: Any) -> dict[str, str]:
     and all-empty columns keep their declared type, e.g.
     ``pandas.read_csv(path, dtype=csv_dtypes(exp))``; the same mapping is in
     ``results.json`` under ``sweep.csv_dtypes``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        A registered experiment (a value of :data:`EXPERIMENTS`).
+
+    Returns
+    -------
+    dict of str to str
+        Column name to pandas dtype name (``Int64``, ``Float64``, ``string``,
+        ``boolean``).
     """
     out = {"cell": "string", "seed_entropy": "string"}
     for p in experiment.params:

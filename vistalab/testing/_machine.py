@@ -450,7 +450,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------ invariants
     @invariant()
     def rendering_within_budget_and_recounted(self) -> None:
-        """|C_t| <= B after preflight and final assembly; the cached count equals a
+        """``|C_t|`` <= B after preflight and final assembly; the cached count equals a
         from-scratch recount; both stores render identically."""
         if not hasattr(self, "ws"):
             return

@@ -43,14 +43,33 @@ def _describe(exc: BaseException) -> str:
 
 def reference_interfaces(n: int = REFERENCE_N, kappa: int = REFERENCE_KAPPA
                          ) -> list[sims.Interface]:
-    """One instance of every registered interface (with its example parameters)."""
+    """One instance of every registered interface (with its example parameters).
+
+    Parameters
+    ----------
+    n : int
+        Blocks of the make-room instance (default 13).
+    kappa : int
+        Size ratio L/l of the bulky block (default 3).
+
+    Returns
+    -------
+    list of Interface
+        In registration order.
+    """
     return [sims.make_interface(name, n=n, kappa=kappa,
                                 **getattr(sims.INTERFACES[name], "EXAMPLE_PARAMS", {}))
             for name in sorted(sims.INTERFACES)]
 
 
 def reference_policies() -> list[sims.Policy]:
-    """One instance of every registered policy."""
+    """One instance of every registered policy.
+
+    Returns
+    -------
+    list of Policy
+        In registration order.
+    """
     return [sims.make_policy(name) for name in sorted(sims.POLICIES)]
 
 
@@ -264,6 +283,11 @@ def check_policy(policy: Any, *, interfaces: Sequence[Any] | None = None, simula
         Also run the simulations (slower); False checks the orders only.
     trials : int
         Literal trials per interface.
+
+    Returns
+    -------
+    list of str
+        One line per problem found; ``[]`` when the policy conforms.
     """
     if not isinstance(policy, sims.Policy):
         missing = [m for m in ("name", "order") if not hasattr(policy, m)]
@@ -334,6 +358,19 @@ def check_strategy(strategy: Any, *, grid: Iterable[tuple[int, int, float]] = RE
     non-recovering strategy beats ``B/(Nk) + 1/k``), and for a recovering
     strategy, success exactly when it fits the budget; then the same seed
     must give the same result with one or two workers.
+
+    Parameters
+    ----------
+    strategy : object
+        The strategy instance (pass it directly to ``sims.simulate_recovery``; no
+        registration needed).
+    grid : iterable of (int, int, float)
+        The ``(N, k, budget)`` instances to run it on.
+
+    Returns
+    -------
+    list of str
+        One line per problem found; ``[]`` when the strategy conforms.
     """
     if not isinstance(strategy, sims.Strategy):
         missing = [m for m in ("name", "recovering", "plan", "encode", "decode")

@@ -12,8 +12,24 @@ LEVEL = 1e-4
 
 
 def chi2_fits(counts: np.ndarray, pmf: np.ndarray, level: float = LEVEL) -> bool:
-    """Pearson goodness of fit of ``counts`` to ``pmf`` at ``level`` (cells whose
-    expectation is below 5 are pooled); an observed outcome of probability 0 fails."""
+    """Pearson goodness of fit of ``counts`` to ``pmf`` at ``level``.
+
+    Cells whose expectation is below 5 are pooled; an observed outcome of
+    probability 0 fails.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Observed counts per outcome.
+    pmf : numpy.ndarray
+        The hypothesised probabilities, same shape, summing to 1.
+    level : float
+        The test's size, in (0, 1) (default 1e-4).
+
+    Returns
+    -------
+    bool
+        True unless the chi-squared test rejects the fit at ``level``."""
     from scipy import stats
 
     counts = np.asarray(counts, dtype=float)
@@ -34,7 +50,29 @@ def chi2_fits(counts: np.ndarray, pmf: np.ndarray, level: float = LEVEL) -> bool
 
 
 def binomial_interval(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) interval for a success probability at confidence 1 - level."""
+    """Exact (Clopper-Pearson) interval for a success probability at confidence 1 - level.
+
+    Parameters
+    ----------
+    successes : int
+        Successes observed, ``0 <= successes <= trials``.
+    trials : int
+        Trials, at least 1.
+    level : float
+        The probability, in (0, 1), that the interval misses the true value
+        (default 1e-4, the suite's level for statistical tests).
+
+    Returns
+    -------
+    low, high : float
+        The interval's ends, within [0, 1].
+
+    Examples
+    --------
+    >>> low, high = binomial_interval(50, 100, level=0.05)
+    >>> round(low, 3), round(high, 3)
+    (0.398, 0.602)
+    """
     from scipy import stats
 
     ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=1 - level,

@@ -366,6 +366,15 @@ def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None
     6. the stateful machine (:class:`WorkspaceMachine`) with this store next to
        a memory twin (``stateful_examples`` Hypothesis examples; 0 skips it).
 
+    Parameters
+    ----------
+    factory : callable
+        ``factory(directory) -> PayloadStore``: a new, empty store per call.
+    samples : dict of str to bytes, optional
+        Payloads for the contract stage (default :data:`STORE_SAMPLES`).
+    stateful_examples : int
+        Examples of the stateful stage (default 5; 0 skips it).
+
     Returns
     -------
     list of str

@@ -200,7 +200,8 @@ Definition pos_msgs (s : state) (tf0 : bool) (b : block) : list msg :=
           if res then [wrap tf b f c] else [mkMsg me f (plain_role (b_kind b)) (snd c)]
       | Some g0 =>
           match top_group s g0 with
-          | None => []
+          | None => (* unreachable: a block's group is live; kept protocol-valid *)
+              if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b)] else []
           | Some g =>
               if first_leaf g =? b_id b then
                 if tf then [mkMsg me (FHandle (UG (g_id g))) (RTool (b_cid b)) (fst (g_h g))]
@@ -302,7 +303,8 @@ Definition with_dash (s : state) (d : nat) : state :=
 Definition protected (s : state) (b : block) : bool :=
   match b_status b with
   | Pinned => true
-  | _ => (b_id b =? owner s) && negb (match pending s with [] => true | _ => false end)
+  | Visible => (b_id b =? owner s) && negb (match pending s with [] => true | _ => false end)
+  | _ => false
   end.
 
 (* Change the mutable status of the blocks [f] selects; the registered part
@@ -536,6 +538,41 @@ Definition group_level_h (lvl : nat) (h : nat * nat) (x : group) : group :=
 Definition group_parent (p : option nat) (x : group) : group :=
   mkGroup (g_id x) (g_members x) (g_level x) p (g_h x) (g_stubs x) (g_leaves x) (g_tok x).
 
+(* Several units into a new group G<k>: visible members inlined, archived
+   members and groups referenced (ActionsLayer._archive). *)
+Definition new_group (s : state) (us : list uid) (h : nat * nat) (stubs : list (nat * nat))
+    : state :=
+  let gid := S (ngroups s) in
+  let info u := match u with
+    | UB n => match find_block s n with
+              | Some b => if in_prompt (b_status b)
+                          then (EIn u (b_data b), 1, [n], pos_cost s b)
+                          else (ERef u (KB n), S (b_level b), [n], b_tok b)
+              | None => (ERef u (KB n), 1, [n], 0)
+              end
+    | UG g => match find_group s g with
+              | Some x => (ERef u (KG g), S (g_level x), g_leaves x, g_tok x)
+              | None => (ERef u (KG g), 1, [], 0)
+              end
+    end in
+  let infos := map info us in
+  let es := map (fun i => fst (fst (fst i))) infos in
+  let lvl := fold_left Nat.max (map (fun i => snd (fst (fst i))) infos) 1 in
+  let leaves := flat_map (fun i => snd (fst i)) infos in
+  let tok := sum (map snd infos) in
+  let direct n := existsb (uid_eqb (UB n)) us in
+  let s1 := update s (fun b =>
+              if direct (b_id b) then
+                if in_prompt (b_status b)
+                then set_block Archived (Some gid) (b_level b) (b_h b) (pos_cost s b) b
+                else set_block (b_status b) (Some gid) (b_level b) (b_h b) (b_tok b) b
+              else b) in
+  let gs := map (fun x => if existsb (uid_eqb (UG (g_id x))) us
+                          then group_parent (Some gid) x else x) (groups s1) in
+  let g := mkGroup gid us lvl None h stubs leaves tok in
+  let s2 := with_groups s1 (gs ++ [g]) in
+  with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s) gid.
+
 (* Archive: one visible block alone, one archived unit one level up, or
    several units into a new group G<k> (ActionsLayer._archive). *)
 Definition archive_units (s : state) (us : list uid) (h : nat * nat) (stubs : list (nat * nat))
@@ -557,37 +594,7 @@ Definition archive_units (s : state) (us : list uid) (h : nat * nat) (stubs : li
       | Some x => update_group s g (group_level_h (S (g_level x)) h)
       | None => s
       end
-  | _ =>
-      let gid := S (ngroups s) in
-      let info u := match u with
-        | UB n => match find_block s n with
-                  | Some b => if in_prompt (b_status b)
-                              then (EIn u (b_data b), 1, [n], pos_cost s b)
-                              else (ERef u (KB n), S (b_level b), [n], b_tok b)
-                  | None => (ERef u (KB n), 1, [n], 0)
-                  end
-        | UG g => match find_group s g with
-                  | Some x => (ERef u (KG g), S (g_level x), g_leaves x, g_tok x)
-                  | None => (ERef u (KG g), 1, [], 0)
-                  end
-        end in
-      let infos := map info us in
-      let es := map (fun i => fst (fst (fst i))) infos in
-      let lvl := fold_left Nat.max (map (fun i => snd (fst (fst i))) infos) 1 in
-      let leaves := flat_map (fun i => snd (fst i)) infos in
-      let tok := sum (map snd infos) in
-      let direct n := existsb (uid_eqb (UB n)) us in
-      let s1 := update s (fun b =>
-                  if direct (b_id b) then
-                    if in_prompt (b_status b)
-                    then set_block Archived (Some gid) (b_level b) (b_h b) (pos_cost s b) b
-                    else set_block (b_status b) (Some gid) (b_level b) (b_h b) (b_tok b) b
-                  else b) in
-      let gs := map (fun x => if existsb (uid_eqb (UG (g_id x))) us
-                              then group_parent (Some gid) x else x) (groups s1) in
-      let g := mkGroup gid us lvl None h stubs leaves tok in
-      let s2 := with_groups s1 (gs ++ [g]) in
-      with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s) gid
+  | _ => new_group s us h stubs
   end.
 
 (* Restore: open units one level (ActionsLayer._restore). *)
@@ -629,14 +636,16 @@ Definition delete_unit (s : state) (u : uid) : state :=
                   then set_block Deleted None 0 (0, 0) 0 b else b) in
       with_store s1 (remove_key (KB n) (store s))
   | UG g =>
-      let doomed := filter (under s g) (groups s) in
-      let leaves := flat_map g_leaves (filter (fun x => g_id x =? g) doomed) in
-      let dead n := existsb (Nat.eqb n) leaves in
-      let s1 := update s (fun b => if dead (b_id b)
-                  then set_block Deleted None 0 (0, 0) 0 b else b) in
+      (* g and the groups inside it; their blocks are g's leaves *)
+      let doomed h := existsb (fun x => (g_id x =? h) && under s g x) (groups s) in
+      let dead (b : block) := match b_group b with Some h => doomed h | None => false end in
+      let s1 := update s (fun b => if dead b then set_block Deleted None 0 (0, 0) 0 b else b) in
       let st := filter (fun kv => match fst kv with
-                                  | KB n => negb (dead n)
-                                  | KG h => negb (existsb (fun x => g_id x =? h) doomed)
+                                  | KB n => match find_block s n with
+                                            | Some b => negb (dead b)
+                                            | None => true
+                                            end
+                                  | KG h => negb (doomed h)
                                   end) (store s) in
       with_store (with_groups s1 (filter (fun x => negb (under s g x)) (groups s))) st
   end.

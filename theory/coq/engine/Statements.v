@@ -14,7 +14,7 @@
 
 From Coq Require Import List Arith Lia.
 Import ListNotations.
-From VistaLabEngine Require Import Model Theorems.
+From VistaLabEngine Require Import Model Theorems Anthropic.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -55,4 +55,71 @@ Proof.
   split; [reflexivity|]. split.
   - rewrite <- C. apply total_is_rendering_cost.
   - rewrite <- C. apply mode_normal.
+Qed.
+
+(* stable_ids.  Methodology, "Workspace invariants": "every actionable unit
+   must have a stable block ID or handle."  Blocks are numbered B1..Bn in
+   registration order, tombstones included; every operation leaves each
+   registered block's identity (number, type, bytes, call ids) as it was and
+   only appends new blocks with the next numbers; a group keeps its members
+   under its ID, and a new group gets an ID above every group ID used before
+   (so no ID is ever reused, even after deletion). *)
+Theorem workspace_stable_ids (c : config) (d : nat) (s0 : state) (ops : list op) (o : op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let s' := fst (step s o) in
+  map b_id (blocks s) = seq 1 (nblocks s) /\
+  map b_id (blocks s') = seq 1 (nblocks s') /\
+  (exists fresh, regs s' = regs s ++ fresh) /\
+  (forall x, In x (groups s) -> g_id x <= ngroups s) /\
+  ngroups s <= ngroups s' /\
+  (forall x', In x' (groups s') ->
+     (exists x, In x (groups s) /\ gmeaning x = gmeaning x') \/ ngroups s < g_id x').
+Proof.
+  intros I s s'.
+  destruct (init_fresh c d s0 I) as [I1 I2].
+  assert (A : ids_ok s) by (apply run_invariant; auto; intros; apply stable_step; auto).
+  assert (B : gids_ok s) by (apply run_invariant; auto; intros; apply gids_step; auto).
+  destruct (stable_step s o A) as [A' R].
+  destruct (gstep_step s o) as [N G].
+  split; [exact A|]. split; [exact A'|]. split; [exact R|]. split; [exact B|]. split; [exact N|].
+  intros x' Hx. destruct (G x' Hx) as [L|L]; [left; exact L|right; lia].
+Qed.
+
+(* protocol.  Methodology, "Structure preservation": "tool results stay
+   linked to their calls and archived results render in protocol-valid
+   form."  Every rendering, ordinary or management, satisfies the OpenAI
+   pairing rule -- each assistant message with tool calls (distinct ids) is
+   followed, before any other message, by exactly one tool message per call
+   (the result, its placeholder, handle, member stub or tombstone, or a
+   pending placeholder), and no tool message appears anywhere else (a result
+   whose call left the prompt renders as ordinary context) -- and, as an
+   Anthropic Messages request (leading system messages to the system field,
+   consecutive same-side messages merged), the Anthropic rules: turns
+   alternate starting with user, and each assistant turn's tool_use ids are
+   answered exactly by the tool_result blocks leading the next user turn. *)
+Theorem workspace_protocol (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  openai_valid (render (run s0 ops)) /\ anthropic_valid (render (run s0 ops)).
+Proof.
+  intro I.
+  assert (P : proto_inv (run s0 ops)).
+  { apply run_invariant; [exact (proto_init c d s0 I)|]. intros s o H. apply proto_step; exact H. }
+  split; [apply render_valid | apply render_anthropic]; exact P.
+Qed.
+
+(* recoverability.  Methodology, "Workspace invariants": "archived payload
+   bytes remain recoverable unless the agent explicitly deletes them."  For
+   every sequence of operations, every block that was not deleted -- in the
+   prompt, archived on its own, offloaded by the guard, or inside a (nested)
+   archive group -- is recovered with exactly the bytes it was registered
+   with (b_data never changes, by workspace_stable_ids; for a result the guard
+   rejected, the notice that replaced it). *)
+Theorem workspace_recoverability (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  forall b, In b (blocks s) -> b_status b <> Deleted -> recover s (b_id b) = Some (b_data b).
+Proof.
+  intros I s b Hb D. apply recover_ok; auto.
+  apply run_invariant; [exact (rec_init c d s0 I)|]. intros s1 o H. apply rec_step; exact H.
 Qed.

@@ -1,0 +1,162 @@
+(* The Anthropic Messages rules (alternating user/assistant turns, each
+   assistant turn's tool_use blocks answered by the tool_result blocks that
+   lead the next user turn), proved for every rendering of the engine model
+   from the OpenAI pairing rule (Theorems.v). *)
+
+From Coq Require Import List Arith Bool Lia PeanoNat Permutation.
+Import ListNotations.
+From VistaLabEngine Require Import Model Theorems.
+
+(* ------------------------------------------------------------------ *)
+(* Protocol: the Anthropic Messages rules *)
+
+(* A turn of an Anthropic request: user (tool_result blocks first, then
+   text) or assistant (text, then tool_use blocks). *)
+Record aturn := mkTurn { a_user : bool; a_results : list nat; a_uses : list nat; a_text : nat }.
+
+Definition turn_of (r : role) : aturn :=
+  match r with
+  | RTool i => mkTurn true [i] [] 0
+  | RCalls ids => mkTurn false [] ids 0
+  | RAssistant => mkTurn false [] [] 1
+  | _ => mkTurn true [] [] 1
+  end.
+
+(* Consecutive messages of the same side merge into one turn (a user turn's
+   tool results stay ahead of its text, in message order). *)
+Definition merge (a b : aturn) : aturn :=
+  mkTurn (a_user a) (a_results a ++ a_results b) (a_uses a ++ a_uses b) (a_text a + a_text b).
+
+Fixpoint project (rs : list role) : list aturn :=
+  match rs with
+  | [] => []
+  | r :: rest =>
+      let t := turn_of r in
+      match project rest with
+      | t' :: ts => if Bool.eqb (a_user t) (a_user t') then merge t t' :: ts else t :: t' :: ts
+      | [] => [t]
+      end
+  end.
+
+Fixpoint drop_system (rs : list role) : list role :=
+  match rs with RSystem :: r => drop_system r | _ => rs end.
+
+(* Leading system messages go to the request's system field; a request that
+   would open with an assistant turn gets a "[conversation start]" user turn. *)
+Definition anthropic_request (rs : list role) : list aturn :=
+  match project (drop_system rs) with
+  | t :: ts => if a_user t then t :: ts else mkTurn true [] [] 1 :: t :: ts
+  | [] => []
+  end.
+
+Fixpoint alternates (ts : list aturn) : bool :=
+  match ts with
+  | t :: ((t' :: _) as r) => negb (Bool.eqb (a_user t) (a_user t')) && alternates r
+  | _ => true
+  end.
+
+Fixpoint perm_eqb (a b : list nat) : bool :=
+  match a with
+  | [] => match b with [] => true | _ => false end
+  | x :: r => existsb (Nat.eqb x) b && perm_eqb r (remove_first x b)
+  end.
+
+(* [prev]: the tool_use ids of the previous assistant turn.  A user turn's
+   tool_result blocks answer exactly those; an assistant turn has distinct
+   tool_use ids. *)
+Fixpoint pairs_ok (prev : list nat) (ts : list aturn) : bool :=
+  match ts with
+  | [] => match prev with [] => true | _ => false end
+  | t :: r =>
+      if a_user t then perm_eqb prev (a_results t) && pairs_ok [] r
+      else match prev with [] => nodupb (a_uses t) && pairs_ok (a_uses t) r | _ => false end
+  end.
+
+Definition anthropic_valid (ms : list msg) : Prop :=
+  let ts := anthropic_request (map m_role ms) in
+  alternates ts = true /\ pairs_ok [] ts = true /\
+  match ts with t :: _ => a_user t = true | [] => True end.
+
+Lemma perm_eqb_complete a b : Permutation a b -> perm_eqb a b = true.
+Proof.
+  revert b. induction a as [|x a IH]; intros b P; simpl.
+  - apply Permutation_nil in P. subst. reflexivity.
+  - assert (In x b) by (apply (Permutation_in x P); left; auto).
+    assert (E : existsb (Nat.eqb x) b = true)
+      by (apply existsb_exists; exists x; split; auto; apply Nat.eqb_refl).
+    rewrite E. simpl. apply IH. apply Permutation_cons_inv with x.
+    rewrite P. apply remove_first_perm; auto.
+Qed.
+
+Lemma perm_eqb_sound a b : perm_eqb a b = true -> Permutation a b.
+Proof.
+  revert b. induction a as [|x a IH]; intros b P; simpl in P.
+  - destruct b; [auto|discriminate].
+  - apply andb_true_iff in P. destruct P as [E P].
+    apply existsb_exists in E. destruct E as [y [Hy Ey]]. apply Nat.eqb_eq in Ey. subst y.
+    rewrite (remove_first_perm x b Hy). apply perm_skip. apply IH; auto.
+Qed.
+
+Lemma single_perm i open : In i open -> remove_first i open = [] -> Permutation open [i].
+Proof. intros H E. rewrite (remove_first_perm i open H), E. reflexivity. Qed.
+
+Lemma project_pairs open rs : openai_ok open rs = true -> pairs_ok open (project rs) = true.
+Proof.
+  revert open. induction rs as [|r rest IH]; intros open H; simpl in *; auto.
+  destruct r as [| | |ids|i].
+  - (* RSystem *) destruct open; [|discriminate]. specialize (IH [] H).
+    destruct (project rest) as [|t' ts]; simpl; auto.
+    destruct (a_user t') eqn:U; simpl in *; try rewrite U in IH; try rewrite U; simpl in *; auto.
+  - (* RUser *) destruct open; [|discriminate]. specialize (IH [] H).
+    destruct (project rest) as [|t' ts]; simpl; auto.
+    destruct (a_user t') eqn:U; simpl in *; try rewrite U in IH; try rewrite U; simpl in *; auto.
+  - (* RAssistant *) destruct open; [|discriminate]. specialize (IH [] H).
+    destruct (project rest) as [|t' ts]; simpl; auto.
+    destruct (a_user t') eqn:U; simpl in *; try rewrite U in IH; try rewrite U; simpl in *; auto.
+  - (* RCalls *) destruct open; [|discriminate]. destruct ids as [|i0 ids]; [discriminate|].
+    apply andb_true_iff in H. destruct H as [N H]. specialize (IH _ H).
+    destruct (project rest) as [|t' ts]; simpl in *; [discriminate|].
+    destruct (a_user t') eqn:U; simpl in *; try rewrite U in IH; try rewrite U; simpl in *;
+      [rewrite N; auto|discriminate].
+  - (* RTool *) apply andb_true_iff in H. destruct H as [E H].
+    apply existsb_exists in E. destruct E as [y [Hy Ey]]. apply Nat.eqb_eq in Ey. subst y.
+    specialize (IH _ H).
+    destruct (project rest) as [|t' ts]; simpl in *.
+    + destruct (remove_first i open) eqn:R; [|discriminate].
+      rewrite (perm_eqb_complete _ _ (single_perm i open Hy R)). reflexivity.
+    + destruct (a_user t') eqn:U; simpl in *.
+      * apply andb_true_iff in IH. destruct IH as [P IH]. rewrite IH, andb_true_r.
+        apply perm_eqb_complete. rewrite (remove_first_perm i open Hy).
+        apply perm_skip. apply perm_eqb_sound; auto.
+      * destruct (remove_first i open) eqn:R; [|discriminate].
+        rewrite (perm_eqb_complete _ _ (single_perm i open Hy R)). simpl. rewrite U. exact IH.
+Qed.
+
+Lemma alternates_head x x' ts : a_user x = a_user x' -> alternates (x :: ts) = alternates (x' :: ts).
+Proof. intro E. destruct ts; simpl; auto. rewrite E. reflexivity. Qed.
+
+Lemma project_alternates rs : alternates (project rs) = true.
+Proof.
+  induction rs as [|r rest IH]; simpl; auto.
+  destruct (project rest) as [|t' ts]; auto.
+  destruct (Bool.eqb (a_user (turn_of r)) (a_user t')) eqn:E.
+  - rewrite (alternates_head _ t'); auto. apply Bool.eqb_prop in E. exact E.
+  - simpl. rewrite E. simpl. exact IH.
+Qed.
+
+Lemma drop_system_ok rs : openai_ok [] rs = true -> openai_ok [] (drop_system rs) = true.
+Proof. induction rs as [|r rs IH]; simpl; auto. destruct r; auto. Qed.
+
+Lemma anthropic_of_openai ms : openai_valid ms -> anthropic_valid ms.
+Proof.
+  unfold openai_valid, anthropic_valid, anthropic_request. intro H.
+  apply drop_system_ok in H. pose proof (project_pairs [] _ H) as P.
+  pose proof (project_alternates (drop_system (map m_role ms))) as A.
+  destruct (project (drop_system (map m_role ms))) as [|t ts]; auto.
+  destruct (a_user t) eqn:U.
+  - auto.
+  - simpl in *. rewrite U in *. simpl. auto.
+Qed.
+
+Lemma render_anthropic s : proto_inv s -> anthropic_valid (render s).
+Proof. intro H. apply anthropic_of_openai, render_valid; exact H. Qed.
