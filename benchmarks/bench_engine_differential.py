@@ -129,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             for n, o, m, f, c in pool.imap_unordered(_chunk, jobs):
                 seqs, ops, modelled, cpu = seqs + n, ops + o, modelled + m, cpu + c
                 found.extend(f)
+                for line in f:  # at once: a long run may be stopped before its end
+                    print("DIVERGENCE " + line, flush=True)
             rate = ops / (time.perf_counter() - t0)
             print(f"  {ops:,} operations, {seqs:,} sequences, {len(found)} divergences, "
                   f"{rate:,.0f} ops/s wall", flush=True)
     wall = time.perf_counter() - t0
-    for line in found:
-        print("DIVERGENCE " + line)
     diff_rate = ops / cpu
     base_rate = base_ops / base_cpu
     print(
