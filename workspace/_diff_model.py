@@ -380,7 +380,7 @@ def render_structure(
             cid = text[len("[no result registered for "):-1]
             out.append(f"pending.{tr.cid(cid)}/pending/{role}")
             continue
-        pos, form = _classify(m, text, kind, blocks, groups, ptr)
+        pos, form = _classify(m, text, kind, blocks, groups, ptr, r.mode == "normal")
         if pos is None:
             out.append(f"?/unknown/{role}")
             continue
@@ -390,7 +390,7 @@ def render_structure(
 
 
 def _classify(m: Mapping[str, Any], text: str, kind: str | None, blocks: Sequence[Any],
-              groups: Mapping[str, Any], ptr: int) -> tuple[int | None, str]:
+              groups: Mapping[str, Any], ptr: int, normal: bool) -> tuple[int | None, str]:
     if kind in ("handle", "offload"):
         h = parse_handle(text)
         if h is None:
@@ -424,10 +424,12 @@ def _classify(m: Mapping[str, Any], text: str, kind: str | None, blocks: Sequenc
         return n, f"stub.{gid}"
     if kind == "tombstone":
         return int(text[2:].split(" ", 1)[0]), "tombstone"
-    # content or a rejection notice: the next block position that renders it
+    # content or a rejection notice: the next block position that renders it (every
+    # visible position renders, in order; the management rendering shows pinned ones)
+    shown = ("visible", "pinned") if normal else ("pinned",)
     for s in range(ptr + 1, len(blocks) + 1):
         b = blocks[s - 1]
-        if b.status.value not in ("visible", "pinned"):
+        if b.status.value not in shown:
             continue
         if m.get("tool_calls"):
             if b.type.value == "tool_call" and [c["id"] for c in m["tool_calls"]] == list(
