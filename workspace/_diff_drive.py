@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE, parse_ledger_rows
@@ -109,7 +109,7 @@ class Run:
 # ---------------------------------------------------------------- messages
 
 
-def _payload_bytes_of_call(text: str | None, calls: list[list[str]]) -> bytes:
+def _payload_bytes_of_call(text: str | None, calls: Sequence[Sequence[str]]) -> bytes:
     """A tool-call block's payload as the engine documents it (compact, key-sorted
     JSON of the content and the OpenAI tool calls), written out here independently."""
     obj = {
@@ -122,7 +122,7 @@ def _payload_bytes_of_call(text: str | None, calls: list[list[str]]) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _anthropic_call(text: str | None, calls: list[list[str]]) -> dict[str, Any]:
+def _anthropic_call(text: str | None, calls: Sequence[Sequence[str]]) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     for cid, name, args in calls:
         content.append({"type": "tool_use", "id": cid, "name": name, "input": json.loads(args)})
@@ -150,7 +150,7 @@ class _Driver:
             cache_prefix=cfg["cache_prefix"],
             **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
         )
-        self.tok = _CountCache(get_tokenizer(cfg["tokenizer"]))
+        self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
         self.anthropic = cfg["format"] == "anthropic"
         # The model fixes cache_prefix=False (FORMAT.md, "Simplifications").
         self.modelled = not cfg["cache_prefix"]
@@ -217,9 +217,8 @@ class _Driver:
         if self._tools_key is not r.tools:
             self._tools_key = r.tools
             self._tools_cost = tools_tokens(list(r.tools), self.tok)
-        return (
-            sum(message_tokens(m, self.tok) for m in r.messages) + self._tools_cost + REPLY_PRIMING
-        )
+        messages: int = sum(message_tokens(m, self.tok) for m in r.messages)
+        return messages + self._tools_cost + REPLY_PRIMING
 
     def _emit(self, index: int, line: str, status: str, guard: str,
               offloaded: tuple[str, ...], recovered: str = "") -> None:
@@ -259,7 +258,7 @@ class _Driver:
         return True, value, extra
 
     def _refused(self, index: int, line: str | None, exc: BaseException | None,
-                 detail: str = "") -> None:
+                 detail: str = "") -> NoReturn:
         if line is not None:
             self._emit(index, line, refusal_reason(exc, detail), "-", ())
         raise _Refused
