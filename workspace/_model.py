@@ -43,10 +43,12 @@ _EXTRA = ("Extract.v", "main.ml")
 class EngineModelUnavailableError(VistaLabError, RuntimeError):
     """A tool the model's executable needs (``coqc``, ``ocamlopt``) is not installed.
 
-    Attributes
+    Parameters
     ----------
     tool : str
-        The missing command.
+        The missing command (kept as the attribute ``tool``).
+    detail : str
+        Why it is unusable (default: not on PATH).
     """
 
     def __init__(self, tool: str, detail: str = "") -> None:
@@ -60,12 +62,12 @@ class EngineModelUnavailableError(VistaLabError, RuntimeError):
 class EngineModelBuildError(VistaLabError, RuntimeError):
     """The model's sources did not compile (a proof or the extraction failed).
 
-    Attributes
+    Parameters
     ----------
     step : str
-        The file or command that failed.
+        The file or command that failed (kept as the attribute ``step``).
     output : str
-        The end of the tool's output.
+        The tool's output (kept as the attribute ``output``).
     """
 
     def __init__(self, step: str, output: str) -> None:
@@ -75,7 +77,13 @@ class EngineModelBuildError(VistaLabError, RuntimeError):
 
 
 def engine_model_sources() -> Path:
-    """The folder holding ``Model.v``, its theorems, ``Extract.v`` and ``main.ml``."""
+    """The folder holding ``Model.v``, its theorems, ``Extract.v`` and ``main.ml``.
+
+    Returns
+    -------
+    Path
+        ``theory/coq/engine`` beside this package (in the source tree or the wheel).
+    """
     return Path(__file__).resolve().parent.parent / "theory" / "coq" / "engine"
 
 
@@ -208,6 +216,8 @@ def run_engine_model(lines: Iterable[str], *, executable: str | os.PathLike[str]
         Operations in the format of ``FORMAT.md`` (no newlines inside a line).
     executable : path, optional
         A built executable (default: :func:`build_engine_model`).
+    timeout : float
+        Seconds allowed for the run.
 
     Returns
     -------
