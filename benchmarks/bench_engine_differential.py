@@ -114,9 +114,26 @@ def main(argv: list[str] | None = None) -> int:
 
     # Enough sequences for the target (mean length (MAX_OPS + 1) / 2 and a little more).
     t0 = time.perf_counter()
+    found: list[str] = []
+    stopped = False
+    try:
+        _run_chunks(args, exe, target, found, t0)
+    except KeyboardInterrupt:  # Ctrl-C: report what ran
+        stopped = True
+    seqs, ops, modelled, cpu = (_PROGRESS[k] for k in ("seqs", "ops", "modelled", "cpu"))
+    wall = time.perf_counter() - t0
+    if stopped:
+        print("stopped before the target: the figures below cover the operations that ran")
+    return _summary(args, found, seqs, ops, modelled, cpu, wall, base_ops, base_cpu, target)
+
+
+_PROGRESS: dict[str, Any] = {"seqs": 0, "ops": 0, "modelled": 0, "cpu": 0.0}
+
+
+def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -> None:
+    """Run chunks of the stream until ``target`` operations ran (counts in _PROGRESS)."""
     seqs = ops = modelled = 0
     cpu = 0.0
-    found: list[str] = []
     chunk = 200
     start = 0
     with mp.Pool(args.workers) if args.workers > 1 else _Serial() as pool:
@@ -131,11 +148,15 @@ def main(argv: list[str] | None = None) -> int:
                 found.extend(f)
                 for line in f:  # at once: a long run may be stopped before its end
                     print("DIVERGENCE " + line, flush=True)
+                _PROGRESS.update(seqs=seqs, ops=ops, modelled=modelled, cpu=cpu)
             rate = ops / (time.perf_counter() - t0)
             print(f"  {ops:,} operations, {seqs:,} sequences, {len(found)} divergences, "
                   f"{rate:,.0f} ops/s wall", flush=True)
-    wall = time.perf_counter() - t0
-    diff_rate = ops / cpu
+
+
+def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, cpu: float,
+             wall: float, base_ops: int, base_cpu: float, target: int) -> int:
+    diff_rate = ops / max(cpu, 1e-9)
     base_rate = base_ops / base_cpu
     print(
         f"differential: {ops:,} operations in {seqs:,} sequences ({modelled:,} compared with "
