@@ -101,6 +101,8 @@ API_PACKAGES = {
     "paper_checks": "The registry of the paper's claims and their checks.",
     "figures": "One script per figure, and the label placement helpers.",
     "testing": "Test your own tokenizer, store, interface, policy or strategy.",
+    "conformance": "The paper's workspace invariants as a conformance suite for any context "
+    "manager.",
     "sweep": "Parameter sweeps, from a laptop to a Dask cluster.",
 }
 

@@ -11,6 +11,7 @@ imports inside functions) and enforces:
 - ``paper_checks`` and ``figures`` import theory, sims and workspace; figures
   also read the paper's tables from ``paper_checks`` (fig6; a sideways arrow
   that cannot form a cycle, since paper_checks never imports figures);
+- the conformance suite ``vistalab.conformance`` imports the core and workspace;
 - the testing kit ``vistalab.testing`` may import the layers, not the
   application;
 - the application layer (the rest of ``vistalab``) and the shipped tests
@@ -34,7 +35,7 @@ import vistalab
 from vistalab import figures, paper_checks, sims, theory, workspace
 
 LAYERS = ("core", "theory", "workspace", "sims", "paper_checks", "figures", "testing",
-          "app", "tests", "root")
+          "conformance", "app", "tests", "root")
 
 #: Which layers each layer may import (itself always allowed).
 ALLOWED: dict[str, frozenset[str]] = {
@@ -46,6 +47,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "paper_checks": frozenset({"core", "theory", "sims", "workspace"}),
     "figures": frozenset({"core", "theory", "sims", "workspace", "paper_checks"}),
     "testing": frozenset({"core", "theory", "sims", "workspace", "root"}),
+    # the conformance suite checks context managers against the workspace's invariants
+    "conformance": frozenset({"core", "workspace", "root"}),
     "app": frozenset(LAYERS) - {"tests"},
     "tests": frozenset(LAYERS),
 }
@@ -57,6 +60,7 @@ STRING_IMPORTS_ALLOWED = {
     "vistalab.paper_checks._registry": "a user's claim module passed to add_plugin",
     "vistalab._sweep._schema": "a user's experiment run function given as 'module:function'",
     "vistalab._sweep._task": "a user's run function / warm-up modules in a worker process",
+    "vistalab.conformance._registry": "a user's context manager given as 'module:function'",
 }
 
 _STRING_IMPORT_CALLS = {"import_module", "find_spec", "__import__"}
@@ -72,7 +76,8 @@ def layer_of(module: str) -> str | None:
     head = parts[1]
     if head == "_core":
         return "core"
-    if head in {"theory", "workspace", "sims", "paper_checks", "figures", "testing", "tests"}:
+    if head in {"theory", "workspace", "sims", "paper_checks", "figures", "testing", "tests",
+                "conformance"}:
         return head
     return "app"
 

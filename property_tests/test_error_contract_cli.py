@@ -56,6 +56,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("plot-sweep",): ["{results}"],
     ("workspace", "serve"): ["--budget", "4000"],
     ("examples",): ["{missing}"],
+    ("conformance",): ["vistalab.conformance:tail_trimmer", "--examples", "2"],
 }
 
 ENGINE = {"--store", "--store-dir", "--tokenizer", "--block-tokens", "--array-trials"}
@@ -175,6 +176,18 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("check-paper",), "--paper"): IN_FILE,
     (("reproduce",), "--paper"): IN_FILE,
     (("examples",), "DIR"): ["", "{file}", "/proc/x/y", "/dev/null"],
+    # a name nobody registered, a module that does not import, a missing function,
+    # a one-argument function that is no adapter factory, a class with the wrong signature
+    (("conformance",), "MANAGER"): ["", "bogus", "no_such_module_xyz:f",
+                                    "vistalab.conformance:no_such_function", "json:dumps",
+                                    "vistalab.conformance:ConformanceReport"],
+    (("conformance",), "--protocol"): NAME,
+    (("conformance",), "--examples"): COUNT,
+    (("conformance",), "--seed"): SEED,
+    (("conformance",), "--budget"): [*COUNT, "1,x"],
+    (("conformance",), "--timeout"): [*REAL, "0", "-1"],
+    (("conformance",), "--out"): OUT_DIR,
+    (("conformance",), "--replay"): [*IN_FILE, "{file}"],
 }
 # CLI audit item 5: argparse's own type errors (type=int options) name rule and fix
 BAD[(("check-paper",), "--seed")] += ["abc"]
@@ -419,6 +432,7 @@ HANG_CASES = [
     ["workspace", "replay", "/dev/zero"],
     ["workspace", "replay", "{dir}"],
     ["workspace", "replay", OPS, "--log", "{fifo}"],
+    ["conformance", "--replay", "{fifo}"],
 ]
 
 

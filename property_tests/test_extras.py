@@ -40,6 +40,7 @@ def test_bounds_need_no_extra_and_sweep_names_its_extra(tmp_path):
     ("flint", "verify", "from vistalab import theory; theory.recovery_success_bound(16, 8, 40);"
                         " theory.certify_all(only='prop1:*')"),
     ("hypothesis", "testing", "import vistalab.testing"),
+    ("hypothesis", "testing", "import vistalab.conformance"),
 ])
 def test_missing_extra_is_named(package, extra, code):
     """figures, workspace (tiktoken), verify (python-flint) and testing (Hypothesis)."""

@@ -115,8 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(args)
 
 
-#: Commands that run Hypothesis-certified proof steps (directly or through claims).
-_HYPOTHESIS_COMMANDS = frozenset({"verify", "check-paper", "reproduce"})
+#: Commands that run Hypothesis (proof steps, directly or through claims; the
+#: conformance suite).
+_HYPOTHESIS_COMMANDS = frozenset({"verify", "check-paper", "reproduce", "conformance"})
 
 
 @contextlib.contextmanager

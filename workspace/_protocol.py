@@ -212,6 +212,24 @@ def context_tool_schemas(*, include_read_path: bool = False) -> list[dict[str, A
     return copy.deepcopy(tools)
 
 
+def _is_content(content: Any, *, parts: str) -> bool:
+    """A string, or a non-empty list of content parts (objects with a string
+    ``type``; only ``text`` parts with a string ``text`` when ``parts="text"``),
+    as the chat completions API accepts."""
+    if isinstance(content, str):
+        return True
+    if not isinstance(content, list) or not content:
+        return False
+    for p in content:
+        if not isinstance(p, Mapping) or not isinstance(p.get("type"), str):
+            return False
+        if p["type"] == "text" and not isinstance(p.get("text"), str):
+            return False
+        if parts == "text" and p["type"] != "text":
+            return False
+    return True
+
+
 def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """Everything that makes ``messages`` an invalid OpenAI chat request.
 
@@ -255,8 +273,10 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
             else:
                 del pending[cid]
                 answered.add(cid)
-            if not isinstance(m.get("content"), str):
-                problems.append(f"message {i}: tool message content must be a string")
+            if not _is_content(m.get("content"), parts="text"):
+                problems.append(
+                    f"message {i}: tool message content must be a string or text parts"
+                )
             continue
         if pending:
             problems.append(
@@ -285,8 +305,10 @@ def protocol_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                 if not isinstance(fn.get("arguments"), str):
                     problems.append(f"message {i}: call {cid!r} arguments must be a JSON string")
                 pending[cid] = i
-        elif not isinstance(m.get("content"), str):
-            problems.append(f"message {i}: {role} message content must be a string")
+        elif not _is_content(m.get("content"), parts="text" if role == "system" else "any"):
+            problems.append(
+                f"message {i}: {role} message content must be a string or content parts"
+            )
     if pending:
         problems.append(f"end of request: calls {sorted(pending)} were never answered")
     return problems

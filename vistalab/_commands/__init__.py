@@ -13,6 +13,7 @@ from types import ModuleType
 from . import (
     bound,
     check_paper,
+    conformance,
     examples,
     makeroom,
     plot_sweep,
@@ -32,6 +33,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     recovery,
     makeroom,
     workspace,
+    conformance,
     check_paper,
     reproduce,
     sweep,

@@ -1,0 +1,193 @@
+"""``vista-lab conformance``: check a context manager against the paper's
+workspace invariants (:mod:`vistalab.conformance`), or re-check a saved
+counterexample (``--replay FILE``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "conformance",
+        help="check a context manager (a trimmer or an adapter) against the workspace invariants",
+        description=(
+            "Generate valid conversations (Hypothesis), run MANAGER on each at budgets near "
+            "every boundary, and check the paper's workspace invariants (Methodology, "
+            "'Workspace invariants' and 'Structure preservation'): budget, protocol, "
+            "fidelity, recoverability, plus crash and determinism. MANAGER is a registered "
+            "name (vista-lab-workspace) or module:function, a trimmer "
+            "f(messages, budget, count) -> messages or an adapter factory f(budget). "
+            "Each broken invariant is shrunk to a minimal counterexample. Exit status 1 when "
+            "an invariant is broken."
+        ),
+    )
+    parser.add_argument("manager", metavar="MANAGER", nargs="?", default=None,
+                        help="a registered name or module:function (optional with --replay)")
+    parser.add_argument("--protocol", default="openai", choices=("openai", "anthropic"),
+                        help="wire format of the conversations: openai (chat completions) or "
+                        "anthropic (Messages); default openai")
+    parser.add_argument("--examples", default=None, metavar="N",
+                        help="conversations to generate (default 200)")
+    parser.add_argument("--seed", default=None, metavar="S",
+                        help="Hypothesis seed, a non-negative integer (default 0)")
+    parser.add_argument("--budget", default=None, metavar="TOKENS",
+                        help="fixed budget(s), comma-separated (default: drawn near each "
+                        "conversation's boundaries)")
+    parser.add_argument("--timeout", default=None, metavar="SECONDS",
+                        help="seconds one run on one conversation may take before the manager "
+                        "counts as hung (default 10)")
+    parser.add_argument("--strict", action="store_true",
+                        help="also check the stricter adjacency rules some providers enforce")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="write report.json and one counterexample file per broken "
+                        "invariant (readable by --replay and `vista-lab workspace replay`)")
+    parser.add_argument("--replay", default=None, metavar="FILE",
+                        help="re-check a counterexample file: its recorded output, or what "
+                        "MANAGER returns for it now")
+    parser.set_defaults(func=run, _parser=parser)
+
+
+def _budgets(text: str | None) -> list[int] | None:
+    from ._args import parse_int
+
+    if text is None:
+        return None
+    parts = [p for p in str(text).split(",")]
+    return [parse_int("budget", p, lo=1) for p in parts]
+
+
+def _format_report(report: Any, files: dict[str, str]) -> str:
+    from vistalab.workspace import INVARIANTS
+
+    by_name = {inv.name: inv for inv in INVARIANTS}
+    head = (
+        f"conformance of {report.manager} ({report.protocol}"
+        f"{', strict' if report.strict else ''}): {report.conversations} conversations, "
+        f"seed {report.seed}, per-call timeout {report.timeout:g} s, counter {report.counter}"
+    )
+    lines = [head]
+    for name in report.checked:
+        v = report.violation(name)
+        if v is None:
+            lines.append(f"  {name:<15} pass    {by_name[name].source}")
+            continue
+        where = f"; counterexample {files[name]}" if name in files else ""
+        lines.append(f"  {name:<15} FAIL    {v.message} (budget {v.budget:,}, "
+                     f"{_size(v)}{where})")
+    verdict = "all invariants held on the sampled conversations (a sample, not a proof)" \
+        if report.ok else f"{len(report.violations)} invariant(s) broken"
+    lines.append(verdict)
+    return "\n".join(lines)
+
+
+def _size(v: Any) -> str:
+    conv = v.conversation
+    n = len(conv.get("messages") or []) if isinstance(conv, dict) else len(conv)
+    return f"{n}-message conversation"
+
+
+def _run_replay(args: argparse.Namespace) -> int:
+    from vistalab._core import DomainError
+    from vistalab.conformance import read_violation, replay, resolve_manager
+
+    from .._output import emit_json
+    from .._paths import input_file
+    from ._args import cli_wording
+
+    path = input_file("--replay", args.replay)
+    with cli_wording({"FILE": "--replay"}):
+        violation = read_violation(path)
+    for option in ("examples", "seed", "budget", "out"):
+        if getattr(args, option) is not None:
+            raise DomainError(f"--{option}", getattr(args, option),
+                              "is not used with --replay", f"drop --{option}")
+    if args.protocol != "openai" and args.protocol != violation.protocol:
+        raise DomainError("--protocol", args.protocol,
+                          f"must match the file's protocol ({violation.protocol})",
+                          "drop --protocol")
+    manager = resolve_manager(args.manager) if args.manager is not None else None
+    timeout = _timeout(args.timeout)
+    broken = replay(violation, manager, timeout=timeout, strict=args.strict)
+    still = violation.invariant in broken
+    if args.json:
+        emit_json({"file": str(path), "invariant": violation.invariant,
+                   "budget": violation.budget, "protocol": violation.protocol,
+                   "manager": args.manager, "still_broken": still, "broken": broken})
+    else:
+        what = f"MANAGER {args.manager}" if manager is not None else "the recorded output"
+        print(f"{path}: {violation.invariant} counterexample (budget {violation.budget:,}, "
+              f"{violation.protocol}), re-checked on {what}")
+        for name, message in broken.items():
+            print(f"  {name:<15} FAIL    {message}")
+        print(f"{violation.invariant} is {'still broken' if still else 'no longer broken'}")
+    return 1 if still else 0
+
+
+def _timeout(text: str | None) -> float:
+    from vistalab._core import DomainError
+    from vistalab.conformance import DEFAULT_TIMEOUT
+
+    from ._args import parse_real
+
+    if text is None:
+        return DEFAULT_TIMEOUT
+    value = parse_real("timeout", text)
+    if value <= 0:
+        raise DomainError("timeout", text, "must be a positive number of seconds",
+                          "pass e.g. --timeout 10")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.replay is not None:
+        return _run_replay(args)
+    from vistalab._core import DomainError
+
+    from ._args import parse_int
+
+    if args.manager is None:
+        raise DomainError("MANAGER", None, "is required (a registered name or module:function)",
+                          "pass e.g. `vista-lab conformance mypkg.trim:trim_to_budget`, or "
+                          "--replay FILE")
+    examples = parse_int("examples", args.examples if args.examples is not None else "200", lo=1)
+    seed = parse_int("seed", args.seed if args.seed is not None else "0", lo=0)
+    budgets = _budgets(args.budget)
+    timeout = _timeout(args.timeout)
+    out_dir: Path | None = None
+    if args.out is not None:
+        from .._paths import output_dir
+
+        out_dir = Path(output_dir("--out", args.out))
+
+    from vistalab.conformance import check, resolve_manager
+
+    from .._output import emit_json
+
+    manager = resolve_manager(args.manager)
+    report = check(manager, protocol=args.protocol, budgets=budgets, examples=examples,
+                   seed=seed, timeout=timeout, strict=args.strict)
+    files: dict[str, str] = {}
+    if out_dir is not None:
+        import json
+
+        from vistalab._core import atomic_write
+
+        for v in report.violations:
+            files[v.invariant] = v.write(out_dir / f"{v.invariant}.json")
+        doc = report.to_dict()
+        doc["files"] = files
+        atomic_write(out_dir / "report.json", (json.dumps(doc, indent=2) + "\n").encode())
+    if args.json:
+        doc = report.to_dict()
+        if files:
+            doc["files"] = files
+        emit_json(doc)
+    else:
+        print(_format_report(report, files))
+    return 0 if report.ok else 1

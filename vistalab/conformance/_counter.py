@@ -1,0 +1,165 @@
+"""The suite's token counter: the workspace's own request accounting
+(:func:`vistalab.workspace.count_request_tokens`) over the offline cl100k_base
+tokenizer by default, any vista-lab :class:`~vistalab.workspace.Tokenizer`, or a
+user's callable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vistalab._core import DomainError
+from vistalab.workspace import (
+    REPLY_PRIMING,
+    Tokenizer,
+    anthropic_to_openai,
+    count_request_tokens,
+    get_tokenizer,
+    message_tokens,
+)
+from vistalab.workspace._validate import _content_iv
+
+__all__ = ["SuiteCounter", "as_counter", "to_counted_messages"]
+
+
+def _openai_text(messages: Any) -> list[dict[str, Any]]:
+    """OpenAI messages with content parts joined as the workspace joins them
+    (text parts by newlines, other parts as their opaque stand-in line)."""
+    out = []
+    for m in messages:
+        m = dict(m)
+        m["content"] = _content_iv(m.get("content"), m.get("role"))
+        out.append(m)
+    return out
+
+
+def to_counted_messages(request: Any, protocol: str) -> list[dict[str, Any]]:
+    """The OpenAI text messages whose tokens are counted for ``request``.
+
+    OpenAI: the messages themselves (content parts joined). Anthropic: the
+    workspace's documented projection (:data:`vistalab.workspace.PROJECTION_RULES`)
+    of the top-level ``system`` and the messages, so the same conversation costs
+    the same in both formats.
+    """
+    if protocol == "anthropic":
+        if isinstance(request, Mapping):
+            msgs = anthropic_to_openai(request.get("messages") or [], system=request.get("system"))
+        else:
+            msgs = anthropic_to_openai(list(request))
+        return _openai_text(msgs)
+    return _openai_text(request)
+
+
+@dataclass(frozen=True)
+class SuiteCounter:
+    """``count(request) -> int`` for one protocol, with the name reports show.
+
+    A counter built from a :class:`~vistalab.workspace.Tokenizer` is a sum over
+    messages, so it also gives each message's cost (:meth:`costs`), which the
+    budget strategy uses to price every tail of a conversation at once.
+
+    Attributes
+    ----------
+    name : str
+        What reports call it.
+    protocol : str
+        The wire format it counts (``"openai"`` or ``"anthropic"``).
+    tokenizer : Tokenizer or None
+        The tokenizer behind it (None for a user's callable).
+    """
+
+    name: str
+    protocol: str
+    _count: Callable[[Any], int]
+    tokenizer: Tokenizer | None = None
+
+    def __call__(self, request: Any) -> int:
+        return int(self._count(request))
+
+    def costs(self, conversation: Any) -> tuple[int, int, list[int]] | None:
+        """``(constant, system, per_message)`` with ``count`` of any tail equal
+        to ``constant + system (if kept) + sum(per_message[i:])``; None for a
+        counter that is not a sum over messages. For OpenAI the system
+        messages are in ``per_message`` and ``system`` is 0."""
+        tok = self.tokenizer
+        if tok is None:
+            return None
+        if self.protocol == "anthropic":
+            system = conversation.get("system")
+            sys_cost = (
+                sum(message_tokens(m, tok) for m in _openai_text(
+                    anthropic_to_openai([], system=system)))
+                if system is not None else 0
+            )
+            per = [
+                sum(message_tokens(m, tok) for m in _openai_text(anthropic_to_openai([msg])))
+                for msg in conversation.get("messages") or []
+            ]
+            return REPLY_PRIMING, sys_cost, per
+        return REPLY_PRIMING, 0, [message_tokens(m, tok) for m in _openai_text(conversation)]
+
+
+class _Memo:
+    """A tokenizer that remembers its counts (the suite counts the same texts
+    again and again: every tail of a conversation, every run of a manager)."""
+
+    _LIMIT = 20_000
+
+    def __init__(self, tok: Tokenizer) -> None:
+        self.name = tok.name
+        self.additive = tok.additive
+        self._count = tok.count
+        self._seen: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        n = self._seen.get(text)
+        if n is None:
+            if len(self._seen) >= self._LIMIT:
+                self._seen.clear()
+            n = self._seen[text] = self._count(text)
+        return n
+
+
+def as_counter(counter: Any, protocol: str) -> SuiteCounter:
+    """Normalise ``counter`` (None, a tokenizer name, a Tokenizer or a callable).
+
+    Parameters
+    ----------
+    counter : None, str, Tokenizer or callable
+        None for cl100k_base; a registered tokenizer name; a vista-lab
+        Tokenizer (counted with :func:`vistalab.workspace.count_request_tokens`);
+        or a callable ``count(request) -> int`` used as it is.
+    protocol : {"openai", "anthropic"}
+        The wire format of the requests it will count.
+
+    Returns
+    -------
+    SuiteCounter
+
+    Raises
+    ------
+    DomainError
+        If ``counter`` is none of these.
+    UnknownNameError
+        For an unknown tokenizer name.
+    """
+    if counter is None or isinstance(counter, str):
+        counter = get_tokenizer("cl100k_base" if counter is None else counter)
+    if isinstance(counter, Tokenizer):
+        tok: Tokenizer = _Memo(counter)
+
+        def count(request: Any) -> int:
+            return count_request_tokens(to_counted_messages(request, protocol), (), tok)
+
+        return SuiteCounter(f"{counter.name} (vistalab.workspace.count_request_tokens)", protocol,
+                            count, tok)
+    if callable(counter):
+        name = getattr(counter, "__qualname__", None) or type(counter).__qualname__
+        return SuiteCounter(str(name), protocol, counter)
+    raise DomainError(
+        "counter", counter,
+        "must be None (cl100k_base), a tokenizer name, a vistalab.workspace.Tokenizer, or a "
+        "callable count(messages) -> int",
+        "pass e.g. counter=get_tokenizer('o200k_base')",
+    )

@@ -1,0 +1,276 @@
+"""The suite's result records: one :class:`Violation` per broken invariant (with
+its shrunk counterexample) and the :class:`ConformanceReport` of a run, plus the
+counterexample file that ``vista-lab conformance --replay`` and ``vista-lab
+workspace replay`` read back."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vistalab._core import DomainError, atomic_write
+from vistalab.workspace import INVARIANTS
+
+__all__ = [
+    "CHECKED",
+    "FORMAT_TAG",
+    "ConformanceReport",
+    "Violation",
+    "read_violation",
+]
+
+#: The invariants of :data:`vistalab.workspace.INVARIANTS` this suite checks, in
+#: report order. ``stable_ids`` and ``dashboard`` concern engines that show the
+#: agent block IDs and a dashboard; a trimmer has neither.
+CHECKED: tuple[str, ...] = (
+    "budget",
+    "protocol",
+    "fidelity",
+    "recoverability",
+    "crash",
+    "determinism",
+)
+assert set(CHECKED) <= {inv.name for inv in INVARIANTS}
+
+#: Type tag of a counterexample file (the ``conformance`` object's ``kind``).
+FORMAT_TAG = "vista-lab/conformance-counterexample"
+
+
+def _plain(obj: Any) -> Any:
+    """JSON-ready copy of a conversation or a manager's output (tuples become
+    lists; anything JSON cannot hold becomes its bounded repr)."""
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)[:200]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One invariant a manager broke, with a minimal counterexample.
+
+    Attributes
+    ----------
+    invariant : str
+        A name from :data:`CHECKED` (the vocabulary of
+        :data:`vistalab.workspace.INVARIANTS`).
+    message : str
+        What went wrong on the counterexample, in one or two sentences.
+    budget : int
+        The budget the manager was given.
+    conversation : object
+        The input: a list of OpenAI chat messages, or for ``protocol="anthropic"``
+        a ``{"system": ..., "messages": [...]}`` document. Shrunk by Hypothesis:
+        no smaller conversation the suite can generate shows the same failure.
+    output : object
+        What the manager returned for it (None when it raised or hung).
+    protocol : str
+        ``"openai"`` or ``"anthropic"``.
+    confirmed : bool
+        True when running the manager again on ``conversation`` (a fresh call,
+        checked by a fresh run of the checker) shows the same invariant broken.
+    """
+
+    invariant: str
+    message: str
+    budget: int
+    conversation: Any
+    output: Any
+    protocol: str = "openai"
+    confirmed: bool = False
+
+    @property
+    def counterexample(self) -> dict[str, Any]:
+        """The input conversation and the manager's output, as plain data."""
+        return {"conversation": _plain(self.conversation), "output": _plain(self.output)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "message": self.message,
+            "budget": self.budget,
+            "protocol": self.protocol,
+            "confirmed": self.confirmed,
+            "counterexample": self.counterexample,
+        }
+
+    def to_trace(self) -> dict[str, Any]:
+        """The counterexample as a trace document.
+
+        Its ``messages`` (and, for Anthropic, ``system``) are the input
+        conversation, so ``vista-lab workspace replay FILE --budget B`` replays
+        it through the reference workspace; the ``conformance`` object holds
+        the rest (read back by :func:`read_violation`).
+        """
+        conv = _plain(self.conversation)
+        doc: dict[str, Any]
+        if self.protocol == "anthropic":
+            doc = {"system": conv.get("system"), "messages": conv.get("messages", [])}
+        else:
+            doc = {"messages": conv}
+        doc["conformance"] = {
+            "kind": FORMAT_TAG,
+            "invariant": self.invariant,
+            "message": self.message,
+            "budget": self.budget,
+            "protocol": self.protocol,
+            "confirmed": self.confirmed,
+            "output": _plain(self.output),
+        }
+        return doc
+
+    def write(self, path: str | os.PathLike[str]) -> str:
+        """Write :meth:`to_trace` as a JSON file (atomically); returns the path."""
+        data = json.dumps(self.to_trace(), indent=2, ensure_ascii=False) + "\n"
+        return str(atomic_write(path, data.encode("utf-8")))
+
+
+def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violation:
+    """A :class:`Violation` from a file written by :meth:`Violation.write` (or its
+    parsed JSON).
+
+    Parameters
+    ----------
+    source : path or dict
+        The file, or its parsed JSON document.
+
+    Returns
+    -------
+    Violation
+
+    Raises
+    ------
+    DomainError
+        If the file cannot be read or is not a counterexample file.
+    """
+    if isinstance(source, Mapping):
+        doc: Any = source
+        where = "source"
+    else:
+        where = os.fspath(source)
+        try:
+            with open(where, encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DomainError(
+                "FILE", where, f"must be a readable JSON counterexample file ({exc})",
+                "pass a file written by `vista-lab conformance --out DIR`",
+            ) from None
+    meta = doc.get("conformance") if isinstance(doc, Mapping) else None
+    if not isinstance(meta, Mapping) or meta.get("kind") != FORMAT_TAG:
+        raise DomainError(
+            "FILE", where, f"must hold a 'conformance' object of kind {FORMAT_TAG!r}",
+            "pass a file written by `vista-lab conformance --out DIR`",
+        )
+    protocol = meta.get("protocol")
+    budget = meta.get("budget")
+    inv = meta.get("invariant")
+    if protocol not in ("openai", "anthropic") or inv not in CHECKED:
+        raise DomainError(
+            "FILE", where, "must name a protocol (openai, anthropic) and a checked invariant "
+            f"({', '.join(CHECKED)})", "pass a file written by `vista-lab conformance --out DIR`",
+        )
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise DomainError("FILE", where, "must record a positive integer budget",
+                          "pass a file written by `vista-lab conformance --out DIR`")
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        raise DomainError("FILE", where, "must hold the conversation's 'messages' list",
+                          "pass a file written by `vista-lab conformance --out DIR`")
+    conv: Any = (
+        {"system": doc.get("system"), "messages": messages} if protocol == "anthropic"
+        else messages
+    )
+    return Violation(
+        invariant=str(inv),
+        message=str(meta.get("message", "")),
+        budget=budget,
+        conversation=conv,
+        output=meta.get("output"),
+        protocol=str(protocol),
+        confirmed=bool(meta.get("confirmed", False)),
+    )
+
+
+@dataclass(frozen=True)
+class ConformanceReport:
+    """The result of :func:`~vistalab.conformance.check`.
+
+    Attributes
+    ----------
+    ok : bool
+        True when no invariant was broken on any conversation tried.
+    violations : tuple of Violation
+        At most one per invariant (its minimal counterexample), in the order of
+        :data:`CHECKED`.
+    conversations : int
+        How many conversations the manager was run on (sampled by Hypothesis;
+        a pass is evidence on this sample, not a proof).
+    seed : int
+        The Hypothesis seed: the same seed and manager give the same report.
+    protocol : str
+        ``"openai"`` or ``"anthropic"``.
+    strict : bool
+        Whether the stricter adjacency rules were checked.
+    budgets : tuple of int or None
+        The budgets given to ``check`` (None: drawn near each conversation's
+        boundaries).
+    examples : int
+        The number of conversations asked for.
+    timeout : float
+        The per-call timeout in seconds (a call that takes longer is a hang).
+    counter : str
+        The token counter's name.
+    manager : str
+        What was checked (its qualified name).
+    checked : tuple of str
+        The invariants checked.
+    """
+
+    ok: bool
+    violations: tuple[Violation, ...]
+    conversations: int
+    seed: int
+    protocol: str
+    strict: bool
+    budgets: tuple[int, ...] | None
+    examples: int
+    timeout: float
+    counter: str
+    manager: str
+    checked: tuple[str, ...] = field(default=CHECKED)
+
+    def violation(self, name: str) -> Violation | None:
+        """The violation of invariant ``name``, or None."""
+        return next((v for v in self.violations if v.invariant == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        by_name = {inv.name: inv for inv in INVARIANTS}
+        return {
+            "ok": self.ok,
+            "manager": self.manager,
+            "protocol": self.protocol,
+            "strict": self.strict,
+            "conversations": self.conversations,
+            "examples": self.examples,
+            "seed": self.seed,
+            "budgets": list(self.budgets) if self.budgets is not None else None,
+            "timeout_s": self.timeout,
+            "counter": self.counter,
+            "invariants": [
+                {
+                    "name": name,
+                    "statement": by_name[name].statement,
+                    "source": by_name[name].source,
+                    "ok": self.violation(name) is None,
+                }
+                for name in self.checked
+            ],
+            "violations": [v.to_dict() for v in self.violations],
+        }

@@ -1,0 +1,373 @@
+"""Hypothesis strategies for valid conversations in both wire formats, and for
+budgets near every boundary of a conversation (reusable in users' own tests).
+
+A conversation is a series of rounds: a user message, then zero or more
+assistant steps that call tools (one or several calls in parallel, with or
+without text), each answered by its results, then -- except in the last round
+-- an assistant answer. The conversation ends where a context manager runs:
+after a user message or after tool results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+
+from vistalab._core import DomainError
+
+__all__ = ["conversations", "budgets", "cut_points", "minimal_tail"]
+
+#: Texts the conversations are made of: one draw each (generation cost is what
+#: bounds conversations per second), shrinking towards the first.
+_PHRASES = (
+    "ok", "", "alpha beta", "The result is 42.", "é日本 ünïcode", "line one\nline two",
+    "  leading and trailing  ", "{\"json\": [1, 2, 3]}", "<tag>markup</tag>", "a" * 40,
+    "Summarise the file.", "tab\tseparated\tvalues", "emoji \U0001f600 text", "\r\n",
+    "SELECT * FROM t;", "0123456789", "<|endoftext|>", "done",
+)
+_TOOLS = ("search", "read_file", "run_python")
+_ARG_SETS: tuple[dict[str, Any], ...] = (
+    {}, {"q": "alpha"}, {"path": "/data/x.csv", "n": 3}, {"q": "é", "n": -1},
+)
+
+_SHORT = st.sampled_from(_PHRASES)
+_NONEMPTY = st.sampled_from([p for p in _PHRASES if p])
+_SYSTEM = st.one_of(st.none(), _NONEMPTY)
+# Few choices per call and per round: the shrinker's work grows with them.
+#: A tool result: a phrase repeated 1 to 400 times (empty, short or long).
+_RESULT = st.builds(lambda text, n: text if n == 1 or not text else (text + "\n") * n,
+                    _SHORT, st.integers(1, 400))
+_TOOL_CALL = st.sampled_from([(name, args) for name in _TOOLS for args in _ARG_SETS])
+#: How a result is written: (as text parts, flagged as an error).
+_RESULT_FORM = st.sampled_from([(False, False), (True, False), (False, True), (True, True)])
+_CALL = st.builds(
+    lambda tool, result, form: {"name": tool[0], "args": tool[1], "result": result,
+                                "parts": form[0], "error": form[1]},
+    _TOOL_CALL, _RESULT, _RESULT_FORM,
+)
+#: How a user message is written: a string, text parts, text parts and an image.
+_USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
+
+
+def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
+    step = st.builds(
+        lambda text, calls: {"text": text, "calls": calls},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls),
+    )
+    return st.builds(
+        lambda user, form, steps, answer: {"user": user, "parts": form[0], "image": form[1],
+                                           "steps": steps, "answer": answer},
+        _NONEMPTY, _USER_FORM, st.lists(step, max_size=max_steps), _NONEMPTY,
+    )
+
+
+def _abstract(max_rounds: int, max_calls: int, max_steps: int) -> st.SearchStrategy[Any]:
+    # Lists (not counts then loops), so the shrinker deletes whole rounds and steps.
+    def build(system: str | None, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+        rounds = [dict(r) for r in rounds]
+        rounds[-1]["answer"] = None  # the conversation ends where the manager runs
+        return {"system": system, "rounds": rounds}
+
+    return st.builds(
+        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds)
+    )
+
+
+def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if conv["system"] is not None:
+        out.append({"role": "system", "content": conv["system"]})
+    n_ids = 0
+    for rd in conv["rounds"]:
+        if rd["parts"]:
+            content: Any = [{"type": "text", "text": w} for w in rd["user"].split(" ", 1)]
+            if rd["image"]:
+                content.append(
+                    {"type": "image_url", "image_url": {"url": "https://example.com/chart.png"}}
+                )
+            out.append({"role": "user", "content": content})
+        else:
+            out.append({"role": "user", "content": rd["user"]})
+        for step in rd["steps"]:
+            ids = []
+            for _ in step["calls"]:
+                # an id may be reused once its earlier call was answered (reuse[k]
+                # picks an earlier id when it is not one of this message's)
+                k = reuse[n_ids % len(reuse)] if reuse else -1
+                cid = f"call_{k}" if 0 <= k < n_ids and f"call_{k}" not in ids else f"call_{n_ids}"
+                ids.append(cid)
+                n_ids += 1
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": step["text"] or None,
+                    "tool_calls": [
+                        {
+                            "id": cid,
+                            "type": "function",
+                            "function": {
+                                "name": c["name"],
+                                "arguments": json.dumps(c["args"], separators=(",", ":")),
+                            },
+                        }
+                        for cid, c in zip(ids, step["calls"], strict=True)
+                    ],
+                }
+            )
+            for cid, c in zip(ids, step["calls"], strict=True):
+                body: Any = c["result"]
+                if c["parts"] and body:
+                    body = [{"type": "text", "text": body}]
+                out.append({"role": "tool", "tool_call_id": cid, "content": body})
+        if rd["answer"] is not None:
+            out.append({"role": "assistant", "content": rd["answer"]})
+    return out
+
+
+def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
+    msgs: list[dict[str, Any]] = []
+    n_ids = 0
+    for rd in conv["rounds"]:
+        if rd["parts"]:
+            content: Any = [{"type": "text", "text": w} for w in rd["user"].split(" ", 1) if w]
+            if rd["image"]:
+                content.append(
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                 "data": "iVBORw0KGgo="}}
+                )
+            msgs.append({"role": "user", "content": content or rd["user"]})
+        else:
+            msgs.append({"role": "user", "content": rd["user"]})
+        for step in rd["steps"]:
+            blocks: list[dict[str, Any]] = []
+            if step["text"]:
+                blocks.append({"type": "text", "text": step["text"]})
+            results: list[dict[str, Any]] = []
+            for c in step["calls"]:
+                tid = f"toolu_{n_ids:02d}"
+                n_ids += 1
+                blocks.append({"type": "tool_use", "id": tid, "name": c["name"],
+                               "input": dict(c["args"])})
+                res: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid}
+                if c["result"]:
+                    res["content"] = (
+                        [{"type": "text", "text": c["result"]}] if c["parts"] else c["result"]
+                    )
+                if c["error"]:
+                    res["is_error"] = True
+                results.append(res)
+            msgs.append({"role": "assistant", "content": blocks})
+            msgs.append({"role": "user", "content": results})
+        if rd["answer"] is not None:
+            msgs.append({"role": "assistant", "content": [{"type": "text", "text": rd["answer"]}]})
+    system = conv["system"]
+    return {"system": system, "messages": msgs}
+
+
+def _protocol_iv(protocol: Any) -> str:
+    if protocol not in ("openai", "anthropic"):
+        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
+                          "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    return str(protocol)
+
+
+def _bound_iv(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise DomainError(name, value, f"must be an integer >= {low}")
+    return value
+
+
+def conversations(
+    protocol: str = "openai", *, max_rounds: int = 3, max_calls: int = 3, max_steps: int = 2
+) -> st.SearchStrategy[Any]:
+    """Valid conversations in one wire format.
+
+    OpenAI (``protocol="openai"``): a list of chat messages with an optional
+    system message, user messages as strings or content parts (text, an
+    image), assistant tool calls with or without text, one to ``max_calls``
+    calls in parallel, results empty, short or long (as strings or text
+    parts), and call ids reused once their earlier call was answered.
+
+    Anthropic (``protocol="anthropic"``): a ``{"system", "messages"}``
+    document (``system`` None or a string) whose turns alternate starting
+    with ``user``; ``tool_use`` ids are unique; results are ``tool_result``
+    blocks (string or text-block content, some with ``is_error``).
+
+    Every conversation ends after a user message or after tool results.
+
+    Parameters
+    ----------
+    protocol : {"openai", "anthropic"}
+        The wire format.
+    max_rounds : int
+        Most user turns (rounds) per conversation.
+    max_calls : int
+        Most parallel calls per assistant step.
+    max_steps : int
+        Most tool-call steps per round.
+
+    Returns
+    -------
+    SearchStrategy
+        Conversations (lists of OpenAI messages, or Anthropic documents).
+    """
+    protocol = _protocol_iv(protocol)
+    max_rounds = _bound_iv("max_rounds", max_rounds, 1)
+    max_calls = _bound_iv("max_calls", max_calls, 1)
+    max_steps = _bound_iv("max_steps", max_steps, 0)
+    abstract = _abstract(max_rounds, max_calls, max_steps)
+    if protocol == "anthropic":
+        return abstract.map(_anthropic)
+    return st.builds(_openai, abstract, st.lists(st.integers(0, 8), max_size=4))
+
+
+def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
+    """Indexes (into the message list) where a protocol-valid tail may start.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+
+    Returns
+    -------
+    list of int
+        Each user message that is not a tool-result turn and, for OpenAI,
+        each assistant message.
+    """
+    protocol = _protocol_iv(protocol)
+    if protocol == "anthropic":
+        msgs = conversation.get("messages") or []
+        return [
+            i for i, m in enumerate(msgs)
+            if m.get("role") == "user" and not (
+                isinstance(m.get("content"), list)
+                and any(b.get("type") == "tool_result" for b in m["content"])
+            )
+        ]
+    return [i for i, m in enumerate(conversation) if m.get("role") in ("user", "assistant")]
+
+
+def _tail(conversation: Any, protocol: str, i: int, keep_system: bool) -> Any:
+    if protocol == "anthropic":
+        return {"system": conversation.get("system") if keep_system else None,
+                "messages": conversation["messages"][i:]}
+    head = [m for m in conversation[:i] if m.get("role") == "system"] if keep_system else []
+    return head + list(conversation[i:])
+
+
+def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
+    """The smallest protocol-valid request that still ends where the
+    conversation ends.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+
+    Returns
+    -------
+    list or dict
+        Its last user turn (with the tool calls its trailing results
+        answer), without the system prompt.
+    """
+    protocol = _protocol_iv(protocol)
+    cuts = cut_points(conversation, protocol)
+    if protocol == "openai":
+        # the last tail start whose tail is valid: a user message, or the
+        # assistant message that opens the trailing tool results
+        msgs = conversation
+        last = len(msgs) - 1
+        while last >= 0 and msgs[last].get("role") == "tool":
+            last -= 1
+        cuts = [c for c in cuts if c <= last]
+        start = cuts[-1] if cuts else 0
+    else:
+        start = cuts[-1] if cuts else 0
+    return _tail(conversation, protocol, start, keep_system=False)
+
+
+def budgets(
+    conversation: Any,
+    count: Callable[[Any], int],
+    protocol: str = "openai",
+    *,
+    at_least: int = 0,
+) -> st.SearchStrategy[int]:
+    """Budgets near every boundary of ``conversation``.
+
+    The boundaries are the costs (by ``count``) of every tail of the
+    conversation (from each message on, with and without the system prompt:
+    where a careless trimmer cuts between a call and its results); the
+    strategy draws each boundary, one token below and one above it, or any
+    integer in between. Nothing below the cost of :func:`minimal_tail` (or
+    ``at_least``) is drawn: below it no non-empty valid request exists.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    count : callable
+        The token counter (a :class:`SuiteCounter` prices tails fastest).
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+    at_least : int
+        A lower bound of the manager's own (its ``min_budget``).
+
+    Returns
+    -------
+    SearchStrategy
+        Integer budgets.
+    """
+    protocol = _protocol_iv(protocol)
+    costs = getattr(count, "costs", None)
+    priced = costs(conversation) if callable(costs) else None
+    if priced is None:
+
+        def tail(i: int, keep: bool) -> int:
+            return count(_tail(conversation, protocol, i, keep))
+
+        floor = max(count(minimal_tail(conversation, protocol)), int(at_least))
+    else:
+        const, system, per = priced
+        msgs = conversation["messages"] if protocol == "anthropic" else conversation
+        is_sys = [protocol == "openai" and m.get("role") == "system" for m in msgs]
+        suffix = [0] * (len(per) + 1)
+        for i in range(len(per) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + per[i]
+
+        def tail(i: int, keep: bool) -> int:
+            head = sum(c for c, s in zip(per[:i], is_sys[:i], strict=True) if s) if keep else 0
+            return const + (system if keep else 0) + head + suffix[i]
+
+        start = len(msgs) - len(minimal_tail(conversation, protocol)["messages"]
+                                if protocol == "anthropic"
+                                else minimal_tail(conversation, protocol))
+        floor = max(tail(start, False), int(at_least))
+    # Boundaries are named from the end of the conversation (the j-th tail start
+    # from the end, with or without the system prompt, one token below, at or
+    # above its cost), so deleting an early round while shrinking keeps the budget.
+    # Tails from every message, valid or not: a trimmer that cuts between a
+    # call and its results does so at exactly these budgets.
+    n_msgs = len(conversation["messages"] if protocol == "anthropic" else conversation)
+    cuts_from_end = list(range(n_msgs - 1, -1, -1)) or [0]
+    marks = {tail(i, keep) for i in cuts_from_end for keep in (False, True)}
+    top = max(max(marks) + 1, floor)
+
+    def at_mark(choice: tuple[int, bool, int]) -> int:
+        j, keep, delta = choice
+        return max(floor, tail(cuts_from_end[min(j, len(cuts_from_end) - 1)], keep) + delta)
+
+    return st.one_of(
+        st.tuples(
+            st.integers(0, len(cuts_from_end) - 1), st.booleans(), st.sampled_from((0, -1, 1))
+        ).map(at_mark),
+        st.integers(floor, top),
+    )

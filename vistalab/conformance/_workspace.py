@@ -1,0 +1,210 @@
+"""The adapter that puts vista-lab's own :class:`~vistalab.workspace.Workspace`
+under the conformance suite (the reference implementation must pass it)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from vistalab.workspace import (
+    PROTOCOL_TEXT,
+    Workspace,
+    anthropic_to_openai,
+    find_handles,
+    placeholder_kind,
+)
+from vistalab.workspace._validate import _content_iv
+
+__all__ = ["WorkspaceAdapter"]
+
+#: Text the Anthropic rendering puts first when a rendering would open with an
+#: assistant turn (see :func:`vistalab.workspace.openai_to_anthropic`).
+_CONVERSATION_START = "[conversation start]"
+#: A tool result shown as ordinary context because its call left the prompt.
+_ORPHAN_FORM = "[tool result "
+_PROBE_BUDGET = 1_000_000
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _identity(m: Mapping[str, Any]) -> str:
+    return json.dumps(
+        {
+            "role": m.get("role"),
+            "content": m.get("content"),
+            "calls": [c.get("id") for c in m.get("tool_calls") or ()],
+            "tool_call_id": m.get("tool_call_id"),
+        },
+        sort_keys=True,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _floor(pinned_json: str) -> int:
+    """The least budget B with ``management_floor() <= B`` once the pinned
+    messages are registered. The floor grows with the budget (its digits
+    appear in the protocol's budget notice and the dashboard), so iterating
+    B <- floor(B) from a large B settles in a few rounds."""
+    pinned = json.loads(pinned_json)
+    budget = _PROBE_BUDGET
+    for _ in range(16):
+        ws = Workspace(budget)
+        for m in pinned:
+            ws.register_message(m)
+        floor = ws.management_floor()
+        ws.close()
+        if floor >= budget:
+            break
+        budget = floor
+    return budget
+
+
+class WorkspaceAdapter:
+    """:class:`~vistalab.workspace.Workspace` as a conformance-suite manager.
+
+    ``WorkspaceAdapter(budget)`` builds a workspace with that budget (the
+    paper's cl100k_base tokenizer, an in-memory store); ``register`` feeds it
+    one message (OpenAI, or Anthropic through the workspace's projection and
+    codec); ``render`` returns ``Workspace.render`` in the protocol of the
+    messages registered, tool schemas left out (the suite counts messages).
+
+    What the workspace adds or replaces is declared by :meth:`placeholder`:
+    the protocol notice, the dashboard, archive handles and offload
+    placeholders (whose block ids :meth:`recover` reads back exactly), the
+    budget guard's rejection notice, member stubs and tombstones, the orphan
+    form of a result whose call left the prompt, and the Anthropic
+    ``[conversation start]`` opener. A message registered with content parts
+    is rendered by the engine as joined text; the adapter hands back the
+    original message (what a harness that kept the parts would send).
+
+    Parameters
+    ----------
+    budget : int
+        The workspace's budget B (at least its management floor, see
+        :meth:`min_budget`).
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.workspace = Workspace(budget)
+        self._format = "openai"
+        self._originals: list[tuple[str, dict[str, Any] | None]] = []
+        self._dashboard: str | None = None
+
+    @staticmethod
+    def min_budget(conversation: Any) -> int:
+        """The least budget whose management rendering fits this conversation's
+        pinned system prompt and task (:meth:`Workspace.management_floor`)."""
+        if isinstance(conversation, Mapping):
+            system = conversation.get("system")
+            msgs = list(conversation.get("messages") or [])[:1]
+            pinned = anthropic_to_openai(msgs, system=system)
+        else:
+            pinned = []
+            for m in conversation:
+                pinned.append(m)
+                if m.get("role") == "user":
+                    break
+        return _floor(json.dumps(pinned, sort_keys=True, default=repr))
+
+    def register(self, message: Any) -> None:
+        ws = self.workspace
+        role = message.get("role") if isinstance(message, Mapping) else None
+        content = message.get("content") if isinstance(message, Mapping) else None
+        anthropic = isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in (
+                "tool_use", "tool_result", "image", "document", "thinking", "redacted_thinking"
+            ) for b in content
+        )
+        if role == "system" and isinstance(content, list):
+            anthropic = True  # an Anthropic system prompt in blocks
+        if anthropic or self._format == "anthropic":
+            self._format = "anthropic"
+            if role == "system":
+                items = anthropic_to_openai([], system=content, codec=ws._codec)
+            else:
+                items = anthropic_to_openai([message], codec=ws._codec)
+            for m in items:
+                ws.register_message(m)
+            return
+        original = None
+        joined = message
+        if isinstance(content, list) and role in ("user", "assistant", "tool"):
+            joined = dict(message)
+            joined["content"] = _content_iv(content, role)
+            original = _plain(message)
+        self._originals.append((_identity(joined), original))
+        ws.register_message(message)
+
+    def begin(self, protocol: str) -> None:
+        """Take messages in ``protocol`` (``"openai"`` or ``"anthropic"``) and
+        render in it (without this call the format is detected from the
+        messages, as :func:`vistalab.workspace.detect_format` does)."""
+        self._format = "anthropic" if protocol == "anthropic" else "openai"
+
+    def render(self, budget: int) -> Any:
+        r = self.workspace.render(format=self._format)
+        self._dashboard = r.dashboard
+        if self._format == "anthropic":
+            req = r.as_request()
+            out: dict[str, Any] = {"system": _plain(req.get("system")),
+                                   "messages": _plain(req["messages"])}
+            return out
+        # Rendered messages keep registration order: each takes the original of
+        # the earliest unused registration with the same identity.
+        msgs, pos = [], 0
+        for m in r.messages:
+            m = _plain(m)
+            key = _identity(m)
+            for j in range(pos, len(self._originals)):
+                if self._originals[j][0] == key:
+                    pos = j + 1
+                    m = self._originals[j][1] or m
+                    break
+            msgs.append(m)
+        return msgs
+
+    # ------------------------------------------------------------ declarations
+
+    def _text_kind(self, text: Any) -> tuple[str, ...] | None:
+        if not isinstance(text, str):
+            return None
+        if text.startswith(PROTOCOL_TEXT) or text == _CONVERSATION_START:
+            return ()
+        if self._dashboard is not None and text == self._dashboard:
+            return ()
+        kind = placeholder_kind(text)
+        if kind in ("handle", "offload"):
+            return tuple(h.unit_id for h in find_handles(text))
+        if kind is not None:
+            return ()
+        if text.startswith(_ORPHAN_FORM):
+            return tuple(h.unit_id for h in find_handles(text))
+        return None
+
+    def placeholder(self, unit: Any) -> tuple[str, ...] | None:
+        """None for passed-through content; else the block ids behind the unit."""
+        if not isinstance(unit, Mapping):
+            return None
+        block = unit.get("block")
+        if isinstance(block, Mapping):  # an Anthropic unit
+            if block.get("type") == "text":
+                return self._text_kind(block.get("text"))
+            if block.get("type") == "tool_result":
+                c = block.get("content")
+                if isinstance(c, list) and len(c) == 1 and isinstance(c[0], Mapping):
+                    c = c[0].get("text")
+                return self._text_kind(c)
+            return None
+        return self._text_kind(unit.get("content"))
+
+    def recover(self, block_id: str) -> bytes:
+        """The exact bytes of block ``block_id`` (:meth:`Workspace.recover`)."""
+        return self.workspace.recover(block_id)
