@@ -61,6 +61,8 @@ STRING_IMPORTS_ALLOWED = {
     "vistalab._sweep._schema": "a user's experiment run function given as 'module:function'",
     "vistalab._sweep._task": "a user's run function / warm-up modules in a worker process",
     "vistalab.conformance._registry": "a user's context manager given as 'module:function'",
+    "vistalab.conformance._peers": "whether an optional third-party peer is installed "
+    "(find_spec, which does not import it)",
 }
 
 _STRING_IMPORT_CALLS = {"import_module", "find_spec", "__import__"}

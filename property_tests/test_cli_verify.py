@@ -162,3 +162,62 @@ def test_broken_chain_fails_verify(monkeypatch, capsys):
     assert main(["verify", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["failed"] == 0 and doc["chains"][0]["status"] == "broken"
+
+
+def _fake_formal(status_of_batch: str, *, prop2_scope: str = "finite-channel"):
+    from vistalab.theory._proofs import _formal
+
+    rows = tuple(
+        _formal.FormalResult(m.result, m.theorem, "Statements.v", m.statement, (),
+                             status_of_batch if m.theorem == "theorem1_batch" else "proved",
+                             prop2_scope if m.result.startswith("prop2") else m.scope)
+        for m in _formal.MAIN_THEOREMS
+    )
+    return _formal.FormalReport(rows, "fake", "coqc", None, 0.0)
+
+
+def test_finite_chain_is_proved_in_coq_only_when_coq_proves_it(monkeypatch, capsys):
+    """App. D (E): a Python chain whose weakest link is finite reads "proved in
+    Coq (...); checked in Python: ... on <domain>" when the Coq theorems covering
+    the result are proved, and "not a proof" when one of them failed."""
+    from vistalab.theory._proofs import _formal
+
+    monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=True))
+    monkeypatch.setattr(theory, "tightness_report", lambda: None)
+    monkeypatch.setattr(_formal, "check_formal", lambda: _fake_formal("proved"))
+    assert main(["verify", "--json"]) == 0
+    (chain,) = json.loads(capsys.readouterr().out)["chains"]
+    assert chain["coq"] == list(_formal.COQ_COVERAGE["thm1.E"])
+    assert chain["verdict"] == (
+        f"proved in Coq ({', '.join(_formal.COQ_COVERAGE['thm1.E'])}); "
+        "checked in Python: thm1.E:b on n <= 3")
+    monkeypatch.setattr(_formal, "check_formal", lambda: _fake_formal("failed"))
+    assert main(["verify", "--json"]) == 1
+    (chain,) = json.loads(capsys.readouterr().out)["chains"]
+    assert chain["verdict"].startswith("checked in Python: thm1.E:b on n <= 3 (not a proof")
+
+
+def test_proposition2_is_not_reported_proved_for_the_gaussian_channel(monkeypatch, capsys):
+    """App. C: Coq proves Proposition 2 only for a finite channel with the Gaussian
+    divergence as a '<=' premise; verify's table says so in the status column
+    ("PROVED (finite-channel form only)"), never plain PROVED, and the JSON rows
+    carry the scope; the same row with the paper's scope would read PROVED."""
+    from vistalab.theory._proofs import _formal
+
+    monkeypatch.setenv("COLUMNS", "400")  # one table row per line
+    monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=True))
+    monkeypatch.setattr(theory, "tightness_report", lambda: None)
+    monkeypatch.setattr(_formal, "check_formal", lambda: _fake_formal("proved"))
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PROVED (finite-channel form only)") >= 4  # 4 rows of prop2 / prop2-tight
+    assert main(["verify", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["formal"]
+    scopes = {r["theorem"]: r["scope"] for r in rows}
+    assert scopes["proposition2_content"] == "finite-channel"
+    assert scopes["theorem1_tradeoff"] == "paper"
+    assert {m.scope for m in _formal.MAIN_THEOREMS} <= set(_formal.SCOPES)
+    monkeypatch.setattr(_formal, "check_formal", lambda: _fake_formal("proved",
+                                                                       prop2_scope="paper"))
+    assert main(["verify"]) == 0
+    assert "finite-channel form only" not in capsys.readouterr().out

@@ -23,6 +23,7 @@ import vistalab.sims
 import vistalab.theory
 import vistalab.workspace
 
+import vistalab.conformance
 import vistalab.sweep
 import vistalab.testing
 
@@ -33,7 +34,7 @@ from numpydoc.docscrape import ClassDoc  # noqa: E402
 #: turns its checks into skips).
 PUBLIC_PACKAGES = {m.__name__.removeprefix("vistalab."): m for m in (
     vistalab.theory, vistalab.sims, vistalab.workspace, vistalab.paper_checks,
-    vistalab.figures, vistalab.testing, vistalab.sweep)}
+    vistalab.figures, vistalab.testing, vistalab.sweep, vistalab.conformance)}
 
 #: numpydoc's checks every public callable must pass: no docstring (GL08), no summary
 #: (SS01), a parameter undocumented (PR01) or documented but absent (PR02), no

@@ -17,6 +17,7 @@ import vistalab.sims
 import vistalab.theory
 import vistalab.workspace
 
+import vistalab.conformance
 import vistalab.sweep
 import vistalab.testing
 
@@ -24,7 +25,7 @@ import vistalab.testing
 #: turns its checks into skips).
 PUBLIC_PACKAGES = {m.__name__.removeprefix("vistalab."): m for m in (
     vistalab.theory, vistalab.sims, vistalab.workspace, vistalab.paper_checks,
-    vistalab.figures, vistalab.testing, vistalab.sweep)}
+    vistalab.figures, vistalab.testing, vistalab.sweep, vistalab.conformance)}
 
 
 def _examples() -> list[tuple[str, str]]:

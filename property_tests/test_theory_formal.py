@@ -18,7 +18,7 @@ from vistalab.theory._proofs import _formal
 from vistalab.cli import main
 
 RESULTS = {"prop1", "prop2", "lemma1", "thm1", "frontier", "prop2-tight"}
-KEYS = {"result", "theorem", "file", "statement", "assumptions", "status"}
+KEYS = {"result", "theorem", "file", "statement", "assumptions", "status", "scope"}
 
 
 def _coq_ready() -> bool:
@@ -168,6 +168,47 @@ BROKEN = {
         "log2 (INR n) - I <= 1 + Pc * log2 (INR m)",
         "log2 (INR n) - I <= Pc * log2 (INR m)",
     ),
+    # App. C: Proposition 2's finite-channel form with its divergence premise turned
+    # round (KL >= the Gaussian value), which bounds nothing.
+    "prop2_premise_reversed": (
+        "j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
+        "j <> k -> KL (P j) (P k) >= (ln kappa) ^ 2 / sigma ^ 2),\n  MI",
+    ),
+    # App. D (E): the full-ledger batch claimed to cost one block instead of none.
+    "batch_full_ledger_costs_one": (
+        "\\sum_j \\sum_y \\sum_u pJY j y * pU u * INR #|S y u :\\ j| = 0 /\\",
+        "\\sum_j \\sum_y \\sum_u pJY j y * pU u * INR #|S y u :\\ j| = 1 /\\",
+    ),
+    # App. B: handles one bit short still claimed to name N blocks apart.
+    "handles_one_bit_short": (
+        "((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h)%N)",
+        "((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h.+1)%N)",
+    ),
+    # Theorem 1 for any observation without the '+ 1' of Fano's inequality.
+    "any_observation_without_one": (
+        "INR kappa * Rmax 0 (1 - (MIobs L + 1) / nu)",
+        "INR kappa * Rmax 0 (1 - MIobs L / nu)",
+    ),
+    # Lemma 1 for any observation without its '1 +'.
+    "lemma1_any_observation_without_one": (
+        "log2 (INR n) - MIobs L <= 1 + Pc",
+        "log2 (INR n) - MIobs L <= Pc",
+    ),
+    # Proposition 2 for any observation with its quantised-divergence premise reversed.
+    "prop2_any_observation_premise_reversed": (
+        "KL (P T q j) (P T q k) <= (ln kappa) ^ 2 / sigma ^ 2) ->",
+        "KL (P T q j) (P T q k) >= (ln kappa) ^ 2 / sigma ^ 2) ->",
+    ),
+    # App. B: the recovering method without a lossless store.
+    "recovering_without_lossless_store": (
+        "(0 < N)%N -> is_joint pXR ->\n  (forall x i, read (write x) (handle x i) = Some (x i)) ->",
+        "(0 < N)%N -> is_joint pXR ->",
+    ),
+    # App. D (C)(i): the full ledger with an order that need not put J* first.
+    "full_ledger_without_order": (
+        "(forall y u, pi y u (Ordinal n0) = y) ->\n  MI pJY",
+        "MI pJY",
+    ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 <= c ->",
@@ -182,6 +223,7 @@ def test_broken_copy_is_reported_failed(tmp_path, case):
     """A copy with one statement replaced by a false one (Lemma 1 without the
     '1 +'; App. B's asymptotic separation with c = c0) does not compile; every
     row is 'failed' and the source copy stays free of build products."""
+    _formal.check_formal()  # the good build first: the copy reuses its unchanged files
     src = tmp_path / "coq"
     shutil.copytree(_formal.coq_source_dir(), src)
     stmt = src / "Statements.v"
@@ -194,3 +236,22 @@ def test_broken_copy_is_reported_failed(tmp_path, case):
     assert {r.status for r in report.results} == {"failed"}
     assert "Statements.v" in report.message
     assert not list(src.glob("*.vo"))
+
+
+@needs_coq
+@pytest.mark.slow
+def test_reused_build_never_masks_a_changed_earlier_file(tmp_path):
+    """A build reuses compiled files only while every source up to them is
+    byte-identical to a finished build's: a false lemma added to Entropy.v (the
+    first file) is compiled, fails, and every row is 'failed', although the
+    good development is cached and Statements.v is unchanged."""
+    assert _formal.check_formal().ok  # the good build is in the default cache
+    src = tmp_path / "coq"
+    shutil.copytree(_formal.coq_source_dir(), src)
+    ent = src / "Entropy.v"
+    false_lemma = "\nLemma vista_false : (1 = 2)%nat.\nProof. reflexivity. Qed.\n"
+    ent.write_text(ent.read_text() + false_lemma)
+    report = _formal.check_formal(source_dir=src, cache_dir=tmp_path / "cache")
+    assert not report.ok
+    assert {r.status for r in report.results} == {"failed"}
+    assert "Entropy.v" in report.message

@@ -14,10 +14,10 @@ from vistalab import theory
 from ._engine_common import StoreSpec
 from ._engine_makeroom_layout import MakeRoomLayout
 from ._interfaces import Interface
-from ._makeroom import CHECK_SIGMAS, MakeRoomResult
+from ._makeroom import CHECK_SIGMAS, MakeRoomResult, agrees_with
 from ._policies import Policy
 from ._seeding import SeedInfo
-from ._stats import mean_from_counts, normal_quantile
+from ._stats import mean_from_counts, mean_interval
 
 __all__ = ["EngineMakeRoomResult"]
 
@@ -187,12 +187,11 @@ def _result(layout: MakeRoomLayout, iface: Interface, pol: Policy, tally: _Tally
     n, kappa = layout.n, layout.kappa
     counts = tally.counts
     mean, se = mean_from_counts(counts)
-    zq = normal_quantile(confidence)
-    ci = (max(0.0, mean - zq * se), min(float(kappa), mean + zq * se))
+    ci = mean_interval(mean, se, trials, confidence, lo=0.0, hi=float(kappa))
     # Same rules as the array simulator's checks, applied to the engine's estimate.
     tol = CHECK_SIGMAS * max(se, kappa / trials)
     exact = array.exact_mean_z
-    agrees = None if exact is None else bool(abs(mean - exact) <= tol)
+    agrees = None if exact is None else agrees_with(exact, mean, se, trials, kappa)
     top = math.log2(n)
     rate_hi = min(top, array.rate_bits + CHECK_SIGMAS * array.rate_bits_se)
     upper = mean + tol

@@ -35,7 +35,7 @@ from ._seeding import (
     trials_iv,
     workers_iv,
 )
-from ._stats import confidence_iv, mean_from_counts, normal_quantile
+from ._stats import confidence_iv, mean_from_counts, mean_interval
 
 __all__ = [
     "MakeRoomResult",
@@ -57,6 +57,9 @@ LITERAL_MAX_N = 10**7
 """Largest n accepted in literal mode (each trial holds a few length-n arrays)."""
 CHECK_SIGMAS = 4.0
 """Standard errors of slack allowed by the result's consistency checks."""
+CHECK_CONFIDENCE = math.erf(CHECK_SIGMAS / math.sqrt(2.0))
+"""Two-sided level of a CHECK_SIGMAS normal interval (0.99994): the level of
+the interval that ``agrees_with_exact`` is judged by."""
 _FAST_STREAMS = 4
 
 
@@ -81,7 +84,8 @@ class MakeRoomResult:
     mean_z_se : float
         Its standard error.
     mean_z_ci : tuple of float
-        Normal interval at ``confidence``, clipped to [0, kappa].
+        Normal interval at ``confidence``, clipped to [0, kappa]; when every
+        trial gave the same Z, the exact binomial bound instead (never a point).
     confidence : float
         Level of ``mean_z_ci``.
     z_counts : tuple of int
@@ -106,7 +110,10 @@ class MakeRoomResult:
     optimal_mean_z : float
         The exact frontier: smallest E[Z] of any interface of rate <= rate_bits.
     agrees_with_exact : bool or None
-        ``|mean_z - exact_mean_z| <= 4 max(se, kappa/trials)``; None if no exact value.
+        The exact value lies in the interval at the check level 0.99994 (4
+        standard errors; the exact binomial bound at that level when every
+        trial gave the same Z), so it is False whenever that interval excludes
+        the exact value. None if no exact value.
     consistent_with_theory : bool
         The estimate is not below the lower bound nor the frontier by more
         than 4 standard errors, with the rate taken at its upper 4-SE limit.
@@ -358,8 +365,7 @@ def simulate_makeroom(
     elapsed = time.perf_counter() - t0
 
     mean, se = mean_from_counts(counts)
-    zq = normal_quantile(confidence)
-    ci = (max(0.0, mean - zq * se), min(float(kappa), mean + zq * se))
+    ci = mean_interval(mean, se, trials, confidence, lo=0.0, hi=float(kappa))
 
     rate_seq = stream_seq(seed, 1)
     rate = iface.rate(trials=rate_trials, rng=rate_seq)
@@ -380,7 +386,7 @@ def simulate_makeroom(
 
     exact = _exact_mean(pol, iface)
     tol = CHECK_SIGMAS * max(se, kappa / trials)
-    agrees = None if exact is None else bool(abs(mean - exact) <= tol)
+    agrees = None if exact is None else agrees_with(exact, mean, se, trials, kappa)
     upper = mean + tol
     floor_opt = theory.optimal_mean_z(n, kappa, rate_hi)
     consistent = upper >= floor_opt - 1e-9
@@ -397,6 +403,14 @@ def simulate_makeroom(
         trials=trials, seed_entropy=seed.entropy, seed_spawn_key=seed.spawn_key,
         elapsed_seconds=elapsed, trials_per_second=trials / elapsed if elapsed > 0 else math.inf,
     )
+
+
+def agrees_with(exact: float, mean: float, se: float, trials: int, kappa: int) -> bool:
+    """The exact E[Z] lies in the interval at :data:`CHECK_CONFIDENCE`: the
+    normal one at CHECK_SIGMAS standard errors, or, when the sample variance is
+    0, the exact binomial bound at that level (:func:`._stats.mean_interval`)."""
+    lo, hi = mean_interval(mean, se, trials, CHECK_CONFIDENCE, lo=0.0, hi=float(kappa))
+    return bool(lo <= exact <= hi)
 
 
 def _exact_mean(pol: Policy, iface: Interface) -> float | None:

@@ -1,5 +1,6 @@
 """Interval estimates used by the simulators: exact (Clopper-Pearson) binomial
-intervals for success rates, normal intervals for means of bounded counts."""
+intervals for success rates, normal intervals for means of bounded counts (with
+an exact binomial bound when every trial gave the same value)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 from scipy import stats
 from vistalab.theory._validate import as_real
 
-__all__ = ["clopper_pearson", "mean_from_counts", "normal_quantile", "confidence_iv"]
+__all__ = ["clopper_pearson", "mean_from_counts", "mean_interval", "normal_quantile",
+           "confidence_iv"]
 
 
 def confidence_iv(confidence: object) -> float:
@@ -51,3 +53,21 @@ def mean_from_counts(counts: np.ndarray) -> tuple[float, float]:
     num = s2 * trials - s1 * s1
     var = num / (trials * (trials - 1))
     return mean, math.sqrt(max(var, 0.0) / trials)
+
+
+def mean_interval(mean: float, se: float, trials: int, confidence: float, *,
+                  lo: float, hi: float) -> tuple[float, float]:
+    """Two-sided interval for the mean of a variable bounded in ``[lo, hi]``.
+
+    With a positive standard error: the normal interval ``mean +- z se``,
+    clipped to ``[lo, hi]``. With a zero standard error (every trial gave the
+    value ``mean``) the normal interval would be a point; then the exact
+    Clopper-Pearson bound on the chance p of any other value (0 of ``trials``
+    seen: ``p <= 1 - (alpha/2)^(1/trials)``) bounds the mean by
+    ``[mean - (mean - lo) p, mean + (hi - mean) p]``, which has positive width.
+    """
+    if se > 0 or not math.isfinite(se):
+        z = normal_quantile(confidence)
+        return max(lo, mean - z * se), min(hi, mean + z * se)
+    p = clopper_pearson(0, trials, confidence)[1]
+    return mean - (mean - lo) * p, mean + (hi - mean) * p

@@ -77,6 +77,7 @@ from ._recovery_sharp import (
 from ._sharp_makeroom import SHARP_KAPPA_MAX, sharp_constant, sharp_mean_z_bound, sharp_pc_bound
 from ._tightness import (
     CONTENT_RATE_ABS_TOL,
+    CONTENT_RATE_REL_TOL,
     CONTENT_SNR_MAX,
     ContentTightnessRow,
     MakeroomTightnessRow,
@@ -123,6 +124,7 @@ __all__ = [
     # tightness findings
     "content_rate_exact",
     "CONTENT_RATE_ABS_TOL",
+    "CONTENT_RATE_REL_TOL",
     "CONTENT_SNR_MAX",
     "list_fano_mean_z_bound",
     "ContentTightnessRow",

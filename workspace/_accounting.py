@@ -124,7 +124,7 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
                 "must have string (or None) content; join content parts first",
                 "register it with Workspace.register_message, which joins parts",
             )
-        total += count(content)
+        total += count_text(tokenizer, content)[0] if len(content) > CHUNK_CHARS else count(content)
         if "[opaque " in content:
             total += OPAQUE_PART_TOKENS * opaque_parts(content)
     name = message.get("name")
@@ -136,6 +136,39 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
             TOOL_CALL_FRAMING + count(str(fn.get("name", ""))) + count(str(fn.get("arguments", "")))
         )
     return total
+
+
+#: Texts longer than this many characters are counted in pieces when the
+#: tokenizer is additive: no call sees (and no token list holds) more than
+#: about one piece, and a bounded count can stop early.
+CHUNK_CHARS = 1 << 16
+# Where an additive tokenizer's count splits exactly (see Tokenizer.additive):
+# before a space that follows a non-space, or after a newline before a non-newline.
+_SPLIT = re.compile(r"(?<=\S) |(?<=\n)[^\n]")
+
+
+def count_text(tokenizer: Tokenizer, text: str, limit: int | None = None) -> tuple[int, bool]:
+    """``(tokenizer.count(text), True)``, counted piece by piece for a long
+    text and an additive tokenizer (the same number, by additivity, without
+    one huge token list). With ``limit``, counting may stop once the pieces
+    counted so far exceed it: then ``(that partial count, False)``, a lower
+    bound on the whole count that is already above ``limit``."""
+    count = tokenizer.count
+    n = len(text)
+    if n <= CHUNK_CHARS or not getattr(tokenizer, "additive", False):
+        return count(text), True
+    total, start = 0, 0
+    while start < n:
+        end = n
+        if start + CHUNK_CHARS < n:
+            m = _SPLIT.search(text, start + CHUNK_CHARS)
+            if m is not None:
+                end = m.start()
+        total += count(text[start:end])
+        start = end
+        if limit is not None and total > limit and start < n:
+            return total, False
+    return total, True
 
 
 def tools_tokens(tools: Sequence[Mapping[str, Any]], tokenizer: Tokenizer) -> int:

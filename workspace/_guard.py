@@ -5,18 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._accounting import (
-    REPLY_PRIMING,
-    message_tokens,
-)
-from ._handles import (
-    offload_text,
-    rejection_text,
-)
+from ._accounting import REPLY_PRIMING
+from ._handles import rejection_text
 from ._preflight import PreflightLayer
 from ._records import (
     Block,
-    BlockType,
     Status,
 )
 from ._store import sha256_hex
@@ -32,49 +25,42 @@ class GuardLayer(PreflightLayer):
     def _guard(self, b: Block) -> dict[str, Any]:
         """Admit, offload older raw results, or reject ``b`` (just registered)."""
         new_cost = self._pos_cost[b.seq - 1]
-        parent_cost = self._pos_cost[_num(b.parent) - 1] if b.parent else 0
-        # A result that could never sit in a normal rendering of B tokens is
-        # useless to admit: the agent could only archive it unseen.
-        cap = self.budget - (
-            self._fixed_tools
-            + REPLY_PRIMING
-            + self._protocol_cost
-            + self._pinned_cost
-            + parent_cost
-            + self._dash_floor
-        )
+        cap = self._result_cap(b.parent)
         if new_cost > cap:
             return self._reject(b, new_cost, cap, self.hard_limit, decided_by="cap")
         total = self._candidate_total()
         if total <= self.hard_limit:
             return {"admitted": True}
         # Plan on exact message costs (oldest raw results first), then check
-        # the exact total, which also sees the ledger rows change.
-        candidates = [
-            x
-            for x in self._blocks
-            if x.type is BlockType.TOOL_RESULT
-            and x.status is Status.VISIBLE
-            and not x.rejected
-            and x.seq != b.seq
-        ]
+        # the exact total, which also sees the ledger rows change. The plan is
+        # the shortest run of eligible results, in the order below, whose
+        # offload gains add up to the excess; the gain tree finds its end in
+        # O(log n) (eligible: visible, unrejected tool results other than b).
+        last = b.seq - 1  # b's position, excluded
         if self.cache_prefix:
             # Results the overflow rendering does not show go first (oldest
             # first among them): offloading them rewrites no position of the
             # prefix the agent sees, which a provider's prompt cache holds.
-            cut = self._prefix_cut_estimate()
-            candidates.sort(key=lambda x: (x.seq <= cut, x.seq))
-        eligible = iter(candidates)
+            cut = min(self._prefix_cut_estimate(), last)
+            runs = [(cut, last), (0, cut)]
+        else:
+            runs = [(0, last)]
+        tree = self._gain_tree
         offloaded: list[str] = []
         excess = total - self.hard_limit
-        plan: list[Block] = []
-        gain = 0
-        for x in eligible:
-            plan.append(x)
-            gain += self._pos_cost[x.seq - 1] - self._offload_cost(x)
-            if gain >= excess:
-                break
         while True:
+            plan: list[tuple[int, int]] = []  # position ranges whose eligible results go
+            gain = 0
+            while runs:
+                lo, hi = runs[0]
+                j, got = tree.first_reaching(lo, hi, excess - gain)
+                gain += got
+                if j is not None:
+                    plan.append((lo, j + 1))
+                    runs[0] = (j + 1, hi)
+                    break
+                plan.append((lo, hi))
+                runs.pop(0)
             if gain < excess:
                 out = self._reject(
                     b, new_cost, cap, self.hard_limit, total=total, decided_by="hard_limit"
@@ -82,25 +68,29 @@ class GuardLayer(PreflightLayer):
                 if offloaded:
                     out["offloaded"] = offloaded
                 return out
-            for x in plan:
+            for seq in [p + 1 for lo, hi in plan for p in tree.positions(lo, hi)]:
+                x = self._blocks[seq - 1]
                 self._offload(x)
                 offloaded.append(x.id)
             total = self._candidate_total()
             if total <= self.hard_limit:
                 return {"admitted": True, "offloaded": offloaded}
             excess = total - self.hard_limit
-            plan, gain = [], 0
-            for x in eligible:
-                plan.append(x)
-                gain += self._pos_cost[x.seq - 1] - self._offload_cost(x)
-                if gain >= excess:
-                    break
 
-    def _offload_cost(self, x: Block) -> int:
-        text = offload_text(
-            x.id, path=self.payload_path(f"{x.id}.txt"), size=x.size, sha256=x.sha256
+    def _result_cap(self, parent: str | None) -> int:
+        """The largest result (message tokens) a normal rendering of B tokens
+        could hold beside the fixed costs, the call ``parent`` and the smallest
+        dashboard. A larger one is useless to admit: the agent could only
+        archive it unseen."""
+        parent_cost = self._pos_cost[_num(parent) - 1] if parent else 0
+        return self.budget - (
+            self._fixed_tools
+            + REPLY_PRIMING
+            + self._protocol_cost
+            + self._pinned_cost
+            + parent_cost
+            + self._dash_floor
         )
-        return sum(message_tokens(m, self.tokenizer) for m in self._wrap_tool_text(x, text))
 
     def _offload(self, x: Block) -> None:
         self._move_out(x, Status.OFFLOADED)  # durable before the content leaves the prompt
@@ -116,6 +106,7 @@ class GuardLayer(PreflightLayer):
         *,
         total: int | None = None,
         decided_by: str,
+        at_least: bool = False,
     ) -> dict[str, Any]:
         """Register the rejection notice in place of ``b``. ``decided_by`` is
         ``"cap"`` (the per-result cap: the result could never fit a normal
@@ -123,7 +114,9 @@ class GuardLayer(PreflightLayer):
         the candidate under the hard limit); the effects record it with ``cap``
         so a report states the rule that actually refused the result."""
         current = (total if total is not None else self._candidate_total()) - new_cost
-        notice = rejection_text(current=current, limit=limit, attempted=new_cost, cap=cap)
+        notice = rejection_text(
+            current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least
+        )
         data = notice.encode("utf-8")
         self._set_record(
             replace(b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True)
@@ -138,4 +131,6 @@ class GuardLayer(PreflightLayer):
             "limit": limit,
             "cap": cap,
             "decided_by": decided_by,
+            # Only for a result refused before it was counted to its end.
+            **({"attempted_at_least": True} if at_least else {}),
         }

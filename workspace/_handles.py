@@ -144,7 +144,9 @@ def pending_text(call_id: str) -> str:
     return f"[no result registered for {call_id}]"
 
 
-def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str:
+def rejection_text(
+    *, current: int, limit: int, attempted: int, cap: int, at_least: bool = False
+) -> str:
     """Notice the budget guard registers instead of a result it cannot admit.
 
     Parameters
@@ -157,6 +159,9 @@ def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str
         Tokens the result would have added.
     cap : int
         The per-result cap.
+    at_least : bool
+        ``attempted`` is a lower bound: the result was counted only until it
+        exceeded the cap (a long result), and the notice says "needs over".
 
     Returns
     -------
@@ -169,7 +174,8 @@ def rejection_text(*, current: int, limit: int, attempted: int, cap: int) -> str
         raise WorkspaceArgumentError("cap", cap, "must be an integer")
     return (
         f"[budget guard] Tool result rejected: context ~{current:,} tokens, hard limit "
-        f"{limit:,}, this result needs +{attempted:,} (largest admissible now ~{max(cap, 0):,}). "
+        f"{limit:,}, this result needs {'over ' if at_least else ''}+{attempted:,} "
+        f"(largest admissible now ~{max(cap, 0):,}). "
         "Rerun it after freeing context or with a narrower query."
     )
 

@@ -3,6 +3,7 @@ costs, and the ledger rows; all derived from the state, never hashed."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -34,6 +35,9 @@ from ._validate import _num, _tool_call_message
 
 __all__ = ["LayoutLayer"]
 
+#: Positions per cached run of joined messages (a rendering joins n / _CHUNK runs).
+_CHUNK = 256
+
 
 class LayoutLayer(StateCore):
     """Where each block sits in the rendering and what it costs: the messages at
@@ -44,9 +48,7 @@ class LayoutLayer(StateCore):
         self, b: Block, seed: tuple[tuple[dict[str, Any], ...], int] | None = None
     ) -> None:
         self._blocks.append(b)
-        self._pos_msgs.append(())
-        self._pos_cost.append(0)
-        self._pos_key.append(())
+        self._new_position()
         self._set_record(b)
         if seed is None:
             self._refresh([b.seq])
@@ -55,6 +57,41 @@ class LayoutLayer(StateCore):
             self._set_position(b, msgs, cost, self._position_key(b))
             self._set_urow(b.id)
         self._touch()
+
+    def _new_position(self) -> None:
+        """Room for one more block position (filled by _set_position)."""
+        self._pos_msgs.append(())
+        self._pos_cost.append(0)
+        self._pos_key.append(())
+        self._pos_tree.append(0)
+        self._gain_tree.append(None)
+        self._cont.append(False)
+        self._chunks.pop((len(self._pos_msgs) - 1) // _CHUNK, None)
+
+    def _chunk(self, c: int) -> tuple[dict[str, Any], ...]:
+        """The messages of positions ``[c * _CHUNK, (c + 1) * _CHUNK)``, joined."""
+        hit = self._chunks.get(c)
+        if hit is None:
+            out: list[dict[str, Any]] = []
+            for ms in self._pos_msgs[c * _CHUNK : (c + 1) * _CHUNK]:
+                out.extend(ms)
+            hit = self._chunks[c] = tuple(out)
+        return hit
+
+    def _messages_upto(self, end: int, out: list[dict[str, Any]]) -> None:
+        """Append the messages of positions ``[0, end)`` to ``out``."""
+        full = end // _CHUNK
+        for c in range(full):
+            out.extend(self._chunk(c))
+        for ms in self._pos_msgs[full * _CHUNK : end]:
+            out.extend(ms)
+
+    def _offload_cost(self, x: Block) -> int:
+        """Tokens of tool result ``x``'s position once offloaded to a placeholder."""
+        text = offload_text(
+            x.id, path=self.payload_path(f"{x.id}.txt"), size=x.size, sha256=x.sha256
+        )
+        return sum(message_tokens(m, self.tokenizer) for m in self._wrap_tool_text(x, text))
 
     def _wrap_tool_text(self, b: Block, text: str) -> tuple[dict[str, Any], ...]:
         """``text`` at a tool result's position: a tool message while its call is
@@ -152,9 +189,25 @@ class LayoutLayer(StateCore):
             self._sys_cost += delta
         else:
             self._conv_cost += delta
-        self._pos_msgs[s - 1] = freeze_messages(msgs)
+        frozen = freeze_messages(msgs)
+        self._pos_msgs[s - 1] = frozen
         self._pos_cost[s - 1] = cost
         self._pos_key[s - 1] = key
+        pinned = b.status is Status.PINNED
+        self._pos_tree.set(s - 1, 0 if pinned else cost)
+        self._cont[s - 1] = bool(frozen) and frozen[0]["role"] == "tool"
+        self._chunks.pop((s - 1) // _CHUNK, None)
+        ps = self._pinned_seqs
+        k = bisect.bisect_left(ps, s)
+        if pinned and (k == len(ps) or ps[k] != s):
+            ps.insert(k, s)
+        elif not pinned and k < len(ps) and ps[k] == s:
+            del ps[k]
+        eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE
+        if eligible and not b.rejected:
+            self._gain_tree.set(s - 1, cost - self._offload_cost(b))
+        else:
+            self._gain_tree.set(s - 1, None)
 
     def _refresh(self, seqs: Iterable[int]) -> None:
         """Recompute the rendered messages and costs of these block positions."""

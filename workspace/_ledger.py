@@ -55,16 +55,34 @@ class Ledger:
         ``age -> (text, tokens)`` of a row's age field (the dashboard renderer's).
     """
 
-    __slots__ = ("rows", "_order", "piece_tokens", "archived_rows", "_turns", "_age", "_age_piece")
+    __slots__ = (
+        "rows",
+        "_order",
+        "piece_tokens",
+        "archived_rows",
+        "_turns",
+        "_age",
+        "_age_piece",
+        "_steps",
+        "_steps_upto",
+        "archived_ids",
+    )
 
     def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
         self.rows: dict[str, UnitRow] = {}
         self._order: list[str] | None = []
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
+        self.archived_ids: set[str] = set()  # units with an archived row
         self._turns: dict[int, int] = {}  # row turn -> rows with that turn
         self._age: tuple[int, int] | None = None  # (turn, age tokens)
         self._age_piece = age_piece
+        # Ages where a row's age piece changes its token count: (a, d) means
+        # tokens(age a + 1) - tokens(age a) = d != 0, for every a < _steps_upto.
+        # A few per tokenizer (cl100k: at 99 and 999), so advancing the age sum
+        # by one turn costs a few look-ups instead of a pass over every turn.
+        self._steps: list[tuple[int, int]] = []
+        self._steps_upto = 0
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -72,8 +90,10 @@ class Ledger:
         new.rows = self.rows.copy()
         new._order = None if self._order is None else self._order.copy()
         new.piece_tokens, new.archived_rows = self.piece_tokens, self.archived_rows
+        new.archived_ids = self.archived_ids.copy()
         new._turns = self._turns.copy()
         new._age = self._age
+        new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
         return new
 
     def __contains__(self, uid: object) -> bool:
@@ -87,8 +107,11 @@ class Ledger:
         old = self.rows.get(uid)
         if old is not None:
             self._out(old, turn)
+            self.archived_ids.discard(uid)
         self.rows[uid] = row
         self._in(row, turn)
+        if row.archived:
+            self.archived_ids.add(uid)
         if old is None or old.first != row.first:
             order = self._order
             if (
@@ -105,6 +128,7 @@ class Ledger:
         row = self.rows.pop(uid, None)
         if row is not None:
             self._out(row, turn)
+            self.archived_ids.discard(uid)
             self._order = None
 
     def order(self) -> list[str]:
@@ -120,10 +144,50 @@ class Ledger:
         cached = self._age
         if cached is not None and cached[0] == turn:
             return cached[1]
+        if cached is not None and self._advance(cached, turn):
+            return self._age[1]  # type: ignore[index]
         age_piece = self._age_piece
         n = sum(cnt * age_piece(turn - t)[1] for t, cnt in self._turns.items())
         self._age = (turn, n)
         return n
+
+    def _advance(self, cached: tuple[int, int], turn: int) -> bool:
+        """Move the cached age sum forward to ``turn`` one turn at a time (every
+        row ages by one; only rows at a step age change their count), when that
+        is cheaper than the pass over the per-turn counts; False otherwise."""
+        start, n = cached
+        steps = turn - start
+        rows = len(self._turns)
+        if steps < 0 or turn - self._steps_upto > 4 * rows + 64:
+            return False
+        self._extend_steps(turn)
+        if steps * (len(self._steps) + 1) > rows:
+            return False
+        turns = self._turns
+        for k in range(start, turn):
+            for a, d in self._steps:
+                if a > k:
+                    break
+                cnt = turns.get(k - a)
+                if cnt:
+                    n += cnt * d
+        self._age = (turn, n)
+        return True
+
+    def _extend_steps(self, upto: int) -> None:
+        """Know every step age below ``upto`` (ages never exceed the turn)."""
+        a = self._steps_upto
+        if a >= upto:
+            return
+        age_piece = self._age_piece
+        prev = age_piece(a)[1]
+        while a < upto:
+            nxt = age_piece(a + 1)[1]
+            if nxt != prev:
+                self._steps.append((a, nxt - prev))
+            prev = nxt
+            a += 1
+        self._steps_upto = upto
 
     def recount(self) -> tuple[int, int]:
         """(piece tokens, archived rows) summed from scratch (checks the sums)."""
@@ -152,7 +216,7 @@ class Ledger:
         cached = self._age
         if cached is None:
             return
-        if cached[0] == turn:
-            self._age = (turn, cached[1] + sign * self._age_piece(turn - row_turn)[1])
-        else:
+        if cached[0] != turn and not self._advance(cached, turn):
             self._age = None
+            return
+        self._age = (turn, self._age[1] + sign * self._age_piece(turn - row_turn)[1])  # type: ignore[index]

@@ -403,9 +403,7 @@ class PersistLayer(ForkLayer):
         self._user_seen = doc["user_seen"]
         for b in blocks:
             self._blocks.append(b)
-            self._pos_msgs.append(())
-            self._pos_cost.append(0)
-            self._pos_key.append(())
+            self._new_position()
             self._set_record(b)
             if b.type is BlockType.TOOL_CALL:
                 self._children[b.id] = []

@@ -3,6 +3,7 @@ check, the normal rendering and the management rendering on overflow."""
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import replace
 from typing import Any
@@ -24,11 +25,10 @@ from ._protocol import (
 )
 from ._records import (
     BlockType,
-    Status,
 )
 from ._results import Candidate, Rendering
 from ._state import locked
-from ._validate import _id_summary
+from ._validate import _id_summary, _num
 
 __all__ = ["PreflightLayer"]
 
@@ -116,18 +116,34 @@ class PreflightLayer(LayoutLayer):
         return total
 
     def _fast_total(self) -> int | None:
-        """|C~_t| from the maintained row sums in O(1) (O(rows) once per turn for
-        the ages), or None where it does not apply: a tokenizer that is not
-        additive, or folded archived rows (the fold note's text changes)."""
-        if (
-            not self._renderer.additive
-            or self._ledger.archived_rows > self.dashboard_config.archived_rows
-        ):
+        """|C~_t| from the maintained row sums (the age sum advanced turn by
+        turn), plus, when archived rows fold, a pass over the archived units
+        only (the fold note and the folded rows); None for a tokenizer that is
+        not additive."""
+        if not self._renderer.additive:
             return None
+        led, turn = self._ledger, self._turn
+        body = led.piece_tokens + led.age_tokens(turn)
+        keep = self.dashboard_config.archived_rows
+        if led.archived_rows > keep:
+            # The fold note and the folded rows, from the archived units only
+            # (the same rows and note _candidate builds from the whole order).
+            rows, age_piece = led.rows, self._renderer.age_piece
+            arch = led.archived_ids
+            shown = set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
+            folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
+            note = (
+                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+                f"~{sum(rows[u].tokens for u in folded):,} tok)"
+            )
+            body += self._renderer.note_piece(note)[1]
+            for u in folded:
+                r = rows[u]
+                body -= r.piece_tokens + age_piece(turn - r.turn)[1]
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_tokens(
-            self._ledger.piece_tokens + self._ledger.age_tokens(self._turn),
+            body,
             budget=self.budget,
             overhead=overhead,
             conversation=conversation,
@@ -236,8 +252,7 @@ class PreflightLayer(LayoutLayer):
         )
         if cand.total <= self.budget:
             msgs = head
-            for m in self._pos_msgs:
-                msgs.extend(m)
+            self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
             msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
             return Rendering(
@@ -255,10 +270,9 @@ class PreflightLayer(LayoutLayer):
     ) -> Rendering:
         pinned_msgs: list[dict[str, Any]] = []
         pinned_cost = 0
-        for b in self._blocks:
-            if b.status is Status.PINNED:
-                pinned_msgs.extend(self._pos_msgs[b.seq - 1])
-                pinned_cost += self._pos_cost[b.seq - 1]
+        for seq in self._pinned_seqs:
+            pinned_msgs.extend(self._pos_msgs[seq - 1])
+            pinned_cost += self._pos_cost[seq - 1]
         fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
         urow = self._ledger.rows
         visible = [u for u in cand.units if not urow[u].archived]
@@ -328,36 +342,36 @@ class PreflightLayer(LayoutLayer):
         are already paid for in the floor; returns the messages, the extra
         tokens they add and the number of leading positions shown.
         """
-        pos_msgs, pos_cost, blocks = self._pos_msgs, self._pos_cost, self._blocks
-        pending_owners = set(self._pending.values())
-        n = len(blocks)
+        s = self._prefix_cut(room)
         out: list[dict[str, Any]] = []
-        extra = 0
-        s = 0
-        while s < n:
-            e = s + 1  # a unit: this position and the tool messages that answer it
-            while e < n and pos_msgs[e] and pos_msgs[e][0]["role"] == "tool":
-                e += 1
-            if any(blocks[i].id in pending_owners for i in range(s, e)):
-                break
-            cost = sum(pos_cost[i] for i in range(s, e) if blocks[i].status is not Status.PINNED)
-            if cost > room:
-                break
-            room -= cost
-            extra += cost
-            for i in range(s, e):
-                out.extend(pos_msgs[i])
-            s = e
-        for i in range(s, n):
-            if blocks[i].status is Status.PINNED:
-                out.extend(pos_msgs[i])
+        self._messages_upto(s, out)
+        extra = self._pos_tree.total(0, s)
+        pos_msgs, pinned = self._pos_msgs, self._pinned_seqs
+        for seq in pinned[bisect.bisect_right(pinned, s) :]:
+            out.extend(pos_msgs[seq - 1])
         return out, extra, s
+
+    def _prefix_cut(self, room: int) -> int:
+        """How many leading positions the walk over whole units shows in
+        ``room`` tokens. Position costs are non-negative, so the units that fit
+        one after another are the ones whose running total stays within room:
+        found by one search of the position tree, then moved back to the start
+        of the unit it falls in, and before a call still waiting for results."""
+        n = len(self._blocks)
+        j, _ = self._pos_tree.first_reaching(0, n, room + 1)
+        s = n if j is None else j
+        cont = self._cont
+        while 0 < s < n and cont[s]:
+            s -= 1
+        if self._pending:
+            s = min(s, min(_num(o) for o in self._pending.values()) - 1)
+        return s
 
     def _prefix_cut_estimate(self) -> int:
         """Leading positions an overflow rendering would show now, estimated with
         the worst-case management dashboard (so never more than it shows)."""
         room = self.budget - self.management_floor()
-        return self._management_prefix(max(room, 0))[2]
+        return self._prefix_cut(max(room, 0))
 
     @locked
     def dashboard(self) -> str:

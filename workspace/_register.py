@@ -3,10 +3,13 @@ budget guard), with the protocol's pairing rules checked at the door."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._accounting import (
+    CHUNK_CHARS,
+    count_text,
     message_tokens,
 )
 from ._errors import (
@@ -276,23 +279,26 @@ class RegisterLayer(GuardLayer):
             raise WorkspaceArgumentError("name", name, "must be a string or None")
         original = content
         seq = len(self._blocks) + 1
-        data = content.encode("utf-8")
-        b = _new_block(
-            seq,
-            BlockType.TOOL_RESULT,
-            "tool",
-            parent.turn,
-            content,
-            data,
-            parent=parent_id,
-            tool_call_id=tool_call_id,
-            name=call_name,
-        )
-        del self._pending[tool_call_id]
-        self._answered[tool_call_id] = b.id
-        self._children[parent_id].append(b.id)
-        self._append_block(b)
-        effects = self._guard(b)
+        if len(content) > CHUNK_CHARS and parent.in_prompt:
+            b, effects = self._register_long_result(
+                seq, parent, tool_call_id, call_name, content
+            )
+        else:
+            data = content.encode("utf-8")
+            b = _new_block(
+                seq,
+                BlockType.TOOL_RESULT,
+                "tool",
+                parent.turn,
+                content,
+                data,
+                parent=parent_id,
+                tool_call_id=tool_call_id,
+                name=call_name,
+            )
+            self._answer(b)
+            self._append_block(b)
+            effects = self._guard(b)
         self._log(
             "register",
             {
@@ -308,6 +314,57 @@ class RegisterLayer(GuardLayer):
             effects,
         )
         return b.id
+
+    def _answer(self, b: Block) -> None:
+        assert b.tool_call_id is not None and b.parent is not None
+        del self._pending[b.tool_call_id]
+        self._answered[b.tool_call_id] = b.id
+        self._children[b.parent].append(b.id)
+
+    def _register_long_result(
+        self, seq: int, parent: Block, tool_call_id: str, call_name: str, content: str
+    ) -> tuple[Block, dict[str, Any]]:
+        """A long result (its call in the prompt): counted in pieces, and only
+        until it passes the per-result cap, so an oversized one is refused after
+        reading about cap tokens of it, not all of it, with no copy of it held
+        beyond one piece. Same outcome as the ordinary path, except that a
+        refused one reports a lower bound on its size (``attempted_at_least``)."""
+        msg = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+        head = message_tokens({**msg, "content": ""}, self.tokenizer)
+        cap = self._result_cap(parent.id)
+        body, exact = count_text(self.tokenizer, content, limit=cap - head)
+        if exact:
+            cost = message_tokens(msg, self.tokenizer) if "[opaque " in content else head + body
+            size, digest = _utf8_size_sha256(content)
+        else:
+            # Refused below: this record is replaced by the notice's before
+            # anything can read it, so its payload digest is not computed.
+            cost, size, digest = head + body, _utf8_size(content), ""
+        b = Block(
+            id=f"B{seq}",
+            seq=seq,
+            type=BlockType.TOOL_RESULT,
+            role="tool",
+            turn=parent.turn,
+            parent=parent.id,
+            status=Status.VISIBLE,
+            group=None,
+            level=0,
+            content=content,
+            tool_calls=None,
+            call_ids=(),
+            call_names=(),
+            tool_call_id=tool_call_id,
+            name=call_name,
+            size=size,
+            sha256=digest,
+            tokens=cost,  # not hashed: the ordinary path sets it when it counts
+        )
+        self._answer(b)
+        self._append_block(b, ((msg,), cost))
+        if exact:
+            return b, self._guard(b)
+        return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
 
     def _no_pending(self, role: str) -> None:
         if self._pending:
@@ -355,6 +412,26 @@ def _new_block(
         sha256=sha256_hex(data),
         tokens=tokens,
     )
+
+
+def _utf8_size(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[i : i + CHUNK_CHARS].encode("utf-8")) for i in range(0, len(text), CHUNK_CHARS)
+    )
+
+
+def _utf8_size_sha256(text: str) -> tuple[int, str]:
+    """UTF-8 size and sha256 of ``text``, encoded a piece at a time (a piece
+    boundary never splits a character: ``str`` slices are whole code points)."""
+    h = hashlib.sha256()
+    size = 0
+    for i in range(0, len(text), CHUNK_CHARS):
+        piece = text[i : i + CHUNK_CHARS].encode("utf-8")
+        size += len(piece)
+        h.update(piece)
+    return size, h.hexdigest()
 
 
 def _messages_iv(messages: Any, system: Any) -> None:

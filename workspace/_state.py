@@ -43,6 +43,7 @@ from ._records import (
     record_digest,
 )
 from ._results import Candidate
+from ._seqtree import PrefixTree
 from ._store import (
     MemoryStore,
     PayloadStore,
@@ -56,7 +57,8 @@ from ._validate import _block_number, _num, _workspace_iv, log_path_iv
 __all__ = ["StateCore", "locked", "MUTABLE_STATE"]
 
 #: Containers of a workspace that change after construction; ``fork`` copies
-#: exactly these (plus the ledger, the call-children lists and the lock).
+#: exactly these (plus the ledger, the position trees, the call-children lists
+#: and the lock).
 MUTABLE_STATE = (
     "_blocks",
     "_groups",
@@ -69,6 +71,9 @@ MUTABLE_STATE = (
     "_pos_msgs",
     "_pos_cost",
     "_pos_key",
+    "_cont",
+    "_pinned_seqs",
+    "_chunks",
     "_group_tokens",
     "_group_span",
     "_gprompt",
@@ -173,6 +178,21 @@ class StateCore:
         self._pos_msgs: list[tuple[dict[str, Any], ...]] = []
         self._pos_cost: list[int] = []
         self._pos_key: list[tuple[Any, ...]] = []
+        # Per-position indexes kept by _set_position (the position caches' one
+        # writer), so no turn walks every block ever registered:
+        # prompt cost of each position (0 while pinned: the floor pays for it),
+        # searched for the longest prefix that fits the overflow rendering;
+        self._pos_tree = PrefixTree()
+        # offload gain (its cost minus its placeholder's) of each visible,
+        # unrejected tool result, searched by the budget guard;
+        self._gain_tree = PrefixTree()
+        # whether a position continues the unit before it (its first message is
+        # a tool message answering the call above it);
+        self._cont: list[bool] = []
+        # pinned positions, ascending; and the messages of each run of
+        # _CHUNK positions, joined (dropped when one of them changes).
+        self._pinned_seqs: list[int] = []
+        self._chunks: dict[int, tuple[dict[str, Any], ...]] = {}
         self._sys_cost = 0  # positions of system blocks (overhead)
         self._conv_cost = 0  # every other position
         self._group_tokens: dict[str, int] = {}

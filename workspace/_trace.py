@@ -383,14 +383,14 @@ def replay_trace(
         ws.close()
         raise
     turns: list[TurnReport] = []
-    cursor = len(ws.events)
+    cursor = ws.event_count
     previous: list[Any] = [None]
 
     def close_turn(index: int | None) -> None:
         nonlocal cursor
         r = ws.render()
-        evs = ws.events[cursor:]
-        cursor = len(ws.events)
+        evs = ws.events_since(cursor)  # this turn's events, not a copy of the whole log
+        cursor = ws.event_count
         problems = list(protocol_problems(r.messages))
         request = None
         if render_format is not None:

@@ -97,7 +97,8 @@ def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
             name, value, f"must be at most {max_chars} characters", "keep it short"
         )
     try:
-        value.encode("utf-8")
+        if not value.isascii():  # ASCII holds no surrogate; skip the copy
+            value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise WorkspaceArgumentError(
             name,

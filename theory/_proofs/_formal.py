@@ -15,6 +15,13 @@ its theorems listed in :data:`ENGINE_THEOREMS` (result ``"engine"``). Statuses:
 * ``failed``      compilation failed, or the theorem depends on anything else
                   (an ``Admitted`` proof, a new axiom);
 * ``unavailable`` ``coqc`` or mathcomp is not installed (see :data:`INSTALL_HINT`).
+
+Each row also carries its ``scope`` (:data:`SCOPES`): ``"paper"`` when the Coq
+statement is the paper's sentence, or a weaker form (Proposition 2 for a finite
+observation alphabet, or for any observation under a premise on the divergences
+of its finite quantisations; the paper's continuous Gaussian channel itself is
+not formalised). :data:`COQ_COVERAGE` names, per main result of the Python
+proof steps, the Coq theorems that prove its general case.
 """
 
 from __future__ import annotations
@@ -32,10 +39,12 @@ from importlib import resources
 from pathlib import Path
 
 __all__ = [
+    "COQ_COVERAGE",
     "ENGINE_THEOREMS",
     "FORBIDDEN_TOKENS",
     "INSTALL_HINT",
     "MAIN_THEOREMS",
+    "SCOPES",
     "STANDARD_AXIOMS",
     "FormalReport",
     "FormalResult",
@@ -74,11 +83,23 @@ _STANDARD_PREFIXES = ("Rdefinitions.", "Raxioms.", "ConstructiveCauchyReals.")
 FORBIDDEN_TOKENS = ("Admitted", "admit.", "Axiom", "Parameter", "Conjecture")
 
 
+#: What a proved row establishes: the paper's statement itself, or only the
+#: finite-channel form of Proposition 2 (its Gaussian divergence a "<=" premise).
+SCOPES = {
+    "paper": "the paper's statement",
+    "finite-channel": "finite observation alphabet only, with the Gaussian divergence as a "
+    "'<=' premise (the paper's continuous Gaussian channel is not formalised)",
+    "kl-premise": "any observation, but with the Gaussian divergence of every finite "
+    "quantisation as a '<=' premise (unproved for the Gaussian channel)",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class MainTheorem:
     result: str
     theorem: str
     statement: str
+    scope: str = "paper"
 
 
 # One row per main theorem of Statements.v. `result` names the paper result.
@@ -88,6 +109,19 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "lemma1_list_fano",
         "J* uniform on [n], U indep. of (J*,Y), any (Y,U)-measurable list of size "
         "1 <= m <= n-1: log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
+    ),
+    MainTheorem(
+        "lemma1",
+        "lemma1_any_observation",
+        "any observation W (values in any space; I(J*;W) = sup of I(J*;q(W)) over finite "
+        "quantisations q), any (W,U)-measurable list of size m: "
+        "log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_any_observation",
+        "any observation W (values in any space; I(J*;W) = sup over finite quantisations), "
+        "any (W,U)-measurable archive order: E[Z] >= kappa [1 - (I+1)/nu]_+",
     ),
     MainTheorem(
         "thm1",
@@ -114,8 +148,14 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     MainTheorem(
         "thm1",
         "theorem1_batch",
-        "(E) a batch policy archiving a (Y,U)-measurable set that clears the overflow has "
-        "E[|S minus J*|] >= kappa [1 - (I+1)/nu]_+",
+        "(E) a batch policy archiving a (Y,U)-measurable set that clears the overflow almost "
+        "surely has E[|S minus J*|] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_batch_full_ledger",
+        "(E) the full-ledger batch S = {Y} is an instance: it clears the overflow almost "
+        "surely (not surely), costs E[|S minus J*|] = 0, and the bound applies",
     ),
     MainTheorem(
         "thm1",
@@ -140,7 +180,14 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     MainTheorem(
         "thm1",
         "theorem1_full_ledger",
-        "(C)(i) full ledger Y = J*: I = log2 n and E[Z] = 0",
+        "(C)(i) full ledger Y = J* with an archive order putting J* first: I = log2 n "
+        "and E[Z] = 0",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_full_ledger_order_exists",
+        "(C)(i) an injective archive order putting the reported block first exists "
+        "(cyclic shift)",
     ),
     MainTheorem(
         "thm1",
@@ -168,8 +215,15 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     MainTheorem(
         "prop1",
         "proposition1_recovering",
-        "exact store + handles + one block fit in B: the recovering method is correct "
-        "with probability 1",
+        "payloads in a lossless store read back by h-bit handles, instruction + N handles "
+        "+ one block fit in B: the prompt stays within B and the method is correct with "
+        "probability 1",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_recovering_store",
+        "h-bit handles name N blocks apart iff N <= 2^h, and then a lossless store "
+        "(archive indexed by the decoded handle) exists",
     ),
     MainTheorem(
         "prop1",
@@ -205,23 +259,35 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "prop2",
         "proposition2_mixture",
         "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",
+        "finite-channel",
     ),
     MainTheorem(
         "prop2",
         "proposition2_content",
-        "finite W, Gaussian pairwise KL (ln kappa)^2/sigma^2 as a named premise: "
-        "I_content <= (log2 kappa)^2 ln 2 / sigma^2",
+        "finite W only, premise KL(P_j||P_k) <= (ln kappa)^2/sigma^2 for j != k: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (not the continuous Gaussian channel)",
+        "finite-channel",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_any_observation",
+        "any observation W (I = sup over finite quantisations), premise: every finite "
+        "quantisation has KL(P_j||P_k) <= (ln kappa)^2/sigma^2: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2",
+        "kl-premise",
     ),
     MainTheorem(
         "prop2-tight",
         "proposition2_tight",
         "finite W, every Q covering Pbar: I(J*;W) <= 1/(n ln 2) sum_j KL(P_j || Q)",
+        "finite-channel",
     ),
     MainTheorem(
         "prop2-tight",
         "proposition2_tight_gaussian",
-        "finite W, Gaussian KL to the mixture-mean Gaussian as a named premise: "
-        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)",
+        "finite W only, premise KL(P_j||Q) <= (1-1/n)(ln kappa)^2/(2 sigma^2): "
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) (not the continuous Gaussian channel)",
+        "finite-channel",
     ),
     MainTheorem(
         "frontier",
@@ -248,6 +314,24 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
 )
 
 STATEMENTS_FILE = "Statements.v"
+
+#: Per main result of the Python proof steps (theory/_proofs/_registry.MAIN_RESULTS),
+#: the Coq theorems of Statements.v that prove it for every parameter. A Python
+#: chain whose weakest link is finite is "proved in Coq; checked in Python" when
+#: these are proved with the paper's scope. Proposition 2 is absent on purpose:
+#: Coq proves only its finite-channel form (scope "finite-channel").
+COQ_COVERAGE: dict[str, tuple[str, ...]] = {
+    "prop1": ("proposition1", "proposition1_recovering", "proposition1_recovering_store",
+              "proposition1_separation"),
+    "lemma1": ("lemma1_list_fano", "lemma1_any_observation"),
+    "thm1.A": ("lemma1_list_fano", "theorem1_tradeoff"),
+    "thm1.B": ("theorem1_tradeoff", "theorem1_tail_sum", "theorem1_any_observation"),
+    "thm1.C": ("theorem1_low_rate", "theorem1_threshold", "theorem1_price",
+               "theorem1_unavailable", "theorem1_full_ledger"),
+    "thm1.D": ("theorem1_buckets", "theorem1_buckets_exist", "theorem1_sufficient_rate"),
+    "thm1.E": ("theorem1_adaptive_prefix", "theorem1_adaptive", "theorem1_batch",
+               "theorem1_batch_full_ledger"),
+}
 
 # The engine model's theorems (theory/coq/engine/Statements.v), one per
 # workspace invariant of the paper, named after vistalab.workspace.INVARIANTS.
@@ -300,6 +384,12 @@ class FormalResult:
     statement: str
     assumptions: tuple[str, ...]
     status: str  # "proved" | "failed" | "unavailable"
+    scope: str = "paper"  # one of SCOPES
+
+    @property
+    def proves_paper_statement(self) -> bool:
+        """Proved, and what is proved is the paper's statement (not a weaker form)."""
+        return self.status == "proved" and self.scope == "paper"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -318,6 +408,18 @@ class FormalReport:
     @property
     def available(self) -> bool:
         return all(r.status != "unavailable" for r in self.results)
+
+    def covers(self, result: str) -> tuple[str, ...] | None:
+        """The Coq theorems proving the Python main result ``result`` for every
+        parameter, when each is in this report and proved with the paper's
+        scope; otherwise None."""
+        names = COQ_COVERAGE.get(result)
+        if not names:
+            return None
+        by_name = {r.theorem: r for r in self.results}
+        if all(n in by_name and by_name[n].proves_paper_statement for n in names):
+            return names
+        return None
 
 
 def coq_source_dir() -> Path:
@@ -378,7 +480,7 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
 
 def _all_rows(status: str) -> tuple[FormalResult, ...]:
     return tuple(
-        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), status)
+        FormalResult(m.result, m.theorem, STATEMENTS_FILE, m.statement, (), status, m.scope)
         for m in MAIN_THEOREMS
     ) + tuple(
         FormalResult(m.result, m.theorem, ENGINE_STATEMENTS_FILE, m.statement, (), status)
@@ -399,6 +501,33 @@ def _failed(message: str, coqc: str, build: str | None, t0: float) -> FormalRepo
 _COQ_FLAGS = ["-q", "-R", ".", "VistaLab", "-w", "-notation-overridden"]
 
 
+def _donors(roots: Iterable[Path], version: str) -> list[Path]:
+    """Finished builds (by the same coqc) whose compiled files may be reused."""
+    out = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for d in sorted(root.iterdir()):
+            built = d / ".built"
+            try:
+                if built.is_file() and built.read_text() == f"{version}\n":
+                    out.append(d)
+            except OSError:
+                continue
+    return out
+
+
+def _same_prefix(donor: Path, src: Path, files: list[str], upto: int) -> bool:
+    """The donor built byte-identical copies of files[0..upto] (in _CoqProject
+    order, so each file depends only on earlier ones): its .vo of files[upto]
+    is what coqc would produce here."""
+    try:
+        return all((donor / f).read_bytes() == (src / f).read_bytes()
+                   for f in files[: upto + 1]) and (donor / (files[upto][:-2] + ".vo")).is_file()
+    except OSError:
+        return False
+
+
 def _compile(
     src: Path,
     files: list[str],
@@ -406,21 +535,35 @@ def _compile(
     coqc: str,
     timeout: float,
     flags: list[str] | None = None,
+    version: str = "",
+    donor_roots: Iterable[Path] = (),
 ) -> str | None:
     """Compile into a fresh temp dir next to dest, then move it into place.
+    A file whose sources up to it are byte-identical to those of a finished
+    build by the same coqc (``donor_roots``) is copied from it, not recompiled
+    (a copy with only Statements.v changed recompiles only that file).
     Returns an error message, or None on success."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".tmp-", dir=dest.parent))
+    donors = _donors(donor_roots, version) if version else []
     try:
         shutil.copy2(src / "_CoqProject", tmp / "_CoqProject")
         for name in files:
             shutil.copy2(src / name, tmp / name)
-        for name in files:
+        for i, name in enumerate(files):
+            donor = next((d for d in donors if _same_prefix(d, src, files, i)), None)
+            if donor is not None:
+                for ext in (".vo", ".vok", ".vos", ".glob"):
+                    part = donor / (name[:-2] + ext)
+                    if part.is_file():
+                        shutil.copy2(part, tmp / part.name)
+                continue
+            donors = []  # a later file depends on this one: nothing further is reusable
             proc = _run([coqc, *(_COQ_FLAGS if flags is None else flags), name], tmp, timeout)
             if proc.returncode != 0:
                 err = (proc.stderr or proc.stdout).strip()
                 return f"coqc failed on {name}: {err[-2000:]}"
-        (tmp / ".built").write_text("ok\n")
+        (tmp / ".built").write_text(f"{version}\n" if version else "ok\n")
         try:
             tmp.rename(dest)
         except OSError:
@@ -507,7 +650,8 @@ def check_formal(
 
     if not (build / ".built").exists():
         try:
-            err = _compile(src, files, build, coqc, timeout)
+            err = _compile(src, files, build, coqc, timeout, version=version,
+                           donor_roots=dict.fromkeys((root, _default_cache_root())))
         except subprocess.TimeoutExpired:
             err = f"coqc timed out after {timeout:.0f} s"
         if err is not None:
@@ -531,6 +675,10 @@ def check_formal(
         rows = [dataclasses.replace(r, status="failed") for r in rows]
     n_ok = sum(r.status == "proved" for r in rows)
     message = f"{n_ok}/{len(rows)} formal theorems proved (coqc: {version.splitlines()[0]})"
+    for scope in SCOPES:
+        weaker = sorted({r.result for r in rows if r.status == "proved" and r.scope == scope})
+        if weaker and scope != "paper":
+            message += f"; {', '.join(weaker)} proved only in a weaker form: {SCOPES[scope]}"
     if bad:
         message += "; " + "; ".join(bad)
     return FormalReport(tuple(rows), message, coqc, str(build), time.perf_counter() - t0)
@@ -581,7 +729,8 @@ def _assumption_rows(
     bad = []
     for m in theorems:
         if m.theorem not in per:
-            rows.append(FormalResult(m.result, m.theorem, file, m.statement, (), "failed"))
+            rows.append(FormalResult(m.result, m.theorem, file, m.statement, (), "failed",
+                                     m.scope))
             bad.append(f"{m.theorem}: no Print Assumptions output")
             continue
         assumptions = per[m.theorem]
@@ -589,7 +738,8 @@ def _assumption_rows(
         status = "proved" if not extra else "failed"
         if extra:
             bad.append(f"{m.theorem} depends on {', '.join(extra)}")
-        rows.append(FormalResult(m.result, m.theorem, file, m.statement, assumptions, status))
+        rows.append(FormalResult(m.result, m.theorem, file, m.statement, assumptions, status,
+                                 m.scope))
     return rows, bad
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from vistalab._core import PlainRecord, import_optional
 
 from .._errors import DomainError, UnknownNameError
+from ._formal import COQ_COVERAGE
 
 __all__ = [
     "CLAIMS",
@@ -203,6 +204,12 @@ class ChainResult(PlainRecord):
         The chain's steps of that weakest generality (when it is not "all").
     detail : str
         Why the chain is broken, or a summary.
+    coq : tuple[str, ...]
+        The Coq theorems (theory/coq/Statements.v) that prove ``result`` for
+        every parameter (:data:`._formal.COQ_COVERAGE`); empty when the Coq
+        development does not state it (e.g. Proposition 2, proved there only
+        for a finite channel). Whether they are proved is ``vista-lab verify``'s
+        formal check.
     """
 
     result: str
@@ -212,6 +219,7 @@ class ChainResult(PlainRecord):
     generality: str
     weakest: tuple[str, ...]
     detail: str
+    coq: tuple[str, ...] = ()
 
     @property
     def closed(self) -> bool:
@@ -524,16 +532,19 @@ def check_chains(
         gens = [by_key[k].generality for k in seen]
         weakest_gen = max(gens, key=lambda g: order.get(g, len(order)))
         weakest = tuple(k for k in seen if by_key[k].generality == weakest_gen)
+        coq = COQ_COVERAGE.get(result, ())
         if problems:
             out.append(ChainResult(result, "broken", concl, tuple(seen), weakest_gen,
                                    weakest if weakest_gen != "all" else (),
-                                   "; ".join(dict.fromkeys(problems))))
+                                   "; ".join(dict.fromkeys(problems)), coq))
         else:
             note = (f"{len(seen)} steps, all proved for every parameter"
                     if weakest_gen == "all"
                     else f"{len(seen)} steps; weakest link {weakest_gen}: {', '.join(weakest)}")
+            if weakest_gen != "all" and coq:
+                note += f"; general case stated in Coq as {', '.join(coq)}"
             out.append(ChainResult(result, "closed", concl, tuple(seen), weakest_gen,
-                                   weakest if weakest_gen != "all" else (), note))
+                                   weakest if weakest_gen != "all" else (), note, coq))
     return tuple(out)
 
 

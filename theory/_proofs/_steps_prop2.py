@@ -307,7 +307,8 @@ def pairwise_kl_all() -> Outcome:
     P2,
     "pair_count_combination",
     "sympy-identity",
-    "n = 2..12 explicit double sums, and symbolic n",
+    "symbolic n >= 1: sympy sums c (1 - [j = k]) over k = 1..n for a symbolic j in 1..n "
+    "(j = 1 + a, n = j + b, a, b >= 0), then over j = 1..n; the count n(n-1) is computed",
     "(1/(n^2 ln2)) sum_{j,k} KL(P_j||P_k) = (1 - 1/n)(ln kappa)^2/(s^2 ln 2)",
     "App. C, Step 3",
     generality="all",
@@ -320,15 +321,26 @@ def pairwise_kl_all() -> Outcome:
 def pair_count_combination() -> Outcome:
     kappa, s = sp.symbols("kappa sigma", positive=True)
     c = sp.log(kappa) ** 2 / s**2
-    pairs = []
-    for n in range(2, 13):
-        total = sum((c for j in range(n) for k in range(n) if j != k), sp.Integer(0))
-        rhs = (1 - sp.Rational(1, n)) * c / sp.log(2)
-        pairs.append((f"n={n}", total / (n**2 * sp.log(2)), rhs))
+    # KL(P_j||P_k) = c (1 - [j = k]) by pairwise_kl_all. The inner sum over k is taken
+    # for a j known to lie in 1..n (j = 1 + a, n = 1 + a + b with a, b >= 0), so sympy's
+    # Kronecker-delta sum needs no case split; the result must not depend on j.
+    a, b = sp.symbols("a b", integer=True, nonnegative=True)
+    k = sp.Symbol("k", integer=True)
+    inner = sp.simplify(sp.summation(c * (1 - sp.KroneckerDelta(1 + a, k)), (k, 1, 1 + a + b)))
+    if inner.has(sp.KroneckerDelta, sp.Piecewise, sp.Sum):
+        return Outcome(False, f"the inner sum did not evaluate: {inner}")
     nn = sp.Symbol("n", positive=True, integer=True)
-    lhs = nn * (nn - 1) * c / (nn**2 * sp.log(2))
-    pairs.append(("symbolic n", lhs, (1 - 1 / nn) * c / sp.log(2)))
-    return certify_identities(pairs)
+    jj = sp.Symbol("j", integer=True, positive=True)
+    inner_n = sp.expand(inner.subs(b, nn - 1 - a))
+    if a in inner_n.free_symbols:
+        return Outcome(False, f"the inner sum depends on j: {inner_n}")
+    total = sp.summation(inner_n, (jj, 1, nn))
+    if total.has(sp.Sum):
+        return Outcome(False, f"the outer sum did not evaluate: {total}")
+    return certify_identities([
+        ("sum_{j,k} KL(P_j||P_k) / (n^2 ln 2)", total / (nn**2 * sp.log(2)),
+         (1 - 1 / nn) * c / sp.log(2)),
+    ])
 
 
 @register_step(

@@ -12,6 +12,7 @@ from ._symbolic import (
     certify_identity,
     certify_nonneg_combination,
     certify_sign,
+    check_limit_on_points,
 )
 
 C = "thm1.C"
@@ -92,18 +93,21 @@ def ledger_zero_all() -> Outcome:
     C,
     "low_rate_endpoint_limit",
     "sympy-identity",
-    "fixed kappa >= 2, content rate bounded by a constant C >= 0, n -> oo",
+    "content rate bounded by C: n = 10^2, 10^4, ..., 10^16 for kappa in {2, 10}, "
+    "C in {0, 1, 10} (50-digit evaluation); for every n the sandwich "
+    "1 - (I+1)/nu <= E[Z]/kappa <= 1 is Coq's theorem1_low_rate",
     "kappa [1 - (C+1)/log2((n-kappa)/kappa)] / kappa -> 1",
     "App. D (C)(i)",
-    generality="all",
+    generality="finite",
     premises=("thm1.B:tail_sum_lower_bound",),
     concludes=("thm1.C",),
 )
 def low_rate_endpoint_limit() -> Outcome:
     n, kappa, c = sp.symbols("n kappa C", positive=True)
     expr = 1 - (c + 1) / sp.log((n - kappa) / kappa, 2)
-    lim = sp.limit(expr, n, sp.oo)
-    return certify_identity(lim, 1, label="limit")
+    cases = [{kappa: k, c: cc} for k in (2, 10) for cc in (0, 1, 10)]
+    return check_limit_on_points(expr, n, 1, [10**e for e in range(2, 17, 2)], cases,
+                                 label="1 - (C+1)/nu -> 1")
 
 
 @register_step(

@@ -60,6 +60,8 @@ __all__ = [
     "certify_nonneg_combination",
     "certify_nonneg_from_facts",
     "certify_sign",
+    "certify_limit_inverse",
+    "check_limit_on_points",
 ]
 
 #: Largest evaluation grid the polynomial fallback will visit.
@@ -510,3 +512,63 @@ def certify_nonneg_combination(
 def _short(e: object, limit: int = 90) -> str:
     s = str(e)
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def check_limit_on_points(
+    expr: sp.Expr,
+    var: sp.Symbol,
+    target: sp.Expr,
+    points: Sequence[Any],
+    params: Sequence[Mapping[sp.Symbol, Any]] = ({},),
+    *,
+    label: str = "",
+) -> Outcome:
+    """A finite check of ``expr -> target`` as ``var`` grows (not a proof).
+
+    For every parameter assignment in ``params`` (a stated finite domain),
+    ``|expr - target|`` is evaluated to 50 significant digits at each of
+    ``points`` (increasing); the check passes when every gap is finite and
+    the gaps strictly decrease along the points. It says nothing beyond the
+    points: a step using it is labelled "finite", and a limit for every
+    parameter is proved elsewhere (an explicit epsilon-N certificate or the
+    Coq development).
+    """
+    pts = [sp.nsimplify(p) for p in points]
+    if len(pts) < 2 or any(b <= a for a, b in zip(pts, pts[1:], strict=False)):
+        return Outcome(False, f"{label}: points must be at least two and increasing")
+    parts = []
+    for assign in params:
+        e = sp.sympify(expr).subs(assign)
+        t = sp.sympify(target).subs(assign)
+        gaps = []
+        for p in pts:
+            g = sp.Abs(e.subs(var, p) - t).evalf(50)
+            if not g.is_number or not g.is_finite:
+                return Outcome(False, f"{label}: |expr - target| at {var}={p} is {g}")
+            gaps.append(g)
+        if any(not b < a for a, b in zip(gaps, gaps[1:], strict=False)):
+            shown = ", ".join(f"{float(g):.3g}" for g in gaps)
+            return Outcome(False, f"{label} {dict(assign)}: gaps {shown} do not decrease")
+        where = ", ".join(f"{k}={v}" for k, v in assign.items())
+        parts.append(f"[{where}] gap {float(gaps[0]):.3g} -> {float(gaps[-1]):.3g}")
+    return Outcome(True, f"{label}: |expr - limit| decreases along {var} = "
+                   f"{pts[0]}..{pts[-1]} ({len(pts)} points) at " + "; ".join(parts))
+
+
+def certify_limit_inverse(
+    expr: sp.Expr, var: sp.Symbol, target: sp.Expr, *, label: str = ""
+) -> Outcome:
+    """Certify ``expr -> target`` as ``var -> oo`` (``var`` a positive symbol) with
+    an explicit epsilon-N bound: ``expr - target = r / var`` identically, with
+    ``r`` free of ``var`` (checked by :func:`certify_identity`), so
+    ``|expr - target| <= eps`` for every ``var >= |r| / eps``."""
+    if not (isinstance(var, sp.Symbol) and var.is_positive):
+        return Outcome(False, f"{label}: {var} must be a positive symbol")
+    r = sp.simplify(sp.cancel((sp.sympify(expr) - target) * var))
+    if var in r.free_symbols:
+        return Outcome(False, f"{label}: (expr - target) * {var} = {_short(r)} depends on {var}")
+    ident = certify_identity(sp.sympify(expr) - target, r / var, label=label)
+    if not ident.ok:
+        return ident
+    return Outcome(True, f"{label}: expr - target = ({_short(r)})/{var}, so "
+                   f"|expr - target| <= eps for {var} >= |{_short(r)}|/eps ({ident.detail})")

@@ -157,7 +157,8 @@ End Adaptive.
 
 (* ------------------------------------------------------------------ *)
 (* (E), first reduction: batch policies.  A batch policy archives a set
-   S(y,u) at once; it is admissible when it clears the overflow, i.e. it
+   S(y,u) at once; it is admissible when it clears the overflow almost
+   surely, i.e. on every outcome (J*, Y, U) of positive probability it
    contains J* or at least kappa blocks (freed >= L = kappa ell).  Its cost is
    the number of archived load-bearing blocks |S \ {J*}|.  Archiving S first,
    in any order, is a sequential order whose Z = min(tau - 1, kappa) is never
@@ -222,7 +223,7 @@ Theorem batch_lower_bound kappa (TY TU : finType) (pJY : 'I_n -> TY -> R) (pU : 
     (S : TY -> TU -> {set 'I_n}) :
   is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
   (1 <= kappa)%N -> (kappa.*2 < n)%N ->
-  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  (forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N) ->
   INR kappa * Rmax 0 (1 - (MI pJY + 1) / nu n kappa)
     <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
 Proof.
@@ -230,9 +231,11 @@ move=> pj ju pu k1 kn adm.
 apply: (Rle_trans _ _ _
   (EZ_lower_bound pj ju pu k1 kn (fun y u => @spi_inj (S y u)))).
 apply: leR_sum => j _; apply: leR_sum => y _; apply: leR_sum => u _.
-apply: Rmult_le_compat_l; first by apply: Rmult_le_pos; [exact: pj.1 | exact: pu.1].
+have w0 : 0 <= pJY j y * pU u by apply: Rmult_le_pos; [exact: pj.1 | exact: pu.1].
+case: (Rle_lt_or_eq_dec _ _ w0) => [wpos | e]; last by rewrite /w -e !Rmult_0_l; apply: Rle_refl.
+apply: Rmult_le_compat_l => //.
 apply: le_INR; apply/leP; rewrite /Z /tau0.
-exact: batch_Z_le.
+exact: batch_Z_le (adm y u j wpos).
 Qed.
 
 End Batch.

@@ -193,44 +193,6 @@ Qed.
 End Prop1.
 
 (* ------------------------------------------------------------------ *)
-(* The recovering method (VISTA): an exact store, a handle table and a read
-   that returns the stored block.  Under the feasibility condition (the
-   instruction, the N handles and one recovered block fit in B) the prompt
-   never exceeds B and the output is X_{i_star}, so Pr[correct] = 1. *)
-
-Section Recovering.
-Variables N K : nat.
-Hypothesis N_pos : (0 < N)%N.
-Variable TR : finType.
-Variable p : {ffun 'I_N -> 'I_K} -> TR -> R.
-Hypothesis p_joint : is_joint p.
-
-(* Sizes in bits: instruction, one handle, one block; budget B. *)
-Variables (s_instr s_handle s_block : nat) (B : nat).
-
-Definition store (x : {ffun 'I_N -> 'I_K}) : {ffun 'I_N -> 'I_K} := x.   (* exact transcript *)
-Definition read (archive : {ffun 'I_N -> 'I_K}) (i : 'I_N) : 'I_K := archive i.
-Definition vista_output (x : {ffun 'I_N -> 'I_K}) (i : 'I_N) := read (store x) i.
-
-Definition prompt_before := (s_instr + N * s_handle)%N.
-Definition prompt_after := (s_instr + N * s_handle + s_block)%N.
-
-Definition feasible := (prompt_after <= B)%N.
-
-Definition Pcorrect_vista :=
-  / INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_K}) \sum_r (if vista_output x i == x i then p x r else 0).
-
-Theorem vista_recovers :
-  feasible ->
-  (prompt_before <= B)%N /\ (prompt_after <= B)%N /\ Pcorrect_vista = 1.
-Proof.
-move=> f; split; first by apply: leq_trans f; rewrite /prompt_after leq_addr.
-split=> //.
-have NR : 0 < INR N by apply: lt_0_INR; apply/ltP.
-rewrite /Pcorrect_vista /vista_output /read /store.
-rewrite (eq_bigr (fun _ => 1)); first by rewrite sumR_constT card_ord; field; lra.
-move=> i _; rewrite -p_joint.2; apply: eq_bigr => x _; apply: eq_bigr => r _.
-by rewrite eqxx.
-Qed.
-
-End Recovering.
+(* The recovering method (VISTA) is modelled in Statements.v
+   (proposition1_recovering, proposition1_recovering_store): a payload store
+   outside the prompt, read back by handle, with the handles in the prompt. *)

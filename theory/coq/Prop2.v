@@ -4,10 +4,14 @@
      I(J*; W) <= 1/(n ln 2) sum_j KL(P_j || Q)   for every Q     (tight route)
      I(J*; W) <= 1/(n^2 ln 2) sum_j sum_k KL(P_j || P_k)        (Step 1, Jensen)
    with KL in nats, mutual information in bits.  The paper's Gaussian channel
-   is continuous; here its pairwise closed form
-     KL(P_j || P_k) = (ln kappa)^2 / sigma^2   (j <> k)
-   enters only as a NAMED HYPOTHESIS (a premise of prop2_content, not an
-   axiom), from which Step 3 gives I <= (log2 kappa)^2 ln 2 / sigma^2. *)
+   is continuous and is NOT formalised here: what is proved is the finite-
+   channel statement with a "<=" premise on the pairwise divergences,
+     KL(P_j || P_k) <= (ln kappa)^2 / sigma^2   (j <> k)
+   (a NAMED HYPOTHESIS of prop2_content, not an axiom), from which Step 3
+   gives I <= (log2 kappa)^2 ln 2 / sigma^2.  The Gaussian value is an
+   equality for the continuous channel; every finite quantisation has a
+   smaller divergence (data processing, not proved here), so the "<="
+   premise is the one a quantised Gaussian channel meets. *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.
@@ -176,24 +180,30 @@ rewrite /KL big1 // => w _; case: (Req_dec (P j w) 0) => [->|nz]; first ring.
 by rewrite /Rdiv Rinv_r // ln_1; ring.
 Qed.
 
-(* Proposition 2, Steps 2-3: with the Gaussian pairwise closed form as a
-   premise, I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+(* Proposition 2, Steps 2-3, for a finite channel: if every pairwise
+   divergence is at most the Gaussian value (ln kappa)^2 / sigma^2 (a
+   premise), then I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
 Theorem prop2_content (kappa sigma : R) :
   0 < sigma ->
-  (forall j k, j <> k -> KL (P j) (P k) = (ln kappa) ^ 2 / sigma ^ 2) ->
+  (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
   MI pJW <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof.
 move=> s0 gauss; have l2 := ln2_pos.
 set c := (ln kappa) ^ 2 / sigma ^ 2.
 have c0 : 0 <= c.
   by rewrite /c /Rdiv; apply: Rmult_le_pos; [apply: pow2_ge_0 | left; apply: Rinv_0_lt_compat; nra].
-have row : forall j, \sum_k KL (P j) (P k) = (INR n - 1) * c.
+have row : forall j, \sum_k KL (P j) (P k) <= (INR n - 1) * c.
   move=> j; rewrite (bigD1 j) //= KL_self Rplus_0_l.
-  rewrite (eq_bigr (fun _ => c)); last by move=> k /eqP ne; apply: gauss => e; apply: ne.
-  rewrite sumR_const cardC1 card_ord.
+  apply: (Rle_trans _ (\sum_(k | k != j) c)).
+    by apply: leR_sum => k /eqP ne; apply: gauss => e; apply: ne.
+  rewrite sumR_const cardC1 card_ord; apply: Req_le.
   by case: (n) n_pos => // m _; rewrite -pred_Sn S_INR; ring.
 apply: (Rle_trans _ _ _ MI_le_pairwise_KL).
-rewrite (eq_bigr _ (fun j _ => row j)) sumR_constT card_ord.
+apply: (Rle_trans _ (/ (INR n ^ 2 * ln 2) * \sum_(j : 'I_n) ((INR n - 1) * c))).
+  apply: Rmult_le_compat_l.
+    by left; apply: Rinv_0_lt_compat; apply: Rmult_lt_0_compat => //; apply: pow_lt; exact: nR.
+  by apply: leR_sum => j _; exact: row.
+rewrite sumR_constT card_ord.
 have -> : (log2 kappa) ^ 2 / sigma ^ 2 * ln 2 = c / ln 2.
   by rewrite /c /log2; field; lra.
 have -> : / (INR n ^ 2 * ln 2) * (INR n * ((INR n - 1) * c))
@@ -204,18 +214,24 @@ nra.
 Qed.
 
 (* Tight variant: with Q the Gaussian centred at the mixture mean, the closed
-   form KL(P_j || Q) = (1 - 1/n) (ln kappa)^2 / (2 sigma^2) for every j is a
-   NAMED PREMISE (gaussian_kl_Q); then
+   form KL(P_j || Q) = (1 - 1/n) (ln kappa)^2 / (2 sigma^2), a finite channel
+   with KL(P_j || Q) at most that value for every j (a NAMED PREMISE,
+   gaussian_kl_Q) has
    I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2), a factor 2n/(n-1) below
    Proposition 2's bound. *)
 Theorem prop2_tight_gaussian (Q : W -> R) (kappa sigma : R) :
   0 < sigma -> (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
-  (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)) ->
+  (forall j, KL (P j) Q <= (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)) ->
   MI pJW <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
 Proof.
 move=> s0 Q0 Q1 QP gk; have l2 := ln2_pos.
 apply: (Rle_trans _ _ _ (MI_le_KL_any Q0 Q1 QP)).
-rewrite (eq_bigr _ (fun j _ => gk j)) sumR_constT card_ord.
+apply: (Rle_trans _ (/ (INR n * ln 2) *
+          \sum_(j : 'I_n) ((1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)))).
+  apply: Rmult_le_compat_l.
+    by left; apply: Rinv_0_lt_compat; apply: Rmult_lt_0_compat => //; exact: nR.
+  by apply: leR_sum => j _; exact: gk.
+rewrite sumR_constT card_ord.
 have s2 : sigma ^ 2 <> 0 by apply: pow_nonzero; lra.
 by apply: Req_le; rewrite /log2; field; repeat split; lra.
 Qed.

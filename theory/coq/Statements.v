@@ -1,15 +1,25 @@
 (* The paper's results, restated in its notation, each proved by applying
    the development.  Read line by line against paper.tex:
-     Lemma 1            -> lemma1_list_fano
-     Theorem 1 (A)-(E)  -> theorem1_*  
-     Proposition 1      -> proposition1, proposition1_recovering,
+     Lemma 1            -> lemma1_list_fano; for any observation (values in
+                           any space, I = sup over finite quantisations):
+                           lemma1_any_observation
+     Theorem 1 (A)-(E)  -> theorem1_* (for any observation:
+                           theorem1_any_observation; batch policies almost surely, with the
+                           full-ledger batch S = {Y} as an instance:
+                           theorem1_batch_full_ledger)
+     Proposition 1      -> proposition1, proposition1_recovering (payloads in a
+                           lossless store, h-bit handles in the prompt),
+                           proposition1_recovering_store,
                            asymptotic separation: proposition1_k_ceil_sqrt,
                            proposition1_separation_feasible,
                            proposition1_separation_lossy,
                            proposition1_separation_rate,
                            proposition1_separation
-     Proposition 2      -> proposition2_content, proposition2_tight,
-                           proposition2_mixture
+     Proposition 2      -> for a FINITE channel only, with the Gaussian
+                           divergence as a '<=' premise: proposition2_content,
+                           proposition2_tight_gaussian; and proposition2_tight,
+                           proposition2_mixture (the continuous Gaussian
+                           channel itself is not formalised)
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
    Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
    nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
@@ -20,10 +30,10 @@
    the 0-based position of block j, so Z = min(tau - 1, kappa) is
    minn (invF (pi_inj y u) j) kappa. *)
 
-From Coq Require Import Reals Lra.
+From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
 From mathcomp Require Import fintype finset bigop finfun.
-From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket.
+From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket GeneralObs.
 From VistaLab Require Import Prop1 Separation Prop2 Frontier.
 
 Set Implicit Arguments.
@@ -51,6 +61,31 @@ move=> pj ju pu Ls /andP [m1 mn] I Pc.
 have n1 : (1 < n)%N by rewrite -subn_gt0 (leq_trans m1 mn).
 have mlt : (m < n)%N by apply: (leq_ltn_trans mn); rewrite ltn_subrL /= (ltnW n1).
 exact: (list_fano pj ju pu Ls m1 mlt).
+Qed.
+
+(* Lemma 1 for ANY observation W (values in any type TW): I(J*; W) is the
+   supremum over finite quantisations (MIobs); the list L(W, U) of size m is
+   any (W,U)-measurable list; Pc is computed under the law of (J*, W) through
+   the finite quantisation w -> (u -> L(w, u)), which the list factors
+   through. *)
+Theorem lemma1_any_observation (n m : nat) (TW : Type) (L : obs_law n TW)
+    (U : finType) (pU : U -> R) (Ls : TW -> U -> {set 'I_n})
+    (Ls_size : forall w u, #|Ls w u| = m) :
+  (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
+  (1 <= m <= n - 1)%N ->
+  let q (w : TW) : {ffun U -> list_t n m} :=
+    [ffun u => Sub (Ls w u) (introT eqP (Ls_size w u))] in
+  let Pc := \sum_j \sum_(t : {ffun U -> list_t n m}) \sum_u
+              (if j \in val (t u) then qlaw L q j t * pU u else 0) in
+  log2 (INR n) - MIobs L <= 1 + Pc * log2 (INR m) + (1 - Pc) * log2 (INR (n - m)).
+Proof.
+move=> ju pu mm q Pc.
+have pj := qlaw_joint L q.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+have sz : forall (t : {ffun U -> list_t n m}) u, #|val (t u)| = m.
+  by move=> t u; apply/eqP; exact: (valP (t u)).
+have h := @lemma1_list_fano n m _ U (qlaw L q) pU (fun t u => val (t u)) pj ju' pu sz mm.
+cbv zeta in h; have mi := MI_le_MIobs L q; rewrite -/Pc in h; lra.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
@@ -89,6 +124,36 @@ apply: eq_bigr => j _; apply: eq_bigr => y _; apply: eq_bigr => u _.
 by rewrite inE.
 Qed.
 
+(* Theorem 1 (B) for ANY observation W (values in any type TW, e.g. the
+   continuous content channel of Proposition 2): I(J*; W) is the supremum of
+   I(J*; q(W)) over finite quantisations q (MIobs, GeneralObs.v); J* uniform;
+   the archive order pi(W, U) is any (W,U)-measurable injective order.  E[Z]
+   is computed under the law of (J*, W) through the finite quantisation
+   w -> (u -> pi(w, u)), which the order factors through. *)
+Theorem theorem1_any_observation (n kappa : nat) (TW : Type) (L : obs_law n TW)
+    (U : finType) (pU : U -> R) (pi : TW -> U -> order_t n) :
+  (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let q (w : TW) := [ffun u => pi w u] in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (MIobs L + 1) / nu)
+    <= \sum_j \sum_t \sum_u
+         qlaw L q j t * pU u * INR (minn (invF (@order_inj n (t u)) j) kappa).
+Proof.
+move=> ju pu k2 kn q nu.
+have pj := qlaw_joint L q.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+have h := @theorem1_tradeoff n kappa _ U (qlaw L q) pU (fun t u => val (t u))
+  (fun t u => @order_inj n (t u)) pj ju' pu k2 kn; cbv zeta in h.
+apply: Rle_trans h; rewrite -/nu.
+have np : 0 < nu := nu_pos (ltnW k2) (double_lt kn).
+have mi := MI_le_MIobs L q.
+apply: Rmult_le_compat_l; first exact: pos_INR.
+have le : (MI (qlaw L q) + 1) / nu <= (MIobs L + 1) / nu.
+  by apply: Rmult_le_compat_r; [left; apply: Rinv_0_lt_compat | lra].
+rewrite /Rmax; case: Rle_dec => a; case: Rle_dec => b; lra.
+Qed.
+
 (* (E) Adaptive policies: the next block is chosen from (y, u, flags seen so
    far); the flag is "freed < L" with sizes L = kappa ell (bulky) and ell
    (load-bearing); the run stops when the flag clears.  If the policy never
@@ -125,13 +190,14 @@ exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
 Qed.
 
 (* (E) Batch policies: archiving a (Y,U)-measurable set S(Y,U) at once, which
-   must clear the overflow (it contains J* or has >= kappa blocks), costs
-   |S \ {J*}| load-bearing blocks; its expectation obeys the same bound. *)
+   clears the overflow ALMOST SURELY (on every outcome (J*, Y, U) of positive
+   probability it contains J* or has >= kappa blocks), costs |S \ {J*}|
+   load-bearing blocks; its expectation obeys the same bound. *)
 Theorem theorem1_batch (n kappa : nat) (Y U : finType)
     (pJY : 'I_n -> Y -> R) (pU : U -> R) (S : Y -> U -> {set 'I_n}) :
   is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
   (2 <= kappa)%N -> (2 * kappa < n)%N ->
-  (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) ->
+  (forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N) ->
   let I := MI pJY in
   let nu := log2 (INR (n - kappa) / INR kappa) in
   INR kappa * Rmax 0 (1 - (I + 1) / nu)
@@ -139,6 +205,42 @@ Theorem theorem1_batch (n kappa : nat) (Y U : finType)
 Proof.
 move=> pj ju pu k2 kn adm I nu.
 exact: (batch_lower_bound pj ju pu (ltnW k2) (double_lt kn) adm).
+Qed.
+
+(* (E) The full-ledger batch is an instance: Y = J*, S(Y, U) = {Y} clears the
+   overflow almost surely (it contains J* on every outcome of positive
+   probability) although |S| = 1 < kappa, so the sure premise "J* in S or
+   |S| >= kappa for every (j, y, u)" fails; it costs nothing, E|S \ {J*}| = 0,
+   and the bound of theorem1_batch applies to it (and is 0). *)
+Theorem theorem1_batch_full_ledger (n kappa : nat) :
+  (2 <= kappa)%N -> (2 * kappa < n)%N ->
+  let pJY (j y : 'I_n) := if j == y then / INR n else 0 in
+  let pU (u : unit) := 1 in
+  let S (y : 'I_n) (u : unit) := [set y] in
+  (forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N) /\
+  ~ (forall y u j, j \in S y u \/ (kappa <= #|S y u|)%N) /\
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j| = 0 /\
+  INR kappa * Rmax 0 (1 - (MI pJY + 1) / log2 (INR (n - kappa) / INR kappa))
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR #|S y u :\ j|.
+Proof.
+move=> k2 kn pJY pU S.
+have n0 : (0 < n)%N by apply: leq_ltn_trans kn.
+have as_ : forall y u j, 0 < pJY j y * pU u -> j \in S y u \/ (kappa <= #|S y u|)%N.
+  move=> y u j; rewrite /pJY /S; case: eqP => [-> _|_]; first by left; rewrite inE.
+  by rewrite Rmult_0_l => /Rlt_irrefl.
+have pu : is_dist pU.
+  by split=> [u|]; [rewrite /pU; lra | rewrite sumR_constT card_unit /=; lra].
+split=> //; split.
+  move=> sure.
+  have j1 : (1 < n)%N by apply: leq_trans kn; rewrite ltnS muln_gt0 /= (leq_trans _ k2).
+  case: (sure (Ordinal n0) tt (Ordinal j1)); first by rewrite inE.
+  by rewrite /S cards1 => k1; move: (leq_trans k2 k1).
+split.
+  apply: big1 => j _; apply: big1 => y _; apply: big1 => u _.
+  rewrite /pJY /S; case: eqP => [->|_]; last by rewrite !Rmult_0_l.
+  have -> : [set y] :\ y = set0 by apply/setP => z; rewrite !inE andNb.
+  by rewrite cards0 Rmult_0_r.
+exact: (@theorem1_batch n kappa _ _ pJY pU S (ledger_joint n0) (@ledger_uniform n) pu k2 kn as_).
 Qed.
 
 (* (C)(i) low-rate endpoint: 1 - (I+1)/nu <= E[Z]/kappa <= 1, hence
@@ -203,18 +305,27 @@ Theorem theorem1_unavailable (n kappa : nat) (Y U : finType)
     <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Z y u j - restored y u j).
 Proof. by move=> pj pu Z; exact: (unavailable pj pu (pi_inj := pi_inj)). Qed.
 
-(* (C)(i) Full ledger: Y = J* carries I = log2 n and archiving the reported
-   block first gives E[Z] = 0. *)
-Theorem theorem1_full_ledger (n kappa : nat) (U : finType) (pU : U -> R)
-    (pos : 'I_n -> U -> 'I_n -> nat) :
-  (0 < n)%N ->
+(* (C)(i) Full ledger: the interface reveals J* (Y = J*, I = log2 n bits);
+   an archive order pi(y, u) that puts the reported block first (position 0)
+   gives Z = min(tau - 1, kappa) = 0 on every outcome, so E[Z] = 0. *)
+Theorem theorem1_full_ledger (n kappa : nat) (U : finType) (pU : U -> R) (n0 : (0 < n)%N)
+    (pi : 'I_n -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) :
   let pJY (j y : 'I_n) := if j == y then / INR n else 0 in
-  (forall y u, pos y u y = 0%N) ->
+  (forall y u, pi y u (Ordinal n0) = y) ->
   MI pJY = log2 (INR n) /\
-  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (pos y u j) kappa) = 0.
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) = 0.
 Proof.
-move=> n0 pJY first; split; first exact: ledger_rate.
-exact: (ledger_Z0 kappa pU first).
+move=> pJY first; split; first exact: ledger_rate.
+exact: (@ledger_order_Z0 n kappa U pU pi pi_inj (Ordinal n0) (erefl _) first).
+Qed.
+
+(* Such an order exists: the cyclic shift r -> r + y (mod n) archives y first. *)
+Theorem theorem1_full_ledger_order_exists (n : nat) (U : finType) (n0 : (0 < n)%N) :
+  exists (pi : 'I_n -> U -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)),
+    forall y u, pi y u (Ordinal n0) = y.
+Proof.
+exists (fun y _ r => oadd n0 r y), (fun y _ => @oadd_inj_l n n0 y) => y u.
+by apply: val_inj => /=; rewrite add0n modn_small.
 Qed.
 
 (* (D) Balanced buckets: M buckets of size <= ceil(n/M) = (n + M - 1) %/ M,
@@ -281,18 +392,58 @@ have K2 : (1 < 2 ^ k)%N by rewrite -{1}(expn0 2) ltn_exp2l.
 exact: (prop1_bits N0 K2 pj xu g (erefl _) HB).
 Qed.
 
-(* The recovering method: exact store, handle table, read returns the stored
-   block; feasible when instruction + N handles + one block fit in B. *)
-Theorem proposition1_recovering (N K : nat) (S : finType)
-    (pXR : {ffun 'I_N -> 'I_K} -> S -> R) (s_instr s_handle s_block B : nat) :
+(* The recovering method (App. B, "VISTA attains probability one"): every
+   block is written to a payload store outside the prompt, which hands back a
+   handle of h bits per block; the prompt holds the instruction and the N
+   handles (N h bits); on the query i* the method reads the store by the
+   handle of block i* (one block of s_block bits enters the prompt).  If the
+   store is lossless (reading by a block's handle returns that block) and
+   instruction + N handles + one block fit in B, the prompt stays within B and
+   the method is correct with probability 1 under ANY joint law of the
+   content and a state. *)
+Theorem proposition1_recovering (N K h : nat) (S : finType)
+    (pXR : {ffun 'I_N -> 'I_K} -> S -> R)
+    (Store : Type) (write : {ffun 'I_N -> 'I_K} -> Store)
+    (handle : {ffun 'I_N -> 'I_K} -> 'I_N -> 'I_(2 ^ h))
+    (read : Store -> 'I_(2 ^ h) -> option 'I_K) (s_instr s_block B : nat) :
   (0 < N)%N -> is_joint pXR ->
-  (s_instr + N * s_handle + s_block <= B)%N ->
-  (s_instr + N * s_handle <= B)%N /\
+  (forall x i, read (write x) (handle x i) = Some (x i)) ->
+  (s_instr + N * h + s_block <= B)%N ->
+  let prompt_before := (s_instr + N * h)%N in
+  let output x i := read (write x) (handle x i) in
+  (prompt_before <= B)%N /\
   (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_K}) \sum_s
-      (if read (store x) i == x i then pXR x s else 0)) = 1.
+      (if output x i == Some (x i) then pXR x s else 0)) = 1.
 Proof.
-move=> N0 pj feas.
-by have [h1 [_ h3]] := vista_recovers N0 pj feas.
+move=> N0 pj lossless feas pb out; split.
+  by apply: leq_trans feas; rewrite leq_addr.
+have NR : 0 < INR N by apply: lt_0_INR; apply/ltP.
+rewrite (eq_bigr (fun _ => 1)); first by rewrite sumR_constT card_ord; field; lra.
+move=> i _; rewrite -pj.2; apply: eq_bigr => x _; apply: eq_bigr => r _.
+by rewrite /out lossless eqxx.
+Qed.
+
+(* Handles of h bits can name N blocks apart iff N <= 2^h (so log2 N bits per
+   handle are necessary and sufficient), and with N <= 2^h a lossless store
+   exists: the archive indexed by the handle, read back by decoding it. *)
+Theorem proposition1_recovering_store (N K h : nat) :
+  ((exists handle : 'I_N -> 'I_(2 ^ h), injective handle) <-> (N <= 2 ^ h)%N) /\
+  ((N <= 2 ^ h)%N ->
+   exists (write : {ffun 'I_N -> 'I_K} -> {ffun 'I_N -> 'I_K})
+          (handle : 'I_N -> 'I_(2 ^ h))
+          (read : {ffun 'I_N -> 'I_K} -> 'I_(2 ^ h) -> option 'I_K),
+     injective handle /\ forall x i, read (write x) (handle i) = Some (x i)).
+Proof.
+split.
+  split=> [[handle inj]|Nh].
+    by have := leq_card _ inj; rewrite !card_ord.
+  by exists (widen_ord Nh) => a b /(congr1 val) /= e; apply: val_inj.
+move=> Nh.
+exists id, (widen_ord Nh),
+  (fun s (a : 'I_(2 ^ h)) => if insub (nat_of_ord a) is Some i then Some (s i) else None).
+split; first by move=> a b /(congr1 val) /= e; apply: val_inj.
+move=> x i /=; rewrite (insubT (fun m => (m < N)%N) (ltn_ord i)) /=.
+by congr (Some (x _)); apply: val_inj.
 Qed.
 
 (* Asymptotic separation (App. B).  k = ceil(sqrt N) bits per block: the
@@ -338,8 +489,9 @@ Proof. exact: separation_rate. Qed.
 (* The separation, in probabilities.  0 <= c0 < c, k = ceil(sqrt N),
    B = c N log2 N, blocks of k bits (K = 2^k), instruction of at most s0 bits,
    handle table of at most c0 N log2 N bits, integer budget floor(B):
-   (i)  for all large N the recovering method fits the budget (instruction +
-        N handles + one block <= floor(B)) and is correct with probability 1;
+   (i)  for all large N the recovering method, with ANY lossless payload store
+        (see proposition1_recovering), fits the budget (instruction + N
+        handles + one block <= floor(B)) and is correct with probability 1;
    (ii) for every eps > 0 and all large N, EVERY lossy method (any state R
         with H(R) <= B, any guess g(R, i_star)) is correct with probability
         at most eps;
@@ -349,13 +501,17 @@ Theorem proposition1_separation (c0 c s0 : R) :
   let k N := ceil_sqrt N in
   let B N := c * INR N * log2 (INR N) in
   (exists N0 : nat, forall (N : nat) (S : finType)
-       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (s_instr s_handle Bn : nat),
+       (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (s_instr h Bn : nat)
+       (Store : Type) (write : {ffun 'I_N -> 'I_(2 ^ k N)} -> Store)
+       (handle : {ffun 'I_N -> 'I_(2 ^ k N)} -> 'I_N -> 'I_(2 ^ h))
+       (read : Store -> 'I_(2 ^ h) -> option 'I_(2 ^ k N)),
      (N0 <= N)%N -> is_joint pXR ->
-     INR s_instr <= s0 -> INR (N * s_handle) <= c0 * INR N * log2 (INR N) ->
+     (forall x i, read (write x) (handle x i) = Some (x i)) ->
+     INR s_instr <= s0 -> INR (N * h) <= c0 * INR N * log2 (INR N) ->
      INR Bn <= B N < INR Bn + 1 ->
-     (s_instr + N * s_handle + k N <= Bn)%N /\
+     (s_instr + N * h + k N <= Bn)%N /\
      (/ INR N * \sum_i \sum_(x : {ffun 'I_N -> 'I_(2 ^ k N)}) \sum_s
-         (if read (store x) i == x i then pXR x s else 0)) = 1) /\
+         (if read (write x) (handle x i) == Some (x i) then pXR x s else 0)) = 1) /\
   (forall eps : R, 0 < eps -> exists N0 : nat, forall (N : nat) (S : finType)
        (pXR : {ffun 'I_N -> 'I_(2 ^ k N)} -> S -> R) (g : S -> 'I_N -> 'I_(2 ^ k N)),
      (N0 <= N)%N -> is_joint pXR -> (forall x, marg1 pXR x = / INR ((2 ^ k N) ^ N)) ->
@@ -369,15 +525,15 @@ have c0p : 0 <= c by lra.
 have lossy := separation_lossy_vanishes c0p.
 split.
   have [N0 feas] := separation_feasible (conj c00 cc0) s00.
-  exists (maxn N0 1) => N S pXR s_instr s_handle Bn.
-  rewrite geq_max => /andP [NN0 N1] pj si sh [_ Bup].
-  have fit : (s_instr + N * s_handle + k N <= Bn)%N.
+  exists (maxn N0 1) => N S pXR s_instr hb Bn Store write handle read.
+  rewrite geq_max => /andP [NN0 N1] pj lossless si sh [_ Bup].
+  have fit : (s_instr + N * hb + k N <= Bn)%N.
     have h := feas N NN0.
-    have : INR (s_instr + N * s_handle + k N) < INR Bn.+1.
+    have : INR (s_instr + N * hb + k N) < INR Bn.+1.
       rewrite !plus_INR S_INR; rewrite /B in Bup; rewrite /k; lra.
     by move/INR_lt/ltP.
   split=> //.
-  by have [_ ->] := proposition1_recovering (K := (2 ^ k N)%N) N1 pj fit.
+  by have [_ ->] := proposition1_recovering N1 pj lossless fit.
 split.
   move=> eps eps0.
   have [N1 hN1] := lossy eps eps0.
@@ -412,32 +568,63 @@ Theorem proposition2_tight (n : nat) (W : finType) (P : 'I_n -> W -> R) (Q : W -
   MI (fun j w => / INR n * P j w) <= / (INR n * ln 2) * \sum_j KL (P j) Q.
 Proof. by move=> n0 Pd Pbar; exact: (MI_le_KL_any n0 Pd). Qed.
 
-(* The tighter variant (prop2-tight): against Q = the Gaussian at the mixture
-   mean, with its closed form KL(P_j || Q) = (1 - 1/n)(ln kappa)^2/(2 sigma^2)
-   as a NAMED PREMISE (gaussian_kl_Q):
-   I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
+(* The tighter variant (prop2-tight), FOR A FINITE CHANNEL: against a
+   reference Q, if KL(P_j || Q) is at most (1 - 1/n)(ln kappa)^2/(2 sigma^2)
+   for every j (a NAMED PREMISE, gaussian_kl_Q; the continuous Gaussian
+   channel attains it with equality against the mixture-mean Gaussian, which
+   is not formalised), then I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
 Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
     (Q : W -> R) (kappa sigma : R) :
   (0 < n)%N -> (forall j, is_dist (P j)) -> 0 < sigma ->
   let Pbar w := / INR n * \sum_k P k w in
   (forall w, 0 <= Q w) -> \sum_w Q w <= 1 -> (forall w, 0 < Pbar w -> 0 < Q w) ->
   forall gaussian_kl_Q :
-    (forall j, KL (P j) Q = (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
+    (forall j, KL (P j) Q <= (1 - / INR n) * (ln kappa) ^ 2 / (2 * sigma ^ 2)),
   MI (fun j w => / INR n * P j w)
     <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
 Proof. by move=> n0 Pd s0 Pbar; exact: (prop2_tight_gaussian n0 Pd s0). Qed.
 
-(* Steps 1-3 with the Gaussian pairwise closed form
-   KL(P_j || P_k) = (ln kappa)^2 / sigma^2 (j <> k) as a NAMED PREMISE
-   (gaussian_kl), not an axiom:  I_content <= (log2 kappa)^2 ln 2 / sigma^2. *)
+(* Proposition 2, Steps 1-3, FOR A FINITE CHANNEL (not the paper's continuous
+   Gaussian channel, which is not formalised): if every pairwise divergence
+   is at most the Gaussian value, KL(P_j || P_k) <= (ln kappa)^2 / sigma^2
+   for j <> k (a NAMED PREMISE, gaussian_kl, not an axiom), then
+   I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2. *)
 Theorem proposition2_content (n : nat) (W : finType) (P : 'I_n -> W -> R)
     (kappa sigma : R) :
   (0 < n)%N -> (forall j, is_dist (P j)) ->
   (forall j k w, 0 < P j w -> 0 < P k w) ->
   0 < sigma ->
-  forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) = (ln kappa) ^ 2 / sigma ^ 2),
+  forall gaussian_kl : (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2),
   MI (fun j w => / INR n * P j w) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof. by move=> n0 Pd cs s0 gk; exact: (prop2_content n0 Pd cs s0 gk). Qed.
+
+(* Proposition 2 for ANY observation W (values in any space, I(J*; W) = sup
+   over finite quantisations), reduced to one premise: every finite
+   quantisation q(W) of the channel has pairwise divergences at most the
+   Gaussian value (ln kappa)^2 / sigma^2 (and common support).  For the
+   paper's Gaussian channel this premise is data processing of the
+   divergence plus its closed form, which are NOT proved here (measure
+   theory); with it, I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2. *)
+Theorem proposition2_any_observation (n : nat) (TW : Type) (L : obs_law n TW)
+    (kappa sigma : R) :
+  (0 < n)%N -> 0 < sigma -> (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) ->
+  let P (T : finType) (q : TW -> T) (j : 'I_n) (t : T) := INR n * qlaw L q j t in
+  (forall (T : finType) (q : TW -> T) j k t, 0 < P T q j t -> 0 < P T q k t) ->
+  (forall (T : finType) (q : TW -> T) j k, j <> k ->
+     KL (P T q j) (P T q k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs L <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> n0 s0 ju P cs gk; apply: MIobs_least => T q.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ltP.
+have pj := qlaw_joint L q.
+have Pd : forall j, is_dist (P T q j).
+  move=> j; split=> [t|]; first by apply: Rmult_le_pos; [lra | exact: pj.1].
+  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ju; field; lra.
+have -> : qlaw L q = (fun j t => / INR n * P T q j t).
+  apply: functional_extensionality => j; apply: functional_extensionality => t.
+  by rewrite /P; field; lra.
+exact: (prop2_content n0 Pd (cs T q) s0 (gk T q)).
+Qed.
 
 (* ---------------------------------------------------------------------- *)
 (* Frontier (theory/FRONTIER.md).  Converse: for any (Y,U)-measurable order,

@@ -309,4 +309,17 @@ rewrite /ledger; case: eqP => [->|_]; last by rewrite !Rmult_0_l.
 by rewrite first min0n Rmult_0_r.
 Qed.
 
+(* The full ledger with an archive order that puts the reported block, J*,
+   first (position 0): Z = min(tau - 1, kappa) = 0 on every outcome. *)
+Theorem ledger_order_Z0 (kappa : nat) (TU : finType) (pU : TU -> R)
+    (pi : 'I_n -> TU -> 'I_n -> 'I_n) (pi_inj : forall y u, injective (pi y u)) (o : 'I_n) :
+  nat_of_ord o = 0%N -> (forall y u, pi y u o = y) ->
+  \sum_j \sum_y \sum_u ledger j y * pU u * INR (minn (invF (pi_inj y u) j) kappa) = 0.
+Proof.
+move=> o0 first.
+apply: (@ledger_Z0 kappa TU pU (fun y u j => nat_of_ord (invF (pi_inj y u) j))) => y u.
+have e : invF (pi_inj y u) (pi y u o) = o by exact: invF_f.
+by rewrite (first y u) in e; rewrite e o0.
+Qed.
+
 End Ledger.

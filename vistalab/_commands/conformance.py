@@ -50,6 +50,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--replay", default=None, metavar="FILE",
                         help="re-check a counterexample file: its recorded output, or what "
                         "MANAGER returns for it now")
+    from ._conformance_study import add_study_arguments
+
+    add_study_arguments(parser)
     parser.set_defaults(func=run, _parser=parser)
 
 
@@ -145,6 +148,10 @@ def _timeout(text: str | None) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.study:
+        from ._conformance_study import run_study_command
+
+        return run_study_command(args)
     if args.replay is not None:
         return _run_replay(args)
     from vistalab._core import DomainError

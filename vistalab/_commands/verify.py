@@ -116,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     tight_ok = tightness is None or bool(getattr(tightness, "holds", True))
     formal = _formal_report(args)
     formal_ok = formal is None or formal.ok
+    verdicts = {ch.result: _chain_verdict(ch, report, formal) for ch in report.chains}
 
     if args.json:
         emit_json(
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 "failed": report.failed,
                 "seconds": round(report.seconds, 3),
                 "generality": report.generality_counts(),
-                "chains": [_chain_row(c) for c in report.chains],
+                "chains": [_chain_row(c, verdicts[c.result]) for c in report.chains],
                 "only": args.only,
                 "tightness": None if tightness is None else to_plain(tightness),
                 "formal": [] if formal is None else [_formal_row(r) for r in formal.results],
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             }
         )
     else:
-        _print_human(report, tightness, details=args.details)
+        _print_human(report, tightness, verdicts, details=args.details)
         if formal is not None:
             _print_formal(formal)
     return 0 if report.ok and tight_ok and formal_ok else 1
@@ -198,7 +199,7 @@ def _certify_with_progress(only: str | None) -> theory.VerificationReport:
         return theory.certify_all(only, progress=lambda c: bar.advance(f"{c.claim}:{c.step}"))
 
 
-_FORMAL_KEYS = ("result", "theorem", "file", "statement", "assumptions", "status")
+_FORMAL_KEYS = ("result", "theorem", "file", "statement", "assumptions", "status", "scope")
 
 
 def _formal_report(args: argparse.Namespace) -> Any:
@@ -230,14 +231,21 @@ def _formal_row(r: Any) -> dict[str, Any]:
             ((k, getattr(r, k)) for k in _FORMAL_KEYS)}
 
 
+def _formal_status(r: Any) -> str:
+    """PROVED only for the paper's statement; a weaker proved form says which."""
+    if r.status == "proved" and r.scope != "paper":
+        return f"PROVED ({r.scope} form only)"
+    return str(r.status).upper()
+
+
 def _print_formal(formal: Any) -> None:
     rows = [
         [_esc(r.result), _esc(r.theorem), _esc(r.file), _esc(r.statement),
          _esc(", ".join(a.rsplit(".", 1)[-1] for a in r.assumptions) or "none"),
-         r.status.upper()]
+         _formal_status(r)]
         for r in formal.results
     ]
-    emit_table(list(_FORMAL_KEYS), rows, title="Formal proofs (Coq, every parameter)")
+    emit_table(list(_FORMAL_KEYS[:-1]), rows, title="Formal proofs (Coq, every parameter)")
     sys.stdout.write(formal.message + "\n")
 
 
@@ -255,7 +263,7 @@ def _step_row(s: theory.Step) -> dict[str, Any]:
     }
 
 
-def _chain_row(c: theory.ChainResult) -> dict[str, Any]:
+def _chain_row(c: theory.ChainResult, verdict: str) -> dict[str, Any]:
     return {
         "result": c.result,
         "status": c.status,
@@ -264,7 +272,32 @@ def _chain_row(c: theory.ChainResult) -> dict[str, Any]:
         "steps": len(c.steps),
         "weakest": list(c.weakest),
         "detail": c.detail,
+        "coq": list(c.coq),
+        "verdict": verdict,
     }
+
+
+def _chain_verdict(ch: theory.ChainResult, report: theory.VerificationReport,
+                   formal: Any) -> str:
+    """What the chain and the Coq development together establish, in words: a
+    finite or sampled Python chain is "proved in Coq; checked in Python on ..."
+    only when the Coq theorems covering the result were proved here with the
+    paper's scope."""
+    if not ch.closed:
+        return "broken"
+    if ch.generality == "all":
+        return "proved in Python for all parameters"
+    doms = {c.key: " ".join(c.domain.split()) for c in report.steps}
+    where = "; ".join(f"{k} on {doms.get(k, '?')}" for k in ch.weakest)
+    covered = None if formal is None else formal.covers(ch.result)
+    if covered:
+        return f"proved in Coq ({', '.join(covered)}); checked in Python: {where}"
+    how = "checked" if ch.generality == "finite" else "sampled"
+    if ch.coq:
+        why = ("Coq not run" if formal is None or not formal.available
+               else "its Coq theorems are not all proved")
+        return f"{how} in Python: {where} (not a proof: {why})"
+    return f"{how} in Python: {where} (not a proof)"
 
 
 def _cert_row(c: theory.StepCertificate) -> dict[str, Any]:
@@ -302,7 +335,8 @@ def _esc(v: Any) -> Any:
 
 
 def _print_human(
-    report: theory.VerificationReport, tightness: Any, *, details: bool
+    report: theory.VerificationReport, tightness: Any, verdicts: dict[str, str], *,
+    details: bool
 ) -> None:
     cols = ["claim", "step", "method", "generality", "domain", "status"]
     if details:
@@ -317,10 +351,10 @@ def _print_human(
                "on the stated finite domain, SAMPLED = on random examples (checks, not proofs)")
     if report.chains:
         emit_table(
-            ["result", "chain", "generality", "steps", "weakest link / why broken"],
+            ["result", "chain", "generality", "steps", "weakest link / why broken", "verdict"],
             [
                 [_esc(v) for v in (ch.result, ch.status.upper(), ch.generality,
-                                   len(ch.steps), ch.detail)]
+                                   len(ch.steps), ch.detail, verdicts[ch.result])]
                 for ch in report.chains
             ],
             title="Main results: is each chain of steps closed?",

@@ -725,6 +725,23 @@ def run_reproduce(
                 check_rows += beyond_check_rows(beyond)
             bar.advance()
 
+    # The conformance study of the ecosystem's context managers (when the peers
+    # extra is installed): files in results/conformance/, a section in the report.
+    study: dict[str, Any] | None = None
+    if figures is None:
+        from ._study import study_params, study_stage
+
+        folder = run.results / "conformance"
+        study_args = study_params(folder, quick=quick, seed=seed)
+        if study_args is not None:
+            with progress.stage("conformance study of the peers", 1) as bar:
+                rec = run.cached("conformance_study", "conformance", study_args, study_stage,
+                                 stochastic=False,
+                                 refresh=not (folder / "study.md").exists())
+                if rec is not None:
+                    study = dict(rec.payload)
+                bar.advance()
+
     check_rows += run.problem_rows()
     counts = count_statuses(check_rows)
     all_table = rows_to_table(check_rows)
@@ -767,6 +784,7 @@ def run_reproduce(
         checks=check_rows, figures=entries, stages=run.outcomes, counts=counts,
         quick=quick, seed=seed, fingerprint=run.fingerprint, commit=commit,
         version=__version__, beyond=beyond, skipped=skipped,
+        study=study if figures is None else False,
     )
     report_path = atomic_write_text(out / "report.md", report)
     atomic_write_text(out / "report.html", report_html(report))

@@ -146,8 +146,11 @@ def build_report(
     version: str,
     beyond: Sequence[Mapping[str, Any]] | None = None,
     skipped: Sequence[Skipped] = (),
+    study: Mapping[str, Any] | None | bool = False,
 ) -> str:
-    """The Markdown text of the report.
+    """The Markdown text of the report (``study``: the conformance study's record
+    from :func:`._study.study_stage`, None when the peers are not installed, False
+    for no section).
 
     The first screen states the counts (proved, checked, sampled, failed, findings,
     not checkable, skipped, with why anything was skipped and how to run it), then the
@@ -197,6 +200,10 @@ def build_report(
         from ._beyond import beyond_section
 
         lines += beyond_section(beyond, checks, md_cell)
+    if study is not False:
+        from ._study import study_section
+
+        lines += study_section(study if isinstance(study, Mapping) else None, md_cell)
     lines += ["## Figures", ""]
     for k, f in enumerate(figures, start=1):
         lines += [f"### Figure {_figure_number(f.name, k)}. {f.title}", ""]

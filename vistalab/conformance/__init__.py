@@ -78,3 +78,27 @@ __all__ = [
     "NAMED_MANAGERS",
     "resolve_manager",
 ]
+
+# The study of the ecosystem: real context managers (the peers) under the suite.
+from ._peers import (  # noqa: E402
+    PEERS,
+    Peer,
+    PeerNotInstalledError,
+    get_peer,
+    load_peer,
+    peer_names,
+)
+from ._study import PeerResult, StudyResult, provider_rules, run_study  # noqa: E402
+
+__all__ += [
+    "PEERS",
+    "Peer",
+    "PeerNotInstalledError",
+    "get_peer",
+    "load_peer",
+    "peer_names",
+    "run_study",
+    "StudyResult",
+    "PeerResult",
+    "provider_rules",
+]

@@ -24,6 +24,12 @@ def _load_named() -> None:
     from ._workspace import WorkspaceAdapter
 
     NAMED_MANAGERS.setdefault("vista-lab-workspace", lambda: WorkspaceAdapter)
+    # the study's peers; loading one that is not installed raises
+    # PeerNotInstalledError naming its pip command
+    from ._peers import PEERS
+
+    for peer in PEERS:
+        NAMED_MANAGERS.setdefault(peer.name, peer.load)
 
 
 def resolve_manager(spec: str) -> Any:

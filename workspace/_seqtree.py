@@ -1,0 +1,143 @@
+"""A segment tree over block positions with prefix-sum search, so the budget
+guard and the overflow rendering find "the first positions whose running total
+reaches X" in O(log n) instead of walking every block ever registered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+__all__ = ["PrefixTree"]
+
+_NEG = float("-inf")
+
+
+class PrefixTree:
+    """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
+
+    Each node keeps the sum of its values, the largest running total over a
+    leading run of its non-empty positions (``-inf`` when it has none) and how
+    many positions are non-empty. Updates and searches cost O(log n); appends
+    are amortised O(1) plus O(log n).
+    """
+
+    __slots__ = ("_cap", "_sum", "_best", "_cnt", "_n")
+
+    def __init__(self) -> None:
+        self._cap = 1
+        self._n = 0
+        self._sum: list[int] = [0, 0]
+        self._best: list[float] = [_NEG, _NEG]
+        self._cnt: list[int] = [0, 0]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def copy(self) -> PrefixTree:
+        new = PrefixTree.__new__(PrefixTree)
+        new._cap, new._n = self._cap, self._n
+        new._sum, new._best, new._cnt = self._sum.copy(), self._best.copy(), self._cnt.copy()
+        return new
+
+    def append(self, value: int | None = None) -> None:
+        """Add position ``n`` (empty when ``value`` is None)."""
+        if self._n == self._cap:
+            self._grow()
+        self._n += 1
+        if value is not None:
+            self.set(self._n - 1, value)
+
+    def _grow(self) -> None:
+        old = self._cap
+        cap = old * 2
+        s, b, c = [0] * (2 * cap), [_NEG] * (2 * cap), [0] * (2 * cap)
+        s[cap : cap + old] = self._sum[old : 2 * old]
+        b[cap : cap + old] = self._best[old : 2 * old]
+        c[cap : cap + old] = self._cnt[old : 2 * old]
+        for i in range(cap - 1, 0, -1):
+            l, r = 2 * i, 2 * i + 1
+            s[i] = s[l] + s[r]
+            b[i] = max(b[l], s[l] + b[r])
+            c[i] = c[l] + c[r]
+        self._cap, self._sum, self._best, self._cnt = cap, s, b, c
+
+    def set(self, i: int, value: int | None) -> None:
+        """Give position ``i`` this value, or make it empty (None)."""
+        s, b, c = self._sum, self._best, self._cnt
+        k = i + self._cap
+        if value is None:
+            if not c[k]:
+                return
+            s[k], b[k], c[k] = 0, _NEG, 0
+        else:
+            if c[k] and s[k] == value:
+                return
+            s[k], b[k], c[k] = value, value, 1
+        k >>= 1
+        while k:
+            l, r = 2 * k, 2 * k + 1
+            s[k] = s[l] + s[r]
+            b[k] = max(b[l], s[l] + b[r])
+            c[k] = c[l] + c[r]
+            k >>= 1
+
+    def value(self, i: int) -> int | None:
+        k = i + self._cap
+        return self._sum[k] if self._cnt[k] else None
+
+    def _cover(self, lo: int, hi: int) -> list[int]:
+        """Nodes covering positions ``[lo, hi)``, left to right."""
+        left: list[int] = []
+        right: list[int] = []
+        lo += self._cap
+        hi += self._cap
+        while lo < hi:
+            if lo & 1:
+                left.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                right.append(hi)
+            lo >>= 1
+            hi >>= 1
+        return left + right[::-1]
+
+    def total(self, lo: int, hi: int) -> int:
+        """Sum of the values in ``[lo, hi)``."""
+        s = self._sum
+        return sum(s[k] for k in self._cover(max(lo, 0), min(hi, self._n)))
+
+    def first_reaching(self, lo: int, hi: int, need: int) -> tuple[int | None, int]:
+        """The first non-empty position ``j`` in ``[lo, hi)`` where the running
+        total of the values from ``lo`` reaches ``need``, and that total; or
+        ``(None, total of the whole range)``."""
+        s, b = self._sum, self._best
+        acc = 0
+        for k in self._cover(max(lo, 0), min(hi, self._n)):
+            if acc + b[k] >= need:
+                while k < self._cap:
+                    l = 2 * k
+                    if acc + b[l] >= need:
+                        k = l
+                    else:
+                        acc += s[l]
+                        k = l + 1
+                return k - self._cap, acc + s[k]
+            acc += s[k]
+        return None, acc
+
+    def positions(self, lo: int, hi: int) -> Iterator[int]:
+        """The non-empty positions in ``[lo, hi)``, ascending (O(log n) each)."""
+        c, cap = self._cnt, self._cap
+        for top in self._cover(max(lo, 0), min(hi, self._n)):
+            if not c[top]:
+                continue
+            stack = [top]
+            while stack:
+                k = stack.pop()
+                if not c[k]:
+                    continue
+                if k >= cap:
+                    yield k - cap
+                else:
+                    stack.append(2 * k + 1)
+                    stack.append(2 * k)
