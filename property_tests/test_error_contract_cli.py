@@ -68,8 +68,15 @@ ENGINE = {"--store", "--store-dir", "--tokenizer", "--block-tokens", "--array-tr
 INTERFACE_FOR = {"--sigma": "gaussian", "--rate-trials": "gaussian", "--buckets": "buckets",
                  "--lam": "gibbs", "--rate": "gibbs"}
 
+#: `verify engine` options: given after the TARGET `engine` (without it they are refused too).
+VERIFY_ENGINE = {"--sequences", "--seed", "--max-ops"}
+
 BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("verify",), "--only"): ["", "no-such-step-xyz"],
+    (("verify",), "TARGET"): NAME,
+    (("verify",), "--sequences"): [*INT, "-3"],
+    (("verify",), "--seed"): SEED,
+    (("verify",), "--max-ops"): COUNT,
     (("bound", "recovery"), "--N"): COUNT,
     (("bound", "recovery"), "--k"): COUNT,
     (("bound", "recovery"), "--budget"): [*REAL, "-1"],
@@ -204,6 +211,7 @@ NO_BAD_VALUES = {(("plot-sweep",), "--title"), (("sweep",), "--scheduler")}
 LINES = [
     (["--versoin"], "--version"),
     (["verfy"], "verify"),
+    (["verify", "--sequences", "3"], "sequences"),  # an engine option without `engine`
     ([], "COMMAND"),
     (["bound"], "WHAT"),
     (["workspace"], "SUBCOMMAND"),
@@ -255,9 +263,13 @@ def _argv(cmd: tuple[str, ...], option: str, value: str) -> list[str]:
         base.append("--engine")
         if option == "--store-dir":
             base += ["--store", "disk"]
+    if cmd == ("verify",) and option in VERIFY_ENGINE:
+        base = ["engine", *base]
     if not option.startswith("-"):  # a positional replaces the baseline's
         positional = [i for i, tok in enumerate(base) if not tok.startswith("-")
                       and (i == 0 or not base[i - 1].startswith("-"))]
+        if not positional:  # an optional positional the baseline leaves out
+            return [*cmd, value, *base]
         base[positional[0]] = value
         return [*cmd, *base]
     if option in base:

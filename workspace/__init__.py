@@ -56,6 +56,8 @@ from ._accounting import (
 )
 from ._cache import cacheable_prefix_tokens, common_prefix_messages
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
+from ._diff_ops import OperationSequence
+from ._differential import DifferentialReport, Divergence, differential_test
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
     ArchiveResult,
@@ -193,6 +195,11 @@ __all__ = [
     "build_engine_model",
     "engine_model_sources",
     "run_engine_model",
+    # the engine tested against that model (differential random testing)
+    "differential_test",
+    "DifferentialReport",
+    "Divergence",
+    "OperationSequence",
     # engine
     "Workspace",
     "Rendering",

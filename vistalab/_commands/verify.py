@@ -32,7 +32,24 @@ def register(subparsers: Any) -> None:
             "--only) every tightness row holds."
         ),
     )
+    parser.add_argument(
+        "target", nargs="?", default=None, metavar="TARGET",
+        help="'engine': instead of the proof steps, test the workspace engine against its "
+        "executable Coq model on random operation sequences (differential testing)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--sequences", metavar="N", default=None,
+        help="verify engine: random operation sequences to run (default 200)",
+    )
+    parser.add_argument(
+        "--seed", metavar="S", default=None,
+        help="verify engine: Hypothesis seed of the sequences (default 0)",
+    )
+    parser.add_argument(
+        "--max-ops", dest="max_ops", metavar="N", default=None,
+        help="verify engine: longest sequence, in operations (default 30)",
+    )
     parser.add_argument(
         "--only",
         metavar="PATTERN",
@@ -56,7 +73,25 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run, _parser=parser)
 
 
+_ENGINE_OPTIONS = (("sequences", "--sequences"), ("seed", "--seed"), ("max_ops", "--max-ops"))
+_TARGETS = ("engine",)
+
+
 def run(args: argparse.Namespace) -> int:
+    target = getattr(args, "target", None)
+    if target is not None:
+        if target not in _TARGETS:
+            from vistalab._core import UnknownNameError
+
+            raise UnknownNameError("TARGET", str(target), _TARGETS)
+        return _run_engine(args)
+    for name, flag in _ENGINE_OPTIONS:
+        if getattr(args, name, None) is not None:
+            raise theory.DomainError(
+                flag.lstrip("-"), getattr(args, name),
+                "applies only to `vista-lab verify engine`",
+                f"run `vista-lab verify engine {flag} ...`",
+            )
     if args.list:
         steps = theory.list_steps(args.only)
         if args.only is not None and not steps:
@@ -103,6 +138,52 @@ def run(args: argparse.Namespace) -> int:
         if formal is not None:
             _print_formal(formal)
     return 0 if report.ok and tight_ok and formal_ok else 1
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    """``vista-lab verify engine``: the differential test of the workspace engine
+    against its Coq model, one line per divergence, exit 1 if any."""
+    from importlib.resources import files
+    from pathlib import Path
+
+    from vistalab import workspace
+    from vistalab.examples import traces
+
+    from ._args import parse_int
+
+    for name, flag in (("only", "--only"),):
+        if getattr(args, name, None) is not None:
+            raise theory.DomainError(
+                name, getattr(args, name), "does not apply to `vista-lab verify engine`",
+                f"drop {flag}",
+            )
+    sequences = 200 if args.sequences is None else parse_int("sequences", args.sequences, lo=0)
+    seed = 0 if args.seed is None else parse_int("seed", args.seed, lo=0)
+    max_ops = 30 if args.max_ops is None else parse_int("max-ops", args.max_ops, lo=1)
+    folder = Path(str(files(traces)))
+    shipped = sorted(
+        str(p) for p in folder.iterdir() if p.suffix in (".json", ".jsonl")
+    )
+    report = workspace.differential_test(
+        sequences=sequences, seed=seed, max_ops=max_ops, traces=shipped
+    )
+    if args.json:
+        emit_json(report.to_dict())
+    else:
+        out = sys.stdout
+        for d in report.divergences:
+            out.write(f"DIVERGENCE {d.line()}\n")
+        model = report.model if report.model_available else report.model
+        out.write(
+            f"{len(report.divergences)} divergences: {report.sequences} sequences "
+            f"({report.modelled} compared with the Coq model line by line, the rest "
+            f"outside the model's configuration: recount checks only), {report.traces} "
+            f"trace runs, {report.operations} operations in {report.seconds:.1f} s; "
+            f"seed {report.seed}; model: {model}\n"
+        )
+    if not report.model_available:
+        return 1  # without the model the differential test did not run
+    return 0 if report.ok else 1
 
 
 def _certify_with_progress(only: str | None) -> theory.VerificationReport:

@@ -1,0 +1,189 @@
+"""Differential random testing of the workspace engine against its executable
+Coq model (paper, Methodology: "Workspace invariants", "Structure
+preservation", "Dashboard format"; Algorithm 1's budget guard).
+
+The engine must agree with the model on generated operation sequences and on
+the shipped traces, and the test must bite: each injected engine bug
+(``_engine_bugs``) is found on a short operation sequence that the real engine
+passes, and (slow) the random search finds each bug by itself.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from vistalab.examples import traces
+from vistalab.workspace import (
+    DifferentialReport,
+    OperationSequence,
+    Workspace,
+    differential_test,
+)
+from vistalab.workspace._diff_ops import minimal_budget
+from vistalab.workspace._differential import check_sequence
+from vistalab.workspace._model import build_engine_model
+
+from vistalab.cli import main
+
+from ._engine_bugs import BUGS
+
+TRACES = Path(str(files(traces)))
+
+
+@pytest.fixture(scope="module")
+def model() -> str:
+    """The model's executable, built from the Coq sources (cached)."""
+    return str(build_engine_model())
+
+
+def _seq(ops: list[dict], *, hard_limit: int | None = None) -> OperationSequence:
+    budget = minimal_budget("approx", False) + 300
+    cfg = {
+        "budget": budget,
+        "hard_limit": None if hard_limit is None else budget + hard_limit,
+        "tokenizer": "approx",
+        "store": "memory",
+        "format": "openai",
+        "protocol": False,
+        "cache_prefix": False,
+    }
+    return OperationSequence(cfg, tuple(ops))
+
+
+_SYS = {"op": "system", "text": "You are careful.", "pinned": True}
+_TASK = {"op": "user", "text": "Find the refunds.", "pinned": None}
+
+
+def _call(cid: str) -> dict:
+    return {"op": "call", "calls": [[cid, "search", '{"q": "refunds"}']], "text": None}
+
+
+#: For each injected bug, a short operation sequence that shows it.
+WITNESSES: dict[str, OperationSequence] = {
+    # A result sized to the guard's boundary: the broken guard admits one token too many.
+    "guard_off_by_one": _seq(
+        [_SYS, _TASK, _call("c1"), {"op": "result", "id": "c1", "fit": 0}], hard_limit=0
+    ),
+    # A second result past the hard limit makes the guard offload the first one.
+    "offload_payload_not_written": _seq(
+        [_SYS, _TASK, _call("c1"), {"op": "result", "id": "c1", "text": "row " * 200},
+         _call("c2"), {"op": "result", "id": "c2", "fit": 8}],
+        hard_limit=0,
+    ),
+    # Delete the newest block, register another: its ID must be new.
+    "id_reused_after_delete": _seq(
+        [_SYS, _TASK, {"op": "assistant", "text": "Looking."},
+         {"op": "delete", "spec": "B3", "reason": "stale output", "via": "api"},
+         {"op": "user", "text": "Go on.", "pinned": None}]
+    ),
+    # A group that takes a call and leaves its result outside.
+    "result_orphaned_by_group_archive": _seq(
+        [_SYS, _TASK, {"op": "assistant", "text": "Looking."}, _call("c1"),
+         {"op": "result", "id": "c1", "text": "12 rows"},
+         {"op": "archive", "spec": "B3-B4", "replacement": "", "via": "tool"}]
+    ),
+    # Any visible block's ledger row.
+    "dashboard_row_other_count": _seq([_SYS, _TASK, {"op": "assistant", "text": "Looking."}]),
+}
+
+
+def test_witnesses_cover_every_bug():
+    assert set(WITNESSES) == set(BUGS)
+
+
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_injected_bug_is_detected_and_real_engine_passes(name, model):
+    """Each injected bug diverges on its witness sequence (from the model or from
+    the independent recount), and the real engine passes the same sequence with
+    the model compared line by line."""
+    bug, _invariant = BUGS[name]
+    seq = WITNESSES[name]
+    broken, _ = check_sequence(seq, bug, model)
+    assert broken is not None, f"{name} went unnoticed"
+    real, modelled = check_sequence(seq, Workspace, model)
+    assert real is None, real
+    assert modelled
+
+
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_the_model_alone_detects_each_bug(name, model):
+    """The model comparison bites on its own: with the recount's findings set
+    aside, the model's observation still differs from the broken engine's (and
+    not from the real engine's)."""
+    from vistalab.workspace._diff_drive import run_sequence
+    from vistalab.workspace._diff_model import compare_observations, run_model
+
+    for engine, differs in ((BUGS[name][0], True), (Workspace, False)):
+        run = run_sequence(WITNESSES[name], engine)
+        got = run_model(model, run.model_lines)
+        assert len(got) == len(run.engine_lines)
+        diffs = [compare_observations(e, m) for e, m in zip(run.engine_lines, got, strict=True)]
+        assert any(diffs) is differs, (name, engine, [d for d in diffs if d][:1])
+
+
+def test_engine_agrees_with_model_on_random_sequences_and_traces(model):
+    """A bounded run (the CLI and the benchmark run more): no divergence, most
+    sequences compared with the model, and the shipped traces replayed."""
+    shipped = [str(TRACES / n) for n in ("ops_agent.json", "reused_call_ids.json")]
+    report = differential_test(sequences=12, seed=3, traces=shipped, model=model, max_ops=20)
+    assert isinstance(report, DifferentialReport)
+    assert report.ok, [d.line() for d in report.divergences]
+    assert report.sequences == 12 and report.modelled >= 4
+    assert report.traces == 4 and report.operations > 12
+    doc = report.to_dict()
+    json.dumps(doc)
+    assert doc["divergences"] == [] and doc["model"] == model
+
+
+def test_divergence_carries_its_shrunk_sequence(model):
+    """A divergence found by the random search comes with a short reproducing
+    sequence that replays to the same invariant on the broken engine."""
+    bug, _ = BUGS["dashboard_row_other_count"]
+    report = differential_test(sequences=5, seed=0, engine_factory=bug, model=model,
+                               shrink_seconds=5)
+    assert not report.ok
+    d = report.divergences[0]
+    assert d.invariant == "dashboard"
+    assert 1 <= len(d.sequence) <= 3
+    again, _ = check_sequence(d.sequence, bug, model)
+    assert again is not None and again.invariant == d.invariant
+    assert d.line().startswith("dashboard (")
+    assert d.to_dict()["sequence"] == d.sequence.to_dict()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BUGS))
+def test_random_search_finds_each_bug(name, model):
+    """Without a witness: Hypothesis's sequences find every injected bug, and
+    the reported (shrunk) sequence passes on the real engine."""
+    bug, _ = BUGS[name]
+    report = differential_test(sequences=300, seed=1, engine_factory=bug, model=model,
+                               shrink_seconds=6)
+    assert report.divergences, f"{name} not found in {report.sequences} sequences"
+    seq = report.divergences[0].sequence
+    assert check_sequence(seq, bug, model)[0] is not None
+    assert check_sequence(seq, Workspace, model)[0] is None
+
+
+def test_bad_arguments_are_refused():
+    from vistalab.workspace import WorkspaceArgumentError
+
+    for kw, match in (({"sequences": -1}, "sequences"), ({"seed": 1.5}, "seed"),
+                      ({"engine_factory": 3}, "engine_factory"), ({"max_ops": 0}, "max_ops")):
+        with pytest.raises(WorkspaceArgumentError, match=match):
+            differential_test(**kw)
+
+
+def test_cli_verify_engine(model, capsys):
+    """`vista-lab verify engine`: one summary line, JSON with --json, exit 0
+    when engine and model agree."""
+    assert main(["verify", "engine", "--sequences", "2", "--seed", "1", "--max-ops", "8",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sequences"] == 2 and doc["divergences"] == [] and doc["traces"] >= 1
+    assert main(["verify", "engine", "--sequences", "1", "--seed", "2", "--max-ops", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("0 divergences: 1 sequences")

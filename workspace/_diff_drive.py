@@ -1,0 +1,801 @@
+"""The driver of the differential test: apply an operation sequence to an
+engine, and after every operation take the abstraction of its state and
+rendering (paper, Methodology: "Workspace invariants", "Structure
+preservation", "Dashboard format").
+
+The abstraction does not trust the engine's cached figures: token counts are
+recomputed with the tokenizer on the rendered messages, the dashboard's
+numbers are read back from its text and compared with those counts, payloads
+are read back from the store and hashed here, and recovered bytes are compared
+with the bytes the driver itself registered. What the engine claims and what
+the recount finds must agree; the structural part of the observation (units,
+statuses, levels, mode, guard decisions, store keys) is what the model's
+executable is compared with.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
+from ._dashboard import DASHBOARD_ROLE, parse_ledger_rows
+from ._diff_model import (
+    ModelTranslator,
+    byte_token,
+    engine_observation,
+    protocol_offset,
+    refusal_reason,
+    render_structure,
+    resolve_spec,
+)
+from ._diff_ops import OperationSequence
+from ._errors import WorkspaceError
+from ._formats import anthropic_problems
+from ._handles import placeholder_kind, rejection_text
+from ._protocol import CONTEXT_TOOL_NAMES, protocol_problems
+from ._store import DiskStore, MemoryStore, sha256_hex
+from ._tokenizers import get_tokenizer
+
+__all__ = ["Step", "Run", "run_sequence", "EngineFactory", "default_engine_factory"]
+
+EngineFactory = Callable[..., Any]
+
+
+def default_engine_factory(budget: int, **config: Any) -> Any:
+    """The engine under test by default: the reference :class:`Workspace`."""
+    from ._engine import Workspace
+
+    return Workspace(budget, **config)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One applied operation and the abstraction of the state after it.
+
+    Attributes
+    ----------
+    index : int
+        Position of the operation in the sequence.
+    op : dict
+        The operation as applied (a ``fit`` result carries its resolved text size).
+    ok : bool
+        The engine accepted the operation (False: refused, state unchanged).
+    value : str
+        What it returned: a block ID, an archived unit, a deleted unit list, or
+        for reads the sha256 of the bytes read ("" when refused).
+    observation : dict
+        The abstract state: ``mode``, ``blocks`` (ID, status, group, level,
+        rejected), ``groups`` (ID, members, level, parent), ``units``
+        (top-level units in position order), ``store`` (key -> sha256 of the
+        bytes read back) and ``tokens`` (the independent recount).
+    problems : tuple of (str, str)
+        (invariant name, what the recount found) for every disagreement
+        between the engine's claims and the independent recount.
+    """
+
+    index: int
+    op: Mapping[str, Any]
+    ok: bool
+    value: str
+    observation: Mapping[str, Any]
+    problems: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(slots=True)
+class Run:
+    """The steps of one sequence on one engine."""
+
+    sequence: OperationSequence
+    steps: list[Step] = field(default_factory=list)
+    #: The model's operation lines, the engine's observation lines (one per
+    #: model line) and the operation each line belongs to (-1: init; 10**6:
+    #: the closing recover checks). Empty when the configuration is outside
+    #: the model (``cache_prefix=True``).
+    model_lines: list[str] = field(default_factory=list)
+    engine_lines: list[str] = field(default_factory=list)
+    line_step: list[int] = field(default_factory=list)
+    modelled: bool = False
+
+    @property
+    def problems(self) -> list[tuple[int, str, str]]:
+        return [(s.index, inv, msg) for s in self.steps for inv, msg in s.problems]
+
+
+# ---------------------------------------------------------------- messages
+
+
+def _payload_bytes_of_call(text: str | None, calls: Sequence[Sequence[str]]) -> bytes:
+    """A tool-call block's payload as the engine documents it (compact, key-sorted
+    JSON of the content and the OpenAI tool calls), written out here independently."""
+    obj = {
+        "content": text,
+        "tool_calls": [
+            {"function": {"arguments": a, "name": n}, "id": i, "type": "function"}
+            for i, n, a in calls
+        ],
+    }
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _anthropic_call(text: str | None, calls: Sequence[Sequence[str]]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for cid, name, args in calls:
+        content.append({"type": "tool_use", "id": cid, "name": name, "input": json.loads(args)})
+    return {"role": "assistant", "content": content}
+
+
+class _Driver:
+    """Applies operations, keeps the driver's own record of what it registered,
+    and writes each operation's line in the model's language
+    (``theory/coq/engine/FORMAT.md``) and the engine's observation line."""
+
+    def __init__(self, seq: OperationSequence, factory: EngineFactory, tmp: str) -> None:
+        cfg = seq.config
+        self.cfg = cfg
+        self.budget = int(cfg["budget"])
+        if cfg["store"] == "disk":
+            store: Any = DiskStore(tmp)
+        else:
+            store = MemoryStore(root="mem://archive")
+        self.ws = factory(
+            self.budget,
+            tokenizer=cfg["tokenizer"],
+            store=store,
+            protocol=cfg["protocol"],
+            cache_prefix=cfg["cache_prefix"],
+            **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
+        )
+        self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
+        self.anthropic = cfg["format"] == "anthropic"
+        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications").
+        self.modelled = not cfg["cache_prefix"]
+        hard = int(getattr(self.ws, "hard_limit", 2 * self.budget))
+        self.tr = ModelTranslator(self.tok, self.budget, hard, self.ws.store.root)
+        # Independent record: block number -> expected payload bytes (None: the
+        # projection re-serialised it; checked by structure instead).
+        self.expected: dict[int, bytes | None] = {}
+        self.n_blocks = 0
+        self.user_seen = False
+        self.seen_groups: set[str] = set()
+        self.max_group = 0
+        self.call_name: dict[str, str] = {}  # call id -> function name (latest call)
+        self.call_args: dict[str, str] = {}
+        self.last_visible_cost: dict[str, int] = {}
+        self._r_key: Any = None
+        self._r: Any = None
+        self._store_bytes: dict[str, bytes] | None = None
+        self._tools_key: Any = None
+        self._tools_cost = 0
+        self._rec_sig: dict[str, Any] = {}
+        self.model_lines: list[str] = []
+        self.engine_lines: list[str] = []
+        self.line_step: list[int] = []  # which operation each model line belongs to
+        if self.modelled:
+            self._emit(-1, self.tr.init_line(self.ws, self.dash()), "ok", "-", ())
+
+    # ------------------------------------------------------------ measuring
+    def dash(self) -> int:
+        """The normal (candidate) dashboard message's tokens, counted here on its text
+        (only for the model's lines: 0 when the run is outside the model)."""
+        if not self.modelled:
+            return 0
+        ws = self.ws
+        cand = getattr(ws, "_candidate", None)
+        if callable(cand):
+            text = cand().dashboard
+        else:
+            r = self.rendering()
+            if r.mode != "normal":
+                return int(r.dashboard_tokens)
+            text = r.dashboard
+        return message_tokens({"role": DASHBOARD_ROLE, "content": text}, self.tok)
+
+    def rendering(self) -> Any:
+        """The engine's rendering now (rendered once per state)."""
+        key = (self.ws.state_hash(), self.ws.event_count)
+        if self._r_key != key:
+            self._r_key = key
+            self._r = self.ws.render()
+            self._store_bytes = None
+        return self._r
+
+    def store_bytes(self) -> dict[str, bytes]:
+        """Every payload in the store, read back (once per state)."""
+        self.rendering()
+        if self._store_bytes is None:
+            st = self.ws.store
+            self._store_bytes = {k: st.get(k) for k in st.keys()}
+        return self._store_bytes
+
+    def recount(self, r: Any) -> int:
+        """The request's tokens recounted from its messages and tool schemas."""
+        if self._tools_key is not r.tools:
+            self._tools_key = r.tools
+            self._tools_cost = tools_tokens(list(r.tools), self.tok)
+        messages: int = sum(message_tokens(m, self.tok) for m in r.messages)
+        return messages + self._tools_cost + REPLY_PRIMING
+
+    def _emit(self, index: int, line: str, status: str, guard: str,
+              offloaded: tuple[str, ...], recovered: str = "") -> None:
+        if not self.modelled:
+            return
+        r = self.rendering()
+        self.model_lines.append(line)
+        self.line_step.append(index)
+        self.engine_lines.append(
+            engine_observation(
+                status=status, ws=self.ws, rendering=r, guard=guard,
+                offloaded=offloaded, recovered=recovered, tok=self.tok, translator=self.tr,
+                tokens=self.recount(r), store=self.store_bytes(),
+            )
+        )
+
+    # ------------------------------------------------------------ apply
+    def apply(self, index: int, op: Mapping[str, Any]) -> tuple[bool, str, dict[str, Any]]:
+        kind = op["op"]
+        extra: dict[str, Any] = {}
+        self.before = (self.ws.blocks, self.ws.groups)
+        try:
+            if kind in ("system", "user", "assistant"):
+                value = self._register_plain(index, kind, op)
+            elif kind == "call":
+                value = self._register_call(index, op)
+            elif kind == "result":
+                value = self._register_result(index, op, extra)
+            elif kind in ("archive", "delete", "restore"):
+                value = self._action(index, kind, op)
+            elif kind == "read":
+                value = self._read(op, extra)
+            else:
+                raise ValueError(f"unknown operation {kind!r}")
+        except _Refused:
+            return False, "", extra
+        return True, value, extra
+
+    def _refused(self, index: int, line: str | None, exc: BaseException | None,
+                 detail: str = "") -> NoReturn:
+        if line is not None:
+            self._emit(index, line, refusal_reason(exc, detail), "-", ())
+        raise _Refused
+
+    def _register_plain(self, index: int, kind: str, op: Mapping[str, Any]) -> str:
+        text = op["text"]
+        pinned = op.get("pinned")
+        pin = pinned if pinned is not None else (
+            kind == "system" or (kind == "user" and not self.user_seen)
+        )
+        try:
+            if self.anthropic and pinned is None and kind != "system":
+                msg = {"role": kind, "content": [{"type": "text", "text": text}]}
+                bid = self.ws.register_messages([msg])[0]
+            else:
+                m = {"role": kind, "content": text}
+                bid = self.ws.register_message(m, **({} if pinned is None else {"pinned": pinned}))
+        except WorkspaceError as exc:
+            self._refused(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), exc)
+        if kind == "user":
+            self.user_seen = True
+        self._expect_block(text.encode("utf-8"))
+        self._emit(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), "ok", "-", ())
+        return bid
+
+    def _expect_block(self, data: bytes | None) -> None:
+        self.n_blocks += 1
+        self.expected[self.n_blocks] = data
+
+    def _register_call(self, index: int, op: Mapping[str, Any]) -> str:
+        calls = [tuple(c) for c in op["calls"]]
+        text = op.get("text")
+        try:
+            if self.anthropic:
+                bid = self.ws.register_messages([_anthropic_call(text, calls)])[0]
+            else:
+                bid = self.ws.register_message(
+                    {
+                        "role": "assistant",
+                        "content": text,
+                        "tool_calls": [
+                            {"id": i, "type": "function",
+                             "function": {"name": n, "arguments": a}}
+                            for i, n, a in calls
+                        ],
+                    }
+                )
+        except WorkspaceError as exc:
+            data = _payload_bytes_of_call(text, calls)
+            self._refused(index, self.tr.call_line(text, calls, data, self.dash()), exc)
+        b = self.ws.blocks[-1]
+        # As registered (the Anthropic projection re-serialises arguments).
+        got = [(c.id, c.name, c.arguments) for c in (b.tool_calls or ())]
+        data = _payload_bytes_of_call(b.content, got)
+        self._expect_block(data if not self.anthropic else None)
+        if self.anthropic:
+            self.expected[self.n_blocks] = data
+        for cid, name, args in calls:
+            self.call_name[cid] = name
+            self.call_args[cid] = args
+        self._emit(index, self.tr.call_line(b.content, got, data, self.dash()), "ok", "-", ())
+        return bid
+
+    def _register_result(self, index: int, op: Mapping[str, Any], extra: dict[str, Any]) -> str:
+        ws = self.ws
+        cid = op["id"]
+        name = self.call_name.get(cid, "")
+        pending = cid in ws.pending_calls
+        if pending and name in CONTEXT_TOOL_NAMES:
+            # The agent loop: a context call is run by the engine, its text answers it.
+            args = json.loads(self.call_args[cid])
+            action = "archive" if name.endswith("archive") else "delete"
+            sub = {"op": action, "spec": args.get("block_id"), "via": "tool",
+                   "replacement": args.get("replacement", ""), "reason": args.get("reason", "")}
+            try:
+                self._action(index, action, sub)
+                extra["tool_ok"] = True
+            except _Refused:
+                extra["tool_ok"] = False
+            text = self._last_tool_text
+        else:
+            gate = ws.gate(name) if pending and name else None
+            if gate is not None:
+                text = gate  # a task tool refused in overflow mode (eq. overflow)
+                extra["gated"] = True
+            elif "fit" in op:
+                text = self._fit_text(cid, int(op["fit"])) if pending else "x"
+                extra["fit_chars"] = len(text)
+            else:
+                text = op["text"]
+        data = text.encode("utf-8")
+        n_before = len(ws.blocks)
+        parent = None
+        if pending:
+            for b in reversed(ws.blocks):
+                if b.type.value == "tool_call" and cid in b.call_ids:
+                    parent = b.id
+                    break
+        bid_guess = f"B{n_before + 1}"
+        before_status = {b.id: b.status.value for b in ws.blocks}
+        dashes: list[int] = []
+        probe = getattr(ws, "_candidate_total", None)
+        if callable(probe) and self.modelled:
+            def recording() -> int:
+                dashes.append(self.dash())
+                return probe()
+            ws._candidate_total = recording  # the guard's evaluations, measured
+        try:
+            if self.anthropic:
+                msg = {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": cid, "content": text}],
+                }
+                bid = ws.register_messages([msg])[0]
+            else:
+                bid = ws.register_message({"role": "tool", "tool_call_id": cid, "content": text})
+        except WorkspaceError as exc:
+            line = self.tr.result_line(
+                bid=bid_guess, call_id=cid, name=name or None, parent=parent, data=data,
+                notice="", dashes=[self.dash()],
+            )
+            self._refused(index, line, exc)
+        finally:
+            if callable(probe) and self.modelled:
+                del ws._candidate_total
+        b = ws.blocks[-1]
+        eff = ws.events[-1].effects if hasattr(ws, "events") else {}
+        if b.rejected:
+            notice = b.content or ""
+            guard = "reject:" + str(eff.get("decided_by", "cap"))
+        else:
+            notice = rejection_text(current=0, limit=0, attempted=0, cap=0)
+            guard = "admit"
+        offloaded = tuple(
+            x.id for x in ws.blocks
+            if x.status.value == "offloaded_placeholder"
+            and before_status.get(x.id) != "offloaded_placeholder"
+        )
+        dashes.append(self.dash())
+        if not b.rejected:
+            # The guard's rule (paper, Algorithm 1): an admitted result leaves the
+            # candidate rendering at most at the hard limit.
+            r = self.rendering()
+            total = self.recount(r) if r.mode == "normal" else int(r.candidate_tokens)
+            if total > self.tr.hard:
+                extra["guard_problem"] = (
+                    f"the guard admitted {bid} with the candidate at {total} tokens > hard "
+                    f"limit {self.tr.hard}"
+                )
+        self._expect_block(None if b.rejected else data)
+        self.call_name.pop(cid, None) if cid not in ws.pending_calls else None
+        line = self.tr.result_line(
+            bid=bid, call_id=cid, name=b.name, parent=b.parent, data=data, notice=notice,
+            dashes=dashes,
+        )
+        self._emit(index, line, "ok", guard, offloaded)
+        return bid
+
+    def _fit_text(self, cid: str, delta: int) -> str:
+        """A result at the guard's admission boundary of this engine: the longest
+        filler it admits without offloading (found on copies of the workspace,
+        by bisection), then ``delta`` tokens' worth of characters more or less."""
+        ws = self.ws
+        fork = getattr(ws, "fork", None)
+        if not callable(fork):
+            return "a" * max(0, 4 * self.budget // 2 + 4 * delta)
+        root = ws.store.root
+
+        def admitted(n: int) -> bool:
+            probe = fork(store=MemoryStore(root=root))
+            probe.register_tool_result(cid, "a" * n)
+            eff = probe.events[-1].effects
+            return bool(eff.get("admitted")) and not eff.get("offloaded")
+
+        lo, hi = 0, 8 * self.budget
+        if not admitted(0):
+            return "a" * max(0, 4 * delta)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if admitted(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        return "a" * max(0, lo + 4 * delta)
+
+    def _action(self, index: int, kind: str, op: Mapping[str, Any]) -> str:
+        ws = self.ws
+        spec = op["spec"]
+        blocks, groups = ws.blocks, ws.groups
+        units = resolve_spec(spec, blocks, groups)
+        exc: BaseException | None = None
+        detail = ""
+        self._last_tool_text = ""
+        value = ""
+        result: Any = None
+        try:
+            if op.get("via") == "tool":
+                if kind == "archive":
+                    args = {"block_id": spec, "replacement": op.get("replacement", "")}
+                    out = ws.call_tool("context_workspace_archive", args)
+                else:
+                    args = {"block_id": spec, "reason": op.get("reason", "")}
+                    out = ws.call_tool("context_workspace_delete", args)
+                self._last_tool_text = out.text
+                if not out.ok:
+                    detail = out.detail
+                    raise _Refused
+                value = out.text
+                if kind == "archive":
+                    result = _last_archive(ws)
+            elif kind == "archive":
+                result = ws.archive(spec, op.get("replacement", ""))
+                value = result.unit_id
+            elif kind == "delete":
+                value = ",".join(ws.delete(spec, op.get("reason", "")).units)
+            else:
+                value = ",".join(ws.restore(spec).units)
+        except (WorkspaceError, _Refused) as e:
+            exc = e if isinstance(e, WorkspaceError) else None
+            reason_ok = kind != "delete" or bool(str(op.get("reason", "")).strip())
+            if units is None or not reason_ok:
+                self._refused(index, None, exc, detail)  # rules the model does not state
+            line = f"{kind} units={','.join(units) or '-'}" + (
+                " h=0/0" if kind == "archive" else ""
+            ) + f" dash={self.dash()}"
+            self._refused(index, line, exc, detail)
+        if units is None:
+            units = ["?spec"]  # the engine accepted what the spec rules refuse
+        line = f"{kind} units={','.join(units) or '-'}"
+        if kind == "archive" and result is not None:
+            line += self._archive_costs(result)
+        line += f" dash={self.dash()}"
+        self._emit(index, line, "ok", "-", ())
+        return value
+
+    def _archive_costs(self, result: Any) -> str:
+        ws = self.ws
+        blocks, groups = ws.blocks, ws.groups
+        uid = result.unit_id
+        if uid[0] == "G":
+            g = groups[uid]
+            leaves = sorted(_leaves(uid, groups))
+            first = blocks[leaves[0] - 1]
+            members = list(g.members)
+            replacement = g.replacement
+        else:
+            first = blocks[int(uid[1:]) - 1]
+            leaves = [first.seq]
+            members = [uid]
+            replacement = first.replacement
+        h = self.tr.handle_pair(
+            uid, level=result.level, size=result.size, sha=result.sha256,
+            replacement=replacement, members=members, first=first, blocks_after=blocks,
+        )
+        out = f" h={h}"
+        if uid[0] == "G" and result.members != (uid,):
+            stubs = self.tr.stubs(uid, leaves, blocks)
+            if stubs:
+                out += f" stubs={stubs}"
+        return out
+
+    def _read(self, op: Mapping[str, Any], extra: dict[str, Any]) -> str:
+        path = op["path"].replace("@root/", self.ws.store.root + "/")
+        sel = op.get("selector")
+        try:
+            data = self.ws.read_path(path, sel)
+        except WorkspaceError:
+            raise _Refused from None
+        if sel and sel.startswith("member="):
+            n = int(sel[len("member=B") :])
+            want = self.expected.get(n)
+            if want is not None and data != want:
+                extra["read_mismatch"] = f"read {op['path']} {sel} gave bytes other than B{n}'s"
+        return sha256_hex(data)
+
+    def recover_all(self) -> None:
+        """The model's ``recover`` of every block ever registered (and one past the end)."""
+        for n in range(1, self.n_blocks + 2):
+            try:
+                got = self.ws.recover(f"B{n}")
+            except WorkspaceError as exc:
+                why = "refused:deleted" if "deleted" in str(exc) else "refused:unknown"
+                self._emit(10**6, f"recover unit=B{n}", why, "-", ())
+                continue
+            self._emit(10**6, f"recover unit=B{n}", "ok", "-", (), byte_token(got))
+
+
+def _leaves(uid: str, groups: Mapping[str, Any]) -> list[int]:
+    if uid[0] == "B":
+        return [int(uid[1:])]
+    out: list[int] = []
+    for m in groups[uid].members:
+        out.extend(_leaves(m, groups))
+    return out
+
+
+def _last_archive(ws: Any) -> Any:
+    """The archive result of the tool call just run, read back from its event."""
+    from ._results import ArchiveResult
+
+    ev = ws.events[-1]
+    e = ev.effects
+    return ArchiveResult(e["unit"], ev.result, e["level"], e["size"], e["sha256"],
+                         tuple(e["members"]), e["freed_tokens"])
+
+
+class _CountCache:
+    """The tokenizer with its counts remembered by text (a count is a pure
+    function of the text, so the recount stays independent of the engine)."""
+
+    __slots__ = ("_tok", "_memo", "name")
+
+    def __init__(self, tok: Any) -> None:
+        self._tok = tok
+        self._memo: dict[str, int] = {}
+        self.name = tok.name
+
+    def count(self, text: str) -> int:
+        n = self._memo.get(text)
+        if n is None:
+            if len(self._memo) > 50_000:
+                self._memo.clear()
+            n = self._memo[text] = self._tok.count(text)
+        return n
+
+
+class _Refused(Exception):
+    """An agent tool call the engine refused (it returned an error string)."""
+
+
+# ---------------------------------------------------------------- abstraction
+
+
+def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The abstraction of the engine's state and rendering, and the problems the
+    independent recount finds in the engine's own figures."""
+    ws = d.ws
+    problems: list[tuple[str, str]] = []
+    blocks = ws.blocks
+    groups = ws.groups
+    r = d.rendering()
+    # ---- budget: recount the request from its messages
+    recount = d.recount(r)
+    if recount != r.tokens:
+        problems.append(("budget", f"rendering claims {r.tokens} tokens, recount {recount}"))
+    if recount > d.budget:
+        problems.append(("budget", f"rendering has {recount} tokens > budget {d.budget}"))
+    # ---- protocol: both wire formats' pairing rules
+    for p in protocol_problems(r.messages):
+        problems.append(("protocol", f"openai: {p}"))
+    if d.anthropic:
+        ra = ws.render(format="anthropic")
+        for p in anthropic_problems(ra.as_request()):
+            problems.append(("protocol", f"anthropic: {p}"))
+    # ---- store: every key read back and hashed here
+    store = {k: sha256_hex(v) for k, v in sorted(d.store_bytes().items())}
+    # ---- recoverability and stable IDs
+    if len(blocks) != d.n_blocks:
+        problems.append(
+            ("stable_ids", f"engine holds {len(blocks)} blocks, {d.n_blocks} were registered")
+        )
+    for i, b in enumerate(blocks, start=1):
+        if b.id != f"B{i}":
+            problems.append(("stable_ids", f"block {i} is named {b.id}"))
+        want = d.expected.get(i)
+        if b.status == "deleted":
+            continue
+        # Recovered again whenever the block's place changed (all of them are
+        # recovered once more at the end of the sequence).
+        sig = (b.status, b.group, b.level, b.payload, b.group and groups[b.group].payload)
+        if d._rec_sig.get(b.id) == sig:
+            continue
+        d._rec_sig[b.id] = sig
+        got = _recover(ws, b.id)
+        if got is None:
+            problems.append(("recoverability", f"{b.id} ({b.status}) cannot be recovered"))
+        elif want is not None and got != want and not b.rejected:
+            problems.append(("recoverability", f"{b.id} recovers other bytes than registered"))
+    for gid in groups:
+        n = int(gid[1:])
+        if gid not in d.seen_groups:
+            if n <= d.max_group:
+                problems.append(("stable_ids", f"new group {gid} reuses an earlier group number"))
+            d.seen_groups.add(gid)
+            d.max_group = max(d.max_group, n)
+    # ---- dashboard: its figures against the recount
+    problems.extend(_dashboard_problems(d, r, blocks, groups))
+    units = [
+        (u, "group" if u[0] == "G" else blocks[int(u[1:]) - 1].status.value)
+        for u in r.block_tokens
+    ]
+    obs = {
+        "mode": r.mode,
+        "tokens": recount,
+        "blocks": [
+            (b.id, b.status.value, b.group, b.level, b.rejected) for b in blocks
+        ],
+        "groups": [
+            (g.id, tuple(g.members), g.level, g.parent) for g in groups.values()
+        ],
+        "units": units,
+        "store": store,
+    }
+    return obs, problems
+
+
+def _recover(ws: Any, bid: str) -> bytes | None:
+    try:
+        return ws.recover(bid)
+    except WorkspaceError:
+        return None
+
+
+def _dashboard_problems(
+    d: _Driver, r: Any, blocks: Any, groups: Any
+) -> list[tuple[str, str]]:
+    """The dashboard's figures (paper, "Dashboard format") against the recount:
+    the budget line's total and split, and each visible unit's ~Tok against the
+    tokens of the messages that unit renders to."""
+    out: list[tuple[str, str]] = []
+    tok = d.tok
+    if r.mode != "normal":
+        return out  # the management dashboard's figures describe the candidate
+    msgs = r.messages
+    dash_msg = msgs[-1]
+    dash_cost = message_tokens(dash_msg, tok)
+    head = _budget_line(r.dashboard)
+    if head is None:
+        out.append(("dashboard", "no budget line in the dashboard"))
+        return out
+    used, budget, overhead, conversation, dashboard = head
+    recount = d.recount(r)
+    by_block, sys_cost = _position_costs(d, r, blocks, groups)
+    if protocol_offset(r):
+        sys_cost += message_tokens(msgs[0], tok)
+    over = d._tools_cost + REPLY_PRIMING + sys_cost
+    for name, shown, want in (
+        ("total", used, recount),
+        ("budget", budget, d.budget),
+        ("overhead", overhead, over),
+        ("dashboard", dashboard, dash_cost),
+        ("conversation", conversation, recount - over - dash_cost),
+    ):
+        if shown != want:
+            out.append(("dashboard", f"the dashboard's {name} is {shown}, the recount {want}"))
+    rows = {row.unit_id: row for row in parse_ledger_rows(r.dashboard)}
+    for uid, cost in by_block.items():
+        row = rows.get(uid)
+        if row is None:
+            out.append(("dashboard", f"visible {uid} has no ledger row"))
+        elif row.tokens != cost:
+            out.append(("dashboard", f"{uid}'s row says ~{row.tokens} tok, it renders to {cost}"))
+        else:
+            d.last_visible_cost[uid] = cost
+    return out
+
+
+def _budget_line(text: str) -> tuple[int, int, int, int, int] | None:
+    import re
+
+    m = re.search(r"\(~([0-9,]+) / ([0-9,]+) tokens\)", text)
+    s = re.search(r"overhead ~([0-9,]+) \| conversation ~([0-9,]+) \| dashboard ~([0-9,]+)", text)
+    if m is None or s is None:
+        return None
+
+    def n(x: str) -> int:
+        return int(x.replace(",", ""))
+
+    return n(m.group(1)), n(m.group(2)), n(s.group(1)), n(s.group(2)), n(s.group(3))
+
+
+def _position_costs(d: _Driver, r: Any, blocks: Any, groups: Any) -> tuple[dict[str, int], int]:
+    """Tokens of each visible block's rendered message(s), and of the messages at
+    system blocks' positions, from the rendering read back position by position
+    (not from the engine's caches)."""
+    tok = d.tok
+    structure = render_structure(r, blocks, groups, d.tr)
+    msgs = list(r.messages)[protocol_offset(r):]
+    visible: dict[str, int] = {}
+    system = 0
+    for m, where in zip(msgs, structure, strict=True):
+        pos, form, _ = where.split("/", 2)
+        if pos[0] != "B":
+            continue
+        b = blocks[int(pos[1:]) - 1]
+        cost = message_tokens(m, tok)
+        if b.type.value == "system":
+            system += cost
+        if form in ("content", "notice") and b.status.value in ("visible", "pinned"):
+            visible[b.id] = visible.get(b.id, 0) + cost
+    return visible, system
+
+
+def run_sequence(
+    seq: OperationSequence,
+    factory: EngineFactory | None = None,
+    *,
+    on_step: Callable[[Step], None] | None = None,
+) -> Run:
+    """Apply ``seq`` to a fresh engine from ``factory`` and observe it after every
+    operation (a disk store lives in a temporary folder removed afterwards)."""
+    tmp = tempfile.mkdtemp(prefix="vista-diff-")
+    run = Run(seq)
+    try:
+        d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
+        try:
+            for i, op in enumerate(seq.ops):
+                try:
+                    ok, value, extra = d.apply(i, op)
+                    obs, more = observe(d)
+                except Exception as exc:
+                    exc._diff_step = i  # type: ignore[attr-defined]
+                    raise
+                if "read_mismatch" in extra:
+                    more.insert(0, ("recoverability", extra.pop("read_mismatch")))
+                if "guard_problem" in extra:
+                    more.insert(0, ("budget", extra.pop("guard_problem")))
+                step = Step(i, {**op, **extra}, ok, value, obs, tuple(more))
+                run.steps.append(step)
+                if on_step is not None:
+                    on_step(step)
+            d.recover_all()
+            run.model_lines = d.model_lines
+            run.engine_lines = d.engine_lines
+            run.line_step = d.line_step
+            run.modelled = d.modelled
+        finally:
+            close = getattr(d.ws, "close", None)
+            if callable(close):
+                close()
+            store_close = getattr(d.ws.store, "close", None)
+            if callable(store_close):
+                store_close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return run
+
+
+def _is_rejection(text: str) -> bool:
+    return placeholder_kind(text) == "rejection"

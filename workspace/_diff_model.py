@@ -1,0 +1,536 @@
+"""The model side of the differential test: each applied operation translated
+into the operation language of the Coq model's executable (with the costs it
+needs, measured here with the tokenizer on the engine's documented text forms),
+the engine's state abstracted into the model's observation format, and the two
+observation lines compared field by field (``theory/coq/engine/FORMAT.md``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
+from ._dashboard import DASHBOARD_ROLE, DashboardConfig, DashboardRenderer, LedgerRow
+from ._errors import (
+    BlockSpecError,
+    BlockStateError,
+    BudgetConfigError,
+    ProtocolOrderError,
+    UnknownBlockError,
+    WorkspaceArgumentError,
+)
+from ._handles import (
+    find_handles,
+    handle_text,
+    member_stub,
+    offload_text,
+    orphan_prefix,
+    parse_group_payload,
+    parse_handle,
+    pending_text,
+    placeholder_kind,
+    rejection_text,
+    tombstone_text,
+)
+from ._spec import BlockRange, BlockRef, GroupRef, format_id_ranges, parse_block_spec
+from ._store import sha256_hex
+
+__all__ = [
+    "byte_token",
+    "ModelTranslator",
+    "engine_observation",
+    "compare_observations",
+    "parse_observation",
+    "run_model",
+    "refusal_reason",
+]
+
+_SAFE = re.compile(r"[A-Za-z0-9_.-]+\Z")
+
+
+def byte_token(data: bytes) -> str:
+    """The model's token for payload bytes: 16 hex digits of the sha256 and the length."""
+    return f"{sha256_hex(data)[:16]}-{len(data)}"
+
+
+def refusal_reason(exc: BaseException | None, detail: str = "") -> str:
+    """The model's refusal reason for an engine refusal (``refused`` when the
+    engine's reason is one the model does not distinguish)."""
+    text = detail or str(exc or "")
+    if isinstance(exc, BudgetConfigError):
+        return "refused:floor"
+    if isinstance(exc, ProtocolOrderError):
+        if "unanswered tool calls" in text:
+            return "refused:pending"
+        return "refused:not_pending"
+    table = (
+        ("does not exist", "unknown"),
+        ("no longer exists", "unknown"),
+        ("was deleted", "deleted"),
+        ("is archived inside", "in_group"),
+        ("is pinned", "pinned"),
+        ("still waiting for results", "has_pending"),
+        ("is not archived", "not_archived"),
+        ("selects no live blocks", "empty"),
+    )
+    if isinstance(exc, (BlockStateError, UnknownBlockError)) or exc is None:
+        for needle, why in table:
+            if needle in text:
+                return f"refused:{why}"
+    return "refused"
+
+
+# ---------------------------------------------------------------- translation
+
+
+class ModelTranslator:
+    """Writes the model's operation lines for one run, measuring every cost the
+    model needs with the tokenizer on the text forms the engine documents
+    (:mod:`._handles`), never from the engine's caches."""
+
+    def __init__(self, tok: Any, budget: int, hard: int, root: str) -> None:
+        self.tok = tok
+        self.budget = budget
+        self.hard = hard
+        self.root = root
+        self.ids: dict[str, str] = {}
+
+    def cid(self, call_id: str) -> str:
+        """A safe token for an engine call id (unsafe ids get ``c<k>``)."""
+        if _SAFE.match(call_id):
+            return call_id
+        return self.ids.setdefault(call_id, f"c{len(self.ids) + 1}.x")
+
+    def mt(self, msg: Mapping[str, Any]) -> int:
+        return message_tokens(msg, self.tok)
+
+    # ------------------------------------------------------------ init
+    def init_line(self, ws: Any, dash: int) -> str:
+        r = ws.render()
+        tools = list(r.tools)
+        proto = 0
+        if getattr(ws, "protocol", True) and r.messages and r.messages[0].get("role") == "system":
+            proto = self.mt(r.messages[0])
+        fixed = tools_tokens(tools, self.tok) + REPLY_PRIMING + proto
+        cfg = getattr(ws, "dashboard_config", None) or DashboardConfig()
+        renderer = DashboardRenderer(self.tok, cfg)
+        mgmt = renderer.worst_case_management_bytes(self.budget)
+        dfloor = renderer.ledger(
+            (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),),
+            (),
+            budget=self.budget,
+            overhead=0,
+            conversation=0,
+        ).message_tokens
+        return (
+            f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
+            f"dfloor={dfloor} dash={dash}"
+        )
+
+    # ------------------------------------------------------------ registration
+    def plain_line(self, kind: str, text: str, pinned: bool, dash: int) -> str:
+        c = self.mt({"role": kind, "content": text})
+        data = byte_token(text.encode("utf-8"))
+        return f"{kind} pin={int(pinned)} data={data} c={c} dash={dash}"
+
+    def call_line(self, content: str | None, calls: Sequence[tuple[str, str, str]],
+                  data: bytes, dash: int) -> str:
+        msg = {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                for i, n, a in calls
+            ],
+        }
+        c = self.mt(msg)
+        pend = ",".join(
+            str(self.mt({"role": "tool", "tool_call_id": i, "content": pending_text(i)}))
+            for i, _, _ in calls
+        )
+        ids = ",".join(self.cid(i) for i, _, _ in calls)
+        return f"call ids={ids} data={byte_token(data)} c={c} pend={pend} dash={dash}"
+
+    def _pair(self, bid: str, call_id: str, name: str | None, parent: str | None,
+              text: str) -> str:
+        tool = self.mt({"role": "tool", "tool_call_id": call_id, "content": text})
+        user = self.mt({"role": "user", "content": orphan_prefix(bid, name, parent) + text})
+        return f"{tool}/{user}"
+
+    def result_line(self, *, bid: str, call_id: str, name: str | None, parent: str | None,
+                    data: bytes, notice: str, dashes: Sequence[int]) -> str:
+        text = data.decode("utf-8")
+        sha = sha256_hex(data)
+        p = offload_text(bid, path=f"{self.root}/{bid}.txt", size=len(data), sha256=sha)
+        t = self.mt({"role": "tool", "tool_call_id": call_id, "content": tombstone_text(bid)})
+        return (
+            f"result id={self.cid(call_id)} data={byte_token(data)} "
+            f"c={self._pair(bid, call_id, name, parent, text)} "
+            f"p={self._pair(bid, call_id, name, parent, p)} t={t} "
+            f"notice={byte_token(notice.encode('utf-8'))} "
+            f"n={self._pair(bid, call_id, name, parent, notice)} "
+            f"dash={','.join(str(x) for x in dashes)}"
+        )
+
+    # ------------------------------------------------------------ actions
+    def handle_pair(self, unit: str, *, level: int, size: int, sha: str, replacement: str,
+                    members: Sequence[str], first: Any, blocks_after: Sequence[Any]) -> str:
+        """Costs of the handle a unit leaves at its first position (``tool/user``)."""
+        path = f"{self.root}/{unit}.txt"
+        text = handle_text(
+            unit, level=level, path=path, size=size, sha256=sha, replacement=replacement,
+            members=format_id_ranges(list(members)) if unit[0] == "G" else "",
+        )
+        if first.type.value == "tool_result":
+            tool = self.mt({"role": "tool", "tool_call_id": first.tool_call_id, "content": text})
+            if unit[0] == "G":
+                user = self.mt({"role": "user", "content": text})
+            else:
+                user = self.mt(
+                    {"role": "user",
+                     "content": orphan_prefix(first.id, first.name, first.parent) + text}
+                )
+            return f"{tool}/{user}"
+        role = "user" if unit[0] == "G" else first.role
+        c = self.mt({"role": role, "content": text})
+        return f"{c}/{c}"
+
+    def stubs(self, group: str, leaves: Sequence[int], blocks_after: Sequence[Any]) -> str:
+        out = []
+        for s in leaves[1:]:
+            b = blocks_after[s - 1]
+            if b.type.value != "tool_result" or b.parent is None:
+                continue
+            msg = {"role": "tool", "tool_call_id": b.tool_call_id,
+                   "content": member_stub(b.id, group)}
+            out.append(f"{b.id}:{self.mt(msg)}")
+        return ",".join(out)
+
+
+def resolve_spec(spec: Any, blocks: Sequence[Any], groups: Mapping[str, Any]
+                 ) -> list[str] | None:
+    """The explicit unit list a block spec names (the model takes unit lists),
+    or None when the spec is refused by rules the model does not state (its
+    grammar, a range past the newest block, a range cutting a group)."""
+    try:
+        items = parse_block_spec(spec)
+    except (BlockSpecError, WorkspaceArgumentError):
+        return None
+    n = len(blocks)
+    units: dict[str, int] = {}
+
+    def top_of(gid: str) -> str:
+        while groups[gid].parent is not None:
+            gid = groups[gid].parent
+        return gid
+
+    def leaves(uid: str) -> list[int]:
+        if uid[0] == "B":
+            return [int(uid[1:])]
+        out: list[int] = []
+        for m in groups[uid].members:
+            out.extend(leaves(m))
+        return out
+
+    for item in items:
+        if isinstance(item, BlockRef):
+            units.setdefault(str(item), item.n)
+        elif isinstance(item, GroupRef):
+            gid = str(item)
+            pos = min(leaves(gid)) if gid in groups else 10**12 + item.n
+            units.setdefault(gid, pos)
+        else:
+            assert isinstance(item, BlockRange)
+            if item.stop > n:
+                return None
+            for s in range(item.start, item.stop + 1):
+                b = blocks[s - 1]
+                if b.status.value == "deleted":
+                    continue
+                if b.group is None:
+                    units.setdefault(b.id, s)
+                    continue
+                top = top_of(b.group)
+                lv = leaves(top)
+                if min(lv) < item.start or max(lv) > item.stop:
+                    return None
+                units.setdefault(top, min(lv))
+    # In the order the spec names them (the engine checks them in that order and
+    # reports the first refusal; the model sorts accepted units itself).
+    return list(units)
+
+
+# ---------------------------------------------------------------- observation
+
+
+def _status(b: Any) -> str:
+    s = b.status.value
+    return "offloaded" if s == "offloaded_placeholder" else s
+
+
+def engine_observation(
+    *,
+    status: str,
+    ws: Any,
+    rendering: Any,
+    tokens: int,
+    store: Mapping[str, bytes],
+    guard: str,
+    offloaded: Sequence[str],
+    recovered: str,
+    tok: Any,
+    translator: ModelTranslator,
+) -> str:
+    """The engine's state in the model's observation format. The figures are the
+    ones the engine shows the agent (the dashboard's budget line in normal mode,
+    the rendering's fields in overflow) and the rendering's structure is read
+    back from its messages."""
+    r = rendering
+    blocks = ws.blocks
+    groups = ws.groups
+    mode = "normal" if r.mode == "normal" else "management"
+    figures = _figures(r)
+    if figures is None:
+        total, overhead, conversation, dashboard = (
+            r.candidate_tokens, r.overhead_tokens, r.conversation_tokens, r.dashboard_tokens,
+        )
+    else:
+        total, overhead, conversation, dashboard = figures
+    rows = _ledger_tokens(r)
+    units = []
+    for u in r.block_tokens:
+        t = rows.get(u, r.block_tokens[u])
+        if u[0] == "G":
+            units.append(f"{u}:archived:{groups[u].level}:{t}")
+        else:
+            b = blocks[int(u[1:]) - 1]
+            units.append(f"{u}:{_status(b)}:{b.level}:{t}")
+    render = render_structure(r, blocks, groups, translator)
+    store_ = _store_structure(store)
+    return (
+        f"status={status} mode={mode} tokens={tokens} total={total} overhead={overhead} "
+        f"conversation={conversation} dashboard={dashboard} guard={guard} "
+        f"offloaded={','.join(offloaded) or '-'} recovered={recovered or '-'} "
+        f"units={','.join(units) or '-'} render={','.join(render) or '-'} "
+        f"store={','.join(store_) or '-'}"
+    )
+
+
+def _figures(r: Any) -> tuple[int, int, int, int] | None:
+    if r.mode != "normal":
+        return None
+    m = re.search(r"\(~([0-9,]+) / [0-9,]+ tokens\)", r.dashboard)
+    s = re.search(
+        r"overhead ~([0-9,]+) \| conversation ~([0-9,]+) \| dashboard ~([0-9,]+)", r.dashboard
+    )
+    if m is None or s is None:
+        return None
+
+    def n(x: str) -> int:
+        return int(x.replace(",", ""))
+
+    return n(m.group(1)), n(s.group(1)), n(s.group(2)), n(s.group(3))
+
+
+def _ledger_tokens(r: Any) -> dict[str, int]:
+    from ._dashboard import parse_ledger_rows
+
+    if r.mode != "normal":
+        return {}
+    return {row.unit_id: row.tokens for row in parse_ledger_rows(r.dashboard)}
+
+
+def _role(m: Mapping[str, Any]) -> str:
+    if m.get("tool_calls"):
+        return "calls"
+    return str(m.get("role"))
+
+
+def protocol_offset(r: Any) -> int:
+    """1 if the rendering starts with the protocol message, else 0."""
+    msgs = r.messages
+    first = msgs[0] if msgs else {}
+    text = str(first.get("content", ""))
+    return int(first.get("role") == "system" and text.startswith("CONTEXT MANAGEMENT PROTOCOL"))
+
+
+def render_structure(
+    r: Any, blocks: Sequence[Any], groups: Mapping[str, Any], tr: ModelTranslator
+) -> list[str]:
+    """``<pos>/<form>/<role>`` for every rendered message after the protocol
+    message, matched to block positions in order (positions render in block
+    order; explicit IDs in handles, stubs and tombstones, contents by equality)."""
+    msgs = list(r.messages)[protocol_offset(r):]
+    out: list[str] = []
+    ptr = 0  # next block position a message may belong to
+    for i, m in enumerate(msgs):
+        role = _role(m)
+        content = m.get("content")
+        text = content if isinstance(content, str) else ""
+        if i == len(msgs) - 1 and role == DASHBOARD_ROLE and text.startswith(
+            "<context_workspace_status>"
+        ):
+            out.append(f"dash/dashboard/{role}")
+            continue
+        kind = placeholder_kind(text)
+        if kind == "pending":
+            cid = text[len("[no result registered for "):-1]
+            out.append(f"pending.{tr.cid(cid)}/pending/{role}")
+            continue
+        pos, form = _classify(m, text, kind, blocks, groups, ptr, r.mode == "normal")
+        if pos is None:
+            out.append(f"?/unknown/{role}")
+            continue
+        out.append(f"B{pos}/{form}/{role}")
+        ptr = pos
+    return out
+
+
+def _classify(m: Mapping[str, Any], text: str, kind: str | None, blocks: Sequence[Any],
+              groups: Mapping[str, Any], ptr: int, normal: bool) -> tuple[int | None, str]:
+    if kind in ("handle", "offload"):
+        h = parse_handle(text)
+        if h is None:
+            hs = find_handles(text)
+            h = hs[0] if hs else None
+        if h is not None:
+            if h.unit_id[0] == "B":
+                n = int(h.unit_id[1:])
+                return n, ("placeholder" if kind == "offload" else f"handle.{h.unit_id}")
+            # a group's handle sits at its first live leaf at or after ptr
+            for s in range(ptr + 1, len(blocks) + 1):
+                b = blocks[s - 1]
+                if b.group is not None and _top(b.group, groups) == h.unit_id:
+                    return s, f"handle.{h.unit_id}"
+    if kind is None and text.startswith("[tool result B"):
+        # a result in user form: its block ID is in the orphan prefix
+        n = int(text[len("[tool result B"):].split(" ", 1)[0].split("]", 1)[0])
+        rest = text.split("]\n", 1)[1] if "]\n" in text else ""
+        inner = placeholder_kind(rest)
+        if inner == "offload":
+            return n, "placeholder"
+        if inner == "handle":
+            hs = find_handles(rest)
+            return n, f"handle.{hs[0].unit_id}" if hs else "handle.?"
+        if inner == "rejection":
+            return n, "notice"
+        return n, "content"
+    if kind == "member_stub":
+        n = int(text[2:].split(" ", 1)[0])
+        gid = text.rsplit(" ", 1)[1].rstrip("]")
+        return n, f"stub.{gid}"
+    if kind == "tombstone":
+        return int(text[2:].split(" ", 1)[0]), "tombstone"
+    # content or a rejection notice: the next block position that renders it (every
+    # visible position renders, in order; the management rendering shows pinned ones)
+    shown = ("visible", "pinned") if normal else ("pinned",)
+    for s in range(ptr + 1, len(blocks) + 1):
+        b = blocks[s - 1]
+        if b.status.value not in shown:
+            continue
+        if m.get("tool_calls"):
+            if b.type.value == "tool_call" and [c["id"] for c in m["tool_calls"]] == list(
+                b.call_ids
+            ):
+                return s, "content"
+            continue
+        if m.get("role") == "tool":
+            if b.type.value == "tool_result" and b.tool_call_id == m.get("tool_call_id"):
+                return s, ("notice" if kind == "rejection" else "content")
+            continue
+        if b.content == text and b.role == m.get("role") and b.type.value != "tool_result":
+            return s, "content"
+    return None, ""
+
+
+def _top(gid: str, groups: Mapping[str, Any]) -> str:
+    while groups[gid].parent is not None:
+        gid = groups[gid].parent
+    return gid
+
+
+def _store_structure(store: Mapping[str, bytes]) -> list[str]:
+    keys = list(store)
+
+    def order(k: str) -> tuple[int, int]:
+        stem = k.rsplit(".", 1)[0]
+        return (0 if stem[0] == "B" else 1, int(stem[1:]) if stem[1:].isdigit() else 0)
+
+    out = []
+    for key in sorted(keys, key=order):
+        data = store[key]
+        if key.startswith("G"):
+            try:
+                _, _, entries = parse_group_payload(key, data)
+            except Exception:  # noqa: BLE001 - a corrupt payload shows as its token
+                out.append(f"{key}:{byte_token(data)}")
+                continue
+            parts = [
+                f"{e.unit_id}={byte_token(e.data)}"
+                if e.data is not None
+                else f"{e.unit_id}>{e.ref}"
+                for e in entries
+            ]
+            out.append(f"{key}:[{';'.join(parts)}]")
+        else:
+            out.append(f"{key}:{byte_token(data)}")
+    return out
+
+
+# ---------------------------------------------------------------- comparison
+
+_FIELDS = (
+    "status", "mode", "tokens", "total", "overhead", "conversation", "dashboard", "guard",
+    "offloaded", "recovered", "units", "render", "store",
+)
+
+
+def parse_observation(line: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for tok in line.split(" "):
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            out[k] = v
+    return out
+
+
+def compare_observations(engine: str, model: str) -> list[str]:
+    """The fields on which two observation lines disagree (``field: engine vs
+    model``). In management mode the model charges the worst-case dashboard, so
+    the engine's ``tokens`` must only be at most the model's."""
+    e, m = parse_observation(engine), parse_observation(model)
+    out = []
+    for f in _FIELDS:
+        ev, mv = e.get(f, "?"), m.get(f, "?")
+        if f == "status" and (ev == "refused" and mv.startswith("refused")):
+            continue  # the engine's reason is one the model does not name
+        if f == "tokens" and m.get("mode") == "management" and e.get("mode") == "management":
+            if ev.isdigit() and mv.isdigit() and int(ev) <= int(mv):
+                continue
+        if ev != mv:
+            out.append(f"{f}: engine {ev} vs model {mv}")
+    return out
+
+
+def run_model(executable: str, lines: Sequence[str], *, timeout: float = 60.0) -> list[str]:
+    """Feed operation lines to the model's executable; its observation lines."""
+    proc = subprocess.run(
+        [executable],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"the engine model exited with status {proc.returncode}: {proc.stderr.strip()[:300]}"
+        )
+    return [ln for ln in proc.stdout.splitlines() if ln.strip()]
+
+
+def rejection_notice_for(current: int, limit: int, attempted: int, cap: int) -> str:
+    return rejection_text(current=current, limit=limit, attempted=attempted, cap=cap)

@@ -1,0 +1,477 @@
+"""Differential random testing of the workspace engine against its executable
+Coq model (verification-guided development: the model is the specification,
+its theorems are proved for every operation sequence, and the engine is
+checked against it on generated sequences and on the shipped traces).
+
+Hypothesis generates the operation sequences and shrinks a divergence to the
+shortest sequence that still reproduces it. Each sequence is applied to the
+engine under test; after every operation the driver abstracts the engine's
+state (recounting every token figure itself) and the model's executable is fed
+the same operations with the measured costs; the two observations must agree,
+and the recount must agree with the engine's own figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._diff_drive import EngineFactory, run_sequence
+from ._diff_model import compare_observations, run_model
+from ._diff_ops import OperationSequence, minimal_budget, sequence_strategy
+from ._errors import PayloadIntegrityError, WorkspaceArgumentError
+
+__all__ = [
+    "Divergence",
+    "DifferentialReport",
+    "differential_test",
+    "check_sequence",
+    "trace_sequences",
+]
+
+#: Which invariant (``vistalab.workspace.INVARIANTS``) each observation field speaks for.
+FIELD_INVARIANT = {
+    "status": "stable_ids",
+    "mode": "budget",
+    "tokens": "budget",
+    "guard": "budget",
+    "offloaded": "budget",
+    "total": "dashboard",
+    "overhead": "dashboard",
+    "conversation": "dashboard",
+    "dashboard": "dashboard",
+    "units": "dashboard",
+    "render": "protocol",
+    "store": "recoverability",
+    "recovered": "recoverability",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """One disagreement, with the shortest operation sequence found that shows it.
+
+    Attributes
+    ----------
+    invariant : str
+        The invariant it breaks (a name in ``INVARIANTS``).
+    source : str
+        ``"model"`` (the engine's observation differs from the model's) or
+        ``"recount"`` (the engine's own figure differs from the independent
+        recount, or the engine raised).
+    step : int
+        Index of the first operation after which it shows (-1: at construction;
+        ``len(sequence)``: in the closing recovery of every block).
+    detail : str
+        What differs, e.g. ``"guard: engine admit vs model reject:hard_limit"``.
+    sequence : OperationSequence
+        The shrunk operation sequence (configuration included) that reproduces it.
+    """
+
+    invariant: str
+    source: str
+    step: int
+    detail: str
+    sequence: OperationSequence
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "source": self.source,
+            "step": self.step,
+            "detail": self.detail,
+            "operations": len(self.sequence),
+            "sequence": self.sequence.to_dict(),
+        }
+
+    def line(self) -> str:
+        """One line: the invariant, where, what, and the reproducing sequence."""
+        return (
+            f"{self.invariant} ({self.source}) after operation {self.step} of "
+            f"{len(self.sequence)}: {self.detail} | {self.sequence.describe()}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DifferentialReport:
+    """Outcome of :func:`differential_test`.
+
+    Attributes
+    ----------
+    sequences : int
+        Generated operation sequences run (shrinking runs not counted).
+    operations : int
+        Operations those sequences applied.
+    modelled : int
+        Sequences whose configuration is inside the model and were compared with
+        its executable line by line (the rest: the recount checks only).
+    traces : int
+        Shipped traces replayed (each under several configurations).
+    divergences : tuple of Divergence
+        Each with its shrunk reproducing sequence; empty when engine and model agree.
+    seed : int
+    model : str
+        The model executable used, or why none was (then only the recount
+        checks ran, and the report says so).
+    seconds : float
+    """
+
+    sequences: int
+    operations: int
+    modelled: int
+    traces: int
+    divergences: tuple[Divergence, ...]
+    seed: int
+    model: str
+    seconds: float = 0.0
+    engine: str = "Workspace"
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    @property
+    def model_available(self) -> bool:
+        return not self.model.startswith("unavailable")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sequences": self.sequences,
+            "operations": self.operations,
+            "modelled": self.modelled,
+            "traces": self.traces,
+            "divergences": [d.to_dict() for d in self.divergences],
+            "seed": self.seed,
+            "model": self.model,
+            "engine": self.engine,
+            "seconds": round(self.seconds, 3),
+            "ok": self.ok,
+        }
+
+
+@dataclass(slots=True)
+class _Finding:
+    invariant: str
+    source: str
+    step: int
+    detail: str
+
+
+@dataclass(slots=True)
+class _Counts:
+    sequences: int = 0
+    operations: int = 0
+    modelled: int = 0
+    found: list[tuple[OperationSequence, _Finding]] = field(default_factory=list)
+
+
+def check_sequence(
+    seq: OperationSequence, engine_factory: EngineFactory | None = None,
+    model: str | None = None,
+) -> tuple[_Finding | None, bool]:
+    """Run one sequence; its first divergence (or None) and whether the model saw it."""
+    try:
+        run = run_sequence(seq, engine_factory)
+    except Exception as exc:  # noqa: BLE001 - an engine that raises is a divergence
+        step = getattr(exc, "_diff_step", -1)
+        # A payload the engine cannot read back is a recoverability failure; any
+        # other exception escaping the engine is a crash.
+        inv = "recoverability" if isinstance(exc, PayloadIntegrityError) else "crash"
+        return _Finding(inv, "recount", step, f"{type(exc).__name__}: {exc}"[:300]), False
+    for s in run.steps:
+        for inv, msg in s.problems:
+            return _Finding(inv, "recount", s.index, msg), False
+    if model is None or not run.modelled:
+        return None, False
+    got = run_model(model, run.model_lines)
+    n = len(seq)
+    for i, (mline, eline, step) in enumerate(
+        zip(run.model_lines, run.engine_lines, run.line_step, strict=True)
+    ):
+        if i >= len(got):
+            return _Finding("crash", "model", step, f"the model stopped before line {i}"), True
+        diffs = compare_observations(eline, got[i])
+        if diffs:
+            where = n if step >= 10**6 else step
+            field_ = diffs[0].split(":", 1)[0]
+            detail = "; ".join(diffs[:3]) + f" (model input: {mline[:200]})"
+            return _Finding(FIELD_INVARIANT.get(field_, "stable_ids"), "model", where,
+                            detail), True
+    return None, True
+
+
+def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any) -> None:
+    for name, v, lo in (("sequences", sequences, 0), ("seed", seed, 0), ("max_ops", max_ops, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise WorkspaceArgumentError(
+                name, v, f"must be an integer >= {lo}", f"pass e.g. {name}={max(lo, 100)}"
+            )
+    if engine_factory is not None and not callable(engine_factory):
+        raise WorkspaceArgumentError(
+            "engine_factory", engine_factory,
+            "must be callable as engine_factory(budget, **config) and return an engine",
+            "pass a Workspace subclass or a function building your engine",
+        )
+
+
+def _model_executable(model: str | None) -> str:
+    """The model's executable: ``model`` if given, else the one built on demand
+    from the Coq sources (``unavailable: <why>`` when it cannot be built)."""
+    if model is not None:
+        return model
+    try:
+        from ._model import build_engine_model
+    except ImportError:
+        return "unavailable: this installation has no engine model builder"
+    try:
+        return str(build_engine_model())
+    except Exception as exc:  # noqa: BLE001 - reported, never hidden
+        return f"unavailable: {exc}"[:300]
+
+
+def differential_test(
+    sequences: int = 200,
+    seed: int = 0,
+    engine_factory: EngineFactory | None = None,
+    *,
+    max_ops: int = 30,
+    traces: Iterable[Any] = (),
+    model: str | None = None,
+    shrink_seconds: float = 60.0,
+    progress: Callable[[int], None] | None = None,
+) -> DifferentialReport:
+    """Run the engine against the Coq model on random operation sequences.
+
+    Parameters
+    ----------
+    sequences : int
+        How many sequences Hypothesis generates (each up to ``max_ops`` operations).
+    seed : int
+        Hypothesis's seed: the same seed gives the same sequences.
+    engine_factory : callable, optional
+        ``engine_factory(budget, **config)`` builds the engine under test
+        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``);
+        default :class:`Workspace`. It must offer the workspace's public API.
+    max_ops : int
+        Longest generated sequence.
+    traces : iterable
+        Traces to replay through both as well (paths or parsed traces; see
+        :func:`trace_sequences`). The CLI passes the shipped ones.
+    model : str, optional
+        Path of the model's executable; default: built on demand from the Coq
+        sources. When it cannot be built the report says so in ``model`` and
+        only the recount checks run.
+    shrink_seconds : float
+        Time allowed for shrinking a divergence: half for Hypothesis's shrinker,
+        half for dropping single operations (then the shortest sequence found
+        so far is reported).
+    progress : callable, optional
+        Called with the number of sequences run so far.
+
+    Returns
+    -------
+    DifferentialReport
+        ``divergences`` holds at most one generated divergence (Hypothesis stops
+        at the first and shrinks it) plus one per diverging trace run.
+    """
+    _iv(sequences, seed, engine_factory, max_ops)
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hseed
+
+    t0 = time.perf_counter()
+    exe = _model_executable(model)
+    model_path = None if exe.startswith("unavailable") else exe
+    counts = _Counts()
+    shrinking = [False]
+
+    class _Diverged(Exception):
+        pass
+
+    deadline = [0.0]
+
+    @settings(
+        max_examples=max(sequences, 1),
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+    )
+    @hseed(seed)
+    @given(sequence_strategy(max_ops=max_ops))
+    def prop(seq: OperationSequence) -> None:
+        if shrinking[0] and time.perf_counter() > deadline[0]:
+            return  # shrinking time is up: keep the shortest sequence found so far
+        finding, seen = check_sequence(seq, engine_factory, model_path)
+        if not shrinking[0]:
+            counts.sequences += 1
+            counts.operations += len(seq)
+            counts.modelled += int(seen)
+            if progress is not None:
+                progress(counts.sequences)
+        if finding is not None:
+            if not shrinking[0]:
+                shrinking[0] = True
+                deadline[0] = time.perf_counter() + shrink_seconds / 2
+            counts.found.append((seq, finding))
+            raise _Diverged
+
+    divergences: list[Divergence] = []
+    if sequences:
+        try:
+            prop()
+        except Exception:  # noqa: BLE001 - _Diverged, or Hypothesis's own report of it
+            if not counts.found:
+                raise
+        if counts.found:
+            # The shortest failing sequence seen (Hypothesis's shrunk example,
+            # or the best one when the shrinking time ran out), then shortened
+            # further by dropping operations one at a time while it still fails.
+            seq, f = min(counts.found, key=lambda sf: (len(sf[0]), len(sf[0].describe())))
+            seq, f = _minimize(
+                seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2
+            )
+            divergences.append(Divergence(f.invariant, f.source, f.step, f.detail, seq))
+    n_traces = 0
+    for seq in trace_sequences(traces):
+        n_traces += 1
+        finding, seen = check_sequence(seq, engine_factory, model_path)
+        counts.operations += len(seq)
+        if finding is not None:
+            divergences.append(
+                Divergence(finding.invariant, finding.source, finding.step, finding.detail, seq)
+            )
+    name = getattr(engine_factory, "__qualname__", None) or type(engine_factory).__name__
+    return DifferentialReport(
+        sequences=counts.sequences,
+        operations=counts.operations,
+        modelled=counts.modelled,
+        traces=n_traces,
+        divergences=tuple(divergences),
+        seed=seed,
+        model=exe,
+        seconds=time.perf_counter() - t0,
+        engine="Workspace" if engine_factory is None else str(name),
+    )
+
+
+def _minimize(
+    seq: OperationSequence, finding: _Finding, factory: EngineFactory | None,
+    model: str | None, deadline: float,
+) -> tuple[OperationSequence, _Finding]:
+    """Drop operations one at a time (newest first) while the same invariant
+    still fails, until a pass removes nothing or the shrinking time is up."""
+    ops = list(seq.ops)
+    changed = True
+    while changed and time.perf_counter() < deadline:
+        changed = False
+        i = len(ops) - 1
+        while i >= 0 and time.perf_counter() < deadline:
+            trial = OperationSequence(seq.config, tuple(ops[:i] + ops[i + 1:]))
+            got, _ = check_sequence(trial, factory, model)
+            if got is not None and got.invariant == finding.invariant:
+                ops, finding, changed = list(trial.ops), got, True
+            i -= 1
+    return OperationSequence(seq.config, tuple(ops)), finding
+
+
+# ---------------------------------------------------------------- traces
+
+
+def trace_sequences(traces: Iterable[Any]) -> list[OperationSequence]:
+    """Each trace as operation sequences: its messages and actions in order,
+    under a tight and a roomy budget, on both stores, in its own wire format
+    (context tool calls in it are run by the engine, as ``replay_trace`` does)."""
+    from ._formats import detect_format
+    from ._trace import load_trace
+
+    out: list[OperationSequence] = []
+    for trace in traces:
+        try:
+            items = load_trace(trace)
+        except Exception:  # noqa: BLE001 - a malformed trace is the engine's to refuse
+            continue
+        raw_format = "openai"
+        if isinstance(trace, (str, os.PathLike)):
+            try:
+                with open(trace, encoding="utf-8") as fh:
+                    text = fh.read()
+                raw_format = detect_format(json.loads(text)) if not str(trace).endswith(
+                    ".jsonl") else "openai"
+            except (OSError, ValueError, WorkspaceArgumentError):
+                raw_format = "openai"
+        ops = _trace_ops(items)
+        floor = minimal_budget("cl100k_base", True)
+        for extra, store in ((300, "memory"), (3000, "disk")):
+            cfg = {
+                "budget": floor + extra,
+                "tokenizer": "cl100k_base",
+                "store": store,
+                "format": raw_format,
+                "protocol": True,
+                "cache_prefix": False,
+            }
+            out.append(OperationSequence(cfg, tuple(ops)))
+    return out
+
+
+def _trace_ops(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    context_calls: dict[str, int] = {}
+    for item in items:
+        if "action" in item:
+            act = item["action"]
+            if act == "read":
+                ops.append({"op": "read", "path": "@root/" + str(item.get("path", "")).rsplit(
+                    "/", 1)[-1], "selector": item.get("selector") or None})
+            else:
+                op: dict[str, Any] = {"op": act, "spec": item.get("block_id", "")}
+                if act == "archive":
+                    op["replacement"] = item.get("replacement", "")
+                    op["via"] = "api"
+                elif act == "delete":
+                    op["reason"] = item.get("reason", "")
+                    op["via"] = "api"
+                ops.append(op)
+            continue
+        role = item.get("role")
+        content = item.get("content")
+        text = content if isinstance(content, str) else _join(content)
+        if role in ("system", "user") or (role == "assistant" and not item.get("tool_calls")):
+            ops.append({"op": role, "text": text, **({} if role == "assistant" else
+                                                       {"pinned": None})})
+        elif role == "assistant":
+            calls = []
+            for c in item["tool_calls"]:
+                fn = c.get("function", {})
+                args = fn.get("arguments", "{}")
+                if not isinstance(args, str):
+                    args = json.dumps(args)
+                calls.append([c.get("id", ""), fn.get("name", ""), args])
+                if fn.get("name", "").startswith("context_workspace"):
+                    context_calls[c.get("id", "")] = context_calls.get(c.get("id", ""), 0) + 1
+            ops.append({"op": "call", "calls": calls, "text": text or None})
+            for c in calls:  # the engine answers context calls itself, as replay does
+                if c[1].startswith("context_workspace"):
+                    ops.append({"op": "result", "id": c[0], "text": ""})
+        elif role in ("tool", "function"):
+            cid = item.get("tool_call_id", "")
+            if context_calls.get(cid):
+                context_calls[cid] -= 1  # answered when the call was run
+                continue
+            ops.append({"op": "result", "id": cid, "text": text})
+    return ops
+
+
+def _join(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, Mapping)
+        )
+    return "" if content is None else str(content)
