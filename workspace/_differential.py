@@ -114,10 +114,14 @@ class DifferentialReport:
     divergences : tuple of Divergence
         Each with its shrunk reproducing sequence; empty when engine and model agree.
     seed : int
+        The seed the sequences were drawn from.
     model : str
         The model executable used, or why none was (then only the recount
         checks ran, and the report says so).
     seconds : float
+        Wall time of the run.
+    engine : str
+        The engine under test (the factory's name; ``Workspace`` by default).
     """
 
     sequences: int
