@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Packaging check, run by .ci/run after the test suite (issue 12: "everything
+"""Packaging check, run by .ci/run after the test suite ("everything
 runnable from an installed wheel").
 
 Builds the wheel from this checkout (``pip wheel . --no-deps``), installs it

@@ -1,4 +1,4 @@
-"""Engine-backed make-room throughput (issue 5, "Speed").
+"""Engine-backed make-room throughput ("Speed").
 
 Target: at n = 1000, at least 200 trials/s with the in-memory payload store and 50 trials/s
 with the on-disk store, on this machine, each printed as a ratio against the array simulator

@@ -1,4 +1,4 @@
-"""Make-room simulator throughput (issue 3, "Speed is part of the job").
+"""Make-room simulator throughput ("Speed is part of the job").
 
 Targets, measured on this machine in one thread:
   * >= 1e7 trials/s in fast mode for ledger, blind, buckets and gibbs;

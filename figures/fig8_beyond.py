@@ -1,4 +1,4 @@
-"""Figure 8 -- beyond the paper (issue 17). Panel (a): rates for
+"""Figure 8 -- beyond the paper. Panel (a): rates for
 E[Z] <= delta kappa divided by nu = log2((n-kappa)/kappa) against n up to
 1e60: the exact frontier R* (the Gibbs interface), Fano's necessary rate
 (1-delta)nu - 1, the cheapest balanced bucket ledger and a two-level ranking
@@ -216,13 +216,13 @@ def checks(table: TidyTable) -> list[Check]:
         "fig8.first_order_limit",
         "at the largest n, |R*/nu - (1-delta)| is within the proved (2 + log2 nu)/nu",
         status_of(all(w <= bound for _, w, bound in worst)),
-        f"(kappa, |R*/nu - (1-delta)|, bound): {worst}", "issue 17 item 3 (BEYOND.md)",
+        f"(kappa, |R*/nu - (1-delta)|, bound): {worst}", "theory/BEYOND.md section 3 (BEYOND.md)",
     ))
     out.append(Check(
         "fig8.rate_order",
         "Fano's necessary rate <= R* <= min(buckets, two-level interface) at every point",
         status_of(not order_bad), f"{len(a.where(series='frontier'))} points; violations "
-        f"(kappa, log10 n): {order_bad[:3]}", "Theorem 1 and issue 17 item 3",
+        f"(kappa, log10 n): {order_bad[:3]}", "Theorem 1 and theory/BEYOND.md section 3",
     ))
     b = table.where(panel="b")
     s2 = b.where(series="second-order").column("value")
@@ -232,7 +232,7 @@ def checks(table: TidyTable) -> list[Check]:
         "fig8.second_order_identity",
         "the exact second-order term equals its derived closed-form identity",
         status_of(err < 1e-9), f"max |difference| = {err:.2e} bits over {len(s2)} points",
-        "issue 17 item 3 (BEYOND.md)",
+        "theory/BEYOND.md section 3 (BEYOND.md)",
     ))
     c = table.where(panel="c")
     bad = []
@@ -245,7 +245,7 @@ def checks(table: TidyTable) -> list[Check]:
     out.append(Check(
         "fig8.prop1_order",
         "exact optimum <= sharper converse <= paper's B/(Nk) + 1/k",
-        status_of(not bad), f"{len(c)} rows; violations: {bad[:3]}", "issue 17 item 4",
+        status_of(not bad), f"{len(c)} rows; violations: {bad[:3]}", "theory/BEYOND.md section 4",
     ))
     return out
 

@@ -1,5 +1,5 @@
 """The layers import each other only along DESIGN.md's arrows, with plain import
-statements (issue 12, item 2).
+statements.
 
 The checker reads every first-party module's imports with ``ast`` (including the
 imports inside functions) and enforces:
@@ -181,7 +181,7 @@ def _installed_packages() -> dict[str, Path]:
 
 
 def test_the_project_follows_the_arrows():
-    """DESIGN.md 'Arrows point one way'; issue 12 item 2: no back-arrow, no string import."""
+    """DESIGN.md 'Arrows point one way'; no back-arrow, no string import."""
     assert arrow_problems(_installed_packages()) == []
 
 

@@ -1,5 +1,5 @@
-"""`vista-lab check-paper`: the registry of the paper's claims from the command line (issue 7,
-'Output'): grouped table with a summary, --json document, --only, exit status."""
+"""`vista-lab check-paper`: the registry of the paper's claims from the command line:
+grouped table with a summary, --json document, --only, exit status."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_json_document(capsys):
 
 def test_failing_claim_sets_exit_status_unless_report_only(broken_data, capsys):
     """A failed claim about the paper's own table (Table 8 rows no longer add up) is a
-    finding: exit 0, and 1 with --strict, as `reproduce` does (issue 16: one exit policy);
+    finding: exit 0, and 1 with --strict, as `reproduce` does (one exit policy);
     --report-only exits 0 even with --strict; each prints the discrepancy."""
     argv = ["check-paper", "--only", "table8.*", "--no-certificates", "--data-dir",
             str(broken_data)]
@@ -91,7 +91,7 @@ def test_bad_input_is_one_line_exit_2(argv, message, capsys):
 
 def test_check_paper_with_the_papers_source(tmp_path, capsys):
     """`check-paper --paper PATH` adds the transcription check of the data against the
-    LaTeX (issue 12 item 6); a missing file, or a file that is not the paper's LaTeX, is one
+    LaTeX; a missing file, or a file that is not the paper's LaTeX, is one
     line and exit 2 (CLI audit item 7); a LaTeX source with the paper's labels but not its
     numbers fails the run (exit 1)."""
     assert main(["check-paper", "--only", "table8.*", "--no-certificates",

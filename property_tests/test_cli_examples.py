@@ -1,4 +1,4 @@
-"""`vista-lab examples DIR` (issue 12, item 5): the example sweep configs and
+"""`vista-lab examples DIR`: the example sweep configs and
 sample traces ship in the package and are copied out byte for byte; a
 non-empty or non-folder DIR is refused with one line and exit status 2."""
 

@@ -1,5 +1,5 @@
 """``vista-lab verify``: the proof-step certificates of Appendices B-D from the
-command line (issue 2, section 6): table + summary, --json, --only, exit codes,
+command line: table + summary, --json, --only, exit codes,
 and the tightness findings."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_full_json_run_certifies_every_step(capsys):
         assert row["method"] in theory.PROOF_METHODS
     assert {row["claim"] for row in doc["steps"]} == set(theory.PROOF_CLAIMS)
     assert doc["tightness"] is not None and doc["tightness"]["holds"] is True
-    # Issue 11: every step carries its generality and the counts add up.
+    # every step carries its generality and the counts add up.
     assert sum(doc["generality"].values()) == len(doc["steps"])
     for g in theory.PROOF_GENERALITIES:
         assert doc["generality"][g] == sum(r["generality"] == g for r in doc["steps"])
@@ -134,7 +134,7 @@ def _fake_report(*, chain_ok: bool) -> theory.VerificationReport:
 
 
 def test_generality_counts_and_wording(monkeypatch, capsys):
-    """Issue 11 section 2: --json counts each generality (they add up to the
+    """--json counts each generality (they add up to the
     steps); the table says PROVED only for "all" and CHECKED/SAMPLED otherwise."""
     monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=True))
     monkeypatch.setattr(theory, "tightness_report", lambda: None)
@@ -152,7 +152,7 @@ def test_generality_counts_and_wording(monkeypatch, capsys):
 
 
 def test_broken_chain_fails_verify(monkeypatch, capsys):
-    """Issue 11 section 3: a chain with a missing premise makes verify exit 1
+    """a chain with a missing premise makes verify exit 1
     and print a FAILED chain line, although every step passed."""
     monkeypatch.setattr(theory, "certify_all", lambda only=None: _fake_report(chain_ok=False))
     monkeypatch.setattr(theory, "tightness_report", lambda: None)

@@ -1,4 +1,4 @@
-"""The one dependency-free core (issue 12, item 3): one error root with its
+"""The one dependency-free core: one error root with its
 did-you-mean helper, one atomic write whose files honour the umask, one seed
 normaliser; and the old private import paths that now re-export it."""
 

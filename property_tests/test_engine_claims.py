@@ -1,4 +1,4 @@
-"""The engine-backed claims registered into paper_checks (issue 5 section 4): present in the
+"""The engine-backed claims registered into paper_checks: present in the
 registry, passing on the engine, and each checker failing on a broken result."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_event_counters_table(counters):
 
 
 def test_engine_claims_are_registered_in_their_section():
-    """Issue 5 section 4: each engine-versus-theory comparison is a registered check with a
+    """each engine-versus-theory comparison is a registered check with a
     place in the paper, shown by check-paper and the reproduce report."""
     claims = {c.id: c for c in pc.all_claims()}
     assert ENGINE_IDS <= set(claims)

@@ -1,4 +1,4 @@
-"""`vista-lab makeroom --engine` and `vista-lab recovery --engine` (issue 5 sections 1-2): the
+"""`vista-lab makeroom --engine` and `vista-lab recovery --engine`: the
 array mode's JSON keys plus the engine's counters, and one-line errors (exit 2)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _json(capsys, argv):
 
 
 def test_makeroom_engine_json(capsys):
-    """Issue 5 section 1: same options and JSON keys as the array mode plus archive_events,
+    """same options and JSON keys as the array mode plus archive_events,
     read_events and byte_exact_recoveries; the engine's mean Z is reported with its z-score
     against the array simulator, and every recovery is byte-exact (Theorem 1)."""
     argv = ["makeroom", "--n", "20", "--kappa", "3", "--interface", "buckets", "--buckets",
@@ -45,7 +45,7 @@ def test_makeroom_engine_table(capsys):
 
 
 def test_recovery_engine_json(capsys):
-    """Issue 5 section 2: the array mode's JSON keys plus handle_tokens; budget in tokens."""
+    """the array mode's JSON keys plus handle_tokens; budget in tokens."""
     status, doc = _json(capsys, ["recovery", "--engine", "--N", "8", "--k", "256", "--budget",
                                  "2500", "--strategy", "recover", "--trials", "4", "--seed",
                                  "2", "--json"])

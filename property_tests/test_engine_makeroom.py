@@ -249,7 +249,7 @@ def test_instance_bounds_are_checked():
 
 
 def test_result_is_a_makeroom_result_with_engine_keys():
-    """Issue 5 section 1: the same JSON keys as the array mode plus archive_events,
+    """the same JSON keys as the array mode plus archive_events,
     read_events and byte_exact_recoveries; the result is a MakeRoomResult (frozen)."""
     res = sims.simulate_makeroom_engine(12, 3, "blind", trials=4, rng=1, array_trials=500)
     assert isinstance(res, sims.MakeRoomResult)

@@ -130,7 +130,7 @@ def test_feasibility_map_refuses_a_bad_store_root():
 
 
 def test_json_keys_extend_the_array_mode(threshold):
-    """Issue 5 section 2: `vista-lab recovery --engine` has the array mode's JSON keys plus
+    """`vista-lab recovery --engine` has the array mode's JSON keys plus
     handle_tokens; the result is a RecoveryResult."""
     res = sims.simulate_recovery_engine(4, 16, 2000, "delete", trials=2, rng=1)
     assert isinstance(res, sims.RecoveryResult)

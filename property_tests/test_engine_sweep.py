@@ -1,4 +1,4 @@
-"""Sweep experiments `makeroom-engine` and `recovery-engine` (issue 5, registered in the
+"""Sweep experiments `makeroom-engine` and `recovery-engine` (registered in the
 sweep registry): one entry each, same schema style as the array experiments, rows that match
 the declared output columns."""
 

@@ -1,4 +1,4 @@
-"""The Python API's error contract (DESIGN rules 5/6; issue 15): every public
+"""The Python API's error contract (DESIGN rules 5/6): every public
 function of vistalab.theory, vistalab.sims, vistalab.paper_checks and
 vistalab.figures validates its arguments at the door and raises only the
 project's errors (:class:`VistaLabError`), naming the parameter that was wrong.
@@ -308,7 +308,7 @@ def _case_id(value: object) -> str:
                          ids=[f"{f}-{p}-{_case_id(v)}" for f, p, v in CASES])
 def test_bad_argument_raises_project_error_naming_it(fname, param, value, objects,
                                                      monkeypatch):
-    """Issue 15, Python API: a bad argument raises a VistaLabError (never a foreign
+    """Python API: a bad argument raises a VistaLabError (never a foreign
     exception, never a hang or NaN) that names that parameter."""
     from vistalab.paper_checks import _registry
 
@@ -328,7 +328,7 @@ def test_bad_argument_raises_project_error_naming_it(fname, param, value, object
     assert _named(info.value, param, value), str(info.value)
 
 
-# Issue 15's listed Python cases, each with the parameter the error must name.
+# The audit's listed Python cases, each with the parameter the error must name.
 ISSUE_CASES = [
     (lambda: S.coarsen_ledger("ID ~Tok\n", ("B1", "B2"), buckets=0), "buckets"),
     (lambda: S.simulate_recovery(8, 4, 10.0, "recover", trials=1e308, rng=1), "trials"),
@@ -354,7 +354,7 @@ ISSUE_CASES = [
 
 @pytest.mark.parametrize("call,param", ISSUE_CASES, ids=[p for _c, p in ISSUE_CASES])
 def test_issue_15_listed_cases(call, param):
-    """Issue 15's raw errors (ZeroDivision, Overflow, IndexError, AssertionError, a hang
+    """The raw errors an audit found (ZeroDivision, Overflow, IndexError, AssertionError, a hang
     on NUL, an endless n=1e308, the wrong parameter named) are door-check errors now."""
     with pytest.raises(VistaLabError) as info:
         call()
@@ -394,7 +394,7 @@ BROADCAST = {
 
 @pytest.mark.parametrize("fn", list(BROADCAST), ids=lambda f: f.__name__)
 def test_theory_functions_broadcast_like_scipy_stats(fn):
-    """Issue 15: the closed forms take arrays (numpy broadcasting) and give, element by
+    """the closed forms take arrays (numpy broadcasting) and give, element by
     element, exactly the scalar call's value."""
     kwargs = BROADCAST[fn]
     arrays = {k: np.asarray(v) for k, v in kwargs.items()}

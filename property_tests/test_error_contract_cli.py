@@ -1,4 +1,4 @@
-"""The command line's error contract (README "Exit status"; issue 15): every bad
+"""The command line's error contract (README "Exit status"): every bad
 value of every option of every subcommand ends with exit status 2 and exactly
 one line on stderr naming the option, never a traceback; a FIFO, a folder or a
 device given as an input file is refused at once (no hang).
@@ -204,7 +204,7 @@ BAD[(("check-paper",), "--paper")] += ["{file}"]
 BAD[(("reproduce",), "--paper")] += ["{file}"]
 
 # Options whose every value is valid (free text), and the scheduler, whose bad
-# values are issue 16's (sweeps branch): listed so the coverage check is explicit.
+# values are the sweeps' own: listed so the coverage check is explicit.
 NO_BAD_VALUES = {(("plot-sweep",), "--title"), (("sweep",), "--scheduler")}
 
 # Whole command lines: misspelt options and commands (README "Exit status").
@@ -336,14 +336,14 @@ def _check_one_line(argv: list[str], names: list[str], capsys) -> str:
 @pytest.mark.parametrize("cmd,option,value", CASES,
                          ids=[f"{' '.join(c)} {o}={v!r}" for c, o, v in CASES])
 def test_bad_value_is_one_line_exit_2(cmd, option, value, paths, capsys):
-    """Issue 15, CLI: a bad value ends with exit 2 and one stderr line naming the option."""
+    """CLI: a bad value ends with exit 2 and one stderr line naming the option."""
     argv = _fill(_argv(cmd, option, value), paths)
     _check_one_line(argv, _names(option), capsys)
 
 
 @pytest.mark.parametrize("argv,name", LINES, ids=[" ".join(a) or "(empty)" for a, _ in LINES])
 def test_misspelt_line_names_what_was_meant(argv, name, capsys):
-    """Issue 15: did-you-mean for misspelt options (also next to missing required
+    """did-you-mean for misspelt options (also next to missing required
     ones, case-folded: --n -> --N), no doubled 'vista-lab:' prefix, and API
     parameter names mapped back to options (l_tokens -> --block-tokens)."""
     err = _check_one_line(argv, [name], capsys)
@@ -352,7 +352,7 @@ def test_misspelt_line_names_what_was_meant(argv, name, capsys):
 
 
 def test_misspelt_option_gets_did_you_mean(capsys):
-    """Issue 15: `--kapa` and `--versoin` name the option that was meant."""
+    """`--kapa` and `--versoin` name the option that was meant."""
     for argv, meant in ((["bound", "content", "--kapa", "4"], "'--kappa'"),
                         (["--versoin"], "'--version'"),
                         (["recovery", "--n", "64", "--k", "4", "--budget", "4",
@@ -362,7 +362,7 @@ def test_misspelt_option_gets_did_you_mean(capsys):
 
 
 def test_unknown_command_has_no_doubled_prefix(capsys):
-    """Issue 15: 'vista-lab verfy' printed 'vista-lab: error: vista-lab: COMMAND: ...'."""
+    """'vista-lab verfy' printed 'vista-lab: error: vista-lab: COMMAND: ...'."""
     assert main(["verfy"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("vista-lab: error: COMMAND: unknown value 'verfy'; did you mean "
@@ -370,7 +370,7 @@ def test_unknown_command_has_no_doubled_prefix(capsys):
 
 
 def test_empty_trials_is_refused_not_the_default(capsys):
-    """Issue 15: `--trials ''` was silently the default."""
+    """`--trials ''` was silently the default."""
     for argv in (["makeroom", "--n", "16", "--kappa", "2", "--interface", "ledger",
                   "--trials", ""],
                  ["recovery", "--N", "8", "--k", "4", "--budget", "10", "--strategy",
@@ -380,14 +380,14 @@ def test_empty_trials_is_refused_not_the_default(capsys):
 
 
 def test_content_bound_at_tiny_sigma_is_a_value_not_a_traceback(capsys):
-    """Issue 15: `bound content --kappa 4 --sigma 1e-300` raised ZeroDivisionError; the
+    """`bound content --kappa 4 --sigma 1e-300` raised ZeroDivisionError; the
     bound is +inf there (vacuous), printed as null in JSON."""
     assert main(["bound", "content", "--kappa", "4", "--sigma", "1e-300", "--json"]) == 0
     assert '"paper_bound_bits": null' in capsys.readouterr().out
 
 
 def test_gaussian_makeroom_at_high_snr_runs(capsys):
-    """Issue 15: makeroom gaussian --sigma 0.07 (ln(kappa)/sigma ~ 20) exited 2 blaming
+    """makeroom gaussian --sigma 0.07 (ln(kappa)/sigma ~ 20) exited 2 blaming
     the user with rate=nan; the rate is finite and the run completes."""
     argv = ["makeroom", "--n", "100", "--kappa", "4", "--interface", "gaussian",
             "--sigma", "0.07", "--trials", "1000", "--seed", "1", "--json",
@@ -402,7 +402,7 @@ def test_gaussian_makeroom_at_high_snr_runs(capsys):
 
 
 def test_read_only_folder_mid_run_is_one_line(monkeypatch, tmp_path, capsys):
-    """Issue 15: a folder that becomes unwritable mid-replay (PermissionError from
+    """a folder that becomes unwritable mid-replay (PermissionError from
     the store) ends as one line with exit 2, not a traceback. The store's write is
     made to fail, since root ignores folder permissions."""
     from vistalab import workspace
@@ -421,7 +421,7 @@ def test_read_only_folder_mid_run_is_one_line(monkeypatch, tmp_path, capsys):
 
 
 def test_deeply_nested_json_is_one_line(tmp_path, capsys):
-    """Issue 15: '[' * 200000 as a trace raised RecursionError."""
+    """'[' * 200000 as a trace raised RecursionError."""
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 200_000)
     assert main(["workspace", "replay", str(deep)]) == 2
@@ -431,7 +431,7 @@ def test_deeply_nested_json_is_one_line(tmp_path, capsys):
 
 
 def test_empty_data_dir_is_bad_input(tmp_path, capsys):
-    """Issue 15: check-paper --data-dir EMPTY exited 1 ('9 claims failed'); a
+    """check-paper --data-dir EMPTY exited 1 ('9 claims failed'); a
     folder without the paper's data files is bad input (exit 2, names the option)."""
     assert main(["check-paper", "--data-dir", str(tmp_path), "--only", "table8.*"]) == 2
     err = capsys.readouterr().err
@@ -458,7 +458,7 @@ HANG_CASES = [
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
 def test_fifo_directory_device_are_refused_at_once(tmp_path):
-    """Issue 15 'No hang': a FIFO, a folder or a device given where a file is read
+    """No hang: a FIFO, a folder or a device given where a file is read
     is refused from os.stat, before any open. Run in a subprocess whose timeout is
     only a guard against a regression hanging the suite (not a timing assertion)."""
     fifo = tmp_path / "pipe"

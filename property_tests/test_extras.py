@@ -1,4 +1,4 @@
-"""Optional dependencies are split into extras (issue 12, item 7): with one
+"""Optional dependencies are split into extras: with one
 third-party package missing, the rest of vista-lab works and the feature that
 needs it fails with an error naming the extra to install. Each case runs in a
 fresh interpreter where the package is made unimportable."""
@@ -52,7 +52,7 @@ def test_missing_extra_is_named(package, extra, code):
 
 
 def test_import_optional_is_only_for_third_party():
-    """First-party code is never imported by name (issue 12, item 2)."""
+    """First-party code is never imported by name."""
     with pytest.raises(DomainError, match="import first-party code with an import statement"):
         import_optional("vistalab.sims")
     assert import_optional("matplotlib").__name__ == "matplotlib"

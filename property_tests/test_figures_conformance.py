@@ -14,7 +14,7 @@ from vistalab.theory import UnknownNameError
 
 @pytest.mark.parametrize("name", FIGURE_NAMES)
 def test_script_implements_the_figure_protocol(name):
-    """Issue 6: each figure script exposes compute(params, *, rng) -> tidy table and
+    """each figure script exposes compute(params, *, rng) -> tidy table and
     plot(table, out_dir), a caption, checks, and quick/default parameters."""
     fig = load_figure(name)
     number = name.split("_")[0][3:]

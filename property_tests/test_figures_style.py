@@ -1,4 +1,4 @@
-"""Figure output conventions (issue 6: "PNG at 200 dpi and vector PDF ... a
+"""Figure output conventions ("PNG at 200 dpi and vector PDF ... a
 colour-blind-safe palette"; DESIGN.md rule 11: "a non-interactive backend and a
 style file, no import-time rcParams edits")."""
 

@@ -1,6 +1,6 @@
 """The tidy table every figure computes: exact round trips through the cache
 format and CSV, and clear errors for malformed tables (DESIGN.md rules 5-7;
-issue 6: "tidy CSV with a JSON sidecar")."""
+"tidy CSV with a JSON sidecar")."""
 
 import csv
 import io
@@ -25,7 +25,7 @@ cells = st.one_of(
 @given(st.lists(st.tuples(cells, cells, cells), max_size=20))
 def test_json_round_trip_is_exact(rows):
     """The cache stores tables as typed JSON; reloading must give the same cells,
-    so a cached figure is plotted from exactly the computed numbers (issue 6)."""
+    so a cached figure is plotted from exactly the computed numbers."""
     t = TidyTable(("a", "b", "c"), tuple(rows), {"a": "unit a"})
     back = TidyTable.from_json(t.to_json())
     assert back == t

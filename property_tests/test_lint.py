@@ -1,4 +1,4 @@
-"""Issue 2, section 1: "Lint/type config (ruff, mypy) in pyproject; code passes them".
+""""Lint/type config (ruff, mypy) in pyproject; code passes them".
 Run as tests so the README's one test command checks them too."""
 
 import shutil

@@ -1,4 +1,4 @@
-"""Numerics at the extremes of the domain (issue 15): every estimator returns
+"""Numerics at the extremes of the domain: every estimator returns
 finite values that agree with the exact value within its stated error, and the
 closed forms stay finite and ordered, across n up to 1e12, kappa near n/2,
 sigma from 1e-3 to 1e3 and rates near 0 and near log2 n.
@@ -53,7 +53,7 @@ def test_gaussian_rate_estimator_agrees_with_quadrature(n, kappa, sigma):
 
 
 def test_gaussian_rate_regression_high_snr():
-    """Issue 15's case: n=124, kappa=31, sigma=0.1671 (ln(kappa)/sigma ~ 20.5) gave
+    """An audit's case: n=124, kappa=31, sigma=0.1671 (ln(kappa)/sigma ~ 20.5) gave
     bits=nan; it must agree with the quadrature's 6.9542 bits."""
     est = sims.estimate_gaussian_rate(124, 31, 0.1671, trials=4000, rng=1)
     exact = content_rate_exact(124, 31, 0.1671)

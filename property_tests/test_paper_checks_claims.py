@@ -206,7 +206,7 @@ def test_every_result_is_explained(shipped):
 def test_ablation_variant_count_is_ambiguous_not_failed(shipped, tmp_path):
     """Section 3.7 announces seven variants and describes 4 + 2: the full system
     is plausibly Figure 5(a)'s seventh bar, so the claim is reported as
-    ambiguous with both readings (issue 16), not as a failure; 6 announced
+    ambiguous with both readings, not as a failure; 6 announced
     passes and 9 announced (no reading fits) fails."""
     r = shipped.by_id("text.ablation-variant-count")
     assert r.status == "not_checkable"

@@ -48,7 +48,7 @@ def plugin(tmp_path, monkeypatch):
 
 
 def test_plugin_claims_register_and_run(plugin):
-    """Issue 7 'engine-backed checks register themselves': a plugin module listed with
+    """Engine-backed checks register themselves: a plugin module listed with
     add_plugin is imported on first use and its claims run like built-in ones."""
     assert plugin in pc.plugin_modules()
     ids = {c.id for c in pc.all_claims()}
@@ -189,7 +189,7 @@ class _GCert:
 
 
 def test_linked_certificates_say_how_far_they_reach():
-    """Issue 11: the certificate summary separates proofs for all parameters from
+    """the certificate summary separates proofs for all parameters from
     finite and sampled checks (a sampled pass is never reported as a proof)."""
     rep = _Report((_GCert("prop1", "a", "pass", "all"), _GCert("prop1", "b", "pass", "finite"),
                    _GCert("prop1", "c", "pass", "sampled")))  # type: ignore[arg-type]

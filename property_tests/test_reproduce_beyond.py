@@ -1,4 +1,4 @@
-"""The reproduce report's "Beyond the paper" section (issue 17 item 6): status
+"""The reproduce report's "Beyond the paper" section (theory/BEYOND.md section 6): status
 from the proof chains, numbers from code, failures visible."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from vistalab._reproduce._rows import CheckRow
 
 def _row(claim: str, kind: str = "finite", holds: bool = True) -> dict:
     return {"id": f"beyond.{claim or kind}", "result": "a result | with a pipe", "claim": claim,
-            "kind": kind, "holds": holds, "numbers": "x = 1.0", "where": "issue 17"}
+            "kind": kind, "holds": holds, "numbers": "x = 1.0", "where": "theory/BEYOND.md"}
 
 
 def _chain(claim: str, status: str, reach: str) -> CheckRow:
@@ -20,7 +20,7 @@ def _chain(claim: str, status: str, reach: str) -> CheckRow:
 
 
 def test_status_follows_the_chain():
-    """Issue 17 item 6: 'proved for all parameters' only when the claim's chain says so;
+    """theory/BEYOND.md section 6: 'proved for all parameters' only when the claim's chain says so;
     a finite weakest link, a broken chain and a missing chain are each worded as such."""
     rows = [_row("prop1-sharp"), _row("first-order"), _row("thm1-sharp"), _row("gone"),
             _row("", "certified")]
@@ -40,7 +40,7 @@ def test_status_follows_the_chain():
 
 
 def test_failed_result_is_a_failed_check():
-    """Issue 17 item 6: a numeric result that does not hold is a failing check row and
+    """theory/BEYOND.md section 6: a numeric result that does not hold is a failing check row and
     is marked in the section."""
     rows = [_row("first-order", holds=False), _row("prop1-sharp")]
     crs = beyond_check_rows(rows)
@@ -54,7 +54,7 @@ def test_failed_result_is_a_failed_check():
 
 @pytest.mark.slow
 def test_beyond_rows_all_hold():
-    """Issue 17 item 6: every computed result of the section holds (about 15 s)."""
+    """theory/BEYOND.md section 6: every computed result of the section holds (about 15 s)."""
     from vistalab._reproduce._beyond import beyond_rows
 
     rows = beyond_rows()

@@ -1,4 +1,4 @@
-"""A cache that keeps every run (issue 16, item 3): full and quick runs into one
+"""A cache that keeps every run: full and quick runs into one
 folder do not evict each other, --quick has its own default folder, the proof
 steps run once per reproduce, and Hypothesis never writes ``.hypothesis/`` into
 the user's current folder."""
@@ -57,7 +57,7 @@ def _fake_checks(monkeypatch, calls):
 
 @pytest.mark.slow
 def test_full_then_quick_then_full_computes_nothing_the_third_time(tmp_path, monkeypatch):
-    """Issue 16 (Done when): full, then --quick, then full again into the same
+    """Full, then --quick, then full again into the same
     folder; the third run takes every stage from the cache (the quick run's
     records sit beside the full run's instead of replacing them). Figures 2
     and 6 with their real full and quick parameters."""
@@ -143,7 +143,7 @@ _HYP_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_hypothesis_never_writes_into_the_current_folder(tmp_path):
-    """Issue 16 (Done when): Hypothesis-certified proof steps leave no
+    """Hypothesis-certified proof steps leave no
     .hypothesis/ in the current folder: the pipeline's stages keep it under
     <out>/.cache/hypothesis, and a CLI command (verify) keeps it in a temporary
     folder removed on exit. Subprocesses in a fresh cwd, with no

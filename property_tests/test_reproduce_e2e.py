@@ -1,5 +1,5 @@
 """`vista-lab reproduce --quick` end to end, once, into a temporary folder
-(issue 6: figures/, results/ with tidy CSV + JSON sidecars, report.md with the
+(figures/, results/ with tidy CSV + JSON sidecars, report.md with the
 check table and every figure; cached re-runs; exit status 1 iff a check fails).
 
 The first run is shared by the tests of this module; the cache tests reuse its
@@ -51,7 +51,7 @@ def _checks(out: Path) -> list[dict[str, str]]:
 
 
 def test_quick_run_writes_every_figure_result_and_the_report(first_run):
-    """Issue 6: DIR/figures (PNG + PDF per figure), DIR/results (tidy CSV + JSON sidecar of
+    """DIR/figures (PNG + PDF per figure), DIR/results (tidy CSV + JSON sidecar of
     parameters, seed entropy, package versions and git commit), DIR/report.md."""
     out, _ = first_run
     record = _run_record(out)
@@ -76,7 +76,7 @@ def test_quick_run_writes_every_figure_result_and_the_report(first_run):
 
 
 def test_report_lists_every_check_and_embeds_every_figure(first_run):
-    """Issue 6: 'one table of every check with its status and numbers, and every figure
+    """'one table of every check with its status and numbers, and every figure
     embedded with a two-line caption'; exit status non-zero iff a check of the toolkit
     fails (failed claims about the paper's own numbers, source paper-data, are findings
     that fail the run only with --strict)."""

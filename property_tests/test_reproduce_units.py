@@ -1,4 +1,4 @@
-"""Pieces of the reproduce pipeline (issue 6): the cache key and store, the
+"""Pieces of the reproduce pipeline: the cache key and store, the
 per-stage seeds, the report's Markdown, and the errors of bad input."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ params = st.dictionaries(st.text(min_size=1, max_size=5),
 @given(params, st.text(min_size=1, max_size=8))
 def test_cache_key_is_order_free_and_sensitive_to_everything(p, stage):
     """"Re-running reuses cached results unless the parameters or the code version
-    changed" (issue 6): the key ignores dict order but not stage, params or code."""
+    changed": the key ignores dict order but not stage, params or code."""
     key = cache_key(stage, p, "code-a")
     assert key == cache_key(stage, dict(reversed(list(p.items()))), "code-a")
     assert key != cache_key(stage, p, "code-b")
@@ -38,7 +38,7 @@ def test_cache_key_is_order_free_and_sensitive_to_everything(p, stage):
 
 def test_cache_store_hit_miss_and_corruption(tmp_path):
     """A record is returned only for its own key; records of other keys of the
-    same stage coexist (issue 16: quick and full runs do not evict each other);
+    same stage coexist (quick and full runs do not evict each other);
     a damaged record is a miss, not a crash."""
     cache = StageCache(tmp_path)
     rec = CacheRecord("sim:x", "k1", {"rows": [[1, 2.5]]}, {"params": {}}, 0.25)
@@ -228,7 +228,7 @@ def test_a_crashing_stage_is_a_failed_check_not_a_crash(tmp_path):
 
 def test_a_code_change_invalidates_the_cache(tmp_path, monkeypatch):
     """The code fingerprint is part of every key: same stage and params, new code ->
-    recomputed (issue 6: 'unless the parameters or the code version changed')."""
+    recomputed ('unless the parameters or the code version changed')."""
     from vistalab._reproduce import _pipeline
 
     monkeypatch.setattr(_pipeline, "code_fingerprint", lambda: "code-v1")
@@ -253,7 +253,7 @@ def _result_with(*rows: CheckRow):
 
 
 def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
-    """Issue 6: "Exit status non-zero if any check fails". A failed claim about the
+    """"Exit status non-zero if any check fails". A failed claim about the
     paper's own tables/text (source paper-data) is a finding about the paper: it is
     reported, and fails the run only with --strict; any other failure always fails."""
     ok = CheckRow("proof", "prop1/s", "c", "pass", "", "")
@@ -272,7 +272,7 @@ def test_exit_status_fails_on_toolkit_checks_and_on_findings_only_when_strict():
 
 
 def test_paper_option_checks_the_transcription(tmp_path):
-    """`reproduce --paper PATH` (issue 12 item 6): a missing file fails before any work;
+    """`reproduce --paper PATH`: a missing file fails before any work;
     the stage turns each table and quote into a row of source "transcription", failing
     when the LaTeX does not contain the data's numbers."""
     from vistalab._reproduce import _pipeline
@@ -288,7 +288,7 @@ def test_paper_option_checks_the_transcription(tmp_path):
 
 
 def test_proof_rows_never_call_a_check_a_proof(monkeypatch):
-    """Issue 11 section 2: reproduce's proof rows say "proved for all parameters"
+    """reproduce's proof rows say "proved for all parameters"
     only for generality "all", "checked on <domain>" for finite checks and
     "sampled on <domain>" for Hypothesis; each main result adds a chain row,
     which fails when the chain is broken."""

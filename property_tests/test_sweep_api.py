@@ -1,8 +1,8 @@
-"""The public sweep API (``vistalab.sweep``) and self-describing results
-(issue 16, items 1 and 2): run_sweep/load_results locally and on a Dask
+"""The public sweep API (``vistalab.sweep``) and self-describing results:
+run_sweep/load_results locally and on a Dask
 LocalCluster client, Parquet field metadata, stable CSV dtypes under pandas
 (and polars when installed), every problem of a config reported in one run,
-and the size bounds of issue 15. Cells are Proposition 1 recovery runs and
+and the size bounds of the error contract. Cells are Proposition 1 recovery runs and
 Theorem 1 make-room runs."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def test_load_results_refuses_a_damaged_table(tmp_path):
 
 
 def test_every_parquet_column_has_unit_and_description(tmp_path):
-    """Issue 16 (Done when): every field of results.parquet carries `unit` and
+    """Every field of results.parquet carries `unit` and
     `description` metadata, taken from the one shared column vocabulary, and
     the schema metadata names the experiment and the seed entropy."""
     for doc in (DOC, MAKEROOM):
@@ -147,7 +147,7 @@ def test_every_config_problem_is_reported_in_one_run():
 
 
 def test_sizes_are_bounded_before_any_work(tmp_path):
-    """Issue 15: trials = 2**63 - 1 is refused at the door with the bound
+    """trials = 2**63 - 1 is refused at the door with the bound
     stated, and so is a sweep whose total trials exceed the bound."""
     huge = {**DOC, "params": {**DOC["params"], "trials": 9223372036854775807}}
     with pytest.raises(SweepConfigError, match=r"`trials` must be .*<= 1000000000.*1e\+09"):

@@ -1,5 +1,5 @@
-"""`vista-lab sweep` under the error contract (issue 15, sweep items, owned by
-issue 16): bad --scheduler and empty --out are one-line errors with exit 2, a
+"""`vista-lab sweep` under the error contract (sweep items, owned by
+): bad --scheduler and empty --out are one-line errors with exit 2, a
 huge --workers is capped and says so, and SIGKILL to the sweep's process does
 not leave its worker processes running. Cells are Proposition 1 recovery runs."""
 
@@ -104,7 +104,7 @@ def _session_members(sid: int) -> list[int]:
 
 @pytest.mark.slow
 def test_sigkill_of_the_sweep_leaves_no_workers(tmp_path):
-    """Issue 15: SIGKILL to the sweep's own process (not its group) must not
+    """SIGKILL to the sweep's own process (not its group) must not
     leave loky workers or resource trackers running: within 10 s every process
     of its session is gone (they used to run on for more than 20 s)."""
     cfg = tmp_path / "slow.toml"

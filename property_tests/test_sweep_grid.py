@@ -1,6 +1,6 @@
 """Canonical grid order and per-cell seeds: the same set of cells gets the same
 order, keys and seeds however the config is written, and a cell's seed depends
-only on the sweep seed and its own parameters (issue 16; DESIGN rule 2; cells
+only on the sweep seed and its own parameters (DESIGN rule 2; cells
 are Proposition 1 recovery runs)."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_digest_changes_with_any_cell():
 def test_cell_seed_is_a_function_of_entropy_and_parameters(entropy, data):
     """A cell's seed is SeedSequence(entropy, spawn_key=key words): the same
     parameters get the same stream in any sweep of the same seed, whatever
-    other values the sweep lists (issue 16: sweeps keyed by content)."""
+    other values the sweep lists (sweeps keyed by content)."""
     budgets = data.draw(st.lists(st.sampled_from(BUDGETS), min_size=1, unique=True))
     extra = data.draw(st.lists(st.sampled_from([3, 5, 200, 300]), unique=True))
     small = parse_config({**_doc(budgets, STRATS, [1.0], False), "seed": entropy})

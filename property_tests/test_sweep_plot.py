@@ -142,7 +142,7 @@ def test_plot_sweep_cli_on_sweep_folder(tmp_path, capsys):
 
 
 def test_ambiguous_or_empty_column_names_are_refused(tmp_path):
-    """Issue 16: `--x rate` never silently plots `rate_bits`. Without a `rate`
+    """`--x rate` never silently plots `rate_bits`. Without a `rate`
     column it is refused with the close matches; with an all-empty `rate`
     column (the gibbs target rate of non-gibbs rows) it is refused too, naming
     rate_bits (Theorem 1 make-room table)."""

@@ -130,7 +130,7 @@ def test_folder_with_another_experiment_or_seed_is_refused(tmp_path):
 
 
 def test_adding_values_extends_the_store_and_keeps_every_cell(tmp_path):
-    """Issue 16 (Done when): add a budget and a handle cost to a Proposition 1
+    """Add a budget and a handle cost to a Proposition 1
     sweep and rerun into the same folder. Every existing cell record is byte
     identical, its row in the new table equals its old row, and only the new
     cells are computed; a shuffled, shrunk config reuses everything."""

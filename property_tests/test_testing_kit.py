@@ -1,4 +1,4 @@
-"""The public testing kit, vistalab.testing (issue 12, item 4): each check
+"""The public testing kit, vistalab.testing: each check
 returns [] for a correct implementation written here, outside the project's
 code, and names the problem for a broken one (a check that cannot fail is no
 check). The user implementations are passed as instances: nothing is

@@ -1,4 +1,4 @@
-"""Results beyond the paper (issue 17): the content channel's certified
+"""Results beyond the paper: the content channel's certified
 sandwich and limit, Theorem 1's sharp per-prefix bound and exact constant
 c*, first-order tightness of the frontier, Proposition 1's sharper converse
 and exact small-instance optima; CLI keys and proof steps."""
@@ -25,7 +25,7 @@ GRID = [(n, k, s) for n in (8, 64, 1024, 10**6) for k in (2, 4, 8, 16) for s in 
 
 
 def test_sandwich_brackets_exact_on_the_issue_grid():
-    """Issue 17 item 1 (done-when): lower_bound <= exact rate <= product_bound <= the
+    """theory/BEYOND.md section 1 (done-when): lower_bound <= exact rate <= product_bound <= the
     (1-1/n) bound at every kappa in {2,4,8,16}, sigma in {0.5,1,2}, n in {8,64,1024,1e6}."""
     for n, k, s in GRID:
         sw = theory.content_sandwich(n, k, s)
@@ -69,7 +69,7 @@ def _mp_jensen_bits(n: int, kappa: int, sigma: float) -> mpmath.mpf:
 
 @pytest.mark.parametrize("n,kappa,sigma", [(8, 2, 1.0), (64, 16, 0.5), (10**6, 4, 2.0)])
 def test_certified_bounds_match_high_precision_quadrature(n, kappa, sigma):
-    """Issue 17 items 1, 5: the arb enclosures contain 30-digit mpmath quadratures
+    """theory/BEYOND.md section 1, 5: the arb enclosures contain 30-digit mpmath quadratures
     of the product bound and the Jensen bound written in the issue's form."""
     up = theory.content_product_bound(n, kappa, sigma)
     lo = theory.content_jensen_lower_bound(n, kappa, sigma)
@@ -96,7 +96,7 @@ def _brute_two_blocks(kappa: float, sigma: float) -> float:
 
 @pytest.mark.parametrize("kappa,sigma", [(2, 1.0), (4, 0.5)])
 def test_sandwich_against_brute_force_two_blocks(kappa, sigma):
-    """Issue 17 item 1: at n = 2 the sandwich brackets a brute-force 2-D integral."""
+    """theory/BEYOND.md section 1: at n = 2 the sandwich brackets a brute-force 2-D integral."""
     brute = _brute_two_blocks(kappa, sigma)
     sw = theory.content_sandwich(2, kappa, sigma)
     assert sw.lower_bound - 1e-9 <= brute <= sw.product_bound + 1e-9
@@ -104,7 +104,7 @@ def test_sandwich_against_brute_force_two_blocks(kappa, sigma):
 
 
 def test_limit_law_and_rate():
-    """Issue 17 item 1: I -> a^2/2 nats, and the proved O(1/n) gap bounds bracket
+    """theory/BEYOND.md section 1: I -> a^2/2 nats, and the proved O(1/n) gap bounds bracket
     I - a^2/2 (exact rate) at moderate a."""
     for kappa, sigma in ((2, 1.0), (4, 2.0), (2, 0.5)):
         lim = theory.content_rate_limit(kappa, sigma)
@@ -118,7 +118,7 @@ def test_limit_law_and_rate():
 
 
 def test_content_bad_input():
-    """Issue 17 item 1: bad arguments name the parameter."""
+    """theory/BEYOND.md section 1: bad arguments name the parameter."""
     with pytest.raises(theory.DomainError, match="`n`"):
         theory.content_sandwich(1, 2, 1.0)
     with pytest.raises(theory.DomainError, match="`sigma`"):
@@ -132,7 +132,7 @@ def test_content_bad_input():
 
 @pytest.mark.parametrize("n,kappa", [(16, 2), (100, 2), (256, 8), (65536, 64)])
 def test_sharp_bound_between_list_fano_and_frontier(n, kappa):
-    """Issue 17 item 2 (done-when): list_fano <= sharp <= optimal_mean_z everywhere
+    """theory/BEYOND.md section 2 (done-when): list_fano <= sharp <= optimal_mean_z everywhere
     tested, strictly above list-Fano somewhere in its active range."""
     gains = []
     for rate in np.linspace(0.0, math.log2(n), 17):
@@ -146,7 +146,7 @@ def test_sharp_bound_between_list_fano_and_frontier(n, kappa):
 
 
 def test_sharp_pc_bound_below_list_fano_and_valid():
-    """Issue 17 item 2: P_c(m) <= sharp root <= +1 root, and the Gibbs law's own
+    """theory/BEYOND.md section 2: P_c(m) <= sharp root <= +1 root, and the Gibbs law's own
     P(rank <= m) (an attainable interface) never exceeds the sharp root."""
     n, kappa = 64, 6
     for rate in (0.5, 2.0, 4.0):
@@ -160,7 +160,7 @@ def test_sharp_pc_bound_below_list_fano_and_valid():
 
 @pytest.mark.parametrize("n,kappa", [(100, 2), (256, 8)])
 def test_c_star_is_the_smallest_valid_constant(n, kappa):
-    """Issue 17 item 2: c* from the closed form equals the search maximum of
+    """theory/BEYOND.md section 2: c* from the closed form equals the search maximum of
     nu(1 - D*(I)/kappa) - I; c*-0.01 is violated somewhere, c* never."""
     c = theory.sharp_constant(n, kappa)
     nu = theory.makeroom_nu(n, kappa)
@@ -172,7 +172,7 @@ def test_c_star_is_the_smallest_valid_constant(n, kappa):
 
 
 def test_c_star_values_and_kappa2_limit():
-    """Issue 17 item 2: c*(100,2) ~ 0.623 (> 0.4, so the +0.4 variant is false) and
+    """theory/BEYOND.md section 2: c*(100,2) ~ 0.623 (> 0.4, so the +0.4 variant is false) and
     c*(n,2) -> log2(3/2) as n grows."""
     assert theory.sharp_constant(100, 2) == pytest.approx(0.6229, abs=1e-3)
     gaps = [abs(theory.sharp_constant(10**e, 2) - math.log2(1.5)) for e in (3, 6, 9, 12)]
@@ -184,7 +184,7 @@ def test_c_star_values_and_kappa2_limit():
 
 @pytest.mark.parametrize("kappa", [4, 100])
 def test_first_order_limit_to_1e60(kappa):
-    """Issue 17 item 3: R*(kappa/2)/nu -> 1/2 (within the proved (2 + log2 nu)/nu),
+    """theory/BEYOND.md section 3: R*(kappa/2)/nu -> 1/2 (within the proved (2 + log2 nu)/nu),
     buckets stay near nu, and the second-order identity is exact, n up to 1e60."""
     for e in (4, 9, 15, 30, 60):
         p = theory.first_order_point(10**e, kappa, 0.5)
@@ -198,7 +198,7 @@ def test_first_order_limit_to_1e60(kappa):
 
 
 def test_second_order_term_form_kappa_100():
-    """Issue 17 item 3: R* - nu/2 at kappa=100 grows from ~0.36 (n=1e4) to ~1.41
+    """theory/BEYOND.md section 3: R* - nu/2 at kappa=100 grows from ~0.36 (n=1e4) to ~1.41
     bits (n=1e15); the derived form tracks it and its fixed-kappa limit
     (1-delta) log2 kappa - h2(delta) bounds it from above."""
     s4 = theory.first_order_point(10**4, 100, 0.5).second_order
@@ -211,7 +211,7 @@ def test_second_order_term_form_kappa_100():
 
 
 def test_second_order_regimes():
-    """Issue 17 item 3: fixed kappa, the second-order term tends to
+    """theory/BEYOND.md section 3: fixed kappa, the second-order term tends to
     (1-delta) log2 kappa - h2(delta); with kappa >> ln n it follows
     (1-delta) log2 ln((n-kappa)/kappa) - h2(delta)."""
     d = 0.3
@@ -225,7 +225,7 @@ def test_second_order_regimes():
 
 
 def test_first_order_bad_input():
-    """Issue 17 item 3: delta outside (0,1) and m outside the head are refused."""
+    """theory/BEYOND.md section 3: delta outside (0,1) and m outside the head are refused."""
     with pytest.raises(theory.DomainError, match="`delta`"):
         theory.first_order_point(100, 4, 1.0)
     with pytest.raises(theory.DomainError, match="`m`"):
@@ -239,7 +239,7 @@ def test_first_order_bad_input():
     st.integers(1, 200), st.integers(1, 40), st.floats(0, 1, allow_nan=False)
 )
 def test_sharp_recovery_never_weaker(N, k, frac):
-    """Issue 17 item 4: sharp bound <= min(1, B/(Nk) + 1/k), >= 2^-k, and the
+    """theory/BEYOND.md section 4: sharp bound <= min(1, B/(Nk) + 1/k), >= 2^-k, and the
     constraint KL(pbar || 1-2^-k) <= B/N binds at the returned value."""
     budget = frac * N * k
     sharp = theory.recovery_success_bound_sharp(N, k, budget)
@@ -272,7 +272,7 @@ def _brute_optimum(N: int, k: int, M: int) -> float:
 
 @pytest.mark.parametrize("N,k,M", [(2, 1, 2), (2, 1, 3), (1, 2, 3), (3, 1, 2)])
 def test_exact_optimum_against_brute_force(N, k, M):
-    """Issue 17 item 4: the partition enumeration equals brute force over all
+    """theory/BEYOND.md section 4: the partition enumeration equals brute force over all
     state maps, and optimum <= sharp <= paper."""
     r = theory.recovery_exact_optimum(N, k, M)
     assert r.optimum == pytest.approx(_brute_optimum(N, k, M), abs=1e-15)
@@ -281,7 +281,7 @@ def test_exact_optimum_against_brute_force(N, k, M):
 
 
 def test_exact_optimum_refuses_large_instances():
-    """Issue 17 item 4: instances beyond enumeration are refused with the rule."""
+    """theory/BEYOND.md section 4: instances beyond enumeration are refused with the rule."""
     with pytest.raises(theory.DomainError, match="2\\^\\(N k\\)"):
         theory.recovery_exact_optimum(2, 2, 3)
 
@@ -295,7 +295,7 @@ def _json(argv, capsys):
 
 
 def test_cli_keys(capsys):
-    """Issue 17: bound content gains product_bound/lower_bound/exact_rate (old keys kept);
+    """bound content gains product_bound/lower_bound/exact_rate (old keys kept);
     bound makeroom gains sharp_lower_bound and c_star; recovery gains sharp_success_bound."""
     doc = _json(["bound", "content", "--kappa", "4", "--sigma", "1", "--n", "64"], capsys)
     assert doc["lower_bound"] <= doc["exact_rate"] <= doc["product_bound"]
@@ -309,7 +309,7 @@ def test_cli_keys(capsys):
 
 @pytest.mark.slow
 def test_new_proof_steps_and_chains():
-    """Issue 17: the beyond-the-paper steps state a generality, the fast ones pass,
+    """the beyond-the-paper steps state a generality, the fast ones pass,
     and Proposition 1's sharper converse has a closed chain proved for all
     parameters (its finite enumeration corroborates but does not conclude)."""
     from vistalab.theory._proofs._registry import check_chains
@@ -327,7 +327,7 @@ def test_new_proof_steps_and_chains():
 
 
 def test_steps_fail_on_broken_inputs(monkeypatch):
-    """Issue 17: the enumeration checks refuse a broken bound (a checker can fail)."""
+    """the enumeration checks refuse a broken bound (a checker can fail)."""
     from vistalab.theory import _recovery_sharp, _sharp_makeroom
     from vistalab.theory._proofs import _registry
 
@@ -345,7 +345,7 @@ def test_steps_fail_on_broken_inputs(monkeypatch):
 
 @pytest.mark.parametrize("n,kappa,sigma", [(8, 2, 2.0), (1024, 4, 1.0), (10**6, 2, 2.0)])
 def test_certified_content_rate_contains_the_quadrature(n, kappa, sigma):
-    """Issue 17 item 5: the ball-arithmetic rate has radius < 1e-12 and the float
+    """theory/BEYOND.md section 5: the ball-arithmetic rate has radius < 1e-12 and the float
     quadrature content_rate_exact lies within its claimed 1e-10 of it."""
     c = theory.content_rate_certified(n, kappa, sigma)
     assert c.radius < 1e-12
@@ -358,7 +358,7 @@ def test_certified_content_rate_contains_the_quadrature(n, kappa, sigma):
 
 @pytest.mark.parametrize("n,kappa,sigma", [(10, 2, 1.0), (1000, 8, 1.0), (10**6, 16, 0.5)])
 def test_certified_gaussian_mean_z_against_sims(n, kappa, sigma):
-    """Issue 17 item 5: sims' float evaluator of the Gaussian E[Z] lies within its
+    """theory/BEYOND.md section 5: sims' float evaluator of the Gaussian E[Z] lies within its
     documented 1e-8 of the certified enclosure."""
     from vistalab.sims import gaussian_exact_mean_z
 
@@ -368,7 +368,7 @@ def test_certified_gaussian_mean_z_against_sims(n, kappa, sigma):
 
 
 def test_certified_bad_input():
-    """Issue 17 item 5: the certified evaluators name the rule they need."""
+    """theory/BEYOND.md section 5: the certified evaluators name the rule they need."""
     with pytest.raises(theory.DomainError, match="ln\\(kappa\\)/sigma <= 8"):
         theory.content_rate_certified(8, 16, 0.1)
     with pytest.raises(theory.DomainError, match="`kappa`"):
@@ -376,7 +376,7 @@ def test_certified_bad_input():
 
 
 def test_cli_makeroom_first_order_keys(capsys):
-    """Issue 17 item 3: bound makeroom reports R*/nu and the exact second-order term
+    """theory/BEYOND.md section 3: bound makeroom reports R*/nu and the exact second-order term
     inside its proved bounds."""
     doc = _json(["bound", "makeroom", "--n", "1000000000000000", "--kappa", "100",
                  "--rate", "10"], capsys)
@@ -388,7 +388,7 @@ def test_cli_makeroom_first_order_keys(capsys):
 
 @given(st.integers(5, 10**6), st.data())
 def test_sharp_bound_ordered_random_points(n, data):
-    """Issue 17 item 2: list_fano <= sharp <= optimal_mean_z at random (n, kappa, I)."""
+    """theory/BEYOND.md section 2: list_fano <= sharp <= optimal_mean_z at random (n, kappa, I)."""
     kappa = data.draw(st.integers(2, min((n - 1) // 2, 200)))
     rate = data.draw(st.floats(0.0, math.log2(n), allow_nan=False))
     lf = theory.list_fano_mean_z_bound(n, kappa, rate)

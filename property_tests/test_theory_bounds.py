@@ -132,7 +132,7 @@ def test_asymptotic_separation_gap_tends_to_one():
 
 def test_asymptotic_separation_needs_c_above_c0():
     """Proposition 1 (Appendix B): a budget c N log2 N with c < c0 cannot hold
-    the handle table, so there is no guaranteed gap (None: issue 15, never NaN)."""
+    the handle table, so there is no guaranteed gap (None: never NaN)."""
     p = asymptotic_separation(10**6, c=0.5, c0=1.0)
     assert not p.feasible and p.gap is None
 

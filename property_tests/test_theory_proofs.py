@@ -34,7 +34,7 @@ STEPS = theory.list_steps()
 
 
 def test_registry_covers_every_result():
-    """Issue 2 section 4: at least 25 named steps (we aim for 35+) across
+    """at least 25 named steps (we aim for 35+) across
     Prop. 1, Prop. 2 (+ tight), Lemma 1 and Theorem 1 parts A-E."""
     assert len(STEPS) >= 35
     claims = {s.claim for s in STEPS}

@@ -1,4 +1,4 @@
-"""Issue 11 section 3: the Python proof steps are honest. Every step states its
+"""the Python proof steps are honest. Every step states its
 generality; sympy-identity proves only true identities (no forced rewrites);
 sympy-nonneg passes only with a certificate that an independent structural
 check accepts; the steps' premises link each main result into a closed chain;
@@ -41,7 +41,7 @@ THEORY_DIR = pathlib.Path(_registry.__file__).resolve().parents[1]
 
 
 def test_every_step_states_an_honest_generality():
-    """Issue 11 section 2: each step carries "all", "finite" or "sampled";
+    """each step carries "all", "finite" or "sampled";
     an enumeration is never "all" and a Hypothesis step is always "sampled"."""
     for s in STEPS:
         assert s.generality in theory.PROOF_GENERALITIES, s.key
@@ -84,7 +84,7 @@ def test_default_generality_never_over_claims():
 
 
 def test_no_forced_rewrite_anywhere_in_theory():
-    """Issue 11 section 3: no `force=True` in any theory module."""
+    """no `force=True` in any theory module."""
     offenders = [
         str(p) for p in THEORY_DIR.rglob("*.py") if re.search(r"force\s*=\s*True", p.read_text())
     ]
@@ -117,7 +117,7 @@ FALSE_IDENTITIES = [
     ("lhs", "rhs", "symbols"), FALSE_IDENTITIES, ids=[f"{a}={b}" for a, b, _ in FALSE_IDENTITIES]
 )
 def test_sympy_identity_refuses_false_identities(lhs, rhs, symbols):
-    """Issue 11: identities that fail somewhere on the stated domain (real or
+    """identities that fail somewhere on the stated domain (real or
     complex symbols, possibly 0) are refused; the checker never forces a rewrite."""
     out = certify_identity(lhs, rhs, symbols=symbols)
     assert not out.ok, out.detail
@@ -170,7 +170,7 @@ FALSE_NONNEG = [
 
 @pytest.mark.parametrize("expr", FALSE_NONNEG, ids=[str(e) for e in FALSE_NONNEG])
 def test_sympy_nonneg_refuses_false_claims(expr):
-    """Issue 11: false non-negativity claims get no certificate."""
+    """false non-negativity claims get no certificate."""
     assert not certify_sign(expr).ok
 
 
@@ -233,7 +233,7 @@ def test_chain_closed_and_its_weakest_link():
     ids=["missing-premise", "cycle", "failed-premise", "unreachable"],
 )
 def test_broken_chain_is_reported(certs, why):
-    """Issue 11: a missing premise, a cycle, a failed premise or a result that
+    """a missing premise, a cycle, a failed premise or a result that
     no step concludes each break the chain, and the reason is named."""
     (res,) = check_chains(certs, ("prop1",))
     assert not res.closed and why in res.detail
@@ -279,7 +279,7 @@ def _plus(c: float):
 
 @pytest.mark.parametrize("name", ["bound_vs_exact_frontier", "bound_vs_random_interfaces"])
 def test_theorem_with_plus_point_four_is_refuted(monkeypatch, name):
-    """Issue 11: E[Z] >= kappa[1 - (I+0.4)/nu]_+ is false (n=10, kappa=2, Gibbs
+    """E[Z] >= kappa[1 - (I+0.4)/nu]_+ is false (n=10, kappa=2, Gibbs
     lambda=0.6933 gives E[Z]=1.2856 < 1.371); the frontier grid and the
     Hypothesis step both find a violation."""
     monkeypatch.setattr(_steps_thm1_b, "floor_bound", _plus(0.4))
@@ -410,7 +410,7 @@ def test_fact_certificates_refuse_wrong_targets_and_undeclared_facts():
 
 
 def test_lemma1_and_part_a_chains_are_proved_for_all_parameters():
-    """Issue 11: with the support bound, the error-branch and the conditional
+    """with the support bound, the error-branch and the conditional
     support steps proved symbolically, Lemma 1's chain has no finite or sampled
     link; with the pointwise mixture-KL, Jensen and compensation identities over
     any number of laws, neither have Prop. 2 and its tight variant (checked from

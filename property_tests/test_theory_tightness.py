@@ -118,7 +118,7 @@ def test_content_rate_exact_at_high_snr_is_within_tolerance_of_log2n(n, kappa, s
 
 
 def test_content_rate_exact_beyond_quadrature_range_is_the_fano_endpoint():
-    """Proposition 2 beyond ln(kappa)/sigma = CONTENT_SNR_MAX (issue 15): no refusal;
+    """Proposition 2 beyond ln(kappa)/sigma = CONTENT_SNR_MAX: no refusal;
     Fano's inequality puts log2(n) - I below the tolerance, so log2(n) is returned
     (the gap bound is recomputed here with mpmath)."""
     n, kappa, sigma = 4, 2**20, 0.01

@@ -1,5 +1,5 @@
-"""Results files carry their provenance and are written atomically (issue 6/8:
-'JSON sidecar of parameters, seed entropy, package versions and git commit')."""
+"""Results files carry their provenance and are written atomically (a JSON sidecar
+of parameters, seed entropy, package versions and git commit)."""
 
 import json
 import os

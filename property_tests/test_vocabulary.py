@@ -1,4 +1,4 @@
-"""One vocabulary of result columns (issue 16, item 2): every column of every
+"""One vocabulary of result columns: every column of every
 sweep table and every figure table is in figures._vocabulary.COLUMNS with one
 unit and one meaning, the sweep tables carry those units in their Parquet
 metadata, and the README's table is the one the module generates."""

@@ -1,4 +1,4 @@
-"""Anthropic Messages format in and out of the workspace (issue 14, item 2):
+"""Anthropic Messages format in and out of the workspace:
 traces with text, tool_use, tool_result (is_error), thinking /
 redacted_thinking, image blocks and a top-level system prompt replay with
 every self-check true; every rendering keeps the format's protocol rules
@@ -108,7 +108,7 @@ _EITHER = st.booleans().flatmap(lambda reuse: conversations(reuse_ids=reuse))
 
 @given(conv=_EITHER, budget=st.sampled_from([3000, 6000, 100_000]))
 def test_anthropic_trace_replays_with_every_rendering_valid(conv, budget):
-    """Issue 14 item 2: an Anthropic trace replays (format detected) with every
+    """an Anthropic trace replays (format detected) with every
     turn within budget and both renderings protocol-valid: tool results in the
     user turn after their tool_use and first in it, roles alternating from
     user, thinking kept ahead of its turn's tool_use, a cache_control
@@ -130,7 +130,7 @@ def test_anthropic_trace_replays_with_every_rendering_valid(conv, budget):
 
 @given(conv=_EITHER)
 def test_token_totals_equal_the_openai_replay_of_the_projection(conv):
-    """Issue 14 item 2 (done-when): under the same tokenizer the Anthropic
+    """Under the same tokenizer the Anthropic
     replay's per-turn tokens and state hash equal the OpenAI-format replay
     of the same conversation written with the documented projection."""
     openai = anthropic_to_openai(conv["messages"], system=conv["system"])
@@ -306,7 +306,7 @@ SAMPLE = str(TRACES / "anthropic_ops_agent.json")
 
 
 def test_cli_replays_the_sample_anthropic_trace(capsys):
-    """Issue 14 item 2 (done-when), from the CLI: the sample Anthropic trace
+    """From the CLI: the sample Anthropic trace
     (thinking, redacted thinking, parallel tool_use, an is_error result, an
     image, a context archive) replays with every self-check true, each turn's
     Anthropic request valid, the agent's archive applied, and the thinking
@@ -342,7 +342,7 @@ def test_cli_replays_the_sample_anthropic_trace(capsys):
 
 
 def test_cli_replay_json_reports_the_cacheable_share(capsys):
-    """Issue 14 item 4: replay --json reports each turn's cacheable prefix
+    """replay --json reports each turn's cacheable prefix
     tokens and share, and the run's token-weighted share."""
     from vistalab.cli import main
 

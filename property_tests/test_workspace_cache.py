@@ -1,4 +1,4 @@
-"""Prompt-cache friendliness (issue 14, item 4): the cacheable-prefix measure,
+"""Prompt-cache friendliness: the cacheable-prefix measure,
 the management rendering that keeps the conversation prefix (eq. overflow: the
 content of C_t in overflow is the engine's choice, within B, context tools
 only), the guard's prefix-preserving offload order, and the shares on the
@@ -125,7 +125,7 @@ def test_guard_offloads_results_beyond_the_shown_prefix_first():
 
 @pytest.mark.slow
 def test_session_trace_shares_beat_the_pre_change_rendering():
-    """Issue 14 item 4 on the 67-message session trace (cl100k_base): with the
+    """On the 67-message session trace (cl100k_base): with the
     prefix-keeping management rendering the token-weighted cacheable share is
     higher than the pre-change rendering's at the overflowing budgets and
     equal where nothing overflows; every request within budget and valid."""

@@ -1,4 +1,4 @@
-"""The workspace's side of the error contract (issues 13 and 15): public
+"""The workspace's side of the error contract: public
 functions check argument types at the door and raise the project's
 WorkspaceError subclasses naming the parameter; agent-facing tools always
 return a string; FIFOs and folders given as traces are refused at once."""
@@ -134,7 +134,7 @@ def test_fifo_or_folder_as_a_trace_is_refused_at_once(tmp_path, kind):
     ],
 )
 def test_selector_objects_refuse_nan_and_bad_bounds(make, param):
-    """Issue 15, Python API: NaN (and other non-positions) never passes silently into a
+    """Python API: NaN (and other non-positions) never passes silently into a
     read selector; the error names the field."""
     with pytest.raises(WorkspaceArgumentError, match=f"`{param}`"):
         make()

@@ -1,4 +1,4 @@
-"""Text formats read back by their parsers (issue 13, item 1; paper,
+"""Text formats read back by their parsers (paper,
 Implementation Details: dashboard format and archive handles): every handle,
 placeholder and ledger row parses back to the fields it was formatted from."""
 

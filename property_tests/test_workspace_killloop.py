@@ -1,4 +1,4 @@
-"""Kill loop (issue 13, Done-when): a child process doing random archive,
+"""Kill loop (Done-when): a child process doing random archive,
 delete, restore, registration and save is SIGKILLed at random points, at
 least 500 times; after every kill the saved state loads (verified: fields,
 content hashes, canonical hash, every payload) and is the last acknowledged

@@ -1,4 +1,4 @@
-"""The LangChain adapter (issue 14, item 5), driven by a scripted chat model:
+"""The LangChain adapter, driven by a scripted chat model:
 an ordinary LangChain tool loop adopts the workspace in a few lines and the
 paper's loop holds (Algorithm 1: dashboard every turn, budget B, task tools
 refused in overflow, archive to exact payloads)."""
@@ -72,7 +72,7 @@ def _run_agent(chain, tools, history: list) -> dict:
             history.append(ToolMessage(out, tool_call_id=call["id"]))
 
 def test_scripted_agent_loop_through_the_adapter():
-    """Issue 14 item 5: a plain LangChain loop (runnable | model, tools by
+    """a plain LangChain loop (runnable | model, tools by
     name) gets the workspace with three lines: every model input is the
     rendering (within B, protocol-valid, dashboard last); a task tool is
     refused while the context overflows; the archive tool moves the exact

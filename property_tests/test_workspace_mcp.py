@@ -1,4 +1,4 @@
-"""The workspace as an MCP server (issue 14, item 1; paper, Implementation
+"""The workspace as an MCP server (paper, Implementation
 Details: the paper's implementation is an MCP server with the two context
 tools), driven end to end by the official ``mcp`` SDK client over stdio."""
 
@@ -42,7 +42,7 @@ def _text(result) -> str:
 
 @pytest.mark.slow
 def test_stdio_end_to_end_with_the_sdk_client(tmp_path):
-    """Issue 14 item 1: spawn ``vista-lab workspace serve`` over stdio, list the
+    """spawn ``vista-lab workspace serve`` over stdio, list the
     tools, register a transcript, archive, read the payload back byte-exact,
     see engine refusals as MCP tool errors and the overflow refusal (task
     tools refused, guard rejection) without the server crashing."""
@@ -162,7 +162,7 @@ def test_stdio_end_to_end_with_the_sdk_client(tmp_path):
 
 
 def test_agent_role_lists_only_the_agent_tools():
-    """Issue 14 item 1: an agent connected to the agent role cannot see (so
+    """an agent connected to the agent role cannot see (so
     cannot call by mistake) a harness operation; calling one is an error."""
 
     async def run() -> None:
@@ -242,7 +242,7 @@ def test_service_answers_are_the_engine_tool_answers():
 
 @pytest.mark.slow
 def test_http_serves_both_roles_on_one_workspace():
-    """Issue 14 item 1, streamable HTTP: one process bound to 127.0.0.1 serves
+    """streamable HTTP: one process bound to 127.0.0.1 serves
     the agent role at /mcp and the harness role at /harness on one
     workspace; a change made through one is seen through the other. Loopback
     only, bounded in time, the server stopped at the end."""

@@ -1,4 +1,4 @@
-"""Crash-consistent persistence (issue 13, item 3; paper, eq. archive-contract:
+"""Crash-consistent persistence (paper, eq. archive-contract:
 archived payloads stay exactly recoverable): deferred payload removal, a
 verifying ``load``, ``salvage`` with an exact loss list, temp-file cleanup,
 non-regular payloads, the directory-fd store and the loaded workspace's log."""

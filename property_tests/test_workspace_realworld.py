@@ -1,4 +1,4 @@
-"""What real tool-calling agents send (issue 13, item 2): reused call ids once
+"""What real tool-calling agents send: reused call ids once
 answered, the ID forms agents write, re-archiving to the next level, content
 parts, image parts and legacy function calling (paper, Implementation Details:
 context tool definitions and the workspace loop)."""

@@ -1,4 +1,4 @@
-"""Thread safety (issue 13, item 4): for each batch of 16 parallel tool calls,
+"""Thread safety: for each batch of 16 parallel tool calls,
 16 threads register the results at once while other threads render and
 archive; every rendering stays within the budget, and at the end the engine's
 incremental counts, ledger sums and hash equal a recount from scratch (paper,

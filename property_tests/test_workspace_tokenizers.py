@@ -137,7 +137,7 @@ def test_dashboard_count_from_cached_pieces_is_exact(name, compact, rows, budget
 
 
 def test_o200k_is_offline_and_checksum_pinned(tmp_path):
-    """Issue 14 item 3: o200k_base counts with no network and no download cache
+    """o200k_base counts with no network and no download cache
     (a fresh process, sockets refused, TIKTOKEN_CACHE_DIR an empty folder that
     must stay empty); known o200k ids: "hello world" -> [24912, 2375]."""
     import os

@@ -286,7 +286,7 @@ def _cv_sums(w: np.ndarray, d: float, e: np.ndarray, shift: np.ndarray) -> np.nd
     floating point only while both factors stay representable, i.e.
     ``|shift - d c| < 600`` in every row; ``shift`` is ``d`` times the largest
     light observation, which the importance proposal can put far above ``c``
-    when ``d`` is large (issue 15: ln(kappa)/sigma ~ 20 gave inf * 0 = NaN).
+    when ``d`` is large (ln(kappa)/sigma ~ 20 gave inf * 0 = NaN).
     Otherwise the summands, each in (0, 1], are formed directly.
     """
     cols: list[np.ndarray] = []

@@ -346,7 +346,7 @@ class GaussianInterface:
         """
         # content_rate_exact covers every d (beyond d = 40 it returns log2 n, with
         # Fano's bound on the gap): the exact value wherever the O(n) Monte Carlo
-        # would be slow or is refused (issue 15).
+        # would be slow or is refused.
         if trials is None and self.n > self.MC_RATE_MAX_N:
             bits = theory.content_rate_exact(self.n, self.kappa, self.sigma)
             return RateEstimate(bits=float(bits), se=0.0, trials=0, exact=True,

@@ -23,7 +23,7 @@ __all__ = [
     "trials_iv", "MAX_TRIALS", "MAX_ENGINE_TRIALS", "MAX_WORKERS",
 ]
 
-# Sizes are bounded before any work starts (issue 15): 1e9 array trials is
+# Sizes are bounded before any work starts: 1e9 array trials is
 # minutes of vectorised work; 1e6 engine trials (each a real workspace) is
 # hours; more threads than this only add scheduling overhead.
 MAX_TRIALS = 10**9

@@ -134,7 +134,7 @@ __all__ = [
     "ThresholdTightnessRow",
     "TightnessReport",
     "tightness_report",
-    # beyond the paper (issue 17, theory/BEYOND.md)
+    # beyond the paper (theory/BEYOND.md)
     "CertifiedValue",
     "CONTENT_N_MAX",
     "ContentSandwich",

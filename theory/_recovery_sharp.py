@@ -104,7 +104,7 @@ def recovery_success_bound_sharp(N: int, k: int, budget: float) -> float:
                           "use recovery_success_bound (Proposition 1's closed form) beyond")
     mp = mpmath.MPContext()
     # 1 - 2^-k must differ from 1 at the working precision (it did not at k >= 167
-    # with 50 digits: ZeroDivisionError, issue 15's audit)
+    # with 50 digits: ZeroDivisionError, found by an audit)
     mp.dps = 50 + int(math.ceil(k * math.log10(2.0)))
     rhs = mp.mpf(budget) / N
     lo, hi = mp.mpf(0), 1 - mp.mpf(2) ** -k  # KL(lo) >= B/N >= KL(hi) = 0

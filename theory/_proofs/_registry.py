@@ -51,7 +51,7 @@ MAIN_RESULTS: tuple[str, ...] = (
 )
 
 #: Claim identifiers (paper_checks links to these exact strings): the main
-#: results, then the claims beyond the paper (issue 17; theory/BEYOND.md).
+#: results, then the claims beyond the paper (theory/BEYOND.md).
 CLAIMS: tuple[str, ...] = MAIN_RESULTS + (
     "content-sandwich",
     "thm1-sharp",

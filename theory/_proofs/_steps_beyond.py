@@ -1,4 +1,4 @@
-"""Proof steps of the results beyond the paper (issue 17): the content-channel
+"""Proof steps of the results beyond the paper: the content-channel
 sandwich, Theorem 1's sharp per-prefix bound and exact constant c*, the
 first-order tightness of the frontier, and Proposition 1's sharper converse.
 Written proofs: theory/BEYOND.md."""
@@ -49,7 +49,7 @@ def _x_minus_log1p_nonneg(label: str) -> Outcome:
     "lp-shannon",
     "n = 2 and 3 coordinates, any joint law with W_i independent given J (Shannon cone)",
     "W_1..W_n conditionally independent given J  =>  I(J;W) <= sum_i I(J;W_i)",
-    "issue 17 item 1 (product bound)",
+    "theory/BEYOND.md section 1 (product bound)",
     generality="finite",
 )
 def mi_below_sum_of_coordinates() -> Outcome:
@@ -87,7 +87,7 @@ def mi_below_sum_of_coordinates() -> Outcome:
     "(Shannon cone; every k)",
     "I(J;A,B) <= I(J;A) + I(J;B) when I(A;B|J) = 0: with I(J;A) <= sum_{i<=k} I(J;W_i) "
     "this gives I(J;W) <= sum_i I(J;W_i) for every n by induction",
-    "issue 17 item 1 (product bound)",
+    "theory/BEYOND.md section 1 (product bound)",
     generality="all",
 )
 def product_induction_step() -> Outcome:
@@ -109,7 +109,7 @@ def product_induction_step() -> Outcome:
     "symbolic a > 0, real y",
     "ln(phi(y - a)/phi(y)) = a y - a^2/2, so I(B;aB+N) = -E[p ln(p + q e^{-(a^2/2+aZ)}) "
     "+ q ln(q + p e^{aZ - a^2/2})]",
-    "issue 17 item 1 (one 1-D integral)",
+    "theory/BEYOND.md section 1 (one 1-D integral)",
     generality="all",
     premises=("content-sandwich:product_induction_step",),
 )
@@ -133,7 +133,7 @@ def coordinate_likelihood_ratio() -> Outcome:
     "u >= 0 (symbolic)",
     "u - ln(1+u) >= 0; with u = a^2 p q and I(B;aB+N) <= (1/2) ln(1 + a^2 pq) "
     "(Gaussian maximises entropy at variance 1 + a^2 pq), n I(B;aB+N) <= (1-1/n) a^2/2",
-    "issue 17 item 1",
+    "theory/BEYOND.md section 1",
     generality="all",
     premises=("content-sandwich:coordinate_likelihood_ratio",),
     concludes=("content-sandwich",),
@@ -148,7 +148,7 @@ def product_below_tight_bound() -> Outcome:
     "sympy-identity",
     "symbolic a > 0",
     "E[e^{aZ}] = e^{a^2/2} for Z ~ N(0,1) (so E[S | X] = (n-1) e^{a^2/2})",
-    "issue 17 item 1 (Jensen lower bound)",
+    "theory/BEYOND.md section 1 (Jensen lower bound)",
     generality="all",
 )
 def lognormal_mean() -> Outcome:
@@ -165,7 +165,7 @@ def lognormal_mean() -> Outcome:
     "symbolic n > 1, a > 0, real z",
     "ln n + a^2 - ln(e^{a^2 + a z} + (n-1) e^{a^2/2}) = a^2/2 + ln(n/(n-1)) "
     "- ln(1 + e^{a^2/2 + a z}/(n-1))  (X = a + z ~ N(a,1): the bulky block's law)",
-    "issue 17 item 1 (Jensen lower bound)",
+    "theory/BEYOND.md section 1 (Jensen lower bound)",
     generality="all",
     premises=("content-sandwich:lognormal_mean", "prop2:neg_log_convex"),
     concludes=("content-sandwich",),
@@ -191,7 +191,7 @@ def jensen_rewrite() -> Outcome:
     "10^12 for a in {1/2, 1, 2} (50-digit evaluation), the upper end -a^2/(2n) certified",
     "softplus(t) <= e^t (u - ln(1+u) >= 0) and E e^{a^2/2+aZ} = e^{a^2} give "
     "ln(n/(n-1)) - e^{a^2}/(n-1) <= I - a^2/2 <= -a^2/(2n); both ends -> 0 as n -> oo",
-    "issue 17 item 1 (limit law)",
+    "theory/BEYOND.md section 1 (limit law)",
     generality="finite",
     premises=(
         "content-sandwich:jensen_rewrite",
@@ -227,7 +227,7 @@ def limit_rate_of_convergence() -> Outcome:
     "interval",
     "kappa in {2,4,8,16}, sigma in {0.5,1,2}, n in {8,64,1024,1e6} (48 points)",
     "certified lower bound <= content_rate_exact <= certified product bound <= (1-1/n) bound",
-    "issue 17 item 1 (done-when)",
+    "theory/BEYOND.md section 1 (done-when)",
     generality="finite",
     premises=("content-sandwich:jensen_rewrite", "content-sandwich:product_below_tight_bound"),
 )
@@ -258,7 +258,7 @@ def sandwich_brackets_exact() -> Outcome:
     "symbolic 0 < m < n, p in (0,1)",
     "g_m(p) = h(p) + p log2 m + (1-p) log2(n-m) has g_m'' < 0, g_m'(m/n) = 0 and "
     "g_m(m/n) = log2 n: decreasing on [m/n, 1], so P_c(m) <= largest root there",
-    "issue 17 item 2",
+    "theory/BEYOND.md section 2",
     generality="all",
     premises=("thm1.A:assemble_lemma", "thm1.B:tail_sum_identity", "thm1.B:prefix_lists_nested"),
     concludes=("thm1-sharp",),
@@ -289,7 +289,7 @@ def list_fano_rhs_concave_peak() -> Outcome:
     "(n, kappa) in {(16,2),(16,4),(100,2),(256,8),(65536,64),(1e9,4)}, 25 rates each",
     "list_fano_mean_z_bound <= sharp_mean_z_bound <= optimal_mean_z, strictly above "
     "list-Fano (by > 1e-3) at some active rate of every instance",
-    "issue 17 item 2 (done-when)",
+    "theory/BEYOND.md section 2 (done-when)",
     generality="finite",
     premises=("thm1-sharp:list_fano_rhs_concave_peak", _BINARY_ENTROPY),
 )
@@ -322,7 +322,7 @@ def sharp_between_list_fano_and_frontier() -> Outcome:
     "symbolic nu, kappa, lam > 0",
     "d/dD [nu (1 - D/kappa) - R*(D)] = -nu/kappa + lam/ln 2 (dR*/dD = -lam/ln 2), zero at "
     "lam* = nu ln2/kappa; the objective is concave (R* convex), so lam* is its maximiser",
-    "issue 17 item 2",
+    "theory/BEYOND.md section 2",
     generality="all",
     premises=("thm1-sharp:list_fano_rhs_concave_peak",),
     concludes=("thm1-sharp",),
@@ -341,7 +341,7 @@ def c_star_stationary_point() -> Outcome:
     "(n, kappa) in {(16,2),(100,2),(256,8),(1e4,2),(65536,64)}, 121 rates each",
     "closed-form c*(n,kappa) >= max over a rate grid of nu(1 - D*(I)/kappa) - I, within 5e-3; "
     "c*(100,2) > 0.4 (the +0.4 variant of Theorem 1 is false)",
-    "issue 17 item 2",
+    "theory/BEYOND.md section 2",
     generality="finite",
     premises=("thm1-sharp:c_star_stationary_point",),
 )
@@ -373,7 +373,7 @@ def c_star_matches_search() -> Outcome:
     "kappa = 2, n = 10^2, 10^4, ..., 10^16 (50-digit evaluation; the limit is not certified)",
     "at kappa = 2, c*(n,2) = log2(3/2) + o(1): with x = e^{-lam*} = sqrt(2/(n-2)), "
     "Z = 1 + x + (n-2) x^2 and c* = (ln((n-2)/2)(1 - D/2) - ln n + ln Z + lam* D)/ln 2",
-    "issue 17 item 2",
+    "theory/BEYOND.md section 2",
     generality="finite",
     premises=("thm1-sharp:c_star_stationary_point",),
 )
@@ -399,7 +399,7 @@ def c_star_kappa2_limit() -> Outcome:
     "with T = (n-kappa) e^{-lam kappa}, w = T/(A+T), H = ln(A+T) + lam delta kappa: "
     "ln n - H - (1-delta) ln((n-kappa)/kappa) = ln(n/(n-kappa)) + (1-delta) ln(kappa/A) "
     "+ (1-delta) ln(1-w) + delta ln w",
-    "issue 17 item 3 (second-order term)",
+    "theory/BEYOND.md section 3 (second-order term)",
     generality="all",
 )
 def second_order_identity() -> Outcome:
@@ -428,7 +428,7 @@ def second_order_identity() -> Outcome:
     "rank 1 w.p. 1-delta, uniform tail rank w.p. delta: E[Z] = delta kappa and "
     "log2 n - h2(delta) - delta log2(n-kappa) - (1-delta) nu = log2(n/(n-kappa)) "
     "+ (1-delta) log2 kappa - h2(delta)",
-    "issue 17 item 3 (upper bound, fixed kappa)",
+    "theory/BEYOND.md section 3 (upper bound, fixed kappa)",
     generality="all",
 )
 def two_level_interface_rate() -> Outcome:
@@ -451,7 +451,7 @@ def two_level_interface_rate() -> Outcome:
     "R_m - (1-delta) nu = log2(n/(n-kappa)) + (delta-d) nu + (1-d) log2(kappa/m) - h2(d), "
     "delta - d = (1-delta)(m-1)/(2kappa-(m-1)); with m = ceil(kappa/nu): "
     "(delta-d) nu <= (m-1) nu/kappa <= 1, so R* - (1-delta) nu <= 2 + log2 nu",
-    "issue 17 item 3 (upper bound, any kappa)",
+    "theory/BEYOND.md section 3 (upper bound, any kappa)",
     generality="all",
 )
 def head_interface_rate_bound() -> Outcome:
@@ -493,7 +493,7 @@ def head_interface_rate_bound() -> Outcome:
     "nu >= max(1, 1/(2 delta))), so |R*/nu - (1-delta)| <= (2 + log2 nu)/nu -> 0: "
     "R* = (1-delta) nu + o(nu) whenever nu -> oo "
     "(fixed kappa, or kappa growing with kappa/n -> 0)",
-    "issue 17 item 3",
+    "theory/BEYOND.md section 3",
     generality="finite",
     premises=(
         "thm1.C:threshold_equivalence",
@@ -518,7 +518,7 @@ def first_order_limit() -> Outcome:
     "the exact second-order term R* - (1-delta) nu equals the identity to 1e-9, lies in the "
     "proved [lo, hi], and its approximation is within 0.08 bits once n >= 1e9; "
     "buckets need >= 0.95 nu while R*/nu -> 1/2",
-    "issue 17 item 3",
+    "theory/BEYOND.md section 3",
     generality="finite",
     premises=("first-order:second_order_identity", "first-order:first_order_limit"),
 )
@@ -551,7 +551,7 @@ def first_order_numeric() -> Outcome:
     "sympy-nonneg",
     "p in (0,1) (p = 1/(1+u), u > 0), symbolic alphabet a = 2^k - 1 > 0",
     "f(p) = h(p) + p log2(2^k - 1) has f'' = -1/(p(1-p) ln 2) < 0 (Jensen over blocks)",
-    "issue 17 item 4",
+    "theory/BEYOND.md section 4",
     generality="all",
 )
 def fano_function_concave() -> Outcome:
@@ -569,7 +569,7 @@ def fano_function_concave() -> Outcome:
     "p in [0,1], integer k >= 1 (symbolic)",
     "1 + p k - f(p) = (1 - h(p)) + p (k - log2(2^k - 1)) >= 0, so every pbar allowed by "
     "N[k - f(pbar)] <= B has 1 - pbar <= B/(Nk) + 1/k",
-    "issue 17 item 4",
+    "theory/BEYOND.md section 4",
     generality="all",
     premises=(
         _BINARY_ENTROPY,
@@ -600,7 +600,7 @@ def sharp_never_weaker() -> Outcome:
     "(N,k) with 2^(Nk) <= 8 and every M; (2,2),(4,1) with M <= 2",
     "exact optimum over state maps <= sharp bound <= min(1, B/(Nk)+1/k) at B = log2 M; "
     "equality at M = 1 and M = 2^(Nk)",
-    "issue 17 item 4",
+    "theory/BEYOND.md section 4",
     generality="finite",
     premises=("prop1-sharp:sharp_never_weaker",),
 )
@@ -632,7 +632,7 @@ def sharp_vs_exact_optimum() -> Outcome:
     "(n, kappa, sigma) in {(8,2,2), (1024,4,1), (1e6,2,2)}",
     "the float quadrature content_rate_exact lies within its claimed 1e-10 bits of the "
     "ball-arithmetic value (radius < 1e-12), which lies inside the certified sandwich",
-    "issue 17 item 5",
+    "theory/BEYOND.md section 5",
     generality="finite",
     premises=("content-sandwich:jensen_rewrite", "content-sandwich:product_below_tight_bound"),
 )

@@ -2,7 +2,7 @@
 assumptions, and non-negativity certificates that an independent structural
 check re-verifies.
 
-Soundness rules (issue 11):
+Soundness rules:
 
 * No rewrite is ever forced: ``expand_log`` and ``logcombine`` run without
   their ``force`` option, so log(x*y) splits only when sympy knows x, y > 0 from the

@@ -204,7 +204,7 @@ def _run_content(args: argparse.Namespace) -> int:
         snr = math.log(kappa) / sigma
         # beyond the quadrature's range the exact value is the Fano endpoint log2 n
         doc["exact_rate_bits"] = content_rate_exact(n, kappa, sigma)
-        # issue 17: certified sandwich lower_bound <= exact_rate <= product_bound (bits)
+        # certified sandwich lower_bound <= exact_rate <= product_bound (bits)
         doc["exact_rate"] = doc["exact_rate_bits"]
         if snr <= CONTENT_SNR_MAX:
             up = content_product_bound(n, kappa, sigma)
@@ -265,7 +265,7 @@ def _run_makeroom(args: argparse.Namespace) -> int:
         "optimal_rate_for_delta": optimal_rate(n, kappa, delta * kappa),
         "bucket_sufficient_rate": bucket_sufficient_rate(n, kappa, delta),
     }
-    # issue 17: first order (R*/nu -> 1 - delta) and the exact second-order term
+    # first order (R*/nu -> 1 - delta) and the exact second-order term
     fo = first_order_point(n, kappa, delta, with_buckets=False)
     doc["optimal_rate_over_nu"] = fo.exact_over_nu
     doc["second_order_term"] = fo.second_order

@@ -1,4 +1,4 @@
-"""The report's "Beyond the paper" section (issue 17): each result with its
+"""The report's "Beyond the paper" section: each result with its
 status and numbers computed here, never typed in.
 
 A result's status comes from the proof-step chain of its claim (computed by
@@ -88,7 +88,7 @@ def _content(theory: Any) -> list[BeyondRow]:
             f"worst product/exact on kappa in {{2,4,8,16}}, sigma in {{0.5,1,2}} per n "
             f"(vs the (1-1/n) bound): {ratios}; both capped at log2 n: {cap}; "
             f"certified radius <= {rad:.1e} bits",
-            "issue 17 item 1; theory/BEYOND.md section 1",
+            "theory/BEYOND.md section 1; theory/BEYOND.md section 1",
         ),
         BeyondRow(
             "beyond.content_jensen_lower_bound",
@@ -96,7 +96,7 @@ def _content(theory: Any) -> list[BeyondRow]:
             "(the bulky block's observation); with the product bound a certified sandwich",
             "content-sandwich", "finite", holds,
             f"all 48 grid points bracketed: {holds}; worst exact - lower = {lo_gap:.3f} bits",
-            "issue 17 item 1; theory/BEYOND.md section 1",
+            "theory/BEYOND.md section 1; theory/BEYOND.md section 1",
         ),
         BeyondRow(
             "beyond.content_limit",
@@ -105,7 +105,7 @@ def _content(theory: Any) -> list[BeyondRow]:
             "content-sandwich", "finite", gap_bounds.lo - 1e-9 <= gap <= gap_bounds.hi + 1e-9,
             f"kappa={kappa}, sigma={sigma:g}, n={n:g}: limit {lim:.6f} bits, "
             f"I - limit = {gap:.3e} in [{gap_bounds.lo:.3e}, {gap_bounds.hi:.3e}]",
-            "issue 17 item 1; theory/BEYOND.md section 1",
+            "theory/BEYOND.md section 1; theory/BEYOND.md section 1",
         ),
     ]
 
@@ -136,7 +136,7 @@ def _sharp(theory: Any) -> list[BeyondRow]:
             f"(n,kappa) in {{(16,2),(100,2),(256,8),(65536,64)}}, 17 rates each: ordered "
             f"{ordered}; largest gain over list-Fano {gain:.3f} blocks; largest remaining gap "
             f"to the frontier {to_frontier:.3f} blocks",
-            "issue 17 item 2; theory/BEYOND.md section 2",
+            "theory/BEYOND.md section 2; theory/BEYOND.md section 2",
         ),
         BeyondRow(
             "beyond.thm1_c_star",
@@ -145,7 +145,7 @@ def _sharp(theory: Any) -> list[BeyondRow]:
             "thm1-sharp", "finite", cs[(100, 2)] > 0.4 and abs(cs[(10**9, 2)] - lim) < 1e-3,
             ", ".join(f"c*({n:g},{k}) = {c:.4f}" for (n, k), c in cs.items())
             + f"; log2(3/2) = {lim:.4f}; Theorem 1 uses c = 1, the +0.4 variant is false",
-            "issue 17 item 2; theory/BEYOND.md section 2",
+            "theory/BEYOND.md section 2; theory/BEYOND.md section 2",
         ),
     ]
 
@@ -165,7 +165,7 @@ def _first_order(theory: Any) -> list[BeyondRow]:
             "(fixed kappa or kappa growing with kappa/n -> 0); the Gibbs interface is "
             "first-order optimal, balanced buckets need ~nu",
             "first-order", "finite", ok, ratios,
-            "issue 17 item 3; theory/BEYOND.md section 3",
+            "theory/BEYOND.md section 3; theory/BEYOND.md section 3",
         ),
         BeyondRow(
             "beyond.second_order",
@@ -176,7 +176,7 @@ def _first_order(theory: Any) -> list[BeyondRow]:
             f"kappa=100, delta=1/2: {s4.second_order:.3f} bits at n=1e4 (approx "
             f"{s4.second_order_approx:.3f}), {s15.second_order:.3f} at n=1e15 (approx "
             f"{s15.second_order_approx:.3f}); identity error {ident:.1e}",
-            "issue 17 item 3; theory/BEYOND.md section 3",
+            "theory/BEYOND.md section 3; theory/BEYOND.md section 3",
         ),
     ]
 
@@ -199,7 +199,7 @@ def _prop1(theory: Any) -> list[BeyondRow]:
         f"{len(rows)} instances with 2^(Nk) <= 8: optimum <= sharp <= paper {ok}; largest gap "
         f"(|R| strictly between 1 and 2^(Nk)) sharp {sg:.3f}, paper {pg:.3f}; e.g. N=3, k=1, "
         f"|R|=2: optimum {ex.optimum:.4f}, sharp {ex.sharp_bound:.4f}, paper {ex.paper_bound:.4f}",
-        "issue 17 item 4; theory/BEYOND.md section 4",
+        "theory/BEYOND.md section 4; theory/BEYOND.md section 4",
     )]
 
 
@@ -220,7 +220,7 @@ def _certified(theory: Any) -> list[BeyondRow]:
         f"(n,kappa,sigma) in {list(pts)}: certified radius <= {rad:.1e} bits; "
         f"max |float quadrature - certified| = {worst:.1e} (claimed "
         f"{theory.CONTENT_RATE_ABS_TOL:.0e})",
-        "issue 17 item 5; theory/BEYOND.md section 5",
+        "theory/BEYOND.md section 5; theory/BEYOND.md section 5",
     ))
     worst = 0.0
     rad = 0.0
@@ -235,7 +235,7 @@ def _certified(theory: Any) -> list[BeyondRow]:
         "", "certified", worst <= 1e-8 + rad,
         f"(n,kappa,sigma) in {list(gpts)}: certified radius <= {rad:.1e}; max |sims - "
         f"certified| = {worst:.1e} (claimed 1e-8)",
-        "issue 17 item 5; theory/BEYOND.md section 5",
+        "theory/BEYOND.md section 5; theory/BEYOND.md section 5",
     ))
     return out
 
@@ -284,7 +284,7 @@ def beyond_section(rows: Sequence[Mapping[str, Any]], checks: Sequence[CheckRow]
     lines = [
         "## Beyond the paper",
         "",
-        "Results that go past the paper's bounds (issue 17; proofs in theory/BEYOND.md). "
+        "Results that go past the paper's bounds (proofs in theory/BEYOND.md). "
         "Status: from the result's proof-step chain when it has one, otherwise the kind "
         "of check. All numbers are computed by `vistalab/_reproduce/_beyond.py`.",
         "",

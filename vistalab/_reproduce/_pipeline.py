@@ -747,7 +747,7 @@ def run_reproduce(
         if queue is not None:
             queue.close()
     check_rows += sim_rows
-    # Issue 17: results beyond the paper (numbers by code; status from the proof chains).
+    # results beyond the paper (numbers by code; status from the proof chains).
     beyond: list[dict[str, Any]] = []
     if figures is None:
         from ._beyond import beyond_check_rows
