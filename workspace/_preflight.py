@@ -336,10 +336,11 @@ class PreflightLayer(LayoutLayer):
         The request the agent saw just before the overflow began with the same
         positions, so a provider's prompt cache still holds them (the management
         rendering no longer throws the conversation prefix away). A tool-call
-        position and the tool messages after it are taken whole or not at all, and the run stops before a call still waiting
-        for results, so the rendering stays protocol-valid. Pinned positions
-        are already paid for in the floor; returns the messages, the extra
-        tokens they add and the number of leading positions shown.
+        position and the tool messages after it are taken whole or not at all,
+        and the run stops before a call still waiting for results, so the
+        rendering stays protocol-valid. Pinned positions are already paid for
+        in the floor; returns the messages, the extra tokens they add and the
+        number of leading positions shown.
         """
         s = self._prefix_cut(room)
         out: list[dict[str, Any]] = []
