@@ -166,5 +166,7 @@ def _write_api_pages(app: object) -> None:
 
 
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's hook
-    app.connect("builder-inited", _write_api_pages, priority=100)
+    # config-inited: before Sphinx discovers the source files, so a page written for
+    # a new package is found (and autosummary writes its stubs) in the same build
+    app.connect("config-inited", lambda app, config: _write_api_pages(app), priority=100)
     return {"parallel_read_safe": True}
