@@ -11,26 +11,10 @@ import time
 
 from vistalab.cli import main
 
+from . import test_conformance_broken as broken
 
-def orphaning(messages, budget, count):
-    """Keeps the newest messages that fit, blind to tool calls."""
-    kept = []
-    for m in reversed(messages):
-        if count([m, *kept]) > budget:
-            break
-        kept.insert(0, m)
-    return kept
-
-
-def alternation_breaker(request, budget, count):
-    """Anthropic: drops assistant turns until the request fits."""
-    msgs = list(request["messages"])
-    while count({"system": request["system"], "messages": msgs}) > budget:
-        idx = next((i for i, m in enumerate(msgs) if m["role"] == "assistant"), None)
-        if idx is None:
-            break
-        del msgs[idx]
-    return {"system": request["system"], "messages": msgs}
+#: The broken managers live in one place; the CLI finds them by module:function.
+BROKEN = broken.__name__
 
 
 def hanging(messages, budget, count):
@@ -53,7 +37,7 @@ def test_violation_exits_1_and_files_replay(tmp_path, capsys):
     that --replay re-checks (still broken on the recorded output, fixed by a
     correct trimmer) and that `workspace replay` reads as a trace."""
     out = tmp_path / "out"
-    status = main(["conformance", f"{__name__}:orphaning", "--examples", "40", "--out",
+    status = main(["conformance", f"{BROKEN}:orphaning_trimmer", "--examples", "40", "--out",
                    str(out), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert status == 1 and not doc["ok"]
@@ -72,7 +56,7 @@ def test_anthropic_counterexample_replays_through_the_workspace(tmp_path, capsys
     """An Anthropic counterexample file keeps its top-level system, so `workspace
     replay` detects the format."""
     out = tmp_path / "out"
-    status = main(["conformance", f"{__name__}:alternation_breaker", "--protocol", "anthropic",
+    status = main(["conformance", f"{BROKEN}:alternation_breaker", "--protocol", "anthropic",
                    "--examples", "40", "--out", str(out)])
     assert status == 1
     text = capsys.readouterr().out
