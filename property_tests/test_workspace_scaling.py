@@ -12,6 +12,7 @@ import random
 
 import pytest
 from vistalab.workspace import Workspace, WorkspaceError
+from vistalab.workspace._dashboard import CLOSE_TAG
 from vistalab.workspace._records import BlockType, Status
 from vistalab.workspace._seqtree import PrefixTree
 
@@ -75,6 +76,23 @@ def recount_problems(ws: Workspace) -> list[str]:
     for room in (0, 500, 2000, ws.budget):
         if ws._prefix_cut(room) != _reference_prefix(ws, room):
             out.append(f"prefix cut at room {room}")
+    rows = led.rows
+    by_position = sorted(rows, key=lambda u: rows[u].first)
+    chunks = [led.chunk(c) for c in range(ws._chunks_count())]
+    if [u for ch in chunks for u in ch.uids] != by_position:
+        out.append("ledger chunks (units in position order)")
+    if [t for ch in chunks for t in ch.tokens] != [rows[u].tokens for u in by_position]:
+        out.append("ledger chunks (row tokens)")
+    # The candidate dashboard's ledger body, assembled row by row from scratch.
+    hidden, note = ws._fold()
+    body = "" if note is None else note + "\n"
+    for u in by_position:
+        if u not in hidden:
+            r = rows[u]
+            body += r.prefix + age(ws.turn - r.turn)[0] + r.suffix
+    ws._candidate_cache = None
+    if not ws._candidate().dashboard.endswith(body + CLOSE_TAG):
+        out.append("candidate dashboard text")
     return out
 
 
@@ -185,6 +203,11 @@ def test_long_session_replays_fork_and_load_to_the_same_figures(long_ws, tmp_pat
     assert recount_problems(back) == []
 
 
+def _corrupt_chunk_text(ctext: dict) -> None:
+    hidden, pieces, *rest = ctext[0]
+    ctext[0] = (hidden, ("x", *pieces[1:]), *rest)
+
+
 @pytest.mark.parametrize(
     "corrupt",
     [
@@ -195,6 +218,8 @@ def test_long_session_replays_fork_and_load_to_the_same_figures(long_ws, tmp_pat
         lambda ws: ws._chunks.__setitem__(0, ()),
         lambda ws: ws._ledger.__setattr__("_age", (ws.turn, -1)),
         lambda ws: ws._ledger.archived_ids.pop(),
+        lambda ws: (ws._ledger._by_first.pop(max(ws._ledger._by_first)), ws._ledger._cdata.clear()),
+        lambda ws: _corrupt_chunk_text(ws._ledger._ctext),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):

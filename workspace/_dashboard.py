@@ -207,6 +207,9 @@ class DashboardRenderer:
         # with an additive tokenizer the head's fixed point depends on nothing else.
         self._head_cache: dict[tuple[int, int, int, int], tuple[int, str]] = {}
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
+        # Age fields of ages 0 .. len - 1 and their tokens, for whole ledgers.
+        self._age_texts: list[str] = []
+        self._age_tokens: list[int] = []
 
     @property
     def additive(self) -> bool:
@@ -247,6 +250,28 @@ class DashboardRenderer:
                 self._age_cache.clear()
             self._age_cache[age] = hit
         return hit
+
+    def age_table(self, upto: int) -> tuple[list[str], list[int]]:
+        """Age fields of every age ``0 .. upto`` and their tokens (0 for a
+        non-additive tokenizer), indexable by age; do not modify.
+
+        A ledger prints one per row. The texts are re-made together whenever
+        the table grows (it doubles, so each age costs O(1) amortised), so they
+        sit next to each other in memory rather than scattered over the heap
+        by the turns that first needed them."""
+        n = len(self._age_texts)
+        if upto < n:
+            return self._age_texts, self._age_tokens
+        cap = max(2 * n, upto + 1, 256)
+        texts = [age_text(a) for a in range(cap)]
+        tokens = self._age_tokens
+        if self._additive:
+            count = self._count
+            tokens = tokens + [count(texts[a]) for a in range(n, cap)]
+        else:
+            tokens = [0] * cap
+        self._age_texts, self._age_tokens = texts, tokens
+        return texts, tokens
 
     def note_piece(self, note: str) -> tuple[str, int]:
         """A free-text ledger line (folded units) with its newline, and its tokens."""

@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["UnitRow", "Ledger"]
+__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK"]
+
+#: Block positions per ledger chunk (rows are grouped by their first leaf).
+CHUNK = 256
 
 
 class UnitRow(NamedTuple):
@@ -45,9 +48,25 @@ class UnitRow(NamedTuple):
     status: str
 
 
+class LedgerChunk(NamedTuple):
+    """The rows whose first leaf lies in one run of ``CHUNK`` positions, in
+    position order, as flat tuples (a rendering reads these in sequence instead
+    of looking up every row by ID in a large dict, whose entries are scattered
+    over the heap: at 100k units each look-up is a cache and TLB miss).
+
+    ``uids`` are fresh copies of the unit IDs, allocated together, for the
+    same reason; ``archived`` the archived units among them."""
+
+    uids: tuple[str, ...]
+    tokens: tuple[int, ...]
+    firsts: tuple[int, ...]
+    flags: tuple[bool, ...]  # archived, per row
+    archived: tuple[str, ...]
+
+
 class Ledger:
     """Rows by unit ID with incremental sums (prefix/suffix tokens, archived
-    rows, rows per turn) and a cached position order.
+    rows, rows per turn) and, per chunk of positions, the rows in position order.
 
     Parameters
     ----------
@@ -57,7 +76,6 @@ class Ledger:
 
     __slots__ = (
         "rows",
-        "_order",
         "piece_tokens",
         "archived_rows",
         "_turns",
@@ -66,11 +84,13 @@ class Ledger:
         "_steps",
         "_steps_upto",
         "archived_ids",
+        "_by_first",
+        "_cdata",
+        "_ctext",
     )
 
     def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
         self.rows: dict[str, UnitRow] = {}
-        self._order: list[str] | None = []
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
         self.archived_ids: set[str] = set()  # units with an archived row
@@ -83,17 +103,23 @@ class Ledger:
         # by one turn costs a few look-ups instead of a pass over every turn.
         self._steps: list[tuple[int, int]] = []
         self._steps_upto = 0
+        # Rows by first leaf, and per chunk of positions the flat row data and
+        # the ledger text around the age fields (dropped when a row in it changes).
+        self._by_first: dict[int, str] = {}
+        self._cdata: dict[int, LedgerChunk] = {}
+        self._ctext: dict[int, tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], int]] = {}
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
         new = Ledger(self._age_piece)
         new.rows = self.rows.copy()
-        new._order = None if self._order is None else self._order.copy()
         new.piece_tokens, new.archived_rows = self.piece_tokens, self.archived_rows
         new.archived_ids = self.archived_ids.copy()
         new._turns = self._turns.copy()
         new._age = self._age
         new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
+        new._by_first = self._by_first.copy()
+        new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
         return new
 
     def __contains__(self, uid: object) -> bool:
@@ -108,20 +134,13 @@ class Ledger:
         if old is not None:
             self._out(old, turn)
             self.archived_ids.discard(uid)
+            self._unplace(uid, old.first)
+        self._by_first[row.first] = uid
+        self._invalidate(row.first)
         self.rows[uid] = row
         self._in(row, turn)
         if row.archived:
             self.archived_ids.add(uid)
-        if old is None or old.first != row.first:
-            order = self._order
-            if (
-                order is not None
-                and old is None
-                and (not order or self.rows[order[-1]].first < row.first)
-            ):
-                order.append(uid)
-            else:
-                self._order = None
 
     def drop(self, uid: str, turn: int) -> None:
         """Remove ``uid``'s row if it has one."""
@@ -129,14 +148,72 @@ class Ledger:
         if row is not None:
             self._out(row, turn)
             self.archived_ids.discard(uid)
-            self._order = None
+            self._unplace(uid, row.first)
 
-    def order(self) -> list[str]:
-        """Unit IDs in position order (by first leaf); do not modify."""
-        if self._order is None:
+    def _unplace(self, uid: str, first: int) -> None:
+        # A group's row may take its first leaf's place before that leaf's row
+        # is dropped: only the unit still holding the place gives it up.
+        if self._by_first.get(first) == uid:
+            del self._by_first[first]
+        self._invalidate(first)
+
+    def _invalidate(self, first: int) -> None:
+        c = (first - 1) // CHUNK
+        self._cdata.pop(c, None)
+        self._ctext.pop(c, None)
+
+    def chunk(self, c: int) -> LedgerChunk:
+        """The rows whose first leaf is in positions ``c * CHUNK + 1 ..
+        (c + 1) * CHUNK``, in position order (built once per change)."""
+        hit = self._cdata.get(c)
+        if hit is None:
+            by_first, rows = self._by_first, self.rows
+            uids: list[str] = []
+            tokens: list[int] = []
+            firsts: list[int] = []
+            flags: list[bool] = []
+            archived: list[str] = []
+            for s in range(c * CHUNK + 1, (c + 1) * CHUNK + 1):
+                u = by_first.get(s)
+                if u is None:
+                    continue
+                r = rows[u]
+                uids.append(u[0] + u[1:])  # a fresh copy, next to its neighbours
+                tokens.append(r.tokens)
+                firsts.append(s)
+                flags.append(r.archived)
+                if r.archived:
+                    archived.append(u)
+            hit = self._cdata[c] = LedgerChunk(
+                tuple(uids), tuple(tokens), tuple(firsts), tuple(flags), tuple(archived)
+            )
+        return hit
+
+    def chunk_text(self, c: int, hidden: set[str]) -> tuple[tuple[str, ...], tuple[int, ...], int]:
+        """Chunk ``c``'s ledger lines without their age fields: ``pieces`` (one
+        more than the shown rows: the text before the first age field, between
+        consecutive ones, and after the last), the shown rows' turns, and their
+        prefix + suffix tokens. Rows in ``hidden`` (folded) are left out."""
+        ch = self.chunk(c)
+        hk = tuple(u for u in ch.archived if u in hidden) if hidden and ch.archived else ()
+        hit = self._ctext.get(c)
+        if hit is None or hit[0] != hk:
             rows = self.rows
-            self._order = sorted(rows, key=lambda u: rows[u].first)
-        return self._order
+            pieces: list[str] = []
+            turns: list[int] = []
+            ptok = 0
+            prev = ""
+            for u in ch.uids:
+                if hk and u in hk:
+                    continue
+                r = rows[u]
+                pieces.append(prev + r.prefix)
+                prev = r.suffix
+                turns.append(r.turn)
+                ptok += r.piece_tokens
+            pieces.append(prev)
+            hit = self._ctext[c] = (hk, tuple(pieces), tuple(turns), ptok)
+        return hit[1], hit[2], hit[3]
 
     def age_tokens(self, turn: int) -> int:
         """Tokens of every row's age piece at ``turn``; ages shift with each new

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from ._handles import (
     pending_text,
 )
 from ._layout import LayoutLayer
+from ._ledger import CHUNK
 from ._protocol import (
     CONTEXT_TOOL_NAMES,
 )
@@ -41,43 +43,51 @@ class PreflightLayer(LayoutLayer):
         r = self._ledger.rows[uid]
         return LedgerRow(uid, r.tokens, self._turn - r.turn, r.type, r.level, r.parent, r.status)
 
-    def _candidate(self) -> Candidate:
-        cached = self._candidate_cache
-        if cached is not None and cached.version == self._version:
-            return cached
-        order = self._ledger.order()
-        urow = self._ledger.rows
+    def _fold(self) -> tuple[set[str], str | None]:
+        """The archived units folded into one summary line (all but the newest
+        ``archived_rows``) and that line; O(archived units)."""
+        led = self._ledger
         keep = self.dashboard_config.archived_rows
-        archived = [u for u in order if urow[u].archived]
-        hidden: set[str] = set()
-        notes: list[str] = []
-        if len(archived) > keep:
-            shown = (
-                set(heapq.nlargest(keep, archived, key=lambda u: urow[u].newest)) if keep else set()
-            )
-            folded = [u for u in archived if u not in shown]
-            hidden = set(folded)
-            notes.append(
-                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
-                f"~{sum(urow[u].tokens for u in folded):,} tok)"
-            )
+        if led.archived_rows <= keep:
+            return set(), None
+        rows, arch = led.rows, led.archived_ids
+        shown = set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
+        folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
+        note = (
+            f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+            f"~{sum(rows[u].tokens for u in folded):,} tok)"
+        )
+        return set(folded), note
+
+    def _chunks_count(self) -> int:
+        return (len(self._blocks) + CHUNK - 1) // CHUNK
+
+    def _candidate(self) -> Candidate:
+        """The candidate rendering's dashboard, assembled from the ledger's
+        chunks (O(units), read in sequence), and its token count summed from
+        the rows' cached pieces (independently of the ledger's running sums,
+        which :meth:`_fast_total` uses)."""
+        cached = self._candidate_cache
+        if cached is not None and cached.version == self._version and cached.dashboard is not None:
+            return cached
+        led = self._ledger
+        hidden, note = self._fold()
         parts: list[str] = []
         tokens = 0
-        for note in notes:
+        if note is not None:
             text, n = self._renderer.note_piece(note)
             parts.append(text)
             tokens += n
-        age_piece = self._renderer.age_piece
         turn = self._turn
-        for u in order:
-            if u in hidden:
-                continue
-            r = urow[u]
-            age, n = age_piece(turn - r[1])
-            parts.append(r.prefix)
-            parts.append(age)
-            parts.append(r.suffix)
-            tokens += r.piece_tokens + n
+        ages, age_tokens = self._renderer.age_table(turn)
+        chain = itertools.chain.from_iterable
+        for c in range(self._chunks_count()):
+            pieces, turns, ptok = led.chunk_text(c, hidden)
+            if turns:
+                # pieces has one more entry than turns: the last is appended below
+                parts.extend(chain(zip(pieces, [ages[turn - t] for t in turns], strict=False)))
+                tokens += ptok + sum([age_tokens[turn - t] for t in turns])
+            parts.append(pieces[-1])
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_body(
@@ -94,8 +104,28 @@ class PreflightLayer(LayoutLayer):
             conversation=conversation,
             dashboard=dash.text,
             dashboard_tokens=dash.message_tokens,
-            units=tuple(order),
-            archived=tuple(archived),
+        )
+        self._candidate_cache = cand
+        return cand
+
+    def _candidate_counts(self) -> Candidate:
+        """The candidate's figures without its dashboard text when the
+        tokenizer is additive (from the ledger's running sums: what preflight
+        and the overflow rendering need), else the full candidate."""
+        cached = self._candidate_cache
+        if cached is not None and cached.version == self._version:
+            return cached
+        split = self._fast_split()
+        if split is None:
+            return self._candidate()
+        overhead, conversation, dash = split
+        cand = Candidate(
+            version=self._version,
+            total=overhead + conversation + dash,
+            overhead=overhead,
+            conversation=conversation,
+            dashboard=None,
+            dashboard_tokens=dash,
         )
         self._candidate_cache = cand
         return cand
@@ -116,28 +146,24 @@ class PreflightLayer(LayoutLayer):
         return total
 
     def _fast_total(self) -> int | None:
-        """|C~_t| from the maintained row sums (the age sum advanced turn by
-        turn), plus, when archived rows fold, a pass over the archived units
-        only (the fold note and the folded rows); None for a tokenizer that is
-        not additive."""
+        """|C~_t| from the maintained row sums (see :meth:`_fast_split`)."""
+        split = self._fast_split()
+        return None if split is None else sum(split)
+
+    def _fast_split(self) -> tuple[int, int, int] | None:
+        """(overhead, conversation, dashboard) tokens of the candidate from the
+        maintained row sums (the age sum advanced turn by turn), plus, when
+        archived rows fold, a pass over the archived units only (the fold note
+        and the folded rows); None for a tokenizer that is not additive."""
         if not self._renderer.additive:
             return None
         led, turn = self._ledger, self._turn
         body = led.piece_tokens + led.age_tokens(turn)
-        keep = self.dashboard_config.archived_rows
-        if led.archived_rows > keep:
-            # The fold note and the folded rows, from the archived units only
-            # (the same rows and note _candidate builds from the whole order).
+        hidden, note = self._fold()
+        if note is not None:
             rows, age_piece = led.rows, self._renderer.age_piece
-            arch = led.archived_ids
-            shown = set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
-            folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
-            note = (
-                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
-                f"~{sum(rows[u].tokens for u in folded):,} tok)"
-            )
             body += self._renderer.note_piece(note)[1]
-            for u in folded:
+            for u in hidden:
                 r = rows[u]
                 body -= r.piece_tokens + age_piece(turn - r.turn)[1]
         overhead = self.overhead_tokens
@@ -148,7 +174,7 @@ class PreflightLayer(LayoutLayer):
             overhead=overhead,
             conversation=conversation,
         )
-        return overhead + conversation + dash
+        return overhead, conversation, dash
 
     def _pending_msgs(self) -> list[dict[str, Any]]:
         return [
@@ -229,14 +255,31 @@ class PreflightLayer(LayoutLayer):
             out.append(ids or None)
         return out
 
+    def _unit_tokens(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(block_tokens, prompt_tokens) of every top-level unit, in position
+        order, from the ledger's chunks."""
+        led, pos_cost, gp = self._ledger, self._pos_cost, self._unit_prompt_tokens
+        block: dict[str, int] = {}
+        prompt: dict[str, int] = {}
+        for c in range(self._chunks_count()):
+            ch = led.chunk(c)
+            if not ch.uids:
+                continue
+            block.update(zip(ch.uids, ch.tokens, strict=True))
+            if ch.archived and any(u[0] == "G" for u in ch.archived):
+                prompt.update(
+                    (u, pos_cost[f - 1] if u[0] == "B" else gp(u))
+                    for u, f in zip(ch.uids, ch.firsts, strict=True)
+                )
+            else:
+                prompt.update(zip(ch.uids, [pos_cost[f - 1] for f in ch.firsts], strict=True))
+        return block, prompt
+
     def _render_openai(self) -> Rendering:
-        cand = self._candidate()
-        pos_cost, urow = self._pos_cost, self._ledger.rows
-        gp = self._unit_prompt_tokens
-        prompt_tokens = {
-            u: pos_cost[urow[u].first - 1] if u[0] == "B" else gp(u) for u in cand.units
-        }
-        block_tokens = {u: urow[u].tokens for u in cand.units}
+        cand = self._candidate_counts()
+        if cand.total <= self.budget and cand.dashboard is None:
+            cand = self._candidate()
+        block_tokens, prompt_tokens = self._unit_tokens()
         head: list[dict[str, Any]] = [self._protocol_msg] if self._protocol_msg else []
         common: dict[str, Any] = dict(
             tools=self._tools,
@@ -251,6 +294,7 @@ class PreflightLayer(LayoutLayer):
             turn=self._turn,
         )
         if cand.total <= self.budget:
+            assert cand.dashboard is not None
             msgs = head
             self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
@@ -274,19 +318,42 @@ class PreflightLayer(LayoutLayer):
             pinned_msgs.extend(self._pos_msgs[seq - 1])
             pinned_cost += self._pos_cost[seq - 1]
         fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
-        urow = self._ledger.rows
-        visible = [u for u in cand.units if not urow[u].archived]
-        vis_tokens = sum(urow[u].tokens for u in visible)
+        led = self._ledger
+        visible: list[str] = []
+        vis_tok: list[int] = []
+        vis_first: list[int] = []
+        archived: list[str] = []
+        arch_tokens = 0
+        for c in range(self._chunks_count()):
+            ch = led.chunk(c)
+            if not ch.archived:
+                visible.extend(ch.uids)
+                vis_tok.extend(ch.tokens)
+                vis_first.extend(ch.firsts)
+                continue
+            for u, t, f, a in zip(ch.uids, ch.tokens, ch.firsts, ch.flags, strict=True):
+                if a:
+                    archived.append(u)
+                    arch_tokens += t
+                else:
+                    visible.append(u)
+                    vis_tok.append(t)
+                    vis_first.append(f)
+        vis_tokens = sum(vis_tok)
         archived_note = ""
-        if cand.archived:
+        if archived:
             archived_note = (
-                f"(+{len(cand.archived)} archived units: {_id_summary(list(cand.archived))}; "
-                f"~{sum(urow[u].tokens for u in cand.archived):,} tok)"
+                f"(+{len(archived)} archived units: {_id_summary(archived)}; ~{arch_tokens:,} tok)"
             )
         k = min(self.dashboard_config.management_rows, len(visible))
         # The k largest (ties: older first), listed in position order, as the
         # overflow heading says (the paper's ledger is by ID, "Dashboard format").
-        ranked = heapq.nsmallest(k, visible, key=lambda u: (-urow[u].tokens, urow[u].first))
+        ranked = [
+            visible[i]
+            for i in heapq.nsmallest(
+                k, range(len(visible)), key=lambda i: (-vis_tok[i], vis_first[i])
+            )
+        ]
         while True:
             top = set(ranked[:k])
             shown = [self._ledger_row(u) for u in visible if u in top]

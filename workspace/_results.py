@@ -151,7 +151,5 @@ class Candidate:
     total: int
     overhead: int
     conversation: int
-    dashboard: str
+    dashboard: str | None  # None: counted from the running sums, not assembled
     dashboard_tokens: int
-    units: tuple[str, ...]  # top-level units in position order
-    archived: tuple[str, ...]
