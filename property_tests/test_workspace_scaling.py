@@ -228,3 +228,41 @@ def test_recount_check_fails_on_a_broken_index(corrupt):
     assert recount_problems(ws) == []
     corrupt(ws)
     assert recount_problems(ws) != []
+
+
+def test_bulk_rebuilds_pause_the_cyclic_collector_and_restore_it(long_ws):
+    """Replay pauses the cyclic collector (no collection runs during it) and
+    leaves it as it found it, enabled or disabled, also after a failure."""
+    import gc
+
+    from vistalab.workspace._bulk import bulk_build
+
+    seen: list[int] = []
+
+    def spy(phase: str, info: dict) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(spy)
+    try:
+        Workspace.replay(long_ws.events)
+    finally:
+        gc.callbacks.remove(spy)
+    assert gc.isenabled()
+    # Unpaused, this replay runs about 60 collections; paused, at most the one
+    # that was due when the collector resumes.
+    assert len(seen) <= 1, seen
+    with pytest.raises(RuntimeError), bulk_build():
+        assert not gc.isenabled()
+        with bulk_build():
+            pass
+        assert not gc.isenabled()  # the inner rebuild does not end the outer pause
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk_build():
+            pass
+        assert not gc.isenabled()  # disabled before: stays disabled
+    finally:
+        gc.enable()

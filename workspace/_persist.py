@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Self, overload
 
+from ._bulk import bulk_build
 from ._dashboard import DashboardConfig
 from ._errors import (
     PathEscapeError,
@@ -121,6 +122,17 @@ class PersistLayer(ForkLayer):
         ReplayMismatchError
             At the first event whose hash differs.
         """
+        with bulk_build():
+            return cls._replay(events, store, tokenizer, verify)
+
+    @classmethod
+    def _replay(
+        cls,
+        events: str | os.PathLike[str] | Iterable[Event | dict[str, Any]],
+        store: PayloadStore | None,
+        tokenizer: Tokenizer | None,
+        verify: bool,
+    ) -> Self:
         it = iter(read_event_log(events))
         try:
             first = next(it, None)
@@ -206,9 +218,7 @@ class PersistLayer(ForkLayer):
         try:
             atomic_write(Path(text), json.dumps(doc, ensure_ascii=False).encode("utf-8"))
         except OSError as exc:
-            raise SnapshotWriteError(
-                text, exc.strerror or str(exc), errno=exc.errno
-            ) from exc
+            raise SnapshotWriteError(text, exc.strerror or str(exc), errno=exc.errno) from exc
         self._saved = True
         for key in sorted(self._doomed):
             if key not in self._payload_owner:
@@ -334,6 +344,19 @@ class PersistLayer(ForkLayer):
                 "store", store, "must implement the PayloadStore protocol", "use DiskStore"
             )
         _clean_temp_siblings(Path(src))
+        with bulk_build():
+            return cls._open_doc(src, store, tokenizer, log, repair=repair)
+
+    @classmethod
+    def _open_doc(
+        cls,
+        src: str,
+        store: PayloadStore | None,
+        tokenizer: Tokenizer | None,
+        log: Any,
+        *,
+        repair: bool,
+    ) -> tuple[Self, list[Loss]]:
         doc = _read_snapshot(src)
         root = doc.get("config", {}).get("store_root") if isinstance(doc, dict) else None
         if store is None and isinstance(root, str) and root:

@@ -12,6 +12,7 @@ from typing import Any
 from vistalab._core import MAX_JSON_DEPTH
 from vistalab._core._limits import json_text_depth
 
+from ._bulk import bulk_build
 from ._cache import cacheable_prefix_tokens
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
@@ -107,8 +108,11 @@ def _parse_text(text: str, src: str) -> list[Any]:
     if not stripped:
         raise TraceError(None, "is empty", source=src)
     if json_text_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise TraceError(None, f"is nested more than {MAX_JSON_DEPTH} levels deep (the JSON "
-                         "depth limit); flatten it", source=src)
+        raise TraceError(
+            None,
+            f"is nested more than {MAX_JSON_DEPTH} levels deep (the JSON depth limit); flatten it",
+            source=src,
+        )
     if stripped[0] in "[{":
         try:
             doc = json.loads(text)
@@ -378,8 +382,9 @@ def replay_trace(
     """
     from ._engine import Workspace
 
-    if render_format is not None and (not isinstance(render_format, str)
-                                      or render_format not in FORMATS):
+    if render_format is not None and (
+        not isinstance(render_format, str) or render_format not in FORMATS
+    ):
         raise UnknownNameError("render format", render_format, FORMATS)
     raw, src = _read_raw(trace)
     fmt = detect_format(raw)
@@ -431,8 +436,9 @@ def replay_trace(
         if not is_action:  # replay reports renderings before assistant messages
             close_turn(index)
 
-    counts = drive_trace(ws, items, before_model, lambda i, exc: TraceError(i, str(exc)))
-    close_turn(None)
+    with bulk_build():
+        counts = drive_trace(ws, items, before_model, lambda i, exc: TraceError(i, str(exc)))
+        close_turn(None)
     return TraceReplay(
         turns=tuple(turns),
         state_hash=ws.state_hash(),
