@@ -266,3 +266,57 @@ def test_bulk_rebuilds_pause_the_cyclic_collector_and_restore_it(long_ws):
         assert not gc.isenabled()  # disabled before: stays disabled
     finally:
         gc.enable()
+
+
+def _reference_tool_use_ids(ws: Workspace, r) -> list | None:
+    """The Anthropic id renames per rendered message, from a walk over every block."""
+    from vistalab.workspace._formats import anthropic_tool_use_ids
+
+    renames = anthropic_tool_use_ids(
+        [(b.id, b.call_ids) for b in ws._blocks if b.type is BlockType.TOOL_CALL]
+    )
+    if not renames:
+        return None
+    source = {id(m): b for b, ms in zip(ws._blocks, ws._pos_msgs, strict=True) for m in ms}
+    out = []
+    for m in r.messages:
+        b = source.get(id(m))
+        if m.get("tool_calls") and b is not None:
+            pairs = [(b.id, c["id"]) for c in m["tool_calls"]]
+        elif m.get("role") == "tool":
+            cid = m["tool_call_id"]
+            pairs = [((b.parent if b is not None else ws._pending.get(cid)) or "", cid)]
+        else:
+            pairs = []
+        out.append({c: renames[(o, c)] for o, c in pairs if (o, c) in renames} or None)
+    return out
+
+
+def test_anthropic_ids_kept_incrementally_equal_a_walk_over_every_block():
+    """The Anthropic rendering's tool_use ids (reused OpenAI call ids renamed,
+    "Implementation Details") are extended block by block; at every turn of a
+    session that reuses ids, with archives and a call still waiting, they equal
+    the renames computed from every block."""
+    rng = random.Random(5)
+    ws = Workspace(4000, hard_limit=6000, tokenizer="approx")
+    ws.register_user("go")
+    seen_renamed = 0
+    for k in range(120):
+        cid = rng.choice(["call_0", "call_1", f"c{k}", "bad id"])
+        ws.register_tool_call([{"id": cid, "type": "function",
+                                "function": {"name": "q", "arguments": "{}"}}])
+        if k % 9 != 4:  # sometimes render while the call still waits
+            ws.register_tool_result(cid, "result " * rng.choice((2, 30)))
+        r = ws.render()
+        want = _reference_tool_use_ids(ws, r)
+        assert ws._tool_use_ids(r.messages, r.mode) == want, k
+        seen_renamed += bool(want and any(want))
+        if ws.pending_calls:
+            ws.register_tool_result(cid, "late")
+        if k % 17 == 16:
+            visible = [b.id for b in ws._blocks[-12:] if b.status is Status.VISIBLE]
+            try:
+                ws.archive(",".join(visible[:4]), "older")
+            except WorkspaceError:
+                pass
+    assert seen_renamed > 20

@@ -496,17 +496,26 @@ def anthropic_tool_use_ids(
             raise WorkspaceArgumentError("calls", calls, "must hold (owner, call ids) pairs of "
                                          "strings", "pass e.g. [('B2', ['call_1'])]")
     for owner, ids in calls:
-        for cid in ids:
-            if cid not in used and _ANTHROPIC_ID.fullmatch(cid):
-                used.add(cid)
-                continue
-            base = f"{_ANTHROPIC_ID_BAD.sub('_', cid)}_{owner}"
-            new, n = base, 1
-            while new in used:
-                new, n = f"{base}_{n}", n + 1
-            used.add(new)
-            out[(owner, cid)] = new
+        extend_tool_use_ids(owner, ids, used, out)
     return out
+
+
+def extend_tool_use_ids(
+    owner: str, ids: Sequence[str], used: set[str], out: dict[tuple[str, str], str]
+) -> None:
+    """One step of :func:`anthropic_tool_use_ids`: the calls of the next tool-call
+    block, given the ids ``used`` so far; adds to ``used`` and to the renames
+    ``out`` (so a caller keeping both can extend them block by block)."""
+    for cid in ids:
+        if cid not in used and _ANTHROPIC_ID.fullmatch(cid):
+            used.add(cid)
+            continue
+        base = f"{_ANTHROPIC_ID_BAD.sub('_', cid)}_{owner}"
+        new, n = base, 1
+        while new in used:
+            new, n = f"{base}_{n}", n + 1
+        used.add(new)
+        out[(owner, cid)] = new
 
 
 def _renamed(block: dict[str, Any], ids: Mapping[str, str]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from ._accounting import (
 )
 from ._dashboard import DASHBOARD_ROLE, LedgerRow
 from ._errors import UnknownNameError, WorkspaceArgumentError
-from ._formats import FORMATS, anthropic_tool_use_ids, openai_to_anthropic
+from ._formats import FORMATS, extend_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
     pending_text,
@@ -215,9 +215,8 @@ class PreflightLayer(LayoutLayer):
         r = self._render_openai()
         if format == "openai":
             return r
-        req = openai_to_anthropic(
-            r.messages, r.tools, codec=self._codec, tool_use_ids=self._tool_use_ids(r.messages)
-        )
+        ids = self._tool_use_ids(r.messages, r.mode)
+        req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)
         return replace(
             r,
             format="anthropic",
@@ -227,19 +226,34 @@ class PreflightLayer(LayoutLayer):
         )
 
     def _tool_use_ids(
-        self, messages: tuple[dict[str, Any], ...]
+        self, messages: tuple[dict[str, Any], ...], mode: str
     ) -> list[dict[str, str] | None] | None:
         """Per rendered message, its call ids renamed for the Anthropic request
         (None when no call id was ever reused)."""
-        renames = anthropic_tool_use_ids(
-            [(b.id, b.call_ids) for b in self._blocks if b.type is BlockType.TOOL_CALL]
-        )
+        blocks = self._blocks
+        renames, used = self._anth_renames, self._anth_used
+        for b in blocks[self._anth_done :]:  # only the blocks registered since
+            if b.type is BlockType.TOOL_CALL:
+                extend_tool_use_ids(b.id, b.call_ids, used, renames)
+        self._anth_done = len(blocks)
         if not renames:
             return None
         # Rendered messages are the position messages themselves (or, for a
         # call still waiting, a placeholder answering a pending call): find
-        # each message's block by identity, not by where it sits.
-        source = {id(m): b for b, ms in zip(self._blocks, self._pos_msgs, strict=True) for m in ms}
+        # each message's block by identity, not by where it sits. Only the
+        # calls renamed and the results answering them can need a new id.
+        pos_msgs = self._pos_msgs
+        source: dict[int, Any] = {}
+        for owner in {o for o, _ in renames}:
+            seqs = [_num(owner), *(_num(c) for c in self._children.get(owner, ()))]
+            for seq in seqs:
+                b = blocks[seq - 1]
+                for m in pos_msgs[seq - 1]:
+                    source[id(m)] = b
+        # A normal rendering ends with the placeholders answering the pending
+        # calls, then the dashboard (an overflow one stops before such a call).
+        n, k = len(messages), len(self._pending)
+        placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if mode == "normal" else set()
         out: list[dict[str, str] | None] = []
         for m in messages:
             b = source.get(id(m))
@@ -247,7 +261,12 @@ class PreflightLayer(LayoutLayer):
                 pairs = [(b.id, c["id"]) for c in m["tool_calls"]]
             elif m.get("role") == "tool":
                 cid = m["tool_call_id"]
-                owner = b.parent if b is not None else self._pending.get(cid)
+                if b is not None:
+                    owner = b.parent
+                elif id(m) in placeholders:
+                    owner = self._pending.get(cid)
+                else:  # a result of a call that kept its ids
+                    owner = None
                 pairs = [(owner or "", cid)]
             else:
                 pairs = []

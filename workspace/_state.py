@@ -82,6 +82,8 @@ MUTABLE_STATE = (
     "_doomed",
     "_own_keys",
     "_adopted_keys",
+    "_anth_used",
+    "_anth_renames",
 )
 
 _SelfT = TypeVar("_SelfT", bound="StateCore")
@@ -158,6 +160,11 @@ class StateCore:
         # Original Anthropic blocks behind projected messages (derived wire
         # detail, never hashed): visible blocks render back byte-identical.
         self._codec = AnthropicCodec()
+        # Anthropic tool_use ids (derived, never hashed): the ids used and the
+        # calls renamed over the first _anth_done blocks, extended as blocks come.
+        self._anth_done = 0
+        self._anth_used: set[str] = set()
+        self._anth_renames: dict[tuple[str, str], str] = {}
         # Payload keys released since the last save, and whether a snapshot of
         # this workspace exists (then released payloads wait for the next save).
         self._doomed: set[str] = set()
