@@ -83,6 +83,8 @@ def recount_problems(ws: Workspace) -> list[str]:
         out.append("ledger chunks (units in position order)")
     if [t for ch in chunks for t in ch.tokens] != [rows[u].tokens for u in by_position]:
         out.append("ledger chunks (row tokens)")
+    if led.occupied() != [c for c, ch in enumerate(chunks) if ch.uids]:
+        out.append("ledger chunks holding rows")
     # The candidate dashboard's ledger body, assembled row by row from scratch.
     hidden, note = ws._fold()
     body = "" if note is None else note + "\n"
@@ -220,6 +222,7 @@ def _corrupt_chunk_text(ctext: dict) -> None:
         lambda ws: ws._ledger.archived_ids.pop(),
         lambda ws: (ws._ledger._by_first.pop(max(ws._ledger._by_first)), ws._ledger._cdata.clear()),
         lambda ws: _corrupt_chunk_text(ws._ledger._ctext),
+        lambda ws: ws._ledger._occupied.pop(),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):

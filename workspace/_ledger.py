@@ -3,6 +3,7 @@ the running sums that give the ledger's token count without walking the rows."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -87,6 +88,8 @@ class Ledger:
         "_by_first",
         "_cdata",
         "_ctext",
+        "_per_chunk",
+        "_occupied",
     )
 
     def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
@@ -108,6 +111,11 @@ class Ledger:
         self._by_first: dict[int, str] = {}
         self._cdata: dict[int, LedgerChunk] = {}
         self._ctext: dict[int, tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], int]] = {}
+        # Rows per chunk, and the chunks holding any, ascending: a session that
+        # archives in groups has a few rows over many positions, and a
+        # rendering visits only these chunks.
+        self._per_chunk: dict[int, int] = {}
+        self._occupied: list[int] = []
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -120,6 +128,7 @@ class Ledger:
         new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
         new._by_first = self._by_first.copy()
         new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
+        new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
         return new
 
     def __contains__(self, uid: object) -> bool:
@@ -135,6 +144,8 @@ class Ledger:
             self._out(old, turn)
             self.archived_ids.discard(uid)
             self._unplace(uid, old.first)
+        if row.first not in self._by_first:
+            self._occupy(row.first, +1)
         self._by_first[row.first] = uid
         self._invalidate(row.first)
         self.rows[uid] = row
@@ -155,7 +166,23 @@ class Ledger:
         # is dropped: only the unit still holding the place gives it up.
         if self._by_first.get(first) == uid:
             del self._by_first[first]
+            self._occupy(first, -1)
         self._invalidate(first)
+
+    def _occupy(self, first: int, change: int) -> None:
+        c = (first - 1) // CHUNK
+        n = self._per_chunk.get(c, 0) + change
+        if n:
+            self._per_chunk[c] = n
+            if n == change:  # was empty
+                bisect.insort(self._occupied, c)
+        else:
+            del self._per_chunk[c]
+            del self._occupied[bisect.bisect_left(self._occupied, c)]
+
+    def occupied(self) -> list[int]:
+        """The chunks holding at least one row, ascending; do not modify."""
+        return self._occupied
 
     def _invalidate(self, first: int) -> None:
         c = (first - 1) // CHUNK

@@ -81,7 +81,7 @@ class PreflightLayer(LayoutLayer):
         turn = self._turn
         ages, age_tokens = self._renderer.age_table(turn)
         chain = itertools.chain.from_iterable
-        for c in range(self._chunks_count()):
+        for c in led.occupied():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
                 # pieces has one more entry than turns: the last is appended below
@@ -280,7 +280,7 @@ class PreflightLayer(LayoutLayer):
         led, pos_cost, gp = self._ledger, self._pos_cost, self._unit_prompt_tokens
         block: dict[str, int] = {}
         prompt: dict[str, int] = {}
-        for c in range(self._chunks_count()):
+        for c in led.occupied():
             ch = led.chunk(c)
             if not ch.uids:
                 continue
@@ -343,7 +343,7 @@ class PreflightLayer(LayoutLayer):
         vis_first: list[int] = []
         archived: list[str] = []
         arch_tokens = 0
-        for c in range(self._chunks_count()):
+        for c in led.occupied():
             ch = led.chunk(c)
             if not ch.archived:
                 visible.extend(ch.uids)
