@@ -85,8 +85,13 @@ def recount_problems(ws: Workspace) -> list[str]:
         out.append("ledger chunks (row tokens)")
     if led.occupied() != [c for c, ch in enumerate(chunks) if ch.uids]:
         out.append("ledger chunks holding rows")
-    # The candidate dashboard's ledger body, assembled row by row from scratch.
+    keep = ws.dashboard_config.archived_rows
+    arch = sorted((u for u, r in rows.items() if r.archived), key=lambda u: rows[u].newest)
+    want_folded = set(arch[: len(arch) - keep]) if len(arch) > keep else set()
     hidden, note = ws._fold()
+    if hidden != want_folded:
+        out.append("folded archived units")
+    # The candidate dashboard's ledger body, assembled row by row from scratch.
     body = "" if note is None else note + "\n"
     for u in by_position:
         if u not in hidden:
@@ -223,6 +228,7 @@ def _corrupt_chunk_text(ctext: dict) -> None:
         lambda ws: (ws._ledger._by_first.pop(max(ws._ledger._by_first)), ws._ledger._cdata.clear()),
         lambda ws: _corrupt_chunk_text(ws._ledger._ctext),
         lambda ws: ws._ledger._occupied.pop(),
+        lambda ws: ws._folding()[1].pop(),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):

@@ -97,6 +97,7 @@ class ForkLayer(ToolLayer):
             setattr(new, name, getattr(self, name).copy())
         new._children = {k: list(v) for k, v in self._children.items()}
         new._ledger = self._ledger.copy()
+        new._fold_cache = None  # its folded-rows ledger caches; rebuilt on demand
         new._pos_tree, new._gain_tree = self._pos_tree.copy(), self._gain_tree.copy()
         new._codec = self._codec.copy()
         new._lock = threading.RLock()

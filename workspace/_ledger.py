@@ -4,6 +4,7 @@ the running sums that give the ledger's token count without walking the rows."""
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -11,6 +12,9 @@ __all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK"]
 
 #: Block positions per ledger chunk (rows are grouped by their first leaf).
 CHUNK = 256
+#: Archived-set versions, unique across every ledger and copy (so a fork and
+#: its parent never share a version number for different archived rows).
+_VERSIONS = itertools.count(1)
 
 
 class UnitRow(NamedTuple):
@@ -90,6 +94,7 @@ class Ledger:
         "_ctext",
         "_per_chunk",
         "_occupied",
+        "archived_version",
     )
 
     def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
@@ -116,6 +121,8 @@ class Ledger:
         # rendering visits only these chunks.
         self._per_chunk: dict[int, int] = {}
         self._occupied: list[int] = []
+        #: Changes whenever an archived row is added, changed or removed.
+        self.archived_version = 0
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -129,6 +136,7 @@ class Ledger:
         new._by_first = self._by_first.copy()
         new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
         new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
+        new.archived_version = self.archived_version
         return new
 
     def __contains__(self, uid: object) -> bool:
@@ -140,6 +148,8 @@ class Ledger:
     def put(self, uid: str, row: UnitRow, turn: int) -> None:
         """Insert or replace ``uid``'s row; ``turn`` is the workspace's turn now."""
         old = self.rows.get(uid)
+        if row.archived or (old is not None and old.archived):
+            self.archived_version = next(_VERSIONS)
         if old is not None:
             self._out(old, turn)
             self.archived_ids.discard(uid)
@@ -157,6 +167,8 @@ class Ledger:
         """Remove ``uid``'s row if it has one."""
         row = self.rows.pop(uid, None)
         if row is not None:
+            if row.archived:
+                self.archived_version = next(_VERSIONS)
             self._out(row, turn)
             self.archived_ids.discard(uid)
             self._unplace(uid, row.first)

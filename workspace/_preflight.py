@@ -21,7 +21,7 @@ from ._handles import (
     pending_text,
 )
 from ._layout import LayoutLayer
-from ._ledger import CHUNK
+from ._ledger import CHUNK, Ledger
 from ._protocol import (
     CONTEXT_TOOL_NAMES,
 )
@@ -45,19 +45,41 @@ class PreflightLayer(LayoutLayer):
 
     def _fold(self) -> tuple[set[str], str | None]:
         """The archived units folded into one summary line (all but the newest
-        ``archived_rows``) and that line; O(archived units)."""
+        ``archived_rows``) and that line (see :meth:`_folding`)."""
+        fold = self._folding()
+        return fold[1], fold[2]
+
+    def _folding(self) -> tuple[int, set[str], str | None, Ledger | None]:
+        """The fold of the archived rows: (archived-set version, folded units,
+        summary line, a ledger of the folded rows whose sums the candidate's
+        count subtracts). Recomputed, O(archived units), only when an archived
+        row was added, changed or removed; in between a turn reuses it (the
+        folded rows' age tokens advance incrementally in their own ledger)."""
         led = self._ledger
+        cached = self._fold_cache
+        if cached is not None and cached[0] == led.archived_version:
+            return cached
         keep = self.dashboard_config.archived_rows
         if led.archived_rows <= keep:
-            return set(), None
-        rows, arch = led.rows, led.archived_ids
-        shown = set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
-        folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
-        note = (
-            f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
-            f"~{sum(rows[u].tokens for u in folded):,} tok)"
-        )
-        return set(folded), note
+            fold: tuple[int, set[str], str | None, Ledger | None] = (
+                led.archived_version, set(), None, None
+            )
+        else:
+            rows, arch = led.rows, led.archived_ids
+            shown = (
+                set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
+            )
+            folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
+            note = (
+                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+                f"~{sum(rows[u].tokens for u in folded):,} tok)"
+            )
+            sub = Ledger(self._renderer.age_piece)
+            for u in folded:
+                sub.put(u, rows[u], self._turn)
+            fold = (led.archived_version, set(folded), note, sub)
+        self._fold_cache = fold
+        return fold
 
     def _chunks_count(self) -> int:
         return (len(self._blocks) + CHUNK - 1) // CHUNK
@@ -159,13 +181,11 @@ class PreflightLayer(LayoutLayer):
             return None
         led, turn = self._ledger, self._turn
         body = led.piece_tokens + led.age_tokens(turn)
-        hidden, note = self._fold()
+        _, _, note, folded = self._folding()
         if note is not None:
-            rows, age_piece = led.rows, self._renderer.age_piece
+            assert folded is not None
             body += self._renderer.note_piece(note)[1]
-            for u in hidden:
-                r = rows[u]
-                body -= r.piece_tokens + age_piece(turn - r.turn)[1]
+            body -= folded.piece_tokens + folded.age_tokens(turn)
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_tokens(

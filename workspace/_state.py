@@ -212,6 +212,9 @@ class StateCore:
         # row, so the ledger's sums give |C~_t| without walking the units.
         self._ledger = Ledger(self._renderer.age_piece)
         self._total_cache: tuple[int, int] | None = None  # (version, |C~_t|)
+        # The fold of the archived rows (see PreflightLayer._folding); replaced,
+        # never mutated, so a fork may share it.
+        self._fold_cache: tuple[Any, ...] | None = None
         self._gprompt: dict[str, int] = {}  # top-level group -> prompt tokens of its leaves
 
         self._fixed_tools = tools_tokens(self._tools, self.tokenizer)
