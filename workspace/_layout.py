@@ -63,7 +63,7 @@ class LayoutLayer(StateCore):
         self._pos_msgs.append(())
         self._pos_cost.append(0)
         self._pos_key.append(())
-        self._pos_tree.append(0)
+        self._pos_tree.append(None)  # filled by _set_position, which always follows
         self._gain_tree.append(None)
         self._cont.append(False)
         self._chunks.pop((len(self._pos_msgs) - 1) // _CHUNK, None)
