@@ -139,6 +139,22 @@ class Ledger:
         new.archived_version = self.archived_version
         return new
 
+    def for_sums(self, rows: list[UnitRow]) -> Ledger:
+        """A ledger holding only the running sums of ``rows`` (piece tokens,
+        archived rows, rows per turn, hence :meth:`age_tokens`, which advances
+        turn by turn from this ledger's known step ages), built in one pass; it
+        has no rows by ID and takes no puts."""
+        new = Ledger(self._age_piece)
+        new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
+        turns: dict[int, int] = {}
+        piece = archived = 0
+        for r in rows:
+            piece += r.piece_tokens
+            archived += r.archived
+            turns[r.turn] = turns.get(r.turn, 0) + 1
+        new.piece_tokens, new.archived_rows, new._turns = piece, archived, turns
+        return new
+
     def __contains__(self, uid: object) -> bool:
         return uid in self.rows
 

@@ -74,9 +74,7 @@ class PreflightLayer(LayoutLayer):
                 f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
                 f"~{sum(rows[u].tokens for u in folded):,} tok)"
             )
-            sub = Ledger(self._renderer.age_piece)
-            for u in folded:
-                sub.put(u, rows[u], self._turn)
+            sub = led.for_sums([rows[u] for u in folded])
             fold = (led.archived_version, set(folded), note, sub)
         self._fold_cache = fold
         return fold
