@@ -164,8 +164,13 @@ def _run_engine(args: argparse.Namespace) -> int:
     shipped = sorted(
         str(p) for p in folder.iterdir() if p.suffix in (".json", ".jsonl")
     )
+    # The conformance suite's request checker judges every rendering of the model
+    # too: the model's proved protocol rules and the suite's agree.
+    from vistalab.conformance import request_problems
+
     report = workspace.differential_test(
-        sequences=sequences, seed=seed, max_ops=max_ops, traces=shipped
+        sequences=sequences, seed=seed, max_ops=max_ops, traces=shipped,
+        request_check=request_problems,
     )
     if args.json:
         emit_json(report.to_dict())
@@ -179,7 +184,8 @@ def _run_engine(args: argparse.Namespace) -> int:
             f"({report.modelled} compared with the Coq model line by line, the rest "
             f"outside the model's configuration: recount checks only), {report.traces} "
             f"trace runs, {report.operations} operations in {report.seconds:.1f} s; "
-            f"seed {report.seed}; model: {model}\n"
+            f"{report.requests_checked} requests built from the model's renderings "
+            f"accepted by the conformance checkers; seed {report.seed}; model: {model}\n"
         )
     if not report.model_available:
         return 1  # without the model the differential test did not run
