@@ -26,9 +26,8 @@ from vistalab.workspace._diff_ops import minimal_budget
 from vistalab.workspace._differential import check_sequence
 from vistalab.workspace._model import build_engine_model
 
-from vistalab.conformance import request_problems
-
 from vistalab.cli import main
+from vistalab.conformance import request_problems
 
 from ._engine_bugs import BUGS
 
