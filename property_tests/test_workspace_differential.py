@@ -219,6 +219,24 @@ def test_conformance_checkers_accept_the_model_renderings_and_bite(model, tmp_pa
     assert found is not None and found.invariant == "protocol" and "openai" in found.detail
 
 
+def test_request_checker_judges_the_engine_requests_too(model):
+    """With a request checker, the engine's own request after every operation is
+    judged by it too, in the sequence's format and as OpenAI: a checker that
+    refuses the second call's result catches it at that operation."""
+    seq = OperationSequence({**_REUSED.config, "format": "anthropic"}, _REUSED.ops)
+    assert check_sequence(seq, Workspace, model, request_problems)[0] is None
+    seen: set[str] = set()
+
+    def no_three_rows(request, protocol):
+        seen.add(protocol)
+        return ["shows '3 rows'"] if "3 rows" in json.dumps(request) else []
+
+    found, _ = check_sequence(seq, Workspace, model, no_three_rows)
+    assert found is not None and found.source == "recount" and found.step == 5
+    assert "request refused by the request checker: shows '3 rows'" in found.detail
+    assert seen == {"openai", "anthropic"}
+
+
 def test_bad_arguments_are_refused():
     from vistalab.workspace import WorkspaceArgumentError
 

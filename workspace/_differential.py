@@ -192,11 +192,12 @@ def check_sequence(
 ) -> tuple[_Finding | None, bool]:
     """Run one sequence; its first divergence (or None) and whether the model saw it.
 
-    With ``request_check``, every rendering the model produced is also built into
-    concrete OpenAI and Anthropic requests (:func:`model_requests`) and checked;
-    ``checked[0]`` counts the requests accepted."""
+    With ``request_check``, the engine's request after every operation is checked
+    with it, and every rendering the model produced is built into concrete OpenAI
+    and Anthropic requests (:func:`model_requests`) and checked too;
+    ``checked[0]`` counts the model's requests accepted."""
     try:
-        run = run_sequence(seq, engine_factory)
+        run = run_sequence(seq, engine_factory, request_check=request_check)
     except Exception as exc:  # noqa: BLE001 - an engine that raises is a divergence
         step = getattr(exc, "_diff_step", -1)
         # A payload the engine cannot read back is a recoverability failure; any
@@ -312,10 +313,11 @@ def differential_test(
     progress : callable, optional
         Called with the number of sequences run so far.
     request_check : callable, optional
-        ``request_check(request, protocol) -> problems``: every rendering the
-        model produces is also built into a concrete OpenAI and Anthropic request
-        and checked with it (a refusal is a ``protocol`` divergence from source
-        ``"model-request"``). ``vista-lab verify engine`` passes the conformance
+        ``request_check(request, protocol) -> problems``: the engine's request
+        after every operation is checked with it (a refusal is a ``protocol``
+        divergence from source ``"recount"``), and every rendering the model
+        produces is built into a concrete OpenAI and Anthropic request and
+        checked too (source ``"model-request"``). ``vista-lab verify engine`` passes the conformance
         suite's :func:`vistalab.conformance.request_problems`.
 
     Returns
