@@ -329,3 +329,24 @@ def test_anthropic_ids_kept_incrementally_equal_a_walk_over_every_block():
             except WorkspaceError:
                 pass
     assert seen_renamed > 20
+
+
+def test_short_text_counts_remembered_equal_fresh_counts():
+    """The offline tiktoken counters remember the counts of short texts (a turn
+    counts the same role, tool names and ledger cells again); on 6,000 sampled
+    short and long texts, twice each, every count equals a fresh BPE count, and
+    the memory stays bounded."""
+    from vistalab.workspace import get_tokenizer
+    from vistalab.workspace._tokenizers import _SHORT_ENTRIES, _SHORT_TEXT
+
+    rng = random.Random(11)
+    alphabet = "ab cd\n  12,345 tool_result  B7 visible ü🙂"
+    for name in ("cl100k_base", "o200k_base"):
+        tok = get_tokenizer(name)
+        texts = [
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 2 * _SHORT_TEXT)))
+            for _ in range(3000)
+        ]
+        for text in texts + texts:
+            assert tok.count(text) == len(tok._encode_ordinary(text)), (name, text)
+        assert 0 < len(tok._short) <= _SHORT_ENTRIES

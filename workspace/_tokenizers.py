@@ -74,6 +74,9 @@ class _OfflineTiktoken:
 
     def __init__(self) -> None:
         self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
+        # Counts of short texts: a turn counts the same role and tool names and
+        # ledger cells again and again (a dict look-up instead of a BPE pass).
+        self._short: dict[str, int] = {}
 
     @classmethod
     def _load(cls):  # type: ignore[no-untyped-def]
@@ -83,7 +86,20 @@ class _OfflineTiktoken:
             return cls._shared_encoding
 
     def count(self, text: str) -> int:
-        return len(self._encode_ordinary(text))
+        if len(text) > _SHORT_TEXT:
+            return len(self._encode_ordinary(text))
+        n = self._short.get(text)
+        if n is None:
+            if len(self._short) >= _SHORT_ENTRIES:
+                self._short.clear()
+            n = self._short[text] = len(self._encode_ordinary(text))
+        return n
+
+
+#: Texts up to this many characters have their counts remembered (at most
+#: _SHORT_ENTRIES of them, then the memory starts afresh).
+_SHORT_TEXT = 48
+_SHORT_ENTRIES = 4096
 
 
 class Cl100kTokenizer(_OfflineTiktoken):
