@@ -350,3 +350,21 @@ def test_short_text_counts_remembered_equal_fresh_counts():
         for text in texts + texts:
             assert tok.count(text) == len(tok._encode_ordinary(text)), (name, text)
         assert 0 < len(tok._short) <= _SHORT_ENTRIES
+
+
+def test_seqtree_set_many_equals_one_set_at_a_time():
+    """A batch of position updates (a long refresh) leaves the tree exactly as
+    the same updates one at a time, on 300 random batches (sampled)."""
+    rng = random.Random(13)
+    for _ in range(300):
+        n = rng.randrange(1, 90)
+        one, many = PrefixTree(), PrefixTree()
+        for _ in range(n):
+            v = rng.choice([None, rng.randrange(-5, 9)])
+            one.append(v)
+            many.append(v)
+        batch = [(rng.randrange(n), rng.choice([None, rng.randrange(-5, 9)])) for _ in range(40)]
+        for i, v in batch:
+            one.set(i, v)
+        many.set_many(batch)
+        assert (many._sum, many._best, many._cnt) == (one._sum, one._best, one._cnt)

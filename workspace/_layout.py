@@ -37,6 +37,8 @@ __all__ = ["LayoutLayer"]
 
 #: Positions per cached run of joined messages (a rendering joins n / _CHUNK runs).
 _CHUNK = 256
+#: A refresh of more positions than this updates the position trees in one pass.
+_BATCH_FROM = 16
 
 
 class LayoutLayer(StateCore):
@@ -194,7 +196,15 @@ class LayoutLayer(StateCore):
         self._pos_cost[s - 1] = cost
         self._pos_key[s - 1] = key
         pinned = b.status is Status.PINNED
-        self._pos_tree.set(s - 1, 0 if pinned else cost)
+        eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE
+        gain = cost - self._offload_cost(b) if eligible and not b.rejected else None
+        batch = self._tree_batch
+        if batch is None:
+            self._pos_tree.set(s - 1, 0 if pinned else cost)
+            self._gain_tree.set(s - 1, gain)
+        else:  # a long refresh: the trees are updated once at its end
+            batch[0].append((s - 1, 0 if pinned else cost))
+            batch[1].append((s - 1, gain))
         self._cont[s - 1] = bool(frozen) and frozen[0]["role"] == "tool"
         self._chunks.pop((s - 1) // _CHUNK, None)
         ps = self._pinned_seqs
@@ -203,15 +213,24 @@ class LayoutLayer(StateCore):
             ps.insert(k, s)
         elif not pinned and k < len(ps) and ps[k] == s:
             del ps[k]
-        eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE
-        if eligible and not b.rejected:
-            self._gain_tree.set(s - 1, cost - self._offload_cost(b))
-        else:
-            self._gain_tree.set(s - 1, None)
 
     def _refresh(self, seqs: Iterable[int]) -> None:
-        """Recompute the rendered messages and costs of these block positions."""
-        for s in sorted(set(seqs)):
+        """Recompute the rendered messages and costs of these block positions
+        (many at once update the position trees once, at the end)."""
+        order = sorted(set(seqs))
+        if len(order) <= _BATCH_FROM:
+            self._refresh_positions(order)
+            return
+        self._tree_batch = batch = ([], [])
+        try:
+            self._refresh_positions(order)
+        finally:
+            self._tree_batch = None
+            self._pos_tree.set_many(batch[0])
+            self._gain_tree.set_many(batch[1])
+
+    def _refresh_positions(self, order: list[int]) -> None:
+        for s in order:
             b = self._blocks[s - 1]
             key = self._position_key(b)
             if key == self._pos_key[s - 1]:

@@ -80,6 +80,30 @@ class PrefixTree:
             c[k] = c[l] + c[r]
             k >>= 1
 
+    def set_many(self, items: list[tuple[int, int | None]]) -> None:
+        """:meth:`set` for many positions at once: the leaves first, then each
+        node above them once, level by level, so ``k`` positions in one run
+        cost O(k + log n) instead of O(k log n) (an archive of a long range)."""
+        s, b, c = self._sum, self._best, self._cnt
+        cap = self._cap
+        nodes: set[int] = set()
+        for i, value in items:
+            k = i + cap
+            if value is None:
+                s[k], b[k], c[k] = 0, _NEG, 0
+            else:
+                s[k], b[k], c[k] = value, value, 1
+            nodes.add(k >> 1)
+        while nodes and 0 not in nodes:
+            up: set[int] = set()
+            for k in nodes:
+                l, r = 2 * k, 2 * k + 1
+                s[k] = s[l] + s[r]
+                b[k] = max(b[l], s[l] + b[r])
+                c[k] = c[l] + c[r]
+                up.add(k >> 1)
+            nodes = up
+
     def value(self, i: int) -> int | None:
         k = i + self._cap
         return self._sum[k] if self._cnt[k] else None

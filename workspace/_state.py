@@ -193,6 +193,10 @@ class StateCore:
         # offload gain (its cost minus its placeholder's) of each visible,
         # unrejected tool result, searched by the budget guard;
         self._gain_tree = PrefixTree()
+        # Tree updates a long _refresh defers to its end (None: apply at once).
+        self._tree_batch: (
+            tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] | None
+        ) = None
         # whether a position continues the unit before it (its first message is
         # a tool message answering the call above it);
         self._cont: list[bool] = []
