@@ -37,6 +37,7 @@ import math
 import os
 import pkgutil
 import random
+import re
 import resource
 import signal
 import sys
@@ -221,9 +222,13 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Hang
 
 
+#: A docstring that says a result may be NaN or infinite (whole words: "information"
+#: or "finance" do not count).
+_NONFINITE_DOC = re.compile(r"\bnan\b|\binf\b|infinit|non-?finite", re.IGNORECASE)
+
+
 def _documents_nonfinite(func: Callable[..., Any]) -> bool:
-    doc = (inspect.getdoc(func) or "").lower()
-    return "nan" in doc or "inf" in doc
+    return bool(_NONFINITE_DOC.search(inspect.getdoc(func) or ""))
 
 
 def _nonfinite(value: Any, depth: int = 0) -> bool:

@@ -14,7 +14,6 @@ import json
 import math
 import os
 import signal
-import sys
 
 import numpy as np
 import pytest
@@ -357,22 +356,46 @@ def test_serve_port_under_stdio_is_refused(capsys):
     assert "--port" in err and "http" in err
 
 
-def test_deeply_nested_inputs_are_refused_naming_the_argument(tmp_path, capsys):
-    deep = "[" * 5000 + "]" * 5000
-    trace = tmp_path / "t.json"
-    trace.write_text(deep)
-    err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "3000"], capsys)
-    assert "nested" in err and str(trace) in err
-    cfg = tmp_path / "c.toml"
-    cfg.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
-    err = _one_line_exit_2(["sweep", str(cfg), "--out", str(tmp_path / "o")], capsys)
-    assert "CONFIG" in err and "deep" in err
-    if "mcp" in sys.modules or pytest.importorskip("mcp"):
-        tools = tmp_path / "tools.json"
-        tools.write_text(deep)
-        err = _one_line_exit_2(["workspace", "serve", "--budget", "3000", "--task-tools",
-                                str(tools)], capsys)
-        assert "--task-tools" in err and "deep" in err
+def _ops() -> str:
+    from ._data import TRACES
+
+    return str(TRACES / "ops_agent.json")
+
+
+#: Every command-line door that reads a JSON or TOML file, given one nested 5,000
+#: deep: (argv with DEEP for the file, what the line must name). Ten of these
+#: refused without naming the argument (or quoted the file's text as its value).
+DEEP_DOORS = [
+    (["workspace", "replay", "DEEP", "--budget", "3000"], "trace"),
+    (["workspace", "replay", "DEEP_DICT", "--budget", "3000"], "trace"),
+    (["workspace", "dashboard", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "reward", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "probe", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "probe", "OPS", "--budget", "4000", "--answers", "DEEP"], "--answers"),
+    (["sweep", "DEEP_TOML", "--out", "OUT"], "CONFIG"),
+    (["workspace", "serve", "--budget", "3000", "--task-tools", "DEEP"], "--task-tools"),
+    (["conformance", "--replay", "DEEP"], "--replay"),
+]
+
+
+@pytest.mark.parametrize("argv,names", DEEP_DOORS, ids=lambda v: "-".join(v)
+                         if isinstance(v, list) else v)
+def test_deeply_nested_inputs_are_refused_naming_the_argument(argv, names, tmp_path, capsys):
+    """One line, exit 2, naming the argument and the file's path (never its text)."""
+    if "serve" in argv:
+        pytest.importorskip("mcp")
+    files = {"DEEP": tmp_path / "deep.json", "DEEP_DICT": tmp_path / "deep_dict.json",
+             "DEEP_TOML": tmp_path / "deep.toml"}
+    files["DEEP"].write_text("[" * 5000 + "]" * 5000)
+    files["DEEP_DICT"].write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    files["DEEP_TOML"].write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    subst = {**{k: str(v) for k, v in files.items()}, "OPS": _ops(), "OUT": str(tmp_path / "o")}
+    argv = [subst.get(a, a) for a in argv]
+    err = _one_line_exit_2(argv, capsys)
+    path = next(a for a in argv if a in {str(v) for v in files.values()})
+    assert names in err and path in err, err
+    assert "nested" in err or "deep" in err, err
+    assert "[[[" not in err and '{"a"' not in err, err
 
 
 def test_budget_below_a_pinned_message_is_the_budgets_problem(tmp_path, capsys):
