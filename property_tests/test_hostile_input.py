@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from vistalab import theory as T
-from vistalab._core import MAX_JSON_DEPTH, VistaLabError, short_repr
+from vistalab._core import VistaLabError
 from vistalab.cli import main
 
 
@@ -78,6 +78,8 @@ def _raises(call, parameter: str | None = None) -> VistaLabError:
 def test_short_repr_is_bounded_and_never_fails():
     """DESIGN 'Mend these': every repr of user input is bounded (depth and length) and
     never recursive, whatever the value."""
+
+    from vistalab._core import short_repr
 
     class Loud:
         def __repr__(self):
@@ -144,6 +146,41 @@ def test_content_rate_limit_extremes_are_refused_naming_the_range(sigma):
     assert "1.8e308" in str(err)
 
 
+def _float_parameters():
+    """(function, parameter) for every float-annotated parameter of a theory or sims
+    function that has a valid call in the error-contract table."""
+    import inspect
+    import typing
+
+    import vistalab.sims as S
+
+    from .test_error_contract_api import GOOD
+
+    out = []
+    for mod in (T, S):
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if not inspect.isfunction(fn) or name not in GOOD:
+                continue
+            params = inspect.signature(fn).parameters
+            for p, ann in typing.get_type_hints(inspect.unwrap(fn)).items():
+                if ann is float and p in params:
+                    out.append((fn, name, p))
+    return out
+
+
+def test_any_float_parameter_given_10_to_the_400_is_refused():
+    """'any float parameter given 10**400 -> OverflowError': every float parameter
+    of theory and sims (from a valid call, one at a time) is refused by the contract."""
+    cases = _float_parameters()
+    assert len(cases) >= 20
+    from .test_error_contract_api import GOOD
+
+    for fn, name, p in cases:
+        with no_hang(), pytest.raises(VistaLabError):
+            fn(**{**GOOD[name], p: 10**400})
+
+
 def test_to_openai_messages_refuses_text_and_nan():
     from vistalab.workspace import to_openai_messages
 
@@ -159,6 +196,56 @@ def test_check_store_with_absurd_stateful_examples_is_refused():
     from vistalab.testing import check_store
 
     _raises(lambda: check_store(DiskStore, stateful_examples=2**63), "stateful_examples")
+
+
+@pytest.mark.parametrize("value", [deep_list(10_000), np.array([]), np.array([math.nan]),
+                                   None, 3, "bogus", "x" * 5_000_000])
+def test_enum_lookups_refuse_any_non_member(value):
+    """Python's enum compares the value with each member (an empty array cannot be
+    compared) and takes repr(value) for its own message before _missing_ is heard (a
+    RecursionError at 10,000 levels)."""
+    from vistalab.workspace import BlockType, Status, ToolFailure
+
+    for enum_type in (BlockType, Status, ToolFailure):
+        _raises(lambda e=enum_type: e(value), "value")
+    assert BlockType("system") is BlockType.SYSTEM and Status(Status.PINNED) is Status.PINNED
+
+
+def test_certify_all_names_a_progress_callback_that_cannot_take_a_certificate():
+    _raises(lambda: T.certify_all("binary_entropy_at_most_one", progress=int), "progress")
+    seen = []
+    T.certify_all("binary_entropy_at_most_one", progress=seen.append)
+    assert seen
+
+
+def test_content_rate_bounds_document_their_inf():
+    """content_rate_bound_tight(sigma=1e-300) returned an undocumented inf: the
+    bound is beyond the double range there (vacuous), and the Returns section says so."""
+    for fn, args in ((T.content_rate_bound_tight, (64, 4, 1e-300)),
+                     (T.content_rate_bound, (4, 1e-300))):
+        assert fn(*args) == math.inf
+        returns = fn.__doc__.split("Returns", 1)[1]
+        assert "``inf``" in returns
+
+
+def test_engine_model_doors_refuse_before_any_build(monkeypatch):
+    """build_engine_model / run_engine_model: hostile arguments are refused at the
+    door (no compiler is started: COQC points nowhere here)."""
+    from vistalab.workspace import build_engine_model, run_engine_model
+
+    monkeypatch.setenv("COQC", "/nonexistent/coqc")
+    monkeypatch.setenv("OCAMLOPT", "/nonexistent/ocamlopt")
+    _raises(lambda: run_engine_model("x" * 5_000_000), "lines")
+    _raises(lambda: run_engine_model(deep_list(10_000)), "lines")
+    _raises(lambda: run_engine_model(["a\nb"]), "lines")
+    _raises(lambda: run_engine_model(["a"], executable="/nonexistent/model"), "executable")
+    _raises(lambda: run_engine_model(["a"], timeout=math.nan), "timeout")
+    for bad in (math.nan, math.inf, -1.0, 0, "10", 10**400):
+        _raises(lambda b=bad: build_engine_model(timeout=b), "timeout")
+    for bad in (3, deep_list(10_000), "", "x\0y", "x" * 5_000_000):
+        _raises(lambda b=bad: build_engine_model(cache_dir=b), "cache_dir")
+        _raises(lambda b=bad: build_engine_model(source_dir=b), "source_dir")
+    assert run_engine_model([]) == []  # nothing to run: no build
 
 
 # ----------------------------------------------------------------- depth at registration
@@ -178,6 +265,8 @@ def test_tool_arguments_nested_deeper_than_the_limit_are_refused_and_rendering_s
         return [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": args}}]
 
     _raises(lambda: ws.register_tool_call(call(deep)), "arguments")
+    from vistalab._core import MAX_JSON_DEPTH
+
     at_limit = "[" * (MAX_JSON_DEPTH - 1) + "{}" + "]" * (MAX_JSON_DEPTH - 1)
     ws.register_tool_call(call(at_limit))
     ws.register_tool_result("c1", "ok")
@@ -321,6 +410,30 @@ def test_store_survives_a_temp_named_folder(tmp_path):
     store = DiskStore(tmp_path)
     assert store.skipped_entries == (stray.name,)
     assert stray.is_dir() and store.keys() == []
+
+
+def test_workspace_load_and_cli_replay_survive_a_temp_named_folder(tmp_path, capsys):
+    """The stray folder made Workspace.load and `replay --archive-dir` fail (and the
+    CLI's line named only the file)."""
+    from vistalab.workspace import DiskStore, Workspace
+
+    arch = tmp_path / "arch"
+    ws = Workspace(4000, tokenizer="approx", store=DiskStore(arch))
+    ws.register_system("s")
+    ws.register_user("q")
+    ws.register_tool_call([{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}])
+    ws.register_tool_result("c1", "r " * 50)
+    ws.register_user("next")
+    ws.archive("B4")
+    ws.save(tmp_path / "ws.json")
+    (arch / (".B9.txt." + "b" * 32 + ".tmp")).mkdir()
+    again = Workspace.load(tmp_path / "ws.json", tokenizer=ws.tokenizer)
+    assert again.state_hash() == ws.state_hash()
+    with no_hang():
+        status = main(["workspace", "replay", _ops(), "--budget", "3000", "--archive-dir",
+                       str(arch)])
+    assert status == 0, capsys.readouterr().err
 
 
 def test_store_says_plainly_when_its_folder_was_swapped(tmp_path):

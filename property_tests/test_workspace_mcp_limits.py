@@ -27,8 +27,6 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_mcp_server  # noqa: E402
 
-from vistalab._core import MAX_JSON_DEPTH, MAX_REQUEST_BYTES  # noqa: E402
-
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "limits-test", "version": "1"}}}
@@ -65,6 +63,8 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
     """Over stdio a request nested ~200 deep or more was never answered (the client
     waited forever); now: a one-line JSON-RPC error with the request's id, and the
     server keeps serving."""
+    from vistalab._core import MAX_JSON_DEPTH
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000",
          "--role", "harness"],
@@ -99,6 +99,8 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
     a body above MAX_REQUEST_BYTES (4 MiB) -> 413 whose body says which limit and
     what to do (it was an unexplained 413)."""
     import httpx
+
+    from vistalab._core import MAX_JSON_DEPTH, MAX_REQUEST_BYTES
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -178,5 +180,10 @@ def test_engine_refusals_of_every_kind_are_one_line_tool_errors():
                 text = res.content[0].text
                 assert res.is_error and "\n" not in text and "deep" in text, text
                 assert "Error executing tool" not in text
+                # harness_render failed with a traceback on the server's stderr once such
+                # arguments were in; refused at registration, rendering keeps working
+                for fmt in ("anthropic", "openai"):
+                    out = await c.call_tool("harness_render", {"format": fmt})
+                    assert not out.is_error, out.content[0].text
 
     anyio.run(run)

@@ -219,6 +219,9 @@ def build_engine_model(
 
     Raises
     ------
+    WorkspaceArgumentError
+        ``source_dir`` or ``cache_dir`` is not a path, or ``timeout`` is not a
+        positive number of seconds (at most a day).
     EngineModelUnavailableError
         ``coqc`` or ``ocamlopt`` is missing (the message names it and how to install).
     EngineModelBuildError
@@ -276,7 +279,17 @@ def run_engine_model(lines: Iterable[str], *, executable: str | os.PathLike[str]
     Returns
     -------
     list of str
-        The observations, in order (blank and ``#`` lines produce none).
+        The observations, in order (blank and ``#`` lines produce none; no
+        line at all builds nothing and returns ``[]``).
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        ``lines`` is one text rather than an iterable of lines, or holds a line
+        with an inner newline; ``executable`` is not a file; ``timeout`` is not
+        a positive number of seconds (at most a day).
+    EngineModelBuildError
+        The run failed or outlived ``timeout``.
     """
     text = _lines_iv(lines)
     given = _path_iv("executable", executable)
@@ -287,6 +300,8 @@ def run_engine_model(lines: Iterable[str], *, executable: str | os.PathLike[str]
         raise WorkspaceArgumentError("executable", executable, "must be a built model "
                                      "executable (a regular file)",
                                      "pass the path build_engine_model() returned, or omit it")
+    if not text:
+        return []  # no operation, no observation (and nothing to build)
     exe = build_engine_model() if given is None else given
     try:
         proc = subprocess.run(
