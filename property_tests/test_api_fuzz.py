@@ -37,6 +37,17 @@ def test_every_public_name_is_a_fuzz_target():
     assert "vistalab.workspace.Workspace.replay" in names  # factories' methods too
 
 
+def test_slow_allowances_name_real_calls(tmp_path):
+    """Each stated slow-but-valid call is a call the full run makes (a stale entry
+    would silently widen nothing, or hide a renamed target)."""
+    by_name = {t.qualname: t for t in fuzz.targets()}
+    values = fuzz.hostile_values(tmp_path)
+    for (qual, label), (seconds, why) in fuzz.SLOW.items():
+        assert qual in by_name and seconds > 0 and why, qual
+        labels = {lab for lab, _ in fuzz._calls(by_name[qual], values, fuzz._baselines())}
+        assert label in labels, (qual, label)
+
+
 def _broken(x):
     return {}[x]
 

@@ -50,11 +50,20 @@ def _readline(proc: subprocess.Popen, seconds: float = 60.0) -> bytes:
     return out[0]
 
 
-def _refusal(line: bytes, rid: int, word: str) -> str:
+def _limit(name: str) -> int:
+    """A limit stated once in ``vistalab._core`` (imported when a check needs it, so
+    that each case here fails on its own against code from before the limits)."""
+    import vistalab._core as core
+
+    return getattr(core, name)
+
+
+def _refusal(line: bytes, rid: int, limit: str) -> str:
+    """The one-line JSON-RPC error answering request ``rid``, naming the ``limit``."""
     doc = json.loads(line)
     assert doc["id"] == rid, doc
     text = doc["error"]["message"]
-    assert "\n" not in text and word in text, text
+    assert "\n" not in text and str(_limit(limit)) in text, text
     return text
 
 
@@ -63,8 +72,6 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
     """Over stdio a request nested ~200 deep or more was never answered (the client
     waited forever); now: a one-line JSON-RPC error with the request's id, and the
     server keeps serving."""
-    from vistalab._core import MAX_JSON_DEPTH
-
     proc = subprocess.Popen(
         [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000",
          "--role", "harness"],
@@ -79,7 +86,7 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
         send(json.dumps(INITIALIZED))
         for rid, depth in ((7, 10_000), (8, 200)):
             send(deep_register(depth, rid))
-            text = _refusal(_readline(proc), rid, str(MAX_JSON_DEPTH))
+            text = _refusal(_readline(proc), rid, "MAX_JSON_DEPTH")
             assert "`arguments`" in text
         send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
             "name": "harness_register",
@@ -99,8 +106,6 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
     a body above MAX_REQUEST_BYTES (4 MiB) -> 413 whose body says which limit and
     what to do (it was an unexplained 413)."""
     import httpx
-
-    from vistalab._core import MAX_JSON_DEPTH, MAX_REQUEST_BYTES
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -129,14 +134,14 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
             c.post(url, headers=headers, content=json.dumps(INITIALIZED))
             r = c.post(url, headers=headers, content=deep_register(10_000, 7))
             assert r.status_code == 400
-            _refusal(r.content, 7, str(MAX_JSON_DEPTH))
+            _refusal(r.content, 7, "MAX_JSON_DEPTH")
             big = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
                 "name": "harness_register", "arguments": {"messages": [
                     {"role": "tool", "tool_call_id": "c1",
-                     "content": "x" * (MAX_REQUEST_BYTES + 10)}]}}})
+                     "content": "x" * (_limit("MAX_REQUEST_BYTES") + 10)}]}}})
             r = c.post(url, headers=headers, content=big)
             assert r.status_code == 413
-            _refusal(r.content, 8, str(MAX_REQUEST_BYTES))
+            _refusal(r.content, 8, "MAX_REQUEST_BYTES")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
