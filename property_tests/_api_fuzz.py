@@ -222,10 +222,25 @@ def hostile_values(folder: Path) -> list[tuple[str, Any]]:
 
 
 def _baselines() -> dict[str, dict[str, Any]]:
-    """Valid keyword calls, from the error-contract table where it has one."""
+    """Valid keyword calls: by short name from the error-contract table where it has
+    one, and by qualified name for the conformance suite's runners (whose every
+    parameter would otherwise only meet a hostile ``manager`` or ``out`` first)."""
     from vistalab.tests import test_error_contract_api as table
-    return {name: kw for name, kw in table.GOOD.items()
-            if not any(isinstance(v, str) and v.startswith("{") for v in kw.values())}
+
+    from vistalab.conformance import tail_trimmer
+    out = {name: kw for name, kw in table.GOOD.items()
+           if not any(isinstance(v, str) and v.startswith("{") for v in kw.values())}
+    out["vistalab.conformance.check"] = dict(manager=tail_trimmer, examples=2)
+    out["vistalab.conformance.run_study"] = dict(out="study-out", peers=["tokentrim"],
+                                                 examples=2)
+    return out
+
+
+def _good(t: Target, base: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The target's valid baseline call, if it has one (the table is of functions)."""
+    if t.make is not None:
+        return None
+    return base.get(t.qualname) or base.get(t.qualname.rsplit(".", 1)[-1])
 
 
 class _Hang(BaseException):
@@ -281,8 +296,7 @@ def _calls(target: Target, values: list[tuple[str, Any]],
     if inspect.isclass(target.func) and issubclass(target.func, enum.Enum):
         # an enum is looked up by value; its other parameters build a new enum type
         params = [p for p in params if p.name == "value"]
-    short = target.qualname.rsplit(".", 1)[-1]
-    good = base.get(short) if target.make is None else None  # the table is of functions
+    good = _good(target, base)
     required = [p.name for p in params if p.default is p.empty]
     if not params:
         yield "()", {}
@@ -375,7 +389,7 @@ def _baseline_time(t: Target, base: dict[str, dict[str, Any]], timeout: float) -
     60 s), so a slow-but-valid computation is not counted as a hang."""
     import time
 
-    good = base.get(t.qualname.rsplit(".", 1)[-1]) if t.make is None else None
+    good = _good(t, base)
     if good is None:
         return 0.0
     start = time.perf_counter()
@@ -422,12 +436,17 @@ def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
     return "ok", ""
 
 
+#: Whether run_in_child prints a progress line to stderr every 1,000 calls.
+_PROGRESS = [False]
+
+
 def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
-                 **kwargs: Any) -> FuzzReport:
+                 progress: bool = False, **kwargs: Any) -> FuzzReport:
     """:func:`run` in forked children (address space limited to ``memory_bytes``,
     stdin closed). A child that dies (a native extension aborting on memory, a
     segfault) costs one call, counted as foreign (``crash``); the next child resumes
     after it."""
+    _PROGRESS[0] = progress
     report = FuzzReport()
     foreign_by: Counter[str] = Counter()
     types: Counter[str] = Counter()
@@ -535,6 +554,13 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
             seen.add(rec["qualname"])
             report.calls += 1
             setattr(report, kind, getattr(report, kind) + 1)
+            if _PROGRESS[0] and report.calls % 1000 == 0:
+                print(f"{report.calls}/{total} calls: foreign={report.foreign} "
+                      f"hangs={report.hangs} nan_inf={report.nan_inf}", file=sys.stderr,
+                      flush=True)
+            if kind in ("foreign", "hangs", "nan_inf") and _PROGRESS[0]:
+                print(f"  {kind}: {rec['qualname']}({rec['label']}) -> {rec['detail']}",
+                      file=sys.stderr, flush=True)
             if kind in ("foreign", "hangs", "nan_inf"):
                 if kind == "foreign":
                     foreign_by[rec["qualname"]] += 1
