@@ -223,8 +223,9 @@ def hostile_values(folder: Path) -> list[tuple[str, Any]]:
 
 def _baselines() -> dict[str, dict[str, Any]]:
     """Valid keyword calls: by short name from the error-contract table where it has
-    one, and by qualified name for the conformance suite's runners (whose every
-    parameter would otherwise only meet a hostile ``manager`` or ``out`` first)."""
+    one, and by qualified name for the runners whose defaults are long runs (the
+    conformance check and study, the differential test) or whose every parameter
+    would otherwise only meet a hostile ``manager`` or ``out`` first."""
     from vistalab.tests import test_error_contract_api as table
 
     from vistalab.conformance import tail_trimmer
@@ -233,6 +234,8 @@ def _baselines() -> dict[str, dict[str, Any]]:
     out["vistalab.conformance.check"] = dict(manager=tail_trimmer, examples=2)
     out["vistalab.conformance.run_study"] = dict(out="study-out", peers=["tokentrim"],
                                                  examples=2)
+    out["vistalab.workspace.differential_test"] = dict(sequences=3, max_ops=5,
+                                                       shrink_seconds=1.0)
     return out
 
 

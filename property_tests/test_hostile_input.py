@@ -248,6 +248,43 @@ def test_engine_model_doors_refuse_before_any_build(monkeypatch):
     assert run_engine_model([]) == []  # nothing to run: no build
 
 
+def test_differential_test_checks_every_argument_before_running():
+    """Hostile values in traces, model, shrink_seconds, progress, or an absurd number
+    of sequences or operations, ran the default 200 sequences (or for ever) first."""
+    from vistalab.workspace import differential_test
+
+    for kw, name in (({"traces": True}, "traces"), ({"traces": "t.json"}, "traces"),
+                     ({"model": "/nonexistent/model"}, "model"), ({"model": 3}, "model"),
+                     ({"shrink_seconds": math.nan}, "shrink_seconds"),
+                     ({"shrink_seconds": True}, "shrink_seconds"),
+                     ({"progress": "x"}, "progress"), ({"sequences": 2**63}, "sequences"),
+                     ({"max_ops": 2**63}, "max_ops")):
+        _raises(lambda kw=kw: differential_test(**kw), name)
+
+
+def test_conformance_doors():
+    """The conformance suite's public helpers keep the contract: a 5 MB string or a
+    wrong protocol is refused at once, a counter that cannot count is named, and
+    run_study checks everything before it runs a peer."""
+    pytest.importorskip("hypothesis")
+    from vistalab.conformance import check, fidelity_problems, run_study, tail_trimmer, units
+
+    huge = "x" * 5_000_000
+    _raises(lambda: units(huge), "request")
+    _raises(lambda: units([{"role": "user", "content": "q"}], protocol=[math.nan]), "protocol")
+    _raises(lambda: fidelity_problems(huge, []), "conversation")
+    _raises(lambda: fidelity_problems([], [], placeholder="x"), "placeholder")
+    assert units([{"role": "user", "content": "q"}]) == [{"role": "user", "content": "q"}]
+    for counter in (int, lambda request: None, lambda request: 2.5):
+        _raises(lambda c=counter: check(tail_trimmer, counter=c, examples=2), "counter")
+    _raises(lambda: check(tail_trimmer, examples=2**63), "examples")
+    for kw, name in (({"out": ""}, "out"), ({"out": "x\0y"}, "out"),
+                     ({"out": "o", "figure": "f"}, "figure"),
+                     ({"out": "o", "examples": 0}, "examples"),
+                     ({"out": "o", "timeout": math.inf}, "timeout")):
+        _raises(lambda kw=kw: run_study(**kw), name)
+
+
 # ----------------------------------------------------------------- depth at registration
 
 

@@ -222,6 +222,35 @@ def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any) -> None:
         )
 
 
+#: Largest ``sequences`` and ``max_ops`` a run accepts (a day of CPU is far below).
+_MAX_SEQUENCES = 10_000_000
+_MAX_OPS = 100_000
+
+
+def _iv_rest(sequences: Any, max_ops: Any, traces: Any, model: Any, shrink_seconds: Any,
+             progress: Any) -> None:
+    """The door checks of differential_test's other arguments (before any work)."""
+    for name, v, hi in (("sequences", sequences, _MAX_SEQUENCES), ("max_ops", max_ops, _MAX_OPS)):
+        if v > hi:
+            raise WorkspaceArgumentError(name, v, f"must be at most {hi:,}",
+                                         "split the run (a seed per part)")
+    if isinstance(traces, (str, bytes, os.PathLike, Mapping)) or not isinstance(traces, Iterable):
+        raise WorkspaceArgumentError("traces", traces, "must be an iterable of traces (paths "
+                                     "or parsed traces), not one", "pass e.g. [path]")
+    if model is not None and (not isinstance(model, (str, os.PathLike))
+                              or not os.path.isfile(model)):
+        raise WorkspaceArgumentError("model", model, "must be the path of the model's built "
+                                     "executable", "omit it to build it on demand")
+    if isinstance(shrink_seconds, bool) or not isinstance(shrink_seconds, (int, float)) or not (
+            0 <= shrink_seconds <= 86_400):
+        raise WorkspaceArgumentError("shrink_seconds", shrink_seconds, "must be a number of "
+                                     "seconds with 0 <= shrink_seconds <= 86400",
+                                     "pass e.g. shrink_seconds=60")
+    if progress is not None and not callable(progress):
+        raise WorkspaceArgumentError("progress", progress, "must be a callable or None",
+                                     "pass a function of the sequences run so far")
+
+
 def _model_executable(model: str | None) -> str:
     """The model's executable: ``model`` if given, else the one built on demand
     from the Coq sources (``unavailable: <why>`` when it cannot be built)."""
@@ -283,6 +312,7 @@ def differential_test(
         at the first and shrinks it) plus one per diverging trace run.
     """
     _iv(sequences, seed, engine_factory, max_ops)
+    _iv_rest(sequences, max_ops, traces, model, shrink_seconds, progress)
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
