@@ -554,3 +554,11 @@ def test_budget_below_a_pinned_message_is_the_budgets_problem(tmp_path, capsys):
                                  {"role": "user", "content": "q"}]))
     err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "2000"], capsys)
     assert "malformed" not in err and "budget" in err and "message 0" in err
+
+
+@pytest.mark.parametrize("budget", ["1", "10", "1000"])
+def test_budget_below_the_engines_floor_is_reported_as_such(budget, capsys):
+    """A budget below the engine's floor names the budget and the floor, on a trace
+    that is fine (never 'malformed trace')."""
+    err = _one_line_exit_2(["workspace", "replay", _ops(), "--budget", budget], capsys)
+    assert "malformed" not in err and "`budget` must be at least" in err, err
