@@ -94,12 +94,15 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     #: The model's operation lines, the engine's observation lines (one per
     #: model line) and the operation each line belongs to (-1: init; 10**6:
-    #: the closing recover checks). Empty when the configuration is outside
-    #: the model (``cache_prefix=True``).
+    #: the closing recover checks).
     model_lines: list[str] = field(default_factory=list)
     engine_lines: list[str] = field(default_factory=list)
     line_step: list[int] = field(default_factory=list)
     modelled: bool = False
+    #: ``cache_prefix=True`` (the engine's default): the model (which fixes
+    #: ``cache_prefix=False``) agrees with the engine only until the first
+    #: management rendering or guard offload, where the two options differ.
+    prefix_only: bool = False
 
     @property
     def problems(self) -> list[tuple[int, str, str]]:
@@ -152,8 +155,12 @@ class _Driver:
         )
         self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
         self.anthropic = cfg["format"] == "anthropic"
-        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications").
-        self.modelled = not cfg["cache_prefix"]
+        self.request_check: Callable[[Any, str], Any] | None = None
+        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications"); with
+        # cache_prefix=True the lines are compared up to the first management
+        # rendering or offload (the only places the option changes anything).
+        self.modelled = True
+        self.prefix_only = bool(cfg["cache_prefix"])
         hard = int(getattr(self.ws, "hard_limit", 2 * self.budget))
         self.tr = ModelTranslator(self.tok, self.budget, hard, self.ws.store.root)
         # Independent record: block number -> expected payload bytes (None: the
@@ -609,10 +616,18 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     # ---- protocol: both wire formats' pairing rules
     for p in protocol_problems(r.messages):
         problems.append(("protocol", f"openai: {p}"))
+    request = None
     if d.anthropic:
-        ra = ws.render(format="anthropic")
-        for p in anthropic_problems(ra.as_request()):
+        request = ws.render(format="anthropic").as_request()
+        for p in anthropic_problems(request):
             problems.append(("protocol", f"anthropic: {p}"))
+    if d.request_check is not None:
+        # The engine's own request, judged by the caller's checker as well.
+        for proto, req in (("openai", list(r.messages)), ("anthropic", request)):
+            if req is not None:
+                for p in list(d.request_check(req, proto))[:1]:
+                    problems.append(("protocol", f"{proto} request refused by the request "
+                                     f"checker: {p}"))
     # ---- store: every key read back and hashed here
     store = {k: sha256_hex(v) for k, v in sorted(d.store_bytes().items())}
     # ---- recoverability and stable IDs
@@ -757,13 +772,17 @@ def run_sequence(
     factory: EngineFactory | None = None,
     *,
     on_step: Callable[[Step], None] | None = None,
+    request_check: Callable[[Any, str], Any] | None = None,
 ) -> Run:
     """Apply ``seq`` to a fresh engine from ``factory`` and observe it after every
-    operation (a disk store lives in a temporary folder removed afterwards)."""
+    operation (a disk store lives in a temporary folder removed afterwards).
+    ``request_check(request, protocol)`` also judges the engine's request after
+    every operation (in the sequence's wire format, and always as OpenAI)."""
     tmp = tempfile.mkdtemp(prefix="vista-diff-")
     run = Run(seq)
     try:
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
+        d.request_check = request_check
         try:
             for i, op in enumerate(seq.ops):
                 try:
@@ -785,6 +804,7 @@ def run_sequence(
             run.engine_lines = d.engine_lines
             run.line_step = d.line_step
             run.modelled = d.modelled
+            run.prefix_only = d.prefix_only
         finally:
             close = getattr(d.ws, "close", None)
             if callable(close):
