@@ -26,7 +26,8 @@ def test_every_public_name_is_a_fuzz_target():
     implement, and instantiating one is refused by typing itself)."""
     mods = {m.__name__ for m in fuzz.public_modules()}
     assert {"vistalab.theory", "vistalab.sims", "vistalab.workspace", "vistalab.paper_checks",
-            "vistalab.figures", "vistalab.testing", "vistalab.sweep"} <= mods
+            "vistalab.figures", "vistalab.testing", "vistalab.sweep",
+            "vistalab.conformance"} <= mods
     names = {t.qualname for t in fuzz.targets()}
     for mod in fuzz.public_modules():
         for name in mod.__all__:
@@ -35,6 +36,8 @@ def test_every_public_name_is_a_fuzz_target():
             if callable(obj) and not getattr(obj, "_is_protocol", False):
                 assert qual in names or qual in fuzz.SKIP, qual
     assert "vistalab.workspace.Workspace.replay" in names  # factories' methods too
+    assert {f"vistalab.workspace.{n}" for n in (
+        "build_engine_model", "run_engine_model", "differential_test")} <= names
 
 
 def test_slow_allowances_name_real_calls(tmp_path):
