@@ -99,9 +99,9 @@ def store_root_iv(store_root: Any) -> str:
     if (not isinstance(store_root, str) or not store_root.strip()
             or len(store_root) > MAX_STORE_ROOT or store_root.endswith("/")
             or any(ch.isspace() or not ch.isprintable() for ch in store_root)):
-        raise DomainError("store_root", store_root, "must be a payload root of at most "
-                          f"{MAX_STORE_ROOT} characters without a trailing slash, whitespace "
-                          "or control characters",
+        raise DomainError("store_root", store_root, "must be a payload root without a "
+                          "trailing slash, whitespace or control characters, of at most "
+                          f"{MAX_STORE_ROOT} characters",
                           "pass a store's .root, e.g. DiskStore('archive').root")
     return store_root
 
