@@ -258,7 +258,9 @@ def test_differential_test_checks_every_argument_before_running():
                      ({"shrink_seconds": math.nan}, "shrink_seconds"),
                      ({"shrink_seconds": True}, "shrink_seconds"),
                      ({"progress": "x"}, "progress"), ({"sequences": 2**63}, "sequences"),
-                     ({"max_ops": 2**63}, "max_ops")):
+                     ({"max_ops": 2**63}, "max_ops"), ({"request_check": int}, "request_check"),
+                     ({"request_check": lambda request, protocol: None}, "request_check"),
+                     ({"request_check": lambda request, protocol: [3]}, "request_check")):
         _raises(lambda kw=kw: differential_test(**kw), name)
 
 

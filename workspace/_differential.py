@@ -236,7 +236,7 @@ def check_sequence(
     if request_check is not None:
         for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
             for request, protocol in model_requests(obs):
-                problems = list(request_check(request, protocol))
+                problems = _request_check_problems(request_check, request, protocol)
                 if problems:
                     where = n if step >= 10**6 else step
                     detail = (f"{protocol} request built from the model's rendering refused: "
@@ -245,6 +245,25 @@ def check_sequence(
                 if checked is not None:
                     checked[0] += 1
     return None, True
+
+
+def _request_check_problems(request_check: Callable[..., Any], request: Any,
+                            protocol: str) -> list[str]:
+    """``request_check(request, protocol)`` as a list of problem texts; a checker that
+    fails on a request or returns something else is refused naming it."""
+    fix = "pass vistalab.conformance.request_problems, or leave it out"
+    try:
+        got = request_check(request, protocol)
+        problems = list(got)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise WorkspaceArgumentError(
+            "request_check", request_check, "must be callable as request_check(request, "
+            f"protocol) -> list of problems (calling it failed: {type(exc).__name__})", fix,
+        ) from exc
+    if not all(isinstance(p, str) for p in problems):
+        raise WorkspaceArgumentError("request_check", request_check, "must return a list of "
+                                     "problem texts (str)", fix)
+    return problems
 
 
 def _cache_prefix_matters(line: str) -> bool:
@@ -374,6 +393,10 @@ def differential_test(
     """
     _iv(sequences, seed, engine_factory, max_ops, request_check)
     _iv_rest(sequences, max_ops, traces, model, shrink_seconds, progress)
+    if request_check is not None:  # tried once on a valid request of each format first
+        probe = [{"role": "user", "content": "q"}]
+        _request_check_problems(request_check, probe, "openai")
+        _request_check_problems(request_check, {"messages": probe}, "anthropic")
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
