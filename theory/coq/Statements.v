@@ -75,17 +75,18 @@ Theorem lemma1_any_observation (n m : nat) (TW : Type) (L : obs_law n TW)
   (1 <= m <= n - 1)%N ->
   let q (w : TW) : {ffun U -> list_t n m} :=
     [ffun u => Sub (Ls w u) (introT eqP (Ls_size w u))] in
+  qadm L q ->
   let Pc := \sum_j \sum_(t : {ffun U -> list_t n m}) \sum_u
               (if j \in val (t u) then qlaw L q j t * pU u else 0) in
   log2 (INR n) - MIobs L <= 1 + Pc * log2 (INR m) + (1 - Pc) * log2 (INR (n - m)).
 Proof.
-move=> ju pu mm q Pc.
-have pj := qlaw_joint L q.
-have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+move=> ju pu mm q aq Pc.
+have pj := qlaw_joint aq.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ?ju.
 have sz : forall (t : {ffun U -> list_t n m}) u, #|val (t u)| = m.
   by move=> t u; apply/eqP; exact: (valP (t u)).
 have h := @lemma1_list_fano n m _ U (qlaw L q) pU (fun t u => val (t u)) pj ju' pu sz mm.
-cbv zeta in h; have mi := MI_le_MIobs L q; rewrite -/Pc in h; lra.
+cbv zeta in h; have mi := MI_le_MIobs aq; rewrite -/Pc in h; lra.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
@@ -135,19 +136,20 @@ Theorem theorem1_any_observation (n kappa : nat) (TW : Type) (L : obs_law n TW)
   (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
   (2 <= kappa)%N -> (2 * kappa < n)%N ->
   let q (w : TW) := [ffun u => pi w u] in
+  qadm L q ->
   let nu := log2 (INR (n - kappa) / INR kappa) in
   INR kappa * Rmax 0 (1 - (MIobs L + 1) / nu)
     <= \sum_j \sum_t \sum_u
          qlaw L q j t * pU u * INR (minn (invF (@order_inj n (t u)) j) kappa).
 Proof.
-move=> ju pu k2 kn q nu.
-have pj := qlaw_joint L q.
-have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+move=> ju pu k2 kn q aq nu.
+have pj := qlaw_joint aq.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ?ju.
 have h := @theorem1_tradeoff n kappa _ U (qlaw L q) pU (fun t u => val (t u))
   (fun t u => @order_inj n (t u)) pj ju' pu k2 kn; cbv zeta in h.
 apply: Rle_trans h; rewrite -/nu.
 have np : 0 < nu := nu_pos (ltnW k2) (double_lt kn).
-have mi := MI_le_MIobs L q.
+have mi := MI_le_MIobs aq.
 apply: Rmult_le_compat_l; first exact: pos_INR.
 have le : (MI (qlaw L q) + 1) / nu <= (MIobs L + 1) / nu.
   by apply: Rmult_le_compat_r; [left; apply: Rinv_0_lt_compat | lra].
@@ -609,21 +611,21 @@ Theorem proposition2_any_observation (n : nat) (TW : Type) (L : obs_law n TW)
     (kappa sigma : R) :
   (0 < n)%N -> 0 < sigma -> (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) ->
   let P (T : finType) (q : TW -> T) (j : 'I_n) (t : T) := INR n * qlaw L q j t in
-  (forall (T : finType) (q : TW -> T) j k t, 0 < P T q j t -> 0 < P T q k t) ->
-  (forall (T : finType) (q : TW -> T) j k, j <> k ->
+  (forall (T : finType) (q : TW -> T) j k t, qadm L q -> 0 < P T q j t -> 0 < P T q k t) ->
+  (forall (T : finType) (q : TW -> T) j k, qadm L q -> j <> k ->
      KL (P T q j) (P T q k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
   MIobs L <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof.
-move=> n0 s0 ju P cs gk; apply: MIobs_least => T q.
+move=> n0 s0 ju P cs gk; apply: MIobs_least => T q aq.
 have nR : 0 < INR n by apply: lt_0_INR; apply/ltP.
-have pj := qlaw_joint L q.
+have pj := qlaw_joint aq.
 have Pd : forall j, is_dist (P T q j).
   move=> j; split=> [t|]; first by apply: Rmult_le_pos; [lra | exact: pj.1].
-  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ju; field; lra.
+  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ?ju //; field; lra.
 have -> : qlaw L q = (fun j t => / INR n * P T q j t).
   apply: functional_extensionality => j; apply: functional_extensionality => t.
   by rewrite /P; field; lra.
-exact: (prop2_content n0 Pd (cs T q) s0 (gk T q)).
+by apply: (prop2_content n0 Pd _ s0) => [j k t|j k]; [exact: cs | exact: gk].
 Qed.
 
 (* ---------------------------------------------------------------------- *)
