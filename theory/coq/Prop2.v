@@ -182,11 +182,12 @@ Qed.
 
 (* Proposition 2, Steps 2-3, for a finite channel: if every pairwise
    divergence is at most the Gaussian value (ln kappa)^2 / sigma^2 (a
-   premise), then I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
-Theorem prop2_content (kappa sigma : R) :
+   premise), then I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits
+   (the n(n-1)/n^2 of Step 3 kept). *)
+Theorem prop2_content_tight (kappa sigma : R) :
   0 < sigma ->
   (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
-  MI pJW <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  MI pJW <= (1 - / INR n) * ((log2 kappa) ^ 2 / sigma ^ 2 * ln 2).
 Proof.
 move=> s0 gauss; have l2 := ln2_pos.
 set c := (ln kappa) ^ 2 / sigma ^ 2.
@@ -208,7 +209,20 @@ have -> : (log2 kappa) ^ 2 / sigma ^ 2 * ln 2 = c / ln 2.
   by rewrite /c /log2; field; lra.
 have -> : / (INR n ^ 2 * ln 2) * (INR n * ((INR n - 1) * c))
           = (1 - / INR n) * (c / ln 2) by field; lra.
-have : 0 <= c / ln 2 by apply: Rmult_le_pos => //; left; apply: Rinv_0_lt_compat.
+by right.
+Qed.
+
+(* The paper's form: I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+Theorem prop2_content (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MI pJW <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> s0 gauss; have l2 := ln2_pos.
+apply: (Rle_trans _ _ _ (prop2_content_tight s0 gauss)).
+have c0 : 0 <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  apply: Rmult_le_pos; last lra.
+  by rewrite /Rdiv; apply: Rmult_le_pos; [apply: pow2_ge_0 | left; apply: Rinv_0_lt_compat; nra].
 have : 0 < / INR n by apply: Rinv_0_lt_compat.
 nra.
 Qed.

@@ -684,3 +684,75 @@ split; first exact: shift_rate.
 exact: shift_EZ.
 Qed.
 
+
+(* ---------------------------------------------------------------------- *)
+(* Proposition 2 for an observation W in a MEASURABLE SPACE (MeasObs.v,
+   mathcomp-analysis): given J* = j, W has law P_j (a probability measure on
+   X); J* is uniform on [n]; I(J*; W) is the supremum of I(J*; q(W)) over
+   the finite quantisations q with measurable fibres.  Premise (App. C,
+   Step 2, in likelihood-ratio form): for every pair j, k, P_k has density
+   exp(-L_jk) with respect to P_j (L_jk P_j-integrable), and for j <> k the
+   mean log-likelihood ratio E_{P_j}[L_jk] = KL(P_j || P_k) is at most
+   (ln kappa)^2 / sigma^2.  Conclusion (Step 3):
+   I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 <= (log2 kappa)^2 ln 2 / sigma^2.
+   The divergences of the quantisations are PROVED (data processing,
+   kl_data_processing), not assumed.  For the paper's Gaussian channel the
+   premise holds with L_jk(w) = ln kappa (w_j - w_k) / sigma^2; that the
+   n-dimensional Gaussian laws satisfy it (change of measure and mean) is NOT
+   formalised. *)
+From mathcomp Require Import boolp classical_sets functions mathcomp_extra.
+From mathcomp Require Import reals ereal signed topology normedtype sequences esum.
+From mathcomp Require Import measure lebesgue_measure lebesgue_integral numfun Rstruct.
+From VistaLab Require Import MeasObs.
+
+Section MeasurableChannel.
+Local Open Scope classical_set_scope.
+Local Open Scope ring_scope.
+Local Open Scope R_scope.
+
+(* Data processing of the divergence under finite measurable quantisation. *)
+Theorem kl_data_processing d (X : measurableType d)
+    (P Q : {measure set X -> \bar real_realType}) (L : X -> R) :
+  P setT = 1%E -> Q setT = 1%E ->
+  P.-integrable setT (EFin \o L) ->
+  measurable_fun setT ((fun x => exp (- L x)) : X -> real_realType) ->
+  (forall A, measurable A -> Q A = (\int[P]_(x in A) (exp (- L x))%:E)%E) ->
+  forall (T : finType) (q : X -> T), (forall t, measurable (q @^-1` [set t])) ->
+  KL (fun t => fine (P (q @^-1` [set t]))) (fun t => fine (Q (q @^-1` [set t])))
+    <= fine (\int[P]_x (L x)%:E)%E.
+Proof. by move=> P1 Q1 iL mE dQ T q mq; exact: (kl_quantised_le P1 Q1 iL mE dQ mq). Qed.
+
+Theorem proposition2_measurable_tight d (X : measurableType d) (n : nat)
+    (P : 'I_n -> {measure set X -> \bar real_realType})
+    (P1 : forall j, P j setT = 1%E) (n0 : (0 < n)%N)
+    (L : 'I_n -> 'I_n -> X -> R) (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, (P j).-integrable setT (EFin \o L j k)) ->
+  (forall j k, measurable_fun setT ((fun x => exp (- L j k x)) : X -> real_realType)) ->
+  (forall j k A, measurable A -> P k A = (\int[P j]_(x in A) (exp (- L j k x))%:E)%E) ->
+  (forall j k, j <> k -> fine (\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs (meas_obs P1 n0) <= (1 - / INR n) * ((log2 kappa) ^ 2 / sigma ^ 2 * ln 2).
+Proof. by move=> s0 iL mE dens mean; exact: (prop2_meas_tight P1 n0 iL mE dens s0 mean). Qed.
+
+Theorem proposition2_measurable d (X : measurableType d) (n : nat)
+    (P : 'I_n -> {measure set X -> \bar real_realType})
+    (P1 : forall j, P j setT = 1%E) (n0 : (0 < n)%N)
+    (L : 'I_n -> 'I_n -> X -> R) (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, (P j).-integrable setT (EFin \o L j k)) ->
+  (forall j k, measurable_fun setT ((fun x => exp (- L j k x)) : X -> real_realType)) ->
+  (forall j k A, measurable A -> P k A = (\int[P j]_(x in A) (exp (- L j k x))%:E)%E) ->
+  (forall j k, j <> k -> fine (\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs (meas_obs P1 n0) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> s0 iL mE dens mean.
+have h := proposition2_measurable_tight P1 n0 s0 iL mE dens mean.
+have l2 := ln2_pos.
+have c0 : 0 <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  apply: Rmult_le_pos; last lra.
+  by rewrite /Rdiv; apply: Rmult_le_pos; [apply: pow2_ge_0 | left; apply: Rinv_0_lt_compat; nra].
+have : 0 < / INR n by apply: Rinv_0_lt_compat; apply: lt_0_INR; apply/ssrnat.ltP.
+nra.
+Qed.
+
+End MeasurableChannel.
