@@ -26,7 +26,8 @@ def _coq_ready() -> bool:
     if coqc is None:
         return False
     where = subprocess.run([coqc, "-where"], capture_output=True, text=True, check=False)
-    return (Path(where.stdout.strip()) / "user-contrib" / "mathcomp" / "ssreflect").is_dir()
+    contrib = Path(where.stdout.strip()) / "user-contrib" / "mathcomp"
+    return all((contrib / lib).is_dir() for lib in ("ssreflect", "analysis"))
 
 
 # Outside CI the formal tests skip when Coq is missing (the README's test command
@@ -38,7 +39,8 @@ _IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 def _needs_coq(fn):
     if _coq_ready():
         return fn
-    reason = f"coqc with mathcomp-ssreflect not installed; run: {_formal.INSTALL_HINT}"
+    reason = (f"coqc with mathcomp-ssreflect and mathcomp-analysis not installed; "
+              f"run: {_formal.INSTALL_HINT}")
     if _IN_CI:
         @functools.wraps(fn)  # keeps its marks (slow) and fixtures
         def _fail(*args, **kwargs):
@@ -208,6 +210,17 @@ BROKEN = {
     "full_ledger_without_order": (
         "(forall y u, pi y u (Ordinal n0) = y) ->\n  MI pJY",
         "MI pJY",
+    ),
+    # App. C: Proposition 2 in a measurable space with its likelihood-ratio premise
+    # turned round (E_{P_j}[L_jk] >= the Gaussian value), which bounds nothing.
+    "prop2_measurable_premise_reversed": (
+        "j <> k -> fine (\\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->",
+        "j <> k -> fine (\\int[P j]_x (L j k x)%:E)%E >= (ln kappa) ^ 2 / sigma ^ 2) ->",
+    ),
+    # Data processing turned round: the quantised divergence claimed >= E_P[L].
+    "kl_data_processing_reversed": (
+        "    <= fine (\\int[P]_x (L x)%:E)%E.",
+        "    >= fine (\\int[P]_x (L x)%:E)%E.",
     ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",
