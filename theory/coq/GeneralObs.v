@@ -2,16 +2,17 @@
    An observation W with values in an arbitrary type TW is given by its laws
    under finite quantisations: for every finite type T and map q : TW -> T,
    the joint law of (J*, q(W)), consistent under coarsening (the law of
-   f(q(W)) is the image of the law of q(W)).  Its mutual information with J*
-   is the supremum over finite quantisations (the Gelfand-Yaglom-Perez
-   definition):  MIobs = sup_q I(J*; q(W)).  This file proves that the
+   f(q(W)) is the image of the law of q(W)); only admissible (measurable)
+   quantisations carry a law.  Its mutual information with J*
+   is the supremum over finite admissible quantisations (the
+   Gelfand-Yaglom-Perez definition):  MIobs = sup_q I(J*; q(W)).  This file proves that the
    supremum exists (every I(J*; q(W)) <= log2 n) and that Theorem 1's bound
    and Lemma 1 hold for every observation: the archive order (or the list) is
    a function of (W, U) with finitely many values, so it factors through the
    finite quantisation W -> (u -> order), whose information is at most MIobs.
-   Not formalised here: that MIobs equals the density formula for the
-   Gaussian channel (measure theory), hence Proposition 2 for the continuous
-   channel. *)
+   Observations in a measurable space, whose admissible quantisations are
+   the maps with measurable fibres, are an instance (MeasObs.v).  Not
+   formalised: that MIobs equals the density formula. *)
 
 From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.

@@ -394,3 +394,28 @@ exact: (kl_quantised_le (P1 j) (P1 k) (iL j k) (mE j k) (dens j k) mq).
 Qed.
 
 End Prop2Meas.
+
+(* The premises are satisfiable (no vacuity): every J* = j gives the same
+   law, a Dirac mass, with likelihood ratios exp(-0). *)
+Lemma meas_channel_nonvacuous d (X : measurableType d) (a : X) (n : nat) (c : R) :
+  Rle 0 c ->
+  let P (j : 'I_n) : {measure set X -> \bar real_realType} := \d_a in
+  let Lr (j k : 'I_n) (x : X) : R := 0 in
+  (forall j, P j setT = 1%E) /\
+  (forall j k, (P j).-integrable setT (EFin \o Lr j k)) /\
+  (forall j k, measurable_fun setT ((fun x => exp (- Lr j k x)) : X -> real_realType)) /\
+  (forall j k A, measurable A ->
+     P k A = (\int[P j]_(x in A) (exp (- Lr j k x))%:E)%E) /\
+  (forall j k, Rle (fine (\int[P j]_x (Lr j k x)%:E)%E) c).
+Proof.
+move=> c0 P Lr; split.
+  by move=> j; rewrite /P /= /dirac indicE mem_set.
+split; first by move=> j k; exact: integrable0.
+split; first by move=> j k; exact: (measurable_fun_cst (exp (- 0) : real_realType)).
+split.
+  move=> j k A mA; rewrite (eq_integral (cst 1%:E)); last first.
+    move=> x _; rewrite /Lr /=; congr (_%:E).
+    by transitivity (exp 0); [congr exp; exact: oppr0 | exact: exp_0].
+  by rewrite integral_cst // mul1e.
+by move=> j k; rewrite integral0.
+Qed.

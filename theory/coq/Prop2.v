@@ -10,8 +10,9 @@
    (a NAMED HYPOTHESIS of prop2_content, not an axiom), from which Step 3
    gives I <= (log2 kappa)^2 ln 2 / sigma^2.  The Gaussian value is an
    equality for the continuous channel; every finite quantisation has a
-   smaller divergence (data processing, not proved here), so the "<="
-   premise is the one a quantised Gaussian channel meets. *)
+   smaller divergence (data processing, proved in MeasObs.v for every
+   channel given by its likelihood ratios), so the "<=" premise is the one a
+   quantised Gaussian channel meets. *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.

@@ -18,8 +18,12 @@
      Proposition 2      -> for a FINITE channel only, with the Gaussian
                            divergence as a '<=' premise: proposition2_content,
                            proposition2_tight_gaussian; and proposition2_tight,
-                           proposition2_mixture (the continuous Gaussian
-                           channel itself is not formalised)
+                           proposition2_mixture; for an observation in a
+                           measurable space with its likelihood ratios as the
+                           premise (quantised divergences proved by data
+                           processing, kl_data_processing):
+                           proposition2_measurable(_tight) (the continuous
+                           Gaussian channel itself is not formalised)
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
    Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
    nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
