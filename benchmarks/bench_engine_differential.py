@@ -7,7 +7,10 @@ streams (one per sequence, from ``SeedSequence``-style spawning: sequence ``i``
 uses seed ``(seed, i)``), so the run can be split over processes and any
 sequence replayed. Each sequence is applied to the engine, observed after every
 operation with every token figure recounted, fed to the model's executable, and
-compared line by line. A divergence is shrunk by dropping operations and printed.
+compared line by line, and every rendering the model produced is built into an
+OpenAI and an Anthropic request that the conformance suite's checker
+(``vistalab.conformance.request_problems``) must accept. A divergence is shrunk
+by dropping operations and printed.
 
 Baseline (same run, same sequences): the engine alone, applying the operations
 without observation, recount or model. The ratio says what the differential
@@ -35,6 +38,8 @@ from vistalab.workspace._diff_drive import run_sequence
 from vistalab.workspace._diff_ops import RandomChoices, generate_sequence
 from vistalab.workspace._differential import _minimize, check_sequence
 
+from vistalab.conformance import request_problems
+
 MAX_OPS = 40
 
 
@@ -42,25 +47,27 @@ def _sequence(seed: int, i: int) -> OperationSequence:
     return generate_sequence(RandomChoices(random.Random(f"{seed}:{i}")), max_ops=MAX_OPS)
 
 
-def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, list[str], float]:
+def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[str], float]:
     """Sequences [start, stop) of the stream: (sequences, operations, modelled,
-    divergence lines, CPU seconds)."""
+    requests checked, divergence lines, CPU seconds)."""
     seed, start, stop, exe = args
     c0 = _cpu()
     ops = modelled = 0
+    checked = [0]
     found: list[str] = []
     for i in range(start, stop):
         seq = _sequence(seed, i)
-        finding, seen = check_sequence(seq, None, exe)
+        finding, seen = check_sequence(seq, None, exe, request_problems, checked)
         ops += len(seq)
         modelled += int(seen)
         if finding is not None:
-            seq, finding = _minimize(seq, finding, None, exe, time.perf_counter() + 60)
+            seq, finding = _minimize(seq, finding, None, exe, time.perf_counter() + 60,
+                                     request_problems)
             found.append(
                 f"sequence {i}: {finding.invariant} ({finding.source}) after operation "
                 f"{finding.step}: {finding.detail} | {seq.describe()}"
             )
-    return stop - start, ops, modelled, found, _cpu() - c0
+    return stop - start, ops, modelled, checked[0], found, _cpu() - c0
 
 
 def _cpu() -> float:
@@ -120,19 +127,22 @@ def main(argv: list[str] | None = None) -> int:
         _run_chunks(args, exe, target, found, t0)
     except KeyboardInterrupt:  # Ctrl-C: report what ran
         stopped = True
-    seqs, ops, modelled, cpu = (_PROGRESS[k] for k in ("seqs", "ops", "modelled", "cpu"))
+    seqs, ops, modelled, requests, cpu = (
+        _PROGRESS[k] for k in ("seqs", "ops", "modelled", "requests", "cpu")
+    )
     wall = time.perf_counter() - t0
     if stopped:
         print("stopped before the target: the figures below cover the operations that ran")
-    return _summary(args, found, seqs, ops, modelled, cpu, wall, base_ops, base_cpu, target)
+    return _summary(args, found, seqs, ops, modelled, requests, cpu, wall, base_ops, base_cpu,
+                    target)
 
 
-_PROGRESS: dict[str, Any] = {"seqs": 0, "ops": 0, "modelled": 0, "cpu": 0.0}
+_PROGRESS: dict[str, Any] = {"seqs": 0, "ops": 0, "modelled": 0, "requests": 0, "cpu": 0.0}
 
 
 def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -> None:
     """Run chunks of the stream until ``target`` operations ran (counts in _PROGRESS)."""
-    seqs = ops = modelled = 0
+    seqs = ops = modelled = requests = 0
     cpu = 0.0
     chunk = 200
     start = 0
@@ -143,26 +153,29 @@ def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -
             for _ in range(max(1, min(args.workers * 4, need // chunk + 1))):
                 jobs.append((args.seed, start, start + chunk, exe))
                 start += chunk
-            for n, o, m, f, c in pool.imap_unordered(_chunk, jobs):
+            for n, o, m, r, f, c in pool.imap_unordered(_chunk, jobs):
                 seqs, ops, modelled, cpu = seqs + n, ops + o, modelled + m, cpu + c
+                requests += r
                 found.extend(f)
                 for line in f:  # at once: a long run may be stopped before its end
                     print("DIVERGENCE " + line, flush=True)
-                _PROGRESS.update(seqs=seqs, ops=ops, modelled=modelled, cpu=cpu)
+                _PROGRESS.update(seqs=seqs, ops=ops, modelled=modelled, requests=requests,
+                                 cpu=cpu)
             rate = ops / (time.perf_counter() - t0)
             print(f"  {ops:,} operations, {seqs:,} sequences, {len(found)} divergences, "
                   f"{rate:,.0f} ops/s wall", flush=True)
 
 
-def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, cpu: float,
-             wall: float, base_ops: int, base_cpu: float, target: int) -> int:
+def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, requests: int,
+             cpu: float, wall: float, base_ops: int, base_cpu: float, target: int) -> int:
     diff_rate = ops / max(cpu, 1e-9)
     base_rate = base_ops / base_cpu
     print(
         f"differential: {ops:,} operations in {seqs:,} sequences ({modelled:,} compared with "
         f"the Coq model line by line), {len(found)} divergences; {diff_rate:,.0f} ops/s per "
         f"CPU second (engine, checks and model), {ops / wall:,.0f} ops/s wall with "
-        f"{args.workers} worker(s)"
+        f"{args.workers} worker(s); {requests:,} requests built from the model's renderings "
+        f"accepted by the conformance checker"
     )
     print(
         f"baseline (engine alone, same stream, {base_ops:,} operations): {base_rate:,.0f} ops/s "

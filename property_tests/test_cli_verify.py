@@ -104,8 +104,25 @@ def test_only_matching_nothing_exits_2_one_line(capsys):
     status = main(["verify", "--only", "no_such_thing"])
     err = capsys.readouterr().err
     assert status == 2
-    assert err.startswith("vista-lab: error: `only` must match at least one claim")
+    assert err.startswith("vista-lab: error: `only` must match a proof step, claim or method, "
+                          "or a Coq result or theorem")
+    assert "or Coq results" in err and "engine" in err
     assert err.count("\n") == 1
+
+
+def test_only_naming_coq_results_shows_those_rows(capsys):
+    """--only engine (no proof step has that name) lists the engine model's Coq
+    theorems alone; a theorem name or glob works too."""
+    from vistalab.theory._proofs import _formal
+
+    assert main(["verify", "--json", "--only", "engine"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["steps"] == []
+    assert [r["theorem"] for r in doc["formal"]] == [m.theorem for m in _formal.ENGINE_THEOREMS]
+    assert all(r["status"] == "proved" for r in doc["formal"])
+    assert main(["verify", "--json", "--only", "workspace_b*"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["theorem"] for r in doc["formal"]] == ["workspace_budget"]
 
 
 def test_list_mode_runs_nothing(capsys):

@@ -44,7 +44,7 @@ def needs_toolchain(fn):
 SRC = _model.engine_model_sources()
 OBS_FIELDS = (
     "status", "mode", "tokens", "total", "overhead", "conversation", "dashboard", "guard",
-    "offloaded", "recovered", "units", "render", "store",
+    "offloaded", "recovered", "units", "render", "store", "request", "turns",
 )
 
 
@@ -213,10 +213,16 @@ BROKEN = {
         "openai_valid (render (run s0 ops)) /\\",
         "openai_ok [0] (map m_role (render (run s0 ops))) = true /\\",
     ),
-    "workspace_protocol_anthropic": (
+    "workspace_protocol:anthropic": (
         "anthropic_valid (render (run s0 ops)).",
         "anthropic_valid (render (run s0 ops)) /\\ alternates [mkTurn true [] [] 0;"
         " mkTurn true [] [] 0] = true.",
+    ),
+    # without the wire renaming a reused call id repeats a tool_use id
+    "workspace_protocol:unrenamed_ids": (
+        "anthropic_valid (render (run s0 ops)).",
+        "anthropic_valid (render (run s0 ops)) /\\ NoDup (flat_map a_uses"
+        " (anthropic_request (map m_role (render (run s0 ops))))).",
     ),
     "workspace_recoverability": (
         "forall b, In b (blocks s) -> b_status b <> Deleted ->"
@@ -231,7 +237,7 @@ BROKEN = {
 
 
 def test_every_engine_theorem_has_a_broken_copy():
-    assert {k.removesuffix("_anthropic") for k in BROKEN} == {
+    assert {k.split(":")[0] for k in BROKEN} == {
         m.theorem for m in _formal.ENGINE_THEOREMS
     }
     text = (SRC / "Statements.v").read_text()

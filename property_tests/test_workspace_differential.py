@@ -27,6 +27,7 @@ from vistalab.workspace._differential import check_sequence
 from vistalab.workspace._model import build_engine_model
 
 from vistalab.cli import main
+from vistalab.conformance import request_problems
 
 from ._engine_bugs import BUGS
 
@@ -128,10 +129,14 @@ def test_engine_agrees_with_model_on_random_sequences_and_traces(model):
     """A bounded run (the CLI and the benchmark run more): no divergence, most
     sequences compared with the model, and the shipped traces replayed."""
     shipped = [str(TRACES / n) for n in ("ops_agent.json", "reused_call_ids.json")]
-    report = differential_test(sequences=12, seed=3, traces=shipped, model=model, max_ops=20)
+    report = differential_test(sequences=12, seed=3, traces=shipped, model=model, max_ops=20,
+                               request_check=request_problems)
     assert isinstance(report, DifferentialReport)
     assert report.ok, [d.line() for d in report.divergences]
     assert report.sequences == 12 and report.modelled >= 4
+    # every model rendering, as an OpenAI and as an Anthropic request, passed the
+    # conformance suite's checker (two requests per observation line)
+    assert report.requests_checked >= 2 * report.operations // 2
     assert report.traces == 4 and report.operations > 12
     doc = report.to_dict()
     json.dumps(doc)
@@ -168,11 +173,76 @@ def test_random_search_finds_each_bug(name, model):
     assert check_sequence(seq, Workspace, model)[0] is None
 
 
+# A call id reused once answered (the OpenAI API allows it): the Anthropic request
+# needs distinct tool_use ids, which the model's wire ids give.
+_REUSED = _seq([_SYS, _TASK, _call("c1"), {"op": "result", "id": "c1", "text": "12 rows"},
+                _call("c1"), {"op": "result", "id": "c1", "text": "3 rows"}])
+
+
+def _wrapped_model(tmp_path: Path, model: str, sub: str) -> str:
+    """An executable that runs the real model and rewrites its output lines with
+    ``sub`` (a Python expression over ``line``): a broken model."""
+    import sys
+
+    exe = tmp_path / "broken-model"
+    exe.write_text(
+        f"#!{sys.executable}\n"
+        "import re, subprocess, sys\n"
+        f"out = subprocess.run([{model!r}], input=sys.stdin.read(), capture_output=True,"
+        " text=True).stdout\n"
+        "for line in out.splitlines():\n"
+        f"    print({sub}, flush=True)\n"
+    )
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_conformance_checkers_accept_the_model_renderings_and_bite(model, tmp_path):
+    """The model's renderings of a reused call id pass the conformance suite's
+    checkers in both formats; a model whose Anthropic projection drops the wire
+    renaming, or whose rendering loses a tool message, is refused."""
+    checked = [0]
+    assert check_sequence(_REUSED, Workspace, model, request_problems, checked)[0] is None
+    from vistalab.workspace._diff_drive import run_sequence
+
+    # an OpenAI and an Anthropic request for every observation line the model printed
+    assert checked[0] == 2 * len(run_sequence(_REUSED, Workspace).model_lines)
+    no_rename = _wrapped_model(tmp_path, model, r"re.sub(r'(c\d+)_\d+', r'\1', line)")
+    found, _ = check_sequence(_REUSED, Workspace, no_rename, request_problems)
+    assert found is not None and found.source == "model-request"
+    assert "anthropic" in found.detail and "duplicate tool_use id" in found.detail
+    # the engine-vs-model comparison ignores the wire fields: only the check saw it
+    assert check_sequence(_REUSED, Workspace, no_rename)[0] is None
+    lose_tool = _wrapped_model(tmp_path, model, r"re.sub(r'request=([^ ]*),tool:c\d+', "
+                               r"r'request=\1', line)")
+    found, _ = check_sequence(_REUSED, Workspace, lose_tool, request_problems)
+    assert found is not None and found.invariant == "protocol" and "openai" in found.detail
+
+
+def test_request_checker_judges_the_engine_requests_too(model):
+    """With a request checker, the engine's own request after every operation is
+    judged by it too, in the sequence's format and as OpenAI: a checker that
+    refuses the second call's result catches it at that operation."""
+    seq = OperationSequence({**_REUSED.config, "format": "anthropic"}, _REUSED.ops)
+    assert check_sequence(seq, Workspace, model, request_problems)[0] is None
+    seen: set[str] = set()
+
+    def no_three_rows(request, protocol):
+        seen.add(protocol)
+        return ["shows '3 rows'"] if "3 rows" in json.dumps(request) else []
+
+    found, _ = check_sequence(seq, Workspace, model, no_three_rows)
+    assert found is not None and found.source == "recount" and found.step == 5
+    assert "request refused by the request checker: shows '3 rows'" in found.detail
+    assert seen == {"openai", "anthropic"}
+
+
 def test_bad_arguments_are_refused():
     from vistalab.workspace import WorkspaceArgumentError
 
     for kw, match in (({"sequences": -1}, "sequences"), ({"seed": 1.5}, "seed"),
-                      ({"engine_factory": 3}, "engine_factory"), ({"max_ops": 0}, "max_ops")):
+                      ({"engine_factory": 3}, "engine_factory"), ({"max_ops": 0}, "max_ops"),
+                      ({"request_check": "strict"}, "request_check")):
         with pytest.raises(WorkspaceArgumentError, match=match):
             differential_test(**kw)
 

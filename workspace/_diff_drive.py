@@ -152,6 +152,7 @@ class _Driver:
         )
         self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
         self.anthropic = cfg["format"] == "anthropic"
+        self.request_check: Callable[[Any, str], Any] | None = None
         # The model fixes cache_prefix=False (FORMAT.md, "Simplifications").
         self.modelled = not cfg["cache_prefix"]
         hard = int(getattr(self.ws, "hard_limit", 2 * self.budget))
@@ -609,10 +610,18 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     # ---- protocol: both wire formats' pairing rules
     for p in protocol_problems(r.messages):
         problems.append(("protocol", f"openai: {p}"))
+    request = None
     if d.anthropic:
-        ra = ws.render(format="anthropic")
-        for p in anthropic_problems(ra.as_request()):
+        request = ws.render(format="anthropic").as_request()
+        for p in anthropic_problems(request):
             problems.append(("protocol", f"anthropic: {p}"))
+    if d.request_check is not None:
+        # The engine's own request, judged by the caller's checker as well.
+        for proto, req in (("openai", list(r.messages)), ("anthropic", request)):
+            if req is not None:
+                for p in list(d.request_check(req, proto))[:1]:
+                    problems.append(("protocol", f"{proto} request refused by the request "
+                                     f"checker: {p}"))
     # ---- store: every key read back and hashed here
     store = {k: sha256_hex(v) for k, v in sorted(d.store_bytes().items())}
     # ---- recoverability and stable IDs
@@ -757,13 +766,17 @@ def run_sequence(
     factory: EngineFactory | None = None,
     *,
     on_step: Callable[[Step], None] | None = None,
+    request_check: Callable[[Any, str], Any] | None = None,
 ) -> Run:
     """Apply ``seq`` to a fresh engine from ``factory`` and observe it after every
-    operation (a disk store lives in a temporary folder removed afterwards)."""
+    operation (a disk store lives in a temporary folder removed afterwards).
+    ``request_check(request, protocol)`` also judges the engine's request after
+    every operation (in the sequence's wire format, and always as OpenAI)."""
     tmp = tempfile.mkdtemp(prefix="vista-diff-")
     run = Run(seq)
     try:
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
+        d.request_check = request_check
         try:
             for i, op in enumerate(seq.ops):
                 try:

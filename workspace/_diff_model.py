@@ -46,6 +46,7 @@ __all__ = [
     "parse_observation",
     "run_model",
     "refusal_reason",
+    "model_requests",
 ]
 
 _SAFE = re.compile(r"[A-Za-z0-9_.-]+\Z")
@@ -513,6 +514,52 @@ def compare_observations(engine: str, model: str) -> list[str]:
         if ev != mv:
             out.append(f"{f}: engine {ev} vs model {mv}")
     return out
+
+
+def _ids(field: str) -> list[str]:
+    return [] if field in ("", "-") else field.split(";")
+
+
+def model_requests(line: str) -> list[tuple[Any, str]]:
+    """The concrete requests a model observation's rendering stands for.
+
+    From the ``request`` field (the rendered messages as the wire sees them) an
+    OpenAI chat request, and from the ``turns`` field (the model's own Anthropic
+    projection, ``anthropic_request`` of ``Anthropic.v``) an Anthropic Messages
+    request, each ``(request, protocol)``. The protocol message heads both (in
+    Anthropic's ``system`` field). Texts name the position they stand for; call
+    ids are the model's (``c<n>``). ``[]`` for a line without a workspace.
+    """
+    obs = parse_observation(line)
+    if obs.get("mode", "-") == "-" or "request" not in obs or "turns" not in obs:
+        return []
+    render = [] if obs.get("render", "-") == "-" else obs["render"].split(",")
+    wire = [] if obs["request"] == "-" else obs["request"].split(",")
+    openai: list[dict[str, Any]] = [{"role": "system", "content": "[protocol message]"}]
+    for i, w in enumerate(wire):
+        text = f"[{render[i]}]" if i < len(render) else f"[message {i}]"
+        kind, _, ids = w.partition(":")
+        if kind == "calls":
+            openai.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": c, "type": "function", "function": {"name": "tool", "arguments": "{}"}}
+                for c in _ids(ids)]})
+        elif kind == "tool":
+            openai.append({"role": "tool", "tool_call_id": ids, "content": text})
+        else:
+            openai.append({"role": kind, "content": text})
+    turns = [] if obs["turns"] == "-" else obs["turns"].split(",")
+    messages: list[dict[str, Any]] = []
+    for t in turns:
+        side, results, uses, texts = t.split(":")
+        blocks: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": c, "content": "[result]"}
+            for c in _ids(results)]
+        blocks += [{"type": "text", "text": "[text]"} for _ in range(int(texts))]
+        blocks += [{"type": "tool_use", "id": c, "name": "tool", "input": {}}
+                   for c in _ids(uses)]
+        messages.append({"role": side, "content": blocks})
+    anthropic = {"system": "[protocol message]", "messages": messages}
+    return [(openai, "openai"), (anthropic, "anthropic")]
 
 
 def run_model(executable: str, lines: Sequence[str], *, timeout: float = 60.0) -> list[str]:

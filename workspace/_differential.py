@@ -21,11 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._diff_drive import EngineFactory, run_sequence
-from ._diff_model import compare_observations, run_model
+from ._diff_model import compare_observations, model_requests, run_model
 from ._diff_ops import OperationSequence, minimal_budget, sequence_strategy
 from ._errors import PayloadIntegrityError, WorkspaceArgumentError
 
+#: A request checker: ``check(request, protocol) -> problems`` (``[]`` if valid),
+#: the signature of :func:`vistalab.conformance.request_problems`.
+RequestCheck = Callable[[Any, str], Sequence[str]]
+
 __all__ = [
+    "RequestCheck",
     "Divergence",
     "DifferentialReport",
     "differential_test",
@@ -60,9 +65,10 @@ class Divergence:
     invariant : str
         The invariant it breaks (a name in ``INVARIANTS``).
     source : str
-        ``"model"`` (the engine's observation differs from the model's) or
+        ``"model"`` (the engine's observation differs from the model's),
         ``"recount"`` (the engine's own figure differs from the independent
-        recount, or the engine raised).
+        recount, or the engine raised) or ``"model-request"`` (the request
+        checker refused a request built from the model's own rendering).
     step : int
         Index of the first operation after which it shows (-1: at construction;
         ``len(sequence)``: in the closing recovery of every block).
@@ -122,6 +128,9 @@ class DifferentialReport:
         Wall time of the run.
     engine : str
         The engine under test (the factory's name; ``Workspace`` by default).
+    requests_checked : int
+        Requests built from the model's renderings (an OpenAI and an Anthropic
+        one per observation) that the request checker accepted; 0 without one.
     """
 
     sequences: int
@@ -133,6 +142,7 @@ class DifferentialReport:
     model: str
     seconds: float = 0.0
     engine: str = "Workspace"
+    requests_checked: int = 0
 
     @property
     def ok(self) -> bool:
@@ -152,6 +162,7 @@ class DifferentialReport:
             "seed": self.seed,
             "model": self.model,
             "engine": self.engine,
+            "requests_checked": self.requests_checked,
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
         }
@@ -170,16 +181,23 @@ class _Counts:
     sequences: int = 0
     operations: int = 0
     modelled: int = 0
+    requests: list[int] = field(default_factory=lambda: [0])
     found: list[tuple[OperationSequence, _Finding]] = field(default_factory=list)
 
 
 def check_sequence(
     seq: OperationSequence, engine_factory: EngineFactory | None = None,
-    model: str | None = None,
+    model: str | None = None, request_check: RequestCheck | None = None,
+    checked: list[int] | None = None,
 ) -> tuple[_Finding | None, bool]:
-    """Run one sequence; its first divergence (or None) and whether the model saw it."""
+    """Run one sequence; its first divergence (or None) and whether the model saw it.
+
+    With ``request_check``, the engine's request after every operation is checked
+    with it, and every rendering the model produced is built into concrete OpenAI
+    and Anthropic requests (:func:`model_requests`) and checked too;
+    ``checked[0]`` counts the model's requests accepted."""
     try:
-        run = run_sequence(seq, engine_factory)
+        run = run_sequence(seq, engine_factory, request_check=request_check)
     except Exception as exc:  # noqa: BLE001 - an engine that raises is a divergence
         step = getattr(exc, "_diff_step", -1)
         # A payload the engine cannot read back is a recoverability failure; any
@@ -205,10 +223,22 @@ def check_sequence(
             detail = "; ".join(diffs[:3]) + f" (model input: {mline[:200]})"
             return _Finding(FIELD_INVARIANT.get(field_, "stable_ids"), "model", where,
                             detail), True
+    if request_check is not None:
+        for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
+            for request, protocol in model_requests(obs):
+                problems = list(request_check(request, protocol))
+                if problems:
+                    where = n if step >= 10**6 else step
+                    detail = (f"{protocol} request built from the model's rendering refused: "
+                              f"{problems[0]} (model input: {mline[:200]})")
+                    return _Finding("protocol", "model-request", where, detail), True
+                if checked is not None:
+                    checked[0] += 1
     return None, True
 
 
-def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any) -> None:
+def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any,
+        request_check: Any = None) -> None:
     for name, v, lo in (("sequences", sequences, 0), ("seed", seed, 0), ("max_ops", max_ops, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise WorkspaceArgumentError(
@@ -219,6 +249,12 @@ def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any) -> None:
             "engine_factory", engine_factory,
             "must be callable as engine_factory(budget, **config) and return an engine",
             "pass a Workspace subclass or a function building your engine",
+        )
+    if request_check is not None and not callable(request_check):
+        raise WorkspaceArgumentError(
+            "request_check", request_check,
+            "must be callable as request_check(request, protocol) -> list of problems",
+            "pass vistalab.conformance.request_problems, or leave it out",
         )
 
 
@@ -247,6 +283,7 @@ def differential_test(
     model: str | None = None,
     shrink_seconds: float = 60.0,
     progress: Callable[[int], None] | None = None,
+    request_check: RequestCheck | None = None,
 ) -> DifferentialReport:
     """Run the engine against the Coq model on random operation sequences.
 
@@ -275,6 +312,13 @@ def differential_test(
         so far is reported).
     progress : callable, optional
         Called with the number of sequences run so far.
+    request_check : callable, optional
+        ``request_check(request, protocol) -> problems``: the engine's request
+        after every operation is checked with it (a refusal is a ``protocol``
+        divergence from source ``"recount"``), and every rendering the model
+        produces is built into a concrete OpenAI and Anthropic request and
+        checked too (source ``"model-request"``). ``vista-lab verify engine`` passes the conformance
+        suite's :func:`vistalab.conformance.request_problems`.
 
     Returns
     -------
@@ -282,7 +326,7 @@ def differential_test(
         ``divergences`` holds at most one generated divergence (Hypothesis stops
         at the first and shrinks it) plus one per diverging trace run.
     """
-    _iv(sequences, seed, engine_factory, max_ops)
+    _iv(sequences, seed, engine_factory, max_ops, request_check)
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
@@ -312,7 +356,10 @@ def differential_test(
     def prop(seq: OperationSequence) -> None:
         if shrinking[0] and time.perf_counter() > deadline[0]:
             return  # shrinking time is up: keep the shortest sequence found so far
-        finding, seen = check_sequence(seq, engine_factory, model_path)
+        finding, seen = check_sequence(
+            seq, engine_factory, model_path, request_check,
+            None if shrinking[0] else counts.requests,
+        )
         if not shrinking[0]:
             counts.sequences += 1
             counts.operations += len(seq)
@@ -339,13 +386,16 @@ def differential_test(
             # further by dropping operations one at a time while it still fails.
             seq, f = min(counts.found, key=lambda sf: (len(sf[0]), len(sf[0].describe())))
             seq, f = _minimize(
-                seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2
+                seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2,
+                request_check,
             )
             divergences.append(Divergence(f.invariant, f.source, f.step, f.detail, seq))
     n_traces = 0
     for seq in trace_sequences(traces):
         n_traces += 1
-        finding, seen = check_sequence(seq, engine_factory, model_path)
+        finding, seen = check_sequence(
+            seq, engine_factory, model_path, request_check, counts.requests
+        )
         counts.operations += len(seq)
         if finding is not None:
             divergences.append(
@@ -362,12 +412,13 @@ def differential_test(
         model=exe,
         seconds=time.perf_counter() - t0,
         engine="Workspace" if engine_factory is None else str(name),
+        requests_checked=counts.requests[0],
     )
 
 
 def _minimize(
     seq: OperationSequence, finding: _Finding, factory: EngineFactory | None,
-    model: str | None, deadline: float,
+    model: str | None, deadline: float, request_check: RequestCheck | None = None,
 ) -> tuple[OperationSequence, _Finding]:
     """Drop operations one at a time (newest first) while the same invariant
     still fails, until a pass removes nothing or the shrinking time is up."""
@@ -378,7 +429,7 @@ def _minimize(
         i = len(ops) - 1
         while i >= 0 and time.perf_counter() < deadline:
             trial = OperationSequence(seq.config, tuple(ops[:i] + ops[i + 1:]))
-            got, _ = check_sequence(trial, factory, model)
+            got, _ = check_sequence(trial, factory, model, request_check)
             if got is not None and got.invariant == finding.invariant:
                 ops, finding, changed = list(trial.ops), got, True
             i -= 1

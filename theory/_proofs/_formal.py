@@ -389,7 +389,8 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "protocol: tool results stay linked to their calls and archived results render in "
         "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "
         "Anthropic request, alternates user/assistant with each tool_use answered by the "
-        "tool_results leading the next user turn",
+        "tool_results leading the next user turn and every tool_use id unique in the request "
+        "(a reused call id renamed per assistant turn)",
     ),
     MainTheorem(
         "engine",

@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
 
+    if args.only is not None and not theory.list_steps(args.only):
+        return _run_formal_only(args)
     report = _certify_with_progress(args.only)
     tightness = None
     if args.only is None and hasattr(theory, "tightness_report"):
@@ -164,8 +166,13 @@ def _run_engine(args: argparse.Namespace) -> int:
     shipped = sorted(
         str(p) for p in folder.iterdir() if p.suffix in (".json", ".jsonl")
     )
+    # The conformance suite's request checker judges every rendering of the model
+    # too: the model's proved protocol rules and the suite's agree.
+    from vistalab.conformance import request_problems
+
     report = workspace.differential_test(
-        sequences=sequences, seed=seed, max_ops=max_ops, traces=shipped
+        sequences=sequences, seed=seed, max_ops=max_ops, traces=shipped,
+        request_check=request_problems,
     )
     if args.json:
         emit_json(report.to_dict())
@@ -179,11 +186,40 @@ def _run_engine(args: argparse.Namespace) -> int:
             f"({report.modelled} compared with the Coq model line by line, the rest "
             f"outside the model's configuration: recount checks only), {report.traces} "
             f"trace runs, {report.operations} operations in {report.seconds:.1f} s; "
-            f"seed {report.seed}; model: {model}\n"
+            f"{report.requests_checked} requests built from the model's renderings "
+            f"accepted by the conformance checkers; seed {report.seed}; model: {model}\n"
         )
     if not report.model_available:
         return 1  # without the model the differential test did not run
     return 0 if report.ok else 1
+
+
+def _run_formal_only(args: argparse.Namespace) -> int:
+    """``--only`` naming Coq results or theorems (``engine``, ``workspace_*``) and no
+    proof step: the formal rows alone. A pattern that names neither is refused
+    with the choices."""
+    formal = _formal_report(args)
+    if formal is None:
+        from vistalab.theory._proofs import _formal
+
+        formal_names = sorted(
+            {m.result for m in (*_formal.MAIN_THEOREMS, *_formal.ENGINE_THEOREMS)}
+        )
+        try:
+            theory.certify_all(args.only)
+        except theory.DomainError as exc:
+            raise theory.DomainError(
+                "only", args.only,
+                "must match a proof step, claim or method, or a Coq result or theorem",
+                f"{exc.fix}; or Coq results {', '.join(formal_names)}",
+            ) from None
+    if args.json:
+        emit_json({"steps": [], "passed": 0, "failed": 0, "only": args.only,
+                   "formal": [_formal_row(r) for r in formal.results],
+                   "formal_message": formal.message})
+    else:
+        _print_formal(formal)
+    return 0 if formal.ok else 1
 
 
 def _certify_with_progress(only: str | None) -> theory.VerificationReport:
@@ -212,9 +248,8 @@ def _formal_report(args: argparse.Namespace) -> Any:
     if args.only is not None:
         import fnmatch
 
-        names = {m.result for m in _formal.MAIN_THEOREMS} | {
-            m.theorem for m in _formal.MAIN_THEOREMS
-        }
+        theorems = (*_formal.MAIN_THEOREMS, *_formal.ENGINE_THEOREMS)
+        names = {m.result for m in theorems} | {m.theorem for m in theorems}
         if not any(fnmatch.fnmatch(n, args.only) or n == args.only for n in names):
             return None
         report = _formal.check_formal()

@@ -3,7 +3,7 @@
    lead the next user turn), proved for every rendering of the engine model
    from the OpenAI pairing rule (Theorems.v). *)
 
-From Coq Require Import List Arith Bool Lia PeanoNat Permutation.
+From Coq Require Import List Arith Bool Lia PeanoNat Permutation FinFun.
 Import ListNotations.
 From VistaLabEngine Require Import Model Theorems.
 
@@ -72,10 +72,49 @@ Fixpoint pairs_ok (prev : list nat) (ts : list aturn) : bool :=
       else match prev with [] => nodupb (a_uses t) && pairs_ok (a_uses t) r | _ => false end
   end.
 
+(* Reused call ids.  OpenAI accepts a call id again once its call was
+   answered; the Anthropic API refuses a repeated tool_use id anywhere in a
+   request.  On the wire, the tool_use blocks of the k-th assistant turn and the
+   tool_result blocks answering them carry the id (i, k).  (The engine spells
+   such ids from the block that holds the call; the rules see only that the
+   renaming is injective and applied to both sides of a pair.) *)
+Record wturn := mkWire { w_user : bool; w_results : list (nat * nat);
+                         w_uses : list (nat * nat); w_text : nat }.
+
+Definition at_turn (k i : nat) : nat * nat := (i, k).
+
+Fixpoint tag (k : nat) (ts : list aturn) : list wturn :=
+  match ts with
+  | [] => []
+  | t :: r =>
+      let k' := if a_user t then k else S k in
+      mkWire (a_user t) (map (at_turn k') (a_results t)) (map (at_turn k') (a_uses t))
+             (a_text t) :: tag k' r
+  end.
+
+(* The request as sent: the turns with their wire ids. *)
+Definition anthropic_wire (rs : list role) : list wturn := tag 0 (anthropic_request rs).
+
+(* [prev]: the wire ids of the previous assistant turn's tool_use blocks. *)
+Fixpoint wire_pairs (prev : list (nat * nat)) (ts : list wturn) : Prop :=
+  match ts with
+  | [] => prev = []
+  | t :: r =>
+      if w_user t then Permutation prev (w_results t) /\ wire_pairs [] r
+      else prev = [] /\ wire_pairs (w_uses t) r
+  end.
+
+(* The Anthropic rules: turns alternate starting with a user turn; each
+   assistant turn's tool_use ids are answered exactly by the tool_result
+   blocks leading the next user turn; and on the wire every tool_use id is
+   unique in the whole request, each tool_result answering the tool_use of
+   the turn before it. *)
 Definition anthropic_valid (ms : list msg) : Prop :=
   let ts := anthropic_request (map m_role ms) in
   alternates ts = true /\ pairs_ok [] ts = true /\
-  match ts with t :: _ => a_user t = true | [] => True end.
+  match ts with t :: _ => a_user t = true | [] => True end /\
+  wire_pairs [] (anthropic_wire (map m_role ms)) /\
+  NoDup (flat_map w_uses (anthropic_wire (map m_role ms))).
 
 Lemma perm_eqb_complete a b : Permutation a b -> perm_eqb a b = true.
 Proof.
@@ -147,15 +186,92 @@ Qed.
 Lemma drop_system_ok rs : openai_ok [] rs = true -> openai_ok [] (drop_system rs) = true.
 Proof. induction rs as [|r rs IH]; simpl; auto. destruct r; auto. Qed.
 
+(* A user turn has no tool_use blocks, an assistant turn no tool_result blocks. *)
+Definition sided (t : aturn) : Prop :=
+  if a_user t then a_uses t = [] else a_results t = [].
+
+Lemma project_sided rs : Forall sided (project rs).
+Proof.
+  induction rs as [|r rest IH]; simpl; auto.
+  assert (T : sided (turn_of r)) by (destruct r; reflexivity).
+  destruct (project rest) as [|t' ts]; [constructor; auto|].
+  inversion IH as [|? ? St' Sts]; subst.
+  destruct (Bool.eqb (a_user (turn_of r)) (a_user t')) eqn:E; [|constructor; auto].
+  apply Bool.eqb_prop in E. constructor; auto.
+  unfold sided in *; simpl. rewrite <- E in St'.
+  destruct (a_user (turn_of r)); rewrite T, St'; reflexivity.
+Qed.
+
+Lemma request_sided rs : Forall sided (anthropic_request rs).
+Proof.
+  unfold anthropic_request. pose proof (project_sided (drop_system rs)) as S.
+  destruct (project (drop_system rs)) as [|t ts]; auto.
+  destruct (a_user t); auto. constructor; [reflexivity | exact S].
+Qed.
+
+Lemma tag_pairs ts : forall prev k,
+  pairs_ok prev ts = true -> wire_pairs (map (at_turn k) prev) (tag k ts).
+Proof.
+  induction ts as [|t r IH]; intros prev k H; simpl in *.
+  - destruct prev; [reflexivity | discriminate].
+  - destruct (a_user t) eqn:U.
+    + apply andb_true_iff in H. destruct H as [P H]. split.
+      * apply Permutation_map, perm_eqb_sound; exact P.
+      * exact (IH [] k H).
+    + destruct prev; [|discriminate]. apply andb_true_iff in H. destruct H as [_ H].
+      split; [reflexivity | exact (IH _ (S k) H)].
+Qed.
+
+Lemma NoDup_app_disjoint {A} (l l' : list A) :
+  NoDup l -> NoDup l' -> (forall x, In x l -> ~ In x l') -> NoDup (l ++ l').
+Proof.
+  induction l as [|a l IH]; intros N N' D; simpl; auto.
+  inversion N; subst. constructor.
+  - intro I. apply in_app_or in I. destruct I as [I|I]; [contradiction|].
+    exact (D a (or_introl eq_refl) I).
+  - apply IH; auto. intros x Ix. apply D. right. exact Ix.
+Qed.
+
+Lemma tag_unique ts : forall prev k,
+  pairs_ok prev ts = true -> Forall sided ts ->
+  NoDup (flat_map w_uses (tag k ts)) /\ Forall (fun x => k < snd x) (flat_map w_uses (tag k ts)).
+Proof.
+  induction ts as [|t r IH]; intros prev k H Sd; simpl in *; [split; constructor|].
+  inversion Sd as [|? ? St Sr]; subst. unfold sided in St.
+  destruct (a_user t) eqn:U; simpl.
+  - rewrite St. simpl. apply andb_true_iff in H. destruct H as [_ H].
+    exact (IH [] k H Sr).
+  - destruct prev; [|discriminate]. apply andb_true_iff in H. destruct H as [N H].
+    destruct (IH _ (S k) H Sr) as [Nr Fr].
+    apply nodupb_NoDup in N. split.
+    + apply NoDup_app_disjoint; auto.
+      * apply FinFun.Injective_map_NoDup; auto.
+        intros x y E. unfold at_turn in E. inversion E. reflexivity.
+      * intros x Ix Ir. apply in_map_iff in Ix. destruct Ix as [i [<- _]].
+        rewrite Forall_forall in Fr. specialize (Fr _ Ir). simpl in Fr. lia.
+    + apply Forall_app. split.
+      * apply Forall_forall. intros x Ix. apply in_map_iff in Ix.
+        destruct Ix as [i [<- _]]. simpl. lia.
+      * rewrite Forall_forall in *. intros x Ix. specialize (Fr x Ix). lia.
+Qed.
+
 Lemma anthropic_of_openai ms : openai_valid ms -> anthropic_valid ms.
 Proof.
-  unfold openai_valid, anthropic_valid, anthropic_request. intro H.
-  apply drop_system_ok in H. pose proof (project_pairs [] _ H) as P.
-  pose proof (project_alternates (drop_system (map m_role ms))) as A.
-  destruct (project (drop_system (map m_role ms))) as [|t ts]; auto.
-  destruct (a_user t) eqn:U.
-  - auto.
-  - simpl in *. rewrite U in *. simpl. auto.
+  unfold openai_valid, anthropic_valid, anthropic_wire. intro H.
+  assert (W : pairs_ok [] (anthropic_request (map m_role ms)) = true /\
+              alternates (anthropic_request (map m_role ms)) = true /\
+              match anthropic_request (map m_role ms) with
+              | t :: _ => a_user t = true | [] => True end).
+  { unfold anthropic_request.
+    apply drop_system_ok in H. pose proof (project_pairs [] _ H) as P.
+    pose proof (project_alternates (drop_system (map m_role ms))) as A.
+    destruct (project (drop_system (map m_role ms))) as [|t ts]; auto.
+    destruct (a_user t) eqn:U.
+    - auto.
+    - simpl in *. rewrite U in *. simpl. auto. }
+  destruct W as [P [A F]]. repeat split; auto.
+  - exact (tag_pairs _ [] 0 P).
+  - exact (proj1 (tag_unique _ [] 0 P (request_sided _))).
 Qed.
 
 Lemma render_anthropic s : proto_inv s -> anthropic_valid (render s).

@@ -96,8 +96,10 @@ Qed.
    whose call left the prompt renders as ordinary context) -- and, as an
    Anthropic Messages request (leading system messages to the system field,
    consecutive same-side messages merged), the Anthropic rules: turns
-   alternate starting with user, and each assistant turn's tool_use ids are
-   answered exactly by the tool_result blocks leading the next user turn. *)
+   alternate starting with user, each assistant turn's tool_use ids are
+   answered exactly by the tool_result blocks leading the next user turn, and
+   on the wire (a call id reused once answered is renamed per assistant turn)
+   every tool_use id is unique in the whole request. *)
 Theorem workspace_protocol (c : config) (d : nat) (s0 : state) (ops : list op) :
   init c d = Some s0 ->
   openai_valid (render (run s0 ops)) /\ anthropic_valid (render (run s0 ops)).

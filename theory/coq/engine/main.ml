@@ -121,6 +121,20 @@ let entry_s = function
 let value_s = function
   | VRaw d -> name d
   | VGrp es -> "[" ^ String.concat ";" (List.map entry_s es) ^ "]"
+(* The wire view of a rendering: roles with their call ids (ids as the model
+   numbers them, c<n>), and the Anthropic turns of anthropic_wire (the tool ids
+   of the k-th assistant turn as c<n>_<k>). *)
+let cid_s c = "c" ^ string_of_int c
+let ids_s l = match l with [] -> "-" | _ -> String.concat ";" (List.map cid_s l)
+let wire_s m = match m.m_role with
+  | RCalls l -> "calls:" ^ ids_s l
+  | RTool c -> "tool:" ^ cid_s c
+  | r -> role_s r
+let wid_s (c, k) = cid_s c ^ "_" ^ string_of_int k
+let wids_s l = match l with [] -> "-" | _ -> String.concat ";" (List.map wid_s l)
+let turn_s t =
+  (if t.w_user then "user" else "assistant") ^ ":" ^ wids_s t.w_results ^ ":"
+  ^ wids_s t.w_uses ^ ":" ^ string_of_int t.w_text
 let row_s (((u, st), lvl), tok) =
   uid_s u ^ ":" ^ status_s st ^ ":" ^ string_of_int lvl ^ ":" ^ string_of_int tok
 
@@ -129,7 +143,7 @@ let observe status s (r : result option) =
   match s with
   | None ->
       Printf.printf "status=%s mode=- tokens=- total=- overhead=- conversation=- dashboard=- \
-                     guard=- offloaded=- recovered=- units=- render=- store=-\n" status
+                     guard=- offloaded=- recovered=- units=- render=- store=- request=- turns=-\n" status
   | Some s ->
       let guard, off, rec_ = match r with
         | Some r -> guard_s r.r_guard, csv (fun n -> "B" ^ i n) r.r_offloaded,
@@ -137,11 +151,14 @@ let observe status s (r : result option) =
         | None -> "-", "-", "-" in
       let st = List.sort (fun (a, _) (b, _) -> compare (key_rank a) (key_rank b)) s.store in
       Printf.printf "status=%s mode=%s tokens=%d total=%d overhead=%d conversation=%d \
-                     dashboard=%d guard=%s offloaded=%s recovered=%s units=%s render=%s store=%s\n"
+                     dashboard=%d guard=%s offloaded=%s recovered=%s units=%s render=%s store=%s \
+                     request=%s turns=%s\n"
         status (match mode_of s with Normal -> "normal" | Management -> "management")
         (tokens s) (total s) (overhead s) (conversation s) s.dash guard off rec_
         (csv row_s (unit_rows s)) (csv msg_s (render s))
         (csv (fun (k, v) -> key_s k ^ ":" ^ value_s v) st)
+        (csv wire_s (render s))
+        (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) (render s))))
 
 let () =
   let state = ref None and started = ref false in
