@@ -124,6 +124,48 @@ def test_unavailable_without_coqc(monkeypatch):
     assert len(report.results) == len(_formal.MAIN_THEOREMS) + len(_formal.ENGINE_THEOREMS)
 
 
+def test_unavailable_without_mathcomp_analysis(monkeypatch, tmp_path):
+    """App. C's measurable-space proofs need mathcomp-analysis: with coqc and
+    mathcomp-ssreflect but no mathcomp-analysis every row is 'unavailable' and the
+    message names the package to install."""
+    (tmp_path / "user-contrib" / "mathcomp" / "ssreflect").mkdir(parents=True)
+
+    def fake_run(cmd, cwd, timeout):
+        out = str(tmp_path) if "-where" in cmd else "The Coq Proof Assistant, version 8.16.1"
+        return subprocess.CompletedProcess(cmd, 0, out + "\n", "")
+
+    monkeypatch.setattr(_formal, "find_coqc", lambda: "coqc")
+    monkeypatch.setattr(_formal, "_run", fake_run)
+    report = _formal.check_formal()
+    assert {r.status for r in report.results} == {"unavailable"}
+    assert "mathcomp-analysis not found" in report.message
+    assert "libcoq-mathcomp-analysis" in report.message
+    (tmp_path / "user-contrib" / "mathcomp" / "ssreflect").rmdir()
+    report = _formal.check_formal()
+    assert "mathcomp-ssreflect not found" in report.message
+
+
+def test_proposition2_rows_never_claim_the_paper_statement():
+    """App. C: no Coq row of Proposition 2 has the paper's scope (the continuous
+    Gaussian channel is not formalised; the measurable-space theorem keeps its
+    likelihood-ratio premise), and verify's status column says which form is proved."""
+    import dataclasses
+
+    from vistalab._commands.verify import _formal_status
+
+    rows = {m.theorem: m for m in _formal.MAIN_THEOREMS if m.result.startswith("prop2")}
+    assert {"proposition2_measurable", "proposition2_measurable_tight",
+            "kl_data_processing"} <= set(rows)
+    assert all(m.scope != "paper" for m in rows.values())
+    assert rows["proposition2_measurable"].scope == "likelihood-ratio"
+    assert rows["kl_data_processing"].scope == "proof-step"
+    r = _formal.FormalResult("prop2", "proposition2_measurable", "Statements.v", "s", (),
+                             "proved", "likelihood-ratio")
+    assert _formal_status(r) == "PROVED (likelihood-ratio form only)"
+    assert _formal_status(dataclasses.replace(r, scope="paper")) == "PROVED"
+    assert "prop2" not in _formal.COQ_COVERAGE
+
+
 def test_verify_json_has_formal_rows_with_exact_keys(monkeypatch, capsys):
     """`vista-lab verify --json` gains a list `formal` with exactly the six keys
     (here with coqc hidden, so no build is needed)."""
