@@ -163,6 +163,8 @@ def test_proposition2_rows_never_claim_the_paper_statement():
                              "proved", "likelihood-ratio")
     assert _formal_status(r) == "PROVED (likelihood-ratio form only)"
     assert _formal_status(dataclasses.replace(r, scope="paper")) == "PROVED"
+    step = dataclasses.replace(r, theorem="kl_data_processing", scope="proof-step")
+    assert _formal_status(step) == "PROVED (a proof step, not the result)"
     assert "prop2" not in _formal.COQ_COVERAGE
 
 
