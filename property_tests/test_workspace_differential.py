@@ -219,6 +219,32 @@ def test_conformance_checkers_accept_the_model_renderings_and_bite(model, tmp_pa
     assert found is not None and found.invariant == "protocol" and "openai" in found.detail
 
 
+def test_default_configuration_is_compared_up_to_its_first_overflow(model):
+    """cache_prefix=True (the engine's default; the model fixes False) is compared
+    with the model line by line until the first management rendering or guard
+    offload: a ledger bug shows before that point, and a sequence whose guard
+    offloads is compared up to the offload and passes on the real engine."""
+    from vistalab.workspace._diff_drive import run_sequence
+    from vistalab.workspace._differential import _cache_prefix_matters
+
+    def default(seq: OperationSequence) -> OperationSequence:
+        return OperationSequence({**seq.config, "cache_prefix": True}, seq.ops)
+
+    bug, _ = BUGS["dashboard_row_other_count"]
+    seq = default(WITNESSES["dashboard_row_other_count"])
+    assert check_sequence(seq, Workspace, model) == (None, True)
+    assert check_sequence(seq, bug, model)[0] is not None
+    from vistalab.workspace._diff_model import compare_observations, run_model
+
+    broken = run_sequence(seq, bug)  # the model comparison alone sees it too
+    got = run_model(model, broken.model_lines)
+    assert any(compare_observations(e, m) for e, m in zip(broken.engine_lines, got, strict=True))
+    seq = default(WITNESSES["offload_payload_not_written"])
+    run = run_sequence(seq, Workspace)
+    assert run.prefix_only and any(_cache_prefix_matters(e) for e in run.engine_lines)
+    assert check_sequence(seq, Workspace, model) == (None, True)
+
+
 def test_request_checker_judges_the_engine_requests_too(model):
     """With a request checker, the engine's own request after every operation is
     judged by it too, in the sequence's format and as OpenAI: a checker that

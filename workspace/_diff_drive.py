@@ -94,12 +94,15 @@ class Run:
     steps: list[Step] = field(default_factory=list)
     #: The model's operation lines, the engine's observation lines (one per
     #: model line) and the operation each line belongs to (-1: init; 10**6:
-    #: the closing recover checks). Empty when the configuration is outside
-    #: the model (``cache_prefix=True``).
+    #: the closing recover checks).
     model_lines: list[str] = field(default_factory=list)
     engine_lines: list[str] = field(default_factory=list)
     line_step: list[int] = field(default_factory=list)
     modelled: bool = False
+    #: ``cache_prefix=True`` (the engine's default): the model (which fixes
+    #: ``cache_prefix=False``) agrees with the engine only until the first
+    #: management rendering or guard offload, where the two options differ.
+    prefix_only: bool = False
 
     @property
     def problems(self) -> list[tuple[int, str, str]]:
@@ -153,8 +156,11 @@ class _Driver:
         self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
         self.anthropic = cfg["format"] == "anthropic"
         self.request_check: Callable[[Any, str], Any] | None = None
-        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications").
-        self.modelled = not cfg["cache_prefix"]
+        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications"); with
+        # cache_prefix=True the lines are compared up to the first management
+        # rendering or offload (the only places the option changes anything).
+        self.modelled = True
+        self.prefix_only = bool(cfg["cache_prefix"])
         hard = int(getattr(self.ws, "hard_limit", 2 * self.budget))
         self.tr = ModelTranslator(self.tok, self.budget, hard, self.ws.store.root)
         # Independent record: block number -> expected payload bytes (None: the
@@ -798,6 +804,7 @@ def run_sequence(
             run.engine_lines = d.engine_lines
             run.line_step = d.line_step
             run.modelled = d.modelled
+            run.prefix_only = d.prefix_only
         finally:
             close = getattr(d.ws, "close", None)
             if callable(close):

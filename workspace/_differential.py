@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._diff_drive import EngineFactory, run_sequence
-from ._diff_model import compare_observations, model_requests, run_model
+from ._diff_model import compare_observations, model_requests, parse_observation, run_model
 from ._diff_ops import OperationSequence, minimal_budget, sequence_strategy
 from ._errors import PayloadIntegrityError, WorkspaceArgumentError
 
@@ -113,8 +113,10 @@ class DifferentialReport:
     operations : int
         Operations those sequences applied.
     modelled : int
-        Sequences whose configuration is inside the model and were compared with
-        its executable line by line (the rest: the recount checks only).
+        Sequences compared with the model's executable line by line (the rest:
+        the recount checks only): with ``cache_prefix=False`` every line, with
+        ``cache_prefix=True`` (the engine's default; the model fixes False) the
+        lines before the first management rendering or guard offload.
     traces : int
         Shipped traces replayed (each under several configurations).
     divergences : tuple of Divergence
@@ -128,6 +130,9 @@ class DifferentialReport:
         Wall time of the run.
     engine : str
         The engine under test (the factory's name; ``Workspace`` by default).
+    modelled_prefix : int
+        Of ``modelled``, the ``cache_prefix=True`` sequences (compared up to their
+        first management rendering or offload).
     requests_checked : int
         Requests built from the model's renderings (an OpenAI and an Anthropic
         one per observation) that the request checker accepted; 0 without one.
@@ -143,6 +148,7 @@ class DifferentialReport:
     seconds: float = 0.0
     engine: str = "Workspace"
     requests_checked: int = 0
+    modelled_prefix: int = 0
 
     @property
     def ok(self) -> bool:
@@ -163,6 +169,7 @@ class DifferentialReport:
             "model": self.model,
             "engine": self.engine,
             "requests_checked": self.requests_checked,
+            "modelled_prefix": self.modelled_prefix,
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
         }
@@ -181,6 +188,7 @@ class _Counts:
     sequences: int = 0
     operations: int = 0
     modelled: int = 0
+    prefix: int = 0
     requests: list[int] = field(default_factory=lambda: [0])
     found: list[tuple[OperationSequence, _Finding]] = field(default_factory=list)
 
@@ -216,6 +224,8 @@ def check_sequence(
     ):
         if i >= len(got):
             return _Finding("crash", "model", step, f"the model stopped before line {i}"), True
+        if run.prefix_only and (_cache_prefix_matters(eline) or _cache_prefix_matters(got[i])):
+            break  # from here on cache_prefix=True and the model's False differ by design
         diffs = compare_observations(eline, got[i])
         if diffs:
             where = n if step >= 10**6 else step
@@ -235,6 +245,13 @@ def check_sequence(
                 if checked is not None:
                     checked[0] += 1
     return None, True
+
+
+def _cache_prefix_matters(line: str) -> bool:
+    """An observation where ``cache_prefix`` changes the engine's behaviour: a
+    management rendering, or a guard that offloaded results."""
+    obs = parse_observation(line)
+    return obs.get("mode") == "management" or obs.get("offloaded", "-") != "-"
 
 
 def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any,
@@ -364,6 +381,7 @@ def differential_test(
             counts.sequences += 1
             counts.operations += len(seq)
             counts.modelled += int(seen)
+            counts.prefix += int(seen and bool(seq.config.get("cache_prefix")))
             if progress is not None:
                 progress(counts.sequences)
         if finding is not None:
@@ -413,6 +431,7 @@ def differential_test(
         seconds=time.perf_counter() - t0,
         engine="Workspace" if engine_factory is None else str(name),
         requests_checked=counts.requests[0],
+        modelled_prefix=counts.prefix,
     )
 
 
