@@ -5,9 +5,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-# Coq + mathcomp for the formal proofs (theory/coq), OCaml for the engine model's
+# Coq + mathcomp (ssreflect, and analysis for measures and integrals) for the formal
+# proofs (theory/coq), OCaml for the engine model's
 # extracted executable (theory/coq/engine); Debian/Ubuntu package names.
-COQ_APT := coq libcoq-mathcomp-ssreflect ocaml-nox
+COQ_APT := coq libcoq-mathcomp-ssreflect libcoq-mathcomp-analysis ocaml-nox
 
 .PHONY: reproduce test lint bench clean coq-deps docs docs-check
 
@@ -30,7 +31,8 @@ test: $(STAMP) coq-deps
 # otherwise print one line naming the command, and the formal tests skip.
 coq-deps:
 	@if command -v coqc >/dev/null 2>&1 && command -v ocamlopt >/dev/null 2>&1 && \
-	    [ -d "$$(coqc -where)/user-contrib/mathcomp/ssreflect" ]; then :; \
+	    [ -d "$$(coqc -where)/user-contrib/mathcomp/ssreflect" ] && \
+	    [ -d "$$(coqc -where)/user-contrib/mathcomp/analysis" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "coq: installing $(COQ_APT) with apt-get"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(COQ_APT) >/dev/null \

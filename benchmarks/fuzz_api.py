@@ -4,7 +4,8 @@ every parameter; prints the counts (calls, callables, foreign exceptions, hangs,
 undocumented NaN/inf) and examples. The test suite runs a seeded sample of the
 same calls (``property_tests/test_api_fuzz.py``).
 
-    python benchmarks/fuzz_api.py [--timeout 5] [--only NAME] [--examples 40]
+    python benchmarks/fuzz_api.py [--timeout 5] [--only NAME] [--examples 40] [--json]
+                                  [--progress]
 
 Exit status 1 if anything broke the contract.
 """
@@ -25,9 +26,12 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=None, help="a seeded sample of calls")
     ap.add_argument("--examples", type=int, default=40, help="examples printed")
     ap.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    ap.add_argument("--progress", action="store_true",
+                    help="print to stderr each call that breaks the contract, and "
+                         "the counts every 1,000 calls")
     args = ap.parse_args()
     rep = run_in_child(timeout=args.timeout, only=args.only, sample=args.sample,
-                       max_examples=100_000)
+                       max_examples=100_000, progress=args.progress)
     if args.json:
         print(json.dumps(rep.as_dict(), indent=1))
     else:

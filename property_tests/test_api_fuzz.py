@@ -26,7 +26,8 @@ def test_every_public_name_is_a_fuzz_target():
     implement, and instantiating one is refused by typing itself)."""
     mods = {m.__name__ for m in fuzz.public_modules()}
     assert {"vistalab.theory", "vistalab.sims", "vistalab.workspace", "vistalab.paper_checks",
-            "vistalab.figures", "vistalab.testing", "vistalab.sweep"} <= mods
+            "vistalab.figures", "vistalab.testing", "vistalab.sweep",
+            "vistalab.conformance"} <= mods
     names = {t.qualname for t in fuzz.targets()}
     for mod in fuzz.public_modules():
         for name in mod.__all__:
@@ -35,6 +36,19 @@ def test_every_public_name_is_a_fuzz_target():
             if callable(obj) and not getattr(obj, "_is_protocol", False):
                 assert qual in names or qual in fuzz.SKIP, qual
     assert "vistalab.workspace.Workspace.replay" in names  # factories' methods too
+    assert {f"vistalab.workspace.{n}" for n in (
+        "build_engine_model", "run_engine_model", "differential_test")} <= names
+
+
+def test_slow_allowances_name_real_calls(tmp_path):
+    """Each stated slow-but-valid call is a call the full run makes (a stale entry
+    would silently widen nothing, or hide a renamed target)."""
+    by_name = {t.qualname: t for t in fuzz.targets()}
+    values = fuzz.hostile_values(tmp_path)
+    for (qual, label), (seconds, why) in fuzz.SLOW.items():
+        assert qual in by_name and seconds > 0 and why, qual
+        labels = {lab for lab, _ in fuzz._calls(by_name[qual], values, fuzz._baselines())}
+        assert label in labels, (qual, label)
 
 
 def _broken(x):
@@ -54,9 +68,14 @@ def _documented_nan(x):
     return math.nan
 
 
+def _information(x):
+    """Returns the mutual information (a word that merely contains the letters)."""
+    return math.inf
+
+
 @pytest.mark.parametrize("func,kind", [(_broken, "foreign"), (_slow, "hangs"),
                                        (_nan, "nan_inf"), (_documented_nan, "ok"),
-                                       (lambda x: 1.0, "ok")])
+                                       (_information, "nan_inf"), (lambda x: 1.0, "ok")])
 def test_the_fuzzer_detects_what_it_counts(func, kind):
     """A checker must fail on a broken input: a foreign exception, a hang and an
     undocumented NaN are each detected."""

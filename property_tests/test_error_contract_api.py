@@ -192,6 +192,8 @@ BAD: dict = {
     ("simulate_makeroom_engine", "l_tokens"): [*COUNT[1:], 10**6],
     ("calibrate_makeroom", "l_tokens"): [*COUNT[1:], 10**6],
     ("recovery_feasibility_map", "c0"): ["x", math.nan, math.inf, -1.0, True],
+    **{(f, "store_root"): [None, 3, "", "a/", "a b", "a\0b", "x" * 5_000_000]
+       for f in ("calibrate_makeroom", "recovery_feasibility_map")},
     ("make_policy", "name"): [[], {}, 3.5, "bogus-name"],
     ("independence", "groups"): [(3, "X"), (None, "X"), ("X",), ("X", 3), ([], "X")],
     ("register_claim", "claim_id"): [[], {}, None, 3, ""],
@@ -218,7 +220,6 @@ EXEMPT = {
     ("require", "names"): "*names: checked as text",
     ("simulate_makeroom_engine", "policy"): "checked by simulate_makeroom's door (shared)",
     ("measure_handle_cost", "store"): "checked by the engine store registry (UnknownNameError)",
-    ("calibrate_makeroom", "store_root"): "the engine's own root check (workspace branch)",
 }
 
 

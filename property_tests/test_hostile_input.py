@@ -14,13 +14,12 @@ import json
 import math
 import os
 import signal
-import sys
 
 import numpy as np
 import pytest
 
 from vistalab import theory as T
-from vistalab._core import MAX_JSON_DEPTH, VistaLabError, short_repr
+from vistalab._core import VistaLabError
 from vistalab.cli import main
 
 
@@ -79,6 +78,8 @@ def _raises(call, parameter: str | None = None) -> VistaLabError:
 def test_short_repr_is_bounded_and_never_fails():
     """DESIGN 'Mend these': every repr of user input is bounded (depth and length) and
     never recursive, whatever the value."""
+
+    from vistalab._core import short_repr
 
     class Loud:
         def __repr__(self):
@@ -145,6 +146,41 @@ def test_content_rate_limit_extremes_are_refused_naming_the_range(sigma):
     assert "1.8e308" in str(err)
 
 
+def _float_parameters():
+    """(function, parameter) for every float-annotated parameter of a theory or sims
+    function that has a valid call in the error-contract table."""
+    import inspect
+    import typing
+
+    import vistalab.sims as S
+
+    from .test_error_contract_api import GOOD
+
+    out = []
+    for mod in (T, S):
+        for name in mod.__all__:
+            fn = getattr(mod, name)
+            if not inspect.isfunction(fn) or name not in GOOD:
+                continue
+            params = inspect.signature(fn).parameters
+            for p, ann in typing.get_type_hints(inspect.unwrap(fn)).items():
+                if ann is float and p in params:
+                    out.append((fn, name, p))
+    return out
+
+
+def test_any_float_parameter_given_10_to_the_400_is_refused():
+    """'any float parameter given 10**400 -> OverflowError': every float parameter
+    of theory and sims (from a valid call, one at a time) is refused by the contract."""
+    cases = _float_parameters()
+    assert len(cases) >= 20
+    from .test_error_contract_api import GOOD
+
+    for fn, name, p in cases:
+        with no_hang(), pytest.raises(VistaLabError):
+            fn(**{**GOOD[name], p: 10**400})
+
+
 def test_to_openai_messages_refuses_text_and_nan():
     from vistalab.workspace import to_openai_messages
 
@@ -160,6 +196,95 @@ def test_check_store_with_absurd_stateful_examples_is_refused():
     from vistalab.testing import check_store
 
     _raises(lambda: check_store(DiskStore, stateful_examples=2**63), "stateful_examples")
+
+
+@pytest.mark.parametrize("value", [deep_list(10_000), np.array([]), np.array([math.nan]),
+                                   None, 3, "bogus", "x" * 5_000_000])
+def test_enum_lookups_refuse_any_non_member(value):
+    """Python's enum compares the value with each member (an empty array cannot be
+    compared) and takes repr(value) for its own message before _missing_ is heard (a
+    RecursionError at 10,000 levels)."""
+    from vistalab.workspace import BlockType, Status, ToolFailure
+
+    for enum_type in (BlockType, Status, ToolFailure):
+        _raises(lambda e=enum_type: e(value), "value")
+    assert BlockType("system") is BlockType.SYSTEM and Status(Status.PINNED) is Status.PINNED
+
+
+def test_certify_all_names_a_progress_callback_that_cannot_take_a_certificate():
+    _raises(lambda: T.certify_all("binary_entropy_at_most_one", progress=int), "progress")
+    seen = []
+    T.certify_all("binary_entropy_at_most_one", progress=seen.append)
+    assert seen
+
+
+def test_content_rate_bounds_document_their_inf():
+    """content_rate_bound_tight(sigma=1e-300) returned an undocumented inf: the
+    bound is beyond the double range there (vacuous), and the Returns section says so."""
+    for fn, args in ((T.content_rate_bound_tight, (64, 4, 1e-300)),
+                     (T.content_rate_bound, (4, 1e-300))):
+        assert fn(*args) == math.inf
+        returns = fn.__doc__.split("Returns", 1)[1]
+        assert "``inf``" in returns
+
+
+def test_engine_model_doors_refuse_before_any_build(monkeypatch):
+    """build_engine_model / run_engine_model: hostile arguments are refused at the
+    door (no compiler is started: COQC points nowhere here)."""
+    from vistalab.workspace import build_engine_model, run_engine_model
+
+    monkeypatch.setenv("COQC", "/nonexistent/coqc")
+    monkeypatch.setenv("OCAMLOPT", "/nonexistent/ocamlopt")
+    _raises(lambda: run_engine_model("x" * 5_000_000), "lines")
+    _raises(lambda: run_engine_model(deep_list(10_000)), "lines")
+    _raises(lambda: run_engine_model(["a\nb"]), "lines")
+    _raises(lambda: run_engine_model(["a"], executable="/nonexistent/model"), "executable")
+    _raises(lambda: run_engine_model(["a"], timeout=math.nan), "timeout")
+    for bad in (math.nan, math.inf, -1.0, 0, "10", 10**400):
+        _raises(lambda b=bad: build_engine_model(timeout=b), "timeout")
+    for bad in (3, deep_list(10_000), "", "x\0y", "x" * 5_000_000):
+        _raises(lambda b=bad: build_engine_model(cache_dir=b), "cache_dir")
+        _raises(lambda b=bad: build_engine_model(source_dir=b), "source_dir")
+    assert run_engine_model([]) == []  # nothing to run: no build
+
+
+def test_differential_test_checks_every_argument_before_running():
+    """Hostile values in traces, model, shrink_seconds, progress, or an absurd number
+    of sequences or operations, ran the default 200 sequences (or for ever) first."""
+    from vistalab.workspace import differential_test
+
+    for kw, name in (({"traces": True}, "traces"), ({"traces": "t.json"}, "traces"),
+                     ({"model": "/nonexistent/model"}, "model"), ({"model": 3}, "model"),
+                     ({"shrink_seconds": math.nan}, "shrink_seconds"),
+                     ({"shrink_seconds": True}, "shrink_seconds"),
+                     ({"progress": "x"}, "progress"), ({"sequences": 2**63}, "sequences"),
+                     ({"max_ops": 2**63}, "max_ops"), ({"request_check": int}, "request_check"),
+                     ({"request_check": lambda request, protocol: None}, "request_check"),
+                     ({"request_check": lambda request, protocol: [3]}, "request_check")):
+        _raises(lambda kw=kw: differential_test(**kw), name)
+
+
+def test_conformance_doors():
+    """The conformance suite's public helpers keep the contract: a 5 MB string or a
+    wrong protocol is refused at once, a counter that cannot count is named, and
+    run_study checks everything before it runs a peer."""
+    pytest.importorskip("hypothesis")
+    from vistalab.conformance import check, fidelity_problems, run_study, tail_trimmer, units
+
+    huge = "x" * 5_000_000
+    _raises(lambda: units(huge), "request")
+    _raises(lambda: units([{"role": "user", "content": "q"}], protocol=[math.nan]), "protocol")
+    _raises(lambda: fidelity_problems(huge, []), "conversation")
+    _raises(lambda: fidelity_problems([], [], placeholder="x"), "placeholder")
+    assert units([{"role": "user", "content": "q"}]) == [{"role": "user", "content": "q"}]
+    for counter in (int, lambda request: None, lambda request: 2.5):
+        _raises(lambda c=counter: check(tail_trimmer, counter=c, examples=2), "counter")
+    _raises(lambda: check(tail_trimmer, examples=2**63), "examples")
+    for kw, name in (({"out": ""}, "out"), ({"out": "x\0y"}, "out"),
+                     ({"out": "o", "figure": "f"}, "figure"),
+                     ({"out": "o", "examples": 0}, "examples"),
+                     ({"out": "o", "timeout": math.inf}, "timeout")):
+        _raises(lambda kw=kw: run_study(**kw), name)
 
 
 # ----------------------------------------------------------------- depth at registration
@@ -179,6 +304,8 @@ def test_tool_arguments_nested_deeper_than_the_limit_are_refused_and_rendering_s
         return [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": args}}]
 
     _raises(lambda: ws.register_tool_call(call(deep)), "arguments")
+    from vistalab._core import MAX_JSON_DEPTH
+
     at_limit = "[" * (MAX_JSON_DEPTH - 1) + "{}" + "]" * (MAX_JSON_DEPTH - 1)
     ws.register_tool_call(call(at_limit))
     ws.register_tool_result("c1", "ok")
@@ -324,6 +451,30 @@ def test_store_survives_a_temp_named_folder(tmp_path):
     assert stray.is_dir() and store.keys() == []
 
 
+def test_workspace_load_and_cli_replay_survive_a_temp_named_folder(tmp_path, capsys):
+    """The stray folder made Workspace.load and `replay --archive-dir` fail (and the
+    CLI's line named only the file)."""
+    from vistalab.workspace import DiskStore, Workspace
+
+    arch = tmp_path / "arch"
+    ws = Workspace(4000, tokenizer="approx", store=DiskStore(arch))
+    ws.register_system("s")
+    ws.register_user("q")
+    ws.register_tool_call([{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}])
+    ws.register_tool_result("c1", "r " * 50)
+    ws.register_user("next")
+    ws.archive("B4")
+    ws.save(tmp_path / "ws.json")
+    (arch / (".B9.txt." + "b" * 32 + ".tmp")).mkdir()
+    again = Workspace.load(tmp_path / "ws.json", tokenizer=ws.tokenizer)
+    assert again.state_hash() == ws.state_hash()
+    with no_hang():
+        status = main(["workspace", "replay", _ops(), "--budget", "3000", "--archive-dir",
+                       str(arch)])
+    assert status == 0, capsys.readouterr().err
+
+
 def test_store_says_plainly_when_its_folder_was_swapped(tmp_path):
     from vistalab.workspace import DiskStore
 
@@ -357,22 +508,46 @@ def test_serve_port_under_stdio_is_refused(capsys):
     assert "--port" in err and "http" in err
 
 
-def test_deeply_nested_inputs_are_refused_naming_the_argument(tmp_path, capsys):
-    deep = "[" * 5000 + "]" * 5000
-    trace = tmp_path / "t.json"
-    trace.write_text(deep)
-    err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "3000"], capsys)
-    assert "nested" in err and str(trace) in err
-    cfg = tmp_path / "c.toml"
-    cfg.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
-    err = _one_line_exit_2(["sweep", str(cfg), "--out", str(tmp_path / "o")], capsys)
-    assert "CONFIG" in err and "deep" in err
-    if "mcp" in sys.modules or pytest.importorskip("mcp"):
-        tools = tmp_path / "tools.json"
-        tools.write_text(deep)
-        err = _one_line_exit_2(["workspace", "serve", "--budget", "3000", "--task-tools",
-                                str(tools)], capsys)
-        assert "--task-tools" in err and "deep" in err
+def _ops() -> str:
+    from ._data import TRACES
+
+    return str(TRACES / "ops_agent.json")
+
+
+#: Every command-line door that reads a JSON or TOML file, given one nested 5,000
+#: deep: (argv with DEEP for the file, what the line must name). Ten of these
+#: refused without naming the argument (or quoted the file's text as its value).
+DEEP_DOORS = [
+    (["workspace", "replay", "DEEP", "--budget", "3000"], "trace"),
+    (["workspace", "replay", "DEEP_DICT", "--budget", "3000"], "trace"),
+    (["workspace", "dashboard", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "reward", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "probe", "DEEP", "--budget", "4000"], "trace"),
+    (["workspace", "probe", "OPS", "--budget", "4000", "--answers", "DEEP"], "--answers"),
+    (["sweep", "DEEP_TOML", "--out", "OUT"], "CONFIG"),
+    (["workspace", "serve", "--budget", "3000", "--task-tools", "DEEP"], "--task-tools"),
+    (["conformance", "--replay", "DEEP"], "--replay"),
+]
+
+
+@pytest.mark.parametrize("argv,names", DEEP_DOORS, ids=lambda v: "-".join(v)
+                         if isinstance(v, list) else v)
+def test_deeply_nested_inputs_are_refused_naming_the_argument(argv, names, tmp_path, capsys):
+    """One line, exit 2, naming the argument and the file's path (never its text)."""
+    if "serve" in argv:
+        pytest.importorskip("mcp")
+    files = {"DEEP": tmp_path / "deep.json", "DEEP_DICT": tmp_path / "deep_dict.json",
+             "DEEP_TOML": tmp_path / "deep.toml"}
+    files["DEEP"].write_text("[" * 5000 + "]" * 5000)
+    files["DEEP_DICT"].write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    files["DEEP_TOML"].write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    subst = {**{k: str(v) for k, v in files.items()}, "OPS": _ops(), "OUT": str(tmp_path / "o")}
+    argv = [subst.get(a, a) for a in argv]
+    err = _one_line_exit_2(argv, capsys)
+    path = next(a for a in argv if a in {str(v) for v in files.values()})
+    assert names in err and path in err, err
+    assert "nested" in err or "deep" in err, err
+    assert "[[[" not in err and '{"a"' not in err, err
 
 
 def test_budget_below_a_pinned_message_is_the_budgets_problem(tmp_path, capsys):
@@ -381,3 +556,11 @@ def test_budget_below_a_pinned_message_is_the_budgets_problem(tmp_path, capsys):
                                  {"role": "user", "content": "q"}]))
     err = _one_line_exit_2(["workspace", "replay", str(trace), "--budget", "2000"], capsys)
     assert "malformed" not in err and "budget" in err and "message 0" in err
+
+
+@pytest.mark.parametrize("budget", ["1", "10", "1000"])
+def test_budget_below_the_engines_floor_is_reported_as_such(budget, capsys):
+    """A budget below the engine's floor names the budget and the floor, on a trace
+    that is fine (never 'malformed trace')."""
+    err = _one_line_exit_2(["workspace", "replay", _ops(), "--budget", budget], capsys)
+    assert "malformed" not in err and "`budget` must be at least" in err, err

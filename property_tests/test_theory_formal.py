@@ -26,7 +26,8 @@ def _coq_ready() -> bool:
     if coqc is None:
         return False
     where = subprocess.run([coqc, "-where"], capture_output=True, text=True, check=False)
-    return (Path(where.stdout.strip()) / "user-contrib" / "mathcomp" / "ssreflect").is_dir()
+    contrib = Path(where.stdout.strip()) / "user-contrib" / "mathcomp"
+    return all((contrib / lib).is_dir() for lib in ("ssreflect", "analysis"))
 
 
 # Outside CI the formal tests skip when Coq is missing (the README's test command
@@ -38,7 +39,8 @@ _IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 def _needs_coq(fn):
     if _coq_ready():
         return fn
-    reason = f"coqc with mathcomp-ssreflect not installed; run: {_formal.INSTALL_HINT}"
+    reason = (f"coqc with mathcomp-ssreflect and mathcomp-analysis not installed; "
+              f"run: {_formal.INSTALL_HINT}")
     if _IN_CI:
         @functools.wraps(fn)  # keeps its marks (slow) and fixtures
         def _fail(*args, **kwargs):
@@ -120,6 +122,50 @@ def test_unavailable_without_coqc(monkeypatch):
     assert {r.status for r in report.results} == {"unavailable"}
     assert "apt-get install" in report.message and report.ok
     assert len(report.results) == len(_formal.MAIN_THEOREMS) + len(_formal.ENGINE_THEOREMS)
+
+
+def test_unavailable_without_mathcomp_analysis(monkeypatch, tmp_path):
+    """App. C's measurable-space proofs need mathcomp-analysis: with coqc and
+    mathcomp-ssreflect but no mathcomp-analysis every row is 'unavailable' and the
+    message names the package to install."""
+    (tmp_path / "user-contrib" / "mathcomp" / "ssreflect").mkdir(parents=True)
+
+    def fake_run(cmd, cwd, timeout):
+        out = str(tmp_path) if "-where" in cmd else "The Coq Proof Assistant, version 8.16.1"
+        return subprocess.CompletedProcess(cmd, 0, out + "\n", "")
+
+    monkeypatch.setattr(_formal, "find_coqc", lambda: "coqc")
+    monkeypatch.setattr(_formal, "_run", fake_run)
+    report = _formal.check_formal()
+    assert {r.status for r in report.results} == {"unavailable"}
+    assert "mathcomp-analysis not found" in report.message
+    assert "libcoq-mathcomp-analysis" in report.message
+    (tmp_path / "user-contrib" / "mathcomp" / "ssreflect").rmdir()
+    report = _formal.check_formal()
+    assert "mathcomp-ssreflect not found" in report.message
+
+
+def test_proposition2_rows_never_claim_the_paper_statement():
+    """App. C: no Coq row of Proposition 2 has the paper's scope (the continuous
+    Gaussian channel is not formalised; the measurable-space theorem keeps its
+    likelihood-ratio premise), and verify's status column says which form is proved."""
+    import dataclasses
+
+    from vistalab._commands.verify import _formal_status
+
+    rows = {m.theorem: m for m in _formal.MAIN_THEOREMS if m.result.startswith("prop2")}
+    assert {"proposition2_measurable", "proposition2_measurable_tight",
+            "kl_data_processing"} <= set(rows)
+    assert all(m.scope != "paper" for m in rows.values())
+    assert rows["proposition2_measurable"].scope == "likelihood-ratio"
+    assert rows["kl_data_processing"].scope == "proof-step"
+    r = _formal.FormalResult("prop2", "proposition2_measurable", "Statements.v", "s", (),
+                             "proved", "likelihood-ratio")
+    assert _formal_status(r) == "PROVED (likelihood-ratio form only)"
+    assert _formal_status(dataclasses.replace(r, scope="paper")) == "PROVED"
+    step = dataclasses.replace(r, theorem="kl_data_processing", scope="proof-step")
+    assert _formal_status(step) == "PROVED (a proof step, not the result)"
+    assert "prop2" not in _formal.COQ_COVERAGE
 
 
 def test_verify_json_has_formal_rows_with_exact_keys(monkeypatch, capsys):
@@ -208,6 +254,17 @@ BROKEN = {
     "full_ledger_without_order": (
         "(forall y u, pi y u (Ordinal n0) = y) ->\n  MI pJY",
         "MI pJY",
+    ),
+    # App. C: Proposition 2 in a measurable space with its likelihood-ratio premise
+    # turned round (E_{P_j}[L_jk] >= the Gaussian value), which bounds nothing.
+    "prop2_measurable_premise_reversed": (
+        "j <> k -> fine (\\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->",
+        "j <> k -> fine (\\int[P j]_x (L j k x)%:E)%E >= (ln kappa) ^ 2 / sigma ^ 2) ->",
+    ),
+    # Data processing turned round: the quantised divergence claimed >= E_P[L].
+    "kl_data_processing_reversed": (
+        "    <= fine (\\int[P]_x (L x)%:E)%E.",
+        "    >= fine (\\int[P]_x (L x)%:E)%E.",
     ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",

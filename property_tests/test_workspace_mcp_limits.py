@@ -27,8 +27,6 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_mcp_server  # noqa: E402
 
-from vistalab._core import MAX_JSON_DEPTH, MAX_REQUEST_BYTES  # noqa: E402
-
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "limits-test", "version": "1"}}}
@@ -52,11 +50,20 @@ def _readline(proc: subprocess.Popen, seconds: float = 60.0) -> bytes:
     return out[0]
 
 
-def _refusal(line: bytes, rid: int, word: str) -> str:
+def _limit(name: str) -> int:
+    """A limit stated once in ``vistalab._core`` (imported when a check needs it, so
+    that each case here fails on its own against code from before the limits)."""
+    import vistalab._core as core
+
+    return getattr(core, name)
+
+
+def _refusal(line: bytes, rid: int, limit: str) -> str:
+    """The one-line JSON-RPC error answering request ``rid``, naming the ``limit``."""
     doc = json.loads(line)
     assert doc["id"] == rid, doc
     text = doc["error"]["message"]
-    assert "\n" not in text and word in text, text
+    assert "\n" not in text and str(_limit(limit)) in text, text
     return text
 
 
@@ -79,7 +86,7 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
         send(json.dumps(INITIALIZED))
         for rid, depth in ((7, 10_000), (8, 200)):
             send(deep_register(depth, rid))
-            text = _refusal(_readline(proc), rid, str(MAX_JSON_DEPTH))
+            text = _refusal(_readline(proc), rid, "MAX_JSON_DEPTH")
             assert "`arguments`" in text
         send(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
             "name": "harness_register",
@@ -127,14 +134,14 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
             c.post(url, headers=headers, content=json.dumps(INITIALIZED))
             r = c.post(url, headers=headers, content=deep_register(10_000, 7))
             assert r.status_code == 400
-            _refusal(r.content, 7, str(MAX_JSON_DEPTH))
+            _refusal(r.content, 7, "MAX_JSON_DEPTH")
             big = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
                 "name": "harness_register", "arguments": {"messages": [
                     {"role": "tool", "tool_call_id": "c1",
-                     "content": "x" * (MAX_REQUEST_BYTES + 10)}]}}})
+                     "content": "x" * (_limit("MAX_REQUEST_BYTES") + 10)}]}}})
             r = c.post(url, headers=headers, content=big)
             assert r.status_code == 413
-            _refusal(r.content, 8, str(MAX_REQUEST_BYTES))
+            _refusal(r.content, 8, "MAX_REQUEST_BYTES")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -178,5 +185,10 @@ def test_engine_refusals_of_every_kind_are_one_line_tool_errors():
                 text = res.content[0].text
                 assert res.is_error and "\n" not in text and "deep" in text, text
                 assert "Error executing tool" not in text
+                # harness_render failed with a traceback on the server's stderr once such
+                # arguments were in; refused at registration, rendering keeps working
+                for fmt in ("anthropic", "openai"):
+                    out = await c.call_tool("harness_render", {"format": fmt})
+                    assert not out.is_error, out.content[0].text
 
     anyio.run(run)

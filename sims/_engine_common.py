@@ -88,6 +88,24 @@ def tokenizer_iv(name: Any) -> MemoTokenizer:
     return MemoTokenizer(workspace.get_tokenizer(name))
 
 
+#: Longest payload root accepted (PATH_MAX): the root is part of every handle.
+MAX_STORE_ROOT = 4096
+
+
+def store_root_iv(store_root: Any) -> str:
+    """A payload root that handles can show: a str of at most MAX_STORE_ROOT
+    characters, without a trailing slash, whitespace or control characters
+    (checked before any character is scanned, so a 5 MB string costs nothing)."""
+    if (not isinstance(store_root, str) or not store_root.strip()
+            or len(store_root) > MAX_STORE_ROOT or store_root.endswith("/")
+            or any(ch.isspace() or not ch.isprintable() for ch in store_root)):
+        raise DomainError("store_root", store_root, "must be a payload root without a "
+                          "trailing slash, whitespace or control characters, of at most "
+                          f"{MAX_STORE_ROOT} characters",
+                          "pass a store's .root, e.g. DiskStore('archive').root")
+    return store_root
+
+
 @dataclass
 class StoreSpec:
     """Where a run's payloads go: a fresh in-memory store per trial, or one

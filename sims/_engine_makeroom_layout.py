@@ -20,7 +20,13 @@ from vistalab.workspace import (
     sha256_hex,
 )
 
-from ._engine_common import MemoTokenizer, fit_text, random_words, tokenizer_iv
+from ._engine_common import (
+    MemoTokenizer,
+    fit_text,
+    random_words,
+    store_root_iv,
+    tokenizer_iv,
+)
 from ._interfaces import makeroom_iv
 from ._seeding import SeedInfo, root_seed, stream
 
@@ -214,7 +220,8 @@ def calibrate_makeroom(
         small for the engine's minimum budget.
     tokenizer : {"cl100k_base", "approx"}
     store_root : str
-        Root of the payload paths the handles will show.
+        Root of the payload paths the handles will show (at most 4096
+        characters, no trailing slash, whitespace or control characters).
     rng : seed
         Seed of the random words.
 
@@ -230,6 +237,7 @@ def calibrate_makeroom(
         l_tokens = as_int("l_tokens", l_tokens, lo=1, hi=100_000,
                           fix="the net tokens a load-bearing block frees when archived")
     tok = tokenizer_iv(tokenizer)
+    store_root = store_root_iv(store_root)
     seed = root_seed(rng)
     return _calibrate_auto(n, kappa, l_tokens, tok, store_root, seed)
 

@@ -14,7 +14,7 @@ from vistalab.workspace import WorkspaceError
 
 from vistalab import theory
 
-from ._engine_common import MemoTokenizer, StoreSpec, store_iv, tokenizer_iv
+from ._engine_common import MemoTokenizer, StoreSpec, store_iv, store_root_iv, tokenizer_iv
 from ._engine_recovery_trial import _act, _answer_recover, _bits_text, _history, _probe, _Setup
 from ._seeding import SeedInfo, root_seed, stream, stream_seq
 
@@ -235,11 +235,7 @@ def recovery_feasibility_map(
     """
     Ns = _n_values_iv(N_values, hi=4096)
     k = as_int("k", k, lo=1, hi=1 << 14, fix="bits per block")
-    if (not isinstance(store_root, str) or not store_root.strip() or store_root.endswith("/")
-            or any(ch.isspace() or not ch.isprintable() for ch in store_root)):
-        raise DomainError("store_root", store_root, "must be a payload root without a trailing "
-                          "slash, whitespace or control characters",
-                          "pass a store's .root, e.g. DiskStore('archive').root")
+    store_root = store_root_iv(store_root)
     seed = root_seed(rng)
     tok = tokenizer_iv(tokenizer)
     spec = StoreSpec("memory", store_root)

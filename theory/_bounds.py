@@ -370,6 +370,8 @@ def content_rate_bound(kappa: int, sigma: float) -> float:
     float
         The paper's bound in bits; independent of n. Mutual information is
         also at most ``log2 n`` (not applied here, n is not an argument).
+        ``inf`` when ``log2(kappa) / sigma`` exceeds 1e154 (sigma near 1e-300):
+        the exact bound is then beyond the range of a double, and vacuous.
     """
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)
     return math.log(2.0) * _snr_squared(kappa, sigma)
@@ -399,6 +401,8 @@ def content_rate_bound_tight(n: int, kappa: int, sigma: float) -> float:
     -------
     float
         The bound in bits, not capped; ``min(bound, log2 n)`` is also valid.
+        ``inf`` when ``log2(kappa) / sigma`` exceeds 1e154 (sigma near 1e-300):
+        the exact bound is then beyond the range of a double, and vacuous.
     """
     n = as_int("n", n, lo=2, fix="the working set holds at least two blocks", hi=MAX_SIZE)
     kappa, sigma = _kappa_sigma_iv(kappa, sigma)

@@ -236,7 +236,7 @@ def check_sequence(
     if request_check is not None:
         for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
             for request, protocol in model_requests(obs):
-                problems = list(request_check(request, protocol))
+                problems = _request_check_problems(request_check, request, protocol)
                 if problems:
                     where = n if step >= 10**6 else step
                     detail = (f"{protocol} request built from the model's rendering refused: "
@@ -245,6 +245,25 @@ def check_sequence(
                 if checked is not None:
                     checked[0] += 1
     return None, True
+
+
+def _request_check_problems(request_check: Callable[..., Any], request: Any,
+                            protocol: str) -> list[str]:
+    """``request_check(request, protocol)`` as a list of problem texts; a checker that
+    fails on a request or returns something else is refused naming it."""
+    fix = "pass vistalab.conformance.request_problems, or leave it out"
+    try:
+        got = request_check(request, protocol)
+        problems = list(got)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise WorkspaceArgumentError(
+            "request_check", request_check, "must be callable as request_check(request, "
+            f"protocol) -> list of problems (calling it failed: {type(exc).__name__})", fix,
+        ) from exc
+    if not all(isinstance(p, str) for p in problems):
+        raise WorkspaceArgumentError("request_check", request_check, "must return a list of "
+                                     "problem texts (str)", fix)
+    return problems
 
 
 def _cache_prefix_matters(line: str) -> bool:
@@ -273,6 +292,35 @@ def _iv(sequences: Any, seed: Any, engine_factory: Any, max_ops: Any,
             "must be callable as request_check(request, protocol) -> list of problems",
             "pass vistalab.conformance.request_problems, or leave it out",
         )
+
+
+#: Largest ``sequences`` and ``max_ops`` a run accepts (a day of CPU is far below).
+_MAX_SEQUENCES = 10_000_000
+_MAX_OPS = 100_000
+
+
+def _iv_rest(sequences: Any, max_ops: Any, traces: Any, model: Any, shrink_seconds: Any,
+             progress: Any) -> None:
+    """The door checks of differential_test's other arguments (before any work)."""
+    for name, v, hi in (("sequences", sequences, _MAX_SEQUENCES), ("max_ops", max_ops, _MAX_OPS)):
+        if v > hi:
+            raise WorkspaceArgumentError(name, v, f"must be at most {hi:,}",
+                                         "split the run (a seed per part)")
+    if isinstance(traces, (str, bytes, os.PathLike, Mapping)) or not isinstance(traces, Iterable):
+        raise WorkspaceArgumentError("traces", traces, "must be an iterable of traces (paths "
+                                     "or parsed traces), not one", "pass e.g. [path]")
+    if model is not None and (not isinstance(model, (str, os.PathLike))
+                              or not os.path.isfile(model)):
+        raise WorkspaceArgumentError("model", model, "must be the path of the model's built "
+                                     "executable", "omit it to build it on demand")
+    if isinstance(shrink_seconds, bool) or not isinstance(shrink_seconds, (int, float)) or not (
+            0 <= shrink_seconds <= 86_400):
+        raise WorkspaceArgumentError("shrink_seconds", shrink_seconds, "must be a number of "
+                                     "seconds with 0 <= shrink_seconds <= 86400",
+                                     "pass e.g. shrink_seconds=60")
+    if progress is not None and not callable(progress):
+        raise WorkspaceArgumentError("progress", progress, "must be a callable or None",
+                                     "pass a function of the sequences run so far")
 
 
 def _model_executable(model: str | None) -> str:
@@ -344,6 +392,11 @@ def differential_test(
         at the first and shrinks it) plus one per diverging trace run.
     """
     _iv(sequences, seed, engine_factory, max_ops, request_check)
+    _iv_rest(sequences, max_ops, traces, model, shrink_seconds, progress)
+    if request_check is not None:  # tried once on a valid request of each format first
+        probe = [{"role": "user", "content": "q"}]
+        _request_check_problems(request_check, probe, "openai")
+        _request_check_problems(request_check, {"messages": probe}, "anthropic")
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 

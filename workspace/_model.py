@@ -15,12 +15,14 @@ wheel), so this module imports nothing from the theory layer.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from vistalab._core import VistaLabError
 
@@ -139,6 +141,55 @@ def _run(cmd: list[str], cwd: Path, timeout: float, step: str) -> None:
         raise EngineModelBuildError(step, (proc.stderr or proc.stdout).strip())
 
 
+def _timeout_iv(timeout: Any) -> float:
+    """Seconds allowed for a tool call: a finite positive number (at most a day)."""
+    from ._errors import WorkspaceArgumentError
+
+    ok = isinstance(timeout, numbers.Real) and not isinstance(timeout, bool)
+    if ok:
+        try:
+            ok = 0 < float(timeout) <= 86_400
+        except (OverflowError, ValueError):
+            ok = False
+    if not ok:
+        raise WorkspaceArgumentError("timeout", timeout, "must be a number of seconds with "
+                                     "0 < timeout <= 86400", "pass e.g. timeout=600")
+    return float(timeout)
+
+
+def _path_iv(name: str, value: Any) -> Path | None:
+    """An optional folder or file argument: None, or a str/PathLike without NUL."""
+    from ._errors import WorkspaceArgumentError
+
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes):
+        raise WorkspaceArgumentError(name, value, "must be a path (str or os.PathLike)",
+                                     f"pass {name} as a path, or omit it")
+    text = os.fspath(value)
+    if not text or "\0" in text or len(text) > 4096:
+        raise WorkspaceArgumentError(name, value, "must be a non-empty path of at most 4096 "
+                                     "characters without NUL", f"pass {name} as a real path")
+    return Path(text)
+
+
+def _lines_iv(lines: Any) -> str:
+    """The model's stdin: every line a str without an inner newline."""
+    from ._errors import WorkspaceArgumentError
+
+    if isinstance(lines, (str, bytes)) or not isinstance(lines, Iterable):
+        raise WorkspaceArgumentError("lines", lines, "must be an iterable of operation lines "
+                                     "(str), not one text", "pass e.g. text.splitlines()")
+    out = []
+    for i, line in enumerate(lines):
+        if not isinstance(line, str) or "\n" in line.rstrip("\n") or "\0" in line:
+            raise WorkspaceArgumentError("lines", line, f"must hold one operation per str "
+                                         f"(line {i} is not a str of one line)",
+                                         "see theory/coq/engine/FORMAT.md")
+        out.append(line.rstrip("\n") + "\n")
+    return "".join(out)
+
+
 def build_engine_model(
     *,
     source_dir: str | os.PathLike[str] | None = None,
@@ -168,19 +219,25 @@ def build_engine_model(
 
     Raises
     ------
+    WorkspaceArgumentError
+        ``source_dir`` or ``cache_dir`` is not a path, or ``timeout`` is not a
+        positive number of seconds (at most a day).
     EngineModelUnavailableError
         ``coqc`` or ``ocamlopt`` is missing (the message names it and how to install).
     EngineModelBuildError
         A file did not compile (for instance a theorem whose proof is broken).
     """
+    source = _path_iv("source_dir", source_dir)
+    cache = _path_iv("cache_dir", cache_dir)
+    timeout = _timeout_iv(timeout)
     coqc = _tool("COQC", "coqc")
     ocamlopt = _tool("OCAMLOPT", "ocamlopt")
     versions = [_version([coqc, "--version"]), _version([ocamlopt, "-version"])]
-    src = engine_model_sources() if source_dir is None else Path(source_dir)
+    src = engine_model_sources() if source is None else source
     if not (src / "_CoqProject").is_file():
         raise EngineModelBuildError("sources", f"no _CoqProject in {src}")
     files = _project_files(src)
-    root = _cache_root() if cache_dir is None else Path(cache_dir)
+    root = _cache_root() if cache is None else cache
     dest = root / f"engine-{_digest(src, [*files, *_EXTRA], versions)}"
     exe = dest / _EXE
     if exe.is_file():
@@ -222,13 +279,39 @@ def run_engine_model(lines: Iterable[str], *, executable: str | os.PathLike[str]
     Returns
     -------
     list of str
-        The observations, in order (blank and ``#`` lines produce none).
+        The observations, in order (blank and ``#`` lines produce none; no
+        line at all builds nothing and returns ``[]``).
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        ``lines`` is one text rather than an iterable of lines, or holds a line
+        with an inner newline; ``executable`` is not a file; ``timeout`` is not
+        a positive number of seconds (at most a day).
+    EngineModelBuildError
+        The run failed or outlived ``timeout``.
     """
-    exe = build_engine_model() if executable is None else Path(executable)
-    text = "".join(line.rstrip("\n") + "\n" for line in lines)
-    proc = subprocess.run(
-        [str(exe)], input=text, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    text = _lines_iv(lines)
+    given = _path_iv("executable", executable)
+    timeout = _timeout_iv(timeout)
+    if given is not None and not given.is_file():
+        from ._errors import WorkspaceArgumentError
+
+        raise WorkspaceArgumentError("executable", executable, "must be a built model "
+                                     "executable (a regular file)",
+                                     "pass the path build_engine_model() returned, or omit it")
+    if not text:
+        return []  # no operation, no observation (and nothing to build)
+    exe = build_engine_model() if given is None else given
+    try:
+        proc = subprocess.run(
+            [str(exe)], input=text, capture_output=True, text=True, timeout=timeout,
+            check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise EngineModelBuildError(str(exe), f"timed out after {timeout:g} s") from None
+    except OSError as exc:
+        raise EngineModelBuildError(str(exe), f"does not run ({exc.strerror or exc})") from None
     if proc.returncode != 0:
         raise EngineModelBuildError(str(exe), proc.stderr or f"exit status {proc.returncode}")
     return proc.stdout.splitlines()

@@ -48,7 +48,7 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
         src = str(source)
         try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
             raw = read_bounded("answers", Path(source), what="JSON file")
-            check_depth("answers", raw, error=WorkspaceArgumentError)
+            check_depth("answers", raw)  # a DomainError: re-raised below naming the file
             data = json.loads(raw.decode("utf-8"))
         except DomainError as exc:
             if isinstance(exc, WorkspaceArgumentError):

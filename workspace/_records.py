@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import EnumType, StrEnum
 from typing import Any
 
 from ._accounting import canonical_json
@@ -24,7 +24,25 @@ __all__ = [
 ]
 
 
-class _LookupEnum(StrEnum):
+class _LookupEnumType(EnumType):
+    """Looks a value up before the standard lookup can fail on it: Python's enum
+    compares the value with every member (an empty numpy array cannot be compared)
+    and formats ``repr(value)`` for its own message before ``_missing_`` is heard
+    (a value nested 10,000 deep raises RecursionError there). Only a ``str`` can
+    be a member's value, so anything else is refused at once."""
+
+    def __call__(cls, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not cls._member_map_:
+            return super().__call__(value, *args, **kwargs)  # the functional API
+        if isinstance(value, cls):
+            return value
+        member = cls._value2member_map_.get(value) if isinstance(value, str) else None
+        if member is None:
+            cls._missing_(value)  # type: ignore[attr-defined]
+        return member
+
+
+class _LookupEnum(StrEnum, metaclass=_LookupEnumType):
     """A StrEnum whose failed lookup by value is a vista-lab error (a ValueError)
     naming the value and the choices, not the bare enum message."""
 

@@ -14,14 +14,17 @@ its theorems listed in :data:`ENGINE_THEOREMS` (result ``"engine"``). Statuses:
                   extensionality (:data:`STANDARD_AXIOMS`);
 * ``failed``      compilation failed, or the theorem depends on anything else
                   (an ``Admitted`` proof, a new axiom);
-* ``unavailable`` ``coqc`` or mathcomp is not installed (see :data:`INSTALL_HINT`).
+* ``unavailable`` ``coqc``, mathcomp-ssreflect or mathcomp-analysis is not
+                  installed (see :data:`INSTALL_HINT`).
 
 Each row also carries its ``scope`` (:data:`SCOPES`): ``"paper"`` when the Coq
 statement is the paper's sentence, or a weaker form (Proposition 2 for a finite
-observation alphabet, or for any observation under a premise on the divergences
-of its finite quantisations; the paper's continuous Gaussian channel itself is
-not formalised). :data:`COQ_COVERAGE` names, per main result of the Python
-proof steps, the Coq theorems that prove its general case.
+observation alphabet, for any observation under a premise on the divergences
+of its finite quantisations, or for an observation in a measurable space under
+a premise on its likelihood ratios; the paper's continuous Gaussian channel
+itself is not formalised), or a proof step that is not a result of the paper.
+:data:`COQ_COVERAGE` names, per main result of the Python proof steps, the Coq
+theorems that prove its general case.
 """
 
 from __future__ import annotations
@@ -56,17 +59,24 @@ __all__ = [
 ]
 
 INSTALL_HINT = (
-    "apt-get install -y coq libcoq-mathcomp-ssreflect "
-    "(Coq >= 8.16 with mathcomp-ssreflect 1.15)"
+    "apt-get install -y coq libcoq-mathcomp-ssreflect libcoq-mathcomp-analysis "
+    "(Coq >= 8.16 with mathcomp-ssreflect 1.15 and mathcomp-analysis 0.6)"
 )
 
 # Axioms a theorem may depend on and still count as proved: the axioms behind
 # Coq's classical real numbers (Coq >= 8.16 builds R from two decidability
 # axioms; older versions list the Raxioms/Rdefinitions parameters), classical
 # logic, functional/propositional extensionality, proof irrelevance and
-# constructive indefinite description.
+# constructive indefinite description; and mathcomp-analysis's classical base
+# (``boolp``: its own statements of functional and propositional extensionality
+# and constructive indefinite description, and Coq's ``Epsilon`` axiom, Hilbert's
+# choice operator), on which its measures and integrals rest.
 STANDARD_AXIOMS = frozenset(
     {
+        "boolp.functional_extensionality_dep",
+        "boolp.propositional_extensionality",
+        "boolp.constructive_indefinite_description",
+        "Epsilon.epsilon_statement",
         "ClassicalDedekindReals.sig_not_dec",
         "ClassicalDedekindReals.sig_forall_dec",
         "FunctionalExtensionality.functional_extensionality_dep",
@@ -91,6 +101,12 @@ SCOPES = {
     "'<=' premise (the paper's continuous Gaussian channel is not formalised)",
     "kl-premise": "any observation, but with the Gaussian divergence of every finite "
     "quantisation as a '<=' premise (unproved for the Gaussian channel)",
+    "likelihood-ratio": "any observation in a measurable space (I = sup over finite "
+    "measurable quantisations), the divergence of every quantisation proved (data "
+    "processing), but each likelihood ratio dP_k/dP_j = exp(-L_jk) with "
+    "E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 is a premise (not proved for the "
+    "n-dimensional Gaussian channel)",
+    "proof-step": "a step of the proof, not the paper's result",
 }
 
 
@@ -114,14 +130,14 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "lemma1",
         "lemma1_any_observation",
         "any observation W (values in any space; I(J*;W) = sup of I(J*;q(W)) over finite "
-        "quantisations q), any (W,U)-measurable list of size m: "
+        "measurable quantisations q), any (W,U)-measurable list of size m: "
         "log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
     ),
     MainTheorem(
         "thm1",
         "theorem1_any_observation",
-        "any observation W (values in any space; I(J*;W) = sup over finite quantisations), "
-        "any (W,U)-measurable archive order: E[Z] >= kappa [1 - (I+1)/nu]_+",
+        "any observation W (values in any space; I(J*;W) = sup over finite measurable "
+        "quantisations), any (W,U)-measurable archive order: E[Z] >= kappa [1 - (I+1)/nu]_+",
     ),
     MainTheorem(
         "thm1",
@@ -275,6 +291,29 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "quantisation has KL(P_j||P_k) <= (ln kappa)^2/sigma^2: "
         "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2",
         "kl-premise",
+    ),
+    MainTheorem(
+        "prop2",
+        "kl_data_processing",
+        "Q = exp(-L) P with L P-integrable: every finite measurable quantisation q has "
+        "KL(q#P || q#Q) <= E_P[L] (data processing of the divergence, any measurable space)",
+        "proof-step",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_measurable",
+        "W in any measurable space (I = sup over finite measurable quantisations), premise "
+        "dP_k/dP_j = exp(-L_jk) with E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 for j != k: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (the Gaussian channel's likelihood "
+        "ratio and its mean are not formalised)",
+        "likelihood-ratio",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_measurable_tight",
+        "W in any measurable space, same premise: "
+        "I(J*;W) <= (1-1/n) (log2 kappa)^2 ln 2 / sigma^2 (Step 3's n(n-1)/n^2 kept)",
+        "likelihood-ratio",
     ),
     MainTheorem(
         "prop2-tight",
@@ -635,12 +674,13 @@ def check_formal(
         version = _run([coqc, "--version"], Path.cwd(), 60).stdout.strip()
     except (OSError, subprocess.SubprocessError) as exc:
         return _unavailable(f"coqc does not run ({exc}); install: {INSTALL_HINT}", coqc, t0)
-    if not (Path(where) / "user-contrib" / "mathcomp" / "ssreflect").is_dir():
-        return _unavailable(
-            f"mathcomp-ssreflect not found under {where}/user-contrib; install: {INSTALL_HINT}",
-            coqc,
-            t0,
-        )
+    for lib in ("ssreflect", "analysis"):
+        if not (Path(where) / "user-contrib" / "mathcomp" / lib).is_dir():
+            return _unavailable(
+                f"mathcomp-{lib} not found under {where}/user-contrib; install: {INSTALL_HINT}",
+                coqc,
+                t0,
+            )
 
     src = coq_source_dir() if source_dir is None else Path(source_dir)
     files = _project_files(src)

@@ -548,6 +548,18 @@ def check_chains(
     return tuple(out)
 
 
+def _report_progress(progress: Callable[[StepCertificate], None],
+                     cert: StepCertificate) -> None:
+    """Call the user's ``progress`` callback; a callable that cannot take a
+    certificate (``progress=int``) is refused naming the argument."""
+    try:
+        progress(cert)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise DomainError("progress", progress, "must be a callable taking one "
+                          f"StepCertificate (calling it failed: {type(exc).__name__})",
+                          "pass a function of one argument, or omit it") from exc
+
+
 def certify_all(
     only: str | None = None, *, progress: Callable[[StepCertificate], None] | None = None
 ) -> VerificationReport:
@@ -583,7 +595,7 @@ def certify_all(
     for s in steps:
         done.append(run_step(s))
         if progress is not None:
-            progress(done[-1])
+            _report_progress(progress, done[-1])
     certs = tuple(done)
     passed = sum(c.passed for c in certs)
     chains = check_chains(certs) if only is None else ()

@@ -2,16 +2,17 @@
    An observation W with values in an arbitrary type TW is given by its laws
    under finite quantisations: for every finite type T and map q : TW -> T,
    the joint law of (J*, q(W)), consistent under coarsening (the law of
-   f(q(W)) is the image of the law of q(W)).  Its mutual information with J*
-   is the supremum over finite quantisations (the Gelfand-Yaglom-Perez
-   definition):  MIobs = sup_q I(J*; q(W)).  This file proves that the
+   f(q(W)) is the image of the law of q(W)); only admissible (measurable)
+   quantisations carry a law.  Its mutual information with J*
+   is the supremum over finite admissible quantisations (the
+   Gelfand-Yaglom-Perez definition):  MIobs = sup_q I(J*; q(W)).  This file proves that the
    supremum exists (every I(J*; q(W)) <= log2 n) and that Theorem 1's bound
    and Lemma 1 hold for every observation: the archive order (or the list) is
    a function of (W, U) with finitely many values, so it factors through the
    finite quantisation W -> (u -> order), whose information is at most MIobs.
-   Not formalised here: that MIobs equals the density formula for the
-   Gaussian channel (measure theory), hence Proposition 2 for the continuous
-   channel. *)
+   Observations in a measurable space, whose admissible quantisations are
+   the maps with measurable fibres, are an instance (MeasObs.v).  Not
+   formalised: that MIobs equals the density formula. *)
 
 From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.
@@ -28,48 +29,60 @@ Section Obs.
 Variable n : nat.
 Variable TW : Type.
 
-(* The law of (J*, W) through its finite quantisations. *)
+(* The law of (J*, W) through its finite quantisations.  Only the
+   admissible (measurable) quantisations carry a law: qadm is the class of
+   maps q : TW -> T whose fibres are events (every map, for a finite W; the
+   maps with measurable fibres, for W in a measurable space, MeasObs.v).  It
+   contains the constant map and is closed under coarsening f \o q. *)
 Record obs_law := ObsLaw {
+  qadm : forall T : finType, (TW -> T) -> Prop;
+  qadm_const : qadm (fun _ : TW => tt);
+  qadm_comp : forall (T T' : finType) (q : TW -> T) (f : T -> T'),
+      qadm q -> qadm (f \o q);
   qlaw : forall T : finType, (TW -> T) -> 'I_n -> T -> R;
-  qlaw_joint : forall (T : finType) (q : TW -> T), is_joint (qlaw q);
+  qlaw_joint : forall (T : finType) (q : TW -> T), qadm q -> is_joint (qlaw q);
   qlaw_push : forall (T T' : finType) (q : TW -> T) (f : T -> T') j t',
-      qlaw (f \o q) j t' = \sum_(t | f t == t') qlaw q j t
+      qadm q -> qlaw (f \o q) j t' = \sum_(t | f t == t') qlaw q j t
 }.
 
 Variable L : obs_law.
 
-Lemma MI_le_log_n (T : finType) (q : TW -> T) : MI (qlaw L q) <= log2 (INR n).
+Lemma MI_le_log_n (T : finType) (q : TW -> T) :
+  qadm L q -> MI (qlaw L q) <= log2 (INR n).
 Proof.
-have pj := qlaw_joint L q.
+move=> aq; have pj := qlaw_joint aq.
 rewrite /MI; have := condH_ge0 pj.
 have := H_le_log_card (marg1_dist pj); rewrite card_ord; lra.
 Qed.
 
 Definition MI_values (r : R) : Prop :=
-  exists (T : finType) (q : TW -> T), r = MI (qlaw L q).
+  exists (T : finType) (q : TW -> T), qadm L q /\ r = MI (qlaw L q).
 
 Lemma MI_values_bound : bound MI_values.
-Proof. by exists (log2 (INR n)) => r [T [q ->]]; exact: MI_le_log_n. Qed.
+Proof. by exists (log2 (INR n)) => r [T [q [aq ->]]]; exact: MI_le_log_n. Qed.
 
 Lemma MI_values_inhabited : exists r, MI_values r.
-Proof. by exists (MI (qlaw L (fun _ : TW => tt))), unit_finType, (fun _ => tt). Qed.
+Proof.
+by exists (MI (qlaw L (fun _ : TW => tt))), unit_finType, (fun _ => tt); split => //;
+  exact: qadm_const.
+Qed.
 
-(* I(J*; W) := sup over finite quantisations q of I(J*; q(W)). *)
+(* I(J*; W) := sup over finite admissible quantisations q of I(J*; q(W)). *)
 Definition MIobs : R := proj1_sig (completeness _ MI_values_bound MI_values_inhabited).
 
-Lemma MI_le_MIobs (T : finType) (q : TW -> T) : MI (qlaw L q) <= MIobs.
+Lemma MI_le_MIobs (T : finType) (q : TW -> T) : qadm L q -> MI (qlaw L q) <= MIobs.
 Proof.
-rewrite /MIobs; case: (completeness _ _ _) => s [ub _] /=.
+move=> aq; rewrite /MIobs; case: (completeness _ _ _) => s [ub _] /=.
 by apply: ub; exists T, q.
 Qed.
 
 (* The supremum is the least upper bound: any bound on every quantisation
    bounds MIobs. *)
 Lemma MIobs_least (c : R) :
-  (forall (T : finType) (q : TW -> T), MI (qlaw L q) <= c) -> MIobs <= c.
+  (forall (T : finType) (q : TW -> T), qadm L q -> MI (qlaw L q) <= c) -> MIobs <= c.
 Proof.
 move=> h; rewrite /MIobs; case: (completeness _ _ _) => s [_ least] /=.
-by apply: least => r [T [q ->]].
+by apply: least => r [T [q [aq ->]]]; exact: h.
 Qed.
 
 End Obs.
@@ -77,9 +90,9 @@ End Obs.
 (* The law of J* alone: the constant quantisation.  Every quantisation has
    it as its first marginal (consistency with the map to unit). *)
 Lemma marg1_qlaw n TW (L : obs_law n TW) (T : finType) (q : TW -> T) j :
-  marg1 (qlaw L q) j = qlaw L (fun _ : TW => tt) j tt.
+  qadm L q -> marg1 (qlaw L q) j = qlaw L (fun _ : TW => tt) j tt.
 Proof.
-have := qlaw_push L q (fun _ : T => tt) j tt.
+move=> aq; have := qlaw_push (fun _ : T => tt) j tt aq.
 rewrite /comp => ->; rewrite /marg1.
 by apply: eq_bigl => t.
 Qed.
@@ -110,14 +123,16 @@ apply: eq_bigr => t /eqP ft; apply: eq_bigl => y.
 by case: (q y =P t) => [->|_]; rewrite ?ft ?eqxx ?andbF.
 Qed.
 
-Definition finite_obs : obs_law n Y := ObsLaw push_joint push_comp.
+Definition finite_obs : obs_law n Y :=
+  @ObsLaw n Y (fun _ _ => True) I (fun _ _ _ _ _ => I) push
+    (fun T q _ => push_joint q) (fun T T' q f j t' _ => push_comp q f j t').
 
 (* The identity quantisation recovers the law itself, so the observation's
    information is at least the finite I(J*; Y) (data processing gives
    equality; not needed here). *)
 Lemma MI_le_MIobs_finite : MI pJY <= MIobs finite_obs.
 Proof.
-have := MI_le_MIobs finite_obs (fun y : Y => y).
+have := @MI_le_MIobs _ _ finite_obs _ (fun y : Y => y) I.
 have -> // : qlaw finite_obs (fun y : Y => y) = pJY.
 apply: functional_extensionality => j; apply: functional_extensionality => y.
 by rewrite /= /push big_pred1_eq.

@@ -10,8 +10,9 @@
    (a NAMED HYPOTHESIS of prop2_content, not an axiom), from which Step 3
    gives I <= (log2 kappa)^2 ln 2 / sigma^2.  The Gaussian value is an
    equality for the continuous channel; every finite quantisation has a
-   smaller divergence (data processing, not proved here), so the "<="
-   premise is the one a quantised Gaussian channel meets. *)
+   smaller divergence (data processing, proved in MeasObs.v for every
+   channel given by its likelihood ratios), so the "<=" premise is the one a
+   quantised Gaussian channel meets. *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq.
@@ -182,11 +183,12 @@ Qed.
 
 (* Proposition 2, Steps 2-3, for a finite channel: if every pairwise
    divergence is at most the Gaussian value (ln kappa)^2 / sigma^2 (a
-   premise), then I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
-Theorem prop2_content (kappa sigma : R) :
+   premise), then I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits
+   (the n(n-1)/n^2 of Step 3 kept). *)
+Theorem prop2_content_tight (kappa sigma : R) :
   0 < sigma ->
   (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
-  MI pJW <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  MI pJW <= (1 - / INR n) * ((log2 kappa) ^ 2 / sigma ^ 2 * ln 2).
 Proof.
 move=> s0 gauss; have l2 := ln2_pos.
 set c := (ln kappa) ^ 2 / sigma ^ 2.
@@ -208,7 +210,20 @@ have -> : (log2 kappa) ^ 2 / sigma ^ 2 * ln 2 = c / ln 2.
   by rewrite /c /log2; field; lra.
 have -> : / (INR n ^ 2 * ln 2) * (INR n * ((INR n - 1) * c))
           = (1 - / INR n) * (c / ln 2) by field; lra.
-have : 0 <= c / ln 2 by apply: Rmult_le_pos => //; left; apply: Rinv_0_lt_compat.
+by right.
+Qed.
+
+(* The paper's form: I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+Theorem prop2_content (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, j <> k -> KL (P j) (P k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MI pJW <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> s0 gauss; have l2 := ln2_pos.
+apply: (Rle_trans _ _ _ (prop2_content_tight s0 gauss)).
+have c0 : 0 <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  apply: Rmult_le_pos; last lra.
+  by rewrite /Rdiv; apply: Rmult_le_pos; [apply: pow2_ge_0 | left; apply: Rinv_0_lt_compat; nra].
 have : 0 < / INR n by apply: Rinv_0_lt_compat.
 nra.
 Qed.

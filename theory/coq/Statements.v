@@ -18,8 +18,12 @@
      Proposition 2      -> for a FINITE channel only, with the Gaussian
                            divergence as a '<=' premise: proposition2_content,
                            proposition2_tight_gaussian; and proposition2_tight,
-                           proposition2_mixture (the continuous Gaussian
-                           channel itself is not formalised)
+                           proposition2_mixture; for an observation in a
+                           measurable space with its likelihood ratios as the
+                           premise (quantised divergences proved by data
+                           processing, kl_data_processing):
+                           proposition2_measurable(_tight) (the continuous
+                           Gaussian channel itself is not formalised)
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
    Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
    nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
@@ -75,17 +79,18 @@ Theorem lemma1_any_observation (n m : nat) (TW : Type) (L : obs_law n TW)
   (1 <= m <= n - 1)%N ->
   let q (w : TW) : {ffun U -> list_t n m} :=
     [ffun u => Sub (Ls w u) (introT eqP (Ls_size w u))] in
+  qadm L q ->
   let Pc := \sum_j \sum_(t : {ffun U -> list_t n m}) \sum_u
               (if j \in val (t u) then qlaw L q j t * pU u else 0) in
   log2 (INR n) - MIobs L <= 1 + Pc * log2 (INR m) + (1 - Pc) * log2 (INR (n - m)).
 Proof.
-move=> ju pu mm q Pc.
-have pj := qlaw_joint L q.
-have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+move=> ju pu mm q aq Pc.
+have pj := qlaw_joint aq.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ?ju.
 have sz : forall (t : {ffun U -> list_t n m}) u, #|val (t u)| = m.
   by move=> t u; apply/eqP; exact: (valP (t u)).
 have h := @lemma1_list_fano n m _ U (qlaw L q) pU (fun t u => val (t u)) pj ju' pu sz mm.
-cbv zeta in h; have mi := MI_le_MIobs L q; rewrite -/Pc in h; lra.
+cbv zeta in h; have mi := MI_le_MIobs aq; rewrite -/Pc in h; lra.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
@@ -135,19 +140,20 @@ Theorem theorem1_any_observation (n kappa : nat) (TW : Type) (L : obs_law n TW)
   (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) -> is_dist pU ->
   (2 <= kappa)%N -> (2 * kappa < n)%N ->
   let q (w : TW) := [ffun u => pi w u] in
+  qadm L q ->
   let nu := log2 (INR (n - kappa) / INR kappa) in
   INR kappa * Rmax 0 (1 - (MIobs L + 1) / nu)
     <= \sum_j \sum_t \sum_u
          qlaw L q j t * pU u * INR (minn (invF (@order_inj n (t u)) j) kappa).
 Proof.
-move=> ju pu k2 kn q nu.
-have pj := qlaw_joint L q.
-have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ju.
+move=> ju pu k2 kn q aq nu.
+have pj := qlaw_joint aq.
+have ju' : forall j, marg1 (qlaw L q) j = / INR n by move=> j; rewrite marg1_qlaw ?ju.
 have h := @theorem1_tradeoff n kappa _ U (qlaw L q) pU (fun t u => val (t u))
   (fun t u => @order_inj n (t u)) pj ju' pu k2 kn; cbv zeta in h.
 apply: Rle_trans h; rewrite -/nu.
 have np : 0 < nu := nu_pos (ltnW k2) (double_lt kn).
-have mi := MI_le_MIobs L q.
+have mi := MI_le_MIobs aq.
 apply: Rmult_le_compat_l; first exact: pos_INR.
 have le : (MI (qlaw L q) + 1) / nu <= (MIobs L + 1) / nu.
   by apply: Rmult_le_compat_r; [left; apply: Rinv_0_lt_compat | lra].
@@ -609,21 +615,21 @@ Theorem proposition2_any_observation (n : nat) (TW : Type) (L : obs_law n TW)
     (kappa sigma : R) :
   (0 < n)%N -> 0 < sigma -> (forall j, qlaw L (fun _ : TW => tt) j tt = / INR n) ->
   let P (T : finType) (q : TW -> T) (j : 'I_n) (t : T) := INR n * qlaw L q j t in
-  (forall (T : finType) (q : TW -> T) j k t, 0 < P T q j t -> 0 < P T q k t) ->
-  (forall (T : finType) (q : TW -> T) j k, j <> k ->
+  (forall (T : finType) (q : TW -> T) j k t, qadm L q -> 0 < P T q j t -> 0 < P T q k t) ->
+  (forall (T : finType) (q : TW -> T) j k, qadm L q -> j <> k ->
      KL (P T q j) (P T q k) <= (ln kappa) ^ 2 / sigma ^ 2) ->
   MIobs L <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
 Proof.
-move=> n0 s0 ju P cs gk; apply: MIobs_least => T q.
+move=> n0 s0 ju P cs gk; apply: MIobs_least => T q aq.
 have nR : 0 < INR n by apply: lt_0_INR; apply/ltP.
-have pj := qlaw_joint L q.
+have pj := qlaw_joint aq.
 have Pd : forall j, is_dist (P T q j).
   move=> j; split=> [t|]; first by apply: Rmult_le_pos; [lra | exact: pj.1].
-  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ju; field; lra.
+  rewrite /P sumR_scal -/(marg1 (qlaw L q) j) marg1_qlaw ?ju //; field; lra.
 have -> : qlaw L q = (fun j t => / INR n * P T q j t).
   apply: functional_extensionality => j; apply: functional_extensionality => t.
   by rewrite /P; field; lra.
-exact: (prop2_content n0 Pd (cs T q) s0 (gk T q)).
+by apply: (prop2_content n0 Pd _ s0) => [j k t|j k]; [exact: cs | exact: gk].
 Qed.
 
 (* ---------------------------------------------------------------------- *)
@@ -682,3 +688,75 @@ split; first exact: shift_rate.
 exact: shift_EZ.
 Qed.
 
+
+(* ---------------------------------------------------------------------- *)
+(* Proposition 2 for an observation W in a MEASURABLE SPACE (MeasObs.v,
+   mathcomp-analysis): given J* = j, W has law P_j (a probability measure on
+   X); J* is uniform on [n]; I(J*; W) is the supremum of I(J*; q(W)) over
+   the finite quantisations q with measurable fibres.  Premise (App. C,
+   Step 2, in likelihood-ratio form): for every pair j, k, P_k has density
+   exp(-L_jk) with respect to P_j (L_jk P_j-integrable), and for j <> k the
+   mean log-likelihood ratio E_{P_j}[L_jk] = KL(P_j || P_k) is at most
+   (ln kappa)^2 / sigma^2.  Conclusion (Step 3):
+   I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 <= (log2 kappa)^2 ln 2 / sigma^2.
+   The divergences of the quantisations are PROVED (data processing,
+   kl_data_processing), not assumed.  For the paper's Gaussian channel the
+   premise holds with L_jk(w) = ln kappa (w_j - w_k) / sigma^2; that the
+   n-dimensional Gaussian laws satisfy it (change of measure and mean) is NOT
+   formalised. *)
+From mathcomp Require Import boolp classical_sets functions mathcomp_extra.
+From mathcomp Require Import reals ereal signed topology normedtype sequences esum.
+From mathcomp Require Import measure lebesgue_measure lebesgue_integral numfun Rstruct.
+From VistaLab Require Import MeasObs.
+
+Section MeasurableChannel.
+Local Open Scope classical_set_scope.
+Local Open Scope ring_scope.
+Local Open Scope R_scope.
+
+(* Data processing of the divergence under finite measurable quantisation. *)
+Theorem kl_data_processing d (X : measurableType d)
+    (P Q : {measure set X -> \bar real_realType}) (L : X -> R) :
+  P setT = 1%E -> Q setT = 1%E ->
+  P.-integrable setT (EFin \o L) ->
+  measurable_fun setT ((fun x => exp (- L x)) : X -> real_realType) ->
+  (forall A, measurable A -> Q A = (\int[P]_(x in A) (exp (- L x))%:E)%E) ->
+  forall (T : finType) (q : X -> T), (forall t, measurable (q @^-1` [set t])) ->
+  KL (fun t => fine (P (q @^-1` [set t]))) (fun t => fine (Q (q @^-1` [set t])))
+    <= fine (\int[P]_x (L x)%:E)%E.
+Proof. by move=> P1 Q1 iL mE dQ T q mq; exact: (kl_quantised_le P1 Q1 iL mE dQ mq). Qed.
+
+Theorem proposition2_measurable_tight d (X : measurableType d) (n : nat)
+    (P : 'I_n -> {measure set X -> \bar real_realType})
+    (P1 : forall j, P j setT = 1%E) (n0 : (0 < n)%N)
+    (L : 'I_n -> 'I_n -> X -> R) (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, (P j).-integrable setT (EFin \o L j k)) ->
+  (forall j k, measurable_fun setT ((fun x => exp (- L j k x)) : X -> real_realType)) ->
+  (forall j k A, measurable A -> P k A = (\int[P j]_(x in A) (exp (- L j k x))%:E)%E) ->
+  (forall j k, j <> k -> fine (\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs (meas_obs P1 n0) <= (1 - / INR n) * ((log2 kappa) ^ 2 / sigma ^ 2 * ln 2).
+Proof. by move=> s0 iL mE dens mean; exact: (prop2_meas_tight P1 n0 iL mE dens s0 mean). Qed.
+
+Theorem proposition2_measurable d (X : measurableType d) (n : nat)
+    (P : 'I_n -> {measure set X -> \bar real_realType})
+    (P1 : forall j, P j setT = 1%E) (n0 : (0 < n)%N)
+    (L : 'I_n -> 'I_n -> X -> R) (kappa sigma : R) :
+  0 < sigma ->
+  (forall j k, (P j).-integrable setT (EFin \o L j k)) ->
+  (forall j k, measurable_fun setT ((fun x => exp (- L j k x)) : X -> real_realType)) ->
+  (forall j k A, measurable A -> P k A = (\int[P j]_(x in A) (exp (- L j k x))%:E)%E) ->
+  (forall j k, j <> k -> fine (\int[P j]_x (L j k x)%:E)%E <= (ln kappa) ^ 2 / sigma ^ 2) ->
+  MIobs (meas_obs P1 n0) <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> s0 iL mE dens mean.
+have h := proposition2_measurable_tight P1 n0 s0 iL mE dens mean.
+have l2 := ln2_pos.
+have c0 : 0 <= (log2 kappa) ^ 2 / sigma ^ 2 * ln 2.
+  apply: Rmult_le_pos; last lra.
+  by rewrite /Rdiv; apply: Rmult_le_pos; [apply: pow2_ge_0 | left; apply: Rinv_0_lt_compat; nra].
+have : 0 < / INR n by apply: Rinv_0_lt_compat; apply: lt_0_INR; apply/ssrnat.ltP.
+nra.
+Qed.
+
+End MeasurableChannel.

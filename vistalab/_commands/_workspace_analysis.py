@@ -314,6 +314,7 @@ def run_probe(args: argparse.Namespace) -> int:
     from vistalab.workspace import build_probe_kit, score_probe_answers
 
     from .._output import emit_json, emit_table
+    from ._args import cli_wording
 
     for path in args.traces:
         input_file("TRACE", path)
@@ -355,7 +356,10 @@ def run_probe(args: argparse.Namespace) -> int:
             zip(args.traces, root.spawn(len(args.traces)), strict=True)
         )
     ]
-    report = score_probe_answers(kits, args.answers) if args.answers is not None else None
+    report = None
+    if args.answers is not None:
+        with cli_wording({"answers": "--answers"}):
+            report = score_probe_answers(kits, args.answers)
     if prompts is not None:
         _write_prompts(prompts, kits)
     leaky = [k.snapshot_id for k in kits if k.leaks]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from vistalab._core import DomainError
 from vistalab.workspace import anthropic_problems, protocol_problems
 
 from ._counter import to_counted_messages
@@ -241,6 +242,33 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
+_PROTOCOLS = ("openai", "anthropic")
+
+
+def _protocol_iv(protocol: Any) -> str:
+    if not isinstance(protocol, str) or protocol not in _PROTOCOLS:
+        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
+                          "pass the wire format of the requests")
+    return protocol
+
+
+def _callable_iv(name: str, value: Any) -> None:
+    if value is not None and not callable(value):
+        raise DomainError(name, value, "must be a callable or None",
+                          "pass the manager's method, or omit it")
+
+
+def _request_units(name: str, request: Any, protocol: str) -> list[Any]:
+    """:func:`units` of an argument that must be well formed (the manager's input)."""
+    try:
+        return _units(request, protocol)
+    except (AttributeError, TypeError):
+        what = ("OpenAI messages (a list of objects)" if protocol == "openai"
+                else "an Anthropic {'system', 'messages'} object")
+        raise DomainError(name, request, f"must be {what}",
+                          f"pass a {protocol} request") from None
+
+
 def units(request: Any, protocol: str = "openai") -> list[Any]:
     """The units fidelity compares.
 
@@ -258,8 +286,19 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
         ``{"role", "block"}`` (a string content is one text block; the system
         prompt's blocks have role ``"system"``).
     """
+    return _request_units("request", request, _protocol_iv(protocol))
+
+
+def _units(request: Any, protocol: str) -> list[Any]:
+    """:func:`units` without the door: ``TypeError``/``AttributeError`` on a
+    malformed request (the callers that check a manager's output report it)."""
     if protocol != "anthropic":
+        if not isinstance(request, (list, tuple)) or not all(
+                isinstance(m, Mapping) for m in request):
+            raise TypeError("OpenAI messages must be a list of objects")
         return list(request)
+    if not isinstance(request, Mapping):
+        raise TypeError("an Anthropic request must be an object")
     out: list[Any] = []
     system = request.get("system")
     if isinstance(system, str):
@@ -313,9 +352,11 @@ def fidelity_problems(
     list of str
         The first break of fidelity found, ``[]`` when none.
     """
+    protocol = _protocol_iv(protocol)
+    _callable_iv("placeholder", placeholder)
+    src = [_key(u) for u in _request_units("conversation", conversation, protocol)]
     try:
-        src = [_key(u) for u in units(conversation, protocol)]
-        got = units(output, protocol)
+        got = _units(output, protocol)
     except (AttributeError, TypeError):
         return []  # malformed output: the protocol check says why
     problems = []
@@ -384,10 +425,14 @@ def recoverability_problems(
     list of str
         The first unrecoverable payload found, ``[]`` when none.
     """
+    protocol = _protocol_iv(protocol)
+    _callable_iv("placeholder", placeholder)
+    _callable_iv("recover", recover)
+    _request_units("conversation", conversation, protocol)
     if placeholder is None:
         return []
     try:
-        got = units(output, protocol)
+        got = _units(output, protocol)
     except (AttributeError, TypeError):
         return []
     originals: set[bytes] | None = None

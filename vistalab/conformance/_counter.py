@@ -5,6 +5,8 @@ user's callable."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +77,25 @@ class SuiteCounter:
     tokenizer: Tokenizer | None = None
 
     def __call__(self, request: Any) -> int:
-        return int(self._count(request))
+        """The tokens of ``request``; a user's callable that fails on it or returns
+        something other than a whole number is refused naming ``counter`` (an
+        :class:`ArgumentTypeError`, also a ``TypeError``)."""
+        from vistalab._core._door import ArgumentTypeError
+
+        fix = "pass a callable request -> int, or a tokenizer name"
+        try:
+            got = self._count(request)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            if self.tokenizer is not None or isinstance(exc, DomainError):
+                raise
+            raise ArgumentTypeError("counter", self._count, "must count a request (it raised "
+                                    f"{type(exc).__name__})", fix) from exc
+        if isinstance(got, bool) or not isinstance(got, numbers.Real) or not (
+                isinstance(got, numbers.Integral)
+                or (math.isfinite(got) and float(got).is_integer())):
+            raise ArgumentTypeError("counter", self._count, "must return a token count (an "
+                                    f"int), not {type(got).__name__}", fix)
+        return int(got)
 
     def costs(self, conversation: Any) -> tuple[int, int, list[int]] | None:
         """``(constant, system, per_message)`` with ``count`` of any tail equal

@@ -161,6 +161,9 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
         raw = read_bounded("FILE", where, what="JSON counterexample file")
         try:
             doc = loads_bounded("FILE", raw.decode("utf-8"))
+        except DomainError as exc:  # the depth or size limit: name the file, not its text
+            raise DomainError("FILE", where, f"{exc.rule} in its JSON",
+                              "pass a file written by `vista-lab conformance --out DIR`") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DomainError(
                 "FILE", where, f"must be a readable JSON counterexample file ({exc})",

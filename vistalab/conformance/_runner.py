@@ -95,6 +95,26 @@ def evaluate(
     return found
 
 
+#: Most examples one check draws (Hypothesis' own runs use hundreds).
+MAX_EXAMPLES = 1_000_000
+
+
+def _options_iv(examples: Any, seed: Any, timeout: Any) -> tuple[int, int, float]:
+    """``examples``, ``seed`` and ``timeout`` of a check (shared with the study)."""
+    if isinstance(examples, bool) or not isinstance(examples, int) or not (
+            1 <= examples <= MAX_EXAMPLES):
+        raise DomainError("examples", examples, f"must be an integer with 1 <= examples <= "
+                          f"{MAX_EXAMPLES:,}", "pass e.g. examples=200")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise DomainError("seed", seed, "must be a non-negative integer", "pass e.g. seed=0")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+        math.isfinite(timeout) and timeout > 0
+    ):
+        raise DomainError("timeout", timeout, "must be a positive finite number of seconds",
+                          f"pass e.g. timeout={DEFAULT_TIMEOUT:g}")
+    return examples, seed, float(timeout)
+
+
 def _check_iv(
     manager: Any, protocol: Any, budgets: Any, examples: Any, seed: Any, counter: Any,
     timeout: Any, strict: Any,
@@ -103,16 +123,7 @@ def _check_iv(
         raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
                           "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
     mgr = as_manager(manager)
-    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
-        raise DomainError("examples", examples, "must be a positive integer",
-                          "pass e.g. examples=200")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DomainError("seed", seed, "must be a non-negative integer", "pass e.g. seed=0")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
-        math.isfinite(timeout) and timeout > 0
-    ):
-        raise DomainError("timeout", timeout, "must be a positive finite number of seconds",
-                          f"pass e.g. timeout={DEFAULT_TIMEOUT:g}")
+    examples, seed, timeout = _options_iv(examples, seed, timeout)
     if not isinstance(strict, bool):
         raise DomainError("strict", strict, "must be True or False")
     bud: tuple[int, ...] | None = None

@@ -455,11 +455,25 @@ def run_study(
     StudyResult
     """
     from ._counter import as_counter
+    from ._runner import _options_iv
 
     chosen = _peers_iv(peers)
-    out_path = Path(os.fspath(out))
-    out_path.mkdir(parents=True, exist_ok=True)
+    examples, seed, timeout = _options_iv(examples, seed, timeout)
     suite_count = as_counter(counter, "openai")
+    if figure is not None and not callable(figure):
+        raise DomainError("figure", figure, "must be a callable figure(result, out) or None",
+                          "pass a drawing function, or omit it")
+    if (not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str)
+            or not os.fspath(out) or "\0" in os.fspath(out)):
+        raise DomainError("out", out, "must be a non-empty folder path without NUL",
+                          "pass the folder to write the study into")
+    out_path = Path(os.fspath(out))
+    try:
+        out_path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DomainError("out", os.fspath(out), f"must be a folder that can be created "
+                          f"({exc.strerror or type(exc).__name__})",
+                          "pass a writable folder path") from None
     rows = tuple(
         _one(p, out_path, examples=examples, seed=seed, counter=counter, timeout=timeout,
              count=suite_count, counter_name=suite_count.name)
@@ -468,7 +482,14 @@ def run_study(
     result = StudyResult(rows, examples, seed, suite_count.name, _environment())
     files = {"table": str(out_path / "study.md"), "csv": str(out_path / "study.csv"),
              "json": str(out_path / "study.json")}
-    fig = figure(result, out_path) if figure is not None else None
+    fig = None
+    if figure is not None:
+        try:
+            fig = figure(result, out_path)
+        except (TypeError, AttributeError) as exc:
+            raise DomainError("figure", figure, "must be a callable figure(result, out) -> "
+                              f"path or None (calling it failed: {type(exc).__name__})",
+                              "pass a drawing function, or omit it") from exc
     if fig is not None:
         files["figure"] = fig
     result = StudyResult(rows, examples, seed, suite_count.name, result.environment, files)
