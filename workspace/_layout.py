@@ -221,7 +221,8 @@ class LayoutLayer(StateCore):
         if len(order) <= _BATCH_FROM:
             self._refresh_positions(order)
             return
-        self._tree_batch = batch = ([], [])
+        batch: tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] = ([], [])
+        self._tree_batch = batch
         try:
             self._refresh_positions(order)
         finally:

@@ -26,6 +26,7 @@ from ._protocol import (
     CONTEXT_TOOL_NAMES,
 )
 from ._records import (
+    Block,
     BlockType,
 )
 from ._results import Candidate, Rendering
@@ -261,26 +262,26 @@ class PreflightLayer(LayoutLayer):
         # each message's block by identity, not by where it sits. Only the
         # calls renamed and the results answering them can need a new id.
         pos_msgs = self._pos_msgs
-        source: dict[int, Any] = {}
-        for owner in {o for o, _ in renames}:
-            seqs = [_num(owner), *(_num(c) for c in self._children.get(owner, ()))]
+        source: dict[int, Block] = {}
+        for renamed in {o for o, _ in renames}:
+            seqs = [_num(renamed), *(_num(c) for c in self._children.get(renamed, ()))]
             for seq in seqs:
-                b = blocks[seq - 1]
                 for m in pos_msgs[seq - 1]:
-                    source[id(m)] = b
+                    source[id(m)] = blocks[seq - 1]
         # A normal rendering ends with the placeholders answering the pending
         # calls, then the dashboard (an overflow one stops before such a call).
         n, k = len(messages), len(self._pending)
         placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if mode == "normal" else set()
         out: list[dict[str, str] | None] = []
         for m in messages:
-            b = source.get(id(m))
-            if m.get("tool_calls") and b is not None:
-                pairs = [(b.id, c["id"]) for c in m["tool_calls"]]
+            src = source.get(id(m))
+            if m.get("tool_calls") and src is not None:
+                pairs = [(src.id, c["id"]) for c in m["tool_calls"]]
             elif m.get("role") == "tool":
                 cid = m["tool_call_id"]
-                if b is not None:
-                    owner = b.parent
+                owner: str | None
+                if src is not None:
+                    owner = src.parent
                 elif id(m) in placeholders:
                     owner = self._pending.get(cid)
                 else:  # a result of a call that kept its ids
