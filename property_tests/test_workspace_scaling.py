@@ -15,6 +15,7 @@ from vistalab.workspace import Workspace, WorkspaceError
 from vistalab.workspace._dashboard import CLOSE_TAG
 from vistalab.workspace._records import BlockType, Status
 from vistalab.workspace._seqtree import PrefixTree
+from vistalab.workspace._validate import _id_summary
 
 
 def _reference_prefix(ws: Workspace, room: int) -> int:
@@ -91,6 +92,15 @@ def recount_problems(ws: Workspace) -> list[str]:
     hidden, note = ws._fold()
     if hidden != want_folded:
         out.append("folded archived units")
+    folded_order = sorted(want_folded, key=lambda u: rows[u].first)
+    want_note = (
+        f"(+{len(folded_order)} older archived units folded: {_id_summary(folded_order)}; "
+        f"~{sum(rows[u].tokens for u in folded_order):,} tok)"
+        if folded_order
+        else None
+    )
+    if note != want_note:
+        out.append("fold summary line")
     # The candidate dashboard's ledger body, assembled row by row from scratch.
     body = "" if note is None else note + "\n"
     for u in by_position:
@@ -210,6 +220,13 @@ def test_long_session_replays_fork_and_load_to_the_same_figures(long_ws, tmp_pat
     assert recount_problems(back) == []
 
 
+def _corrupt_fold(ws: Workspace) -> None:
+    fold = ws._ledger.fold
+    uid = next(iter(fold.folded))
+    fold.shown[uid] = fold.folded.pop(uid)
+    ws._fold_cache = None
+
+
 def _corrupt_chunk_text(ctext: dict) -> None:
     hidden, pieces, *rest = ctext[0]
     ctext[0] = (hidden, ("x", *pieces[1:]), *rest)
@@ -228,7 +245,7 @@ def _corrupt_chunk_text(ctext: dict) -> None:
         lambda ws: (ws._ledger._by_first.pop(max(ws._ledger._by_first)), ws._ledger._cdata.clear()),
         lambda ws: _corrupt_chunk_text(ws._ledger._ctext),
         lambda ws: ws._ledger._occupied.pop(),
-        lambda ws: ws._folding()[1].pop(),
+        lambda ws: _corrupt_fold(ws),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):
@@ -368,3 +385,58 @@ def test_seqtree_set_many_equals_one_set_at_a_time():
             one.set(i, v)
         many.set_many(batch)
         assert (many._sum, many._best, many._cnt) == (one._sum, one._best, one._cnt)
+
+
+def _scratch_fold(ws: Workspace) -> tuple[set, str | None]:
+    rows = ws._ledger.rows
+    keep = ws.dashboard_config.archived_rows
+    arch = sorted((u for u, r in rows.items() if r.archived), key=lambda u: rows[u].newest)
+    older = arch[: len(arch) - keep] if len(arch) > keep else []
+    folded = sorted(older, key=lambda u: rows[u].first)
+    if not folded:
+        return set(), None
+    note = (
+        f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
+        f"~{sum(rows[u].tokens for u in folded):,} tok)"
+    )
+    return set(folded), note
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3, 8])
+def test_fold_kept_row_by_row_equals_a_recount_after_every_action(keep):
+    """The ledger's fold of old archived units (paper, "Does the dashboard
+    scale?": older archived units fold into one line) is kept up to date row by
+    row; after every registration, archive (single blocks and groups, archived
+    units again), restore, delete and guard offload of a sampled session, the
+    folded units, the summary line and the candidate's count equal a recount."""
+    from vistalab.workspace import DashboardConfig
+
+    rng = random.Random(keep)
+    ws = Workspace(5000, hard_limit=7000, dashboard=DashboardConfig(archived_rows=keep))
+    ws.register_user("go")
+    units: list[str] = []
+    for k in range(160):
+        ws.register_tool_call([{"id": f"c{k}", "type": "function",
+                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_result(f"c{k}", "row " * rng.choice((3, 10, 60)))
+        visible = [b.id for b in ws._blocks[-30:] if b.status is Status.VISIBLE]
+        roll = rng.random()
+        try:
+            if roll < 0.35 and visible:
+                units.append(ws.archive(rng.choice(visible), "one").unit_id)
+            elif roll < 0.5 and len(visible) > 3:
+                units.append(ws.archive(",".join(visible[:3]), "some").unit_id)
+            elif roll < 0.6 and units:
+                ws.restore(units.pop(rng.randrange(len(units))))
+            elif roll < 0.68 and units:
+                ws.delete(units.pop(rng.randrange(len(units))), "gone")
+            elif roll < 0.75 and len(units) > 2:
+                units.append(ws.archive(",".join(units[:2]), "again").unit_id)
+                del units[:2]
+        except WorkspaceError:
+            pass
+        hidden, note = ws._fold()
+        assert (set(hidden), note) == _scratch_fold(ws), k
+        ws._candidate_cache = None
+        assert ws._fast_total() == ws._candidate().total, k
+    assert ws._ledger.archived_rows > keep + 5

@@ -4,11 +4,12 @@ the running sums that give the ledger's token count without walking the rows."""
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK"]
+__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK", "Fold"]
 
 #: Block positions per ledger chunk (rows are grouped by their first leaf).
 CHUNK = 256
@@ -95,9 +96,12 @@ class Ledger:
         "_per_chunk",
         "_occupied",
         "archived_version",
+        "fold",
     )
 
-    def __init__(self, age_piece: Callable[[int], tuple[str, int]]) -> None:
+    def __init__(
+        self, age_piece: Callable[[int], tuple[str, int]], keep: int | None = None
+    ) -> None:
         self.rows: dict[str, UnitRow] = {}
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
@@ -123,6 +127,9 @@ class Ledger:
         self._occupied: list[int] = []
         #: Changes whenever an archived row is added, changed or removed.
         self.archived_version = 0
+        #: With ``keep``: the archived rows split into the ``keep`` newest and
+        #: the folded rest, kept up to date by put and drop.
+        self.fold: Fold | None = None if keep is None else Fold(keep, Ledger(age_piece))
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -137,6 +144,7 @@ class Ledger:
         new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
         new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
         new.archived_version = self.archived_version
+        new.fold = None if self.fold is None else self.fold.copy()
         return new
 
     def for_sums(self, rows: list[UnitRow]) -> Ledger:
@@ -166,6 +174,11 @@ class Ledger:
         old = self.rows.get(uid)
         if row.archived or (old is not None and old.archived):
             self.archived_version = next(_VERSIONS)
+            if self.fold is not None:
+                if old is not None and old.archived:
+                    self.fold.remove(uid, turn)
+                if row.archived:
+                    self.fold.add(uid, row, turn)
         if old is not None:
             self._out(old, turn)
             self.archived_ids.discard(uid)
@@ -185,6 +198,8 @@ class Ledger:
         if row is not None:
             if row.archived:
                 self.archived_version = next(_VERSIONS)
+                if self.fold is not None:
+                    self.fold.remove(uid, turn)
             self._out(row, turn)
             self.archived_ids.discard(uid)
             self._unplace(uid, row.first)
@@ -352,3 +367,132 @@ class Ledger:
             self._age = None
             return
         self._age = (turn, self._age[1] + sign * self._age_piece(turn - row_turn)[1])  # type: ignore[index]
+
+
+class Fold:
+    """The archived rows split into the ``keep`` newest (shown in the ledger)
+    and the rest (folded into one summary line), kept up to date row by row:
+    an archive, restore, delete or guard offload changes it in O(log n) plus a
+    memmove, instead of a pass over every archived unit.
+
+    ``folded`` maps the folded units to their rows; ``sums`` holds their
+    running sums (piece tokens, age tokens); ``firsts`` their first leaves in
+    position order (``group_firsts`` those of groups), so the summary line is
+    written from its first few items."""
+
+    __slots__ = (
+        "keep",
+        "shown",
+        "folded",
+        "_heap",
+        "firsts",
+        "_at",
+        "group_firsts",
+        "tokens",
+        "sums",
+    )
+
+    def __init__(self, keep: int, sums: Ledger) -> None:
+        self.keep = keep
+        self.shown: dict[str, UnitRow] = {}  # the keep newest archived units
+        self.folded: dict[str, UnitRow] = {}
+        self._heap: list[tuple[int, str]] = []  # (-newest, uid), stale entries skipped
+        self.firsts: list[int] = []
+        # first leaf -> folded units (two only for a moment, within one action:
+        # a new group's row arrives before its first member's row leaves)
+        self._at: dict[int, list[str]] = {}
+        self.group_firsts: list[int] = []
+        self.tokens = 0
+        self.sums = sums
+
+    def copy(self) -> Fold:
+        new = Fold(self.keep, self.sums.copy())
+        new.shown, new.folded = self.shown.copy(), self.folded.copy()
+        new._heap, new.firsts = self._heap.copy(), self.firsts.copy()
+        new._at = {f: us.copy() for f, us in self._at.items()}
+        new.group_firsts, new.tokens = self.group_firsts.copy(), self.tokens
+        return new
+
+    def add(self, uid: str, row: UnitRow, turn: int) -> None:
+        """An archived row enters (its unit has no archived row now)."""
+        shown = self.shown
+        if len(shown) < self.keep:
+            shown[uid] = row
+            return
+        if self.keep:
+            oldest = min(shown, key=lambda u: shown[u].newest)
+            if row.newest > shown[oldest].newest:
+                self._fold_in(oldest, shown.pop(oldest), turn)
+                shown[uid] = row
+                return
+        self._fold_in(uid, row, turn)
+
+    def remove(self, uid: str, turn: int) -> None:
+        """An archived row leaves."""
+        if self.shown.pop(uid, None) is None:
+            self._fold_out(uid, turn)
+            return
+        heap, folded = self._heap, self.folded
+        while heap:
+            neg, u = heap[0]
+            r = folded.get(u)
+            if r is not None and r.newest == -neg:
+                self._fold_out(u, turn)
+                self.shown[u] = r
+                return
+            heapq.heappop(heap)
+
+    def _fold_in(self, uid: str, row: UnitRow, turn: int) -> None:
+        self.folded[uid] = row
+        heap = self._heap
+        if len(heap) > 2 * len(self.folded) + 64:  # drop the stale entries
+            heap[:] = [(-r.newest, u) for u, r in self.folded.items()]
+            heapq.heapify(heap)
+        else:
+            heapq.heappush(heap, (-row.newest, uid))
+        bisect.insort(self.firsts, row.first)
+        self._at.setdefault(row.first, []).append(uid)
+        if uid[0] != "B":
+            bisect.insort(self.group_firsts, row.first)
+        self.tokens += row.tokens
+        self.sums.put(uid, row, turn)
+
+    def _fold_out(self, uid: str, turn: int) -> None:
+        row = self.folded.pop(uid)
+        del self.firsts[bisect.bisect_left(self.firsts, row.first)]
+        at = self._at[row.first]
+        at.remove(uid)
+        if not at:
+            del self._at[row.first]
+        if uid[0] != "B":
+            del self.group_firsts[bisect.bisect_left(self.group_firsts, row.first)]
+        self.tokens -= row.tokens
+        self.sums.drop(uid, turn)
+
+    def summary(self, limit: int = 8) -> str:
+        """``_id_summary`` of the folded units in position order, from its
+        first ``limit`` items: runs of consecutive blocks found by bisection
+        (a block's first leaf is its number), a group ends a run."""
+        firsts, at, groups = self.firsts, self._at, self.group_firsts
+        parts: list[str] = []
+        i, n = 0, len(firsts)
+        while i < n and len(parts) < limit:
+            uid = at[firsts[i]][0]
+            if uid[0] != "B":
+                parts.append(uid)
+                i += 1
+                continue
+            g = bisect.bisect_right(groups, firsts[i])
+            end = bisect.bisect_left(firsts, groups[g]) if g < len(groups) else n
+            lo, hi, first = i, end - 1, firsts[i]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if firsts[mid] - first == mid - i:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            parts.append(uid if lo == i else f"{uid}-{at[firsts[lo]][0]}")
+            i = lo + 1
+        if i < n:
+            parts.append(f"+{n - i} more")
+        return ",".join(parts)

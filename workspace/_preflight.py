@@ -44,41 +44,35 @@ class PreflightLayer(LayoutLayer):
         r = self._ledger.rows[uid]
         return LedgerRow(uid, r.tokens, self._turn - r.turn, r.type, r.level, r.parent, r.status)
 
-    def _fold(self) -> tuple[set[str], str | None]:
+    def _fold(self) -> tuple[Any, str | None]:
         """The archived units folded into one summary line (all but the newest
         ``archived_rows``) and that line (see :meth:`_folding`)."""
         fold = self._folding()
         return fold[1], fold[2]
 
-    def _folding(self) -> tuple[int, set[str], str | None, Ledger | None]:
+    def _folding(self) -> tuple[int, Any, str | None, Ledger | None]:
         """The fold of the archived rows: (archived-set version, folded units,
         summary line, a ledger of the folded rows whose sums the candidate's
-        count subtracts). Recomputed, O(archived units), only when an archived
-        row was added, changed or removed; in between a turn reuses it (the
-        folded rows' age tokens advance incrementally in their own ledger)."""
+        count subtracts). The ledger keeps the split up to date row by row;
+        the summary line is rewritten only when an archived row changed."""
         led = self._ledger
         cached = self._fold_cache
         if cached is not None and cached[0] == led.archived_version:
             return cached
-        keep = self.dashboard_config.archived_rows
-        if led.archived_rows <= keep:
-            fold: tuple[int, set[str], str | None, Ledger | None] = (
+        fold = led.fold
+        assert fold is not None
+        if not fold.folded:
+            out: tuple[int, Any, str | None, Ledger | None] = (
                 led.archived_version, set(), None, None
             )
         else:
-            rows, arch = led.rows, led.archived_ids
-            shown = (
-                set(heapq.nlargest(keep, arch, key=lambda u: rows[u].newest)) if keep else set()
-            )
-            folded = sorted((u for u in arch if u not in shown), key=lambda u: rows[u].first)
             note = (
-                f"(+{len(folded)} older archived units folded: {_id_summary(folded)}; "
-                f"~{sum(rows[u].tokens for u in folded):,} tok)"
+                f"(+{len(fold.folded)} older archived units folded: {fold.summary()}; "
+                f"~{fold.tokens:,} tok)"
             )
-            sub = led.for_sums([rows[u] for u in folded])
-            fold = (led.archived_version, set(folded), note, sub)
-        self._fold_cache = fold
-        return fold
+            out = (led.archived_version, fold.folded.keys(), note, fold.sums)
+        self._fold_cache = out
+        return out
 
     def _chunks_count(self) -> int:
         return (len(self._blocks) + CHUNK - 1) // CHUNK
