@@ -63,6 +63,9 @@ More rows:
   tokenizer wrapped in one ``try``, ``vistalab._core._door``): a turn with
   the net against the same turn with every wrapper removed, alternating in
   the same run; its overhead must stay under ``NET_TARGET`` of a turn;
+* an agent that archives every result on its own (one archived unit each, all
+  but ``archived_rows`` of them folded into one ledger line): archive plus
+  preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
 * a 50 MB tool result is refused (the per-result cap) in under 0.5 s with
   under 200 MB of extra peak memory (measured with ``tracemalloc`` peak over
   the call, and the process's max RSS growth);
@@ -313,6 +316,26 @@ def dict_insert_seconds(n: int = 200_000, repeat: int = 5) -> float:
     return best / n
 
 
+def archive_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
+    """Lower-quartile CPU seconds of one ``archive`` of a fresh result plus the
+    next preflight, once ``n`` units are archived, for each ``n`` in ``counts``."""
+    ws = new_workspace(SCENARIOS["normal"])
+    session = Session(seed)
+    out = []
+    for n in counts:
+        times: list[float] = []
+        while ws._ledger.archived_rows < n or len(times) < per:
+            calls, cid, result = session.pair()
+            ws.register_tool_call(calls, content=None)
+            bid = ws.register_tool_result(cid, result)
+            c0 = time.process_time()
+            ws.archive(bid, "done with it")
+            ws.mode  # noqa: B018 - the preflight the next turn needs
+            times.append(time.process_time() - c0)
+        out.append(lower_quartile(times[-per:]))
+    return out
+
+
 def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -367,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
     ap.add_argument("--net-blocks", type=int, default=10_000, help="0 skips the net row")
+    ap.add_argument("--archived", default="1000,10000", help="archived units, or '' to skip")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -450,6 +474,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not ok:
             failures.append("error contract's net")
+
+    if args.archived:
+        counts = [int(c) for c in args.archived.split(",")]
+        costs = archive_costs(counts, args.seed)
+        p_arch = exponent(counts, costs)
+        ok = p_arch <= EXPONENT_TARGET
+        cells = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(counts, costs, strict=True)]
+        print(
+            f"archive one result + preflight: {', '.join(cells)} archived units; exponent "
+            f"{p_arch:+.3f} ({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})"
+        )
+        if not ok:
+            failures.append("archive exponent")
 
     if args.big_mb:
         dt, peak, rss, eff = refuse_big_result(args.big_mb)
