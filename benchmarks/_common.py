@@ -53,6 +53,25 @@ def warm_allocator() -> None:
     del block
 
 
+def durable_write(folder: str | os.PathLike[str], name: str, data: bytes) -> None:
+    """The steps a durable store must take, without an engine: a temporary file,
+    write, fsync, rename to ``name``, folder fsync (the disk's floor for one
+    durable payload write)."""
+    tmp, final = os.path.join(folder, f".{name}.tmp"), os.path.join(folder, name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, final)
+    dfd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
 def machine_line() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"python {platform.python_version()} on {platform.machine()}, "

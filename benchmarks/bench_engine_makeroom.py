@@ -44,7 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from _common import Report, best_of, run  # noqa: E402
+from _common import Report, best_of, durable_write, run  # noqa: E402
 
 from vistalab import sims  # noqa: E402
 
@@ -85,15 +85,7 @@ def _durable_floor(folder: str, count: int = 40, size: int = 300) -> dict[str, f
             os.close(fd)
 
     def atomic(i: int) -> None:
-        tmp, final = os.path.join(folder, f".floor{i}.tmp"), os.path.join(folder, f"floor{i}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, final)
-        dir_sync()
+        durable_write(folder, f"floor{i}", data)
 
     def in_place(i: int) -> None:
         fd = os.open(os.path.join(folder, f"excl{i}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL,

@@ -50,6 +50,10 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _common import durable_write  # noqa: E402
+
 #: An archive costs at most this many bare durable writes: the one it must
 #: make, and at most as much again for the engine's own work.
 ARCHIVE_RATIO_TARGET = 2.0
@@ -298,22 +302,10 @@ class FsyncCounter:
 def bare_durable_write(folder: Path, data: bytes, i: int) -> float:
     """The disk's floor, in the same folder: temp file, write, fsync, rename,
     folder fsync (the steps a durable store must take), no engine."""
-    tmp, final = folder / f".floor{i}.tmp", folder / f"floor{i}.bin"
     t0 = time.perf_counter()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, final)
-    dfd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    durable_write(folder, f"floor{i}.bin", data)
     dt = time.perf_counter() - t0
-    final.unlink()
+    (folder / f"floor{i}.bin").unlink()
     return dt
 
 

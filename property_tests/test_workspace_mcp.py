@@ -24,6 +24,8 @@ from vistalab.workspace import (  # noqa: E402
 )
 from vistalab.workspace import DiskStore as workspace_disk_store  # noqa: E402
 
+from ._http_server import serving_http  # noqa: E402
+
 # Bytes that a lossy path would change: non-ASCII, CRLF, trailing spaces, tabs.
 EXACT = "résumé\r\n\tline with trailing spaces   \nemoji 🧪 and a NUL-free end\n"
 
@@ -246,28 +248,7 @@ def test_http_serves_both_roles_on_one_workspace():
     the agent role at /mcp and the harness role at /harness on one
     workspace; a change made through one is seen through the other. Loopback
     only, bounded in time, the server stopped at the end."""
-    import socket
-    import subprocess
-    import time
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000"]
-        + ["--transport", "http", "--port", str(port)],
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+    with serving_http() as port:
 
         async def run() -> None:
             with anyio.fail_after(60):
@@ -291,10 +272,6 @@ def test_http_serves_both_roles_on_one_workspace():
                     assert rendered["request"]["messages"][-2]["content"].startswith("[archived B2")
 
         anyio.run(run)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        proc.stderr.close()
 
 
 def test_serve_bad_input_is_one_line_exit_2(capsys):

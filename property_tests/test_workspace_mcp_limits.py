@@ -13,11 +13,9 @@ detectors (generous), not speed checks.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -26,6 +24,8 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_mcp_server  # noqa: E402
+
+from ._http_server import serving_http  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -107,22 +107,7 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
     what to do (it was an unexplained 413)."""
     import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000",
-         "--transport", "http", "--port", str(port)], stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+    with serving_http() as port:
         url = f"http://127.0.0.1:{port}/harness/"
         headers = {"accept": "application/json, text/event-stream",
                    "content-type": "application/json"}
@@ -142,10 +127,6 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
             r = c.post(url, headers=headers, content=big)
             assert r.status_code == 413
             _refusal(r.content, 8, "MAX_REQUEST_BYTES")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        proc.stderr.close()
 
 
 def test_schema_misses_are_one_line_tool_errors():
