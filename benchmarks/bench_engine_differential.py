@@ -172,7 +172,8 @@ def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, re
     base_rate = base_ops / base_cpu
     print(
         f"differential: {ops:,} operations in {seqs:,} sequences ({modelled:,} compared with "
-        f"the Coq model line by line), {len(found)} divergences; {diff_rate:,.0f} ops/s per "
+        f"the Coq model line by line, those under cache_prefix=True up to their first "
+        f"management rendering or offload), {len(found)} divergences; {diff_rate:,.0f} ops/s per "
         f"CPU second (engine, checks and model), {ops / wall:,.0f} ops/s wall with "
         f"{args.workers} worker(s); {requests:,} requests built from the model's renderings "
         f"accepted by the conformance checker"
