@@ -262,6 +262,17 @@ def test_request_checker_judges_the_engine_requests_too(model):
     assert "request refused by the request checker: shows '3 rows'" in found.detail
     assert seen == {"openai", "anthropic"}
 
+    def breaks_on_three_rows(request, protocol):
+        if "3 rows" in json.dumps(request):
+            raise RuntimeError("checker bug")
+        return []
+
+    # a checker that fails on one request is the caller's error, not an engine crash
+    from vistalab.workspace import WorkspaceArgumentError
+
+    with pytest.raises(WorkspaceArgumentError, match="request_check.*RuntimeError"):
+        check_sequence(seq, Workspace, model, breaks_on_three_rows)
+
 
 def test_bad_arguments_are_refused():
     from vistalab.workspace import WorkspaceArgumentError

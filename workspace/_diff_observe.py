@@ -11,12 +11,13 @@ driver registered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._accounting import REPLY_PRIMING, message_tokens
 from ._dashboard import parse_ledger_rows
 from ._diff_model import protocol_offset, render_structure
-from ._errors import WorkspaceError
+from ._errors import WorkspaceArgumentError, WorkspaceError
 from ._formats import anthropic_problems
 from ._protocol import protocol_problems
 from ._store import sha256_hex
@@ -24,7 +25,7 @@ from ._store import sha256_hex
 if TYPE_CHECKING:
     from ._diff_drive import _Driver
 
-__all__ = ["observe"]
+__all__ = ["observe", "checked_request"]
 
 
 def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -53,7 +54,7 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         # The engine's own request, judged by the caller's checker as well.
         for proto, req in (("openai", list(r.messages)), ("anthropic", request)):
             if req is not None:
-                for p in list(d.request_check(req, proto))[:1]:
+                for p in checked_request(d.request_check, req, proto)[:1]:
                     problems.append(("protocol", f"{proto} request refused by the request "
                                      f"checker: {p}"))
     # ---- store: every key read back and hashed here
@@ -106,6 +107,25 @@ def observe(d: _Driver) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         "store": store,
     }
     return obs, problems
+
+
+def checked_request(request_check: Callable[..., Any], request: Any, protocol: str) -> list[str]:
+    """``request_check(request, protocol)`` as a list of problem texts; a checker that
+    fails on a request or returns something else is refused naming it (the
+    caller's error, never a divergence of the engine)."""
+    fix = "pass vistalab.conformance.request_problems, or leave it out"
+    try:
+        got = request_check(request, protocol)
+        problems = list(got)
+    except Exception as exc:  # noqa: BLE001 - any failure of the checker is the caller's
+        raise WorkspaceArgumentError(
+            "request_check", request_check, "must be callable as request_check(request, "
+            f"protocol) -> list of problems (calling it failed: {type(exc).__name__})", fix,
+        ) from exc
+    if not all(isinstance(p, str) for p in problems):
+        raise WorkspaceArgumentError("request_check", request_check, "must return a list of "
+                                     "problem texts (str)", fix)
+    return problems
 
 
 def _recover(ws: Any, bid: str) -> bytes | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ._diff_drive import EngineFactory, run_sequence
 from ._diff_model import compare_observations, model_requests, parse_observation, run_model
+from ._diff_observe import checked_request
 from ._diff_ops import OperationSequence, minimal_budget, sequence_strategy
 from ._errors import PayloadIntegrityError, WorkspaceArgumentError
 
@@ -206,6 +207,11 @@ def check_sequence(
     ``checked[0]`` counts the model's requests accepted."""
     try:
         run = run_sequence(seq, engine_factory, request_check=request_check)
+    except WorkspaceArgumentError as exc:
+        if exc.parameter == "request_check":
+            raise  # the caller's checker failed on a request, not the engine
+        return _Finding("crash", "recount", getattr(exc, "_diff_step", -1),
+                        f"{type(exc).__name__}: {exc}"[:300]), False
     except Exception as exc:  # noqa: BLE001 - an engine that raises is a divergence
         step = getattr(exc, "_diff_step", -1)
         # A payload the engine cannot read back is a recoverability failure; any
@@ -236,7 +242,7 @@ def check_sequence(
     if request_check is not None:
         for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
             for request, protocol in model_requests(obs):
-                problems = _request_check_problems(request_check, request, protocol)
+                problems = checked_request(request_check, request, protocol)
                 if problems:
                     where = n if step >= 10**6 else step
                     detail = (f"{protocol} request built from the model's rendering refused: "
@@ -245,25 +251,6 @@ def check_sequence(
                 if checked is not None:
                     checked[0] += 1
     return None, True
-
-
-def _request_check_problems(request_check: Callable[..., Any], request: Any,
-                            protocol: str) -> list[str]:
-    """``request_check(request, protocol)`` as a list of problem texts; a checker that
-    fails on a request or returns something else is refused naming it."""
-    fix = "pass vistalab.conformance.request_problems, or leave it out"
-    try:
-        got = request_check(request, protocol)
-        problems = list(got)
-    except (TypeError, ValueError, AttributeError, KeyError) as exc:
-        raise WorkspaceArgumentError(
-            "request_check", request_check, "must be callable as request_check(request, "
-            f"protocol) -> list of problems (calling it failed: {type(exc).__name__})", fix,
-        ) from exc
-    if not all(isinstance(p, str) for p in problems):
-        raise WorkspaceArgumentError("request_check", request_check, "must return a list of "
-                                     "problem texts (str)", fix)
-    return problems
 
 
 def _cache_prefix_matters(line: str) -> bool:
@@ -395,8 +382,8 @@ def differential_test(
     _iv_rest(sequences, max_ops, traces, model, shrink_seconds, progress)
     if request_check is not None:  # tried once on a valid request of each format first
         probe = [{"role": "user", "content": "q"}]
-        _request_check_problems(request_check, probe, "openai")
-        _request_check_problems(request_check, {"messages": probe}, "anthropic")
+        checked_request(request_check, probe, "openai")
+        checked_request(request_check, {"messages": probe}, "anthropic")
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hseed
 
