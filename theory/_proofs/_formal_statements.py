@@ -1,0 +1,344 @@
+"""The Coq development's main theorems as the checker reports them: for each, the
+paper result it proves, its name in ``Statements.v`` (or the engine model's
+``engine/Statements.v``), the statement in words and its scope (the paper's
+statement, or a named weaker form). :mod:`._formal` compiles the development
+and checks these rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = [
+    "COQ_COVERAGE",
+    "ENGINE_DIR",
+    "ENGINE_STATEMENTS_FILE",
+    "ENGINE_THEOREMS",
+    "MAIN_THEOREMS",
+    "SCOPES",
+    "STATEMENTS_FILE",
+    "MainTheorem",
+]
+
+
+#: What a proved row establishes: the paper's statement itself, or only the
+#: finite-channel form of Proposition 2 (its Gaussian divergence a "<=" premise).
+SCOPES = {
+    "paper": "the paper's statement",
+    "finite-channel": "finite observation alphabet only, with the Gaussian divergence as a "
+    "'<=' premise (the paper's continuous Gaussian channel is not formalised)",
+    "kl-premise": "any observation, but with the Gaussian divergence of every finite "
+    "quantisation as a '<=' premise (unproved for the Gaussian channel)",
+    "likelihood-ratio": "any observation in a measurable space (I = sup over finite "
+    "measurable quantisations), the divergence of every quantisation proved (data "
+    "processing), but each likelihood ratio dP_k/dP_j = exp(-L_jk) with "
+    "E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 is a premise (not proved for the "
+    "n-dimensional Gaussian channel)",
+    "proof-step": "a step of the proof, not the paper's result",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class MainTheorem:
+    result: str
+    theorem: str
+    statement: str
+    scope: str = "paper"
+
+
+# One row per main theorem of Statements.v. `result` names the paper result.
+MAIN_THEOREMS: tuple[MainTheorem, ...] = (
+    MainTheorem(
+        "lemma1",
+        "lemma1_list_fano",
+        "J* uniform on [n], U indep. of (J*,Y), any (Y,U)-measurable list of size "
+        "1 <= m <= n-1: log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
+    ),
+    MainTheorem(
+        "lemma1",
+        "lemma1_any_observation",
+        "any observation W (values in any space; I(J*;W) = sup of I(J*;q(W)) over finite "
+        "measurable quantisations q), any (W,U)-measurable list of size m: "
+        "log2 n - I <= 1 + Pc log2 m + (1-Pc) log2(n-m)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_any_observation",
+        "any observation W (values in any space; I(J*;W) = sup over finite measurable "
+        "quantisations), any (W,U)-measurable archive order: E[Z] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_tradeoff",
+        "2 <= kappa < n/2, any finite interface Y, any (Y,U)-measurable archive order: "
+        "E[Z] >= kappa [1 - (I+1)/nu]_+, nu = log2((n-kappa)/kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_tail_sum",
+        "(B) E[Z] = sum_{m=1}^{kappa} (1 - Pc(m)), Z = min(tau-1, kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_adaptive_prefix",
+        "(E) a flag-reading adaptive policy archives exactly a prefix of the fixed "
+        "all-'over' order and Z = min(tau-1, kappa)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_adaptive",
+        "(E) every adaptive policy obeys E[Z] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_batch",
+        "(E) a batch policy archiving a (Y,U)-measurable set that clears the overflow almost "
+        "surely has E[|S minus J*|] >= kappa [1 - (I+1)/nu]_+",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_batch_full_ledger",
+        "(E) the full-ledger batch S = {Y} is an instance: it clears the overflow almost "
+        "surely (not surely), costs E[|S minus J*|] = 0, and the bound applies",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_low_rate",
+        "(C)(i) 1 - (I+1)/nu <= E[Z]/kappa <= 1: E[Z]/kappa -> 1 when (I+1)/nu -> 0",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_threshold",
+        "(C)(ii) E[Z] <= delta kappa implies I >= (1-delta) nu - 1",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_price",
+        "(C)(iii) E[Z] <= kappa - Delta implies I >= Delta nu / kappa - 1",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_unavailable",
+        "(C) at most r restorations leave >= [E[Z] - r]_+ blocks unavailable in expectation",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_full_ledger",
+        "(C)(i) full ledger Y = J* with an archive order putting J* first: I = log2 n "
+        "and E[Z] = 0",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_full_ledger_order_exists",
+        "(C)(i) an injective archive order putting the reported block first exists "
+        "(cyclic shift)",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_buckets",
+        "(D) M balanced buckets of size <= ceil(n/M): E[Z] < n/(2M), I = H(Y) <= log2 M",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_buckets_exist",
+        "(D) for every 1 <= M <= n a balanced M-bucket interface exists with "
+        "E[Z] < n/(2M) and I <= log2 M",
+    ),
+    MainTheorem(
+        "thm1",
+        "theorem1_sufficient_rate",
+        "(D) any M <= n with M >= n/(2 delta kappa) gives rate I <= log2 M and "
+        "E[Z] < delta kappa",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1",
+        "N independent uniform k-bit blocks, any state with H(R) <= B: "
+        "Pr[correct] <= B/(Nk) + 1/k",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_recovering",
+        "payloads in a lossless store read back by h-bit handles, instruction + N handles "
+        "+ one block fit in B: the prompt stays within B and the method is correct with "
+        "probability 1",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_recovering_store",
+        "h-bit handles name N blocks apart iff N <= 2^h, and then a lossless store "
+        "(archive indexed by the decoded handle) exists",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_k_ceil_sqrt",
+        "asymptotic separation: k = ceil(sqrt N), i.e. k - 1 < sqrt N <= k",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation_feasible",
+        "asymptotic separation (i): 0 <= c0 < c, k = ceil(sqrt N), B = c N log2 N: "
+        "c0 N log2 N + s0 + k <= B for all large N (VISTA stays feasible)",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation_lossy",
+        "asymptotic separation (ii): k = ceil(sqrt N), B = c N log2 N: "
+        "B/(Nk) + 1/k -> 0 as N -> oo",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation_rate",
+        "asymptotic separation: c > 0, N >= 2: (c/2) log2 N / sqrt N <= B/(Nk) + 1/k "
+        "<= (c+1) log2 N / sqrt N, i.e. Theta(log N / sqrt N)",
+    ),
+    MainTheorem(
+        "prop1",
+        "proposition1_separation",
+        "asymptotic separation: for all large N the recovering method fits floor(B) and "
+        "Pr[correct] = 1, every lossy method has Pr[correct] <= eps, and "
+        "1 - (B/(Nk) + 1/k) -> 1 (the gap tends to 1)",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_mixture",
+        "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",
+        "finite-channel",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_content",
+        "finite W only, premise KL(P_j||P_k) <= (ln kappa)^2/sigma^2 for j != k: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (not the continuous Gaussian channel)",
+        "finite-channel",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_any_observation",
+        "any observation W (I = sup over finite quantisations), premise: every finite "
+        "quantisation has KL(P_j||P_k) <= (ln kappa)^2/sigma^2: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2",
+        "kl-premise",
+    ),
+    MainTheorem(
+        "prop2",
+        "kl_data_processing",
+        "Q = exp(-L) P with L P-integrable: every finite measurable quantisation q has "
+        "KL(q#P || q#Q) <= E_P[L] (data processing of the divergence, any measurable space)",
+        "proof-step",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_measurable",
+        "W in any measurable space (I = sup over finite measurable quantisations), premise "
+        "dP_k/dP_j = exp(-L_jk) with E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 for j != k: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (the Gaussian channel's likelihood "
+        "ratio and its mean are not formalised)",
+        "likelihood-ratio",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_measurable_tight",
+        "W in any measurable space, same premise: "
+        "I(J*;W) <= (1-1/n) (log2 kappa)^2 ln 2 / sigma^2 (Step 3's n(n-1)/n^2 kept)",
+        "likelihood-ratio",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_tight",
+        "finite W, every Q covering Pbar: I(J*;W) <= 1/(n ln 2) sum_j KL(P_j || Q)",
+        "finite-channel",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_tight_gaussian",
+        "finite W only, premise KL(P_j||Q) <= (1-1/n)(ln kappa)^2/(2 sigma^2): "
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) (not the continuous Gaussian channel)",
+        "finite-channel",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_rank",
+        "any (Y,U)-measurable order: I(J*;Y) >= log2 n - H(rank)",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_gibbs_maxent",
+        "the Gibbs law p_r ~ exp(-lambda c_r), lambda >= 0, maximises entropy among laws "
+        "with mean cost at most its own",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_converse_gibbs",
+        "c_r = min(r-1, kappa): E[Z] <= D_lambda implies I(J*;Y) >= log2 n - H(g_lambda)",
+    ),
+    MainTheorem(
+        "frontier",
+        "frontier_achievable",
+        "every rank law p is attained (cyclic-shift interface): I = log2 n - H(p), "
+        "E[Z] = sum_r p_r min(r-1, kappa)",
+    ),
+)
+
+STATEMENTS_FILE = "Statements.v"
+
+#: Per main result of the Python proof steps (theory/_proofs/_registry.MAIN_RESULTS),
+#: the Coq theorems of Statements.v that prove it for every parameter. A Python
+#: chain whose weakest link is finite is "proved in Coq; checked in Python" when
+#: these are proved with the paper's scope. Proposition 2 is absent on purpose:
+#: Coq proves only its finite-channel form (scope "finite-channel").
+COQ_COVERAGE: dict[str, tuple[str, ...]] = {
+    "prop1": ("proposition1", "proposition1_recovering", "proposition1_recovering_store",
+              "proposition1_separation"),
+    "lemma1": ("lemma1_list_fano", "lemma1_any_observation"),
+    "thm1.A": ("lemma1_list_fano", "theorem1_tradeoff"),
+    "thm1.B": ("theorem1_tradeoff", "theorem1_tail_sum", "theorem1_any_observation"),
+    "thm1.C": ("theorem1_low_rate", "theorem1_threshold", "theorem1_price",
+               "theorem1_unavailable", "theorem1_full_ledger"),
+    "thm1.D": ("theorem1_buckets", "theorem1_buckets_exist", "theorem1_sufficient_rate"),
+    "thm1.E": ("theorem1_adaptive_prefix", "theorem1_adaptive", "theorem1_batch",
+               "theorem1_batch_full_ledger"),
+}
+
+# The engine model's theorems (theory/coq/engine/Statements.v), one per
+# workspace invariant of the paper, named after vistalab.workspace.INVARIANTS.
+ENGINE_DIR = "engine"
+ENGINE_STATEMENTS_FILE = "engine/Statements.v"
+ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
+    MainTheorem(
+        "engine",
+        "workspace_budget",
+        "budget: |C_t| <= B after preflight and final assembly -- for every sequence of "
+        "operations, the management floor (fixed overhead + pinned + worst-case management "
+        "dashboard) stays <= B and every rendering, ordinary or management, fits B",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_protocol",
+        "protocol: tool results stay linked to their calls and archived results render in "
+        "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "
+        "Anthropic request, alternates user/assistant with each tool_use answered by the "
+        "tool_results leading the next user turn and every tool_use id unique in the request "
+        "(a reused call id renamed per assistant turn)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_recoverability",
+        "recoverability: archived payload bytes remain recoverable unless the agent "
+        "explicitly deletes them -- recover returns the registered bytes of every live block "
+        "(in the prompt, archived, offloaded or inside nested groups)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_stable_ids",
+        "stable_ids: every actionable unit has a stable block ID or handle -- IDs are B1..Bn "
+        "in registration order, never change meaning, and no block or group ID is reused",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_dashboard",
+        "dashboard: the dashboard reports the same token estimates used by these checks -- "
+        "overhead + conversation + dashboard = the total preflight compares with B = the "
+        "ordinary rendering's cost",
+    ),
+)
