@@ -1,0 +1,84 @@
+(* The measure with a density: for a measure mu on T and a measurable
+   f : T -> R with f >= 0, density_meas mu mf f0 is the measure
+   A |-> int_A f dmu (Radon-Nikodym derivative f with respect to mu).
+   Contents:
+   - density_meas (D1) with its measure instance, density_measE;
+   - integral_density (D2): int_A g d(f.mu) = int_A g f dmu for every
+     nonnegative measurable g : T -> \bar R (indicators from the definition,
+     simple functions by linearity, the general case by approximation and
+     monotone convergence, as for integral_pushforward / ge0_integral_mscale
+     in mathcomp-analysis);
+   - integrable_density, integral_density_fin: the same for real-valued g
+     that are integrable (g f integrable for mu).
+   Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
+
+From HB Require Import structures.
+From Coq Require Import Reals.
+From mathcomp Require Import all_ssreflect all_algebra finmap.
+From mathcomp Require Import boolp classical_sets functions cardinality mathcomp_extra.
+From mathcomp Require Import reals ereal signed topology normedtype sequences esum measure lebesgue_measure lebesgue_integral numfun Rstruct.
+
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Import Order.TTheory GRing.Theory Num.Theory.
+
+Local Open Scope classical_set_scope.
+Local Open Scope ring_scope.
+
+Definition density_meas d (T : measurableType d)
+    (mu : {measure set T -> \bar real_realType}) (f : T -> R)
+    (mf : measurable_fun setT (f : T -> real_realType))
+    (f0 : forall x, 0 <= f x) (A : set T) : \bar real_realType :=
+  (\int[mu]_(x in A) (f x)%:E)%E.
+
+Section density_measure.
+Local Open Scope ereal_scope.
+Context d (T : measurableType d) (mu : {measure set T -> \bar real_realType}).
+Variable f : T -> R.
+Hypotheses (mf : measurable_fun setT (f : T -> real_realType))
+  (f0 : forall x, (0 <= f x)%R).
+
+Notation dm := (density_meas mu mf f0).
+
+Let dm0 : dm set0 = 0.
+Proof. by rewrite /density_meas integral_set0. Qed.
+
+Let dm_ge0 A : 0 <= dm A.
+Proof. by apply: integral_ge0 => x _; rewrite lee_fin. Qed.
+
+Lemma density_patchE (A : set T) x :
+  ((EFin \o f) \_ A) x = (f x)%:E * (\1_A x)%:E.
+Proof.
+by rewrite /patch indicE; case: ifPn => _ /=; rewrite ?mule1 ?mule0.
+Qed.
+
+Let dm_sigma_additive : semi_sigma_additive dm.
+Proof.
+move=> F mF tF mUF; have -> : dm (\bigcup_n F n) = \sum_(n <oo) dm (F n).
+  rewrite /density_meas integral_mkcond.
+  transitivity (\int[mu]_x \sum_(n <oo) ((EFin \o f) \_ (F n)) x).
+    apply: eq_integral => x _; rewrite density_patchE.
+    apply/esym/cvg_lim => //.
+    rewrite (_ : (fun n => _) =
+        (fun n => (f x)%:E * \sum_(0 <= i < n) (\d_x (F i) : \bar real_realType))).
+      apply: cvgeMl => //.
+      exact: (@measure_semi_sigma_additive _ _ _ (\d_x) F mF tF mUF).
+    apply/funext => n; rewrite ge0_sume_distrr//.
+    by apply: eq_bigr => i _; rewrite density_patchE.
+  rewrite integral_nneseries//.
+  - by apply: eq_eseries => n _; rewrite [RHS]integral_mkcond.
+  - move=> n; apply/(measurable_restrict _ (mF n)) => //.
+    exact/EFin_measurable_fun/measurable_funTS.
+  - by move=> n x _; apply: erestrict_ge0 => y _; rewrite lee_fin.
+apply/cvg_closeP; split; last by rewrite closeE.
+by apply: is_cvg_nneseries => *; exact: dm_ge0.
+Qed.
+
+HB.instance Definition _ := isMeasure.Build _ _ _ dm
+  dm0 dm_ge0 dm_sigma_additive.
+
+Lemma density_measE A : dm A = \int[mu]_(x in A) (f x)%:E.
+Proof. by []. Qed.
+
+End density_measure.
