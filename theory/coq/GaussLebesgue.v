@@ -49,3 +49,74 @@ Qed.
 Lemma measurable_gauss_kernel sigma :
   measurable_fun setT (gauss_kernel sigma : real_realType -> real_realType).
 Proof. apply: continuous_measurable_fun; exact: continuous_gauss_kernel. Qed.
+
+(* ------------------------------------------------------------------ *)
+(* (2) Translation and reflection invariance of Lebesgue measure.      *)
+
+Local Notation gitvs := [the measurableType _ of salgebraType (@ocitv real_realType)].
+
+Section invariance.
+Local Open Scope ereal_scope.
+
+
+(* A measurable map phi whose preimages of the half-open intervals ]a, b]
+   have the same Lebesgue measure as ]a, b] preserves Lebesgue measure. *)
+Lemma leb_preserving_integral (phi : gitvs -> gitvs) (mphi : measurable_fun setT phi) :
+  (forall a b : R, leb (phi @^-1` `]a, b]%classic) = hlength (`]a, b]%classic : set R)) ->
+  forall f : gitvs -> \bar real_realType, measurable_fun setT f -> (forall x, 0 <= f x) ->
+  \int[leb]_x f (phi x) = \int[leb]_x f x.
+Proof.
+move=> hphi f mf f0.
+have E : forall X, measurable X -> leb X = pushforward leb mphi X.
+  apply: lebesgue_measure_unique => _ [[a b] _ <-] /=.
+  by rewrite /pushforward hphi.
+rewrite [RHS](eq_measure_integral (pushforward leb mphi)); last by move=> A mA _; exact: E.
+by rewrite integral_pushforward.
+Qed.
+
+Lemma measurable_fun_addc (c : R) :
+  measurable_fun (setT : set gitvs) (fun x : gitvs => (x + c)%R : gitvs).
+Proof.
+have : continuous ((fun x => Rplus x c) : real_realType -> real_realType).
+  move=> x; apply/continuity_ptE; apply: continuity_pt_plus.
+    exact: derivable_continuous_pt (derivable_pt_id _).
+  exact: continuity_pt_const.
+move=> h; exact: (continuous_measurable_fun h).
+Qed.
+
+Lemma measurable_fun_oppR :
+  measurable_fun (setT : set gitvs) (fun x : gitvs => (- x)%R : gitvs).
+Proof.
+have : continuous ((fun x => Ropp x) : real_realType -> real_realType).
+  move=> x; apply/continuity_ptE; apply: continuity_pt_opp.
+  exact: derivable_continuous_pt (derivable_pt_id _).
+move=> h; exact: (continuous_measurable_fun h).
+Qed.
+
+Lemma lebesgue_shift (c : R) (f : real_realType -> \bar real_realType) :
+  measurable_fun setT f -> (forall x, 0 <= f x) ->
+  \int[leb]_x f (x + c)%R = \int[leb]_x f x.
+Proof.
+move=> mf f0; apply: (leb_preserving_integral (measurable_fun_addc c)) => // a b.
+have -> : (fun x : gitvs => (x + c)%R : gitvs) @^-1` `]a, b]%classic =
+    `](a - c)%R, (b - c)%R]%classic.
+  apply/seteqP; split => x /=; rewrite !in_itv /= ltr_subl_addr ler_subr_addr //.
+rewrite lebesgue_measure_itv !hlength_itv /= !lte_fin ltr_add2r.
+case: ifPn => // _; rewrite -!EFinB; congr EFin.
+by rewrite opprB addrA subrK.
+Qed.
+
+Lemma lebesgue_reflect (f : real_realType -> \bar real_realType) :
+  measurable_fun setT f -> (forall x, 0 <= f x) ->
+  \int[leb]_x f (- x)%R = \int[leb]_x f x.
+Proof.
+move=> mf f0; apply: (leb_preserving_integral measurable_fun_oppR) => // a b.
+have -> : (fun x : gitvs => (- x)%R : gitvs) @^-1` `]a, b]%classic =
+    `[(- b)%R, (- a)%R[%classic.
+  apply/seteqP; split => x /=; rewrite !in_itv /= ltr_oppr ler_oppl andbC //.
+rewrite lebesgue_measure_itv !hlength_itv /= !lte_fin ltr_opp2.
+case: ifPn => // _; rewrite -!EFinB; congr EFin.
+by rewrite opprK addrC.
+Qed.
+
+End invariance.
