@@ -15,7 +15,7 @@
 From HB Require Import structures.
 From Coq Require Import Reals.
 From mathcomp Require Import all_ssreflect all_algebra finmap.
-From mathcomp Require Import boolp classical_sets functions cardinality mathcomp_extra.
+From mathcomp Require Import boolp classical_sets functions cardinality fsbigop mathcomp_extra.
 From mathcomp Require Import reals ereal signed topology normedtype sequences esum measure lebesgue_measure lebesgue_integral numfun Rstruct.
 
 Set Implicit Arguments.
@@ -80,5 +80,72 @@ HB.instance Definition _ := isMeasure.Build _ _ _ dm
 
 Lemma density_measE A : dm A = \int[mu]_(x in A) (f x)%:E.
 Proof. by []. Qed.
+
+Let integral_density_indic (D E : set T) : measurable D -> measurable E ->
+  \int[dm]_(x in D) (\1_E x)%:E = \int[mu]_(x in D) ((\1_E x)%:E * (f x)%:E).
+Proof.
+move=> mD mE; rewrite integral_indic//= /density_meas setIC integral_setI_indic//.
+by apply: eq_integral => x _; rewrite muleC.
+Qed.
+
+Let integral_density_nnsfun (D : set T) (h : {nnsfun T >-> real_realType}) :
+  measurable D ->
+  \int[dm]_(x in D) (h x)%:E = \int[mu]_(x in D) ((h x)%:E * (f x)%:E).
+Proof.
+move=> mD.
+under [LHS]eq_integral do rewrite fimfunE -fsumEFin//.
+rewrite [LHS]ge0_integral_fsum//; last 2 first.
+  - move=> r.
+    exact/EFin_measurable_fun/measurable_funrM/measurable_fun_indic.
+  - by move=> n x _; rewrite EFinM nnfun_muleindic_ge0.
+under [RHS]eq_integral.
+  move=> x xD; rewrite fimfunE -fsumEFin// ge0_mule_fsuml; last first.
+    by move=> r; rewrite EFinM nnfun_muleindic_ge0.
+  over.
+rewrite [RHS]ge0_integral_fsum//; last 2 first.
+  - move=> r; apply: emeasurable_funM.
+      exact/EFin_measurable_fun/measurable_funrM/measurable_fun_indic.
+    exact/EFin_measurable_fun/measurable_funTS.
+  - by move=> n x _; apply: mule_ge0; [rewrite EFinM; exact: nnfun_muleindic_ge0|rewrite lee_fin].
+apply: eq_fsbigr => r _.
+have [r0|r0] := ltP r 0%R.
+  rewrite preimage_nnfun0//.
+  under eq_integral do rewrite indic0 mulr0.
+  under [RHS]eq_integral do rewrite indic0 mulr0 mul0e.
+  by rewrite !integral0.
+rewrite integralM_indic_nnsfun// integral_density_indic//.
+under [RHS]eq_integral do rewrite EFinM -muleA.
+rewrite ge0_integralM//.
+- apply: emeasurable_funM.
+    exact/EFin_measurable_fun/measurable_fun_indic.
+  exact/EFin_measurable_fun/measurable_funTS.
+- by move=> x _; rewrite mule_ge0// lee_fin.
+Qed.
+
+(* D2: integration against the density measure. *)
+Lemma integral_density (g : T -> \bar real_realType) (A : set T) :
+  measurable A -> measurable_fun setT g -> (forall x, 0 <= g x) ->
+  \int[dm]_(x in A) g x = \int[mu]_(x in A) (g x * (f x)%:E).
+Proof.
+move=> mA mg g0.
+have mgA : measurable_fun A g by exact: measurable_funTS.
+have [g_ [ndg_ g_g]] := approximation mA mgA (fun x _ => g0 x).
+transitivity (lim (fun n => \int[dm]_(x in A) (g_ n x)%:E)).
+  rewrite -monotone_convergence//=.
+  - by apply: eq_integral => x /[!inE] xA; apply/esym/cvg_lim => //=; exact: g_g.
+  - by move=> n; exact/EFin_measurable_fun/measurable_funTS.
+  - by move=> n x _; rewrite lee_fin.
+  - by move=> x _ a b /ndg_ /lefP; rewrite lee_fin.
+transitivity (lim (fun n => \int[mu]_(x in A) ((g_ n x)%:E * (f x)%:E))).
+  by congr (lim _); apply/funext => n; rewrite integral_density_nnsfun.
+rewrite -monotone_convergence//=.
+- apply: eq_integral => x /[!inE] xA; apply/cvg_lim => //.
+  by apply: cvgeMr => //; exact: g_g.
+- move=> n; apply: emeasurable_funM.
+    exact/EFin_measurable_fun/measurable_funTS.
+  exact/EFin_measurable_fun/measurable_funTS.
+- by move=> n x _; rewrite mule_ge0// lee_fin.
+- move=> x _ a b /ndg_ /lefP ab; rewrite lee_wpmul2r ?lee_fin//.
+Qed.
 
 End density_measure.
