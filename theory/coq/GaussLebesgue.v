@@ -119,4 +119,26 @@ case: ifPn => // _; rewrite -!EFinB; congr EFin.
 by rewrite opprK addrC.
 Qed.
 
+
+Lemma lebesgue_shift_integrable (c : R) (f : R -> R) :
+  leb.-integrable setT (EFin \o f) ->
+  leb.-integrable setT (EFin \o (fun x => f (x + c)%R)) /\
+  \int[leb]_x (f (x + c)%R)%:E = \int[leb]_x (f x)%:E.
+Proof.
+move=> [mf fi].
+have mfc : measurable_fun (setT : set gitvs) (EFin \o (fun x => f (x + c)%R)).
+  exact: (measurable_fun_comp mf (measurable_fun_addc c)).
+have mabs : measurable_fun (setT : set real_realType) (fun x => `|(f x)%:E|).
+  exact: (measurable_fun_comp (@measurable_fun_abse _ setT) mf).
+have mpos : measurable_fun (setT : set real_realType) (EFin \o f)^\+.
+  exact: emeasurable_fun_funepos.
+have mneg : measurable_fun (setT : set real_realType) (EFin \o f)^\-.
+  exact: emeasurable_fun_funeneg.
+split; first split => //.
+  by rewrite (@lebesgue_shift c (fun x => `|(f x)%:E|)).
+rewrite integralE [RHS]integralE; congr (_ - _).
+  exact: (@lebesgue_shift c (EFin \o f)^\+ mpos (fun x => funepos_ge0 _ x)).
+exact: (@lebesgue_shift c (EFin \o f)^\- mneg (fun x => funeneg_ge0 _ x)).
+Qed.
+
 End invariance.
