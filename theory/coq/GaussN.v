@@ -1,0 +1,241 @@
+(* Product laws of n independent real coordinates, their likelihood ratios,
+   and Proposition 2 for the paper's Gaussian channel (App. C, "Proof of
+   Proposition 2"), generic in a 1-D family G of probability measures on R
+   whose pairwise densities are dG_nu/dG_mu = exp(-ell mu nu) with
+   E_{G mu}[ell mu nu] = c mu nu.
+   Contents:
+   - Marginals: for probability measures P1, P2 the integral of f(x.1)
+     (resp. f(x.2)) under the product P1 x P2 is the integral of f under P1
+     (resp. P2), and integrability transfers.
+   - TwoFactor: if dQ1/dP1 = exp(-L1) and dQ2/dP2 = exp(-L2) then
+     d(Q1 x Q2)/d(P1 x P2) = exp(-(L1 x.1 + L2 x.2)) and
+     E[L1 x.1 + L2 x.2] = E[L1] + E[L2] (Lsum_int, Lsum_meas, Lsum_dens,
+     Lsum_mean): the density measure (Density.v) agrees with Q1 x Q2 on
+     rectangles (Tonelli), hence everywhere (product_measure_unique).
+   Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
+
+From Coq Require Import Reals Lra.
+From mathcomp Require Import all_ssreflect all_algebra finmap.
+From mathcomp Require Import boolp classical_sets functions cardinality mathcomp_extra.
+From mathcomp Require Import reals ereal signed topology normedtype sequences esum measure lebesgue_measure lebesgue_integral numfun Rstruct.
+From VistaLab Require Import Entropy GeneralObs Prop2 MeasObs Density.
+
+Set Implicit Arguments.
+Unset Strict Implicit.
+Unset Printing Implicit Defensive.
+Import Order.TTheory GRing.Theory Num.Theory.
+
+Local Open Scope classical_set_scope.
+Local Open Scope ring_scope.
+
+Lemma prob_sigma_finite d (T : measurableType d)
+  (P : {measure set T -> \bar real_realType}) : P setT = 1%E -> sigma_finite setT P.
+Proof.
+move=> P1; exists (fun _ => setT).
+  by apply/seteqP; split => [x _|x _ //]; exists 0%N.
+by move=> _; split; [exact: measurableT | rewrite P1 ltry].
+Qed.
+
+Section Marginals.
+Local Open Scope ereal_scope.
+Context d1 d2 (T1 : measurableType d1) (T2 : measurableType d2).
+Variables (P1 : {measure set T1 -> \bar real_realType}) (P2 : {measure set T2 -> \bar real_realType}).
+Hypotheses (P11 : P1 setT = 1) (P21 : P2 setT = 1).
+Let sP1 := prob_sigma_finite P11.
+Let sP2 := prob_sigma_finite P21.
+Let P := product_measure1 P1 sP2.
+
+Lemma measurable_fst : measurable_fun setT (@fst T1 T2).
+Proof. exact: ((prod_measurable_funP (@id (T1 * T2))).1 (@measurable_fun_id _ _ setT)).1. Qed.
+
+Lemma measurable_snd : measurable_fun setT (@snd T1 T2).
+Proof. exact: ((prod_measurable_funP (@id (T1 * T2))).1 (@measurable_fun_id _ _ setT)).2. Qed.
+
+Lemma ge0_integral_fst (f : T1 -> \bar real_realType) :
+  measurable_fun setT f -> (forall x, 0 <= f x) ->
+  \int[P]_z f z.1 = \int[P1]_x f x.
+Proof using P11 P21.
+move=> mf f0.
+rewrite (fubini_tonelli1 sP2 (fun z => f z.1)) //; last first.
+  exact: measurable_fun_comp mf measurable_fst.
+apply: eq_integral => x _; rewrite /fubini_F.
+by rewrite (integral_cst P2 measurableT (f x)) P21 mule1.
+Qed.
+
+Lemma ge0_integral_snd (f : T2 -> \bar real_realType) :
+  measurable_fun setT f -> (forall x, 0 <= f x) ->
+  \int[P]_z f z.2 = \int[P2]_x f x.
+Proof using P11 P21.
+move=> mf f0.
+rewrite (fubini_tonelli2 sP1 sP2 (fun z => f z.2)) //; last first.
+  exact: measurable_fun_comp mf measurable_snd.
+apply: eq_integral => x _; rewrite /fubini_G.
+by rewrite (integral_cst P1 measurableT (f x)) P11 mule1.
+Qed.
+
+Lemma integral_fst (f : T1 -> \bar real_realType) :
+  measurable_fun setT f -> \int[P]_z f z.1 = \int[P1]_x f x.
+Proof using P11 P21.
+move=> mf; rewrite [LHS]integralE [RHS]integralE.
+rewrite -(ge0_integral_fst (f := f^\+)) //; last exact: emeasurable_fun_funepos.
+by rewrite -(ge0_integral_fst (f := f^\-)) //; exact: emeasurable_fun_funeneg.
+Qed.
+
+Lemma integral_snd (f : T2 -> \bar real_realType) :
+  measurable_fun setT f -> \int[P]_z f z.2 = \int[P2]_x f x.
+Proof using P11 P21.
+move=> mf; rewrite [LHS]integralE [RHS]integralE.
+rewrite -(ge0_integral_snd (f := f^\+)) //; last exact: emeasurable_fun_funepos.
+by rewrite -(ge0_integral_snd (f := f^\-)) //; exact: emeasurable_fun_funeneg.
+Qed.
+
+Lemma integrable_fst (f : T1 -> \bar real_realType) :
+  P1.-integrable setT f -> P.-integrable setT (fun z => f z.1).
+Proof using P11 P21.
+move=> [mf fi]; split; first exact: measurable_fun_comp mf measurable_fst.
+have := ge0_integral_fst (f := abse \o f).
+rewrite /= => ->; [exact: fi | | by move=> x; exact: abse_ge0].
+exact: measurable_fun_comp (@measurable_fun_abse _ setT) mf.
+Qed.
+
+Lemma integrable_snd (f : T2 -> \bar real_realType) :
+  P2.-integrable setT f -> P.-integrable setT (fun z => f z.2).
+Proof using P11 P21.
+move=> [mf fi]; split; first exact: measurable_fun_comp mf measurable_snd.
+have := ge0_integral_snd (f := abse \o f).
+rewrite /= => ->; [exact: fi | | by move=> x; exact: abse_ge0].
+exact: measurable_fun_comp (@measurable_fun_abse _ setT) mf.
+Qed.
+
+End Marginals.
+
+Lemma exp_negD (a b : R) : exp (- (Rplus a b)) = Rmult (exp (- a)) (exp (- b)).
+Proof. by rewrite -exp_plus; congr exp; exact: Ropp_plus_distr. Qed.
+
+Section TwoFactor.
+Local Open Scope ereal_scope.
+Context d1 d2 (T1 : measurableType d1) (T2 : measurableType d2).
+Variables (P1 Q1 : {measure set T1 -> \bar real_realType})
+  (P2 Q2 : {measure set T2 -> \bar real_realType}).
+Hypotheses (P11 : P1 setT = 1) (Q11 : Q1 setT = 1) (P21 : P2 setT = 1) (Q21 : Q2 setT = 1).
+Variables (L1 : T1 -> R) (L2 : T2 -> R).
+Hypotheses (iL1 : P1.-integrable setT (EFin \o L1)) (iL2 : P2.-integrable setT (EFin \o L2)).
+Hypotheses (mE1 : measurable_fun setT (fun x => exp (- L1 x) : real_realType))
+  (mE2 : measurable_fun setT (fun x => exp (- L2 x) : real_realType)).
+Hypotheses (dQ1 : forall A, measurable A -> Q1 A = \int[P1]_(x in A) (exp (- L1 x))%:E)
+  (dQ2 : forall A, measurable A -> Q2 A = \int[P2]_(x in A) (exp (- L2 x))%:E).
+
+Let sP1 := prob_sigma_finite P11.
+Let sP2 := prob_sigma_finite P21.
+Let sQ1 := prob_sigma_finite Q11.
+Let sQ2 := prob_sigma_finite Q21.
+Let P := product_measure1 P1 sP2.
+Let Q := product_measure1 Q1 sQ2.
+
+Definition Lsum (z : T1 * T2) : R := Rplus (L1 z.1) (L2 z.2).
+
+Lemma Lsum_exp z : exp (- Lsum z) = Rmult (exp (- L1 z.1)) (exp (- L2 z.2)).
+Proof. exact: exp_negD. Qed.
+
+Lemma Lsum_meas : measurable_fun setT (fun z => exp (- Lsum z) : real_realType).
+Proof.
+rewrite (_ : (fun z => _) = ((fun z : T1 * T2 => exp (- L1 z.1) : real_realType)
+   \* (fun z : T1 * T2 => exp (- L2 z.2) : real_realType))%R).
+  apply: measurable_funM.
+    exact: measurable_fun_comp mE1 (@measurable_fst _ _ T1 T2).
+  exact: measurable_fun_comp mE2 (@measurable_snd _ _ T1 T2).
+by apply/funext => z; rewrite Lsum_exp.
+Qed.
+
+Lemma Lsum_int : P.-integrable setT (EFin \o Lsum).
+Proof.
+apply: (eq_integrable _ (fun z => (L1 z.1)%:E + (L2 z.2)%:E)) => //.
+apply: integrableD => //.
+  exact: (integrable_fst P11 P21 iL1).
+exact: (integrable_snd P11 P21 iL2).
+Qed.
+
+Lemma Lsum_mean :
+  \int[P]_z (Lsum z)%:E = \int[P1]_x (L1 x)%:E + \int[P2]_y (L2 y)%:E.
+Proof.
+rewrite (eq_integral (fun z => (L1 z.1)%:E + (L2 z.2)%:E)) //.
+rewrite integralD //.
+- rewrite (integral_fst P11 P21 (f := EFin \o L1)); last by case: iL1.
+  by rewrite (integral_snd P11 P21 (f := EFin \o L2)) //; case: iL2.
+- exact: (integrable_fst P11 P21 iL1).
+- exact: (integrable_snd P11 P21 iL2).
+Qed.
+
+Lemma factor_int d (T : measurableType d) (M N : {measure set T -> \bar real_realType})
+  (Lf : T -> R) (A : set T) :
+  measurable A -> measurable_fun setT (fun x => exp (- Lf x) : real_realType) ->
+  (forall A, measurable A -> N A = \int[M]_(x in A) (exp (- Lf x))%:E) ->
+  \int[M]_x (exp (- Lf x) * \1_A x)%:E = N A.
+Proof.
+move=> mA mf dN; rewrite dN // -[in RHS](setTI A) integral_setI_indic //.
+Qed.
+
+Section Rect.
+Variable D : {measure set (T1 * T2)%type -> \bar real_realType}.
+Hypothesis DE : forall A, measurable A -> D A = \int[P]_(z in A) (exp (- Lsum z))%:E.
+
+Lemma D_rect (A1 : set T1) (A2 : set T2) : measurable A1 -> measurable A2 ->
+  D (A1 `*` A2) = Q1 A1 * Q2 A2.
+Proof.
+move=> mA1 mA2.
+pose h1 := ((fun x => exp (- L1 x) : real_realType) \* \1_A1)%R.
+pose h2 := ((fun y => exp (- L2 y) : real_realType) \* \1_A2)%R.
+have mh1 : measurable_fun setT h1.
+  by apply: measurable_funM => //; exact: measurable_fun_indic.
+have mh2 : measurable_fun setT h2.
+  by apply: measurable_funM => //; exact: measurable_fun_indic.
+have h10 x : 0 <= (h1 x)%:E.
+  by rewrite lee_fin; apply: mulr_ge0 => //; apply/RleP; left; exact: exp_pos.
+have h20 y : 0 <= (h2 y)%:E.
+  by rewrite lee_fin; apply: mulr_ge0 => //; apply/RleP; left; exact: exp_pos.
+have mA : measurable (A1 `*` A2) by exact: measurableM.
+rewrite DE // -[in LHS](setTI (A1 `*` A2)) integral_setI_indic //.
+rewrite (eq_integral (fun z => (h1 z.1)%:E * (h2 z.2)%:E)); last first.
+  move=> z _; rewrite Lsum_exp -!EFinM; congr (_%:E).
+  rewrite /h1 /h2; case: z => x y /=; rewrite !indicE.
+  have -> : ((x, y) \in A1 `*` A2) = (x \in A1) && (y \in A2).
+    by apply/idP/andP; rewrite !inE => -[].
+  by case: (x \in A1); case: (y \in A2); rewrite /= ?mulr1 ?mulr0 ?mul0r ?mulr0.
+rewrite (fubini_tonelli1 sP2 (fun z => (h1 z.1)%:E * (h2 z.2)%:E)) //; last 2 first.
+- apply/EFin_measurable_fun; rewrite (_ : (fun _ => _) = ((h1 \o fst) \* (h2 \o snd))%R) //.
+    apply: measurable_funM.
+      exact: measurable_fun_comp mh1 (@measurable_fst _ _ T1 T2).
+    exact: measurable_fun_comp mh2 (@measurable_snd _ _ T1 T2).
+- by move=> z; apply: mule_ge0.
+rewrite /fubini_F /=.
+rewrite (eq_integral (fun x => (h1 x)%:E * \int[P2]_y (h2 y)%:E)); last first.
+  move=> x _; rewrite ge0_integralM //.
+  exact/EFin_measurable_fun.
+rewrite (eq_integral (fun x => (\int[P2]_y (h2 y)%:E) * (h1 x)%:E)); last first.
+  by move=> x _; rewrite muleC.
+rewrite ge0_integralM //; last 2 first.
+- exact/EFin_measurable_fun.
+- by apply: integral_ge0 => y _.
+rewrite muleC; congr (_ * _).
+- exact: (factor_int mA1 mE1 dQ1).
+- exact: (factor_int mA2 mE2 dQ2).
+Qed.
+
+Lemma Lsum_dens_gen A : measurable A -> Q A = \int[P]_(z in A) (exp (- Lsum z))%:E.
+Proof.
+move=> mA; rewrite -DE //.
+apply: (product_measure_unique sQ1 sQ2 (m' := D)) => // A1 A2 mA1 mA2.
+exact: D_rect.
+Qed.
+End Rect.
+
+Lemma Lsum_exp_ge0 z : (0 <= exp (- Lsum z))%R.
+Proof. by apply/RleP; left; exact: exp_pos. Qed.
+
+Lemma Lsum_dens A : measurable A -> Q A = \int[P]_(z in A) (exp (- Lsum z))%:E.
+Proof.
+apply: (Lsum_dens_gen (D := density_meas P Lsum_meas Lsum_exp_ge0)).
+by [].
+Qed.
+
+End TwoFactor.
