@@ -148,4 +148,60 @@ rewrite -monotone_convergence//=.
 - move=> x _ a b /ndg_ /lefP ab; rewrite lee_wpmul2r ?lee_fin//.
 Qed.
 
+Let funepos_density (g : T -> R) x :
+  (fun x => (g x * f x)%:E)^\+ x = (fun x => (g x)%:E)^\+ x * (f x)%:E.
+Proof.
+rewrite /funepos /=; have [g0|g0] := leP 0%R (g x).
+  by rewrite !max_l// ?lee_fin ?mulr_ge0// EFinM.
+rewrite !max_r ?mul0e// lee_fin; [exact: ltW|exact: mulr_le0_ge0 (ltW g0) (f0 x)].
+Qed.
+
+Let funeneg_density (g : T -> R) x :
+  (fun x => (g x * f x)%:E)^\- x = (fun x => (g x)%:E)^\- x * (f x)%:E.
+Proof.
+rewrite /funeneg /=; have [g0|g0] := leP 0%R (g x).
+  by rewrite !max_r ?mul0e// lee_fin oppr_le0// mulr_ge0.
+rewrite !max_l.
+- by rewrite -EFinM mulNr.
+- by rewrite lee_fin oppr_ge0; exact: ltW.
+- by rewrite lee_fin oppr_ge0; exact: mulr_le0_ge0 (ltW g0) (f0 x).
+Qed.
+
+Lemma integral_density_real (g : T -> R) (A : set T) : measurable A ->
+  measurable_fun setT (g : T -> real_realType) ->
+  \int[dm]_(x in A) (g x)%:E = \int[mu]_(x in A) (g x * f x)%:E.
+Proof.
+move=> mA mg; have mEg : measurable_fun setT (fun x => (g x)%:E).
+  exact/EFin_measurable_fun.
+rewrite [LHS]integralE [RHS]integralE.
+rewrite (integral_density mA (emeasurable_fun_funepos mEg) (funepos_ge0 _)).
+rewrite (integral_density mA (emeasurable_fun_funeneg mEg) (funeneg_ge0 _)).
+by congr (_ - _); apply: eq_integral => x _;
+  rewrite ?funepos_density ?funeneg_density.
+Qed.
+
+Lemma integrable_density (g : T -> R) :
+  measurable_fun setT (g : T -> real_realType) ->
+  dm.-integrable setT (EFin \o g) <-> mu.-integrable setT (fun x => (g x * f x)%:E).
+Proof.
+move=> mg.
+have mEg : measurable_fun setT (EFin \o g) by exact/EFin_measurable_fun.
+have mgf : measurable_fun setT (fun x => (g x * f x)%:E).
+  by apply/EFin_measurable_fun; exact: measurable_funM.
+rewrite /integrable.
+rewrite (_ : \int[_]_x `|(EFin \o g) x| = \int[mu]_x `|(g x * f x)%:E|).
+  by split=> -[_ h]; split.
+have mab : measurable_fun setT (fun x => `|(EFin \o g) x|).
+  exact: measurable_fun_comp.
+rewrite (integral_density measurableT mab (fun x => abse_ge0 _)).
+apply: eq_integral => x _ /=.
+by rewrite normrM (@ger0_norm _ (f x)) ?EFinM.
+Qed.
+
+Lemma integral_density_fin (g : T -> R) :
+  measurable_fun setT (g : T -> real_realType) ->
+  mu.-integrable setT (fun x => (g x * f x)%:E) ->
+  \int[dm]_x (g x)%:E = \int[mu]_x (g x * f x)%:E.
+Proof. by move=> mg _; exact: integral_density_real. Qed.
+
 End density_measure.
