@@ -12,6 +12,16 @@
      E[L1 x.1 + L2 x.2] = E[L1] + E[L2] (Lsum_int, Lsum_meas, Lsum_dens,
      Lsum_mean): the density measure (Density.v) agrees with Q1 x Q2 on
      rectangles (Tonelli), hence everywhere (product_measure_unique).
+   - Rn m: the space of m.+1 coordinates in a measurable space T0 (the
+     real line for the paper), built as iterated products
+     (..(T0 * T0) * ..) * T0; coordn m i its i-th coordinate (measurable).
+   - gprod m mu: the product law of independent coordinates with laws
+     G (mu 0), ..., G (mu m) (iterated product_measure1); gprod_prob,
+     gprod_indep (the law of a measurable rectangle is the product of the
+     marginal laws).
+   - Lam_props: by induction on m, for Lam(x) = sum_i ell (mu i) (nu i) x_i,
+     gprod m nu has density exp(-Lam) with respect to gprod m mu, Lam is
+     integrable and its mean is sum_i c (mu i) (nu i).
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
 From Coq Require Import Reals Lra.
@@ -239,3 +249,125 @@ by [].
 Qed.
 
 End TwoFactor.
+
+Section Rn.
+Context d0 (T0 : measurableType d0).
+
+Fixpoint RnT (m : nat) : {d : measure_display & measurableType d} :=
+  match m with
+  | 0 => existT _ _ T0
+  | m'.+1 => existT _ _ [the measurableType _ of (projT2 (RnT m') * T0)%type]
+  end.
+Definition Rn m : measurableType (projT1 (RnT m)) := projT2 (RnT m).
+
+Fixpoint coordn (m : nat) : nat -> Rn m -> T0 :=
+  match m return nat -> Rn m -> T0 with
+  | 0 => fun _ x => x
+  | m'.+1 => fun i x => if i == m'.+1 then x.2 else @coordn m' i x.1
+  end.
+Arguments coordn : clear implicits.
+
+Definition coord m (i : 'I_m.+1) : Rn m -> T0 := coordn m i.
+
+Lemma measurable_coordn m i : measurable_fun setT (coordn m i).
+Proof.
+elim: m => [|m IH] /=; first exact: measurable_fun_id.
+case: (i == m.+1); first exact: (@measurable_snd _ _ (Rn m) T0).
+exact: measurable_fun_comp IH (@measurable_fst _ _ (Rn m) T0).
+Qed.
+
+Lemma measurable_coord m (i : 'I_m.+1) : measurable_fun setT (coord i).
+Proof. exact: measurable_coordn. Qed.
+
+Lemma coordn_lt m i (x : Rn m.+1) : (i < m.+1)%N -> coordn m.+1 i x = coordn m i x.1.
+Proof. by move=> im /=; rewrite ltn_eqF. Qed.
+
+Lemma coordn_last m (x : Rn m.+1) : coordn m.+1 m.+1 x = x.2.
+Proof. by rewrite /= eqxx. Qed.
+
+Lemma measurable_rect m (A : nat -> set T0) : (forall i, measurable (A i)) ->
+  measurable (\bigcap_(i < m.+1) coordn m i @^-1` A i).
+Proof.
+move=> mA; apply: bigcap_measurable => k _.
+by rewrite -[X in measurable X]setTI; exact: measurable_coordn.
+Qed.
+
+Lemma rectS m (A : nat -> set T0) :
+  \bigcap_(i < m.+2) coordn m.+1 i @^-1` A i
+  = (\bigcap_(i < m.+1) coordn m i @^-1` A i) `*` A m.+1.
+Proof.
+apply/seteqP; split => [x Ax | x [Ax1 Ax2] i /= im].
+  split; last by have := Ax m.+1 (ltnSn _); rewrite /preimage /= eqxx.
+  by move=> i /= im; have := Ax i (ltnW im); rewrite /preimage /= ltn_eqF.
+rewrite /preimage /=; case: ifPn => [/eqP -> //|ne].
+by apply: Ax1; rewrite /= ltnS leq_eqVlt (negbTE ne) in im.
+Qed.
+
+Section Family.
+Variable G : R -> {measure set T0 -> \bar real_realType}.
+Hypothesis G1 : forall mu, G mu setT = 1%E.
+
+Fixpoint gprod (m : nat) : forall (mu : nat -> R), {measure set Rn m -> \bar real_realType} :=
+  match m return forall mu : nat -> R, {measure set Rn m -> \bar real_realType} with
+  | 0 => fun mu => G (mu 0%N)
+  | m'.+1 => fun mu => [the measure _ _ of
+      product_measure1 (@gprod m' mu) (prob_sigma_finite (G1 (mu m'.+1)))]
+  end.
+
+Lemma gprod_prob m mu : gprod m mu setT = 1%E.
+Proof.
+elim: m mu => [|m IH] mu /=; first exact: G1.
+rewrite -setMTT product_measure1E // G1 mule1; exact: IH.
+Qed.
+
+Lemma gprod_indep m mu (A : nat -> set T0) : (forall i, measurable (A i)) ->
+  gprod m mu (\bigcap_(i < m.+1) coordn m i @^-1` A i)
+  = \big[*%E/1%E]_(i < m.+1) G (mu i) (A i).
+Proof.
+move=> mA; elim: m mu => [|m IH] mu.
+  rewrite big_ord1 /=; congr (G _ _); apply/seteqP; split => [x /(_ 0%N) | x Ax i].
+    by apply.
+  by rewrite /= ltnS leqn0 => /eqP ->.
+rewrite rectS /= product_measure1E //; last exact: measurable_rect.
+by rewrite big_ord_recr /=; congr (_ * _)%E; exact: IH.
+Qed.
+
+Variable ell : R -> R -> T0 -> R.
+Variable c : R -> R -> R.
+Hypotheses
+  (Gch : forall mu nu A, measurable A ->
+     (G nu A = \int[G mu]_(x in A) (exp (- ell mu nu x))%:E)%E)
+  (Gint : forall mu nu, (G mu).-integrable setT (EFin \o ell mu nu))
+  (Gmeas : forall mu nu, measurable_fun setT (fun x => exp (- ell mu nu x) : real_realType))
+  (Gmean : forall mu nu, (\int[G mu]_x (ell mu nu x)%:E = (c mu nu)%:E)%E).
+
+Definition Lam m (mu nu : nat -> R) (x : Rn m) : R :=
+  \sum_(i < m.+1) ell (mu i) (nu i) (coordn m i x).
+Arguments Lam : clear implicits.
+
+Lemma LamS m mu nu : Lam m.+1 mu nu = Lsum (Lam m mu nu) (ell (mu m.+1) (nu m.+1)).
+Proof.
+apply/funext => x; rewrite /Lam /Lsum big_ord_recr /= eqxx RplusE; congr (_ + _).
+by apply: eq_bigr => i _; rewrite ltn_eqF.
+Qed.
+
+Lemma Lam0 mu nu : Lam 0 mu nu = ell (mu 0%N) (nu 0%N).
+Proof. by apply/funext => x; rewrite /Lam big_ord1. Qed.
+
+Lemma Lam_props m mu nu : ([/\ (gprod m mu).-integrable setT (EFin \o Lam m mu nu),
+      measurable_fun setT (fun x => exp (- Lam m mu nu x) : real_realType),
+      (forall A, measurable A ->
+         gprod m nu A = \int[gprod m mu]_(x in A) (exp (- Lam m mu nu x))%:E) &
+      \int[gprod m mu]_x (Lam m mu nu x)%:E = (\sum_(i < m.+1) c (mu i) (nu i))%:E])%E.
+Proof.
+elim: m => [|m [IHa IHb IHc IHd]].
+  rewrite Lam0 big_ord1; split; [exact: Gint | exact: Gmeas | exact: Gch | exact: Gmean].
+rewrite LamS big_ord_recr EFinD; split.
+- exact: (Lsum_int (gprod_prob m mu) (G1 _) IHa (Gint _ _)).
+- exact: (Lsum_meas IHb (Gmeas _ _)).
+- exact: (Lsum_dens (gprod_prob m nu) (G1 _) (G1 _) IHb (Gmeas _ _) IHc (Gch _ _)).
+- by rewrite (Lsum_mean (gprod_prob m mu) (G1 _) IHa (Gint _ _)) IHd Gmean.
+Qed.
+
+End Family.
+End Rn.
