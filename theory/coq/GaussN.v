@@ -22,6 +22,15 @@
    - Lam_props: by induction on m, for Lam(x) = sum_i ell (mu i) (nu i) x_i,
      gprod m nu has density exp(-Lam) with respect to gprod m mu, Lam is
      integrable and its mean is sum_i c (mu i) (nu i).
+   - Channel (paper App. C): given J* = j the n coordinates are independent,
+     W_j ~ G (ln L), W_i ~ G (ln l) for i <> j (chan j); with
+     E_{G mu}[ell mu nu] = (mu - nu)^2 / (2 sigma^2) (gauss_cost) the pairwise
+     log-likelihood ratio has mean 2 (ln L - ln l)^2 / (2 sigma^2)
+     = (ln kappa)^2 / sigma^2, kappa = L / l (chan_llr_mean), so
+     prop2_meas_tight (MeasObs.v) gives prop2_gaussian_generic:
+     I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits, and
+     prop2_gaussian_generic_loose: <= (log2 kappa)^2 ln 2 / sigma^2.
+     Only 0 < l and 0 < L are used (not l <= L).
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
 From Coq Require Import Reals Lra.
@@ -371,3 +380,100 @@ Qed.
 
 End Family.
 End Rn.
+
+Definition gauss_cost (sigma a b : R) : R :=
+  Rdiv (Rmult (Rminus a b) (Rminus a b)) (Rmult 2 (Rmult sigma sigma)).
+
+Section Channel.
+Context d0 (T0 : measurableType d0).
+Variable G : R -> {measure set T0 -> \bar real_realType}.
+Hypothesis G1 : forall mu, G mu setT = 1%E.
+Variables (ell : R -> R -> T0 -> R) (sigma : R).
+Hypotheses
+  (Gch : forall mu nu A, measurable A ->
+     (G nu A = \int[G mu]_(x in A) (exp (- ell mu nu x))%:E)%E)
+  (Gint : forall mu nu, (G mu).-integrable setT (EFin \o ell mu nu))
+  (Gmeas : forall mu nu, measurable_fun setT (fun x => exp (- ell mu nu x) : real_realType))
+  (Gmean : forall mu nu, (\int[G mu]_x (ell mu nu x)%:E = (gauss_cost sigma mu nu)%:E)%E).
+Hypothesis s0 : Rlt 0 sigma.
+Variables (n : nat) (L l : R).
+Hypotheses (n0 : (0 < n)%N) (l0 : Rlt 0 l) (L0 : Rlt 0 L).
+
+(* Given J* = j: W_j ~ G (ln L), W_i ~ G (ln l) for i <> j, independent. *)
+Definition chan_means (j : 'I_n) (i : nat) : R := if i == j then ln L else ln l.
+Definition chan (j : 'I_n) := gprod G1 n.-1 (chan_means j).
+Definition chan_llr (j k : 'I_n) := @Lam _ _ ell n.-1 (chan_means j) (chan_means k).
+
+Lemma chan_prob j : chan j setT = 1%E.
+Proof. exact: gprod_prob. Qed.
+
+Let props j k := Lam_props G1 Gch Gint Gmeas Gmean n.-1 (chan_means j) (chan_means k).
+
+Lemma chan_llr_integrable j k : (chan j).-integrable setT (EFin \o chan_llr j k).
+Proof. by case: (props j k). Qed.
+
+Lemma chan_llr_measurable j k :
+  measurable_fun setT (fun x => exp (- chan_llr j k x) : real_realType).
+Proof. by case: (props j k). Qed.
+
+Lemma chan_change j k A : measurable A ->
+  (chan k A = \int[chan j]_(x in A) (exp (- chan_llr j k x))%:E)%E.
+Proof. by case: (props j k) => _ _ h _; exact: h. Qed.
+
+Lemma chan_llr_mean j k : j != k ->
+  fine (\int[chan j]_x (chan_llr j k x)%:E)%E
+  = Rdiv (pow (ln (Rdiv L l)) 2) (pow sigma 2).
+Proof.
+move=> ne; case: (props j k) => _ _ _ ->; rewrite /=.
+set a := gauss_cost sigma (ln L) (ln l).
+have nn : n.-1.+1 = n by rewrite prednK.
+have e i : gauss_cost sigma (chan_means j i) (chan_means k i)
+         = (if i == j then a else 0) + (if i == k then a else 0).
+  rewrite /chan_means /a /gauss_cost.
+  have [->|nj] := eqVneq i j.
+    have -> : (j == k :> nat) = false by apply/negbTE; rewrite eqE /= in ne.
+    by rewrite addr0.
+  rewrite add0r; case: eqP => _; last first.
+    by rewrite Rminus_diag_eq // Rmult_0_l /Rdiv Rmult_0_l.
+  by congr Rdiv; ring.
+under eq_bigr do rewrite e.
+have jN : (j < n.-1.+1)%N by rewrite nn ltn_ord.
+have kN : (k < n.-1.+1)%N by rewrite nn ltn_ord.
+rewrite big_split /= -!big_mkcond /= (big_pred1 (Ordinal jN)) // (big_pred1 (Ordinal kN)) //.
+rewrite ln_div' //.
+have s2 : sigma <> IZR 0 by apply: Rgt_not_eq; exact: s0.
+change (Rplus a a = Rdiv (pow (Rminus (ln L) (ln l)) 2) (pow sigma 2)).
+by rewrite /a /gauss_cost; field.
+Qed.
+
+(* Proposition 2 (App. C) for the channel built from G: no premise on
+   divergences; the bound is (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+Theorem prop2_gaussian_generic :
+  Rle (MIobs (meas_obs chan_prob n0))
+      (Rmult (Rminus 1 (Rinv (INR n)))
+             (Rmult (Rdiv (pow (log2 (Rdiv L l)) 2) (pow sigma 2)) (ln 2))).
+Proof.
+apply: (prop2_meas_tight chan_prob n0 chan_llr_integrable chan_llr_measurable chan_change s0).
+move=> j k ne; rewrite chan_llr_mean; first exact: Rle_refl.
+by apply/eqP.
+Qed.
+
+(* The paper's form: I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+Corollary prop2_gaussian_generic_loose :
+  Rle (MIobs (meas_obs chan_prob n0))
+      (Rmult (Rdiv (pow (log2 (Rdiv L l)) 2) (pow sigma 2)) (ln 2)).
+Proof.
+apply: Rle_trans prop2_gaussian_generic _.
+set b := Rmult (Rdiv _ _) _.
+have b0 : Rle (IZR 0) b.
+  apply: Rmult_le_pos; last by left; exact: ln2_pos.
+  apply: Rmult_le_pos; first exact: pow2_ge_0.
+  by left; apply: Rinv_0_lt_compat; apply: pow_lt; exact: s0.
+have nR : Rlt (IZR 0) (Rinv (INR n)).
+  by apply: Rinv_0_lt_compat; apply: lt_0_INR; apply/ssrnat.ltP.
+rewrite -[X in Rle _ X]Rmult_1_l; apply: Rmult_le_compat_r => //.
+rewrite /Rminus; rewrite -[X in Rle _ X]Rplus_0_r; apply: Rplus_le_compat_l.
+by left; apply: Ropp_lt_gt_0_contravar.
+Qed.
+
+End Channel.
