@@ -18,7 +18,7 @@
    - gprod m mu: the product law of independent coordinates with laws
      G (mu 0), ..., G (mu m) (iterated product_measure1); gprod_prob,
      gprod_indep (the law of a measurable rectangle is the product of the
-     marginal laws).
+     marginal laws), gprod_marginal (coordinate i has law G (mu i)).
    - Lam_props: by induction on m, for Lam(x) = sum_i ell (mu i) (nu i) x_i,
      gprod m nu has density exp(-Lam) with respect to gprod m mu, Lam is
      integrable and its mean is sum_i c (mu i) (nu i).
@@ -380,6 +380,29 @@ Qed.
 
 End Family.
 End Rn.
+
+Section Marginal.
+Context d0 (T0 : measurableType d0).
+Variable G : R -> {measure set T0 -> \bar real_realType}.
+Hypothesis G1 : forall mu, G mu setT = 1%E.
+
+(* Coordinate i of gprod m mu has law G (mu i). *)
+Lemma gprod_marginal m mu i (B : set T0) : (i <= m)%N -> measurable B ->
+  gprod G1 m mu (@coordn _ _ m i @^-1` B) = G (mu i) B.
+Proof.
+move=> im mB; pose A k := if k == i then B else setT.
+have mA k : measurable (A k) by rewrite /A; case: ifP.
+have -> : @coordn _ _ m i @^-1` B = \bigcap_(k < m.+1) @coordn _ _ m k @^-1` A k.
+  apply/seteqP; split => [x Bx k _ | x Ax].
+    by rewrite /A /preimage /=; case: eqP => [->|].
+  by have := Ax i im; rewrite /A /preimage /= eqxx.
+rewrite gprod_indep // (bigD1 (Ordinal (im : (i < m.+1)%N))) //= /A eqxx big1 ?mule1 //.
+move=> k ne; have -> : (k == i :> nat) = false.
+  by apply/negbTE; apply: contra ne => /eqP e; apply/eqP/val_inj.
+exact: G1.
+Qed.
+
+End Marginal.
 
 Definition gauss_cost (sigma a b : R) : R :=
   Rdiv (Rmult (Rminus a b) (Rminus a b)) (Rmult 2 (Rmult sigma sigma)).
