@@ -407,6 +407,16 @@ End Marginal.
 Definition gauss_cost (sigma a b : R) : R :=
   Rdiv (Rmult (Rminus a b) (Rminus a b)) (Rmult 2 (Rmult sigma sigma)).
 
+(* The same cost in ring notation (as GaussMeasure.v states the mean). *)
+Lemma gauss_costE (sigma a b : R) : sigma != 0 ->
+  gauss_cost sigma a b = (a - b) * (a - b) / (2 * (sigma * sigma)).
+Proof.
+move=> s0; rewrite /gauss_cost RdivE //.
+apply/negP => /eqP h; move/eqP: s0; apply.
+change (Rmult 2 (Rmult sigma sigma) = IZR 0) in h.
+change (sigma = IZR 0); nra.
+Qed.
+
 Section Channel.
 Context d0 (T0 : measurableType d0).
 Variable G : R -> {measure set T0 -> \bar real_realType}.
