@@ -382,3 +382,86 @@ by split.
 Qed.
 
 End integrals.
+
+(* ------------------------------------------------------------------ *)
+(* (4) The first moment: |x| kernel is integrable, x kernel integrates to 0. *)
+
+Section moments.
+Variable sigma : R.
+Hypothesis s0 : 0 < sigma.
+Local Open Scope ereal_scope.
+
+Let mK s : measurable_fun setT (fun x : real_realType => (gauss_kernel s x)%:E).
+Proof. by apply/EFin_measurable_fun; exact: measurable_gauss_kernel. Qed.
+
+Let K_ge0 s x : (0 <= gauss_kernel s x)%R.
+Proof. exact/ltW/gauss_kernel_gt0. Qed.
+
+Let mabsK : measurable_fun setT
+    (fun x : real_realType => (Rabs x * gauss_kernel sigma x)%:E).
+Proof.
+apply/EFin_measurable_fun; apply: measurable_funM.
+  exact: measurable_fun_normr.
+exact: measurable_gauss_kernel.
+Qed.
+
+Lemma gauss_abs_moment_fin :
+  \int[leb]_x (Rabs x * gauss_kernel sigma x)%:E < +oo.
+Proof.
+pose s' := Rmult sigma (sqrt 2).
+have s'0 : (0 < s')%R.
+  by rewrite mulr_gt0 //; apply/RltP; apply: sqrt_lt_R0; exact: Rlt_0_2.
+have fin := gauss_integral_fin s'0.
+have ge0 : 0 <= \int[leb]_x (gauss_kernel s' x)%:E.
+  by apply: integral_ge0 => x _; rewrite lee_fin.
+have mS : measurable_fun setT (fun x : real_realType => (sigma * gauss_kernel s' x)%:E).
+  by apply/EFin_measurable_fun; apply: measurable_funrM; exact: measurable_gauss_kernel.
+apply: (@le_lt_trans _ _ (\int[leb]_x (sigma * gauss_kernel s' x)%:E)).
+  apply: ge0_le_integral => //; first [
+      by move=> x _; rewrite lee_fin; apply: mulr_ge0 => //; exact: ltW
+    | by move=> x _; rewrite lee_fin; apply: mulr_ge0 => //; apply/RleP; exact: Rabs_pos
+    | exact: mS | exact: mabsK | idtac ].
+  move=> x _; rewrite lee_fin; apply/RleP; apply: abs_gauss_kernel_le.
+  exact/RltP.
+under eq_integral do rewrite EFinM.
+rewrite ge0_integralM_EFin //; first [
+    by move=> x _; rewrite lee_fin | exact: mK | exact: ltW | idtac ].
+have fN : \int[leb]_x (gauss_kernel s' x)%:E \is a fin_num by rewrite ge0_fin_numE.
+rewrite -(fineK fN).
+by rewrite -EFinM ltry.
+Qed.
+
+Lemma gauss_first_moment_integrable :
+  leb.-integrable setT (fun x => (x * gauss_kernel sigma x)%:E).
+Proof.
+split.
+  apply/EFin_measurable_fun; apply: measurable_funM.
+    exact: measurable_fun_id.
+  exact: measurable_gauss_kernel.
+apply: le_lt_trans gauss_abs_moment_fin.
+rewrite le_eqVlt; apply/orP; left; apply/eqP/eq_integral => x _ /=.
+by rewrite normrM (gtr0_norm (gauss_kernel_gt0 _ _)).
+Qed.
+
+Lemma gauss_first_moment :
+  \int[leb]_x (x * gauss_kernel sigma x)%:E = 0.
+Proof.
+have [mf _] := gauss_first_moment_integrable.
+pose f := fun x : real_realType => (x * gauss_kernel sigma x)%:E.
+have fN x : f (- x)%R = - f x.
+  rewrite /f /gauss_kernel -EFinN; congr EFin.
+  by rewrite mulNr; congr (- (_ * exp _))%R; rewrite Rmult_opp_opp.
+have fin : \int[leb]_x f^\+ x < +oo.
+  by apply: integral_funepos_lt_pinfty => //; exact: gauss_first_moment_integrable.
+have ge0 : 0 <= \int[leb]_x f^\+ x by apply: integral_ge0 => x _; exact: funepos_ge0.
+rewrite integralE.
+have -> : \int[leb]_x f^\- x = \int[leb]_x f^\+ x.
+  rewrite -(@lebesgue_reflect f^\+); last 2 first.
+  - exact: emeasurable_fun_funepos.
+  - by move=> x; exact: funepos_ge0.
+  apply: eq_integral => x _.
+  by rewrite /funepos /funeneg fN.
+by rewrite subee // ge0_fin_numE.
+Qed.
+
+End moments.
