@@ -8,7 +8,22 @@
 
    Uses mathcomp-analysis 0.6.0 over Coq's real numbers (Rstruct); exp is
    Coq's (Rtrigo_def).  Lebesgue measure is lebesgue_measure of
-   lebesgue_measure.v. *)
+   lebesgue_measure.v.  Functions whose measurability is stated have domain
+   real_realType (the carrier R with its measurable structure); the
+   hypothesis 0 < sigma is mathcomp's order on R (use RltP for Rlt).
+
+   Proof methods: (2) the image of Lebesgue measure under x |-> x + c (resp.
+   x |-> -x) agrees with the length on the intervals ]a, b] (whose preimages
+   are ]a - c, b - c], resp. [-b, -a[), so lebesgue_measure_unique identifies
+   it with Lebesgue measure, and integral_pushforward transports the
+   integral; integrable functions are split into positive and negative
+   parts.  (3) x^2/(2 s^2) >= |x|/s - 1/2 gives kernel(x) <= e^(1/2) q^k for
+   k <= |x| with q = e^(-1/s) < 1; the kernel is below the step series
+   sum_k e^(1/2) q^k (1_[k,k+1) + 1_(-(k+1),-k]), whose integral is the
+   geometric series sum_k 2 e^(1/2) q^k (integral_nneseries); positivity
+   from kernel >= e^(-1/(2 s^2)) on [0, 1].  (4) |x| <= s exp(x^2/(4 s^2))
+   gives |x| kernel_s(x) <= s kernel_(s sqrt 2)(x); the first moment is 0
+   because the negative part of x kernel(x) is its positive part reflected. *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import all_ssreflect all_algebra finmap.
@@ -149,13 +164,13 @@ End invariance.
 Section real_facts.
 Local Open Scope R_scope.
 
-Lemma exp_mono (x y : R) : x <= y -> exp x <= exp y.
+Lemma Rexp_le_mono (x y : R) : x <= y -> exp x <= exp y.
 Proof. by case=> [h|->]; [left; exact: exp_increasing|right]. Qed.
 
 Lemma gauss_kernel_le_abs s x : 0 < s ->
   gauss_kernel s x <= exp (/2) * exp (- (Rabs x / s)).
 Proof.
-move=> s0; rewrite /gauss_kernel -exp_plus; apply: exp_mono.
+move=> s0; rewrite /gauss_kernel -exp_plus; apply: Rexp_le_mono.
 have hx : x * x = Rabs x * Rabs x := Rsqr_abs x.
 rewrite hx.
 have -> : - (Rabs x * Rabs x) / (2 * (s * s)) = - ((Rabs x / s) * (Rabs x / s)) / 2.
@@ -164,7 +179,7 @@ set t := Rabs x / s.
 have := Rle_0_sqr (t - 1); rewrite /Rsqr; nra.
 Qed.
 
-Lemma exp_pow_nat (a : R) (k : nat) : exp a ^ k = exp (INR k * a).
+Lemma Rexp_pow_INR (a : R) (k : nat) : exp a ^ k = exp (INR k * a).
 Proof.
 elim: k => [|k IH]; first by rewrite /= Rmult_0_l exp_0.
 rewrite S_INR /= IH -exp_plus; congr exp; ring.
@@ -175,7 +190,7 @@ Lemma gauss_kernel_le_step s x (k : nat) : 0 < s -> INR k <= Rabs x ->
 Proof.
 move=> s0 kx; apply: (Rle_trans _ _ _ (gauss_kernel_le_abs x s0)).
 apply: Rmult_le_compat_l; first by left; exact: exp_pos.
-rewrite exp_pow_nat; apply: exp_mono.
+rewrite Rexp_pow_INR; apply: Rexp_le_mono.
 have : 0 < / s by apply: Rinv_0_lt_compat.
 rewrite /Rdiv; nra.
 Qed.
@@ -190,7 +205,7 @@ Qed.
 Lemma gauss_kernel_ge_unit s x : 0 < s -> 0 <= x <= 1 ->
   exp (- / (2 * (s * s))) <= gauss_kernel s x.
 Proof.
-move=> s0 x01; rewrite /gauss_kernel; apply: exp_mono.
+move=> s0 x01; rewrite /gauss_kernel; apply: Rexp_le_mono.
 have ss : 0 < 2 * (s * s) by nra.
 have i0 : 0 < / (2 * (s * s)) by apply: Rinv_0_lt_compat.
 have hxx : x * x <= 1 by nra.
