@@ -41,6 +41,10 @@ Local Notation leb := (@lebesgue_measure real_realType).
 Notation gauss_space :=
   [the measurableType _ of salgebraType (@ocitv real_realType)].
 
+(* Moves an equation between reals to the type R, for ring and field. *)
+Lemma eqR (x y : R) : @eq R x y -> x = y.
+Proof. by []. Qed.
+
 Lemma measurable_exp : measurable_fun setT (exp : real_realType -> real_realType).
 Proof.
 apply: continuous_measurable_fun => x; apply/continuity_ptE.
@@ -175,6 +179,97 @@ have E (a b c : R) : Rmult (exp a) (Rdiv (exp b) c) = Rdiv (exp (Rplus a b)) c.
   by rewrite exp_plus /Rdiv; ring.
 rewrite /gauss_density /gauss_kernel -RmultE E; congr (Rdiv (exp _) _).
 by rewrite /gauss_llr /Rdiv; ring.
+Qed.
+
+Lemma integrable_gauss_kernel : leb.-integrable setT (EFin \o gauss_kernel sigma).
+Proof.
+split; first by have /EFin_measurable_fun := measurable_gauss_kernel sigma.
+rewrite (eq_integral (fun x : gauss_space => (gauss_kernel sigma x)%:E)); first exact: H_fin.
+by move=> x _ /=; rewrite ger0_norm//; exact/ltW/gauss_kernel_gt0.
+Qed.
+
+(* x |-> (a x + b) gauss_density mu x is the translate by mu of a
+   combination of the kernel and of its first moment. *)
+Let gauss_h (mu a b y : R) : R :=
+  Rplus (Rmult (Rdiv a gauss_Z) (Rmult y (gauss_kernel sigma y)))
+        (Rmult (Rdiv (Rplus (Rmult a mu) b) gauss_Z) (gauss_kernel sigma y)).
+
+Let gauss_hE mu a b (x : R) :
+  gauss_h mu a b (x + - mu)%R = (Rplus (Rmult a x) b * gauss_density mu x)%R.
+Proof.
+rewrite /gauss_h /gauss_density -RmultE -RplusE -RoppE /Rminus /Rdiv; ring.
+Qed.
+
+Let gauss_h_integrable mu a b : leb.-integrable setT (EFin \o gauss_h mu a b).
+Proof.
+have := integrableD measurableT
+  (integrablerM measurableT (Rdiv a gauss_Z) H_m1i)
+  (integrablerM measurableT (Rdiv (Rplus (Rmult a mu) b) gauss_Z) integrable_gauss_kernel).
+by apply: eq_integrable => // x _; rewrite /gauss_h /= -EFinM -EFinM -EFinD.
+Qed.
+
+Let gauss_h_integral mu a b :
+  (\int[leb]_x (gauss_h mu a b x)%:E = (Rplus (Rmult a mu) b)%:E)%E.
+Proof.
+rewrite (_ : (fun x => _) = (fun x => (Rdiv a gauss_Z)%:E * (x * gauss_kernel sigma x)%:E +
+    (Rdiv (Rplus (Rmult a mu) b) gauss_Z)%:E * (gauss_kernel sigma x)%:E)%E); last first.
+  by apply/funext => x; rewrite /gauss_h -EFinM -EFinM -EFinD.
+rewrite integralD//; last 2 first.
+  - exact: integrablerM.
+  - exact: integrablerM integrable_gauss_kernel.
+rewrite integralM// integralM//; last exact: integrable_gauss_kernel.
+rewrite H_m1 mule0 add0e -gauss_ZE -EFinM; congr EFin.
+by rewrite -RmultE /Rdiv Rmult_assoc Rinv_l ?Rmult_1_r//; exact: gauss_Z_neq0.
+Qed.
+
+Let measurable_affineR a b :
+  measurable_fun setT (fun x : gauss_space => Rplus (Rmult a x) b : real_realType).
+Proof. exact: measurable_affine. Qed.
+
+Lemma gauss_affine_integrable mu a b :
+  (gauss mu).-integrable setT (EFin \o (fun x : R => Rplus (Rmult a x) b)).
+Proof.
+apply/(integrable_density leb (measurable_gauss_density mu) (gauss_density_ge0 mu)
+  (measurable_affineR a b)).
+have [ih _] := lebesgue_shift_integrable (- mu) (gauss_h_integrable mu a b).
+by apply: eq_integrable ih => // x _; rewrite /= gauss_hE.
+Qed.
+
+Lemma gauss_affine_mean mu a b :
+  (\int[gauss mu]_x (Rplus (Rmult a x) b)%:E = (Rplus (Rmult a mu) b)%:E)%E.
+Proof.
+have [ih E] := lebesgue_shift_integrable (- mu) (gauss_h_integrable mu a b).
+rewrite (@integral_density_fin _ _ leb _ (measurable_gauss_density mu) (gauss_density_ge0 mu)
+  _ (measurable_affineR a b)); last first.
+  by apply: eq_integrable ih => // x _; rewrite /= gauss_hE.
+rewrite -gauss_h_integral -E; apply: eq_integral => x _.
+by rewrite gauss_hE.
+Qed.
+
+Lemma gauss_llr_integrable mu nu :
+  (gauss mu).-integrable setT (EFin \o gauss_llr mu nu).
+Proof.
+have := gauss_affine_integrable mu (gauss_llr_a mu nu) (gauss_llr_b mu nu).
+by apply: eq_integrable => // x _; rewrite /= gauss_llr_affine.
+Qed.
+
+Lemma gauss_llr_mean mu nu :
+  (\int[gauss mu]_x (gauss_llr mu nu x)%:E =
+    (Rdiv (Rmult (Rminus mu nu) (Rminus mu nu)) (Rmult 2 (Rmult sigma sigma)))%:E)%E.
+Proof.
+rewrite (eq_integral (fun x : gauss_space =>
+    (Rplus (Rmult (gauss_llr_a mu nu) x) (gauss_llr_b mu nu))%:E)); last first.
+  by move=> x _; rewrite gauss_llr_affine.
+rewrite gauss_affine_mean; congr EFin.
+apply: eqR; rewrite /gauss_llr_a /gauss_llr_b /Rdiv; ring.
+Qed.
+
+(* The mean of N(mu, sigma^2) is mu. *)
+Lemma gauss_mean mu : (\int[gauss mu]_x x%:E = mu%:E)%E.
+Proof.
+rewrite (eq_integral (fun x : gauss_space => (Rplus (Rmult 1 x) 0)%:E)); last first.
+  by move=> x _; rewrite Rmult_1_l Rplus_0_r.
+by rewrite gauss_affine_mean Rmult_1_l Rplus_0_r.
 Qed.
 
 End gauss.
