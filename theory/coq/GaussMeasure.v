@@ -62,12 +62,10 @@ Section gauss.
 Variable sigma : R.
 Hypothesis s0 : 0 < sigma.
 
-(* The moment facts of GaussLebesgue.v (engineer B), as hypotheses until
-   that file proves them. *)
-Hypothesis H_fin : (\int[leb]_x (gauss_kernel sigma x)%:E < +oo)%E.
-Hypothesis H_gt0 : (0 < \int[leb]_x (gauss_kernel sigma x)%:E)%E.
-Hypothesis H_m1i : leb.-integrable setT (fun x => (x * gauss_kernel sigma x)%:E).
-Hypothesis H_m1 : (\int[leb]_x (x * gauss_kernel sigma x)%:E = 0)%E.
+Let H_fin := @gauss_integral_fin sigma s0.
+Let H_gt0 := @gauss_integral_gt0 sigma s0.
+Let H_m1i := @gauss_first_moment_integrable sigma s0.
+Let H_m1 := @gauss_first_moment sigma s0.
 
 Definition gauss_Z : R := fine (\int[leb]_x (gauss_kernel sigma x)%:E).
 
@@ -84,8 +82,10 @@ Definition gauss_density (mu x : R) : R := gauss_kernel sigma (x - mu) / gauss_Z
 
 Lemma gauss_density_ge0 mu x : 0 <= gauss_density mu x.
 Proof.
-rewrite /gauss_density RdivE ?gt_eqF ?gauss_Z_gt0// divr_ge0 ?gauss_Z_ge0//.
-exact/ltW/gauss_kernel_gt0.
+rewrite /gauss_density /Rdiv; have [->|Z0] := eqVneq gauss_Z 0%R.
+  by rewrite Rinv_0 Rmult_0_r.
+rewrite RinvE// RmultE; apply: mulr_ge0; first exact/ltW/gauss_kernel_gt0.
+by rewrite invr_ge0 gauss_Z_ge0.
 Qed.
 
 Lemma measurable_gauss_density mu :
