@@ -8,8 +8,9 @@
      simple functions by linearity, the general case by approximation and
      monotone convergence, as for integral_pushforward / ge0_integral_mscale
      in mathcomp-analysis);
-   - integrable_density, integral_density_fin: the same for real-valued g
-     that are integrable (g f integrable for mu).
+   - integral_density_real: the same for every measurable g : T -> R
+     (positive and negative parts); integrable_density: a measurable g is
+     (f.mu)-integrable iff g f is mu-integrable; integral_density_fin.
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
 From HB Require Import structures.
