@@ -31,13 +31,17 @@
      I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits, and
      prop2_gaussian_generic_loose: <= (log2 kappa)^2 ln 2 / sigma^2.
      Only 0 < l and 0 < L are used (not l <= L).
+   - GaussianChannel: the instance G := gauss sigma, ell := gauss_llr sigma
+     (GaussMeasure.v): gauss_chan (the n-dimensional Gaussian law of W given
+     J* = j), gauss_chan_indep, and prop2_gaussian / prop2_gaussian_loose,
+     Proposition 2 with premises 0 < sigma, 0 < n, 0 < l, 0 < L only.
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import all_ssreflect all_algebra finmap.
 From mathcomp Require Import boolp classical_sets functions cardinality mathcomp_extra.
 From mathcomp Require Import reals ereal signed topology normedtype sequences esum measure lebesgue_measure lebesgue_integral numfun Rstruct.
-From VistaLab Require Import Entropy GeneralObs Prop2 MeasObs Density.
+From VistaLab Require Import Entropy GeneralObs Prop2 MeasObs Density GaussMeasure.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -510,3 +514,53 @@ by left; apply: Ropp_lt_gt_0_contravar.
 Qed.
 
 End Channel.
+
+Local Notation gR := [the measurableType _ of salgebraType (@ocitv real_realType)].
+
+Section GaussianChannel.
+Variable sigma : R.
+Hypothesis s0 : 0 < sigma.
+Variables (n : nat) (L l : R).
+Hypotheses (n0 : (0 < n)%N) (l0 : 0 < l) (L0 : 0 < L).
+
+(* The paper's observation law given J* = j: W_j ~ N(ln L, sigma^2),
+   W_i ~ N(ln l, sigma^2) for i <> j, independent. *)
+Definition gauss_chan (j : 'I_n) := chan (gauss_prob s0) L l j.
+
+Definition gauss_chan_prob j : gauss_chan j setT = 1%E := chan_prob (gauss_prob s0) L l j.
+
+(* Given J* = j, the coordinates are independent with laws N(m_i^(j), sigma^2). *)
+Lemma gauss_chan_indep (j : 'I_n) (A : nat -> set gR) :
+  (forall i, measurable (A i)) ->
+  gauss_chan j (\bigcap_(i < n.-1.+1) @coordn _ gR n.-1 i @^-1` A i)
+  = \big[*%E/1%E]_(i < n.-1.+1) gauss sigma (chan_means L l j i) (A i).
+Proof. exact: gprod_indep. Qed.
+
+(* Proposition 2 (paper App. C) for the Gaussian channel, with no premise
+   on divergences: I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits,
+   kappa = L / l. *)
+Theorem prop2_gaussian :
+  Rle (MIobs (meas_obs gauss_chan_prob n0))
+      (Rmult (Rminus 1 (Rinv (INR n)))
+             (Rmult (Rdiv (pow (log2 (Rdiv L l)) 2) (pow sigma 2)) (ln 2))).
+Proof.
+have s0R : Rlt 0 sigma by apply/RltP.
+have l0R : Rlt 0 l by apply/RltP.
+have L0R : Rlt 0 L by apply/RltP.
+exact: (prop2_gaussian_generic (gauss_prob s0) (@gauss_change sigma)
+  (gauss_llr_integrable s0) (@gauss_llr_measurable sigma) (gauss_llr_mean s0) s0R n0 l0R L0R).
+Qed.
+
+(* The paper's form: I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2 bits. *)
+Corollary prop2_gaussian_loose :
+  Rle (MIobs (meas_obs gauss_chan_prob n0))
+      (Rmult (Rdiv (pow (log2 (Rdiv L l)) 2) (pow sigma 2)) (ln 2)).
+Proof.
+have s0R : Rlt 0 sigma by apply/RltP.
+have l0R : Rlt 0 l by apply/RltP.
+have L0R : Rlt 0 L by apply/RltP.
+exact: (prop2_gaussian_generic_loose (gauss_prob s0) (@gauss_change sigma)
+  (gauss_llr_integrable s0) (@gauss_llr_measurable sigma) (gauss_llr_mean s0) s0R n0 l0R L0R).
+Qed.
+
+End GaussianChannel.
