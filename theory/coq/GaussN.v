@@ -33,7 +33,7 @@
      Only 0 < l and 0 < L are used (not l <= L).
    - GaussianChannel: the instance G := gauss sigma, ell := gauss_llr sigma
      (GaussMeasure.v): gauss_chan (the n-dimensional Gaussian law of W given
-     J* = j), gauss_chan_indep, and prop2_gaussian / prop2_gaussian_loose,
+     J* = j), gauss_chan_indep, gauss_chan_marginal, and prop2_gaussian / prop2_gaussian_loose,
      Proposition 2 with premises 0 < sigma, 0 < n, 0 < l, 0 < L only.
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
@@ -535,6 +535,16 @@ Lemma gauss_chan_indep (j : 'I_n) (A : nat -> set gR) :
   gauss_chan j (\bigcap_(i < n.-1.+1) @coordn _ gR n.-1 i @^-1` A i)
   = \big[*%E/1%E]_(i < n.-1.+1) gauss sigma (chan_means L l j i) (A i).
 Proof. exact: gprod_indep. Qed.
+
+(* Given J* = j, coordinate i (0 <= i < n) has law N(m_i^(j), sigma^2):
+   m_j^(j) = ln L and m_i^(j) = ln l for i <> j. *)
+Lemma gauss_chan_marginal (j : 'I_n) (i : nat) (B : set gR) : (i < n)%N -> measurable B ->
+  gauss_chan j (@coordn _ gR n.-1 i @^-1` B)
+  = gauss sigma (if i == j then ln L else ln l) B.
+Proof.
+move=> iN mB; apply: gprod_marginal => //.
+by rewrite -ltnS prednK.
+Qed.
 
 (* Proposition 2 (paper App. C) for the Gaussian channel, with no premise
    on divergences: I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 bits,
