@@ -145,27 +145,34 @@ def test_unavailable_without_mathcomp_analysis(monkeypatch, tmp_path):
     assert "mathcomp-ssreflect not found" in report.message
 
 
-def test_proposition2_rows_never_claim_the_paper_statement():
-    """App. C: no Coq row of Proposition 2 has the paper's scope (the continuous
-    Gaussian channel is not formalised; the measurable-space theorem keeps its
-    likelihood-ratio premise), and verify's status column says which form is proved."""
+def test_proposition2_rows_say_which_form_they_prove():
+    """App. C: Proposition 2 and its (1 - 1/n) form are stated for the paper's
+    Gaussian channel (scope "paper"), Step 2's divergence is a proof step, and the
+    older forms keep the scopes that name their premises; verify's status column
+    says which form each row proves."""
     import dataclasses
 
     from vistalab._commands.verify import _formal_status
 
     rows = {m.theorem: m for m in _formal.MAIN_THEOREMS if m.result.startswith("prop2")}
-    assert {"proposition2_measurable", "proposition2_measurable_tight",
-            "kl_data_processing"} <= set(rows)
-    assert all(m.scope != "paper" for m in rows.values())
-    assert rows["proposition2_measurable"].scope == "likelihood-ratio"
+    assert rows["proposition2_gaussian"].scope == "paper"
+    assert rows["proposition2_gaussian"].result == "prop2"
+    assert rows["proposition2_gaussian_tight"].scope == "paper"
+    assert rows["proposition2_gaussian_tight"].result == "prop2-tight"
+    assert rows["gaussian_pairwise_divergence"].scope == "proof-step"
     assert rows["kl_data_processing"].scope == "proof-step"
+    assert rows["proposition2_measurable"].scope == "likelihood-ratio"
+    assert rows["proposition2_content"].scope == "finite-channel"
+    assert {m.theorem for m in rows.values() if m.scope == "paper"} == {
+        "proposition2_gaussian", "proposition2_gaussian_tight"}
     r = _formal.FormalResult("prop2", "proposition2_measurable", "Statements.v", "s", (),
                              "proved", "likelihood-ratio")
     assert _formal_status(r) == "PROVED (likelihood-ratio form only)"
     assert _formal_status(dataclasses.replace(r, scope="paper")) == "PROVED"
     step = dataclasses.replace(r, theorem="kl_data_processing", scope="proof-step")
     assert _formal_status(step) == "PROVED (a proof step, not the result)"
-    assert "prop2" not in _formal.COQ_COVERAGE
+    assert _formal.COQ_COVERAGE["prop2"] == ("proposition2_gaussian",)
+    assert _formal.COQ_COVERAGE["prop2-tight"] == ("proposition2_gaussian_tight",)
 
 
 def test_verify_json_has_formal_rows_with_exact_keys(monkeypatch, capsys):
@@ -265,6 +272,17 @@ BROKEN = {
     "kl_data_processing_reversed": (
         "    <= fine (\\int[P]_x (L x)%:E)%E.",
         "    >= fine (\\int[P]_x (L x)%:E)%E.",
+    ),
+    # App. C: Proposition 2 for the Gaussian channel with sigma^2 multiplying
+    # instead of dividing (false: as sigma -> 0, I(J*;W) -> log2 n > 0).
+    "prop2_gaussian_sigma_inverted": (
+        "  MIobs (meas_obs (gauss_chan_prob s0 L l) n0) <= (log2 (L / l)) ^ 2 / sigma ^ 2 * ln 2.",
+        "  MIobs (meas_obs (gauss_chan_prob s0 L l) n0) <= (log2 (L / l)) ^ 2 * sigma ^ 2 * ln 2.",
+    ),
+    # App. C, Step 2: the pairwise divergence claimed half its value.
+    "gaussian_divergence_halved": (
+        "    fine (\\int[P j]_x (Ljk x)%:E)%E = (ln (L / l)) ^ 2 / sigma ^ 2.",
+        "    fine (\\int[P j]_x (Ljk x)%:E)%E = (ln (L / l)) ^ 2 / (2 * sigma ^ 2).",
     ),
     "separation_c_equal_c0": (
         "Theorem proposition1_separation_feasible (c0 c s0 : R) :\n  0 <= c0 < c ->",

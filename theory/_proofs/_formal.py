@@ -21,8 +21,9 @@ Each row also carries its ``scope`` (:data:`SCOPES`): ``"paper"`` when the Coq
 statement is the paper's sentence, or a weaker form (Proposition 2 for a finite
 observation alphabet, for any observation under a premise on the divergences
 of its finite quantisations, or for an observation in a measurable space under
-a premise on its likelihood ratios; the paper's continuous Gaussian channel
-itself is not formalised), or a proof step that is not a result of the paper.
+a premise on its likelihood ratios, kept beside ``proposition2_gaussian``, the
+paper's continuous Gaussian channel), or a proof step that is not a result of
+the paper.
 :data:`COQ_COVERAGE` names, per main result of the Python proof steps, the Coq
 theorems that prove its general case.
 """

@@ -21,19 +21,20 @@ __all__ = [
 ]
 
 
-#: What a proved row establishes: the paper's statement itself, or only the
-#: finite-channel form of Proposition 2 (its Gaussian divergence a "<=" premise).
+#: What a proved row establishes: the paper's statement itself, a step of a proof, or
+#: one of the weaker forms of Proposition 2 proved before its Gaussian channel was
+#: formalised (kept: they hold for other channels too).
 SCOPES = {
     "paper": "the paper's statement",
     "finite-channel": "finite observation alphabet only, with the Gaussian divergence as a "
-    "'<=' premise (the paper's continuous Gaussian channel is not formalised)",
+    "'<=' premise (the continuous Gaussian channel is proposition2_gaussian)",
     "kl-premise": "any observation, but with the Gaussian divergence of every finite "
-    "quantisation as a '<=' premise (unproved for the Gaussian channel)",
+    "quantisation as a '<=' premise",
     "likelihood-ratio": "any observation in a measurable space (I = sup over finite "
     "measurable quantisations), the divergence of every quantisation proved (data "
-    "processing), but each likelihood ratio dP_k/dP_j = exp(-L_jk) with "
-    "E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 is a premise (not proved for the "
-    "n-dimensional Gaussian channel)",
+    "processing), each likelihood ratio dP_k/dP_j = exp(-L_jk) with "
+    "E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 a premise (proposition2_gaussian proves it "
+    "for the paper's channel)",
     "proof-step": "a step of the proof, not the paper's result",
 }
 
@@ -201,6 +202,22 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "prop2",
+        "proposition2_gaussian",
+        "the paper's channel: given J* = j, W in R^n has independent coordinates "
+        "W_i ~ N(m_i, sigma^2) (density exp(-(x-m_i)^2/(2 sigma^2))/Z w.r.t. Lebesgue "
+        "measure, 0 < Z < oo), m_j = ln L, m_i = ln l (i != j), kappa = L/l >= 1; "
+        "I(J*;W) = sup over finite measurable quantisations: "
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 bits",
+    ),
+    MainTheorem(
+        "prop2",
+        "gaussian_pairwise_divergence",
+        "Step 2 for that channel: dP_k/dP_j = exp(-L_jk) with "
+        "E_{P_j}[L_jk] = KL(P_j||P_k) = (ln kappa)^2/sigma^2 for j != k (proved, not assumed)",
+        "proof-step",
+    ),
+    MainTheorem(
+        "prop2",
         "proposition2_mixture",
         "finite W: I(J*;W) = 1/(n ln 2) sum_j KL(P_j || Pbar)",
         "finite-channel",
@@ -235,6 +252,12 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (the Gaussian channel's likelihood "
         "ratio and its mean are not formalised)",
         "likelihood-ratio",
+    ),
+    MainTheorem(
+        "prop2-tight",
+        "proposition2_gaussian_tight",
+        "the paper's Gaussian channel (as above): "
+        "I(J*;W) <= (1-1/n) (log2 kappa)^2 ln 2 / sigma^2 (Step 3's n(n-1)/n^2 kept)",
     ),
     MainTheorem(
         "prop2-tight",
@@ -285,11 +308,12 @@ STATEMENTS_FILE = "Statements.v"
 #: Per main result of the Python proof steps (theory/_proofs/_registry.MAIN_RESULTS),
 #: the Coq theorems of Statements.v that prove it for every parameter. A Python
 #: chain whose weakest link is finite is "proved in Coq; checked in Python" when
-#: these are proved with the paper's scope. Proposition 2 is absent on purpose:
-#: Coq proves only its finite-channel form (scope "finite-channel").
+#: these are proved with the paper's scope.
 COQ_COVERAGE: dict[str, tuple[str, ...]] = {
     "prop1": ("proposition1", "proposition1_recovering", "proposition1_recovering_store",
               "proposition1_separation"),
+    "prop2": ("proposition2_gaussian",),
+    "prop2-tight": ("proposition2_gaussian_tight",),
     "lemma1": ("lemma1_list_fano", "lemma1_any_observation"),
     "thm1.A": ("lemma1_list_fano", "theorem1_tradeoff"),
     "thm1.B": ("theorem1_tradeoff", "theorem1_tail_sum", "theorem1_any_observation"),

@@ -19,9 +19,9 @@
      E_{P_j}[L_jk] <= (ln kappa)^2 / sigma^2, then
      I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2.
    For the paper's Gaussian channel L_jk(w) = ln kappa (w_j - w_k) / sigma^2
-   and E_{P_j}[L_jk] = (ln kappa)^2 / sigma^2; the n-dimensional Gaussian
-   measure, its change of measure and its mean are NOT formalised here, so
-   these are premises of the theorem, not proved facts. *)
+   and E_{P_j}[L_jk] = (ln kappa)^2 / sigma^2; here these are premises.
+   GaussN.v builds the n-dimensional Gaussian laws and proves them
+   (prop2_gaussian). *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import all_ssreflect all_algebra finmap.

@@ -15,15 +15,20 @@
                            proposition1_separation_lossy,
                            proposition1_separation_rate,
                            proposition1_separation
-     Proposition 2      -> for a FINITE channel only, with the Gaussian
-                           divergence as a '<=' premise: proposition2_content,
-                           proposition2_tight_gaussian; and proposition2_tight,
+     Proposition 2      -> for the paper's Gaussian channel (W in R^n,
+                           independent N(m_i, sigma^2) coordinates, no premise
+                           on divergences): proposition2_gaussian,
+                           proposition2_gaussian_tight (the (1 - 1/n) form),
+                           gaussian_pairwise_divergence (Step 2); weaker forms
+                           kept because they hold for other channels too: for
+                           a FINITE channel with the Gaussian divergence as a
+                           '<=' premise, proposition2_content,
+                           proposition2_tight_gaussian, proposition2_tight,
                            proposition2_mixture; for an observation in a
                            measurable space with its likelihood ratios as the
                            premise (quantised divergences proved by data
                            processing, kl_data_processing):
-                           proposition2_measurable(_tight) (the continuous
-                           Gaussian channel itself is not formalised)
+                           proposition2_measurable(_tight)
      FRONTIER.md        -> frontier_converse, frontier_gibbs_maxent
    Conventions.  [n] = 'I_n (0-based).  A joint law of (J*, Y) is a
    nonnegative function pJY with total mass 1 (is_joint); "J* uniform" is
@@ -576,9 +581,8 @@ Proof. by move=> n0 Pd Pbar; exact: (MI_le_KL_any n0 Pd). Qed.
 
 (* The tighter variant (prop2-tight), FOR A FINITE CHANNEL: against a
    reference Q, if KL(P_j || Q) is at most (1 - 1/n)(ln kappa)^2/(2 sigma^2)
-   for every j (a NAMED PREMISE, gaussian_kl_Q; the continuous Gaussian
-   channel attains it with equality against the mixture-mean Gaussian, which
-   is not formalised), then I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
+   for every j (a NAMED PREMISE, gaussian_kl_Q; for the paper's continuous
+   channel see proposition2_gaussian_tight below), then I <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2). *)
 Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
     (Q : W -> R) (kappa sigma : R) :
   (0 < n)%N -> (forall j, is_dist (P j)) -> 0 < sigma ->
@@ -590,8 +594,8 @@ Theorem proposition2_tight_gaussian (n : nat) (W : finType) (P : 'I_n -> W -> R)
     <= (1 - / INR n) * ln 2 * (log2 kappa) ^ 2 / (2 * sigma ^ 2).
 Proof. by move=> n0 Pd s0 Pbar; exact: (prop2_tight_gaussian n0 Pd s0). Qed.
 
-(* Proposition 2, Steps 1-3, FOR A FINITE CHANNEL (not the paper's continuous
-   Gaussian channel, which is not formalised): if every pairwise divergence
+(* Proposition 2, Steps 1-3, FOR A FINITE CHANNEL (the paper's continuous
+   Gaussian channel is proposition2_gaussian below): if every pairwise divergence
    is at most the Gaussian value, KL(P_j || P_k) <= (ln kappa)^2 / sigma^2
    for j <> k (a NAMED PREMISE, gaussian_kl, not an axiom), then
    I(J*; W) <= (log2 kappa)^2 ln 2 / sigma^2. *)
@@ -701,9 +705,9 @@ Qed.
    I(J*; W) <= (1 - 1/n) (log2 kappa)^2 ln 2 / sigma^2 <= (log2 kappa)^2 ln 2 / sigma^2.
    The divergences of the quantisations are PROVED (data processing,
    kl_data_processing), not assumed.  For the paper's Gaussian channel the
-   premise holds with L_jk(w) = ln kappa (w_j - w_k) / sigma^2; that the
-   n-dimensional Gaussian laws satisfy it (change of measure and mean) is NOT
-   formalised. *)
+   premise holds with L_jk(w) = ln kappa (w_j - w_k) / sigma^2, and the
+   n-dimensional Gaussian laws are proved to satisfy it below
+   (gaussian_pairwise_divergence, proposition2_gaussian). *)
 From mathcomp Require Import boolp classical_sets functions mathcomp_extra.
 From mathcomp Require Import reals ereal signed topology normedtype sequences esum.
 From mathcomp Require Import measure lebesgue_measure lebesgue_integral numfun Rstruct.
@@ -760,3 +764,107 @@ nra.
 Qed.
 
 End MeasurableChannel.
+
+(* ---------------------------------------------------------------------- *)
+(* Proposition 2 for the paper's GAUSSIAN CHANNEL (App. C; GaussLebesgue.v,
+   GaussMeasure.v, GaussN.v), with no premise about divergences.
+   The channel: given J* = j (J* uniform on [n]) the observation
+   W = (W_0, ..., W_{n-1}) has law gauss_chan s0 L l j on R^n, under which the
+   coordinates are independent and W_i ~ N(m_i, sigma^2), i.e. W_i has density
+   exp(-(x - m_i)^2 / (2 sigma^2)) / Z with respect to Lebesgue measure, where
+   Z = int_R exp(-x^2 / (2 sigma^2)) dx (0 < Z < +oo; its value sqrt(2 pi) sigma
+   is not needed), m_j = ln L (the bulky block) and m_i = ln l for i <> j.
+   kappa = L / l.  I(J*; W) = MIobs: the supremum of I(J*; q(W)) over finite
+   quantisations q with measurable fibres (MeasObs.v), in bits.
+   The statement spells out the law of every measurable rectangle
+   {W_0 in A_0, ..., W_{n-1} in A_{n-1}}, which determines the law of W. *)
+From mathcomp Require Import all_ssreflect all_algebra boolp classical_sets functions mathcomp_extra.
+From mathcomp Require Import reals ereal signed topology normedtype sequences esum.
+From mathcomp Require Import measure lebesgue_measure lebesgue_integral numfun Rstruct.
+From VistaLab Require Import GaussLebesgue GaussMeasure GaussN.
+
+Section GaussianChannel.
+Local Open Scope classical_set_scope.
+Local Open Scope ring_scope.
+Local Open Scope R_scope.
+Local Notation leb := (@lebesgue_measure real_realType).
+
+(* The law of a measurable rectangle under the channel, written out. *)
+Lemma gauss_chan_rect (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma) (n0 : (0 < n)%N)
+    (j : 'I_n) (A : nat -> set gauss_space) :
+  (forall i, measurable (A i)) ->
+  gauss_chan s0 L l j (\bigcap_(i < n) @coordn _ gauss_space n.-1 i @^-1` A i)
+  = \big[*%E/1%E]_(i < n)
+      (\int[leb]_(x in A i)
+        (exp (- ((x - (if i == j :> nat then ln L else ln l))
+                 * (x - (if i == j :> nat then ln L else ln l))) / (2 * (sigma * sigma)))
+         / fine (\int[leb]_y (exp (- (y * y) / (2 * (sigma * sigma))))%:E)%E)%:E)%E.
+Proof.
+move=> mA.
+have nn : n.-1.+1 = n by rewrite prednK.
+have := gauss_chan_indep s0 L l j mA; rewrite nn => ->.
+apply: eq_bigr => i _; rewrite gaussE; last exact: mA.
+apply: eq_integral => x _; congr (_%:E).
+rewrite /gauss_density /gauss_kernel /chan_means RdivE; last first.
+  by apply/eqP; exact: (gauss_Z_neq0 s0).
+by rewrite !RminusE.
+Qed.
+
+Theorem proposition2_gaussian (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma) (n0 : (0 < n)%N) :
+  0 < l -> 0 < L ->
+  let Z := (\int[leb]_x (exp (- (x * x) / (2 * (sigma * sigma))))%:E)%E in
+  let m (j : 'I_n) (i : nat) := if i == j :> nat then ln L else ln l in
+  (0 < Z)%E /\ (Z < +oo)%E /\
+  (forall (j : 'I_n) (A : nat -> set gauss_space), (forall i, measurable (A i)) ->
+     gauss_chan s0 L l j (\bigcap_(i < n) @coordn _ gauss_space n.-1 i @^-1` A i)
+     = \big[*%E/1%E]_(i < n)
+         (\int[leb]_(x in A i)
+           (exp (- ((x - m j i) * (x - m j i)) / (2 * (sigma * sigma))) / fine Z)%:E)%E) /\
+  MIobs (meas_obs (gauss_chan_prob s0 L l) n0) <= (log2 (L / l)) ^ 2 / sigma ^ 2 * ln 2.
+Proof.
+move=> l0 L0 Z m; split; first exact: (gauss_integral_gt0 s0).
+split; first exact: (gauss_integral_fin s0).
+split; first by move=> j A mA; exact: gauss_chan_rect.
+have l0' : Order.lt 0 l by apply/RltP.
+have L0' : Order.lt 0 L by apply/RltP.
+exact: (prop2_gaussian_loose s0 n0 l0' L0').
+Qed.
+
+Theorem proposition2_gaussian_tight (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma)
+    (n0 : (0 < n)%N) :
+  0 < l -> 0 < L ->
+  MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
+    <= (1 - / INR n) * ((log2 (L / l)) ^ 2 / sigma ^ 2 * ln 2).
+Proof.
+move=> l0 L0.
+have l0' : Order.lt 0 l by apply/RltP.
+have L0' : Order.lt 0 L by apply/RltP.
+exact: (prop2_gaussian s0 n0 l0' L0').
+Qed.
+
+(* Step 2 for that channel, proved: P_k has density exp(-L_jk) with respect to
+   P_j, and KL(P_j || P_k) = E_{P_j}[L_jk] = (ln kappa)^2 / sigma^2 for j <> k. *)
+Theorem gaussian_pairwise_divergence (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma)
+    (j k : 'I_n) :
+  0 < l -> 0 < L -> j <> k ->
+  let P := gauss_chan s0 L l in
+  exists Ljk : Rn gauss_space n.-1 -> R,
+    (P j).-integrable setT (EFin \o Ljk) /\
+    (forall A, measurable A -> P k A = (\int[P j]_(x in A) (exp (- Ljk x))%:E)%E) /\
+    fine (\int[P j]_x (Ljk x)%:E)%E = (ln (L / l)) ^ 2 / sigma ^ 2.
+Proof.
+move=> l0 L0 jk P.
+have s0R : 0 < sigma by apply/RltP.
+have n0 : (0 < n)%N := leq_ltn_trans (leq0n j) (ltn_ord j).
+eexists; split.
+  exact: (chan_llr_integrable (gauss_prob s0) (@gauss_change sigma) (gauss_llr_integrable s0)
+            (@gauss_llr_measurable sigma) (gauss_llr_mean s0) L l j k).
+split.
+  move=> A mA; exact: (chan_change (gauss_prob s0) (@gauss_change sigma)
+            (gauss_llr_integrable s0) (@gauss_llr_measurable sigma) (gauss_llr_mean s0) L l j k mA).
+apply: (chan_llr_mean (gauss_prob s0) (@gauss_change sigma) (gauss_llr_integrable s0)
+          (@gauss_llr_measurable sigma) (gauss_llr_mean s0) s0R n0 l0 L0).
+by apply/eqP.
+Qed.
+
+End GaussianChannel.
