@@ -50,9 +50,9 @@ from ._registry import (
     plugin_modules,
     register_claim,
     register_not_checkable,
-    run_claims,
     select_claims,
 )
+from ._run import run_claims
 from ._transcription import TranscriptionCheck, check_transcription
 
 __all__ = [

@@ -156,7 +156,7 @@ def _quote_forms(value: object) -> set[str]:
 def transcription_target_count(*, data_dir: str | Path | None = None) -> int:
     """How many transcription checks :func:`check_transcription` runs (one per table
     and per quote of the data files): what a run without the paper's LaTeX skips."""
-    from ._registry import data_dir_iv
+    from ._run import data_dir_iv
 
     ddir = None if data_dir is None else data_dir_iv(data_dir)
     tables = [key for key in table_keys(data_dir=ddir) if key not in _NOT_TABULAR]
@@ -189,7 +189,7 @@ def check_transcription(paper: str | Path, *, data_dir: str | Path | None = None
     DomainError
         If ``paper`` is not a file.
     """
-    from ._registry import data_dir_iv
+    from ._run import data_dir_iv
 
     text = read_bounded("paper", paper_path_iv(paper, "paper"),
                         max_bytes=_PAPER_MAX_BYTES).decode("utf-8", "replace")

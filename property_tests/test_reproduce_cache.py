@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from vistalab._reproduce import _pipeline
+from vistalab._reproduce import _pipeline, _stages
 from vistalab._reproduce._pipeline import default_out, run_reproduce
 
 FIGS = ["fig2_separation", "fig6_paper_tables"]
@@ -119,10 +119,10 @@ def test_paper_checks_use_given_certificates():
 
     claim = next(c for c in pc.all_claims() if "prop1" in c.certificates)
     rows = [{"id": "prop1/some_step", "status": "pass"}]
-    ok = pc.run_claims(claims=[claim], certificates=_pipeline._Certificates(rows))
+    ok = pc.run_claims(claims=[claim], certificates=_stages._Certificates(rows))
     assert ok.results[0].status == "pass", ok.results[0].detail
     assert "prop1 1/1 steps pass" in ok.results[0].detail
-    bad = pc.run_claims(claims=[claim], certificates=_pipeline._Certificates(
+    bad = pc.run_claims(claims=[claim], certificates=_stages._Certificates(
         [{"id": "prop1/some_step", "status": "fail"}]))
     assert bad.results[0].status == "fail" and "failed: some_step" in bad.results[0].detail
 

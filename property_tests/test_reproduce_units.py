@@ -275,14 +275,14 @@ def test_paper_option_checks_the_transcription(tmp_path):
     """`reproduce --paper PATH`: a missing file fails before any work;
     the stage turns each table and quote into a row of source "transcription", failing
     when the LaTeX does not contain the data's numbers."""
-    from vistalab._reproduce import _pipeline
+    from vistalab._reproduce import _stages
 
     with pytest.raises(DomainError, match=r"`--paper` must be the paper's LaTeX source file"):
         run_reproduce(tmp_path / "o", paper=tmp_path / "nope.tex")
     assert not (tmp_path / "o").exists()
     empty = tmp_path / "paper.tex"
     empty.write_text("nothing\n")
-    rows = _pipeline._transcription_stage({"paper": str(empty)}, None)
+    rows = _stages._transcription_stage({"paper": str(empty)}, None)
     assert rows and {r["source"] for r in rows} == {"transcription"}
     assert all(r["status"] == "fail" for r in rows if ".table." in r["id"])
 
