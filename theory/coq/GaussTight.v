@@ -87,3 +87,82 @@ exact: (kl_quantised_le (P1 j) Q1 (iL j) (mE j) (dQ j) mq).
 Qed.
 
 End AnyQ.
+
+Section GaussTight.
+Variable sigma : R.
+Hypothesis s0 : 0 < sigma.
+Variables (n : nat) (L l : R).
+Hypotheses (n0 : (0 < n)%N) (l0 : 0 < l) (L0 : 0 < L).
+
+Local Open Scope R_scope.
+
+(* The mean of the mixture's means: (ln L + (n - 1) ln l) / n. *)
+Definition mbar : R := (ln L + (INR n - 1) * ln l) / INR n.
+
+(* The reference law Q: n independent coordinates, each N(mbar, sigma^2). *)
+Definition gauss_mix := gprod (gauss_prob s0) n.-1 (fun _ => mbar).
+
+Lemma gauss_mix_prob : gauss_mix setT = 1%E.
+Proof. exact: gprod_prob. Qed.
+
+(* Lq_j = log dP_j/dQ = sum_i gauss_llr (m_i^(j)) mbar (w_i). *)
+Definition tight_llr (j : 'I_n) :=
+  @Lam _ gauss_space (gauss_llr sigma) n.-1 (chan_means L l j) (fun _ => mbar).
+
+Let props (j : 'I_n) := Lam_props (gauss_prob s0) (@gauss_change sigma) (gauss_llr_integrable s0)
+  (@gauss_llr_measurable sigma) (gauss_llr_mean s0) n.-1 (chan_means L l j) (fun _ => mbar).
+
+Lemma tight_llr_integrable j :
+  (gauss_chan s0 L l j).-integrable setT (EFin \o tight_llr j).
+Proof. by case: (props j). Qed.
+
+Lemma tight_llr_measurable j :
+  measurable_fun setT (fun x => exp (- tight_llr j x) : real_realType).
+Proof. by case: (props j). Qed.
+
+Lemma tight_change j A : measurable A ->
+  gauss_mix A = (\int[gauss_chan s0 L l j]_(x in A) (exp (- tight_llr j x))%:E)%E.
+Proof. by case: (props j) => _ _ h _; exact: h. Qed.
+
+(* E_{P_j}[Lq_j] = sum_i (m_i^(j) - mbar)^2 / (2 sigma^2)
+                 = (1 - 1/n) (ln kappa)^2 / (2 sigma^2). *)
+Lemma tight_llr_mean j :
+  fine (\int[gauss_chan s0 L l j]_x (tight_llr j x)%:E)%E
+  = (1 - / INR n) * (ln (L / l)) ^ 2 / (2 * sigma ^ 2).
+Proof.
+have s0R : 0 < sigma by apply/RltP.
+have l0R : 0 < l by apply/RltP.
+have L0R : 0 < L by apply/RltP.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ssrnat.ltP.
+case: (props j) => _ _ _ ->; rewrite /=.
+have jN : (j < n.-1.+1)%N by rewrite prednK.
+set c := fun a => (a - mbar) * (a - mbar) / (2 * (sigma * sigma)).
+have e (i : 'I_n.-1.+1) :
+    (chan_means L l j i - mbar) * (chan_means L l j i - mbar) / (2 * (sigma * sigma))
+    = c (ln l) + (if i == Ordinal jN then c (ln L) - c (ln l) else 0).
+  rewrite /chan_means (_ : ((i : nat) == j) = (i == Ordinal jN)) //.
+  by case: (i == Ordinal jN); rewrite /c; ring.
+change (\big[Rplus/0]_(i < n.-1.+1)
+    ((chan_means L l j i - mbar) * (chan_means L l j i - mbar) / (2 * (sigma * sigma)))
+  = (1 - / INR n) * (ln (L / l)) ^ 2 / (2 * sigma ^ 2)).
+rewrite (eq_bigr _ (fun i _ => e i)) big_split /= sumR_constT card_ord sumR_delta.
+rewrite prednK // ln_div' // /c /mbar.
+field; split; lra.
+Qed.
+
+(* Proposition 2, tight variant (App. C), for the paper's Gaussian channel:
+   I(J*; W) <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) bits, kappa = L / l. *)
+Theorem prop2_gaussian_tight :
+  MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
+    <= (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (2 * sigma ^ 2).
+Proof.
+have s0R : 0 < sigma by apply/RltP.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ssrnat.ltP.
+have l2 := ln2_pos.
+apply: (Rle_trans _ _ _ (prop2_meas_anyQ (gauss_chan_prob s0 L l) n0 gauss_mix_prob
+          tight_llr_integrable tight_llr_measurable tight_change)).
+rewrite (eq_bigr _ (fun j _ => tight_llr_mean j)) sumR_constT card_ord.
+right; rewrite /log2; field; repeat split; lra.
+Qed.
+
+End GaussTight.
