@@ -1,6 +1,9 @@
-(* The tighter variant of Proposition 2 (paper App. C, "Proof of
-   Proposition 2", the remark after Step 3) for the paper's Gaussian
-   channel, with no premise about divergences.
+(* The tighter variant of Proposition 2 (vista-lab's "prop2-tight" bound,
+   theory.content_rate_bound_tight) for the paper's Gaussian channel of
+   App. C ("Proof of Proposition 2"), with no premise about divergences.
+   Instead of Jensen's pairwise bound of Step 1, the mixture Pbar in
+   I(J*; W) = 1/(n ln 2) sum_j KL(P_j || Pbar) is replaced by a single
+   reference law Q (KL(P_j || Pbar) <= KL(P_j || Q) after summing over j).
 
    Contents:
    - prop2_meas_anyQ (any reference law Q): for an observation W in a
@@ -15,14 +18,16 @@
    - prop2_gaussian_tight: for the channel of GaussN.v (gauss_chan: given
      J* = j the n coordinates are independent, W_j ~ N(ln L, sigma^2),
      W_i ~ N(ln l, sigma^2) for i <> j), take Q the product law with every
-     mean equal to mbar = (ln L + (n - 1) ln l) / n (gauss_mix).  Then
+     mean equal to mbar = (ln L + (n - 1) ln l) / n (gauss_mix; mbar_mean:
+     mbar is the mean of the n means of every P_j; mbarE:
+     mbar = ln l + ln kappa / n).  Then
      E_{P_j}[Lq_j] = sum_i (m_i^(j) - mbar)^2 / (2 sigma^2)
                    = (1 - 1/n) (ln kappa)^2 / (2 sigma^2),  kappa = L / l,
-     (coordinate j contributes a^2 (1 - 1/n)^2, each of the n - 1 others
-     a^2 / n^2, a = ln L - ln l), so
+     (tight_llr_mean: coordinate j contributes a^2 (1 - 1/n)^2, each of the
+     n - 1 others a^2 / n^2, a = ln L - ln l), so
        I(J*; W) <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)   (bits),
-     a factor 2 below prop2_gaussian (GaussN.v).  Premises: 0 < sigma,
-     0 < n, 0 < l, 0 < L only.
+     half of prop2_gaussian's bound (GaussN.v; prop2_gaussian_tight_half).
+     Premises: 0 < sigma, 0 < n, 0 < l, 0 < L only.
    Uses mathcomp-analysis 0.6.0 over Coq's reals (Rstruct). *)
 
 From Coq Require Import Reals Lra.
@@ -99,6 +104,21 @@ Local Open Scope R_scope.
 (* The mean of the mixture's means: (ln L + (n - 1) ln l) / n. *)
 Definition mbar : R := (ln L + (INR n - 1) * ln l) / INR n.
 
+Lemma mbarE : 0 < l -> 0 < L -> (0 < n)%N -> mbar = ln l + ln (L / l) / INR n.
+Proof.
+move=> l0R L0R nn; have nR : 0 < INR n by apply: lt_0_INR; apply/ssrnat.ltP.
+by rewrite ln_div' // /mbar; field; lra.
+Qed.
+
+(* mbar is the mean of the n coordinate means of P_j, for every j. *)
+Lemma mbar_mean (j : 'I_n) : mbar = / INR n * \sum_(i < n) chan_means L l j i.
+Proof.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ssrnat.ltP; exact: (leq_ltn_trans (leq0n j)).
+rewrite (eq_bigr (fun i => ln l + (if i == j then ln L - ln l else 0))); last first.
+  by move=> i _; rewrite /chan_means (_ : ((i : nat) == j) = (i == j)) //; case: (i == j); ring.
+by rewrite big_split /= sumR_constT card_ord sumR_delta /mbar; field; lra.
+Qed.
+
 (* The reference law Q: n independent coordinates, each N(mbar, sigma^2). *)
 Definition gauss_mix := gprod (gauss_prob s0) n.-1 (fun _ => mbar).
 
@@ -163,6 +183,16 @@ apply: (Rle_trans _ _ _ (prop2_meas_anyQ (gauss_chan_prob s0 L l) n0 gauss_mix_p
           tight_llr_integrable tight_llr_measurable tight_change)).
 rewrite (eq_bigr _ (fun j _ => tight_llr_mean j)) sumR_constT card_ord.
 right; rewrite /log2; field; repeat split; lra.
+Qed.
+
+(* The tight bound is half of Proposition 2's (1 - 1/n) bound (prop2_gaussian). *)
+Lemma prop2_gaussian_tight_half :
+  (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (2 * sigma ^ 2)
+  = (1 - / INR n) * ((log2 (L / l)) ^ 2 / sigma ^ 2 * ln 2) / 2.
+Proof.
+have s0R : 0 < sigma by apply/RltP.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ssrnat.ltP.
+by field; split; lra.
 Qed.
 
 End GaussTight.
