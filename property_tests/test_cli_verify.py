@@ -214,11 +214,11 @@ def test_finite_chain_is_proved_in_coq_only_when_coq_proves_it(monkeypatch, caps
     assert chain["verdict"].startswith("checked in Python: thm1.E:b on n <= 3 (not a proof")
 
 
-def test_proposition2_is_not_reported_proved_for_the_gaussian_channel(monkeypatch, capsys):
-    """App. C: Coq proves Proposition 2 only for a finite channel with the Gaussian
-    divergence as a '<=' premise; verify's table says so in the status column
-    ("PROVED (finite-channel form only)"), never plain PROVED, and the JSON rows
-    carry the scope; the same row with the paper's scope would read PROVED."""
+def test_weaker_forms_of_proposition2_say_so_in_the_status_column(monkeypatch, capsys):
+    """App. C: a Proposition 2 row proved only in a weaker form (here every prop2 row
+    is given the finite-channel scope) reads "PROVED (finite-channel form only)",
+    never plain PROVED, and the JSON rows carry the scope; the same rows with the
+    paper's scope read PROVED."""
     from vistalab.theory._proofs import _formal
 
     monkeypatch.setenv("COLUMNS", "400")  # one table row per line

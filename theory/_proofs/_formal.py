@@ -405,9 +405,13 @@ def check_formal(
         rows = [dataclasses.replace(r, status="failed") for r in rows]
     n_ok = sum(r.status == "proved" for r in rows)
     message = f"{n_ok}/{len(rows)} formal theorems proved (coqc: {version.splitlines()[0]})"
+    # A result with a proved row of the paper's scope is proved; its weaker forms and
+    # proof steps are rows of the table, not caveats of the result.
+    in_full = {r.result for r in rows if r.status == "proved" and r.scope == "paper"}
     for scope in SCOPES:
-        weaker = sorted({r.result for r in rows if r.status == "proved" and r.scope == scope})
-        if weaker and scope != "paper":
+        weaker = sorted({r.result for r in rows if r.status == "proved" and r.scope == scope
+                         and r.result not in in_full})
+        if weaker and scope not in ("paper", "proof-step"):
             message += f"; {', '.join(weaker)} proved only in a weaker form: {SCOPES[scope]}"
     if bad:
         message += "; " + "; ".join(bad)

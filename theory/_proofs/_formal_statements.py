@@ -205,9 +205,15 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "proposition2_gaussian",
         "the paper's channel: given J* = j, W in R^n has independent coordinates "
         "W_i ~ N(m_i, sigma^2) (density exp(-(x-m_i)^2/(2 sigma^2))/Z w.r.t. Lebesgue "
-        "measure, 0 < Z < oo), m_j = ln L, m_i = ln l (i != j), kappa = L/l >= 1; "
+        "measure, 0 < Z < oo), m_j = ln L, m_i = ln l (i != j), kappa = L/l (l, L > 0); "
         "I(J*;W) = sup over finite measurable quantisations: "
         "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 bits",
+    ),
+    MainTheorem(
+        "prop2",
+        "proposition2_gaussian_step3",
+        "the paper's Gaussian channel (as above), Step 3 before its last inequality: "
+        "I(J*;W) <= (1-1/n) (log2 kappa)^2 ln 2 / sigma^2 (the factor n(n-1)/n^2 kept)",
     ),
     MainTheorem(
         "prop2",
@@ -226,7 +232,7 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "prop2",
         "proposition2_content",
         "finite W only, premise KL(P_j||P_k) <= (ln kappa)^2/sigma^2 for j != k: "
-        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (not the continuous Gaussian channel)",
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (the continuous channel: proposition2_gaussian)",
         "finite-channel",
     ),
     MainTheorem(
@@ -249,15 +255,15 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "proposition2_measurable",
         "W in any measurable space (I = sup over finite measurable quantisations), premise "
         "dP_k/dP_j = exp(-L_jk) with E_{P_j}[L_jk] <= (ln kappa)^2/sigma^2 for j != k: "
-        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (the Gaussian channel's likelihood "
-        "ratio and its mean are not formalised)",
+        "I(J*;W) <= (log2 kappa)^2 ln 2 / sigma^2 (for the paper's channel the premise "
+        "is proved: gaussian_pairwise_divergence)",
         "likelihood-ratio",
     ),
     MainTheorem(
         "prop2-tight",
         "proposition2_gaussian_tight",
-        "the paper's Gaussian channel (as above): "
-        "I(J*;W) <= (1-1/n) (log2 kappa)^2 ln 2 / sigma^2 (Step 3's n(n-1)/n^2 kept)",
+        "the paper's Gaussian channel (as above), against the product Gaussian Q with "
+        "every mean (ln L + (n-1) ln l)/n: I(J*;W) <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2)",
     ),
     MainTheorem(
         "prop2-tight",
@@ -276,7 +282,7 @@ MAIN_THEOREMS: tuple[MainTheorem, ...] = (
         "prop2-tight",
         "proposition2_tight_gaussian",
         "finite W only, premise KL(P_j||Q) <= (1-1/n)(ln kappa)^2/(2 sigma^2): "
-        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) (not the continuous Gaussian channel)",
+        "I <= (1-1/n) ln 2 (log2 kappa)^2 / (2 sigma^2) (finite channels only)",
         "finite-channel",
     ),
     MainTheorem(

@@ -18,8 +18,10 @@
      Proposition 2      -> for the paper's Gaussian channel (W in R^n,
                            independent N(m_i, sigma^2) coordinates, no premise
                            on divergences): proposition2_gaussian,
-                           proposition2_gaussian_tight (the (1 - 1/n) form),
-                           gaussian_pairwise_divergence (Step 2); weaker forms
+                           proposition2_gaussian_step3 (Step 3 keeping 1 - 1/n),
+                           gaussian_pairwise_divergence (Step 2); its tighter
+                           variant (prop2-tight) proposition2_gaussian_tight;
+                           weaker forms
                            kept because they hold for other channels too: for
                            a FINITE channel with the Gaussian divergence as a
                            '<=' premise, proposition2_content,
@@ -781,7 +783,7 @@ End MeasurableChannel.
 From mathcomp Require Import all_ssreflect all_algebra boolp classical_sets functions mathcomp_extra.
 From mathcomp Require Import reals ereal signed topology normedtype sequences esum.
 From mathcomp Require Import measure lebesgue_measure lebesgue_integral numfun Rstruct.
-From VistaLab Require Import GaussLebesgue GaussMeasure GaussN.
+From VistaLab Require Import GaussLebesgue GaussMeasure GaussN GaussTight.
 
 Section GaussianChannel.
 Local Open Scope classical_set_scope.
@@ -830,7 +832,8 @@ have L0' : Order.lt 0 L by apply/RltP.
 exact: (prop2_gaussian_loose s0 n0 l0' L0').
 Qed.
 
-Theorem proposition2_gaussian_tight (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma)
+(* Step 3 before its last inequality: the factor n(n-1)/n^2 = 1 - 1/n kept. *)
+Theorem proposition2_gaussian_step3 (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma)
     (n0 : (0 < n)%N) :
   0 < l -> 0 < L ->
   MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
@@ -840,6 +843,23 @@ move=> l0 L0.
 have l0' : Order.lt 0 l by apply/RltP.
 have L0' : Order.lt 0 L by apply/RltP.
 exact: (prop2_gaussian s0 n0 l0' L0').
+Qed.
+
+(* The tighter variant (vista-lab's prop2-tight; App. C's channel): against the
+   reference law Q = N(mbar, sigma^2)^n, mbar = (ln L + (n - 1) ln l) / n the mean
+   of the n means, KL(P_j || Q) = (1 - 1/n) (ln kappa)^2 / (2 sigma^2) for every j,
+   so I(J*; W) <= (1 - 1/n) ln 2 (log2 kappa)^2 / (2 sigma^2): half of Step 3's
+   bound, with no premise on divergences. *)
+Theorem proposition2_gaussian_tight (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma)
+    (n0 : (0 < n)%N) :
+  0 < l -> 0 < L ->
+  MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
+    <= (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (2 * sigma ^ 2).
+Proof.
+move=> l0 L0.
+have l0' : Order.lt 0 l by apply/RltP.
+have L0' : Order.lt 0 L by apply/RltP.
+exact: (prop2_gaussian_tight s0 n0 l0' L0').
 Qed.
 
 (* Step 2 for that channel, proved: P_k has density exp(-L_jk) with respect to
