@@ -791,6 +791,10 @@ Local Open Scope ring_scope.
 Local Open Scope R_scope.
 Local Notation leb := (@lebesgue_measure real_realType).
 
+(* Coq's 0 < x as mathcomp's order, which GaussN.v's premises use. *)
+Let pos_order (x : R) : 0 < x -> Order.lt 0 x.
+Proof. by move=> x0; apply/RltP. Qed.
+
 (* The law of a measurable rectangle under the channel, written out. *)
 Lemma gauss_chan_rect (sigma L l : R) (n : nat) (s0 : Order.lt 0 sigma) (n0 : (0 < n)%N)
     (j : 'I_n) (A : nat -> set gauss_space) :
@@ -827,9 +831,7 @@ Proof.
 move=> l0 L0 Z m; split; first exact: (gauss_integral_gt0 s0).
 split; first exact: (gauss_integral_fin s0).
 split; first by move=> j A mA; exact: gauss_chan_rect.
-have l0' : Order.lt 0 l by apply/RltP.
-have L0' : Order.lt 0 L by apply/RltP.
-exact: (prop2_gaussian_loose s0 n0 l0' L0').
+exact: (prop2_gaussian_loose s0 n0 (pos_order l0) (pos_order L0)).
 Qed.
 
 (* Step 3 before its last inequality: the factor n(n-1)/n^2 = 1 - 1/n kept. *)
@@ -839,10 +841,7 @@ Theorem proposition2_gaussian_step3 (sigma L l : R) (n : nat) (s0 : Order.lt 0 s
   MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
     <= (1 - / INR n) * ((log2 (L / l)) ^ 2 / sigma ^ 2 * ln 2).
 Proof.
-move=> l0 L0.
-have l0' : Order.lt 0 l by apply/RltP.
-have L0' : Order.lt 0 L by apply/RltP.
-exact: (prop2_gaussian s0 n0 l0' L0').
+move=> l0 L0; exact: (prop2_gaussian s0 n0 (pos_order l0) (pos_order L0)).
 Qed.
 
 (* The tighter variant (vista-lab's prop2-tight; App. C's channel): against the
@@ -856,10 +855,7 @@ Theorem proposition2_gaussian_tight (sigma L l : R) (n : nat) (s0 : Order.lt 0 s
   MIobs (meas_obs (gauss_chan_prob s0 L l) n0)
     <= (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (2 * sigma ^ 2).
 Proof.
-move=> l0 L0.
-have l0' : Order.lt 0 l by apply/RltP.
-have L0' : Order.lt 0 L by apply/RltP.
-exact: (prop2_gaussian_tight s0 n0 l0' L0').
+move=> l0 L0; exact: (prop2_gaussian_tight s0 n0 (pos_order l0) (pos_order L0)).
 Qed.
 
 (* Step 2 for that channel, proved: P_k has density exp(-L_jk) with respect to
