@@ -287,9 +287,9 @@ BROKEN = {
     # The tighter variant for the Gaussian channel claimed twice as tight.
     "prop2_gaussian_tight_halved": (
         "    <= (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (2 * sigma ^ 2)."
-        "\nProof.\nmove=> l0 L0.",
+        "\nProof.\nmove=> l0 L0;",
         "    <= (1 - / INR n) * ln 2 * (log2 (L / l)) ^ 2 / (4 * sigma ^ 2)."
-        "\nProof.\nmove=> l0 L0.",
+        "\nProof.\nmove=> l0 L0;",
     ),
     # App. C, Step 2: the pairwise divergence claimed half its value.
     "gaussian_divergence_halved": (
