@@ -1,10 +1,12 @@
 (* Theorem 1, part (D): balanced-bucket achievability.  Partition [n] into M
    buckets of size at most ceil(n/M) = (n + M - 1) %/ M, report the bucket
-   Y = bucket(J_star), probe the reported bucket block by block (here in index
-   order; since J* is uniform inside its bucket, the position of J* is
-   uniform, exactly as with the paper's uniformly random order), and stop when
-   the flag clears.  Then Z = min(position, kappa) and
-       E[Z] < n / (2M),     I(J*; Y) = H(Y) <= log2 M. *)
+   Y = bucket(J_star), probe the reported bucket block by block in the order
+   of a ranking r of the blocks (any injective r : block -> nat), and stop
+   when the flag clears.  Then Z = min(position, kappa) and, for EVERY
+   ranking, E[Z] <= (ceil(n/M) - 1)/2 < n / (2M); so also on average over a
+   random ranking, in particular the paper's uniformly random order inside
+   the bucket (the ranking u(i) of a uniformly random permutation u).  Index
+   order (r = id) is one instance.  And I(J*; Y) = H(Y) <= log2 M. *)
 
 From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
@@ -65,11 +67,20 @@ Hypothesis balanced : forall c, (bsize c <= (n + M - 1) %/ M)%N.
 (* J* uniform, Y = bucket(J_star). *)
 Definition pJYb (j : 'I_n) (c : 'I_M) : R := if bucket j == c then / INR n else 0.
 
-(* 0-based position of block j when its bucket is probed in index order. *)
+(* 0-based position of block j when its bucket is probed in the order of the
+   ranking r (block i before block j iff r i < r j). *)
+Definition posr (r : 'I_n -> nat) (j : 'I_n) :=
+  #|[set i | (bucket i == bucket j) && (r i < r j)%N]|.
+
+(* ... and in index order (r = id). *)
 Definition posb (j : 'I_n) := #|[set i | (bucket i == bucket j) && (i < j)%N]|.
 
-(* E[Z] with Z = min(tau - 1, kappa). *)
+(* E[Z] with Z = min(tau - 1, kappa), for the ranking r and for index order. *)
+Definition EZr (r : 'I_n -> nat) := \sum_j / INR n * INR (minn (posr r j) kappa).
 Definition EZb := \sum_j / INR n * INR (minn (posb j) kappa).
+
+Lemma EZb_EZr : EZb = EZr (@nat_of_ord n).
+Proof. by []. Qed.
 
 Let nR : 0 < INR n.
 Proof. by apply: lt_0_INR; apply/ltP. Qed.
@@ -94,14 +105,18 @@ split; first apply: (MI_deterministic (f := bucket) pJYb_joint).
 have := H_le_log_card (marg2_dist pJYb_joint); by rewrite card_ord.
 Qed.
 
-Let S := \sum_j \sum_i (if (bucket i == bucket j) && (i < j)%N then 1 else 0).
+Section Ranking.
+Variable r : 'I_n -> nat.
+Hypothesis r_inj : injective r.
 
-Lemma sum_pos : \sum_j INR (posb j) = S.
+Let S := \sum_j \sum_i (if (bucket i == bucket j) && (r i < r j)%N then 1 else 0).
+
+Lemma sum_pos : \sum_j INR (posr r j) = S.
 Proof. by apply: eq_bigr => j _; rewrite INR_card; apply: eq_bigr => i _; rewrite inE. Qed.
 
 Lemma twice_S : 2 * S = \sum_j (INR (bsize (bucket j)) - 1).
 Proof.
-have sym : S = \sum_j \sum_i (if (bucket i == bucket j) && (j < i)%N then 1 else 0).
+have sym : S = \sum_j \sum_i (if (bucket i == bucket j) && (r j < r i)%N then 1 else 0).
   rewrite /S exchange_big /=; apply: eq_bigr => j _; apply: eq_bigr => i _.
   by rewrite eq_sym.
 have -> : 2 * S = S + S by ring.
@@ -111,13 +126,33 @@ rewrite (bigD1 j) //= [in RHS](bigD1 j) //= !inE eqxx ltnn /=.
 have aux : forall x y : R, x = y -> 0 + 0 + x = 1 + y - 1 by move=> x y ->; ring.
 apply: aux; apply: eq_bigr => i ij; rewrite inE.
 case: (bucket i == bucket j) => //=; last ring.
-case: (ltngtP i j) => h; try ring.
-have e : i = j by apply: val_inj.
-by rewrite e eqxx in ij.
+case: (ltngtP (r i) (r j)) => h; try ring.
+by move: ij; rewrite (r_inj h) eqxx.
 Qed.
 
-(* Part (D): E[Z] < n / (2M). *)
-Theorem bucket_EZ : EZb < INR n / (2 * INR M).
+(* Part (D) for the ranking r: E[Z] <= (ceil(n/M) - 1)/2 < n / (2M). *)
+Theorem bucket_EZr_le : EZr r <= (INR ((n + M - 1) %/ M) - 1) / 2.
+Proof.
+set b := ((n + M - 1) %/ M)%N.
+have step1 : EZr r <= / INR n * \sum_j INR (posr r j).
+  rewrite /EZr -sumR_scal; apply: leR_sum => j _.
+  apply: Rmult_le_compat_l; first by left; apply: Rinv_0_lt_compat.
+  by apply: le_INR; apply/leP; rewrite geq_minl.
+have step2 : \sum_j INR (posr r j) <= INR n * (INR b - 1) / 2.
+  rewrite sum_pos.
+  have : \sum_j (INR (bsize (bucket j)) - 1) <= \sum_(j : 'I_n) (INR b - 1).
+    apply: leR_sum => j _; have := balanced (bucket j) => /leP/le_INR; rewrite -/b; lra.
+  rewrite sumR_constT card_ord -twice_S; lra.
+apply: (Rle_trans _ _ _ step1).
+apply: (Rle_trans _ (/ INR n * (INR n * (INR b - 1) / 2))).
+  by apply: Rmult_le_compat_l => //; left; apply: Rinv_0_lt_compat.
+have -> : / INR n * (INR n * (INR b - 1) / 2) = (INR b - 1) / 2 by field; lra.
+exact: Rle_refl.
+Qed.
+
+End Ranking.
+
+Lemma ceil_bound : (INR ((n + M - 1) %/ M) - 1) / 2 < INR n / (2 * INR M).
 Proof.
 set b := ((n + M - 1) %/ M)%N.
 have bM : INR b * INR M <= INR n + INR M - 1.
@@ -127,24 +162,34 @@ have bM : INR b * INR M <= INR n + INR M - 1.
   have e : INR (n + M - 1) = INR n + INR M - 1.
     by rewrite minus_INR ?plus_INR //; apply/leP; rewrite addn_gt0 M_pos orbT.
   lra.
-have step1 : EZb <= / INR n * \sum_j INR (posb j).
-  rewrite /EZb -sumR_scal; apply: leR_sum => j _.
-  apply: Rmult_le_compat_l; first by left; apply: Rinv_0_lt_compat.
-  by apply: le_INR; apply/leP; rewrite geq_minl.
-have step2 : \sum_j INR (posb j) <= INR n * (INR b - 1) / 2.
-  rewrite sum_pos.
-  have : \sum_j (INR (bsize (bucket j)) - 1) <= \sum_(j : 'I_n) (INR b - 1).
-    apply: leR_sum => j _; have := balanced (bucket j) => /leP/le_INR; rewrite -/b; lra.
-  rewrite sumR_constT card_ord -twice_S; lra.
 have step3 : INR b - 1 < INR n / INR M.
   apply: (Rmult_lt_reg_r (INR M)) => //.
   by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
-apply: (Rle_lt_trans _ _ _ step1).
-apply: (Rle_lt_trans _ (/ INR n * (INR n * (INR b - 1) / 2))).
-  by apply: Rmult_le_compat_l => //; left; apply: Rinv_0_lt_compat.
-have -> : / INR n * (INR n * (INR b - 1) / 2) = (INR b - 1) / 2 by field; lra.
 have -> : INR n / (2 * INR M) = (INR n / INR M) / 2 by field; lra.
 lra.
+Qed.
+
+Theorem bucket_EZr (r : 'I_n -> nat) : injective r -> EZr r < INR n / (2 * INR M).
+Proof. by move=> ri; apply: (Rle_lt_trans _ _ _ (bucket_EZr_le ri)); exact: ceil_bound. Qed.
+
+(* Part (D) in index order: E[Z] < n / (2M). *)
+Theorem bucket_EZ : EZb < INR n / (2 * INR M).
+Proof. by rewrite EZb_EZr; apply: bucket_EZr => a b; exact: ord_inj. Qed.
+
+(* Part (D) with a random ranking: U with any law pU, the ranking r u
+   injective for every u (e.g. u a uniformly random permutation, r u i = u(i)):
+   E[Z] = sum_u pU(u) E[Z | U = u] < n / (2M). *)
+Theorem bucket_EZ_random (TU : finType) (pU : TU -> R) (r : TU -> 'I_n -> nat) :
+  is_dist pU -> (forall u, injective (r u)) ->
+  \sum_u pU u * EZr (r u) < INR n / (2 * INR M).
+Proof.
+move=> pu ri.
+set c := (INR ((n + M - 1) %/ M) - 1) / 2.
+apply: (Rle_lt_trans _ c); last exact: ceil_bound.
+have -> : c = (\sum_u pU u) * c by rewrite pu.2; ring.
+rewrite -sumR_scar.
+apply: leR_sum => u _; apply: Rmult_le_compat_l; first exact: pu.1.
+exact: bucket_EZr_le.
 Qed.
 
 End Buckets.

@@ -6,7 +6,15 @@
      Theorem 1 (A)-(E)  -> theorem1_* (for any observation:
                            theorem1_any_observation; batch policies almost surely, with the
                            full-ledger batch S = {Y} as an instance:
-                           theorem1_batch_full_ledger)
+                           theorem1_batch_full_ledger; every adaptive policy,
+                           repeats counted as wasted steps: theorem1_adaptive,
+                           with a repeating policy as an instance:
+                           theorem1_adaptive_repeating; (D) with the paper's
+                           uniformly random order inside the bucket:
+                           theorem1_buckets_random(_exist); the Theta and
+                           (1+o(1)) nu rate sentences: theorem1_rates_theta(_instance),
+                           theorem1_rates_matching(_instance); (C)(i)'s limit:
+                           theorem1_low_rate_limit(_instance))
      Proposition 1      -> proposition1, proposition1_recovering (payloads in a
                            lossless store, h-bit handles in the prompt),
                            proposition1_recovering_store,
@@ -14,7 +22,8 @@
                            proposition1_separation_feasible,
                            proposition1_separation_lossy,
                            proposition1_separation_rate,
-                           proposition1_separation
+                           proposition1_separation (c0 >= 1),
+                           proposition1_separation_nonvacuous
      Proposition 2      -> for the paper's Gaussian channel (W in R^n,
                            independent N(m_i, sigma^2) coordinates, no premise
                            on divergences): proposition2_gaussian,
@@ -43,9 +52,9 @@
 
 From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrfun ssrbool eqtype ssrnat seq div.
-From mathcomp Require Import fintype finset bigop finfun.
+From mathcomp Require Import fintype finset bigop finfun perm.
 From VistaLab Require Import Entropy ListFano Theorem1 Adaptive Bucket GeneralObs.
-From VistaLab Require Import Prop1 Separation Prop2 Frontier.
+From VistaLab Require Import Prop1 Separation Prop2 Frontier Repeats Rates.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -171,7 +180,9 @@ Qed.
    far); the flag is "freed < L" with sizes L = kappa ell (bulky) and ell
    (load-bearing); the run stops when the flag clears.  If the policy never
    re-archives along the all-"over" history, it archives exactly a prefix of
-   that fixed order, and the bound of Theorem 1 holds for it. *)
+   that fixed order, and the bound of Theorem 1 holds for it
+   (theorem1_adaptive_nonrepeating; every policy, repeats included, is
+   theorem1_adaptive below). *)
 Theorem theorem1_adaptive_prefix (n kappa ell : nat) (Y U : finType)
     (policy : Y -> U -> seq bool -> 'I_n)
     (ord_inj : forall y u, injective (fun t : 'I_n => policy y u (nseq t true)))
@@ -187,7 +198,7 @@ move=> k1 l0; split.
 exact: (adaptive_Z k1 l0 ord_inj).
 Qed.
 
-Theorem theorem1_adaptive (n kappa ell : nat) (Y U : finType)
+Theorem theorem1_adaptive_nonrepeating (n kappa ell : nat) (Y U : finType)
     (pJY : 'I_n -> Y -> R) (pU : U -> R)
     (policy : Y -> U -> seq bool -> 'I_n)
     (ord_inj : forall y u, injective (fun t : 'I_n => policy y u (nseq t true))) :
@@ -200,6 +211,61 @@ Theorem theorem1_adaptive (n kappa ell : nat) (Y U : finType)
 Proof.
 move=> pj ju pu k2 kn l0 I nu.
 exact: (adaptive_lower_bound (ltnW k2) l0 ord_inj pj ju pu (double_lt kn)).
+Qed.
+
+(* (E) EVERY adaptive policy, with no premise on it (App. D, (E): "adaptivity
+   through the binary flag adds no usable information [...] This is why the
+   lower bound (eq:main-lb) holds for all adaptive content-only and rate-I
+   policies alike").  The policy may re-archive a block: a repeat frees
+   nothing (a block's size is freed the first time it is archived) and is a
+   wasted step; Zrep counts every step that archives a load-bearing block,
+   repeats included; the run stops when the flag "freed < L" clears or after
+   F >= kappa steps.  (Repeats.v: removing the repeats of the all-"over"
+   sequence gives an injective (Y,U)-measurable order whose
+   Z = min(tau - 1, kappa) is pointwise <= Zrep, so a repeat never lowers
+   E[Z].) *)
+Theorem theorem1_adaptive (n kappa ell F : nat) (Y U : finType)
+    (pJY : 'I_n -> Y -> R) (pU : U -> R) (policy : Y -> U -> seq bool -> 'I_n) :
+  is_joint pJY -> (forall j, marg1 pJY j = / INR n) -> is_dist pU ->
+  (2 <= kappa)%N -> (2 * kappa < n)%N -> (0 < ell)%N -> (kappa <= F)%N ->
+  let I := MI pJY in
+  let nu := log2 (INR (n - kappa) / INR kappa) in
+  INR kappa * Rmax 0 (1 - (I + 1) / nu)
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Zrep kappa ell policy F y u j).
+Proof.
+move=> pj ju pu k2 kn l0 kF I nu.
+exact: (repeat_lower_bound l0 policy kF (ltnW k2) pj ju pu (double_lt kn)).
+Qed.
+
+(* (E) The premise of theorem1_adaptive_nonrepeating is not needed: the policy
+   that always picks the same block b0 repeats (it is not injective along the
+   all-"over" history), and theorem1_adaptive covers it (J* uniform, Y and U
+   trivial, fuel n). *)
+Theorem theorem1_adaptive_repeating (n kappa ell : nat) (b0 : 'I_n) :
+  (2 <= kappa)%N -> (2 * kappa < n)%N -> (0 < ell)%N ->
+  let pJY (j : 'I_n) (y : unit) := / INR n in
+  let pU (u : unit) := 1 in
+  let policy (y u : unit) (flags : seq bool) := b0 in
+  ~ injective (fun t : 'I_n => policy tt tt (nseq t true)) /\
+  INR kappa * Rmax 0 (1 - (MI pJY + 1) / log2 (INR (n - kappa) / INR kappa))
+    <= \sum_j \sum_y \sum_u pJY j y * pU u * INR (Zrep kappa ell policy n y u j).
+Proof.
+move=> k2 kn l0 pJY pU policy.
+have kk : (kappa <= 2 * kappa)%N by rewrite mul2n -addnn leq_addr.
+have kln : (kappa <= n)%N := ltnW (leq_ltn_trans kk kn).
+have n2 : (1 < n)%N := leq_trans k2 kln.
+have nR : 0 < INR n by apply: lt_0_INR; apply/ltP; exact: ltnW.
+split.
+  move=> inj.
+  have := @inj (Ordinal (ltnW n2)) (Ordinal n2) erefl.
+  by move/(congr1 val).
+have pj : is_joint pJY.
+  split=> [j y|]; first by left; apply: Rinv_0_lt_compat.
+  rewrite (eq_bigr (fun _ => / INR n)); last by move=> j _; rewrite sumR_constT card_unit /=; ring.
+  by rewrite sumR_constT card_ord; field; lra.
+have ju : forall j, marg1 pJY j = / INR n by move=> j; rewrite /marg1 sumR_constT card_unit /=; ring.
+have pu : is_dist pU by split=> [u|]; [rewrite /pU; lra | rewrite sumR_constT card_unit /=; lra].
+exact: (@theorem1_adaptive n kappa ell n _ _ pJY pU policy pj ju pu k2 kn l0 kln).
 Qed.
 
 (* (E) Batch policies: archiving a (Y,U)-measurable set S(Y,U) at once, which
@@ -271,6 +337,77 @@ Theorem theorem1_low_rate (n kappa : nat) (Y U : finType)
 Proof.
 move=> pj ju pu k2 kn I nu EZ.
 exact: (EZ_low_rate pj ju pu (ltnW k2) (double_lt kn) pi_inj).
+Qed.
+
+(* (C)(i)'s limit (Theorem 1: "any low-rate interface satisfying
+   (I+1)/nu -> 0 incurs E[Z]/kappa -> 1"): along any sequence of instances
+   (n_i blocks, kappa_i, any interface Y_i, private randomness U_i, any
+   (Y_i,U_i)-measurable archive order), (I_i + 1)/nu_i -> 0 implies
+   E[Z_i]/kappa_i -> 1. *)
+Theorem theorem1_low_rate_limit (n kappa : nat -> nat) (Y U : nat -> finType)
+    (pJY : forall i, 'I_(n i) -> Y i -> R) (pU : forall i, U i -> R)
+    (pi : forall i, Y i -> U i -> 'I_(n i) -> 'I_(n i))
+    (pi_inj : forall i y u, injective (pi i y u)) :
+  (forall i, is_joint (pJY i)) -> (forall i j, marg1 (pJY i) j = / INR (n i)) ->
+  (forall i, is_dist (pU i)) -> (forall i, 2 <= kappa i)%N -> (forall i, 2 * kappa i < n i)%N ->
+  let I i := MI (pJY i) in
+  let nu i := log2 (INR (n i - kappa i) / INR (kappa i)) in
+  let EZ i := \sum_j \sum_y \sum_u
+                pJY i j y * pU i u * INR (minn (invF (pi_inj i y u) j) (kappa i)) in
+  Un_cv (fun i => (I i + 1) / nu i) 0 -> Un_cv (fun i => EZ i / INR (kappa i)) 1.
+Proof.
+move=> pj ju pu k2 kn I nu EZ lim eps e0.
+have [N hN] := lim eps e0; exists N => i ii.
+have [lo hi] := EZ_low_rate (pj i) (ju i) (pu i) (ltnW (k2 i)) (double_lt (kn i)) (pi_inj i).
+have := hN i ii; rewrite /R_dist Rminus_0_r => /Rabs_def2 [a _].
+apply: Rabs_def1; rewrite /EZ; rewrite /EZ /Theorem1.EZ /Theorem1.w /Theorem1.Z /Theorem1.tau0 in lo hi;
+  rewrite /I /nu /Theorem1.Irate /Theorem1.nu in a lo; lra.
+Qed.
+
+(* The premise of theorem1_low_rate_limit is met (not vacuous): the
+   size-blind interface (Y = unit, so I = 0) with kappa = 2 and
+   n_i = 2^(i+2) + 2 blocks has nu_i = i + 1 and (I + 1)/nu_i -> 0; by
+   theorem1_low_rate_limit every archive order then has E[Z]/kappa -> 1. *)
+Lemma INR_exp2 m : INR (2 ^ m) = 2 ^ m.
+Proof. by elim: m => [|m IH] //=; rewrite expnS mult_INR IH. Qed.
+
+Theorem theorem1_low_rate_limit_instance :
+  let n i := (2 ^ i.+2 + 2)%N in
+  let pJY i (j : 'I_(n i)) (y : unit) := / INR (n i) in
+  (forall i, is_joint (pJY i) /\ (forall j, marg1 (pJY i) j = / INR (n i)) /\
+             (2 * 2 < n i)%N /\ MI (pJY i) = 0) /\
+  Un_cv (fun i => (MI (pJY i) + 1) / log2 (INR (n i - 2) / INR 2)) 0.
+Proof.
+move=> n pJY.
+have nR : forall i, 0 < INR (n i) by move=> i; apply: lt_0_INR; apply/ltP; rewrite addn_gt0 orbT.
+have pj : forall i, is_joint (pJY i).
+  move=> i; split=> [j y|]; first by left; apply: Rinv_0_lt_compat.
+  rewrite (eq_bigr (fun _ => / INR (n i))); last by move=> j _; rewrite sumR_constT card_unit /=; ring.
+  by rewrite sumR_constT card_ord; have := nR i; move=> h; field; lra.
+have mi : forall i, MI (pJY i) = 0.
+  move=> i; rewrite (@MI_deterministic _ _ (pJY i) (fun _ => tt) (pj i)); last by move=> a [].
+  apply: (@H_point _ _ tt) => -[] /=.
+  rewrite /marg2 /pJY sumR_constT card_ord; have := nR i; move=> h; field; lra.
+split.
+  move=> i; split; first exact: pj.
+  split; first by move=> j; rewrite /marg1 /pJY sumR_constT card_unit /=; ring.
+  split; last exact: mi.
+  have h : (4 <= 2 ^ i.+2)%N by rewrite !expnS mulnA leq_pmulr // expn_gt0.
+  by apply: (@leq_trans (4 + 2)) => //; exact: leq_add h (leqnn 2).
+have nu_e : forall i, log2 (INR (n i - 2) / INR 2) = INR i + 1.
+  move=> i; rewrite /n addnK INR_exp2 /=.
+  have -> : 2 * (2 * 2 ^ i) / (1 + 1) = 2 ^ i.+1 by rewrite /=; field.
+  by rewrite /log2 ln_pow ?S_INR; [field; have := ln2_pos; lra | lra].
+move=> eps e0.
+have [N [hN _]] := nat_above (/ eps).
+exists N => i ii; rewrite /R_dist Rminus_0_r mi nu_e Rplus_0_l.
+have iR : INR N <= INR i by apply: le_INR.
+have p : 0 < INR i + 1 by have := pos_INR i; lra.
+rewrite Rabs_pos_eq; last by rewrite /Rdiv Rmult_1_l; left; apply: Rinv_0_lt_compat.
+rewrite /Rdiv Rmult_1_l; apply: (Rmult_lt_reg_r (INR i + 1)) => //.
+rewrite Rinv_l; last lra.
+have : / eps * eps < (INR i + 1) * eps by apply: Rmult_lt_compat_r; lra.
+by rewrite Rinv_l; lra.
 Qed.
 
 (* (C)(ii) threshold and (iii) price. *)
@@ -356,6 +493,62 @@ move=> n0 M0 bal pJY pos; split; first exact: (bucket_EZ kappa n0 M0 bal).
 exact: (bucket_rate n0 bucket).
 Qed.
 
+(* (D) with the paper's order (App. D, (D)): "The agent probes blocks inside
+   the reported bucket in uniformly random order until the flag clears.
+   [...] Because ceil(x) - 1 < x, E[Z] < n/(2M)."  U is a uniformly random
+   permutation u of [n] (law 1/n! each), independent of (J*, Y); the reported
+   bucket y is probed in increasing u(i), so the blocks of each bucket come in
+   uniformly random order and block j sits at 0-based position
+   #{i in bucket y : u(i) < u(j)}; Z = min(that position, kappa).  (Bucket.v
+   proves E[Z] <= (ceil(n/M) - 1)/2 for every fixed probing order, hence on
+   average over any random one.) *)
+Theorem theorem1_buckets_random (n M kappa : nat) (bucket : 'I_n -> 'I_M) :
+  (0 < n)%N -> (0 < M)%N ->
+  (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) ->
+  let pJY (j : 'I_n) (c : 'I_M) := if bucket j == c then / INR n else 0 in
+  let pU (u : {perm 'I_n}) := / INR n`! in
+  let pos (y : 'I_M) (u : {perm 'I_n}) (j : 'I_n) :=
+    #|[set i | (bucket i == y) && (u i < u j)%N]| in
+  is_dist pU /\
+  \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (pos y u j) kappa) < INR n / (2 * INR M) /\
+  MI pJY = H (marg2 pJY) /\ H (marg2 pJY) <= log2 (INR M).
+Proof.
+move=> n0 M0 bal pJY pU pos.
+have fR : 0 < INR n`! by apply: lt_0_INR; apply/ltP; exact: fact_gt0.
+have pu : is_dist pU.
+  split=> [u|]; first by left; apply: Rinv_0_lt_compat.
+  by rewrite sumR_constT card_Sn; field; lra.
+split=> //; split; last exact: (bucket_rate n0 bucket).
+have -> : \sum_j \sum_y \sum_u pJY j y * pU u * INR (minn (pos y u j) kappa)
+          = \sum_u pU u * EZr kappa bucket (fun i => nat_of_ord (u i)).
+  rewrite (eq_bigr (fun j => \sum_u / INR n * pU u * INR (minn (pos (bucket j) u j) kappa))).
+    rewrite exchange_big /=; apply: eq_bigr => u _.
+    rewrite /EZr -sumR_scal; apply: eq_bigr => j _; rewrite /pos /posr; ring.
+  move=> j _; rewrite (eq_bigr (fun y => if bucket j == y then
+      \sum_u / INR n * pU u * INR (minn (pos (bucket j) u j) kappa) else 0)).
+    by rewrite sumR_delta'.
+  move=> y _; rewrite /pJY; case: eqP => [<-|_]; first by [].
+  by apply: big1 => u _; ring.
+apply: (bucket_EZ_random kappa n0 M0 bal pu) => u a b /val_inj; exact: perm_inj.
+Qed.
+
+(* Not vacuous: for every 1 <= M <= n a balanced M-bucket partition exists
+   (runs of ceil(n/M) consecutive blocks), and with it the random-order
+   probe has E[Z] < n/(2M). *)
+Theorem theorem1_buckets_random_exist (n M kappa : nat) :
+  (1 <= M <= n)%N ->
+  exists bucket : 'I_n -> 'I_M,
+    (forall c, (#|[set j | bucket j == c]| <= (n + M - 1) %/ M)%N) /\
+    \sum_j \sum_y \sum_(u : {perm 'I_n})
+       (if bucket j == y then / INR n else 0) * / INR n`!
+       * INR (minn #|[set i | (bucket i == y) && (u i < u j)%N]| kappa)
+      < INR n / (2 * INR M).
+Proof.
+case/andP=> M0 Mn; have n0 : (0 < n)%N by apply: leq_trans Mn.
+exists (bal_bucket M0 Mn); split; first exact: bal_bucket_balanced.
+by have [_ [h _]] := theorem1_buckets_random kappa n0 M0 (bal_bucket_balanced M0 Mn).
+Qed.
+
 (* (D) for every 1 <= M <= n a balanced M-bucket interface exists (runs of
    ceil(n/M) consecutive blocks), with E[Z] < n/(2M) and I(J*; Y) <= log2 M. *)
 Theorem theorem1_buckets_exist (n M kappa : nat) :
@@ -386,6 +579,70 @@ apply: (Rmult_le_reg_r (2 * INR M)); first lra.
 by rewrite /Rdiv Rmult_assoc Rinv_l; lra.
 Qed.
 
+(* The rate sentences of (D) (App. D): "For every fixed delta in (0,1), this
+   sufficient rate and the necessary rate (1-delta) nu - 1 are both
+   Theta(log2(n/kappa))."  The sufficient rate is min{log2 n, log2 M} with
+   M = ceil(n/(2 delta kappa)) (any integer M with
+   M - 1 < n/(2 delta kappa) <= M); Theta as n/kappa -> oo: constants
+   c1, c2 > 0 and a threshold t0, depending on delta only, with
+   c1 log2(n/kappa) <= rate <= c2 log2(n/kappa) once log2(n/kappa) >= t0.
+   (Rates.v gives the explicit two-sided bounds behind it:
+   log2 x - 1 <= nu <= log2 x, (1-delta) log2 x - 2 <= Rnec <= (1-delta) log2 x - 1,
+   log2 x - 1 <= Rsuf <= log2 x + log2((1+delta)/(2 delta)), x = n/kappa.) *)
+Theorem theorem1_rates_theta (delta : R) : 0 < delta < 1 ->
+  exists c1 c2 t0 : R, 0 < c1 /\ 0 < c2 /\
+    forall n kappa M : nat, (2 <= kappa)%N -> (2 * kappa < n)%N ->
+      INR M - 1 < INR n / (2 * delta * INR kappa) <= INR M ->
+      let x := INR n / INR kappa in
+      let nu := log2 (INR (n - kappa) / INR kappa) in
+      let Rnec := (1 - delta) * nu - 1 in
+      let Rsuf := Rmin (log2 (INR n)) (log2 (INR M)) in
+      t0 <= log2 x ->
+      (c1 * log2 x <= Rnec <= c2 * log2 x) /\ (c1 * log2 x <= Rsuf <= c2 * log2 x).
+Proof.
+move=> d01; have [c1 [c2 [t0 [c10 [c20 h]]]]] := rates_theta d01.
+by exists c1, c2, t0; split=> // ; split=> // n kappa M k2 kn Mc x nu Rn Rs; exact: h.
+Qed.
+
+(* Not vacuous: at delta = 1/2 the premises hold with log2(n/kappa) above any
+   threshold (kappa = 2, n = 2^(m+3), M = n/2 = 2^(m+2)). *)
+Theorem theorem1_rates_theta_instance (t0 : R) :
+  exists n kappa M : nat, (2 <= kappa)%N /\ (2 * kappa < n)%N /\
+    INR M - 1 < INR n / (2 * / 2 * INR kappa) <= INR M /\
+    t0 <= log2 (INR n / INR kappa).
+Proof.
+have [m [hm _]] := nat_above t0.
+exists (2 ^ m.+3)%N, 2%N, (2 ^ m.+2)%N; split=> //; split.
+  by apply: (@leq_trans 8) => //; rewrite !expnS !mulnA leq_pmulr // expn_gt0.
+have e2 : forall a, INR (2 ^ a) = 2 ^ a.
+  by elim=> [|a IH] //=; rewrite expnS mult_INR IH.
+have p : 0 < 2 ^ m by apply: pow_lt; lra.
+rewrite !e2 /= (_ : 2 * / 2 * (1 + 1) = 2); last by field.
+have -> : 2 * (2 * (2 * 2 ^ m)) / 2 = 2 * (2 * 2 ^ m) by field.
+split; first lra.
+have -> : 2 * (2 * 2 ^ m) = 2 ^ m.+2 by [].
+rewrite /log2 ln_pow; last lra.
+rewrite S_INR S_INR; have := ln2_pos => l2.
+have -> : (INR m + 1 + 1) * ln 2 / ln 2 = INR m + 2 by field; lra.
+lra.
+Qed.
+
+(* "If instead delta_n -> 0 with log2(1/delta_n) = o(nu), both rates are
+   (1+o(1)) nu": along any sequence of instances (n_i, kappa_i, delta_i, M_i as
+   above) with delta_i -> 0 and log2(1/delta_i)/nu_i -> 0, Rnec_i/nu_i -> 1 and
+   Rsuf_i/nu_i -> 1.  (Rates.v: for delta <= 1/2,
+   |Rnec/nu - 1| <= delta + log2(1/delta)/nu and |Rsuf/nu - 1| <= 2 log2(1/delta)/nu.) *)
+Theorem theorem1_rates_matching (n kappa M : nat -> nat) (delta : nat -> R) :
+  (forall i, 2 <= kappa i)%N -> (forall i, 2 * kappa i < n i)%N ->
+  (forall i, 0 < delta i < 1) ->
+  (forall i, INR (M i) - 1 < INR (n i) / (2 * delta i * INR (kappa i)) <= INR (M i)) ->
+  let nu i := log2 (INR (n i - kappa i) / INR (kappa i)) in
+  let Rnec i := (1 - delta i) * nu i - 1 in
+  let Rsuf i := Rmin (log2 (INR (n i))) (log2 (INR (M i))) in
+  Un_cv delta 0 -> Un_cv (fun i => log2 (/ delta i) / nu i) 0 ->
+  Un_cv (fun i => Rnec i / nu i) 1 /\ Un_cv (fun i => Rsuf i / nu i) 1.
+Proof. by move=> k2 kn d01 Mc nu Rn Rs dz rz; exact: (rates_matching k2 kn d01 Mc dz rz). Qed.
+
 (* ---------------------------------------------------------------------- *)
 (* Proposition 1.  N independent uniform k-bit blocks (X uniform on
    {ffun 'I_N -> 'I_(2^k)}), any pre-reveal state R with H(R) <= B, any
@@ -413,7 +670,11 @@ Qed.
    store is lossless (reading by a block's handle returns that block) and
    instruction + N handles + one block fit in B, the prompt stays within B and
    the method is correct with probability 1 under ANY joint law of the
-   content and a state. *)
+   content and a state.  DEFINITIONAL: correctness is true by the premise
+   (the store is lossless), as the paper's own sentence is ("Whenever the
+   instruction, the handles, and one recovered block fit within B, the method
+   emits X_{i*} exactly"); the content is the budget arithmetic and that the
+   lossless store exists (proposition1_recovering_store). *)
 Theorem proposition1_recovering (N K h : nat) (S : finType)
     (pXR : {ffun 'I_N -> 'I_K} -> S -> R)
     (Store : Type) (write : {ffun 'I_N -> 'I_K} -> Store)
@@ -499,7 +760,17 @@ Theorem proposition1_separation_rate (c : R) (N : nat) :
     <= (c + 1) * log2 (INR N) / sqrt (INR N).
 Proof. exact: separation_rate. Qed.
 
-(* The separation, in probabilities.  0 <= c0 < c, k = ceil(sqrt N),
+(* The separation, in probabilities (App. B: "Feasibility needs the N handles
+   plus one recovered block to fit, i.e. B >= c0 N log2 N + k for the
+   constant c0 set by the handle encoding [...] at k = ceil(sqrt N) and
+   B = c N log2 N with c > c0 [...] VISTA is feasible and stays at success 1,
+   while [...] the lossy success probability tends to 0 and the gap tends to
+   1").  c0 is the handle encoding's constant, so c0 >= 1: h-bit handles name
+   N blocks apart only if N <= 2^h (proposition1_recovering_store), i.e.
+   h >= log2 N, and below c0 = 1 part (i) would quantify over no store once
+   N is large (the premise N h <= c0 N log2 N fails); for every c0 >= 1 such
+   stores exist for arbitrarily large N (proposition1_separation_nonvacuous).
+   1 <= c0 < c, k = ceil(sqrt N),
    B = c N log2 N, blocks of k bits (K = 2^k), instruction of at most s0 bits,
    handle table of at most c0 N log2 N bits, integer budget floor(B):
    (i)  for all large N the recovering method, with ANY lossless payload store
@@ -510,7 +781,7 @@ Proof. exact: separation_rate. Qed.
         at most eps;
    and the gap 1 - (B/(Nk) + 1/k) between the two tends to 1. *)
 Theorem proposition1_separation (c0 c s0 : R) :
-  0 <= c0 < c -> 0 <= s0 ->
+  1 <= c0 < c -> 0 <= s0 ->
   let k N := ceil_sqrt N in
   let B N := c * INR N * log2 (INR N) in
   (exists N0 : nat, forall (N : nat) (S : finType)
@@ -533,7 +804,8 @@ Theorem proposition1_separation (c0 c s0 : R) :
          (if g s i == x i then pXR x s else 0)) <= eps)%R) /\
   Un_cv (fun N => 1 - (B N / (INR N * INR (k N)) + / INR (k N))) 1.
 Proof.
-move=> [c00 cc0] s00 k B.
+move=> [c01 cc0] s00 k B.
+have c00 : 0 <= c0 by lra.
 have c0p : 0 <= c by lra.
 have lossy := separation_lossy_vanishes c0p.
 split.
@@ -562,6 +834,37 @@ have [N1 hN1] := lossy eps eps0.
 exists N1 => N NN1; have := hN1 N NN1.
 rewrite /R_dist Rminus_0_r (_ : forall u, 1 - u - 1 = - u); last by move=> u; ring.
 by rewrite Rabs_Ropp.
+Qed.
+
+(* Part (i) of proposition1_separation is not vacuous on its domain c0 >= 1:
+   for every N0 there is N >= N0 (N = 2^m, m >= N0) with a lossless store,
+   for blocks of any alphabet size K, whose h-bit handles cost
+   N h <= c0 N log2 N bits (h = m = log2 N: the archive indexed by the
+   handle, read back by decoding it). *)
+Theorem proposition1_separation_nonvacuous (c0 : R) (K : nat) :
+  1 <= c0 ->
+  forall N0 : nat, exists (N h : nat) (write : {ffun 'I_N -> 'I_K} -> {ffun 'I_N -> 'I_K})
+      (handle : {ffun 'I_N -> 'I_K} -> 'I_N -> 'I_(2 ^ h))
+      (read : {ffun 'I_N -> 'I_K} -> 'I_(2 ^ h) -> option 'I_K),
+    (N0 <= N)%N /\ (forall x i, read (write x) (handle x i) = Some (x i)) /\
+    INR (N * h) <= c0 * INR N * log2 (INR N).
+Proof.
+move=> c01 N0.
+have Nh : (2 ^ N0 <= 2 ^ N0)%N by [].
+exists (2 ^ N0)%N, N0, id, (fun _ (i : 'I_(2 ^ N0)) => widen_ord Nh i),
+  (fun s (a : 'I_(2 ^ N0)) => if insub (nat_of_ord a) is Some i then Some (s i) else None).
+split; first exact: ltnW (ltn_expl N0 (ltnSn 1)).
+split.
+  move=> x i /=; rewrite (insubT (fun m => (m < 2 ^ N0)%N) (ltn_ord i)) /=.
+  by congr (Some (x _)); apply: val_inj.
+have e : log2 (INR (2 ^ N0)) = INR N0.
+  have -> : INR (2 ^ N0) = 2 ^ N0.
+    by elim: N0 {Nh} => [|m IH] //=; rewrite expnS mult_INR IH.
+  rewrite /log2 ln_pow; last lra.
+  by field; have := ln2_pos; lra.
+rewrite mult_INR e.
+have p : 0 <= INR (2 ^ N0) * INR N0 by apply: Rmult_le_pos; apply: pos_INR.
+nra.
 Qed.
 
 (* ---------------------------------------------------------------------- *)
