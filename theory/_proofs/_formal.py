@@ -117,8 +117,9 @@ class FormalResult:
 
     @property
     def proves_paper_statement(self) -> bool:
-        """Proved, and what is proved is the paper's statement (not a weaker form)."""
-        return self.status == "proved" and self.scope == "paper"
+        """Proved, and what is proved is the paper's statement (not a weaker form;
+        a definitional statement is the paper's own)."""
+        return self.status == "proved" and self.scope in ("paper", "definitional")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -411,7 +412,7 @@ def check_formal(
     for scope in SCOPES:
         weaker = sorted({r.result for r in rows if r.status == "proved" and r.scope == scope
                          and r.result not in in_full})
-        if weaker and scope not in ("paper", "proof-step"):
+        if weaker and scope not in ("paper", "definitional", "proof-step"):
             message += f"; {', '.join(weaker)} proved only in a weaker form: {SCOPES[scope]}"
     if bad:
         message += "; " + "; ".join(bad)

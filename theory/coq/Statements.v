@@ -643,6 +643,82 @@ Theorem theorem1_rates_matching (n kappa M : nat -> nat) (delta : nat -> R) :
   Un_cv (fun i => Rnec i / nu i) 1 /\ Un_cv (fun i => Rsuf i / nu i) 1.
 Proof. by move=> k2 kn d01 Mc nu Rn Rs dz rz; exact: (rates_matching k2 kn d01 Mc dz rz). Qed.
 
+Lemma cv_squeeze0 (a : nat -> R) : (forall i, 0 <= a i <= / (INR i + 1)) -> Un_cv a 0.
+Proof.
+move=> ab eps e0.
+have [N [hN _]] := nat_above (/ eps).
+exists N => i ii; rewrite /R_dist Rminus_0_r.
+have [a0 a1] := ab i.
+have iR : INR N <= INR i by apply: le_INR.
+have p : 0 < INR i + 1 by have := pos_INR i; lra.
+rewrite Rabs_pos_eq //; apply: (Rle_lt_trans _ _ _ a1).
+apply: (Rmult_lt_reg_r (INR i + 1)) => //.
+rewrite Rinv_l; last lra.
+have : / eps * eps < (INR i + 1) * eps by apply: Rmult_lt_compat_r; lra.
+by rewrite Rinv_l; lra.
+Qed.
+
+Lemma log2_pow2 m : log2 (2 ^ m) = INR m.
+Proof. by rewrite /log2 ln_pow; [field; have := ln2_pos; lra | lra]. Qed.
+
+(* The premises of theorem1_rates_matching are met (not vacuous): kappa_i = 2,
+   delta_i = 2^-(i+1) -> 0, n_i = 2^((i+1)^2 + 2) blocks, M_i = n_i/(2 delta_i kappa_i)
+   = 2^((i+1)^2 + i + 1) exactly, and log2(1/delta_i)/nu_i <= 1/(i+1) -> 0. *)
+Theorem theorem1_rates_matching_instance :
+  let kappa (i : nat) := 2%N in
+  let n i := (2 ^ (i.+1 * i.+1 + 2))%N in
+  let delta i := / 2 ^ i.+1 in
+  let M i := (2 ^ (i.+1 * i.+1 + i.+1))%N in
+  (forall i, 2 <= kappa i)%N /\ (forall i, 2 * kappa i < n i)%N /\
+  (forall i, 0 < delta i < 1) /\
+  (forall i, INR (M i) - 1 < INR (n i) / (2 * delta i * INR (kappa i)) <= INR (M i)) /\
+  Un_cv delta 0 /\
+  Un_cv (fun i => log2 (/ delta i) / log2 (INR (n i - kappa i) / INR (kappa i))) 0.
+Proof.
+move=> kappa n delta M.
+have i2 : INR 2 = 2 by rewrite /=; ring.
+have pw : forall a b : nat, 2 ^ (a + b)%N = 2 ^ a * 2 ^ b by move=> a b; rewrite pow_add.
+have p2 : forall a, 0 < 2 ^ a by move=> a; apply: pow_lt; lra.
+have iS : forall i, INR i + 1 <= 2 ^ i.+1.
+  move=> i; rewrite -INR_exp2 -S_INR; apply: le_INR; apply/leP; exact: ltnW (ltn_expl _ (ltnSn 1)).
+split=> //; split.
+  have e4 : (2 * 2)%N = (2 ^ 2)%N by [].
+  move=> i; rewrite /n /kappa e4 ltn_exp2l //.
+  by rewrite -{1}(add0n 2%N) ltn_add2r muln_gt0.
+split.
+  move=> i; split; first by apply: Rinv_0_lt_compat.
+  rewrite -Rinv_1; apply: Rinv_lt_contravar; first by rewrite Rmult_1_l.
+  by apply: Rlt_pow_R1; [lra | apply/ltP].
+split.
+  move=> i; rewrite /M /n /delta /kappa !INR_exp2 !pw i2.
+  have a0 := p2 (i.+1 * i.+1)%N; have b0 := p2 i.+1.
+  move: a0 b0; move: (2 ^ (i.+1 * i.+1)%N) (2 ^ i.+1) => a b a0 b0.
+  have -> : a * 2 ^ 2 / (2 * / b * 2) = a * b by field; lra.
+  lra.
+split.
+  apply: cv_squeeze0 => i; split; first by left; apply: Rinv_0_lt_compat.
+  by apply: Rinv_le_contravar => //; have := pos_INR i; lra.
+apply: cv_squeeze0 => i.
+set t := (i.+1 * i.+1)%N.
+have tR : INR t = (INR i + 1) * (INR i + 1) by rewrite /t mult_INR S_INR.
+have ld : log2 (/ delta i) = INR i + 1 by rewrite /delta Rinv_inv log2_pow2 S_INR.
+have nu_lo : INR t <= log2 (INR (n i - kappa i) / INR (kappa i)).
+  rewrite -log2_pow2; apply: log2_le; first exact: p2.
+  rewrite /n /kappa minus_INR; last first.
+    by apply/leP; rewrite (_ : 2%N = 2 ^ 1)%N // leq_exp2l // addn2.
+  rewrite INR_exp2 pw i2 -/t (_ : 2 ^ 2 = 4); last by ring.
+  have : 1 <= 2 ^ t by apply: pow_R1_Rle; lra.
+  lra.
+have ip : 0 < INR i + 1 by have := pos_INR i; lra.
+have tp : 0 < INR t by rewrite tR; nra.
+rewrite ld; split.
+  by apply: Rmult_le_pos; [lra | left; apply: Rinv_0_lt_compat; lra].
+apply: (Rle_trans _ ((INR i + 1) / INR t)).
+  apply: Rmult_le_compat_l; first lra.
+  by apply: Rinv_le_contravar.
+by rewrite tR; apply: Req_le; field; lra.
+Qed.
+
 (* ---------------------------------------------------------------------- *)
 (* Proposition 1.  N independent uniform k-bit blocks (X uniform on
    {ffun 'I_N -> 'I_(2^k)}), any pre-reveal state R with H(R) <= B, any

@@ -271,6 +271,8 @@ def _formal_status(r: Any) -> str:
     """PROVED only for the paper's statement; a weaker proved form says which."""
     if r.status == "proved" and r.scope == "proof-step":
         return "PROVED (a proof step, not the result)"
+    if r.status == "proved" and r.scope == "definitional":
+        return "PROVED (definitional)"
     if r.status == "proved" and r.scope != "paper":
         return f"PROVED ({r.scope} form only)"
     return str(r.status).upper()
