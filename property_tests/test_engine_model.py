@@ -66,7 +66,8 @@ def test_sources_ship_beside_the_development():
     ).resolve()
     listed = _model._project_files(SRC)
     assert listed == [
-        "Model.v", "Spec.v", "Claims.v", "Theorems.v", "Anthropic.v", "SpecProofs.v", "Statements.v",
+        "Model.v", "Spec.v", "Claims.v", "Theorems.v", "Anthropic.v", "SpecProofs.v",
+        "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
@@ -76,7 +77,7 @@ def test_sources_ship_beside_the_development():
 # The specification theorems beyond vistalab.workspace.INVARIANTS: each states a
 # sentence of the paper about what the agent sees (quoted in Statements.v).
 SPEC_THEOREMS = {
-    "ledger": "Implementation Details, dashboard format (ID, ~Tok, Age, Type, Level, Parent, Status)",
+    "ledger": "Implementation Details, dashboard format (ID ~Tok Age Type Level Parent Status)",
     "guard": "Algorithm 1; Methodology, Context Stream and Mode switch (the hard-budget guard)",
     "deletion": "Methodology, Context Stream (deletion removes the selected content permanently)",
     "archive_contract": "eq. (archive-contract): read_path(h) == payload(S)",
