@@ -1,0 +1,287 @@
+(* The budget guard meets the specification (Spec.v): the proofs behind
+   Statements.v's workspace_guard. *)
+
+From Coq Require Import List Arith Bool Lia PeanoNat ZArith.
+Import ListNotations.
+From VistaLabEngine Require Import Model Spec Theorems SpecProofs.
+
+(* ------------------------------------------------------------------ *)
+(* Facts about the state a result is registered in. *)
+
+Lemma last_call ts pend own :
+  turns_ok ts pend own -> pend <> [] ->
+  exists before c rs, ts = before ++ [TC c rs] /\ b_id c = own /\ b_kind c = KCall /\
+                      b_status c = Visible.
+Proof.
+  intros H P. destruct (rev ts) as [|t rb] eqn:R.
+  - apply (f_equal (@rev turn)) in R. rewrite rev_involutive in R. subst. simpl in H. contradiction.
+  - assert (E : ts = rev rb ++ [t]) by (rewrite <- (rev_involutive ts), R; reflexivity).
+    rewrite E in H. apply turns_ok_split in H. destruct H as [_ T].
+    destruct t as [b|c rs]; simpl in T.
+    + destruct T as [_ [_ T]]. contradiction.
+    + destruct T as [K [_ [_ [_ [_ [_ O]]]]]]. destruct (O P) as [V I].
+      exists (rev rb), c, rs. auto.
+Qed.
+
+Lemma pos_nonresult s tf b : is_result b = false -> pos_msgs s tf b = pos_msgs s false b.
+Proof. intro H. unfold pos_msgs. rewrite H. reflexivity. Qed.
+
+Lemma in_blocks_app_turn before t after b :
+  In b (turn_blocks t) -> In b (flat_map turn_blocks (before ++ t :: after)).
+Proof. intro H. rewrite flat_map_app. apply in_or_app. right. simpl. apply in_or_app. left. exact H. Qed.
+
+Lemma call_cost_eq s :
+  proto_inv s -> ids_ok s -> pending s <> [] ->
+  (match find_block s (owner s) with Some b => pos_cost s b | None => 0 end) = sp_call_cost s.
+Proof.
+  intros P Ok Ne. unfold sp_call_cost, sp_block. rewrite sp_blocks_eq.
+  unfold proto_inv in P.
+  assert (Ne' : map fst (pending s) <> []) by (destruct (pending s); [contradiction|discriminate]).
+  destruct (last_call _ _ _ P Ne') as [before [c [rs [E [I [K _]]]]]].
+  assert (Hc : In c (blocks s)).
+  { unfold blocks. rewrite E. apply in_blocks_app_turn with (after := []). left. reflexivity. }
+  assert (F := find_unique _ _ (ids_nodup s Ok) Hc). rewrite I in F.
+  unfold find_block. rewrite F. unfold pos_cost. rewrite sp_costs_eq, <- sp_position_eq.
+  apply f_equal. apply pos_nonresult. unfold is_result. rewrite K. reflexivity.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The rounds never decide by the cap; they return a prefix of the order. *)
+
+Lemma rounds_not_cap f s cs e ds i dn : fst (rounds f s cs e ds i dn) <> GRejectCap.
+Proof.
+  revert s cs e i dn. induction f as [|f IH]; intros s cs e i dn; simpl; [discriminate|].
+  destruct (take_plan cs 0 0 e []) as [[plan rest] enough].
+  destruct (negb enough); simpl; [discriminate|].
+  destruct (total_with _ _ <=? hard (cfg s)); simpl; [discriminate|]. apply IH.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The new block. *)
+
+Lemma find_none_ids (bs : list block) n :
+  (forall b, In b bs -> b_id b <> n) -> find (fun b => Nat.eqb (b_id b) n) bs = None.
+Proof.
+  induction bs as [|x bs IH]; simpl; intro H; auto.
+  destruct (Nat.eqb_spec (b_id x) n) as [E|E]; [exfalso; apply (H x); auto|]. apply IH; auto.
+Qed.
+
+Lemma ids_below s b : ids_ok s -> In b (blocks s) -> b_id b < S (nblocks s).
+Proof.
+  unfold ids_ok. intros Ok H. assert (I : In (b_id b) (map b_id (blocks s))) by (apply in_map; auto).
+  rewrite Ok in I. apply in_seq in I. lia.
+Qed.
+
+Lemma guard_new_and_cap s cid data cc p t notice nc ds :
+  proto_inv s -> ids_ok s ->
+  let o := OResult cid data cc p t notice nc ds in
+  let s' := fst (step s o) in
+  let r := snd (step s o) in
+  r_ok r = None ->
+  (exists b, sp_block s' (S (nblocks s)) = Some b /\ b_kind b = KResult /\ b_status b = Visible /\
+     match r_guard r with
+     | GAdmit => b_data b = data /\ b_rej b = false
+     | _ => b_data b = notice /\ b_rej b = true
+     end) /\
+  (r_guard r = GRejectCap <->
+     budget (cfg s) < fst cc + fixed (cfg s) + sp_pinned_cost s + sp_call_cost s + dfloor (cfg s)).
+Proof.
+  intros P Ok o s' r R. unfold s', r, o in *. clear s' r o. cbn [step] in *.
+  unfold reg_result in *.
+  destruct (negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))) eqn:N;
+    [simpl in R; discriminate|].
+  apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
+  assert (Ne : pending s <> []) by (destruct (pending s); [discriminate|discriminate]).
+  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd r_guard].
+  set (n := S (nblocks s)) in *.
+  set (rb := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0) in *.
+  set (s1 := with_counts (with_pending (with_turns s (add_result (turns s) rb))
+               (remove_pending cid (pending s)) (owner s)) n (ngroups s)) in *.
+  split.
+  - set (s2 := offload_all s off).
+    set (r' := if match g with GAdmit => false | _ => true end
+               then mkBlock n KResult notice cid [] nc p t true Visible None 0 (0, 0) 0 else rb).
+    exists r'. split.
+    + unfold sp_block. rewrite sp_blocks_eq. unfold blocks. cbn [turns with_dash with_counts with_pending with_turns].
+      rewrite blocks_add_result by (apply last_is_call_offload_all; exact L).
+      rewrite find_app'. rewrite find_none_ids; [simpl; unfold n; destruct g; simpl; rewrite Nat.eqb_refl; reflexivity|].
+      intros b Hb E. assert (I : In (b_id b) (map b_id (blocks s2))) by (apply in_map; exact Hb).
+      unfold s2 in I. rewrite (ids_of_regs _ _ (regs_offload_all off s)) in I.
+      rewrite Ok in I. apply in_seq in I. unfold n in E. lia.
+    + unfold r', rb. destruct g; simpl; repeat split.
+  - unfold decide in D.
+    assert (C1 : cfg s1 = cfg s) by reflexivity.
+    assert (Pin : pinned_cost s1 = sp_pinned_cost s).
+    { unfold pinned_cost, sp_pinned_cost. rewrite <- sp_pinned_eq, sp_costs_eq.
+      rewrite (pinned_msgs_app s s1 rb).
+      - simpl. rewrite app_nil_r. reflexivity.
+      - unfold s1, blocks. cbn [turns with_counts with_pending with_turns].
+        apply blocks_add_result. exact L. }
+    rewrite C1, Pin, (call_cost_eq s P Ok Ne) in D.
+    replace (fst (b_c rb)) with (fst cc) in D by reflexivity.
+    destruct (budget (cfg s) <? fst cc + fixed (cfg s) + sp_pinned_cost s + sp_call_cost s
+                                 + dfloor (cfg s)) eqn:Cap.
+    + inversion D; subst. apply Nat.ltb_lt in Cap. split; auto.
+    + apply Nat.ltb_ge in Cap. split; [|lia]. intro G. subst g.
+      destruct (total_with s1 (dash_at ds 0) <=? hard (cfg s)); [inversion D|].
+      match type of D with
+      | rounds ?f ?a ?b ?c ?d ?e ?h = _ =>
+          pose proof (rounds_not_cap f a b c d e h) as NC; rewrite D in NC; exfalso; apply NC; reflexivity
+      end.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* What offloading changes: only the offloaded positions' costs. *)
+
+Definition content (s : state) : nat :=
+  fixed (cfg s) + costs (flat_map (turn_msgs s) (turns s)) + costs (pending_msgs s).
+
+Lemma total_with_content s d : total_with s d = content s + d.
+Proof.
+  unfold total_with, overhead, conversation, content. rewrite costs_flat_map.
+  rewrite <- (sum_split is_system_turn (fun t => costs (turn_msgs s t))). lia.
+Qed.
+
+Lemma sp_content_eq s : sp_content s = content s.
+Proof.
+  unfold sp_content, content. rewrite sp_costs_eq, costs_app, concat_map_flat.
+  rewrite (flat_map_ext _ _ (fun t => eq_sym (sp_turn_eq s t))). unfold sp_pending, pending_msgs. lia.
+Qed.
+
+Lemma top_group_groups s s' g : groups s' = groups s -> top_group s' g = top_group s g.
+Proof. intro E. unfold top_group, find_group. rewrite E. reflexivity. Qed.
+
+Lemma cost_groups s s' tf b :
+  groups s' = groups s -> costs (pos_msgs s' tf b) = costs (pos_msgs s tf b).
+Proof.
+  intro E. unfold pos_msgs.
+  destruct (b_status b), (b_group b) as [g|]; cbv iota beta zeta; try reflexivity;
+    try (pose proof (top_group_groups s s' g E) as T;
+         destruct (top_group s' g) as [x|], (top_group s g) as [y|]; try discriminate;
+         try (injection T; intros <-); try reflexivity);
+    destruct (is_result b), (is_call b), tf, (b_rej b); try reflexivity;
+    try (destruct (first_leaf x =? b_id b)); reflexivity.
+Qed.
+
+Lemma turn_cost_groups s s' t :
+  groups s' = groups s -> costs (turn_msgs s' t) = costs (turn_msgs s t).
+Proof.
+  intro E. destruct t as [b|c rs]; simpl; [apply cost_groups; exact E|].
+  rewrite !costs_app, !costs_flat_map, (cost_groups s s' false c E). f_equal.
+  f_equal. apply map_ext. intro r. apply cost_groups; exact E.
+Qed.
+
+Lemma turns_cost_fixed s s' g ts :
+  groups s' = groups s -> (forall b, In b (flat_map turn_blocks ts) -> g b = b) ->
+  costs (flat_map (turn_msgs s') (map (map_turn g) ts)) = costs (flat_map (turn_msgs s) ts).
+Proof.
+  intros E H. induction ts as [|t ts IH]; simpl; auto.
+  rewrite !costs_app, IH by (intros b Hb; apply H; simpl; apply in_or_app; right; exact Hb).
+  f_equal. rewrite <- (turn_cost_groups s s' t E). f_equal. f_equal.
+  destruct t as [b|c rs]; simpl.
+  - rewrite H; auto. simpl. auto.
+  - rewrite H by (simpl; left; auto). f_equal.
+    rewrite (map_ext_in g (fun x => x)) by (intros r Hr; apply H; simpl; right; apply in_or_app; left; exact Hr).
+    apply map_id.
+Qed.
+
+Definition cand_in (s : state) (b : block) (tf : bool) : Prop :=
+  exists c rs, In (TC c rs) (turns s) /\ In b rs /\ tf = in_prompt (b_status c) /\
+               b_status b = Visible /\ b_rej b = false.
+
+Lemma candidates_in s n b tf : In (b, tf) (candidates s n) -> cand_in s b tf /\ b_id b <> n.
+Proof.
+  unfold candidates. intro H. apply in_flat_map in H. destruct H as [t [Ht H]].
+  destruct t as [x|c rs]; [contradiction|]. apply in_map_iff in H.
+  destruct H as [r [E H]]. inversion E; subst. apply filter_In in H. destruct H as [Hr F].
+  destruct (b_status b) eqn:St; try discriminate.
+  apply andb_true_iff in F. destruct F as [F1 F2]. apply negb_true_iff in F1, F2.
+  split; [exists c, rs; repeat split; auto|]. apply Nat.eqb_neq. exact F2.
+Qed.
+
+(* Results are the only blocks answering a call (the protocol invariant). *)
+Definition results_ok (s : state) : Prop :=
+  forall c rs, In (TC c rs) (turns s) -> Forall (fun r => b_kind r = KResult) rs /\ b_kind c = KCall.
+
+Definition owner_ok (s : state) : Prop :=
+  pending s = [] \/ exists c, In c (blocks s) /\ b_id c = owner s /\ b_kind c = KCall.
+
+Lemma offload_one s b tf :
+  NoDup (map b_id (blocks s)) -> results_ok s -> owner_ok s -> cand_in s b tf ->
+  content (offload_block s (b_id b)) + pick tf (b_c b) = content s + pick tf (b_p b).
+Proof.
+  intros N RK OW [c [rs [Ht [Hb [Htf [V J]]]]]].
+  assert (Hbl : In b (blocks s)).
+  { unfold blocks. apply in_flat_map. exists (TC c rs). split; auto. right. exact Hb. }
+  destruct (RK c rs Ht) as [Kr Kc]. rewrite Forall_forall in Kr. specialize (Kr b Hb) as Kb.
+  assert (Pr : protected s b = false).
+  { unfold protected. rewrite V. destruct OW as [E|[c' [Hc' [I K']]]].
+    - rewrite E. apply andb_false_r.
+    - destruct (Nat.eqb_spec (b_id b) (owner s)) as [E|E]; [|reflexivity].
+      exfalso. rewrite <- I in E. assert (U := find_unique _ _ N Hbl). rewrite E in U.
+      rewrite (find_unique _ _ N Hc') in U. inversion U; subst. congruence. }
+  unfold offload_block. cbv zeta.
+  assert (F : find_block s (b_id b) = Some b) by (apply find_unique; auto).
+  rewrite F. unfold content. cbn [cfg with_store update with_turns turns pending pending_msgs].
+  unfold pending_msgs. cbn [pending].
+  apply in_split in Ht. destruct Ht as [before [after E]].
+  apply in_split in Hb. destruct Hb as [rb [ra Er]].
+  set (G := fun x => if protected s x then x
+                     else if b_id x =? b_id b
+                          then set_block Offloaded None 1 (b_h x) (pos_cost s x) x else x).
+  assert (NB : forall x, In x (blocks s) -> x <> b -> G x = x).
+  { intros x Hx D. unfold G. destruct (protected s x); auto.
+    destruct (Nat.eqb_spec (b_id x) (b_id b)) as [Ei|Ei]; auto. exfalso. apply D.
+    assert (U := find_unique _ _ N Hx). rewrite Ei in U.
+    assert (F' := F). unfold find_block in F'. rewrite F' in U. congruence. }
+  assert (Gb : G b = set_block Offloaded None 1 (b_h b) (pos_cost s b) b).
+  { unfold G. rewrite Pr, Nat.eqb_refl. reflexivity. }
+  unfold blocks in N, NB, Hbl. rewrite E in N, NB |- *.
+  rewrite !map_app, !flat_map_app, !costs_app. cbn [map flat_map].
+  rewrite !costs_app.
+  set (s' := with_store (update s _) (put (KB (b_id b)) (VRaw (b_data b)) (store s))).
+  assert (Gr : groups s' = groups s) by reflexivity.
+  rewrite (turns_cost_fixed s _ G before Gr).
+  2: { intros x Hx. apply NB; [rewrite flat_map_app; apply in_or_app; left; exact Hx|].
+       intro D. subst x. rewrite flat_map_app in N. rewrite map_app in N.
+       apply (nodup_app_disj _ _ (b_id b) N); [apply in_map; exact Hx|].
+       apply in_map. simpl. right. rewrite Er. apply in_or_app. left.
+       apply in_or_app. right. left. reflexivity. }
+  rewrite (turns_cost_fixed s _ G after Gr).
+  2: { intros x Hx. apply NB; [rewrite flat_map_app; apply in_or_app; right; simpl; right;
+                               apply in_or_app; right; exact Hx|].
+       intro D. subst x. rewrite flat_map_app in N. rewrite map_app in N.
+       apply nodup_app_r in N. simpl in N. inversion N as [|? ? N0 N1]. rewrite map_app in N1.
+       apply (nodup_app_disj _ _ (b_id b) N1); [|apply in_map; exact Hx].
+       apply in_map. rewrite Er. apply in_or_app. right. left. reflexivity. }
+  assert (Gc : G c = c).
+  { apply NB; [rewrite flat_map_app; apply in_or_app; right; left; reflexivity|].
+    intro D. subst c. congruence. }
+  simpl turn_msgs. rewrite Gc, !costs_app, (cost_groups s _ false c Gr).
+  rewrite Er, !map_app, !flat_map_app, !costs_app. cbn [map flat_map]. rewrite !costs_app.
+  rewrite <- Htf.
+  assert (FX : forall l, (forall x, In x l -> G x = x) ->
+            costs (flat_map (pos_msgs s' tf) (map G l))
+            = costs (flat_map (pos_msgs s tf) l)).
+  { intros l Hl. rewrite (map_ext_in G (fun x => x) l Hl), map_id, !costs_flat_map.
+    f_equal. apply map_ext. intro x. apply cost_groups. exact Gr. }
+  assert (Nrs : NoDup (map b_id (c :: rb ++ b :: ra))).
+  { rewrite flat_map_app in N. rewrite map_app in N. apply nodup_app_r in N. simpl in N.
+    rewrite map_app in N. simpl. rewrite <- Er.
+    inversion N as [|? ? N0 N1]. apply nodup_app_l in N1. constructor; auto.
+    intro I. apply N0. apply in_or_app. left. exact I. }
+  rewrite (FX rb), (FX ra).
+  2: { intros x Hx. apply NB.
+       - rewrite flat_map_app. apply in_or_app. right. simpl. right. apply in_or_app. left.
+         rewrite Er. apply in_or_app. right. right. exact Hx.
+       - intro D. subst x. simpl in Nrs. inversion Nrs as [|? ? _ N2]. rewrite map_app in N2.
+         simpl in N2. apply NoDup_remove_2 in N2. apply N2. apply in_or_app. right. apply in_map. exact Hx. }
+  2: { intros x Hx. apply NB.
+       - rewrite flat_map_app. apply in_or_app. right. simpl. right. apply in_or_app. left.
+         rewrite Er. apply in_or_app. left. exact Hx.
+       - intro D. subst x. simpl in Nrs. inversion Nrs as [|? ? _ N2]. rewrite map_app in N2.
+         simpl in N2. apply NoDup_remove_2 in N2. apply N2. apply in_or_app. left. apply in_map. exact Hx. }
+  rewrite Gb. unfold pos_msgs, set_block. cbn [b_status b_group b_id b_kind b_rej b_c b_p].
+  unfold is_result. rewrite Kb. cbn. rewrite V. cbn. unfold wrap, pick.
+  destruct tf, (b_rej b); unfold costs, sum; simpl; lia.
+Qed.
