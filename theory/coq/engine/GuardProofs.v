@@ -285,3 +285,168 @@ Proof.
   unfold is_result. rewrite Kb. cbn. rewrite V. cbn. unfold wrap, pick.
   destruct tf, (b_rej b); unfold costs, sum; simpl; lia.
 Qed.
+
+Lemma offload_shape s x :
+  exists G, turns (offload_block s x) = map (map_turn G) (turns s) /\
+            (forall y, b_id y <> x -> G y = y) /\ (forall y, b_kind (G y) = b_kind y) /\
+            pending (offload_block s x) = pending s /\ owner (offload_block s x) = owner s /\
+            cfg (offload_block s x) = cfg s.
+Proof.
+  exists (fun b => if protected s b then b
+           else if b_id b =? x then set_block Offloaded None 1 (b_h b) (pos_cost s b) b else b).
+  unfold offload_block. cbv zeta.
+  repeat split; try (destruct (find_block s x); reflexivity).
+  - intros y D. destruct (protected s y); auto. destruct (Nat.eqb_spec (b_id y) x); [contradiction|auto].
+  - intro y. destruct (protected s y); auto. destruct (b_id y =? x); reflexivity.
+Qed.
+
+Lemma offload_invariants s b tf :
+  NoDup (map b_id (blocks s)) -> results_ok s -> owner_ok s -> cand_in s b tf ->
+  let s' := offload_block s (b_id b) in
+  NoDup (map b_id (blocks s')) /\ results_ok s' /\ owner_ok s' /\
+  (forall b' tf', cand_in s b' tf' -> b_id b' <> b_id b -> cand_in s' b' tf').
+Proof.
+  intros N RK OW Cb s'.
+  assert (Ids : map b_id (blocks s') = map b_id (blocks s))
+    by exact (ids_of_regs _ _ (regs_offload_all [b_id b] s)).
+  destruct (offload_shape s (b_id b)) as [G [T [GF [GK [GP [GO _]]]]]].
+  fold s' in T, GP, GO.
+  split; [rewrite Ids; exact N|]. split; [|split].
+  - intros c' rs' H. rewrite T in H. apply in_map_iff in H. destruct H as [[x|c rs] [E H]]; inversion E; subst.
+    destruct (RK c rs H) as [F K]. split; [|rewrite GK; exact K].
+    rewrite Forall_forall in *. intros r Hr. apply in_map_iff in Hr. destruct Hr as [r0 [<- Hr0]].
+    rewrite GK. apply F. exact Hr0.
+  - unfold owner_ok in *. rewrite GP, GO. destruct OW as [E|[c [Hc [I K]]]]; [left; exact E|right].
+    assert (R : In (registered c) (regs s')).
+    { unfold s'. change (offload_block s (b_id b)) with (offload_all s [b_id b]).
+      rewrite regs_offload_all. apply in_map. exact Hc. }
+    apply in_map_iff in R. destruct R as [c' [E Hc']]. unfold registered in E. inversion E.
+    exists c'. repeat split; auto; congruence.
+  - intros b' tf' [c [rs [Ht [Hb [Htf [V J]]]]]] D.
+    assert (Hbl : forall y, In y (turn_blocks (TC c rs)) -> In y (blocks s)).
+    { intros y Hy. unfold blocks. apply in_flat_map. exists (TC c rs). auto. }
+    assert (Gc : G c = c).
+    { apply GF. intro E. destruct Cb as [c0 [rs0 [Ht0 [Hb0 _]]]].
+      assert (Hb0' : In b (blocks s)) by (unfold blocks; apply in_flat_map; exists (TC c0 rs0); split; auto; right; auto).
+      assert (Hc' : In c (blocks s)) by (apply Hbl; left; auto).
+      assert (U1 := find_unique _ _ N Hb0'). assert (U2 := find_unique _ _ N Hc').
+      rewrite E in U2. rewrite U1 in U2. inversion U2; subst.
+      destruct (RK c0 rs0 Ht0) as [F0 _]. rewrite Forall_forall in F0.
+      destruct (RK c rs Ht) as [_ Kc]. specialize (F0 c Hb0). congruence. }
+    exists c, (map G rs). repeat split; auto.
+    + rewrite T. replace (TC c (map G rs)) with (map_turn G (TC c rs)) by (simpl; rewrite Gc; reflexivity).
+      apply in_map. exact Ht.
+    + rewrite <- (GF b' D). apply in_map. exact Hb.
+Qed.
+
+Definition psum (l : list (block * bool)) (sel : block -> nat * nat) : nat :=
+  sum (map (fun e => pick (snd e) (sel (fst e))) l).
+
+Lemma offload_all_cost (cs : list (block * bool)) : forall s,
+  NoDup (map b_id (blocks s)) -> results_ok s -> owner_ok s ->
+  NoDup (map (fun e => b_id (fst e)) cs) -> (forall e, In e cs -> cand_in s (fst e) (snd e)) ->
+  content (offload_all s (map (fun e => b_id (fst e)) cs)) + psum cs b_c = content s + psum cs b_p.
+Proof.
+  induction cs as [|[b tf] cs IH]; intros s N RK OW ND C; [unfold psum; simpl; lia|].
+  simpl. inversion ND as [|? ? ND0 ND1]; subst.
+  assert (Cb : cand_in s b tf) by exact (C (b, tf) (or_introl eq_refl)).
+  destruct (offload_invariants s b tf N RK OW Cb) as [N' [RK' [OW' P']]].
+  assert (One := offload_one s b tf N RK OW Cb).
+  assert (Rest := IH (offload_block s (b_id b)) N' RK' OW' ND1).
+  assert (Rest' : content (offload_all (offload_block s (b_id b)) (map (fun e => b_id (fst e)) cs))
+                  + psum cs b_c = content (offload_block s (b_id b)) + psum cs b_p).
+  { apply Rest. intros [b' tf'] H. apply P'. apply (C (b', tf')). right. exact H.
+    intro E. apply ND0. apply in_map_iff. exists (b', tf'). auto. }
+  change (offload_all s (b_id b :: map (fun e => b_id (fst e)) cs))
+    with (offload_all (offload_block s (b_id b)) (map (fun e => b_id (fst e)) cs)).
+  unfold psum in *. cbn [map]. rewrite !sum_cons. simpl in One |- *. lia.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The rounds offload a prefix of the order; an admission is a fitting
+   evaluation. *)
+
+Lemma take_plan_prefix cs : forall P Q e acc plan rest,
+  take_plan cs P Q e acc = (plan, rest, true) ->
+  exists pre, cs = pre ++ rest /\ plan = rev acc ++ map (fun x => b_id (fst x)) pre.
+Proof.
+  induction cs as [|[x tf] cs IH]; intros P Q e acc plan rest H; simpl in H.
+  - exists []. destruct (e + Q <=? P); inversion H; subst. simpl. rewrite app_nil_r. auto.
+  - destruct (e + (Q + pick tf (b_p x)) <=? P + pick tf (b_c x)).
+    + inversion H; subst. exists [(x, tf)]. split; auto.
+    + destruct (IH _ _ _ _ _ _ H) as [pre [E1 E2]]. exists ((x, tf) :: pre). split.
+      * rewrite E1. reflexivity.
+      * rewrite E2. simpl. rewrite <- app_assoc. reflexivity.
+Qed.
+
+Lemma rounds_admit f : forall s cs e ds i dn off,
+  rounds f s cs e ds i dn = (GAdmit, off) ->
+  exists k pre rest, cs = pre ++ rest /\ off = dn ++ map (fun x => b_id (fst x)) pre /\
+    total_with (offload_all s (map (fun x => b_id (fst x)) pre)) (dash_at ds k) <= hard (cfg s).
+Proof.
+  induction f as [|f IH]; intros s cs e ds i dn off H; simpl in H; [discriminate|].
+  destruct (take_plan cs 0 0 e []) as [[plan rest] enough] eqn:T.
+  destruct enough; simpl in H; [|discriminate].
+  destruct (take_plan_prefix _ _ _ _ _ _ _ T) as [pre [E1 E2]]. simpl in E2. subst plan.
+  destruct (total_with (offload_all s (map (fun x => b_id (fst x)) pre)) (dash_at ds (S i))
+              <=? hard (cfg s)) eqn:L.
+  - inversion H; subst. exists (S i), pre, rest. repeat split; auto. apply Nat.leb_le. exact L.
+  - destruct (IH _ _ _ _ _ _ _ H) as [k [pre' [rest' [F1 [F2 F3]]]]].
+    exists k, (pre ++ pre'), rest'. repeat split.
+    + rewrite E1, F1, app_assoc. reflexivity.
+    + rewrite F2, map_app, app_assoc. reflexivity.
+    + rewrite cfg_offload_all in F3. rewrite map_app. unfold offload_all in *. rewrite fold_left_app.
+      exact F3.
+Qed.
+
+Lemma decide_admit s1 r pc ds off :
+  decide s1 r pc ds = (GAdmit, off) ->
+  exists k pre rest, candidates s1 (b_id r) = pre ++ rest /\
+    off = map (fun x => b_id (fst x)) pre /\
+    total_with (offload_all s1 off) (dash_at ds k) <= hard (cfg s1).
+Proof.
+  unfold decide. intro H.
+  destruct (_ <? _); [discriminate|].
+  destruct (total_with s1 (dash_at ds 0) <=? hard (cfg s1)) eqn:L.
+  - inversion H; subst. exists 0, [], (candidates s1 (b_id r)). repeat split; auto.
+    apply Nat.leb_le. exact L.
+  - destruct (rounds_admit _ _ _ _ _ _ _ _ H) as [k [pre [rest [E1 [E2 E3]]]]].
+    exists k, pre, rest. simpl in E2. subst off. auto.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Candidates are distinct visible results. *)
+
+Lemma nodup_app' {A} (l l' : list A) :
+  NoDup l -> NoDup l' -> (forall x, In x l -> ~ In x l') -> NoDup (l ++ l').
+Proof.
+  induction l as [|a l IH]; intros N N' D; simpl; auto. inversion N; subst. constructor.
+  - intro I. apply in_app_or in I. destruct I as [I|I]; [contradiction|]. exact (D a (or_introl eq_refl) I).
+  - apply IH; auto. intros x Ix. apply D. right. exact Ix.
+Qed.
+
+Lemma nodup_filter_ids (P : block -> bool) rs : NoDup (map b_id rs) -> NoDup (map b_id (filter P rs)).
+Proof.
+  induction rs as [|x rs IH]; simpl; intro N; auto. inversion N; subst.
+  destruct (P x); simpl; auto. constructor; auto. intro I. apply H1.
+  apply in_map_iff in I. destruct I as [y [E I]]. apply filter_In in I. rewrite <- E. apply in_map. apply I.
+Qed.
+
+Lemma candidates_nodup s n : NoDup (map b_id (blocks s)) -> NoDup (map (fun e => b_id (fst e)) (candidates s n)).
+Proof.
+  unfold candidates, blocks. induction (turns s) as [|t ts IH]; simpl; intro N; [constructor|].
+  rewrite map_app in N |- *. apply nodup_app'.
+  - destruct t as [b|c rs]; simpl; [constructor|]. rewrite map_map. simpl.
+    simpl in N. inversion N; subst. apply nodup_app_l in H2. apply nodup_filter_ids. exact H2.
+  - apply IH. apply nodup_app_r in N. exact N.
+  - intros x Ix Iy. destruct t as [b|c rs]; [contradiction|].
+    simpl in Ix. rewrite map_map in Ix. simpl in Ix. apply in_map_iff in Ix. destruct Ix as [y [E Iy']].
+    apply filter_In in Iy'. destruct Iy' as [Iy' _].
+    apply in_map_iff in Iy. destruct Iy as [[z tf] [Ez Iz]]. simpl in Ez.
+    apply in_flat_map in Iz. destruct Iz as [t' [Ht' Iz]].
+    destruct t' as [b'|c' rs']; [contradiction|]. apply in_map_iff in Iz.
+    destruct Iz as [w [Ew Iw]]. inversion Ew; subst z tf. apply filter_In in Iw. destruct Iw as [Iw _].
+    apply (nodup_app_disj (b_id c :: map b_id rs) _ x N).
+    + right. rewrite <- E. apply in_map. exact Iy'.
+    + rewrite <- Ez. apply in_map. apply in_flat_map. exists (TC c' rs'). split; auto. right. exact Iw.
+Qed.
