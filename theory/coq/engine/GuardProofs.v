@@ -450,3 +450,176 @@ Proof.
     + right. rewrite <- E. apply in_map. exact Iy'.
     + rewrite <- Ez. apply in_map. apply in_flat_map. exists (TC c' rs'). split; auto. right. exact Iw.
 Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Registering the result: its tool message replaces its pending placeholder. *)
+
+Lemma content_same X Y :
+  cfg Y = cfg X -> turns Y = turns X -> pending Y = pending X -> groups Y = groups X ->
+  content Y = content X.
+Proof.
+  intros C T P G. unfold content, pending_msgs. rewrite C, T, P, !costs_flat_map.
+  rewrite (map_ext (fun t => costs (turn_msgs Y t)) (fun t => costs (turn_msgs X t))); [reflexivity|].
+  intro t. apply turn_cost_groups. exact G.
+Qed.
+
+Lemma pend_cost_remove p cid :
+  costs (map (fun q => mkMsg (PPending (fst q)) FPending (RTool (fst q)) (snd q) SNone)
+             (remove_pending cid p)) + sp_pend_cost p cid =
+  costs (map (fun q => mkMsg (PPending (fst q)) FPending (RTool (fst q)) (snd q) SNone) p).
+Proof.
+  induction p as [|[i c] p IH]; simpl; auto.
+  rewrite Nat.eqb_sym. destruct (cid =? i); simpl; unfold costs, sum in *; simpl in *; lia.
+Qed.
+
+Lemma add_content X rb cid o n g before c rs :
+  turns X = before ++ [TC c rs] -> b_status c = Visible ->
+  b_kind rb = KResult -> b_status rb = Visible ->
+  content (with_counts (with_pending (with_turns X (add_result (turns X) rb))
+                          (remove_pending cid (pending X)) o) n g) + sp_pend_cost (pending X) cid
+  = content X + fst (b_c rb).
+Proof.
+  intros E V K Vr. unfold content at 1. cbn [cfg turns pending with_counts with_pending with_turns].
+  assert (A : add_result (turns X) rb = before ++ [TC c (rs ++ [rb])]).
+  { unfold add_result. rewrite E, rev_app_distr. simpl. rewrite rev_involutive. reflexivity. }
+  rewrite A. unfold pending_msgs at 1. cbn [pending with_counts with_pending with_turns].
+  rewrite <- Nat.add_assoc, pend_cost_remove. unfold content. rewrite E.
+  set (Y := with_counts (with_pending (with_turns X (before ++ [TC c (rs ++ [rb])]))
+                          (remove_pending cid (pending X)) o) n g).
+  assert (G : groups Y = groups X) by reflexivity.
+  rewrite !flat_map_app, !costs_app, !costs_flat_map.
+  rewrite (map_ext (fun t => costs (turn_msgs Y t)) (fun t => costs (turn_msgs X t)))
+    by (intro; apply turn_cost_groups; exact G).
+  cbn [flat_map map]. rewrite !sum_cons, !sum_nil.
+  simpl turn_msgs. rewrite !costs_app, !costs_flat_map, map_app, sum_app.
+  rewrite (cost_groups X Y false c G). rewrite V. cbn [in_prompt].
+  rewrite (map_ext (fun x => costs (pos_msgs Y true x)) (fun x => costs (pos_msgs X true x)))
+    by (intro; apply cost_groups; exact G).
+  cbn [map]. rewrite sum_cons, sum_nil.
+  assert (Rb : costs (pos_msgs Y true rb) = fst (b_c rb)).
+  { unfold pos_msgs. rewrite Vr. unfold is_result. rewrite K. cbn. unfold wrap.
+    destruct (b_rej rb); unfold costs, sum; simpl; lia. }
+  rewrite Rb. unfold pending_msgs. lia.
+Qed.
+
+Lemma turns_ok_results ts pend own :
+  turns_ok ts pend own -> forall c rs, In (TC c rs) ts ->
+  Forall (fun r => b_kind r = KResult) rs /\ b_kind c = KCall.
+Proof.
+  revert pend. induction ts as [|t ts IH]; intros pend H c rs I; [contradiction|].
+  assert (T : turn_ok t [] own \/ turn_ok t pend own).
+  { destruct ts; simpl in H; [right; exact H|left; apply H]. }
+  destruct I as [E|I].
+  - subst t. destruct T as [T|T]; simpl in T; destruct T as [K [_ [_ [_ [F _]]]]]; auto.
+  - destruct ts as [|t' ts]; [contradiction|]. destruct H as [_ H]. exact (IH _ H c rs I).
+Qed.
+
+Lemma nth_error_default (l : list nat) : forall k d,
+  match nth_error l k with Some x => x | None => d end = nth k l d.
+Proof. induction l as [|x l IH]; intros k d; destruct k; simpl; auto. Qed.
+
+Lemma sp_dash_at_eq ds k : sp_dash_at ds k = dash_at ds k.
+Proof. unfold sp_dash_at, dash_at. apply nth_error_default. Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The state the guard evaluates ([s1]: the result appended, visible). *)
+
+Section Registered.
+Variables (s : state) (cid data : nat) (cc p : nat * nat) (t notice : nat) (nc : nat * nat)
+          (ds : list nat).
+Hypotheses (P : proto_inv s) (Ok : ids_ok s)
+           (Ex : existsb (fun q => fst q =? cid) (pending s) = true)
+           (L : last_is_call (turns s) = true).
+
+Let n := S (nblocks s).
+Let rb := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0.
+Let s1 := with_counts (with_pending (with_turns s (add_result (turns s) rb))
+            (remove_pending cid (pending s)) (owner s)) n (ngroups s).
+
+Lemma reg_pending_ne : pending s <> [].
+Proof. destruct (pending s); [discriminate Ex|discriminate]. Qed.
+
+Lemma reg_last : exists before c rs, turns s = before ++ [TC c rs] /\ b_id c = owner s /\
+                                     b_kind c = KCall /\ b_status c = Visible.
+Proof.
+  apply (last_call _ _ _ P). pose proof reg_pending_ne as Ne.
+  destruct (pending s); [contradiction|discriminate].
+Qed.
+
+Lemma reg_blocks1 : blocks s1 = blocks s ++ [rb].
+Proof. unfold s1, blocks. cbn [turns with_counts with_pending with_turns]. apply blocks_add_result. exact L. Qed.
+
+Lemma reg_nodup1 : NoDup (map b_id (blocks s1)).
+Proof.
+  rewrite reg_blocks1, map_app. apply nodup_app'; [apply ids_nodup; exact Ok|repeat constructor; auto|].
+  intros x Ix [E|[]]. apply in_map_iff in Ix. destruct Ix as [b [Eb Hb]].
+  pose proof (ids_below s b Ok Hb). simpl in E. unfold n in E. lia.
+Qed.
+
+Lemma reg_results0 : results_ok s.
+Proof. intros c rs H. exact (turns_ok_results _ _ _ P c rs H). Qed.
+
+Lemma reg_results1 : results_ok s1.
+Proof.
+  intros c rs H. apply (turns_ok_results (turns s1) (remove_first cid (map fst (pending s))) (owner s)); auto.
+  unfold s1. cbn [turns with_counts with_pending with_turns].
+  apply turns_ok_add_result; auto.
+  apply existsb_exists in Ex. destruct Ex as [q [Hq E]]. apply Nat.eqb_eq in E.
+  apply in_map_iff. exists q; auto.
+Qed.
+
+Lemma reg_owner0 : owner_ok s.
+Proof.
+  right. destruct reg_last as [before [c [rs [E [I [K _]]]]]]. exists c. repeat split; auto.
+  unfold blocks. rewrite E. apply in_blocks_app_turn with (after := []). left. reflexivity.
+Qed.
+
+Lemma reg_owner1 : owner_ok s1.
+Proof.
+  right. destruct reg_owner0 as [E|[c [Hc [I K]]]]; [exfalso; exact (reg_pending_ne E)|].
+  exists c. rewrite reg_blocks1. repeat split; auto. apply in_or_app. left. exact Hc.
+Qed.
+
+Lemma reg_turns1 before c rs : turns s = before ++ [TC c rs] ->
+  turns s1 = before ++ [TC c (rs ++ [rb])].
+Proof.
+  intro E. unfold s1. cbn [turns with_counts with_pending with_turns].
+  unfold add_result. rewrite E, rev_app_distr. simpl. rewrite rev_involutive. reflexivity.
+Qed.
+
+Lemma reg_cand x tf : cand_in s1 x tf -> b_id x <> n -> cand_in s x tf.
+Proof.
+  intros [c' [rs' [Ht [Hb R]]]] D. destruct reg_last as [before [c [rs [E _]]]].
+  rewrite (reg_turns1 _ _ _ E) in Ht. apply in_app_or in Ht. destruct Ht as [Ht|[Ht|[]]].
+  - exists c', rs'. split; auto. rewrite E. apply in_or_app. left. exact Ht.
+  - inversion Ht; subst. apply in_app_or in Hb. destruct Hb as [Hb|[Hb|[]]].
+    + exists c', rs. split; [rewrite E; apply in_or_app; right; left; reflexivity|]. auto.
+    + subst x. exfalso. apply D. reflexivity.
+Qed.
+
+Lemma reg_content1 : content s1 + sp_pend_cost (pending s) cid = content s + fst cc.
+Proof.
+  destruct reg_last as [before [c [rs [E [_ [_ V]]]]]].
+  exact (add_content s rb cid (owner s) n (ngroups s) before c rs E V eq_refl eq_refl).
+Qed.
+
+(* Offloading the first results of the guard's order from s1 or from s costs the same. *)
+Lemma reg_offload pre rest :
+  candidates s1 n = pre ++ rest ->
+  content (offload_all s1 (map (fun e => b_id (fst e)) pre)) + sp_pend_cost (pending s) cid =
+  content (offload_all s (map (fun e => b_id (fst e)) pre)) + fst cc.
+Proof.
+  intro Ec.
+  assert (ND : NoDup (map (fun e => b_id (fst e)) pre)).
+  { pose proof (candidates_nodup s1 n reg_nodup1) as X. rewrite Ec, map_app in X.
+    exact (nodup_app_l _ _ X). }
+  assert (C1 : forall e, In e pre -> cand_in s1 (fst e) (snd e) /\ b_id (fst e) <> n).
+  { intros [x tf] H. apply candidates_in. rewrite Ec. apply in_or_app. left. exact H. }
+  assert (O1 := offload_all_cost pre s1 reg_nodup1 reg_results1 reg_owner1 ND
+                  (fun e H => proj1 (C1 e H))).
+  assert (O0 := offload_all_cost pre s (ids_nodup s Ok) reg_results0 reg_owner0 ND
+                  (fun e H => reg_cand _ _ (proj1 (C1 e H)) (proj2 (C1 e H)))).
+  pose proof reg_content1. lia.
+Qed.
+
+End Registered.
