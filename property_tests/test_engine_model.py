@@ -64,7 +64,7 @@ def test_sources_ship_beside_the_development():
         _formal.coq_source_dir() / "engine"
     ).resolve()
     listed = _model._project_files(SRC)
-    assert listed == ["Model.v", "Theorems.v", "Anthropic.v", "Statements.v"]
+    assert listed == ["Model.v", "Spec.v", "Claims.v", "Theorems.v", "Anthropic.v", "Statements.v"]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
     assert _formal.forbidden_tokens() == []
