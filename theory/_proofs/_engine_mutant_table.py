@@ -177,5 +177,51 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="recover_ignores_groups",
+        bug="recover reads a block's own store key only, never a group payload's inlined entry",
+        old="             | _ => inline_in n (store s)",
+        new="             | _ => None",
+        theorem="workspace_recoverability",
+        run="user B1 (bytes 7), B2; archive [B1;B2] (group G1): recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="restore_alone_stays_archived",
+        bug="restoring a block archived alone drops its payload but leaves it archived",
+        old="                  then set_block Visible None 0 (0, 0) (b_tok b) b else b) in",
+        new="                  then set_block Archived None 0 (0, 0) (b_tok b) b else b) in",
+        theorem="workspace_recoverability",
+        run="user B1 (bytes 7); archive [B1]; restore [B1]: recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1; ORestore [UB 1] 1] eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="render_drops_pending",
+        bug="the ordinary rendering leaves out the pending-call placeholders the total counts",
+        old="  flat_map (turn_msgs s) (turns s) ++ pending_msgs s ++ [dash_msg (dash s)].",
+        new="  flat_map (turn_msgs s) (turns s) ++ [dash_msg (dash s)].",
+        theorem="workspace_dashboard",
+        run="a tool call B1 with one pending call (3-token placeholder): total 6, rendering "
+            "costs 3",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
+""",
+    ),
 )
-
