@@ -204,7 +204,15 @@ def test_engine_theorems_use_only_standard_axioms(tmp_path):
 
 # (theorem, true text in engine/Statements.v, false replacement)
 BROKEN = {
-    "workspace_budget": ("tokens s <= budget c.", "tokens s + 1 <= budget c."),
+    "workspace_budget": ("tokens s <= budget c /\\", "tokens s + 1 <= budget c /\\"),
+    # the content-dropping renderer's cost: only the fixed overhead
+    "workspace_budget:forms": ("  tokens s = sp_tokens s.", "  tokens s = fixed c."),
+    # normal mode is the candidate, not the management rendering
+    "workspace_fidelity": ("  render s = sp_render s /\\", "  render s = sp_management s /\\"),
+    "workspace_fidelity:exact_bytes": (
+        "m_show m = SData (b_data b)).",
+        "m_show m = SData (b_data b) /\\ m_cost m = 0).",
+    ),
     "workspace_dashboard": (
         "total s = overhead s + conversation s + dash s /\\",
         "total s = overhead s + conversation s + dash s + 1 /\\",
@@ -262,7 +270,7 @@ def test_broken_copy_of_each_theorem_fails(tmp_path, theorem):
     )
     work = tmp_path / "engine"
     work.mkdir()
-    for name in ("Model", "Theorems", "Anthropic"):
+    for name in [f.removesuffix(".v") for f in files if f != "Statements.v"]:
         for suffix in (".vo", ".glob"):
             shutil.copy2(build / (name + suffix), work / (name + suffix))
     good, bad = BROKEN[theorem]

@@ -17,11 +17,12 @@ Definition claim_fidelity : Prop :=
      forall b, In b (sp_blocks s) -> sp_shown_in_prompt (b_status b) = true ->
      exists m, In m (render s) /\ m_pos m = PB (b_id b) /\ m_show m = SData (b_data b)).
 
-Definition claim_budget_forms : Prop :=
+Definition claim_budget : Prop :=
   forall (c : config) (d : nat) (s0 : state) (ops : list op),
   init c d = Some s0 ->
   let s := run s0 ops in
-  tokens s = sp_tokens s /\ sp_tokens s <= budget c.
+  fixed c + pinned_cost s + mgmt c <= budget c /\ tokens s <= budget c /\
+  tokens s = sp_tokens s.
 
 Definition claim_ledger : Prop :=
   forall (c : config) (d : nat) (s0 : state) (ops : list op),

@@ -776,19 +776,22 @@ Definition type_of (k : kind) : utype :=
   | KCall => TCall | KResult => TResult
   end.
 
-(* Each block with its root turn and, for a result, its call block. *)
-Fixpoint rooted (i : nat) (ts : list turn) : list (block * nat * option nat) :=
+(* Each block with its root turn and, for a result, its call block and
+   whether that call is in the prompt. *)
+Fixpoint rooted (i : nat) (ts : list turn) : list (block * nat * option nat * bool) :=
   match ts with
   | [] => []
-  | TP b :: r => (b, i, None) :: rooted (S i) r
-  | TC c rs :: r => ((c, i, None) :: map (fun x => (x, i, Some (b_id c))) rs) ++ rooted (S i) r
+  | TP b :: r => (b, i, None, false) :: rooted (S i) r
+  | TC c rs :: r => ((c, i, None, false) ::
+                     map (fun x => (x, i, Some (b_id c), in_prompt (b_status c))) rs)
+                    ++ rooted (S i) r
   end.
 
 Definition now (s : state) : nat := length (turns s).
 
 Definition turn_of_block (s : state) (n : nat) : nat :=
-  match find (fun e => b_id (fst (fst e)) =? n) (rooted 1 (turns s)) with
-  | Some e => snd (fst e)
+  match find (fun e => b_id (fst (fst (fst e))) =? n) (rooted 1 (turns s)) with
+  | Some e => snd (fst (fst e))
   | None => 0
   end.
 
@@ -798,11 +801,11 @@ Definition group_row (s : state) (x : group) : lrow :=
 
 Definition ledger (s : state) : list lrow :=
   flat_map (fun e =>
-    let '(b, i, par) := e in
+    let '(b, i, par, tf) := e in
     match b_group b, b_status b with
     | None, Deleted => []
     | None, st =>
-        [mkRow (UB (b_id b)) (if in_prompt st then pos_cost s b else b_tok b) (now s - i)
+        [mkRow (UB (b_id b)) (if in_prompt st then costs (pos_msgs s tf b) else b_tok b) (now s - i)
                (type_of (b_kind b)) (b_level b) par st]
     | Some _, _ =>
         flat_map (fun x => match g_parent x with
