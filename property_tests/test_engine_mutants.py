@@ -86,15 +86,15 @@ def test_mutant_is_refuted_by_a_concrete_run(name):
 
 
 @needs_toolchain
-def test_a_script_refutes_only_its_own_mutant(tmp_path):
+def test_a_script_refutes_only_its_own_mutant():
     """The checker fails on a broken row: another mutant's run does not refute a
     mutant it does not tell apart from the model (survived), and a no-op mutant
     (a comment changed) survives every script."""
     a, b = BY_NAME["archive_alone_unstored"], BY_NAME["offload_wrong_key"]
     crossed = dataclasses.replace(a, name="crossed", proof=b.proof)
-    assert em.check_mutant(crossed, cache_dir=tmp_path).status == "survived"
+    assert em.check_mutant(crossed).status == "survived"
     noop = dataclasses.replace(a, name="noop", old="(* Records *)", new="(* Records. *)")
-    assert em.check_mutant(noop, cache_dir=tmp_path).status == "survived"
+    assert em.check_mutant(noop).status == "survived"
     assert not list(SRC.glob("*.vo"))
 
 
@@ -119,6 +119,6 @@ def test_a_script_true_of_the_model_is_not_distinguishing(tmp_path):
     for name in ("_CoqProject", *_formal._project_files(SRC)):
         (src / name).write_bytes((SRC / name).read_bytes())
     (src / "Statements.v").write_text(statements)
-    verdict = em.check_mutant(m, source_dir=src, cache_dir=tmp_path / "cache")
+    verdict = em.check_mutant(m, source_dir=src)
     assert verdict.status == "not-distinguishing"
     assert not list(src.glob("*.vo"))

@@ -224,4 +224,62 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="render_drops_plain_content",
+        bug="the ordinary rendering drops visible system, user and assistant messages (their "
+            "cost dropped too)",
+        old="      else [mkMsg me FContent (plain_role (b_kind b)) (snd (b_c b)) dat]",
+        new="      else []",
+        theorem="workspace_fidelity",
+        run="one visible user message B1: the rendering holds only the dashboard",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="management_without_dashboard",
+        bug="the management rendering loses its dashboard",
+        old="  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].",
+        new="  pinned_msgs s.",
+        theorem="workspace_fidelity",
+        run="B=10; a 15-token user message: the management rendering is empty, no dashboard",
+        proof="""
+intro H.
+specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 7 15 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="empty_renderer",
+        bug="the renderer returns no message in every state",
+        old="  match mode_of s with Normal => normal_render s"
+            " | Management => management_render s end.",
+        new="  [].",
+        theorem="workspace_fidelity",
+        run="one visible user message B1: the rendering is [], not [B1; dashboard]",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="deleted_result_no_tombstone",
+        bug="a deleted tool result whose call is in the prompt leaves no tombstone (the call "
+            "goes unanswered)",
+        old="  | Deleted => if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b) SNone]"
+            " else []",
+        new="  | Deleted => []",
+        theorem="workspace_fidelity",
+        run="call B1 [1]; result B2; delete [B2]: no tombstone answers call 1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1]; ODelete [UB 2] 1]
+  eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
 )

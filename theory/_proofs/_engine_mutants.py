@@ -26,6 +26,7 @@ The table of mutants is :data:`._engine_mutant_table.MUTANTS`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -205,6 +206,12 @@ def _compiles(build: Path, refute: str, coqc: str, timeout: float) -> tuple[bool
         shutil.rmtree(work, ignore_errors=True)
 
 
+@functools.lru_cache(maxsize=4)
+def _coq_version(coqc: str) -> str:
+    return subprocess.run([coqc, "--version"], capture_output=True, text=True, timeout=60,
+                          check=False).stdout.strip()
+
+
 def check_mutant(
     mutant: ModelMutant,
     *,
@@ -239,8 +246,7 @@ def check_mutant(
     coqc = coqc or _formal.find_coqc()
     if coqc is None:
         return MutantVerdict(mutant.name, mutant.theorem, "error", "coqc is not installed")
-    version = subprocess.run([coqc, "--version"], capture_output=True, text=True,
-                             timeout=60, check=False).stdout.strip()
+    version = _coq_version(coqc)
     model = (src / _MODEL).read_text()
     statements = (src / "Statements.v").read_text()
     try:
