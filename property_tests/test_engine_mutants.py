@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from vistalab.theory._proofs import _engine_mutants as em
@@ -18,6 +19,7 @@ from .test_engine_model import SRC, needs_toolchain
 MODEL = (SRC / "Model.v").read_text()
 STATEMENTS = (SRC / "Statements.v").read_text()
 BY_NAME = {m.name: m for m in em.MUTANTS}
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "engine-differential.md"
 
 
 # ---------------------------------------------------------------- the table
@@ -62,6 +64,18 @@ def test_substitution_must_match_exactly_once():
     for old in ("no such text in the model", "Definition"):
         with pytest.raises(ValueError, match="exactly once"):
             em.mutate(MODEL, dataclasses.replace(m, old=old))
+
+
+def test_docs_list_every_mutant():
+    """The guide's mutant table is markdown_table() verbatim (regenerate it with
+    `python -m vistalab.theory._proofs._engine_mutants --table`)."""
+    if not GUIDE.is_file():
+        pytest.skip("needs the documentation sources (docs/guide/engine-differential.md): "
+                    "run from a checkout")
+    text = GUIDE.read_text(encoding="utf-8")
+    block = text.split("<!-- mutants:begin -->\n", 1)[1].split("<!-- mutants:end -->", 1)[0]
+    assert block == em.markdown_table()
+    assert "| mutant |" in em.markdown_table() and len(block.splitlines()) == len(em.MUTANTS) + 2
 
 
 def test_definition_files_hold_no_proof():

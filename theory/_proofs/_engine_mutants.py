@@ -44,6 +44,7 @@ __all__ = [
     "ModelMutant",
     "MutantVerdict",
     "check_mutant",
+    "markdown_table",
     "definition_files",
     "mutate",
     "refute_source",
@@ -295,3 +296,49 @@ def _verdict(mutant: ModelMutant, src: Path, model: str, mutated: str, refute: s
     if ok:
         return verdict("not-distinguishing", "Refute.v also compiles against the real model")
     return verdict("refuted")
+
+
+def markdown_table(mutants: tuple[ModelMutant, ...] = MUTANTS) -> str:
+    """The mutants as a Markdown table (mutant, bug, refuting theorem, run), the
+    one ``docs/guide/engine-differential.md`` holds verbatim.
+
+    Parameters
+    ----------
+    mutants : tuple of ModelMutant
+        The rows (default :data:`MUTANTS`).
+
+    Returns
+    -------
+    str
+        The table, one line per mutant after the header.
+    """
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| mutant | bug | refuted by | concrete run |", "|---|---|---|---|"]
+    for m in mutants:
+        lines.append(f"| `{m.name}` | {cell(m.bug)} | `{m.theorem}` | {cell(m.run)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vistalab.theory._proofs._engine_mutants [--table]``: check every
+    mutant and print one line each (name, theorem, verdict), exit status 1 when
+    one is not refuted; ``--table`` prints :func:`markdown_table` only."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--table"]:
+        print(markdown_table(), end="")
+        return 0
+    bad = 0
+    for m in MUTANTS:
+        v = check_mutant(m)
+        bad += not v.refuted
+        print(f"{m.name:40s} {m.theorem:28s} {v.status}", flush=True)
+    print(f"{len(MUTANTS) - bad}/{len(MUTANTS)} mutants refuted")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
