@@ -356,6 +356,15 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_ledger",
+        "ledger: the dashboard is a factual ledger of block IDs, token estimates, recency, "
+        "block type, archive level, status, and remaining budget -- every row is Spec.v's row "
+        "of its unit (ID, ~Tok, age in root turns, type, level, parent, status, one per live "
+        "top-level unit by first block) and the budget line's overhead + conversation + "
+        "dashboard is the total preflight compares with B",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_protocol",
         "protocol: tool results stay linked to their calls and archived results render in "
         "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "

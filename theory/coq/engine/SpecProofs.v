@@ -165,3 +165,228 @@ Qed.
 Lemma init_floor c d s : init c d = Some s -> fixed c + mgmt c <= budget c.
 Proof. unfold init. destruct (fixed c + mgmt c <=? budget c) eqn:L; intro H; inversion H.
   apply Nat.leb_le in L. exact L. Qed.
+
+(* ------------------------------------------------------------------ *)
+(* The ledger: every row is the unit's state. *)
+
+Definition e_blk (e : block * nat * option nat * bool) : block := fst (fst (fst e)).
+
+Lemma rooted_blocks i ts : map e_blk (rooted i ts) = flat_map turn_blocks ts.
+Proof.
+  revert i; induction ts as [|[b|c rs] r IH]; intro i; simpl; auto.
+  - rewrite IH. reflexivity.
+  - rewrite map_app, IH. simpl. rewrite map_map. simpl. rewrite map_id. reflexivity.
+Qed.
+
+Lemma ids_in_turn n t :
+  existsb (fun b => Nat.eqb (b_id b) n) (sp_blocks_of t) = true <-> In n (map b_id (turn_blocks t)).
+Proof.
+  rewrite existsb_exists, in_map_iff. destruct t; simpl; split.
+  - intros [x [Hx E]]. apply Nat.eqb_eq in E. exists x. auto.
+  - intros [x [E Hx]]. exists x. split; auto. apply Nat.eqb_eq; auto.
+  - intros [x [Hx E]]. apply Nat.eqb_eq in E. exists x. auto.
+  - intros [x [E Hx]]. exists x. split; auto. apply Nat.eqb_eq; auto.
+Qed.
+
+Lemma existsb_id_in n (l : list block) :
+  existsb (fun b => Nat.eqb (b_id b) n) l = true <-> In n (map b_id l).
+Proof.
+  rewrite existsb_exists, in_map_iff. split.
+  - intros [x [Hx E]]. apply Nat.eqb_eq in E. exists x. auto.
+  - intros [x [E Hx]]. exists x. split; auto. apply Nat.eqb_eq; auto.
+Qed.
+
+Lemma not_in_parent ts n : ~ In n (map b_id (flat_map turn_blocks ts)) ->
+  sp_parent_of ts n = None /\ sp_call_shown ts n = false.
+Proof.
+  induction ts as [|[b|c rs] r IH]; simpl; intro H;
+    [auto | apply IH; intro I; apply H; right; exact I |].
+  - destruct (existsb (fun b => Nat.eqb (b_id b) n) rs) eqn:E.
+    + apply existsb_id_in in E. exfalso. apply H. right.
+      rewrite map_app. apply in_or_app. left. exact E.
+    + apply IH. intro I. apply H. right. rewrite map_app. apply in_or_app. right. exact I.
+Qed.
+
+Lemma nodup_app_r {A} (l l' : list A) : NoDup (l ++ l') -> NoDup l'.
+Proof. induction l; simpl; intro H; auto. inversion H; auto. Qed.
+
+Lemma nodup_app_l {A} (l l' : list A) : NoDup (l ++ l') -> NoDup l.
+Proof.
+  induction l; simpl; intro H; [constructor|]. inversion H; subst. constructor; auto.
+  intro I. apply H2. apply in_or_app. left. exact I.
+Qed.
+
+Lemma nodup_app_disj {A} (l l' : list A) x : NoDup (l ++ l') -> In x l -> ~ In x l'.
+Proof.
+  induction l; simpl; intros H I; [contradiction|]. inversion H; subst.
+  destruct I as [<-|I]; auto. intro J. apply H2. apply in_or_app. right. exact J.
+Qed.
+
+Lemma rooted_facts ts : forall i, NoDup (map b_id (flat_map turn_blocks ts)) ->
+  forall b j par tf, In (b, j, par, tf) (rooted i ts) ->
+  sp_turn_no ts i (b_id b) = j /\ sp_parent_of ts (b_id b) = par /\
+  sp_call_shown ts (b_id b) = tf.
+Proof.
+  induction ts as [|t r IH]; intros i N b j par tf H; simpl in H; [contradiction|].
+  simpl in N. rewrite map_app in N.
+  destruct t as [b0|c rs].
+  - simpl in N. inversion N as [|? ? N0 N1]; subst.
+    destruct H as [H|H].
+    + inversion H; subst. simpl. rewrite Nat.eqb_refl. simpl.
+      destruct (not_in_parent r (b_id b) N0) as [P1 P2]. auto.
+    + assert (Ib : In (b_id b) (map b_id (flat_map turn_blocks r))).
+      { rewrite <- rooted_blocks with (i := S i). rewrite map_map. apply in_map_iff.
+        exists (b, j, par, tf). auto. }
+      assert (D : b_id b0 <> b_id b) by (intro E; apply N0; rewrite E; exact Ib).
+      simpl. destruct (Nat.eqb_spec (b_id b0) (b_id b)); [contradiction|]. simpl.
+      apply IH with (i := S i); auto.
+  - simpl in N. inversion N as [|? ? N0 N1]; subst.
+    pose proof (nodup_app_r _ _ N1) as Nr.
+    assert (Case : (In b (c :: rs) /\ j = i /\
+                    ((b = c /\ par = None /\ tf = false) \/
+                     (In b rs /\ par = Some (b_id c) /\ tf = in_prompt (b_status c)))) \/
+                   In (b, j, par, tf) (rooted (S i) r)).
+    { destruct H as [H|H].
+      - left. inversion H; subst. split; [left; auto|]. auto.
+      - apply in_app_or in H. destruct H as [H|H]; [left|right; exact H].
+        apply in_map_iff in H. destruct H as [x [E Hx]]. inversion E; subst.
+        split; [right; auto|]. split; auto. }
+    clear H. destruct Case as [Hin|H].
+    + destruct Hin as [Hb [-> Hc]].
+      assert (Hx : existsb (fun x => Nat.eqb (b_id x) (b_id b)) (c :: rs) = true).
+      { apply existsb_id_in. apply in_map. exact Hb. }
+      simpl in Hx |- *. rewrite Hx. split; [reflexivity|].
+      destruct Hc as [[-> [-> ->]]|[Hr [-> ->]]].
+      * assert (Nr' : ~ In (b_id c) (map b_id rs)) by (intro I; apply N0; apply in_or_app; left; exact I).
+        destruct (existsb (fun b0 => Nat.eqb (b_id b0) (b_id c)) rs) eqn:E.
+        { apply existsb_id_in in E. contradiction. }
+        assert (Nt : ~ In (b_id c) (map b_id (flat_map turn_blocks r)))
+          by (intro I; apply N0; apply in_or_app; right; exact I).
+        destruct (not_in_parent r (b_id c) Nt). auto.
+      * assert (E : existsb (fun b0 => Nat.eqb (b_id b0) (b_id b)) rs = true)
+          by (apply existsb_id_in; apply in_map; exact Hr).
+        rewrite E. split; reflexivity.
+    + assert (Ib : In (b_id b) (map b_id (flat_map turn_blocks r))).
+      { rewrite <- rooted_blocks with (i := S i). rewrite map_map. apply in_map_iff.
+        exists (b, j, par, tf). auto. }
+      assert (Nc : ~ In (b_id b) (map b_id (c :: rs))).
+      { simpl. intros [E|I].
+        - apply N0. rewrite E. apply in_or_app. right. exact Ib.
+        - exact (nodup_app_disj _ _ _ N1 I Ib). }
+      assert (Ex : existsb (fun x => Nat.eqb (b_id x) (b_id b)) (c :: rs) = false).
+      { destruct (existsb _ (c :: rs)) eqn:E; auto. apply existsb_id_in in E. contradiction. }
+      simpl in Ex |- *. rewrite Ex.
+      assert (Er : existsb (fun x => Nat.eqb (b_id x) (b_id b)) rs = false).
+      { destruct (existsb _ rs) eqn:E; auto. apply existsb_id_in in E.
+        exfalso. apply Nc. right. exact E. }
+      rewrite Er. apply IH with (i := S i); auto.
+Qed.
+
+Lemma find_app' {A} (f : A -> bool) l l' :
+  find f (l ++ l') = match find f l with Some x => Some x | None => find f l' end.
+Proof. induction l as [|x l IH]; simpl; auto. destruct (f x); auto. Qed.
+
+Lemma find_rooted_eq ts : forall i n,
+  match find (fun e => b_id (fst (fst (fst e))) =? n) (rooted i ts) with
+  | Some e => snd (fst (fst e)) | None => 0 end = sp_turn_no ts i n.
+Proof.
+  induction ts as [|[b|c rs] r IH]; intros i n; simpl; auto.
+  - destruct (b_id b =? n); simpl; auto.
+  - destruct (b_id c =? n) eqn:Ec; simpl; auto.
+    rewrite find_app'.
+    destruct (find (fun e => b_id (fst (fst (fst e))) =? n)
+                (map (fun x => (x, i, Some (b_id c), in_prompt (b_status c))) rs)) as [e|] eqn:F.
+    + apply find_some in F. destruct F as [F1 F2]. apply in_map_iff in F1.
+      destruct F1 as [x [<- Hx]]. simpl in F2.
+      assert (E : existsb (fun b => b_id b =? n) rs = true)
+        by (apply existsb_exists; exists x; auto).
+      rewrite E. reflexivity.
+    + assert (E : existsb (fun b => b_id b =? n) rs = false).
+      { destruct (existsb _ rs) eqn:E; auto. apply existsb_exists in E.
+        destruct E as [x [Hx Ex]].
+        assert (N := find_none _ _ F (x, i, Some (b_id c), in_prompt (b_status c))).
+        simpl in N. rewrite N in Ex; [discriminate|]. apply in_map_iff. exists x. auto. }
+      rewrite E. apply IH.
+Qed.
+
+Lemma turn_of_block_eq s n : turn_of_block s n = sp_turn_no (turns s) 1 n.
+Proof. unfold turn_of_block. apply find_rooted_eq. Qed.
+
+Lemma flat_map_in_ext {A B} (f g : A -> list B) l :
+  (forall x, In x l -> f x = g x) -> flat_map f l = flat_map g l.
+Proof.
+  induction l as [|x l IH]; simpl; intro H; auto. rewrite H by auto. rewrite IH; auto.
+Qed.
+
+Lemma flat_map_map' {A B C} (f : A -> B) (g : B -> list C) l :
+  flat_map g (map f l) = flat_map (fun x => g (f x)) l.
+Proof. induction l; simpl; auto. rewrite IHl. reflexivity. Qed.
+
+Lemma group_rows_eq s id :
+  flat_map (fun x => match g_parent x with
+                     | None => if first_leaf x =? id then [group_row s x] else []
+                     | Some _ => [] end) (groups s) =
+  map (sp_group_row s) (filter (fun x => match g_parent x with
+                                         | None => Nat.eqb (sp_first x) id
+                                         | Some _ => false end) (groups s)).
+Proof.
+  induction (groups s) as [|x gs IH]; simpl; auto.
+  destruct (g_parent x); auto. rewrite sp_first_eq.
+  destruct (first_leaf x =? id); simpl; rewrite IH; auto.
+  f_equal. unfold group_row, sp_group_row, sp_age, now.
+  rewrite turn_of_block_eq, <- sp_max_eq. reflexivity.
+Qed.
+
+Lemma ledger_eq s : ids_ok s -> ledger s = sp_ledger s.
+Proof.
+  intro Ok. pose proof (ids_nodup s Ok) as N.
+  unfold ledger, sp_ledger. rewrite sp_blocks_eq, concat_map_flat.
+  unfold blocks. rewrite <- (rooted_blocks 1), flat_map_map'.
+  apply flat_map_in_ext. intros [[[b j] par] tf] H. unfold e_blk; simpl.
+  unfold blocks in N. destruct (rooted_facts (turns s) 1 N b j par tf H) as [F1 [F2 F3]].
+  destruct (b_group b) as [g|].
+  - apply group_rows_eq.
+  - unfold sp_block_row, sp_age, now. rewrite F1, F2, F3, sp_costs_eq, <- sp_position_eq.
+    destruct (b_status b), (b_kind b); reflexivity.
+Qed.
+
+(* The budget line: overhead and conversation as Spec.v counts them. *)
+Lemma sum_filter {A} (p : A -> bool) (g : A -> nat) l :
+  sum (map (fun x => if p x then g x else 0) l) = sum (map g (filter p l)).
+Proof. induction l as [|x l IH]; simpl; auto. destruct (p x); simpl; unfold sum in *; simpl; lia. Qed.
+
+Lemma sp_system_turn_eq t : sp_system_turn t = is_system_turn t.
+Proof. destruct t as [b|]; reflexivity. Qed.
+
+Lemma sp_overhead_eq s : overhead s = sp_overhead s.
+Proof.
+  unfold overhead, sp_overhead. rewrite sp_costs_eq, concat_map_flat, costs_flat_map.
+  f_equal. rewrite (filter_ext _ _ sp_system_turn_eq).
+  rewrite <- sum_filter. f_equal. apply map_ext. intro t. rewrite sp_turn_eq. reflexivity.
+Qed.
+
+Lemma sp_conversation_eq s : conversation s = sp_conversation s.
+Proof.
+  unfold conversation, sp_conversation. rewrite !sp_costs_eq, concat_map_flat, costs_flat_map.
+  f_equal. rewrite (filter_ext (fun t => negb (sp_system_turn t)) (fun t => negb (is_system_turn t)))
+    by (intro; rewrite sp_system_turn_eq; reflexivity).
+  rewrite <- sum_filter. f_equal. apply map_ext. intro t. rewrite sp_turn_eq.
+  destruct (is_system_turn t); reflexivity.
+Qed.
+
+Theorem ledger_run c d s0 ops :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  ledger s = sp_ledger s /\
+  overhead s = sp_overhead s /\ conversation s = sp_conversation s /\
+  total s = sp_overhead s + sp_conversation s + dash s /\
+  (mode_of s = Normal <-> sp_overhead s + sp_conversation s + dash s <= budget c).
+Proof.
+  intros I s. assert (C : cfg s = c) by exact (run_cfg c d s0 ops I).
+  assert (Ok : ids_ok s).
+  { apply run_invariant; [exact (proj1 (init_fresh c d s0 I))|].
+    intros s1 o H. exact (proj1 (stable_step s1 o H)). }
+  rewrite <- sp_overhead_eq, <- sp_conversation_eq.
+  split; [apply ledger_eq; exact Ok|]. split; [reflexivity|]. split; [reflexivity|].
+  split; [reflexivity|]. rewrite <- C. apply mode_normal.
+Qed.

@@ -157,8 +157,32 @@ Theorem workspace_fidelity (c : config) (d : nat) (s0 : state) (ops : list op) :
      exists m, In m (render s) /\ m_pos m = PB (b_id b) /\ m_show m = SData (b_data b)).
 Proof. exact (fidelity_run c d s0 ops). Qed.
 
+(* ledger.  Methodology, "Context Stream": "D_t is the dashboard: a factual
+   ledger of block IDs, token estimates, recency, block type, archive level,
+   status, and remaining budget"; "Workspace invariants": "The dashboard
+   reports the same token estimates used by these checks, so the agent sees
+   the state that the harness will enforce"; Implementation Details,
+   "Dashboard format" (ID, ~Tok, Age, Type, Level, Parent, Status; "Age =
+   root-turn distance; 0r newest").  Every ledger row is Spec.v's row of its
+   unit: one per live top-level unit in first-block order, with its ID, ~Tok
+   (its position's cost while in the prompt, its cost when it left the
+   prompt otherwise, the members' sum for a group), age (root turns
+   registered after the unit's own; a result in its call's turn; a group
+   dated by its newest leaf), type, level, parent (a result's call) and
+   status; and the budget line's overhead, conversation and dashboard are
+   the figures whose sum preflight compares with B. *)
+Theorem workspace_ledger (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  ledger s = sp_ledger s /\
+  overhead s = sp_overhead s /\ conversation s = sp_conversation s /\
+  total s = sp_overhead s + sp_conversation s + dash s /\
+  (mode_of s = Normal <-> sp_overhead s + sp_conversation s + dash s <= budget c).
+Proof. exact (ledger_run c d s0 ops). Qed.
+
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
 Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
 Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
+Definition statement_of_ledger : claim_ledger := workspace_ledger.
