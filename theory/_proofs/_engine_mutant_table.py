@@ -282,4 +282,56 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="ledger_offloaded_as_archived",
+        bug="the ledger reports a block the guard offloaded as archived",
+        old="               (type_of (b_kind b)) (b_level b) par st]",
+        new="               (type_of (b_kind b)) (b_level b) par\n"
+            "               (match st with Offloaded => Archived | _ => st end)]",
+        theorem="workspace_ledger",
+        run="hard=20; call B1 [1;2]; results B2, B3 (10 tokens each): B3 offloads B2, whose "
+            "row says archived",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 20 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="ledger_age_off_by_one",
+        bug="the ledger's ages count root turns from 0, one too many",
+        old="    end) (rooted 1 (turns s)).",
+        new="    end) (rooted 0 (turns s)).",
+        theorem="workspace_ledger",
+        run="user B1, B2: ledger ages 2 and 1, not 1 and 0",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="stub_names_inner_group",
+        bug="a member stub names the member's own (inner) group instead of the top-level "
+            "group whose handle the prompt shows",
+        old="                   (SStub (KG (g_id g)))]",
+        new="                   (SStub (KG g0))]",
+        theorem="workspace_fidelity",
+        run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1); user B4; archive [G1;B4] "
+            "(G2): B3's stub names G1, not G2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 2; UB 3] (2, 2) [(3, 1)] 1; OPlain KUser false 7 5 1;
+   OArchive [UG 1; UB 4] (2, 2) [(3, 1)] 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
 )
