@@ -334,4 +334,69 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="stub_dropped",
+        bug="a group member that is a tool result shows no stub, leaving its call unanswered",
+        old="              else if tf then\n",
+        new="              else if false then\n",
+        theorem="workspace_protocol",
+        run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1): call 2 has no tool message",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 2; UB 3] (2, 2) [(3, 1)] 1] eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="orphan_tool_message",
+        bug="a tool result renders as a tool message even when its call has left the prompt",
+        old="  let tf := res && tf0 in",
+        new="  let tf := res in",
+        theorem="workspace_protocol",
+        run="call B1 [1]; result B2; archive [B1]: B2 is a tool message answering no call",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 1] (2, 2) [] 1] eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="block_number_skips",
+        bug="registering a plain message skips a block number",
+        old="        let n := S (nblocks s) in\n"
+            "        (with_dash (with_counts (with_turns s (turns s ++ [TP",
+        new="        let n := S (S (nblocks s)) in\n"
+            "        (with_dash (with_counts (with_turns s (turns s ++ [TP",
+        theorem="workspace_stable_ids",
+        run="one user message: its ID is B2, the blocks are not B1..Bn",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] (ORecover 1) eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="group_counter_not_advanced",
+        bug="a new archive group does not advance the group counter (its ID is used again by "
+            "the next group)",
+        old="  with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s) gid.",
+        new="  with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s)"
+            " (ngroups s).",
+        theorem="workspace_stable_ids",
+        run="user B1, B2; archive [B1;B2]: group G1 exists while the counter says 0 groups",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  (ORecover 1) eq_refl).
+cbv zeta in H. destruct H as [_ [_ [_ [H _]]]]. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
+""",
+    ),
 )
