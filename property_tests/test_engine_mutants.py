@@ -95,6 +95,7 @@ def test_definition_files_hold_no_proof():
 
 
 @needs_toolchain
+@pytest.mark.slow  # a cold cache compiles the mutant (about 5 s of CPU each); cached after
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_mutant_is_refuted_by_a_concrete_run(name):
     verdict = em.check_mutant(BY_NAME[name])
@@ -138,3 +139,22 @@ def test_a_script_true_of_the_model_is_not_distinguishing(tmp_path):
     verdict = em.check_mutant(m, source_dir=src)
     assert verdict.status == "not-distinguishing"
     assert not list(src.glob("*.vo"))
+
+
+@needs_toolchain
+def test_a_broken_row_is_an_error_not_a_refutation():
+    """A substitution that breaks the model's syntax, or a row naming no theorem of
+    Statements.v, is reported as an error (never as refuted, never cached)."""
+    m = BY_NAME["preflight_strict"]
+    syntax = dataclasses.replace(
+        m, name="syntax", new="  if total s <=?? budget (cfg s) then Normal else Management.")
+    v = em.check_mutant(syntax)
+    assert v.status == "error" and "does not build" in v.detail and not v.refuted
+    missing = dataclasses.replace(m, name="missing", theorem="workspace_no_such_theorem")
+    v = em.check_mutant(missing)
+    assert v.status == "error" and "workspace_no_such_theorem" in v.detail
+
+
+def test_table_command_prints_the_table(capsys):
+    assert em.main(["--table"]) == 0
+    assert capsys.readouterr().out == em.markdown_table()

@@ -173,10 +173,11 @@ def refute_source(mutant: ModelMutant, statements: str, defs: list[str]) -> str:
     )
 
 
-def _build_defs(src: Path, model: str, defs: list[str], root: Path, coqc: str, version: str,
-                timeout: float) -> tuple[Path | None, str]:
+def _build_defs(src: Path, model: str, defs: list[str], dest: Path | None, root: Path,
+                coqc: str, version: str, timeout: float) -> tuple[Path | None, str]:
     """Model.v (the given text) and the definitions-only files, compiled with
-    the engine's flags into a cache folder keyed by their hash."""
+    the engine's flags into ``dest``, or (``dest`` None) into a cache folder
+    under ``root`` keyed by their hash."""
     stage = Path(tempfile.mkdtemp(prefix="vista-lab-mutant-src-"))
     try:
         shutil.copy2(src / "_CoqProject", stage / "_CoqProject")
@@ -184,7 +185,7 @@ def _build_defs(src: Path, model: str, defs: list[str], root: Path, coqc: str, v
         for name in defs:
             shutil.copy2(src / name, stage / name)
         files = [_MODEL, *defs]
-        build = root / ("engine-spec-" + _formal._sources_hash(stage, files, version))
+        build = dest or root / ("engine-spec-" + _formal._sources_hash(stage, files, version))
         if (build / ".built").exists():
             return build, ""
         err = _formal._compile(stage, files, build, coqc, timeout, flags=_FLAGS)
@@ -280,16 +281,21 @@ def _verdict(mutant: ModelMutant, src: Path, model: str, mutated: str, refute: s
     def verdict(status: str, detail: str = "") -> MutantVerdict:
         return MutantVerdict(mutant.name, mutant.theorem, status, detail)
 
-    bad, err = _build_defs(src, mutated, defs, root, coqc, version, timeout)
-    if bad is None:
-        return verdict("error", f"the mutated Model.v does not build: {err}")
+    # The mutant is built privately (two checks of one mutant may run at once) and
+    # removed after: its verdict is recorded, not its build.
+    root.mkdir(parents=True, exist_ok=True)
+    private = Path(tempfile.mkdtemp(prefix="engine-mutant-", dir=root))
     try:
+        bad, err = _build_defs(src, mutated, defs, private / "build", root, coqc, version,
+                               timeout)
+        if bad is None:
+            return verdict("error", f"the mutated Model.v does not build: {err}")
         ok, out = _compiles(bad, refute, coqc, timeout)
     finally:
-        shutil.rmtree(bad, ignore_errors=True)  # the verdict is recorded, not the build
+        shutil.rmtree(private, ignore_errors=True)
     if not ok:
         return verdict("survived", out)
-    good, err = _build_defs(src, model, defs, root, coqc, version, timeout)
+    good, err = _build_defs(src, model, defs, None, root, coqc, version, timeout)
     if good is None:
         return verdict("error", f"the real Model.v does not build: {err}")
     ok, out = _compiles(good, refute, coqc, timeout)
