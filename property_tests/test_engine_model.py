@@ -66,8 +66,8 @@ def test_sources_ship_beside_the_development():
     ).resolve()
     listed = _model._project_files(SRC)
     assert listed == [
-        "Model.v", "Spec.v", "Claims.v", "Theorems.v", "Anthropic.v", "SpecProofs.v",
-        "Statements.v",
+        "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
+        "SpecProofs.v", "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name

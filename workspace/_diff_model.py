@@ -525,7 +525,7 @@ def model_requests(line: str) -> list[tuple[Any, str]]:
 
     From the ``request`` field (the rendered messages as the wire sees them) an
     OpenAI chat request, and from the ``turns`` field (the model's own Anthropic
-    projection, ``anthropic_request`` of ``Anthropic.v``) an Anthropic Messages
+    projection, ``anthropic_request`` of ``Protocol.v``) an Anthropic Messages
     request, each ``(request, protocol)``. The protocol message heads both (in
     Anthropic's ``system`` field). Texts name the position they stand for; call
     ids are the model's (``c<n>``). ``[]`` for a line without a workspace.

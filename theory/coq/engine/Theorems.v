@@ -5,6 +5,7 @@
 From Coq Require Import List Arith Bool Lia PeanoNat Permutation.
 Import ListNotations.
 From VistaLabEngine Require Import Model.
+From VistaLabEngine Require Export Protocol.
 
 (* ------------------------------------------------------------------ *)
 (* Sums of costs *)
@@ -336,11 +337,6 @@ Proof. intro I. rewrite cfg_run. exact (cfg_init c d s0 I). Qed.
 (* ------------------------------------------------------------------ *)
 (* Stable IDs *)
 
-Definition registered (b : block) : nat * kind * nat * nat * list nat :=
-  (b_id b, b_kind b, b_data b, b_cid b, b_calls b).
-
-Definition regs (s : state) := map registered (blocks s).
-
 Definition keeps_regs (f : block -> block) : Prop := forall b, registered (f b) = registered b.
 
 Ltac keepreg :=
@@ -480,8 +476,6 @@ Proof.
 Qed.
 
 (* Groups: a group ID keeps its members; new groups get IDs above every one used. *)
-Definition gmeaning (x : group) : nat * list uid * list nat := (g_id x, g_members x, g_leaves x).
-
 Definition gsub (l l' : list group) : Prop :=
   forall x', In x' l' -> exists x, In x l /\ gmeaning x = gmeaning x'.
 
@@ -607,29 +601,8 @@ Qed.
 (* ------------------------------------------------------------------ *)
 (* Protocol: the OpenAI pairing rule *)
 
-Fixpoint remove_first (i : nat) (l : list nat) : list nat :=
-  match l with [] => [] | x :: r => if x =? i then r else x :: remove_first i r end.
-
 Definition plainr (x : role) : bool :=
   match x with RTool _ | RCalls _ => false | _ => true end.
-
-(* [open]: the calls of the last assistant message not answered yet.  An
-   assistant message with tool calls (distinct ids, at least one) comes when
-   nothing is open and is followed by exactly one tool message per call
-   before any other message; a tool message answers an open call. *)
-Fixpoint openai_ok (open : list nat) (rs : list role) : bool :=
-  match rs with
-  | [] => match open with [] => true | _ => false end
-  | RTool i :: r => existsb (Nat.eqb i) open && openai_ok (remove_first i open) r
-  | RCalls ids :: r =>
-      match open, ids with
-      | [], _ :: _ => nodupb ids && openai_ok ids r
-      | _, _ => false
-      end
-  | _ :: r => match open with [] => openai_ok [] r | _ => false end
-  end.
-
-Definition openai_valid (ms : list msg) : Prop := openai_ok [] (map m_role ms) = true.
 
 Lemma plain_pass rs r : forallb plainr rs = true -> openai_ok [] (rs ++ r) = openai_ok [] r.
 Proof.

@@ -1,0 +1,402 @@
+"""The table of semantic mutants of the engine model (``theory/coq/engine/Model.v``).
+
+Each row: a name, the bug in words, an exact substitution of ``Model.v`` (the
+old text must occur exactly once), the theorem of ``engine/Statements.v`` a
+concrete run refutes, that run in one line, and the Coq script proving the
+negation of the theorem's statement for the mutant (:mod:`._engine_mutants`
+writes ``Theorem refuted : ~ (<statement>)`` and compiles it).
+
+A script starts with ``intro H`` (the statement, for the mutant), instantiates
+it on a concrete configuration ``mkConfig B hard fixed mgmt dfloor`` and
+operation list, computes with ``vm_compute`` and closes on the contradiction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["MUTANTS", "ModelMutant"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelMutant:
+    """One semantic mutant of ``Model.v`` and its refutation.
+
+    Attributes
+    ----------
+    name : str
+        Identifier (a Python/pytest id).
+    bug : str
+        The bug, as an engine's behaviour.
+    old, new : str
+        The substitution (``old`` occurs exactly once in ``Model.v``).
+    theorem : str
+        The theorem of ``engine/Statements.v`` whose statement is false for the mutant.
+    run : str
+        The concrete run, in one line.
+    proof : str
+        The Coq script proving ``~ (<statement>)`` for the mutant.
+    """
+
+    name: str
+    bug: str
+    old: str
+    new: str
+    theorem: str
+    run: str
+    proof: str
+
+
+# A plain user message: OPlain KUser pin data cost dash.
+MUTANTS: tuple[ModelMutant, ...] = (
+    ModelMutant(
+        name="archive_alone_unstored",
+        bug="archiving one visible block alone writes no payload to the store",
+        old="            with_store s1 (put (KB n) (VRaw (b_data b)) (store s))\n"
+            "          else update s",
+        new="            with_store s1 (store s)\n"
+            "          else update s",
+        theorem="workspace_recoverability",
+        run="B=100; user message B1 (bytes 7); archive [B1]: recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="offload_wrong_key",
+        bug="the guard files an offloaded result's payload under the next block's key",
+        old="  | Some b => with_store s1 (put (KB x) (VRaw (b_data b)) (store s))",
+        new="  | Some b => with_store s1 (put (KB (S x)) (VRaw (b_data b)) (store s))",
+        theorem="workspace_recoverability",
+        run="hard=20; call B1 [1;2]; result B2 (10 tokens) admitted; result B3 (10) offloads B2: "
+            "recover B2 = None, not Some 5",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 20 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_intror (or_introl eq_refl))). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="restore_group_keeps_inlined_archived",
+        bug="restoring a group leaves its inlined members archived while their payload goes",
+        old="                                 if inlined es (b_id b)\n",
+        new="                                 if negb (inlined es (b_id b))\n",
+        theorem="workspace_recoverability",
+        run="user B1, B2; archive [B1;B2] (group G1, both inlined); restore [G1]: "
+            "recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1;
+   OArchive [UB 1; UB 2] (2, 2) [] 1; ORestore [UG 1] 1] eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="pin_floor_without_block",
+        bug="a pin is admitted when the management floor fits without the pinned block",
+        old="  if pin && negb (floor s + c <=? budget (cfg s)) then (s, refuse RFloor)",
+        new="  if pin && negb (floor s <=? budget (cfg s)) then (s, refuse RFloor)",
+        theorem="workspace_budget",
+        run="B=20, mgmt=10; pin a 15-token user message: floor 25 > B",
+        proof="""
+intro H.
+specialize (H (mkConfig 20 20 0 10 0) 0 _ [OPlain KUser true 1 15 1]
+  ltac:(vm_compute; lia) eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
+""",
+    ),
+    ModelMutant(
+        name="floor_without_pinned",
+        bug="the management floor leaves out the pinned blocks",
+        old="Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).",
+        new="Definition floor (s : state) : nat := fixed (cfg s) + mgmt (cfg s).",
+        theorem="workspace_budget",
+        run="B=20, mgmt=10; pin two 8-token user messages: floor 26 > B",
+        proof="""
+intro H.
+specialize (H (mkConfig 20 20 0 10 0) 0 _
+  [OPlain KUser true 1 8 1; OPlain KUser true 2 8 1] ltac:(vm_compute; lia) eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
+""",
+    ),
+    ModelMutant(
+        name="management_current_dashboard",
+        bug="the management rendering carries the ordinary dashboard, not the worst-case "
+            "management one the floor budgets",
+        old="  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].",
+        new="  pinned_msgs s ++ [dash_msg (dash s)].",
+        theorem="workspace_budget",
+        run="B=10, mgmt=5; a 5-token user message with an 11-token dashboard: management "
+            "rendering 11 > B",
+        proof="""
+intro H.
+specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 1 5 11]
+  ltac:(vm_compute; lia) eq_refl).
+cbv zeta in H. destruct H as [_ H]. vm_compute in H. lia.
+""",
+    ),
+    ModelMutant(
+        name="preflight_strict",
+        bug="preflight switches to the management rendering at total = B (strict <)",
+        old="  if total s <=? budget (cfg s) then Normal else Management.",
+        new="  if total s <? budget (cfg s) then Normal else Management.",
+        theorem="workspace_dashboard",
+        run="B=10; a 9-token user message with a 1-token dashboard: total 10 = B, mode "
+            "Management",
+        proof="""
+intro H.
+specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 1 9 1] eq_refl).
+cbv zeta in H. destruct H as [_ [_ H]]. vm_compute in H.
+discriminate (proj2 H (le_n _)).
+""",
+    ),
+    ModelMutant(
+        name="dashboard_omits_pending",
+        bug="the dashboard's conversation figure leaves out the pending-call placeholders",
+        old="  + costs (pending_msgs s).",
+        new="  + 0.",
+        theorem="workspace_dashboard",
+        run="a tool call B1 with one pending call (3-token placeholder): total 3, rendering "
+            "costs 6",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="recover_ignores_groups",
+        bug="recover reads a block's own store key only, never a group payload's inlined entry",
+        old="             | _ => inline_in n (store s)",
+        new="             | _ => None",
+        theorem="workspace_recoverability",
+        run="user B1 (bytes 7), B2; archive [B1;B2] (group G1): recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="restore_alone_stays_archived",
+        bug="restoring a block archived alone drops its payload but leaves it archived",
+        old="                  then set_block Visible None 0 (0, 0) (b_tok b) b else b) in",
+        new="                  then set_block Archived None 0 (0, 0) (b_tok b) b else b) in",
+        theorem="workspace_recoverability",
+        run="user B1 (bytes 7); archive [B1]; restore [B1]: recover B1 = None, not Some 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1; ORestore [UB 1] 1] eq_refl).
+cbv zeta in H. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H.
+discriminate (H ltac:(discriminate)).
+""",
+    ),
+    ModelMutant(
+        name="render_drops_pending",
+        bug="the ordinary rendering leaves out the pending-call placeholders the total counts",
+        old="  flat_map (turn_msgs s) (turns s) ++ pending_msgs s ++ [dash_msg (dash s)].",
+        new="  flat_map (turn_msgs s) (turns s) ++ [dash_msg (dash s)].",
+        theorem="workspace_dashboard",
+        run="a tool call B1 with one pending call (3-token placeholder): total 6, rendering "
+            "costs 3",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="render_drops_plain_content",
+        bug="the ordinary rendering drops visible system, user and assistant messages (their "
+            "cost dropped too)",
+        old="      else [mkMsg me FContent (plain_role (b_kind b)) (snd (b_c b)) dat]",
+        new="      else []",
+        theorem="workspace_fidelity",
+        run="one visible user message B1: the rendering holds only the dashboard",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="management_without_dashboard",
+        bug="the management rendering loses its dashboard",
+        old="  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].",
+        new="  pinned_msgs s.",
+        theorem="workspace_fidelity",
+        run="B=10; a 15-token user message: the management rendering is empty, no dashboard",
+        proof="""
+intro H.
+specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 7 15 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="empty_renderer",
+        bug="the renderer returns no message in every state",
+        old="  match mode_of s with Normal => normal_render s"
+            " | Management => management_render s end.",
+        new="  [].",
+        theorem="workspace_fidelity",
+        run="one visible user message B1: the rendering is [], not [B1; dashboard]",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="deleted_result_no_tombstone",
+        bug="a deleted tool result whose call is in the prompt leaves no tombstone (the call "
+            "goes unanswered)",
+        old="  | Deleted => if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b) SNone]"
+            " else []",
+        new="  | Deleted => []",
+        theorem="workspace_fidelity",
+        run="call B1 [1]; result B2; delete [B2]: no tombstone answers call 1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1]; ODelete [UB 2] 1]
+  eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="ledger_offloaded_as_archived",
+        bug="the ledger reports a block the guard offloaded as archived",
+        old="               (type_of (b_kind b)) (b_level b) par st]",
+        new="               (type_of (b_kind b)) (b_level b) par\n"
+            "               (match st with Offloaded => Archived | _ => st end)]",
+        theorem="workspace_ledger",
+        run="hard=20; call B1 [1;2]; results B2, B3 (10 tokens each): B3 offloads B2, whose "
+            "row says archived",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 20 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="ledger_age_off_by_one",
+        bug="the ledger's ages count root turns from 0, one too many",
+        old="    end) (rooted 1 (turns s)).",
+        new="    end) (rooted 0 (turns s)).",
+        theorem="workspace_ledger",
+        run="user B1, B2: ledger ages 2 and 1, not 1 and 0",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="stub_names_inner_group",
+        bug="a member stub names the member's own (inner) group instead of the top-level "
+            "group whose handle the prompt shows",
+        old="                   (SStub (KG (g_id g)))]",
+        new="                   (SStub (KG g0))]",
+        theorem="workspace_fidelity",
+        run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1); user B4; archive [G1;B4] "
+            "(G2): B3's stub names G1, not G2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 2; UB 3] (2, 2) [(3, 1)] 1; OPlain KUser false 7 5 1;
+   OArchive [UG 1; UB 4] (2, 2) [(3, 1)] 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="stub_dropped",
+        bug="a group member that is a tool result shows no stub, leaving its call unanswered",
+        old="              else if tf then\n",
+        new="              else if false then\n",
+        theorem="workspace_protocol",
+        run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1): call 2 has no tool message",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1;
+   OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 2; UB 3] (2, 2) [(3, 1)] 1] eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="orphan_tool_message",
+        bug="a tool result renders as a tool message even when its call has left the prompt",
+        old="  let tf := res && tf0 in",
+        new="  let tf := res in",
+        theorem="workspace_protocol",
+        run="call B1 [1]; result B2; archive [B1]: B2 is a tool message answering no call",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OArchive [UB 1] (2, 2) [] 1] eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="block_number_skips",
+        bug="registering a plain message skips a block number",
+        old="        let n := S (nblocks s) in\n"
+            "        (with_dash (with_counts (with_turns s (turns s ++ [TP",
+        new="        let n := S (S (nblocks s)) in\n"
+            "        (with_dash (with_counts (with_turns s (turns s ++ [TP",
+        theorem="workspace_stable_ids",
+        run="one user message: its ID is B2, the blocks are not B1..Bn",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] (ORecover 1) eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="group_counter_not_advanced",
+        bug="a new archive group does not advance the group counter (its ID is used again by "
+            "the next group)",
+        old="  with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s) gid.",
+        new="  with_counts (with_store s2 (put (KG gid) (VGrp es) (store s))) (nblocks s)"
+            " (ngroups s).",
+        theorem="workspace_stable_ids",
+        run="user B1, B2; archive [B1;B2]: group G1 exists while the counter says 0 groups",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  (ORecover 1) eq_refl).
+cbv zeta in H. destruct H as [_ [_ [_ [H _]]]]. vm_compute in H.
+specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
+""",
+    ),
+)
