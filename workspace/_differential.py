@@ -239,6 +239,13 @@ def check_sequence(
             detail = "; ".join(diffs[:3]) + f" (model input: {mline[:200]})"
             return _Finding(FIELD_INVARIANT.get(field_, "stable_ids"), "model", where,
                             detail), True
+        # What the agent saw, byte for byte, against the texts written from the
+        # model's observation (._diff_texts).
+        seen = run.view_problems(i, got[i])
+        if seen:
+            where = n if step >= 10**6 else step
+            inv, what = seen[0]
+            return _Finding(inv, "texts", where, f"{what} (model input: {mline[:200]})"), True
     if request_check is not None:
         for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
             for request, protocol in model_requests(obs):
