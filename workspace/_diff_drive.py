@@ -9,11 +9,13 @@ is what the model's executable is compared with.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -27,8 +29,8 @@ from ._diff_model import (
     resolve_spec,
 )
 from ._diff_observe import observe
-from ._diff_texts import Counter, Shadow, compare_view, expected_view
 from ._diff_ops import OperationSequence
+from ._diff_texts import Counter, Shadow, compare_view, expected_view
 from ._errors import WorkspaceError
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
@@ -725,9 +727,8 @@ def run_sequence(
     operation (a disk store lives in a temporary folder removed afterwards).
     ``request_check(request, protocol)`` also judges the engine's request after
     every operation (in the sequence's wire format, and always as OpenAI)."""
-    tmp = tempfile.mkdtemp(prefix="vista-diff-")
     run = Run(seq)
-    try:
+    with _run_folder(seq) as tmp:
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
         d.request_check = request_check
         try:
@@ -765,9 +766,38 @@ def run_sequence(
             store_close = getattr(d.ws.store, "close", None)
             if callable(store_close):
                 store_close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return run
+
+
+@contextlib.contextmanager
+def _run_folder(seq: OperationSequence) -> Iterator[str]:
+    """A scratch folder for one run whose path depends only on the sequence: a
+    disk store's payload paths are printed in handles, so their token costs, and
+    with them every decision of the guard, must be the same each time the
+    sequence runs (a random folder name made a shrunk sequence fail to
+    reproduce). Concurrent runs of the same sequence take turns (a lock file)."""
+    base = os.path.join(tempfile.gettempdir(), "vista-diff")
+    os.makedirs(base, exist_ok=True)
+    name = sha256_hex(seq.describe().encode("utf-8"))[:16]
+    path = os.path.join(base, name)
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): a fresh folder of the same name length
+        tmp = tempfile.mkdtemp(prefix="", dir=base)
+        try:
+            yield tmp
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            os.makedirs(path)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _is_rejection(text: str) -> bool:

@@ -12,8 +12,16 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
+from ._accounting import REPLY_PRIMING
 from ._dashboard import DASHBOARD_ROLE, DashboardConfig, DashboardRenderer, LedgerRow
+from ._diff_texts import Counter, message_cost, tools_cost
+from ._diff_texts import handle as _handle
+from ._diff_texts import id_ranges as _id_ranges
+from ._diff_texts import member_stub as _member_stub
+from ._diff_texts import offload as _offload
+from ._diff_texts import orphan_prefix as _orphan_prefix
+from ._diff_texts import pending as _pending
+from ._diff_texts import tombstone as _tombstone
 from ._errors import (
     BlockSpecError,
     BlockStateError,
@@ -24,26 +32,12 @@ from ._errors import (
 )
 from ._handles import (
     find_handles,
-    handle_text,
-    member_stub,
-    offload_text,
-    orphan_prefix,
     parse_group_payload,
     parse_handle,
-    pending_text,
     placeholder_kind,
     rejection_text,
-    tombstone_text,
 )
-from ._diff_texts import Counter, message_cost, tools_cost
-from ._diff_texts import handle as _handle
-from ._diff_texts import id_ranges as _id_ranges
-from ._diff_texts import member_stub as _member_stub
-from ._diff_texts import offload as _offload
-from ._diff_texts import orphan_prefix as _orphan_prefix
-from ._diff_texts import pending as _pending
-from ._diff_texts import tombstone as _tombstone
-from ._spec import BlockRange, BlockRef, GroupRef, format_id_ranges, parse_block_spec
+from ._spec import BlockRange, BlockRef, GroupRef, parse_block_spec
 from ._store import sha256_hex
 
 __all__ = [

@@ -880,7 +880,8 @@ def expected_view(obs: Mapping[str, str], shadow: Shadow, cfg: Mapping[str, Any]
 
 def _first_difference(a: str, b: str) -> str:
     i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
-    return f"at char {i}: engine {a[max(0, i - 30):i + 40]!r} vs expected {b[max(0, i - 30):i + 40]!r}"
+    lo, hi = max(0, i - 30), i + 40
+    return f"at char {i}: engine {a[lo:hi]!r} vs expected {b[lo:hi]!r}"
 
 
 def _norm(m: Mapping[str, Any]) -> dict[str, Any]:
@@ -894,7 +895,7 @@ def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
     """(invariant, what differs) for every difference between the expected view and
     what the engine returned: its messages, its Anthropic request, its tools, the
     tools the agent may call, and the bytes ``read_path`` gave for each key's path."""
-    out: list[tuple[str, str]] = [("fidelity", p) for p in exp.problems]
+    out: list[tuple[str, str]] = []
     got = [_norm(m) for m in messages]
     want = [_norm(m) for m in exp.messages]
     if len(got) != len(want):
@@ -912,9 +913,11 @@ def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
             out.append((inv, f"message {i}: engine {json.dumps(g)[:300]} vs expected "
                         f"{json.dumps(w)[:300]}"))
         break
+    out += [("dashboard" if "dashboard" in p else "fidelity", p) for p in exp.problems]
     if _plain([dict(t) for t in tools]) != exp.tools:
-        out.append(("protocol", f"the tools sent are {[t.get('function', {}).get('name') for t in tools]}"
-                    ", not the paper's two context tools"))
+        names = [t.get("function", {}).get("name") for t in tools]
+        out.append(("protocol", f"the tools sent are {names}, not the paper's two context "
+                    "tools"))
     want_allowed = [t["function"]["name"] for t in exp.tools]
     if list(allowed) != want_allowed:
         out.append(("protocol", f"the agent may call {list(allowed)}, expected {want_allowed} "
