@@ -888,6 +888,37 @@ def _norm(m: Mapping[str, Any]) -> dict[str, Any]:
     return _plain({k: v for k, v in m.items() if v is not None or k == "content"})
 
 
+_PRINTED = re.compile(
+    r"\[(archived|offloaded) ([BG][0-9]+)(?: \([^()]*\))? level=[0-9]+ size=([0-9,]+)B "
+    r"sha256=([0-9a-f]+) path=(\S+?)\]"
+)
+
+
+def _printed_handles(messages: Sequence[Mapping[str, Any]], exp: Expected,
+                     reads: Mapping[str, bytes | None]) -> list[tuple[str, str]]:
+    """Every handle and placeholder the engine printed, followed (eq.
+    archive-contract): ``read_path`` of its path must give the payload of the unit
+    it names, with the size and checksum it shows."""
+    out = []
+    for m in messages:
+        text = m.get("content")
+        if not isinstance(text, str) or "path=" not in text:
+            continue
+        for kind, uid, size, sha, path in _PRINTED.findall(text):
+            data = reads.get(path)
+            want = exp.payloads.get(f"{uid}.txt")
+            if data is None:
+                out.append(("recoverability", f"the {kind} handle of {uid} prints {path}, "
+                            "which read_path cannot read"))
+            elif want is not None and data != want:
+                out.append(("recoverability", f"the {kind} handle of {uid} prints {path}, "
+                            f"whose bytes are not {uid}'s payload"))
+            elif int(size.replace(",", "")) != len(data) or not _sha(data).startswith(sha):
+                out.append(("recoverability", f"the {kind} handle of {uid} shows size {size}B "
+                            f"sha256 {sha}, its path holds {len(data):,}B {_sha(data)[:16]}"))
+    return out
+
+
 def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
                  anthropic: Mapping[str, Any], tools: Sequence[Mapping[str, Any]],
                  allowed: Sequence[str], mode: str,
@@ -895,7 +926,7 @@ def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
     """(invariant, what differs) for every difference between the expected view and
     what the engine returned: its messages, its Anthropic request, its tools, the
     tools the agent may call, and the bytes ``read_path`` gave for each key's path."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str]] = _printed_handles(messages, exp, reads)[:1]
     got = [_norm(m) for m in messages]
     want = [_norm(m) for m in exp.messages]
     if len(got) != len(want):
