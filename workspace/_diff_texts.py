@@ -782,7 +782,69 @@ class _Builder:
             age = self.sh.turn - self.sh.blocks[newest - 1].turn if newest else 0
             row = Row(uid, int(tok), age, typ, int(level), parent, st)
             out.append((row, uid[0] == "G" or status in ("archived", "offloaded"), newest))
+        model = self.model_rows()
+        if model is not None:
+            # The model states the ledger itself (ages, types, parents): the rows are
+            # the model's, and the driver's own record must agree with them.
+            mine = [r for r, _, _ in out]
+            if [r.uid for r in model] != [r.uid for r in mine]:
+                self.problems.append(f"the model's ledger lists {[r.uid for r in model]}, "
+                                     f"its units {[r.uid for r in mine]}")
+            else:
+                for a, b in zip(model, mine, strict=True):
+                    if a != b:
+                        self.problems.append(f"the model's ledger row {a} differs from the "
+                                             f"driver's record {b}")
+                        break
+                out = [(m, a, nw) for m, (_, a, nw) in zip(model, out, strict=True)]
         return out
+
+    def model_rows(self) -> list[Row] | None:
+        """The model's ``ledger`` field (optional in FORMAT.md), or None."""
+        field_ = self.obs.get("ledger")
+        if field_ is None:
+            return None
+        names = {"user": "user_message", "assistant": "assistant_message"}
+        rows = []
+        for item in _split(field_):
+            uid, tok, age, typ, level, parent, status = item.split(":")
+            st = "offloaded_placeholder" if status == "offloaded" else status
+            rows.append(Row(uid, int(tok), int(age), names.get(typ, typ), int(level), parent,
+                            st))
+        return rows
+
+    def check_shows(self, render: Sequence[list[str]]) -> None:
+        """The model's ``shows`` field (optional): what each rendered message shows
+        of the workspace, against the texts written here (a content's payload, a
+        handle's key, level and payload, a stub's group key)."""
+        field_ = self.obs.get("shows")
+        if field_ is None:
+            return
+        # "-" is both the empty list and a one-message list showing nothing beyond its form.
+        shows = field_.split(",") if field_ != "-" else ["-"] * min(1, len(render))
+        if len(shows) != len(render):
+            self.problems.append(f"the model shows {len(shows)} messages, renders {len(render)}")
+            return
+        for (pos, form, _), what in zip(render, shows, strict=True):
+            if what.startswith("d:") and pos[0] == "B":
+                got = _token((self.sh.blocks[int(pos[1:]) - 1].text or "").encode("utf-8"))
+                if form == "content" and self.sh.blocks[int(pos[1:]) - 1].kind == "call":
+                    got = _token(self.block_data(int(pos[1:])))
+                if got != what[2:]:
+                    self.problems.append(f"the model shows {pos} holding {what[2:]}, the "
+                                         f"driver registered {got}")
+                    return
+            elif what.startswith("h:"):
+                _, key, level, value = what.split(":", 3)
+                uid = form.split(".", 1)[1] if form.startswith("handle.") else pos
+                if key != f"{uid}.txt" or self.store.get(key) != value or (
+                        form.startswith("handle.") and int(level) != self.unit_level(uid)):
+                    self.problems.append(f"the model's handle at {pos} names {key} level "
+                                         f"{level}; rendered as {form} of {uid}")
+                    return
+            elif what.startswith("s:") and what[2:] != f"{form[len('stub.'):]}.txt":
+                self.problems.append(f"the model's stub at {pos} names {what[2:]}, not {form}")
+                return
 
 
 def _split_store(v: str) -> list[str]:
@@ -807,6 +869,7 @@ def expected_view(obs: Mapping[str, str], shadow: Shadow, cfg: Mapping[str, Any]
     render = [r.split("/", 2) for r in _split(obs.get("render", "-"))]
     for pos, form, role in render:
         msgs.append(bld.message(pos, form, role))
+    bld.check_shows(render)
     tools = context_tools()
     keep_archived = getattr(dashboard_config, "archived_rows", 8)
     keep_mgmt = getattr(dashboard_config, "management_rows", 24)
