@@ -300,3 +300,20 @@ def test_report_says_what_was_compared_per_configuration(model):
         assert c["compared_whole"] + c["compared_prefix"] + c["recount_only"] == c["sequences"]
     assert cfg["cache_prefix=False"]["compared_whole"] == cfg["cache_prefix=False"]["sequences"]
     assert report.to_dict()["configurations"] == {k: dict(v) for k, v in cfg.items()}
+
+
+def test_a_rejection_notice_with_a_wrong_figure_is_caught(model):
+    """A result that cannot fit is "rejected with a compact notice" (paper,
+    "Context Stream"): a notice whose figure for the result's cost is off by one
+    token is caught, though the engine records and renders it consistently."""
+
+    class NoticeOffByOne(Workspace):
+        def _reject(self, b: Any, new_cost: int, *a: Any, **kw: Any) -> Any:
+            return super()._reject(b, new_cost + 1, *a, **kw)
+
+    budget = minimal_budget("approx", True) + 200
+    seq = _seq([_RUN[0], _RUN[1], _call("c1"),
+                {"op": "result", "id": "c1", "text": "word " * (4 * budget)}], budget=budget)
+    assert check_sequence(seq, Workspace, model)[0] is None
+    found, _ = check_sequence(seq, NoticeOffByOne, model)
+    assert found is not None and "notice" in found.detail, found

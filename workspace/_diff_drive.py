@@ -118,7 +118,8 @@ class Run:
         view = self.views[line] if line < len(self.views) else None
         if view is not None and obs.get("mode", "-") != "-" and obs.get("units") is not None:
             exp = expected_view(
-                obs, view.shadow, self.sequence.config, counter=ctx["counter"],
+                obs, view.shadow, {**self.sequence.config, "hard": ctx.get("hard")},
+                counter=ctx["counter"],
                 engine_dashboard=view.dashboard, payload_memo=ctx["memo"],
                 levels=ctx["levels"], cid_back=ctx["cid_back"],
                 dashboard_config=ctx.get("dashboard_config"),
@@ -755,7 +756,7 @@ def run_sequence(
             run.prefix_only = d.prefix_only
             run.views = d.views
             run.context = {
-                "counter": d.counter, "memo": {}, "levels": {},
+                "counter": d.counter, "memo": {}, "levels": {}, "hard": d.tr.hard,
                 "cid_back": {v: k for k, v in d.tr.ids.items()},
                 "dashboard_config": getattr(d.ws, "dashboard_config", None),
             }

@@ -736,6 +736,8 @@ class _Builder:
                 for i, nm, a in b.calls]}
         if form in ("content", "notice"):
             text = b.text or ""
+            if form == "notice":
+                self.check_notice(pos, b)
         elif form == "placeholder":
             data = self.payload(f"{pos}.txt")
             text = offload(pos, path=self.path(f"{pos}.txt"), size=len(data), sha=_sha(data))
@@ -756,6 +758,25 @@ class _Builder:
         if b.kind == "result":
             return {"role": "user", "content": orphan_prefix(pos, b.name, b.parent) + text}
         return {"role": b.role, "content": text}
+
+    def check_notice(self, pos: str, b: ShadowBlock) -> None:
+        """A rejection notice (paper, "Context Stream": a result that cannot fit is
+        "rejected with a compact notice"): its wording, the hard limit it names and
+        the result's cost in its tool form."""
+        f = notice_fields(b.text or "")
+        if f is None:
+            self.problems.append(f"{pos}'s rejection notice is not in the notice's format: "
+                                 f"{(b.text or '')[:80]!r}")
+            return
+        hard = self.cfg.get("hard")
+        if hard is not None and f["lim"] != hard:
+            self.problems.append(f"{pos}'s rejection notice names hard limit {f['lim']:,}, "
+                                 f"the workspace's is {hard:,}")
+        cost = message_cost({"role": "tool", "tool_call_id": b.call_id,
+                             "content": b.attempted}, self.counter)
+        if not f["over"] and f["att"] != cost:
+            self.problems.append(f"{pos}'s rejection notice says the result needs "
+                                 f"+{f['att']:,}, it costs {cost:,} in its tool form")
 
     def unit_level(self, uid: str) -> int:
         for u in _split(self.obs.get("units", "-")):
