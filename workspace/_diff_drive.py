@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE
 from ._diff_model import (
     ModelTranslator,
@@ -30,7 +29,8 @@ from ._diff_model import (
 )
 from ._diff_observe import observe
 from ._diff_ops import OperationSequence
-from ._diff_texts import Counter, Shadow, compare_view, expected_view
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Shadow, compare_view, expected_view, message_cost, tools_cost
 from ._errors import WorkspaceError
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
@@ -251,7 +251,7 @@ class _Driver:
             if r.mode != "normal":
                 return int(r.dashboard_tokens)
             text = r.dashboard
-        return message_tokens({"role": DASHBOARD_ROLE, "content": text}, self.tok)
+        return message_cost({"role": DASHBOARD_ROLE, "content": text}, self.counter)
 
     def rendering(self) -> Any:
         """The engine's rendering now (rendered once per state)."""
@@ -274,8 +274,8 @@ class _Driver:
         """The request's tokens recounted from its messages and tool schemas."""
         if self._tools_key is not r.tools:
             self._tools_key = r.tools
-            self._tools_cost = tools_tokens(list(r.tools), self.tok)
-        messages: int = sum(message_tokens(m, self.tok) for m in r.messages)
+            self._tools_cost = tools_cost(list(r.tools), self.counter)
+        messages: int = sum(message_cost(m, self.counter) for m in r.messages)
         return messages + self._tools_cost + REPLY_PRIMING
 
     def _emit(self, index: int, line: str, status: str, guard: str,

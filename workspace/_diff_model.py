@@ -12,9 +12,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._accounting import REPLY_PRIMING
 from ._dashboard import DASHBOARD_ROLE, DashboardConfig, DashboardRenderer, LedgerRow
-from ._diff_texts import Counter, message_cost, tools_cost
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Row, dashboard_cost, management_bound, message_cost, tools_cost
 from ._diff_texts import handle as _handle
 from ._diff_texts import id_ranges as _id_ranges
 from ._diff_texts import member_stub as _member_stub
@@ -135,16 +135,20 @@ class ModelTranslator:
         if getattr(ws, "protocol", True) and r.messages and r.messages[0].get("role") == "system":
             proto = self.mt(r.messages[0])
         fixed = tools_cost(tools, self.counter) + REPLY_PRIMING + proto
-        cfg = getattr(ws, "dashboard_config", None) or DashboardConfig()
-        renderer = DashboardRenderer(self.tok, cfg)
-        mgmt = renderer.worst_case_management_bytes(self.budget)
-        dfloor = renderer.ledger(
-            (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),),
-            (),
-            budget=self.budget,
-            overhead=0,
-            conversation=0,
-        ).message_tokens
+        cfg = getattr(ws, "dashboard_config", None)
+        compact = bool(getattr(cfg, "compact", False))
+        if isinstance(self.counter, Counter):
+            mgmt = management_bound(self.budget, self.counter, compact=compact)
+            dfloor = dashboard_cost([Row("B1", 0, 0, "tool_result", 0, "-", "visible")], [],
+                                    budget=self.budget, overhead=0, conversation=0,
+                                    counter=self.counter, compact=compact)
+        else:  # a tokenizer the independent counter does not know: the engine's renderer
+            renderer = DashboardRenderer(self.tok, cfg or DashboardConfig())
+            mgmt = renderer.worst_case_management_bytes(self.budget)
+            dfloor = renderer.ledger(
+                (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),), (),
+                budget=self.budget, overhead=0, conversation=0,
+            ).message_tokens
         return (
             f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
             f"dfloor={dfloor} dash={dash}"

@@ -88,6 +88,8 @@ _FRAME_MESSAGE = 3
 _FRAME_CALL = 3
 _FRAME_TOOLS = 3
 _PRIMING = 3
+#: Tokens of the reply priming every request ends with.
+PRIMING = _PRIMING
 
 
 class Counter:
@@ -412,11 +414,64 @@ def dashboard_text(rows: Sequence[Row], notes: Sequence[str], *, used: int, budg
             + "".join(n + "\n" for n in notes) + "".join(r.text(compact) for r in rows) + _CLOSE)
 
 
-def overflow_line(used: int, budget: int) -> str:
-    """The management dashboard's overflow line (eq. overflow: task tools are off)."""
+def overflow_line(used: int, budget: int, need: int | None = None) -> str:
+    """The management dashboard's overflow line (eq. overflow: task tools are off);
+    ``need`` defaults to ``used - budget``."""
+    need = used - budget if need is None else need
     return (f"## OVERFLOW: ~{used:,} > {budget:,} tokens. Task tools are off until you free at "
-            f"least ~{used - budget:,} tokens with context_workspace_archive or "
+            f"least ~{need:,} tokens with context_workspace_archive or "
             "context_workspace_delete (IDs, ranges like B10-B20 or groups). Largest ones, by ID:")
+
+
+def management_bound(budget: int, counter: Counter, *, compact: bool = False) -> int:
+    """The worst-case management dashboard's cost the model charges (``mgmt``):
+    the UTF-8 bytes of the largest row-less management dashboard (every figure at
+    its 15-digit maximum, both folded lines naming eight 13-digit IDs) plus the
+    message framing, a bound for any tokenizer counting at most a token per byte."""
+    big = 10**15 - 1
+    ids = ",".join(f"B{10**12 - 1 - 2 * i}" for i in range(8)) + ",+999999999999 more"
+    notes = [f"(+{big:,} more visible units: {ids}; ~{big:,} tok)",
+             f"(+{big:,} archived units: {ids}; ~{big:,} tok)"]
+    text = dashboard_text([], notes, used=big, budget=budget, overhead=big, conversation=big,
+                          dashboard=big, overflow=overflow_line(big, budget, big),
+                          compact=compact)
+    return _FRAME_MESSAGE + counter.count("user") + len(text.encode("utf-8"))
+
+
+def dashboard_cost(rows: Sequence[Row], notes: Sequence[str], *, budget: int, overhead: int,
+                   conversation: int, counter: Counter, compact: bool = False) -> int:
+    """The printed dashboard figure ``d`` of a normal dashboard: the message's real
+    cost when it prints ``d`` (a fixed point, searched from the body's estimate as
+    the engine documents: iterate, then scan the values seen, then add a pad line)."""
+    body = "".join(n + "\n" for n in notes) + "".join(r.text(compact) for r in rows)
+    additive = counter.name == "cl100k_base"
+    start = (counter.count(body) if additive else (len(body) + 3) // 4) + 90
+
+    def cost(d: int, pad: int = 0) -> int:
+        text = dashboard_text(rows, notes, used=overhead + conversation + d, budget=budget,
+                              overhead=overhead, conversation=conversation, dashboard=d,
+                              pad=pad, compact=compact)
+        return message_cost({"role": "user", "content": text}, counter)
+
+    d, seen = start, []
+    for _ in range(12):
+        nd = cost(d)
+        if nd == d:
+            return d
+        seen.append(d)
+        d = nd
+    lo, hi = min(seen + [d]), max(seen + [d])
+    for cand in range(lo, hi + 1):
+        if cost(cand) == cand:
+            return cand
+    for cand in range(lo, hi + 12):
+        for pad in range(1, 8):
+            if cost(cand, pad) == cand:
+                return cand
+    cand = lo
+    while cost(cand) > cand:
+        cand += 1
+    return cand
 
 
 def management_dashboard(rows: Sequence[Row], archived: Sequence[tuple[str, int]], *,
@@ -812,12 +867,12 @@ class _Builder:
                 self.problems.append(f"the model's ledger lists {[r.uid for r in model]}, "
                                      f"its units {[r.uid for r in mine]}")
             else:
-                for a, b in zip(model, mine, strict=True):
-                    if a != b:
-                        self.problems.append(f"the model's ledger row {a} differs from the "
-                                             f"driver's record {b}")
+                for theirs, ours in zip(model, mine, strict=True):
+                    if theirs != ours:
+                        self.problems.append(f"the model's ledger row {theirs} differs from "
+                                             f"the driver's record {ours}")
                         break
-                out = [(m, a, nw) for m, (_, a, nw) in zip(model, out, strict=True)]
+                out = [(m, arch, nw) for m, (_, arch, nw) in zip(model, out, strict=True)]
         return out
 
     def model_rows(self) -> list[Row] | None:
