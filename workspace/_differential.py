@@ -382,7 +382,9 @@ def differential_test(
         Hypothesis's seed: the same seed gives the same sequences.
     engine_factory : callable, optional
         ``engine_factory(budget, **config)`` builds the engine under test
-        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``);
+        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``, and
+        when the sequence sets them ``hard_limit`` and ``dashboard``, a
+        ``DashboardConfig``);
         default :class:`Workspace`. It must offer the workspace's public API.
     max_ops : int
         Longest generated sequence.
