@@ -9,15 +9,17 @@ is what the model's executable is compared with.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
-from ._dashboard import DASHBOARD_ROLE
+from ._dashboard import DASHBOARD_ROLE, DashboardConfig
 from ._diff_model import (
     ModelTranslator,
     byte_token,
@@ -27,6 +29,8 @@ from ._diff_model import (
 )
 from ._diff_observe import observe
 from ._diff_ops import OperationSequence
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Shadow, compare_view, expected_view, message_cost, tools_cost
 from ._errors import WorkspaceError
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
@@ -95,10 +99,60 @@ class Run:
     #: ``cache_prefix=False``) agrees with the engine only until the first
     #: management rendering or guard offload, where the two options differ.
     prefix_only: bool = False
+    #: Per model line, what the agent saw through the public API after it
+    #: (None for the closing recover lines, which change nothing).
+    views: list[Any] = field(default_factory=list)
+    #: The run's configuration facts the expected texts need.
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def view_problems(self, line: int, model_line: str) -> list[tuple[str, str]]:
+        """What differs between what the engine showed the agent after model line
+        ``line`` and the texts :mod:`._diff_texts` writes for the model's
+        observation ``model_line`` (call in line order: group payloads and the
+        levels of units that left the top level are remembered across lines)."""
+        from ._diff_model import parse_observation
+
+        obs = parse_observation(model_line)
+        ctx = self.context
+        out: list[tuple[str, str]] = []
+        view = self.views[line] if line < len(self.views) else None
+        if view is not None and obs.get("mode", "-") != "-" and obs.get("units") is not None:
+            exp = expected_view(
+                obs, view.shadow, {**self.sequence.config, "hard": ctx.get("hard")},
+                counter=ctx["counter"],
+                engine_dashboard=view.dashboard, payload_memo=ctx["memo"],
+                levels=ctx["levels"], cid_back=ctx["cid_back"],
+                dashboard_config=ctx.get("dashboard_config"),
+            )
+            out = compare_view(exp, view.messages, view.anthropic, view.tools, view.allowed,
+                               view.mode, view.reads)
+        for u in (obs.get("units") or "-").split(","):
+            parts = u.split(":")
+            if len(parts) == 4:
+                ctx["levels"][parts[0]] = int(parts[2])
+        return out
 
     @property
     def problems(self) -> list[tuple[int, str, str]]:
         return [(s.index, inv, msg) for s in self.steps for inv, msg in s.problems]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What the agent saw after one operation, through the public API only: the
+    rendering's messages in both formats, the tools sent and allowed, the mode, the
+    dashboard text, and the bytes ``read_path`` returned for every payload path
+    (printed in a handle or placeholder, or a key of the store); plus the driver's
+    own record of the run as of then."""
+
+    messages: tuple[Any, ...]
+    anthropic: dict[str, Any]
+    tools: tuple[Any, ...]
+    allowed: tuple[str, ...]
+    mode: str
+    dashboard: str
+    reads: dict[str, bytes | None]
+    shadow: Shadow
 
 
 # ---------------------------------------------------------------- messages
@@ -144,8 +198,15 @@ class _Driver:
             protocol=cfg["protocol"],
             cache_prefix=cfg["cache_prefix"],
             **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
+            **({} if cfg.get("dashboard") is None
+               else {"dashboard": DashboardConfig(**cfg["dashboard"])}),
         )
         self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
+        # The independent record and counter the expected texts are written from.
+        self.counter = Counter(cfg["tokenizer"])
+        self.shadow = Shadow(self.ws.store.root)
+        self.views: list[View | None] = []
+        self.out_of_prompt: set[str] = set()  # units the shadow knows are archived
         self.anthropic = cfg["format"] == "anthropic"
         self.request_check: Callable[[Any, str], Any] | None = None
         # The model fixes cache_prefix=False (FORMAT.md, "Simplifications"); with
@@ -192,7 +253,7 @@ class _Driver:
             if r.mode != "normal":
                 return int(r.dashboard_tokens)
             text = r.dashboard
-        return message_tokens({"role": DASHBOARD_ROLE, "content": text}, self.tok)
+        return message_cost({"role": DASHBOARD_ROLE, "content": text}, self.counter)
 
     def rendering(self) -> Any:
         """The engine's rendering now (rendered once per state)."""
@@ -215,8 +276,8 @@ class _Driver:
         """The request's tokens recounted from its messages and tool schemas."""
         if self._tools_key is not r.tools:
             self._tools_key = r.tools
-            self._tools_cost = tools_tokens(list(r.tools), self.tok)
-        messages: int = sum(message_tokens(m, self.tok) for m in r.messages)
+            self._tools_cost = tools_cost(list(r.tools), self.counter)
+        messages: int = sum(message_cost(m, self.counter) for m in r.messages)
         return messages + self._tools_cost + REPLY_PRIMING
 
     def _emit(self, index: int, line: str, status: str, guard: str,
@@ -226,6 +287,7 @@ class _Driver:
         r = self.rendering()
         self.model_lines.append(line)
         self.line_step.append(index)
+        self.views.append(None if index >= 10**6 else self._view(r))
         self.engine_lines.append(
             engine_observation(
                 status=status, ws=self.ws, rendering=r, guard=guard,
@@ -233,6 +295,29 @@ class _Driver:
                 tokens=self.recount(r), store=self.store_bytes(),
             )
         )
+
+    def _view(self, r: Any) -> View:
+        ws = self.ws
+        a = ws.render(format="anthropic")
+        req: dict[str, Any] = {"messages": [_plain(m) for m in a.messages]}
+        if a.system:
+            req["system"] = [_plain(b) for b in a.system]
+        if a.tools:
+            req["tools"] = [_plain(t) for t in a.tools]
+        reads: dict[str, bytes | None] = {}
+        root = ws.store.root
+        paths = {f"{root}/{k}" for k in ws.store.keys()}
+        for m in r.messages:
+            c = m.get("content")
+            if isinstance(c, str) and "path=" in c:
+                paths.update(_PATH.findall(c))
+        for path in sorted(paths):
+            try:
+                reads[path] = ws.read_path(path)
+            except WorkspaceError:
+                reads[path] = None
+        return View(tuple(r.messages), req, tuple(r.tools), tuple(r.allowed_tools), r.mode,
+                    r.dashboard, reads, self.shadow.snapshot())
 
     # ------------------------------------------------------------ apply
     def apply(self, index: int, op: Mapping[str, Any]) -> tuple[bool, str, dict[str, Any]]:
@@ -279,6 +364,7 @@ class _Driver:
             self._refused(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), exc)
         if kind == "user":
             self.user_seen = True
+        self.shadow.add_plain(kind, text)
         self._expect_block(text.encode("utf-8"))
         self._emit(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), "ok", "-", ())
         return bid
@@ -308,17 +394,19 @@ class _Driver:
         except WorkspaceError as exc:
             data = _payload_bytes_of_call(text, calls)
             self._refused(index, self.tr.call_line(text, calls, data, self.dash()), exc)
-        b = self.ws.blocks[-1]
-        # As registered (the Anthropic projection re-serialises arguments).
-        got = [(c.id, c.name, c.arguments) for c in (b.tool_calls or ())]
-        data = _payload_bytes_of_call(b.content, got)
+        # As registered: the Anthropic projection writes a tool_use input back as
+        # compact JSON (keys in order, non-ASCII kept), the projection documented
+        # for Anthropic traces.
+        got = [(i, n, _compact(a) if self.anthropic else a) for i, n, a in calls]
+        self.shadow.add_call(text, got)
+        data = _payload_bytes_of_call(text, got)
         self._expect_block(data if not self.anthropic else None)
         if self.anthropic:
             self.expected[self.n_blocks] = data
         for cid, name, args in calls:
             self.call_name[cid] = name
             self.call_args[cid] = args
-        self._emit(index, self.tr.call_line(b.content, got, data, self.dash()), "ok", "-", ())
+        self._emit(index, self.tr.call_line(text, got, data, self.dash()), "ok", "-", ())
         return bid
 
     def _register_result(self, index: int, op: Mapping[str, Any], extra: dict[str, Any]) -> str:
@@ -408,6 +496,10 @@ class _Driver:
                     f"limit {self.tr.hard}"
                 )
         self._expect_block(None if b.rejected else data)
+        self.shadow.add_result(cid, text, notice if b.rejected else None)
+        self.out_of_prompt.update(offloaded)
+        for x in offloaded:
+            self.shadow.replacement.pop(x, None)
         self.call_name.pop(cid, None) if cid not in ws.pending_calls else None
         line = self.tr.result_line(
             bid=bid, call_id=cid, name=b.name, parent=b.parent, data=data, notice=notice,
@@ -486,12 +578,31 @@ class _Driver:
             self._refused(index, line, exc, detail)
         if units is None:
             units = ["?spec"]  # the engine accepted what the spec rules refuse
+        self._shadow_action(kind, units, result, str(op.get("replacement", "")))
         line = f"{kind} units={','.join(units) or '-'}"
         if kind == "archive" and result is not None:
             line += self._archive_costs(result)
         line += f" dash={self.dash()}"
         self._emit(index, line, "ok", "-", ())
         return value
+
+    def _shadow_action(self, kind: str, units: Sequence[str], result: Any,
+                       replacement: str) -> None:
+        """The driver's record of an accepted archive / restore / delete: which
+        units are out of the prompt and the replacement text each handle shows
+        (a re-archive keeps the old text unless a new one is given)."""
+        sh, out = self.shadow, self.out_of_prompt
+        if kind == "archive" and result is not None:
+            uid = result.unit_id
+            if uid in out:
+                sh.replacement[uid] = replacement or sh.replacement.get(uid, "")
+            else:
+                sh.replacement[uid] = replacement
+            out.add(uid)
+            return
+        for u in units:
+            out.discard(u)
+            sh.replacement.pop(u, None)
 
     def _archive_costs(self, result: Any) -> str:
         ws = self.ws
@@ -564,6 +675,26 @@ def _last_archive(ws: Any) -> Any:
                          tuple(e["members"]), e["freed_tokens"])
 
 
+_PATH = re.compile(r"path=(\S+?\.txt)\]")
+
+
+def _plain(x: Any) -> Any:
+    """A frozen rendering value as plain dicts and lists."""
+    if isinstance(x, Mapping):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _compact(args: str) -> str:
+    """Tool-call arguments as the Anthropic projection writes a ``tool_use`` input."""
+    try:
+        return json.dumps(json.loads(args), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return args
+
+
 class _CountCache:
     """The tokenizer with its counts remembered by text (a count is a pure
     function of the text, so the recount stays independent of the engine)."""
@@ -599,9 +730,8 @@ def run_sequence(
     operation (a disk store lives in a temporary folder removed afterwards).
     ``request_check(request, protocol)`` also judges the engine's request after
     every operation (in the sequence's wire format, and always as OpenAI)."""
-    tmp = tempfile.mkdtemp(prefix="vista-diff-")
     run = Run(seq)
-    try:
+    with _run_folder(seq) as tmp:
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
         d.request_check = request_check
         try:
@@ -626,6 +756,13 @@ def run_sequence(
             run.line_step = d.line_step
             run.modelled = d.modelled
             run.prefix_only = d.prefix_only
+            run.views = d.views
+            run.context = {
+                "counter": d.counter, "memo": {}, "levels": {}, "hard": d.tr.hard,
+                "cid_back": {v: k for k, v in d.tr.ids.items()},
+                # the configuration the run asked for (not read back from the engine)
+                "dashboard_config": DashboardConfig(**seq.config.get("dashboard") or {}),
+            }
         finally:
             close = getattr(d.ws, "close", None)
             if callable(close):
@@ -633,9 +770,38 @@ def run_sequence(
             store_close = getattr(d.ws.store, "close", None)
             if callable(store_close):
                 store_close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return run
+
+
+@contextlib.contextmanager
+def _run_folder(seq: OperationSequence) -> Iterator[str]:
+    """A scratch folder for one run whose path depends only on the sequence: a
+    disk store's payload paths are printed in handles, so their token costs, and
+    with them every decision of the guard, must be the same each time the
+    sequence runs (a random folder name made a shrunk sequence fail to
+    reproduce). Concurrent runs of the same sequence take turns (a lock file)."""
+    base = os.path.join(tempfile.gettempdir(), "vista-diff")
+    os.makedirs(base, exist_ok=True)
+    name = sha256_hex(seq.describe().encode("utf-8"))[:16]
+    path = os.path.join(base, name)
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): a fresh folder of the same name length
+        tmp = tempfile.mkdtemp(prefix="", dir=base)
+        try:
+            yield tmp
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            os.makedirs(path)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _is_rejection(text: str) -> bool:

@@ -12,8 +12,16 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE, DashboardConfig, DashboardRenderer, LedgerRow
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Row, dashboard_cost, management_bound, message_cost, tools_cost
+from ._diff_texts import handle as _handle
+from ._diff_texts import id_ranges as _id_ranges
+from ._diff_texts import member_stub as _member_stub
+from ._diff_texts import offload as _offload
+from ._diff_texts import orphan_prefix as _orphan_prefix
+from ._diff_texts import pending as _pending
+from ._diff_texts import tombstone as _tombstone
 from ._errors import (
     BlockSpecError,
     BlockStateError,
@@ -24,18 +32,12 @@ from ._errors import (
 )
 from ._handles import (
     find_handles,
-    handle_text,
-    member_stub,
-    offload_text,
-    orphan_prefix,
     parse_group_payload,
     parse_handle,
-    pending_text,
     placeholder_kind,
     rejection_text,
-    tombstone_text,
 )
-from ._spec import BlockRange, BlockRef, GroupRef, format_id_ranges, parse_block_spec
+from ._spec import BlockRange, BlockRef, GroupRef, parse_block_spec
 from ._store import sha256_hex
 
 __all__ = [
@@ -89,11 +91,27 @@ def refusal_reason(exc: BaseException | None, detail: str = "") -> str:
 
 class ModelTranslator:
     """Writes the model's operation lines for one run, measuring every cost the
-    model needs with the tokenizer on the text forms the engine documents
-    (:mod:`._handles`), never from the engine's caches."""
+    model needs on texts written by :mod:`._diff_texts` (the paper's formats,
+    sharing no code with the engine's formatters) and counted with the tokenizer
+    library directly (:class:`._diff_texts.Counter`), never from the engine's
+    caches or accounting.
+
+    Parameters
+    ----------
+    tok : object
+        The run's tokenizer (its ``name`` picks the independent counter;
+        ``approx`` and ``cl100k_base`` are supported, any other tokenizer is
+        used as given).
+    budget, hard : int
+        The workspace's budget ``B`` and hard limit.
+    root : str
+        The store's display root (payload paths are ``<root>/<key>``).
+    """
 
     def __init__(self, tok: Any, budget: int, hard: int, root: str) -> None:
         self.tok = tok
+        name = getattr(tok, "name", "")
+        self.counter: Any = Counter(name) if name in ("approx", "cl100k_base") else tok
         self.budget = budget
         self.hard = hard
         self.root = root
@@ -106,7 +124,8 @@ class ModelTranslator:
         return self.ids.setdefault(call_id, f"c{len(self.ids) + 1}.x")
 
     def mt(self, msg: Mapping[str, Any]) -> int:
-        return message_tokens(msg, self.tok)
+        """Tokens of one message, counted independently of the engine."""
+        return message_cost(msg, self.counter)
 
     # ------------------------------------------------------------ init
     def init_line(self, ws: Any, dash: int) -> str:
@@ -115,17 +134,21 @@ class ModelTranslator:
         proto = 0
         if getattr(ws, "protocol", True) and r.messages and r.messages[0].get("role") == "system":
             proto = self.mt(r.messages[0])
-        fixed = tools_tokens(tools, self.tok) + REPLY_PRIMING + proto
-        cfg = getattr(ws, "dashboard_config", None) or DashboardConfig()
-        renderer = DashboardRenderer(self.tok, cfg)
-        mgmt = renderer.worst_case_management_bytes(self.budget)
-        dfloor = renderer.ledger(
-            (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),),
-            (),
-            budget=self.budget,
-            overhead=0,
-            conversation=0,
-        ).message_tokens
+        fixed = tools_cost(tools, self.counter) + REPLY_PRIMING + proto
+        cfg = getattr(ws, "dashboard_config", None)
+        compact = bool(getattr(cfg, "compact", False))
+        if isinstance(self.counter, Counter):
+            mgmt = management_bound(self.budget, self.counter, compact=compact)
+            dfloor = dashboard_cost([Row("B1", 0, 0, "tool_result", 0, "-", "visible")], [],
+                                    budget=self.budget, overhead=0, conversation=0,
+                                    counter=self.counter, compact=compact)
+        else:  # a tokenizer the independent counter does not know: the engine's renderer
+            renderer = DashboardRenderer(self.tok, cfg or DashboardConfig())
+            mgmt = renderer.worst_case_management_bytes(self.budget)
+            dfloor = renderer.ledger(
+                (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),), (),
+                budget=self.budget, overhead=0, conversation=0,
+            ).message_tokens
         return (
             f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
             f"dfloor={dfloor} dash={dash}"
@@ -149,7 +172,7 @@ class ModelTranslator:
         }
         c = self.mt(msg)
         pend = ",".join(
-            str(self.mt({"role": "tool", "tool_call_id": i, "content": pending_text(i)}))
+            str(self.mt({"role": "tool", "tool_call_id": i, "content": _pending(i)}))
             for i, _, _ in calls
         )
         ids = ",".join(self.cid(i) for i, _, _ in calls)
@@ -158,15 +181,15 @@ class ModelTranslator:
     def _pair(self, bid: str, call_id: str, name: str | None, parent: str | None,
               text: str) -> str:
         tool = self.mt({"role": "tool", "tool_call_id": call_id, "content": text})
-        user = self.mt({"role": "user", "content": orphan_prefix(bid, name, parent) + text})
+        user = self.mt({"role": "user", "content": _orphan_prefix(bid, name, parent) + text})
         return f"{tool}/{user}"
 
     def result_line(self, *, bid: str, call_id: str, name: str | None, parent: str | None,
                     data: bytes, notice: str, dashes: Sequence[int]) -> str:
         text = data.decode("utf-8")
         sha = sha256_hex(data)
-        p = offload_text(bid, path=f"{self.root}/{bid}.txt", size=len(data), sha256=sha)
-        t = self.mt({"role": "tool", "tool_call_id": call_id, "content": tombstone_text(bid)})
+        p = _offload(bid, path=f"{self.root}/{bid}.txt", size=len(data), sha=sha)
+        t = self.mt({"role": "tool", "tool_call_id": call_id, "content": _tombstone(bid)})
         return (
             f"result id={self.cid(call_id)} data={byte_token(data)} "
             f"c={self._pair(bid, call_id, name, parent, text)} "
@@ -181,9 +204,9 @@ class ModelTranslator:
                     members: Sequence[str], first: Any, blocks_after: Sequence[Any]) -> str:
         """Costs of the handle a unit leaves at its first position (``tool/user``)."""
         path = f"{self.root}/{unit}.txt"
-        text = handle_text(
-            unit, level=level, path=path, size=size, sha256=sha, replacement=replacement,
-            members=format_id_ranges(list(members)) if unit[0] == "G" else "",
+        text = _handle(
+            unit, level=level, path=path, size=size, sha=sha, replacement=replacement,
+            members=_id_ranges(list(members)) if unit[0] == "G" else "",
         )
         if first.type.value == "tool_result":
             tool = self.mt({"role": "tool", "tool_call_id": first.tool_call_id, "content": text})
@@ -192,7 +215,7 @@ class ModelTranslator:
             else:
                 user = self.mt(
                     {"role": "user",
-                     "content": orphan_prefix(first.id, first.name, first.parent) + text}
+                     "content": _orphan_prefix(first.id, first.name, first.parent) + text}
                 )
             return f"{tool}/{user}"
         role = "user" if unit[0] == "G" else first.role
@@ -206,7 +229,7 @@ class ModelTranslator:
             if b.type.value != "tool_result" or b.parent is None:
                 continue
             msg = {"role": "tool", "tool_call_id": b.tool_call_id,
-                   "content": member_stub(b.id, group)}
+                   "content": _member_stub(b.id, group)}
             out.append(f"{b.id}:{self.mt(msg)}")
         return ",".join(out)
 

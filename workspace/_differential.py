@@ -67,9 +67,13 @@ class Divergence:
         The invariant it breaks (a name in ``INVARIANTS``).
     source : str
         ``"model"`` (the engine's observation differs from the model's),
+        ``"texts"`` (what the engine's public API showed the agent differs from
+        the texts written from the model's observation, :mod:`._diff_texts`),
         ``"recount"`` (the engine's own figure differs from the independent
         recount, or the engine raised) or ``"model-request"`` (the request
-        checker refused a request built from the model's own rendering).
+        checker refused a request built from the model's own rendering). The
+        invariant ``"determinism"`` means the sequence failed once and passed
+        when checked again (a reported sequence otherwise always fails again).
     step : int
         Index of the first operation after which it shows (-1: at construction;
         ``len(sequence)``: in the closing recovery of every block).
@@ -137,6 +141,13 @@ class DifferentialReport:
     requests_checked : int
         Requests built from the model's renderings (an OpenAI and an Anthropic
         one per observation) that the request checker accepted; 0 without one.
+    configurations : dict
+        Per configuration (``"cache_prefix=False"``, ``"cache_prefix=True"``):
+        ``sequences`` generated, ``compared_whole`` (every observation line
+        compared with the model, and every rendering with the texts written from
+        it), ``compared_prefix`` (compared up to a point where the model does
+        not describe the option, then the recount checks only), ``recount_only``
+        (the model was not run: unavailable, or the engine diverged before it).
     """
 
     sequences: int
@@ -150,6 +161,7 @@ class DifferentialReport:
     engine: str = "Workspace"
     requests_checked: int = 0
     modelled_prefix: int = 0
+    configurations: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -171,6 +183,7 @@ class DifferentialReport:
             "engine": self.engine,
             "requests_checked": self.requests_checked,
             "modelled_prefix": self.modelled_prefix,
+            "configurations": {k: dict(v) for k, v in self.configurations.items()},
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
         }
@@ -192,19 +205,36 @@ class _Counts:
     prefix: int = 0
     requests: list[int] = field(default_factory=lambda: [0])
     found: list[tuple[OperationSequence, _Finding]] = field(default_factory=list)
+    configs: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def tally(self, seq: OperationSequence, outcome: Mapping[str, Any]) -> None:
+        key = f"cache_prefix={bool(seq.config.get('cache_prefix'))}"
+        row = self.configs.setdefault(key, {"sequences": 0, "compared_whole": 0,
+                                            "compared_prefix": 0, "recount_only": 0})
+        row["sequences"] += 1
+        row[outcome.get("compared", "recount_only")] += 1
 
 
 def check_sequence(
     seq: OperationSequence, engine_factory: EngineFactory | None = None,
     model: str | None = None, request_check: RequestCheck | None = None,
-    checked: list[int] | None = None,
+    checked: list[int] | None = None, *, outcome: dict[str, Any] | None = None,
 ) -> tuple[_Finding | None, bool]:
     """Run one sequence; its first divergence (or None) and whether the model saw it.
+
+    Each observation line of the engine is compared with the model's, and what the
+    engine's public API showed the agent after it (both renderings, the tools,
+    ``read_path`` of every payload path) with the texts :mod:`._diff_texts` writes
+    from the model's observation (source ``"texts"``).
 
     With ``request_check``, the engine's request after every operation is checked
     with it, and every rendering the model produced is built into concrete OpenAI
     and Anthropic requests (:func:`model_requests`) and checked too;
-    ``checked[0]`` counts the model's requests accepted."""
+    ``checked[0]`` counts the model's requests accepted. ``outcome``, if given, is
+    filled with ``compared``: ``"compared_whole"``, ``"compared_prefix"`` or
+    ``"recount_only"`` (how much of the run the model's comparison covered)."""
+    out = outcome if outcome is not None else {}
+    out["compared"] = "recount_only"
     try:
         run = run_sequence(seq, engine_factory, request_check=request_check)
     except WorkspaceArgumentError as exc:
@@ -225,12 +255,14 @@ def check_sequence(
         return None, False
     got = run_model(model, run.model_lines)
     n = len(seq)
+    out["compared"] = "compared_whole"
     for i, (mline, eline, step) in enumerate(
         zip(run.model_lines, run.engine_lines, run.line_step, strict=True)
     ):
         if i >= len(got):
             return _Finding("crash", "model", step, f"the model stopped before line {i}"), True
         if run.prefix_only and (_cache_prefix_matters(eline) or _cache_prefix_matters(got[i])):
+            out["compared"] = "compared_prefix"
             break  # from here on cache_prefix=True and the model's False differ by design
         diffs = compare_observations(eline, got[i])
         if diffs:
@@ -239,6 +271,13 @@ def check_sequence(
             detail = "; ".join(diffs[:3]) + f" (model input: {mline[:200]})"
             return _Finding(FIELD_INVARIANT.get(field_, "stable_ids"), "model", where,
                             detail), True
+        # What the agent saw, byte for byte, against the texts written from the
+        # model's observation (._diff_texts).
+        seen = run.view_problems(i, got[i])
+        if seen:
+            where = n if step >= 10**6 else step
+            inv, what = seen[0]
+            return _Finding(inv, "texts", where, f"{what} (model input: {mline[:200]})"), True
     if request_check is not None:
         for mline, step, obs in zip(run.model_lines, run.line_step, got, strict=False):
             for request, protocol in model_requests(obs):
@@ -347,7 +386,9 @@ def differential_test(
         Hypothesis's seed: the same seed gives the same sequences.
     engine_factory : callable, optional
         ``engine_factory(budget, **config)`` builds the engine under test
-        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``);
+        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``, and
+        when the sequence sets them ``hard_limit`` and ``dashboard``, a
+        ``DashboardConfig``);
         default :class:`Workspace`. It must offer the workspace's public API.
     max_ops : int
         Longest generated sequence.
@@ -413,11 +454,13 @@ def differential_test(
     def prop(seq: OperationSequence) -> None:
         if shrinking[0] and time.perf_counter() > deadline[0]:
             return  # shrinking time is up: keep the shortest sequence found so far
+        outcome: dict[str, Any] = {}
         finding, seen = check_sequence(
             seq, engine_factory, model_path, request_check,
-            None if shrinking[0] else counts.requests,
+            None if shrinking[0] else counts.requests, outcome=outcome,
         )
         if not shrinking[0]:
+            counts.tally(seq, outcome)
             counts.sequences += 1
             counts.operations += len(seq)
             counts.modelled += int(seen)
@@ -443,11 +486,14 @@ def differential_test(
             # or the best one when the shrinking time ran out), then shortened
             # further by dropping operations one at a time while it still fails.
             seq, f = min(counts.found, key=lambda sf: (len(sf[0]), len(sf[0].describe())))
-            seq, f = _minimize(
+            small = _minimize(
                 seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2,
                 request_check,
             )
-            divergences.append(Divergence(f.invariant, f.source, f.step, f.detail, seq))
+            divergences.append(_reproduced(
+                [small, *sorted(counts.found, key=lambda sf: len(sf[0]))],
+                engine_factory, model_path, request_check,
+            ))
     n_traces = 0
     for seq in trace_sequences(traces):
         n_traces += 1
@@ -457,7 +503,7 @@ def differential_test(
         counts.operations += len(seq)
         if finding is not None:
             divergences.append(
-                Divergence(finding.invariant, finding.source, finding.step, finding.detail, seq)
+                _reproduced([(seq, finding)], engine_factory, model_path, request_check)
             )
     name = getattr(engine_factory, "__qualname__", None) or type(engine_factory).__name__
     return DifferentialReport(
@@ -472,7 +518,30 @@ def differential_test(
         engine="Workspace" if engine_factory is None else str(name),
         requests_checked=counts.requests[0],
         modelled_prefix=counts.prefix,
+        configurations={k: counts.configs.get(k, {"sequences": 0, "compared_whole": 0,
+                                                  "compared_prefix": 0, "recount_only": 0})
+                        for k in ("cache_prefix=False", "cache_prefix=True")},
     )
+
+
+def _reproduced(
+    candidates: Sequence[tuple[OperationSequence, _Finding]], factory: EngineFactory | None,
+    model: str | None, request_check: RequestCheck | None,
+) -> Divergence:
+    """The divergence to report: the first candidate (shortest first, as the
+    caller orders them) that fails again when checked once more from scratch, so
+    a reported sequence always reproduces, whatever the machine's load and the
+    shrinking time did. If none fails again, the engine (or the run) is not
+    deterministic, and that is what is reported, with the first sequence seen
+    failing and what it showed then."""
+    for seq, _ in candidates:
+        again, _ = check_sequence(seq, factory, model, request_check)
+        if again is not None:
+            return Divergence(again.invariant, again.source, again.step, again.detail, seq)
+    seq, f = candidates[0]
+    return Divergence("determinism", f.source, f.step,
+                      f"failed once ({f.invariant}: {f.detail[:200]}), then passed when "
+                      "checked again", seq)
 
 
 def _minimize(
