@@ -82,6 +82,10 @@ from ._errors import (
     UnknownNameError,
     WorkspaceArgumentError,
     WorkspaceError,
+    ModelCheckError,
+    ModelCheckUnavailableError,
+    ModelCoverageError,
+    ModelDisagreementError,
 )
 from ._events import Event, read_event_log
 from ._formats import (
@@ -332,6 +336,10 @@ __all__ = [
     # errors
     "WorkspaceError",
     "WorkspaceArgumentError",
+    "ModelCheckError",
+    "ModelCheckUnavailableError",
+    "ModelCoverageError",
+    "ModelDisagreementError",
     "BlockSpecError",
     "BlockStateError",
     "BudgetConfigError",
