@@ -184,8 +184,13 @@ class ModelCheck(_Driver):
     operations : int
         Operations checked so far (the construction counts as operation 0).
     stopped : str
-        Why checking stopped ("" while it runs): the workspace was closed, or the
-        first disagreement (the workspace stays usable, unchecked).
+        Why checking stopped ("" while it runs): the workspace was closed, the
+        first disagreement, or :meth:`stop`.
+    failure : ModelDisagreementError or None
+        The first disagreement. While it is set, every further operation on the
+        workspace raises it again (a caller that catches ``WorkspaceError``
+        cannot lose it); :meth:`stop` clears it and lets the session go on
+        unchecked.
     """
 
     def __init__(self, ws: Any, exe: str, *, lines: Sequence[str] = (),
@@ -209,7 +214,7 @@ class ModelCheck(_Driver):
         self.stopped = ""
         self.lines: list[str] = []
         self.last = ""  # the model's latest observation
-        self.pending_error: ModelDisagreementError | None = None
+        self.failure: ModelDisagreementError | None = None
         self.model = _ModelProcess(exe)
         self._finalizer = weakref.finalize(ws, _shutdown, self.model.proc, self.model.err)
         if lines:
@@ -250,6 +255,12 @@ class ModelCheck(_Driver):
             self.stopped = why
         self._finalizer.detach()
         self.model.close()
+
+    def stop(self) -> None:
+        """Stop checking (after a disagreement: clear it); the workspace goes on
+        unchecked, every payload still readable."""
+        self.failure = None
+        self.close("stopped by the caller")
 
     def clone(self, ws: Any) -> ModelCheck:
         """The check of a fork: a new model process fed this one's history."""
@@ -295,7 +306,7 @@ class ModelCheck(_Driver):
                                      model_input="\n".join(self.lines) + "\n", result=result)
         self.close(f"operation {index}, {operation}: the engine and the model disagree on "
                    f"{field}")
-        self.pending_error = err
+        self.failure = err
         raise err
 
     def unchanged(self, before: str, operation: str, exc: BaseException) -> None:
@@ -394,9 +405,11 @@ class ModelCheckedWorkspace:
 
     def _checking(self) -> ModelCheck | None:
         chk = self._model_check
-        if chk is None or chk.depth or chk.stopped:
+        if chk is None or chk.depth:
             return None
-        return chk
+        if chk.failure is not None:
+            raise chk.failure  # sticky: the session is not trusted after a disagreement
+        return None if chk.stopped else chk
 
     def _run(self, operation: Callable[[], str], call: Callable[[], Any],
              line_ok: Callable[[ModelCheck, Any], tuple[str, dict[str, Any]]],
@@ -531,6 +544,7 @@ class ModelCheckedWorkspace:
                 # The guard's evaluations, each with the dashboard it measured
                 # (the model takes one dashboard cost per candidate).
                 probe = ws._candidate_total
+                own = ws.__dict__.get("_candidate_total")  # another probe already set
 
                 def recording() -> int:
                     dashes.append(chk.dash())
@@ -540,7 +554,10 @@ class ModelCheckedWorkspace:
                 try:
                     return call()
                 finally:
-                    del ws._candidate_total
+                    if own is None:
+                        del ws._candidate_total
+                    else:
+                        ws._candidate_total = own
 
             return run
 
@@ -632,11 +649,11 @@ class ModelCheckedWorkspace:
     def _run_tool(self, action: str, args: Mapping[str, Any]) -> Any:
         # The agent tools turn a WorkspaceError into an error text for the agent;
         # a disagreement with the model must reach the caller instead.
-        out = super()._run_tool(action, args)  # type: ignore[misc]
         chk = self._model_check
-        if chk is not None and chk.pending_error is not None and not chk.depth:
-            err, chk.pending_error = chk.pending_error, None
-            raise err
+        earlier = None if chk is None else chk.failure
+        out = super()._run_tool(action, args)  # type: ignore[misc]
+        if chk is not None and chk.failure is not None and chk.failure is not earlier:
+            raise chk.failure
         return out
 
     # ------------------------------------------------------------ reads

@@ -247,8 +247,9 @@ class ModelDisagreementError(ModelCheckError):
     """The engine and its Coq model disagree after an operation of a session run
     under ``check_model=True``.
 
-    The operation took effect in the engine (what it returned is ``result``); the
-    workspace stays usable, unchecked from here on (``model_check.stopped`` says why).
+    The operation took effect in the engine (what it returned is ``result``). Every
+    later operation on the workspace raises this error again, until
+    ``ws.model_check.stop()`` lets the session go on unchecked.
 
     Attributes
     ----------
