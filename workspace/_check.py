@@ -39,6 +39,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ._accounting import OPAQUE_PART_TOKENS, opaque_parts
 from ._diff_drive import _CountCache, _Driver, _payload_bytes_of_call
 from ._diff_model import (
     ModelTranslator,
@@ -50,7 +51,6 @@ from ._diff_model import (
     refusal_reason,
     resolve_spec,
 )
-from ._accounting import OPAQUE_PART_TOKENS, opaque_parts
 from ._errors import (
     ModelCheckError,
     ModelCheckUnavailableError,
