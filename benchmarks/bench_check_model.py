@@ -31,6 +31,7 @@ than 1.5x the engine alone.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -58,7 +59,7 @@ def session(make: Any, turns: int) -> int:
                 visible = [b.id for b in ws.blocks
                            if b.type.value == "tool_result" and b.status.value == "visible"]
                 spec = ",".join(visible[:2]) or "B2"
-                args = '{"block_id": "%s", "replacement": "older search results"}' % spec
+                args = json.dumps({"block_id": spec, "replacement": "older search results"})
                 ws.register_tool_call([{"id": cid, "type": "function", "function": {
                     "name": "context_workspace_archive", "arguments": args}}])
                 out = ws.call_tool("context_workspace_archive", args)
@@ -66,7 +67,7 @@ def session(make: Any, turns: int) -> int:
                 ops += 3
             else:
                 ws.register_tool_call([{"id": cid, "type": "function", "function": {
-                    "name": "search", "arguments": '{"q": "order %d"}' % t}}])
+                    "name": "search", "arguments": json.dumps({"q": f"order {t}"})}}])
                 size = (1, 8, 40, 200)[t % 4]
                 ws.register_tool_result(cid, f"order {t}: refund shipped, row {t}\n" * size)
                 ops += 2

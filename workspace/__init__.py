@@ -70,6 +70,10 @@ from ._errors import (
     BlockSpecError,
     BlockStateError,
     BudgetConfigError,
+    ModelCheckError,
+    ModelCheckUnavailableError,
+    ModelCoverageError,
+    ModelDisagreementError,
     PathEscapeError,
     PayloadConflictError,
     PayloadIntegrityError,
@@ -82,10 +86,6 @@ from ._errors import (
     UnknownNameError,
     WorkspaceArgumentError,
     WorkspaceError,
-    ModelCheckError,
-    ModelCheckUnavailableError,
-    ModelCoverageError,
-    ModelDisagreementError,
 )
 from ._events import Event, read_event_log
 from ._formats import (
