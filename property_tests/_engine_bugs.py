@@ -6,9 +6,11 @@ transition, the way a real regression would."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from vistalab.workspace import Workspace
+from vistalab.workspace._frozen import freeze
 from vistalab.workspace._records import PayloadRef
 from vistalab.workspace._store import sha256_hex
 
@@ -105,4 +107,140 @@ BUGS = {
     "id_reused_after_delete": (IdReusedAfterDelete, "stable_ids"),
     "result_orphaned_by_group_archive": (ResultOrphanedByGroupArchive, "protocol"),
     "dashboard_row_other_count": (DashboardRowOtherCount, "dashboard"),
+}
+
+
+# ---------------------------------------------------------------- what the agent sees
+# Bugs in the texts the agent reads, each in one part of them (paper, Implementation
+# Details, "Dashboard format"; "Context Stream"; eq. archive-contract; eq. overflow):
+# the engine's own records stay right, only what it shows is wrong, so only a
+# comparison of the rendered texts can find them.
+
+
+def _patched_row(ws: Any, uid: str, **changes: Any) -> None:
+    """Rebuild ``uid``'s ledger row with some printed fields changed."""
+    row = ws._ledger.rows.get(uid)
+    if row is None:
+        return
+    row = row._replace(**changes)
+    prefix, suffix, ptok = ws._renderer.row_parts(
+        uid, row.tokens, row.type, row.level, row.parent, row.status
+    )
+    ws._ledger.put(uid, row._replace(prefix=prefix, suffix=suffix, piece_tokens=ptok), ws._turn)
+
+
+class ArchivedAgeRestarts(Workspace):
+    """An archived block's row takes the turn it was archived in, so its age
+    restarts at 0r (the paper's Age is the root-turn distance of the block)."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if row is not None and row.archived and uid[0] == "B":
+            _patched_row(self, uid, turn=self._turn)
+
+
+class OffloadedShownArchived(Workspace):
+    """A block the guard offloaded is listed with status ``archived`` instead of
+    ``offloaded_placeholder`` (the agent cannot tell the guard's move from its own)."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if row is not None and row.status == "offloaded_placeholder":
+            _patched_row(self, uid, status="archived")
+
+
+class ArchivedRowShowsHandleCost(Workspace):
+    """An archived block's ~Tok is the cost of its handle in the prompt, not the
+    tokens it held when it left the prompt (what archiving it freed)."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if row is not None and row.archived and uid[0] == "B":
+            _patched_row(self, uid, tokens=self._pos_cost[int(uid[1:]) - 1])
+
+
+class GroupHandleOtherPayload(Workspace):
+    """A group's handle prints the payload path of the group made before it
+    (its size and checksum stay right): ``read_path`` of it gives other bytes."""
+
+    def _group_handle(self, g: Any) -> str:
+        n = int(g.id[1:])
+        if n < 2:
+            return super()._group_handle(g)
+        text = super()._group_handle(g)
+        return text.replace(f"/{g.id}.txt]", f"/G{n - 1}.txt]")
+
+
+class MergedUserTextDropped(Workspace):
+    """The Anthropic request keeps only the last text of a user turn that merges
+    several user messages (an overwrite where an append was meant): the task
+    vanishes when the dashboard or another user message follows it."""
+
+    def render(self, format: str = "openai") -> Any:
+        r = super().render(format)
+        if format != "anthropic":
+            return r
+        msgs = []
+        for m in r.messages:
+            content = m.get("content")
+            if m.get("role") == "user" and isinstance(content, (list, tuple)):
+                texts = [i for i, b in enumerate(content) if b.get("type") == "text"]
+                if len(texts) > 1:
+                    content = [b for i, b in enumerate(content) if i not in texts[:-1]]
+                    m = freeze({**m, "content": content})
+            msgs.append(m)
+        return replace(r, messages=tuple(msgs))
+
+
+class ToolTextTabsAsSpaces(Workspace):
+    """A tool result's text is "cleaned" on its way to the prompt: tabs become
+    spaces (the same length in characters and bytes, other content)."""
+
+    def _wrap_tool_text(self, b: Any, text: str) -> Any:
+        return super()._wrap_tool_text(b, text.replace("\t", " "))
+
+
+class ManagementLargestFirst(Workspace):
+    """The management (overflow) dashboard lists its rows largest first instead
+    of by ID, as every ledger of the paper does."""
+
+    def render(self, format: str = "openai") -> Any:
+        r = super().render(format)
+        if r.mode == "normal":
+            return r
+        head, sep, rest = r.dashboard.partition("-" * 60 + "\n")
+        if not sep:
+            return r
+        body, close = rest.rsplit("\n", 1) if "\n" in rest else ("", rest)
+        lines = body.split("\n") if body else []
+        rows = [ln for ln in lines if ln[:1] in "BG" and not ln.startswith("(")]
+        notes = [ln for ln in lines if ln not in rows]
+        rows.sort(key=lambda ln: -int(ln[6:12].replace(",", "")))
+        text = head + sep + "".join(x + "\n" for x in notes + rows) + close
+        if text == r.dashboard:
+            return r
+        msgs = list(r.messages)
+        last = msgs[-1]
+        if isinstance(last.get("content"), str):
+            msgs[-1] = freeze({**last, "content": text})
+        else:  # the Anthropic form: the dashboard is the last text block
+            content = list(last["content"])
+            content[-1] = freeze({**content[-1], "text": text})
+            msgs[-1] = freeze({**last, "content": content})
+        return replace(r, messages=tuple(msgs), dashboard=text)
+
+
+#: Bugs in what the agent sees, by the part of it they break: the differential
+#: test must find each within 500 sequences (``test_engine_texts.py``).
+TEXT_BUGS = {
+    "age": (ArchivedAgeRestarts, "dashboard"),
+    "status": (OffloadedShownArchived, "dashboard"),
+    "tok": (ArchivedRowShowsHandleCost, "dashboard"),
+    "handle_path": (GroupHandleOtherPayload, "recoverability"),
+    "anthropic_merged_turn": (MergedUserTextDropped, "protocol"),
+    "tool_text_same_length": (ToolTextTabsAsSpaces, "fidelity"),
+    "management_rendering": (ManagementLargestFirst, "dashboard"),
 }

@@ -45,6 +45,7 @@ SRC = _model.engine_model_sources()
 OBS_FIELDS = (
     "status", "mode", "tokens", "total", "overhead", "conversation", "dashboard", "guard",
     "offloaded", "recovered", "units", "render", "store", "request", "turns",
+    "ledger", "shows", "cache_prefix", "mdash",
 )
 
 
@@ -64,16 +65,30 @@ def test_sources_ship_beside_the_development():
         _formal.coq_source_dir() / "engine"
     ).resolve()
     listed = _model._project_files(SRC)
-    assert listed == ["Model.v", "Theorems.v", "Anthropic.v", "Statements.v"]
+    assert listed == [
+        "Model.v", "Spec.v", "Claims.v", "Theorems.v", "Anthropic.v", "SpecProofs.v",
+        "Statements.v",
+    ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
     assert _formal.forbidden_tokens() == []
 
 
+# The specification theorems beyond vistalab.workspace.INVARIANTS: each states a
+# sentence of the paper about what the agent sees (quoted in Statements.v).
+SPEC_THEOREMS = {
+    "ledger": "Implementation Details, dashboard format (ID ~Tok Age Type Level Parent Status)",
+    "guard": "Algorithm 1; Methodology, Context Stream and Mode switch (the hard-budget guard)",
+    "deletion": "Methodology, Context Stream (deletion removes the selected content permanently)",
+    "archive_contract": "eq. (archive-contract): read_path(h) == payload(S)",
+}
+
+
 def test_theorems_are_named_after_the_invariants():
     """Each engine theorem is `workspace_<invariant>` for a paper invariant of
-    vistalab.workspace.INVARIANTS and is stated in engine/Statements.v."""
-    paper = {inv.name for inv in INVARIANTS if inv.source != "engineering"}
+    vistalab.workspace.INVARIANTS (or one of the specification theorems above)
+    and is stated in engine/Statements.v."""
+    paper = {inv.name for inv in INVARIANTS if inv.source != "engineering"} | set(SPEC_THEOREMS)
     text = (SRC / "Statements.v").read_text()
     names = [m.theorem for m in _formal.ENGINE_THEOREMS]
     assert len(set(names)) == len(names)
@@ -176,6 +191,19 @@ def test_executable_follows_the_format(exe):
     assert obs[9]["store"] == "G1.txt:[B4=r1;B5=n2]"
     assert obs[10]["recovered"] == "r1"
     assert obs[11]["store"] == "-" and "B4/tombstone/tool" in obs[11]["render"]
+    # What the messages show: exact payload tokens, the handle's key, level and payload.
+    assert obs[9]["shows"].split(",")[:5] == [
+        "d:sys1", "d:task", "d:callj", "h:G1.txt:1:[B4=r1;B5=n2]", "s:G1.txt",
+    ]
+    assert "d:n2" in obs[5]["shows"].split(",")  # the rejected result shows its notice
+    # Ledger rows: ID, ~Tok, age (root turns), type, level, parent, status; results
+    # share their call's turn, a group is dated by its newest leaf.
+    rows = obs[9]["ledger"].split(",")
+    assert rows[:2] == ["B1:30:4:system:0:-:pinned", "B2:20:3:user:0:-:pinned"]
+    assert "G1:330:2:group:1:-:archived" in rows and "B6:10:1:assistant:0:-:visible" in rows
+    assert rows[-1] == "B8:700:0:tool_result:0:B7:visible"
+    for o in obs[1:12]:
+        assert len(o["shows"].split(",")) == len(o["render"].split(","))
     for o in obs[1:]:
         total = int(o["overhead"]) + int(o["conversation"]) + int(o["dashboard"])
         assert int(o["total"]) == total
@@ -204,10 +232,24 @@ def test_engine_theorems_use_only_standard_axioms(tmp_path):
 
 # (theorem, true text in engine/Statements.v, false replacement)
 BROKEN = {
-    "workspace_budget": ("tokens s <= budget c.", "tokens s + 1 <= budget c."),
+    "workspace_budget": ("tokens s <= budget c /\\", "tokens s + 1 <= budget c /\\"),
+    # the content-dropping renderer's cost: only the fixed overhead
+    "workspace_budget:forms": ("  tokens s = sp_tokens s.", "  tokens s = fixed c."),
+    # normal mode is the candidate, not the management rendering
+    "workspace_fidelity": ("  render s = sp_render s /\\", "  render s = sp_management s /\\"),
+    "workspace_fidelity:exact_bytes": (
+        "m_show m = SData (b_data b)).",
+        "m_show m = SData (b_data b) /\\ m_cost m = 0).",
+    ),
     "workspace_dashboard": (
         "total s = overhead s + conversation s + dash s /\\",
         "total s = overhead s + conversation s + dash s + 1 /\\",
+    ),
+    "workspace_ledger": ("  ledger s = sp_ledger s /\\", "  ledger s = [] /\\"),
+    # an age off by one root turn
+    "workspace_ledger:age": (
+        "  ledger s = sp_ledger s /\\",
+        "  map r_age (ledger s) = map (fun r => S (r_age r)) (sp_ledger s) /\\",
     ),
     "workspace_protocol": (
         "openai_valid (render (run s0 ops)) /\\",
@@ -262,7 +304,7 @@ def test_broken_copy_of_each_theorem_fails(tmp_path, theorem):
     )
     work = tmp_path / "engine"
     work.mkdir()
-    for name in ("Model", "Theorems", "Anthropic"):
+    for name in [f.removesuffix(".v") for f in files if f != "Statements.v"]:
         for suffix in (".vo", ".glob"):
             shutil.copy2(build / (name + suffix), work / (name + suffix))
     good, bad = BROKEN[theorem]

@@ -291,6 +291,10 @@ def test_cli_verify_engine(model, capsys):
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["sequences"] == 2 and doc["divergences"] == [] and doc["traces"] >= 1
+    cfg = doc["configurations"]
+    assert set(cfg) == {"cache_prefix=False", "cache_prefix=True"}
+    assert sum(c["sequences"] for c in cfg.values()) == 2
     assert main(["verify", "engine", "--sequences", "1", "--seed", "2", "--max-ops", "5"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("0 divergences: 1 sequences")
+    assert "  cache_prefix=False: " in out and "  cache_prefix=True: " in out

@@ -9,15 +9,16 @@ is what the model's executable is compared with.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE
 from ._diff_model import (
     ModelTranslator,
@@ -27,8 +28,9 @@ from ._diff_model import (
     resolve_spec,
 )
 from ._diff_observe import observe
-from ._diff_texts import Counter, Shadow, compare_view, expected_view
 from ._diff_ops import OperationSequence
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Shadow, compare_view, expected_view, message_cost, tools_cost
 from ._errors import WorkspaceError
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
@@ -116,7 +118,8 @@ class Run:
         view = self.views[line] if line < len(self.views) else None
         if view is not None and obs.get("mode", "-") != "-" and obs.get("units") is not None:
             exp = expected_view(
-                obs, view.shadow, self.sequence.config, counter=ctx["counter"],
+                obs, view.shadow, {**self.sequence.config, "hard": ctx.get("hard")},
+                counter=ctx["counter"],
                 engine_dashboard=view.dashboard, payload_memo=ctx["memo"],
                 levels=ctx["levels"], cid_back=ctx["cid_back"],
                 dashboard_config=ctx.get("dashboard_config"),
@@ -248,7 +251,7 @@ class _Driver:
             if r.mode != "normal":
                 return int(r.dashboard_tokens)
             text = r.dashboard
-        return message_tokens({"role": DASHBOARD_ROLE, "content": text}, self.tok)
+        return message_cost({"role": DASHBOARD_ROLE, "content": text}, self.counter)
 
     def rendering(self) -> Any:
         """The engine's rendering now (rendered once per state)."""
@@ -271,8 +274,8 @@ class _Driver:
         """The request's tokens recounted from its messages and tool schemas."""
         if self._tools_key is not r.tools:
             self._tools_key = r.tools
-            self._tools_cost = tools_tokens(list(r.tools), self.tok)
-        messages: int = sum(message_tokens(m, self.tok) for m in r.messages)
+            self._tools_cost = tools_cost(list(r.tools), self.counter)
+        messages: int = sum(message_cost(m, self.counter) for m in r.messages)
         return messages + self._tools_cost + REPLY_PRIMING
 
     def _emit(self, index: int, line: str, status: str, guard: str,
@@ -725,9 +728,8 @@ def run_sequence(
     operation (a disk store lives in a temporary folder removed afterwards).
     ``request_check(request, protocol)`` also judges the engine's request after
     every operation (in the sequence's wire format, and always as OpenAI)."""
-    tmp = tempfile.mkdtemp(prefix="vista-diff-")
     run = Run(seq)
-    try:
+    with _run_folder(seq) as tmp:
         d = _Driver(seq, factory or default_engine_factory, tmp + "/archive")
         d.request_check = request_check
         try:
@@ -754,7 +756,7 @@ def run_sequence(
             run.prefix_only = d.prefix_only
             run.views = d.views
             run.context = {
-                "counter": d.counter, "memo": {}, "levels": {},
+                "counter": d.counter, "memo": {}, "levels": {}, "hard": d.tr.hard,
                 "cid_back": {v: k for k, v in d.tr.ids.items()},
                 "dashboard_config": getattr(d.ws, "dashboard_config", None),
             }
@@ -765,9 +767,38 @@ def run_sequence(
             store_close = getattr(d.ws.store, "close", None)
             if callable(store_close):
                 store_close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return run
+
+
+@contextlib.contextmanager
+def _run_folder(seq: OperationSequence) -> Iterator[str]:
+    """A scratch folder for one run whose path depends only on the sequence: a
+    disk store's payload paths are printed in handles, so their token costs, and
+    with them every decision of the guard, must be the same each time the
+    sequence runs (a random folder name made a shrunk sequence fail to
+    reproduce). Concurrent runs of the same sequence take turns (a lock file)."""
+    base = os.path.join(tempfile.gettempdir(), "vista-diff")
+    os.makedirs(base, exist_ok=True)
+    name = sha256_hex(seq.describe().encode("utf-8"))[:16]
+    path = os.path.join(base, name)
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): a fresh folder of the same name length
+        tmp = tempfile.mkdtemp(prefix="", dir=base)
+        try:
+            yield tmp
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    with open(path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            os.makedirs(path)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _is_rejection(text: str) -> bool:

@@ -12,8 +12,16 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._accounting import REPLY_PRIMING, message_tokens, tools_tokens
 from ._dashboard import DASHBOARD_ROLE, DashboardConfig, DashboardRenderer, LedgerRow
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import Counter, Row, dashboard_cost, management_bound, message_cost, tools_cost
+from ._diff_texts import handle as _handle
+from ._diff_texts import id_ranges as _id_ranges
+from ._diff_texts import member_stub as _member_stub
+from ._diff_texts import offload as _offload
+from ._diff_texts import orphan_prefix as _orphan_prefix
+from ._diff_texts import pending as _pending
+from ._diff_texts import tombstone as _tombstone
 from ._errors import (
     BlockSpecError,
     BlockStateError,
@@ -24,26 +32,12 @@ from ._errors import (
 )
 from ._handles import (
     find_handles,
-    handle_text,
-    member_stub,
-    offload_text,
-    orphan_prefix,
     parse_group_payload,
     parse_handle,
-    pending_text,
     placeholder_kind,
     rejection_text,
-    tombstone_text,
 )
-from ._diff_texts import Counter, message_cost, tools_cost
-from ._diff_texts import handle as _handle
-from ._diff_texts import id_ranges as _id_ranges
-from ._diff_texts import member_stub as _member_stub
-from ._diff_texts import offload as _offload
-from ._diff_texts import orphan_prefix as _orphan_prefix
-from ._diff_texts import pending as _pending
-from ._diff_texts import tombstone as _tombstone
-from ._spec import BlockRange, BlockRef, GroupRef, format_id_ranges, parse_block_spec
+from ._spec import BlockRange, BlockRef, GroupRef, parse_block_spec
 from ._store import sha256_hex
 
 __all__ = [
@@ -141,16 +135,20 @@ class ModelTranslator:
         if getattr(ws, "protocol", True) and r.messages and r.messages[0].get("role") == "system":
             proto = self.mt(r.messages[0])
         fixed = tools_cost(tools, self.counter) + REPLY_PRIMING + proto
-        cfg = getattr(ws, "dashboard_config", None) or DashboardConfig()
-        renderer = DashboardRenderer(self.tok, cfg)
-        mgmt = renderer.worst_case_management_bytes(self.budget)
-        dfloor = renderer.ledger(
-            (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),),
-            (),
-            budget=self.budget,
-            overhead=0,
-            conversation=0,
-        ).message_tokens
+        cfg = getattr(ws, "dashboard_config", None)
+        compact = bool(getattr(cfg, "compact", False))
+        if isinstance(self.counter, Counter):
+            mgmt = management_bound(self.budget, self.counter, compact=compact)
+            dfloor = dashboard_cost([Row("B1", 0, 0, "tool_result", 0, "-", "visible")], [],
+                                    budget=self.budget, overhead=0, conversation=0,
+                                    counter=self.counter, compact=compact)
+        else:  # a tokenizer the independent counter does not know: the engine's renderer
+            renderer = DashboardRenderer(self.tok, cfg or DashboardConfig())
+            mgmt = renderer.worst_case_management_bytes(self.budget)
+            dfloor = renderer.ledger(
+                (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),), (),
+                budget=self.budget, overhead=0, conversation=0,
+            ).message_tokens
         return (
             f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
             f"dfloor={dfloor} dash={dash}"

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._accounting import REPLY_PRIMING, message_tokens
 from ._dashboard import parse_ledger_rows
 from ._diff_model import protocol_offset, render_structure
+from ._diff_texts import PRIMING as REPLY_PRIMING
+from ._diff_texts import message_cost
 from ._errors import WorkspaceArgumentError, WorkspaceError
 from ._formats import anthropic_problems
 from ._protocol import protocol_problems
@@ -142,12 +143,12 @@ def _dashboard_problems(
     the budget line's total and split, and each visible unit's ~Tok against the
     tokens of the messages that unit renders to."""
     out: list[tuple[str, str]] = []
-    tok = d.tok
+    tok = d.counter
     if r.mode != "normal":
         return out  # the management dashboard's figures describe the candidate
     msgs = r.messages
     dash_msg = msgs[-1]
-    dash_cost = message_tokens(dash_msg, tok)
+    dash_cost = message_cost(dash_msg, tok)
     head = _budget_line(r.dashboard)
     if head is None:
         out.append(("dashboard", "no budget line in the dashboard"))
@@ -156,7 +157,7 @@ def _dashboard_problems(
     recount = d.recount(r)
     by_block, sys_cost = _position_costs(d, r, blocks, groups)
     if protocol_offset(r):
-        sys_cost += message_tokens(msgs[0], tok)
+        sys_cost += message_cost(msgs[0], tok)
     over = d._tools_cost + REPLY_PRIMING + sys_cost
     for name, shown, want in (
         ("total", used, recount),
@@ -197,7 +198,7 @@ def _position_costs(d: _Driver, r: Any, blocks: Any, groups: Any) -> tuple[dict[
     """Tokens of each visible block's rendered message(s), and of the messages at
     system blocks' positions, from the rendering read back position by position
     (not from the engine's caches)."""
-    tok = d.tok
+    tok = d.counter
     structure = render_structure(r, blocks, groups, d.tr)
     msgs = list(r.messages)[protocol_offset(r):]
     visible: dict[str, int] = {}
@@ -207,7 +208,7 @@ def _position_costs(d: _Driver, r: Any, blocks: Any, groups: Any) -> tuple[dict[
         if pos[0] != "B":
             continue
         b = blocks[int(pos[1:]) - 1]
-        cost = message_tokens(m, tok)
+        cost = message_cost(m, tok)
         if b.type.value == "system":
             system += cost
         if form in ("content", "notice") and b.status.value in ("visible", "pinned"):

@@ -88,6 +88,8 @@ _FRAME_MESSAGE = 3
 _FRAME_CALL = 3
 _FRAME_TOOLS = 3
 _PRIMING = 3
+#: Tokens of the reply priming every request ends with.
+PRIMING = _PRIMING
 
 
 class Counter:
@@ -412,11 +414,64 @@ def dashboard_text(rows: Sequence[Row], notes: Sequence[str], *, used: int, budg
             + "".join(n + "\n" for n in notes) + "".join(r.text(compact) for r in rows) + _CLOSE)
 
 
-def overflow_line(used: int, budget: int) -> str:
-    """The management dashboard's overflow line (eq. overflow: task tools are off)."""
+def overflow_line(used: int, budget: int, need: int | None = None) -> str:
+    """The management dashboard's overflow line (eq. overflow: task tools are off);
+    ``need`` defaults to ``used - budget``."""
+    need = used - budget if need is None else need
     return (f"## OVERFLOW: ~{used:,} > {budget:,} tokens. Task tools are off until you free at "
-            f"least ~{used - budget:,} tokens with context_workspace_archive or "
+            f"least ~{need:,} tokens with context_workspace_archive or "
             "context_workspace_delete (IDs, ranges like B10-B20 or groups). Largest ones, by ID:")
+
+
+def management_bound(budget: int, counter: Counter, *, compact: bool = False) -> int:
+    """The worst-case management dashboard's cost the model charges (``mgmt``):
+    the UTF-8 bytes of the largest row-less management dashboard (every figure at
+    its 15-digit maximum, both folded lines naming eight 13-digit IDs) plus the
+    message framing, a bound for any tokenizer counting at most a token per byte."""
+    big = 10**15 - 1
+    ids = ",".join(f"B{10**12 - 1 - 2 * i}" for i in range(8)) + ",+999999999999 more"
+    notes = [f"(+{big:,} more visible units: {ids}; ~{big:,} tok)",
+             f"(+{big:,} archived units: {ids}; ~{big:,} tok)"]
+    text = dashboard_text([], notes, used=big, budget=budget, overhead=big, conversation=big,
+                          dashboard=big, overflow=overflow_line(big, budget, big),
+                          compact=compact)
+    return _FRAME_MESSAGE + counter.count("user") + len(text.encode("utf-8"))
+
+
+def dashboard_cost(rows: Sequence[Row], notes: Sequence[str], *, budget: int, overhead: int,
+                   conversation: int, counter: Counter, compact: bool = False) -> int:
+    """The printed dashboard figure ``d`` of a normal dashboard: the message's real
+    cost when it prints ``d`` (a fixed point, searched from the body's estimate as
+    the engine documents: iterate, then scan the values seen, then add a pad line)."""
+    body = "".join(n + "\n" for n in notes) + "".join(r.text(compact) for r in rows)
+    additive = counter.name == "cl100k_base"
+    start = (counter.count(body) if additive else (len(body) + 3) // 4) + 90
+
+    def cost(d: int, pad: int = 0) -> int:
+        text = dashboard_text(rows, notes, used=overhead + conversation + d, budget=budget,
+                              overhead=overhead, conversation=conversation, dashboard=d,
+                              pad=pad, compact=compact)
+        return message_cost({"role": "user", "content": text}, counter)
+
+    d, seen = start, []
+    for _ in range(12):
+        nd = cost(d)
+        if nd == d:
+            return d
+        seen.append(d)
+        d = nd
+    lo, hi = min(seen + [d]), max(seen + [d])
+    for cand in range(lo, hi + 1):
+        if cost(cand) == cand:
+            return cand
+    for cand in range(lo, hi + 12):
+        for pad in range(1, 8):
+            if cost(cand, pad) == cand:
+                return cand
+    cand = lo
+    while cost(cand) > cand:
+        cand += 1
+    return cand
 
 
 def management_dashboard(rows: Sequence[Row], archived: Sequence[tuple[str, int]], *,
@@ -736,6 +791,8 @@ class _Builder:
                 for i, nm, a in b.calls]}
         if form in ("content", "notice"):
             text = b.text or ""
+            if form == "notice":
+                self.check_notice(pos, b)
         elif form == "placeholder":
             data = self.payload(f"{pos}.txt")
             text = offload(pos, path=self.path(f"{pos}.txt"), size=len(data), sha=_sha(data))
@@ -756,6 +813,25 @@ class _Builder:
         if b.kind == "result":
             return {"role": "user", "content": orphan_prefix(pos, b.name, b.parent) + text}
         return {"role": b.role, "content": text}
+
+    def check_notice(self, pos: str, b: ShadowBlock) -> None:
+        """A rejection notice (paper, "Context Stream": a result that cannot fit is
+        "rejected with a compact notice"): its wording, the hard limit it names and
+        the result's cost in its tool form."""
+        f = notice_fields(b.text or "")
+        if f is None:
+            self.problems.append(f"{pos}'s rejection notice is not in the notice's format: "
+                                 f"{(b.text or '')[:80]!r}")
+            return
+        hard = self.cfg.get("hard")
+        if hard is not None and f["lim"] != hard:
+            self.problems.append(f"{pos}'s rejection notice names hard limit {f['lim']:,}, "
+                                 f"the workspace's is {hard:,}")
+        cost = message_cost({"role": "tool", "tool_call_id": b.call_id,
+                             "content": b.attempted}, self.counter)
+        if not f["over"] and f["att"] != cost:
+            self.problems.append(f"{pos}'s rejection notice says the result needs "
+                                 f"+{f['att']:,}, it costs {cost:,} in its tool form")
 
     def unit_level(self, uid: str) -> int:
         for u in _split(self.obs.get("units", "-")):
@@ -782,7 +858,69 @@ class _Builder:
             age = self.sh.turn - self.sh.blocks[newest - 1].turn if newest else 0
             row = Row(uid, int(tok), age, typ, int(level), parent, st)
             out.append((row, uid[0] == "G" or status in ("archived", "offloaded"), newest))
+        model = self.model_rows()
+        if model is not None:
+            # The model states the ledger itself (ages, types, parents): the rows are
+            # the model's, and the driver's own record must agree with them.
+            mine = [r for r, _, _ in out]
+            if [r.uid for r in model] != [r.uid for r in mine]:
+                self.problems.append(f"the model's ledger lists {[r.uid for r in model]}, "
+                                     f"its units {[r.uid for r in mine]}")
+            else:
+                for theirs, ours in zip(model, mine, strict=True):
+                    if theirs != ours:
+                        self.problems.append(f"the model's ledger row {theirs} differs from "
+                                             f"the driver's record {ours}")
+                        break
+                out = [(m, arch, nw) for m, (_, arch, nw) in zip(model, out, strict=True)]
         return out
+
+    def model_rows(self) -> list[Row] | None:
+        """The model's ``ledger`` field (optional in FORMAT.md), or None."""
+        field_ = self.obs.get("ledger")
+        if field_ is None:
+            return None
+        names = {"user": "user_message", "assistant": "assistant_message"}
+        rows = []
+        for item in _split(field_):
+            uid, tok, age, typ, level, parent, status = item.split(":")
+            st = "offloaded_placeholder" if status == "offloaded" else status
+            rows.append(Row(uid, int(tok), int(age), names.get(typ, typ), int(level), parent,
+                            st))
+        return rows
+
+    def check_shows(self, render: Sequence[list[str]]) -> None:
+        """The model's ``shows`` field (optional): what each rendered message shows
+        of the workspace, against the texts written here (a content's payload, a
+        handle's key, level and payload, a stub's group key)."""
+        field_ = self.obs.get("shows")
+        if field_ is None:
+            return
+        # "-" is both the empty list and a one-message list showing nothing beyond its form.
+        shows = field_.split(",") if field_ != "-" else ["-"] * min(1, len(render))
+        if len(shows) != len(render):
+            self.problems.append(f"the model shows {len(shows)} messages, renders {len(render)}")
+            return
+        for (pos, form, _), what in zip(render, shows, strict=True):
+            if what.startswith("d:") and pos[0] == "B":
+                got = _token((self.sh.blocks[int(pos[1:]) - 1].text or "").encode("utf-8"))
+                if form == "content" and self.sh.blocks[int(pos[1:]) - 1].kind == "call":
+                    got = _token(self.block_data(int(pos[1:])))
+                if got != what[2:]:
+                    self.problems.append(f"the model shows {pos} holding {what[2:]}, the "
+                                         f"driver registered {got}")
+                    return
+            elif what.startswith("h:"):
+                _, key, level, value = what.split(":", 3)
+                uid = form.split(".", 1)[1] if form.startswith("handle.") else pos
+                if key != f"{uid}.txt" or self.store.get(key) != value or (
+                        form.startswith("handle.") and int(level) != self.unit_level(uid)):
+                    self.problems.append(f"the model's handle at {pos} names {key} level "
+                                         f"{level}; rendered as {form} of {uid}")
+                    return
+            elif what.startswith("s:") and what[2:] != f"{form[len('stub.'):]}.txt":
+                self.problems.append(f"the model's stub at {pos} names {what[2:]}, not {form}")
+                return
 
 
 def _split_store(v: str) -> list[str]:
@@ -807,6 +945,7 @@ def expected_view(obs: Mapping[str, str], shadow: Shadow, cfg: Mapping[str, Any]
     render = [r.split("/", 2) for r in _split(obs.get("render", "-"))]
     for pos, form, role in render:
         msgs.append(bld.message(pos, form, role))
+    bld.check_shows(render)
     tools = context_tools()
     keep_archived = getattr(dashboard_config, "archived_rows", 8)
     keep_mgmt = getattr(dashboard_config, "management_rows", 24)
@@ -880,11 +1019,43 @@ def expected_view(obs: Mapping[str, str], shadow: Shadow, cfg: Mapping[str, Any]
 
 def _first_difference(a: str, b: str) -> str:
     i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
-    return f"at char {i}: engine {a[max(0, i - 30):i + 40]!r} vs expected {b[max(0, i - 30):i + 40]!r}"
+    lo, hi = max(0, i - 30), i + 40
+    return f"at char {i}: engine {a[lo:hi]!r} vs expected {b[lo:hi]!r}"
 
 
 def _norm(m: Mapping[str, Any]) -> dict[str, Any]:
     return _plain({k: v for k, v in m.items() if v is not None or k == "content"})
+
+
+_PRINTED = re.compile(
+    r"\[(archived|offloaded) ([BG][0-9]+)(?: \([^()]*\))? level=[0-9]+ size=([0-9,]+)B "
+    r"sha256=([0-9a-f]+) path=(\S+?)\]"
+)
+
+
+def _printed_handles(messages: Sequence[Mapping[str, Any]], exp: Expected,
+                     reads: Mapping[str, bytes | None]) -> list[tuple[str, str]]:
+    """Every handle and placeholder the engine printed, followed (eq.
+    archive-contract): ``read_path`` of its path must give the payload of the unit
+    it names, with the size and checksum it shows."""
+    out = []
+    for m in messages:
+        text = m.get("content")
+        if not isinstance(text, str) or "path=" not in text:
+            continue
+        for kind, uid, size, sha, path in _PRINTED.findall(text):
+            data = reads.get(path)
+            want = exp.payloads.get(f"{uid}.txt")
+            if data is None:
+                out.append(("recoverability", f"the {kind} handle of {uid} prints {path}, "
+                            "which read_path cannot read"))
+            elif want is not None and data != want:
+                out.append(("recoverability", f"the {kind} handle of {uid} prints {path}, "
+                            f"whose bytes are not {uid}'s payload"))
+            elif int(size.replace(",", "")) != len(data) or not _sha(data).startswith(sha):
+                out.append(("recoverability", f"the {kind} handle of {uid} shows size {size}B "
+                            f"sha256 {sha}, its path holds {len(data):,}B {_sha(data)[:16]}"))
+    return out
 
 
 def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
@@ -894,7 +1065,7 @@ def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
     """(invariant, what differs) for every difference between the expected view and
     what the engine returned: its messages, its Anthropic request, its tools, the
     tools the agent may call, and the bytes ``read_path`` gave for each key's path."""
-    out: list[tuple[str, str]] = [("fidelity", p) for p in exp.problems]
+    out: list[tuple[str, str]] = _printed_handles(messages, exp, reads)[:1]
     got = [_norm(m) for m in messages]
     want = [_norm(m) for m in exp.messages]
     if len(got) != len(want):
@@ -912,9 +1083,11 @@ def compare_view(exp: Expected, messages: Sequence[Mapping[str, Any]],
             out.append((inv, f"message {i}: engine {json.dumps(g)[:300]} vs expected "
                         f"{json.dumps(w)[:300]}"))
         break
+    out += [("dashboard" if "dashboard" in p else "fidelity", p) for p in exp.problems]
     if _plain([dict(t) for t in tools]) != exp.tools:
-        out.append(("protocol", f"the tools sent are {[t.get('function', {}).get('name') for t in tools]}"
-                    ", not the paper's two context tools"))
+        names = [t.get("function", {}).get("name") for t in tools]
+        out.append(("protocol", f"the tools sent are {names}, not the paper's two context "
+                    "tools"))
     want_allowed = [t["function"]["name"] for t in exp.tools]
     if list(allowed) != want_allowed:
         out.append(("protocol", f"the agent may call {list(allowed)}, expected {want_allowed} "

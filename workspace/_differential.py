@@ -137,6 +137,13 @@ class DifferentialReport:
     requests_checked : int
         Requests built from the model's renderings (an OpenAI and an Anthropic
         one per observation) that the request checker accepted; 0 without one.
+    configurations : dict
+        Per configuration (``"cache_prefix=False"``, ``"cache_prefix=True"``):
+        ``sequences`` generated, ``compared_whole`` (every observation line
+        compared with the model, and every rendering with the texts written from
+        it), ``compared_prefix`` (compared up to a point where the model does
+        not describe the option, then the recount checks only), ``recount_only``
+        (the model was not run: unavailable, or the engine diverged before it).
     """
 
     sequences: int
@@ -150,6 +157,7 @@ class DifferentialReport:
     engine: str = "Workspace"
     requests_checked: int = 0
     modelled_prefix: int = 0
+    configurations: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -171,6 +179,7 @@ class DifferentialReport:
             "engine": self.engine,
             "requests_checked": self.requests_checked,
             "modelled_prefix": self.modelled_prefix,
+            "configurations": {k: dict(v) for k, v in self.configurations.items()},
             "seconds": round(self.seconds, 3),
             "ok": self.ok,
         }
@@ -192,19 +201,36 @@ class _Counts:
     prefix: int = 0
     requests: list[int] = field(default_factory=lambda: [0])
     found: list[tuple[OperationSequence, _Finding]] = field(default_factory=list)
+    configs: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def tally(self, seq: OperationSequence, outcome: Mapping[str, Any]) -> None:
+        key = f"cache_prefix={bool(seq.config.get('cache_prefix'))}"
+        row = self.configs.setdefault(key, {"sequences": 0, "compared_whole": 0,
+                                            "compared_prefix": 0, "recount_only": 0})
+        row["sequences"] += 1
+        row[outcome.get("compared", "recount_only")] += 1
 
 
 def check_sequence(
     seq: OperationSequence, engine_factory: EngineFactory | None = None,
     model: str | None = None, request_check: RequestCheck | None = None,
-    checked: list[int] | None = None,
+    checked: list[int] | None = None, *, outcome: dict[str, Any] | None = None,
 ) -> tuple[_Finding | None, bool]:
     """Run one sequence; its first divergence (or None) and whether the model saw it.
+
+    Each observation line of the engine is compared with the model's, and what the
+    engine's public API showed the agent after it (both renderings, the tools,
+    ``read_path`` of every payload path) with the texts :mod:`._diff_texts` writes
+    from the model's observation (source ``"texts"``).
 
     With ``request_check``, the engine's request after every operation is checked
     with it, and every rendering the model produced is built into concrete OpenAI
     and Anthropic requests (:func:`model_requests`) and checked too;
-    ``checked[0]`` counts the model's requests accepted."""
+    ``checked[0]`` counts the model's requests accepted. ``outcome``, if given, is
+    filled with ``compared``: ``"compared_whole"``, ``"compared_prefix"`` or
+    ``"recount_only"`` (how much of the run the model's comparison covered)."""
+    out = outcome if outcome is not None else {}
+    out["compared"] = "recount_only"
     try:
         run = run_sequence(seq, engine_factory, request_check=request_check)
     except WorkspaceArgumentError as exc:
@@ -225,12 +251,14 @@ def check_sequence(
         return None, False
     got = run_model(model, run.model_lines)
     n = len(seq)
+    out["compared"] = "compared_whole"
     for i, (mline, eline, step) in enumerate(
         zip(run.model_lines, run.engine_lines, run.line_step, strict=True)
     ):
         if i >= len(got):
             return _Finding("crash", "model", step, f"the model stopped before line {i}"), True
         if run.prefix_only and (_cache_prefix_matters(eline) or _cache_prefix_matters(got[i])):
+            out["compared"] = "compared_prefix"
             break  # from here on cache_prefix=True and the model's False differ by design
         diffs = compare_observations(eline, got[i])
         if diffs:
@@ -420,11 +448,13 @@ def differential_test(
     def prop(seq: OperationSequence) -> None:
         if shrinking[0] and time.perf_counter() > deadline[0]:
             return  # shrinking time is up: keep the shortest sequence found so far
+        outcome: dict[str, Any] = {}
         finding, seen = check_sequence(
             seq, engine_factory, model_path, request_check,
-            None if shrinking[0] else counts.requests,
+            None if shrinking[0] else counts.requests, outcome=outcome,
         )
         if not shrinking[0]:
+            counts.tally(seq, outcome)
             counts.sequences += 1
             counts.operations += len(seq)
             counts.modelled += int(seen)
@@ -450,11 +480,14 @@ def differential_test(
             # or the best one when the shrinking time ran out), then shortened
             # further by dropping operations one at a time while it still fails.
             seq, f = min(counts.found, key=lambda sf: (len(sf[0]), len(sf[0].describe())))
-            seq, f = _minimize(
+            small = _minimize(
                 seq, f, engine_factory, model_path, time.perf_counter() + shrink_seconds / 2,
                 request_check,
             )
-            divergences.append(Divergence(f.invariant, f.source, f.step, f.detail, seq))
+            divergences.append(_reproduced(
+                [small, *sorted(counts.found, key=lambda sf: len(sf[0]))],
+                engine_factory, model_path, request_check,
+            ))
     n_traces = 0
     for seq in trace_sequences(traces):
         n_traces += 1
@@ -464,7 +497,7 @@ def differential_test(
         counts.operations += len(seq)
         if finding is not None:
             divergences.append(
-                Divergence(finding.invariant, finding.source, finding.step, finding.detail, seq)
+                _reproduced([(seq, finding)], engine_factory, model_path, request_check)
             )
     name = getattr(engine_factory, "__qualname__", None) or type(engine_factory).__name__
     return DifferentialReport(
@@ -479,7 +512,30 @@ def differential_test(
         engine="Workspace" if engine_factory is None else str(name),
         requests_checked=counts.requests[0],
         modelled_prefix=counts.prefix,
+        configurations={k: counts.configs.get(k, {"sequences": 0, "compared_whole": 0,
+                                                  "compared_prefix": 0, "recount_only": 0})
+                        for k in ("cache_prefix=False", "cache_prefix=True")},
     )
+
+
+def _reproduced(
+    candidates: Sequence[tuple[OperationSequence, _Finding]], factory: EngineFactory | None,
+    model: str | None, request_check: RequestCheck | None,
+) -> Divergence:
+    """The divergence to report: the first candidate (shortest first, as the
+    caller orders them) that fails again when checked once more from scratch, so
+    a reported sequence always reproduces, whatever the machine's load and the
+    shrinking time did. If none fails again, the engine (or the run) is not
+    deterministic, and that is what is reported, with the first sequence seen
+    failing and what it showed then."""
+    for seq, _ in candidates:
+        again, _ = check_sequence(seq, factory, model, request_check)
+        if again is not None:
+            return Divergence(again.invariant, again.source, again.step, again.detail, seq)
+    seq, f = candidates[0]
+    return Divergence("determinism", f.source, f.step,
+                      f"failed once ({f.invariant}: {f.detail[:200]}), then passed when "
+                      "checked again", seq)
 
 
 def _minimize(

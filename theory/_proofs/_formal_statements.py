@@ -340,7 +340,28 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "workspace_budget",
         "budget: |C_t| <= B after preflight and final assembly -- for every sequence of "
         "operations, the management floor (fixed overhead + pinned + worst-case management "
-        "dashboard) stays <= B and every rendering, ordinary or management, fits B",
+        "dashboard) stays <= B and every rendering, ordinary or management, fits B; |C_t| "
+        "is the fixed overhead plus the cost of every form the specification (Spec.v) "
+        "requires",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_fidelity",
+        "fidelity: visible blocks appear in the active prompt with exact content; archived "
+        "blocks are replaced by compact handles -- the rendering is, message for message, the "
+        "one Spec.v defines over the state (normal mode: every position in order in its "
+        "defined form, each visible or pinned block with its exact registered bytes, handles "
+        "and placeholders naming key, level and stored payload, stubs, tombstones, pending "
+        "placeholders, the dashboard; management mode: every pinned block and the dashboard)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_ledger",
+        "ledger: the dashboard is a factual ledger of block IDs, token estimates, recency, "
+        "block type, archive level, status, and remaining budget -- every row is Spec.v's row "
+        "of its unit (ID, ~Tok, age in root turns, type, level, parent, status, one per live "
+        "top-level unit by first block) and the budget line's overhead + conversation + "
+        "dashboard is the total preflight compares with B",
     ),
     MainTheorem(
         "engine",

@@ -190,6 +190,13 @@ def _run_engine(args: argparse.Namespace) -> int:
             f"{report.requests_checked} requests built from the model's renderings "
             f"accepted by the conformance checkers; seed {report.seed}; model: {model}\n"
         )
+        for name, c in report.configurations.items():
+            out.write(
+                f"  {name}: {c['sequences']} sequences, {c['compared_whole']} compared whole "
+                f"with the model and the texts written from it, {c['compared_prefix']} up to "
+                f"the first state the model does not describe, {c['recount_only']} with the "
+                "recount checks only\n"
+            )
     if not report.model_available:
         return 1  # without the model the differential test did not run
     return 0 if report.ok else 1

@@ -6,4 +6,4 @@ From Coq Require Import Extraction ExtrOcamlBasic ExtrOcamlNatInt.
 From VistaLabEngine Require Import Model Anthropic.
 Extraction Language OCaml.
 Extraction "model.ml" init step render mode_of tokens total overhead conversation
-  unit_rows store recover anthropic_wire.
+  unit_rows ledger store recover anthropic_wire.

@@ -168,46 +168,62 @@ Inductive form :=
 | FTombstone | FPending | FDashboard.
 Inductive pos := PB (n : nat) | PPending (cid : nat) | PDash.
 
-Record msg := mkMsg { m_pos : pos; m_form : form; m_role : role; m_cost : nat }.
+(* What a message shows of the workspace (FORMAT.md, [shows]): the payload
+   token of the block it shows in full (its content, or a rejected result's
+   notice); for a handle or an offload placeholder, the store key it names, the
+   archive level and the payload stored there (the driver interns bytes, so a
+   block payload's token stands for its size and checksum); for a member stub,
+   its group's key. *)
+Inductive shows := SNone | SData (d : nat) | SHandle (k : key) (lvl : nat) (v : value) | SStub (k : key).
+
+Record msg := mkMsg { m_pos : pos; m_form : form; m_role : role; m_cost : nat; m_show : shows }.
 
 Definition plain_role (k : kind) : role :=
   match k with KSystem => RSystem | KUser => RUser | _ => RAssistant end.
 
 (* A tool result's text: a tool message while its call is in the prompt
    (tf), else ordinary context (never an orphan tool message). *)
-Definition wrap (tf : bool) (b : block) (f : form) (c : nat * nat) : msg :=
-  if tf then mkMsg (PB (b_id b)) f (RTool (b_cid b)) (fst c)
-  else mkMsg (PB (b_id b)) f RUser (snd c).
+Definition wrap (tf : bool) (b : block) (f : form) (c : nat * nat) (sh : shows) : msg :=
+  if tf then mkMsg (PB (b_id b)) f (RTool (b_cid b)) (fst c) sh
+  else mkMsg (PB (b_id b)) f RUser (snd c) sh.
+
+(* The payload a handle names (the store's value at its key). *)
+Definition payload_at (s : state) (k : key) : value :=
+  match lookup k (store s) with Some v => v | None => VGrp [] end.
 
 (* [tf]: the block's tool call is in the prompt (used for results only). *)
 Definition pos_msgs (s : state) (tf0 : bool) (b : block) : list msg :=
   let res := is_result b in
   let tf := res && tf0 in
   let me := PB (b_id b) in
+  let dat := SData (b_data b) in
   match b_status b with
-  | Deleted => if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b)] else []
+  | Deleted => if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b) SNone] else []
   | Visible | Pinned =>
-      if res then [wrap tf b (if b_rej b then FNotice else FContent) (b_c b)]
-      else if is_call b then [mkMsg me FContent (RCalls (b_calls b)) (snd (b_c b))]
-      else [mkMsg me FContent (plain_role (b_kind b)) (snd (b_c b))]
+      if res then [wrap tf b (if b_rej b then FNotice else FContent) (b_c b) dat]
+      else if is_call b then [mkMsg me FContent (RCalls (b_calls b)) (snd (b_c b)) dat]
+      else [mkMsg me FContent (plain_role (b_kind b)) (snd (b_c b)) dat]
   | Archived | Offloaded =>
       match b_group b with
       | None =>
+          let sh := SHandle (KB (b_id b)) (b_level b) (payload_at s (KB (b_id b))) in
           let '(f, c) := match b_status b with
                          | Offloaded => (FPlaceholder, b_p b)
                          | _ => (FHandle (UB (b_id b)), b_h b)
                          end in
-          if res then [wrap tf b f c] else [mkMsg me f (plain_role (b_kind b)) (snd c)]
+          if res then [wrap tf b f c sh] else [mkMsg me f (plain_role (b_kind b)) (snd c) sh]
       | Some g0 =>
           match top_group s g0 with
           | None => (* unreachable: a block's group is live; kept protocol-valid *)
-              if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b)] else []
+              if tf then [mkMsg me FTombstone (RTool (b_cid b)) (b_t b) SNone] else []
           | Some g =>
+              let sh := SHandle (KG (g_id g)) (g_level g) (payload_at s (KG (g_id g))) in
               if first_leaf g =? b_id b then
-                if tf then [mkMsg me (FHandle (UG (g_id g))) (RTool (b_cid b)) (fst (g_h g))]
-                else [mkMsg me (FHandle (UG (g_id g))) RUser (snd (g_h g))]
+                if tf then [mkMsg me (FHandle (UG (g_id g))) (RTool (b_cid b)) (fst (g_h g)) sh]
+                else [mkMsg me (FHandle (UG (g_id g))) RUser (snd (g_h g)) sh]
               else if tf then
-                [mkMsg me (FStub (UG (g_id g))) (RTool (b_cid b)) (assoc (b_id b) (g_stubs g))]
+                [mkMsg me (FStub (UG (g_id g))) (RTool (b_cid b)) (assoc (b_id b) (g_stubs g))
+                   (SStub (KG (g_id g)))]
               else []
           end
       end
@@ -220,7 +236,7 @@ Definition turn_msgs (s : state) (t : turn) : list msg :=
   end.
 
 Definition pending_msgs (s : state) : list msg :=
-  map (fun p => mkMsg (PPending (fst p)) FPending (RTool (fst p)) (snd p)) (pending s).
+  map (fun p => mkMsg (PPending (fst p)) FPending (RTool (fst p)) (snd p) SNone) (pending s).
 
 Definition costs (ms : list msg) : nat := sum (map m_cost ms).
 
@@ -238,7 +254,7 @@ Definition conversation (s : state) : nat :=
 Definition total_with (s : state) (d : nat) : nat := overhead s + conversation s + d.
 Definition total (s : state) : nat := total_with s (dash s).
 
-Definition dash_msg (d : nat) : msg := mkMsg PDash FDashboard RUser d.
+Definition dash_msg (d : nat) : msg := mkMsg PDash FDashboard RUser d SNone.
 
 Definition normal_render (s : state) : list msg :=
   flat_map (turn_msgs s) (turns s) ++ pending_msgs s ++ [dash_msg (dash s)].
@@ -740,3 +756,59 @@ Definition unit_rows (s : state) : list (uid * status * nat * nat) :=
                                | None => [(first_leaf x, (UG (g_id x), Archived, g_level x, g_tok x))]
                                | Some _ => [] end) (groups s) in
   map snd (sort_by fst (bs ++ gs)).
+
+(* The dashboard's ledger with every column (_layout._set_urow,
+   _preflight._ledger_row; the dashboard's "ID ~Tok Age Type Level Parent
+   Status"): live top-level units, by first block.  A block's root turn is
+   the number of its turn in [turns] (a system, user, assistant or tool-call
+   registration opens one; a tool result belongs to its call's turn); the age
+   is the number of root turns registered after it; a group's row is dated by
+   its newest leaf. *)
+Inductive utype := TSystem | TUser | TAssistant | TCall | TResult | TGroup.
+
+Record lrow := mkRow {
+  r_uid : uid; r_tok : nat; r_age : nat; r_type : utype;
+  r_level : nat; r_parent : option nat; r_status : status }.
+
+Definition type_of (k : kind) : utype :=
+  match k with
+  | KSystem => TSystem | KUser => TUser | KAssistant => TAssistant
+  | KCall => TCall | KResult => TResult
+  end.
+
+(* Each block with its root turn and, for a result, its call block and
+   whether that call is in the prompt. *)
+Fixpoint rooted (i : nat) (ts : list turn) : list (block * nat * option nat * bool) :=
+  match ts with
+  | [] => []
+  | TP b :: r => (b, i, None, false) :: rooted (S i) r
+  | TC c rs :: r => ((c, i, None, false) ::
+                     map (fun x => (x, i, Some (b_id c), in_prompt (b_status c))) rs)
+                    ++ rooted (S i) r
+  end.
+
+Definition now (s : state) : nat := length (turns s).
+
+Definition turn_of_block (s : state) (n : nat) : nat :=
+  match find (fun e => b_id (fst (fst (fst e))) =? n) (rooted 1 (turns s)) with
+  | Some e => snd (fst (fst e))
+  | None => 0
+  end.
+
+Definition group_row (s : state) (x : group) : lrow :=
+  mkRow (UG (g_id x)) (g_tok x) (now s - turn_of_block s (list_max (g_leaves x))) TGroup
+        (g_level x) None Archived.
+
+Definition ledger (s : state) : list lrow :=
+  flat_map (fun e =>
+    let '(b, i, par, tf) := e in
+    match b_group b, b_status b with
+    | None, Deleted => []
+    | None, st =>
+        [mkRow (UB (b_id b)) (if in_prompt st then costs (pos_msgs s tf b) else b_tok b) (now s - i)
+               (type_of (b_kind b)) (b_level b) par st]
+    | Some _, _ =>
+        flat_map (fun x => match g_parent x with
+                           | None => if first_leaf x =? b_id b then [group_row s x] else []
+                           | Some _ => [] end) (groups s)
+    end) (rooted 1 (turns s)).

@@ -14,26 +14,31 @@
 
 From Coq Require Import List Arith Lia.
 Import ListNotations.
-From VistaLabEngine Require Import Model Theorems Anthropic.
+From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
    blocks and the worst-case management dashboard -- fits the budget at
    creation (the engine refuses the configuration otherwise) and after every
    operation (a pin that would break it is refused); then every rendering,
-   ordinary or management, fits the budget. *)
+   ordinary or management, fits the budget; and |C_t| is the fixed overhead
+   plus the cost of every form the specification requires (Spec.v
+   [sp_tokens]: each visible block in full, each handle, placeholder, stub,
+   tombstone and pending placeholder, the dashboard), so a rendering that
+   drops content does not satisfy it. *)
 Theorem workspace_budget (c : config) (d : nat) (s0 : state) (ops : list op) :
   fixed c + mgmt c <= budget c ->
   init c d = Some s0 ->
   let s := run s0 ops in
-  fixed c + pinned_cost s + mgmt c <= budget c /\ tokens s <= budget c.
+  fixed c + pinned_cost s + mgmt c <= budget c /\ tokens s <= budget c /\
+  tokens s = sp_tokens s.
 Proof.
   intros _ I s.
   assert (C : cfg s = c) by exact (run_cfg c d s0 ops I).
   assert (F : floor s <= budget (cfg s)).
   { unfold s. rewrite cfg_run. apply floor_run. rewrite (cfg_init c d s0 I).
     exact (floor_init c d s0 I). }
-  split.
+  split; [|split; [|exact (proj1 (budget_forms_run c d s0 ops I))]].
   - unfold floor in F. rewrite C in F. exact F.
   - rewrite <- C. exact (tokens_bound s F).
 Qed.
@@ -125,3 +130,59 @@ Proof.
   intros I s b Hb D. apply recover_ok; auto.
   apply run_invariant; [exact (rec_init c d s0 I)|]. intros s1 o H. apply rec_step; exact H.
 Qed.
+
+(* fidelity.  Methodology, Context Stream: "(i) visible blocks appear in the
+   active prompt with exact content; pinned blocks are a protocol-required
+   subset of this state. (ii) archived blocks are replaced by compact handles
+   and summaries, while their original bytes are stored externally."  And
+   eq. (workspace-render): "C_t = preflight(render(V_t) + handles(A_t) + D_t, B)
+   ... preflight emits a budget-safe management rendering C_t that retains
+   the dashboard, actionable handles, and compact stubs ...; otherwise it
+   returns the ordinary rendering."  The rendering is, message for message,
+   the one Spec.v defines over the state: in normal mode (the candidate fits
+   B) every position in order with its defined form -- a visible or pinned
+   block with its exact registered bytes (a rejected result: its notice), an
+   archived or offloaded block its handle or placeholder naming its payload
+   key, level and stored payload, a group its handle at its first leaf and a
+   member stub where a call stays answered, a deleted result its tombstone --
+   then the pending placeholders and the dashboard; in management mode every
+   pinned block and the management dashboard.  In normal mode every visible
+   or pinned block has a message showing exactly its bytes. *)
+Theorem workspace_fidelity (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  render s = sp_render s /\
+  (sp_candidate_tokens s <= budget c ->
+     forall b, In b (sp_blocks s) -> sp_shown_in_prompt (b_status b) = true ->
+     exists m, In m (render s) /\ m_pos m = PB (b_id b) /\ m_show m = SData (b_data b)).
+Proof. exact (fidelity_run c d s0 ops). Qed.
+
+(* ledger.  Methodology, "Context Stream": "D_t is the dashboard: a factual
+   ledger of block IDs, token estimates, recency, block type, archive level,
+   status, and remaining budget"; "Workspace invariants": "The dashboard
+   reports the same token estimates used by these checks, so the agent sees
+   the state that the harness will enforce"; Implementation Details,
+   "Dashboard format" (ID, ~Tok, Age, Type, Level, Parent, Status; "Age =
+   root-turn distance; 0r newest").  Every ledger row is Spec.v's row of its
+   unit: one per live top-level unit in first-block order, with its ID, ~Tok
+   (its position's cost while in the prompt, its cost when it left the
+   prompt otherwise, the members' sum for a group), age (root turns
+   registered after the unit's own; a result in its call's turn; a group
+   dated by its newest leaf), type, level, parent (a result's call) and
+   status; and the budget line's overhead, conversation and dashboard are
+   the figures whose sum preflight compares with B. *)
+Theorem workspace_ledger (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  ledger s = sp_ledger s /\
+  overhead s = sp_overhead s /\ conversation s = sp_conversation s /\
+  total s = sp_overhead s + sp_conversation s + dash s /\
+  (mode_of s = Normal <-> sp_overhead s + sp_conversation s + dash s <= budget c).
+Proof. exact (ledger_run c d s0 ops). Qed.
+
+(* The theorems above have exactly the types of Claims.v's statements (the
+   ones a refutation of a mutant of Model.v disproves). *)
+Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
+Definition statement_of_budget : claim_budget :=
+  fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
+Definition statement_of_ledger : claim_ledger := workspace_ledger.

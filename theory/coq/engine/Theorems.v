@@ -811,7 +811,7 @@ Lemma normal_render_valid s : proto_inv s -> openai_valid (normal_render s).
 Proof.
   unfold proto_inv, openai_valid, normal_render. intro H.
   rewrite !map_app. unfold pending_msgs. rewrite map_map.
-  replace (map (fun x => m_role (mkMsg (PPending (fst x)) FPending (RTool (fst x)) (snd x))) (pending s))
+  replace (map (fun x => m_role (mkMsg (PPending (fst x)) FPending (RTool (fst x)) (snd x) SNone)) (pending s))
     with (map RTool (map fst (pending s))) by (rewrite map_map; reflexivity).
   apply turns_render with (own := owner s). exact H.
 Qed.

@@ -135,6 +135,19 @@ let wids_s l = match l with [] -> "-" | _ -> String.concat ";" (List.map wid_s l
 let turn_s t =
   (if t.w_user then "user" else "assistant") ^ ":" ^ wids_s t.w_results ^ ":"
   ^ wids_s t.w_uses ^ ":" ^ string_of_int t.w_text
+let type_s = function
+  | TSystem -> "system" | TUser -> "user" | TAssistant -> "assistant"
+  | TCall -> "tool_call" | TResult -> "tool_result" | TGroup -> "group"
+let lrow_s r =
+  String.concat ":" [uid_s r.r_uid; string_of_int r.r_tok; string_of_int r.r_age; type_s r.r_type;
+                     string_of_int r.r_level;
+                     (match r.r_parent with Some n -> "B" ^ string_of_int n | None -> "-");
+                     status_s r.r_status]
+let shows_s m = match m.m_show with
+  | SNone -> "-"
+  | SData d -> "d:" ^ name d
+  | SHandle (k, lvl, v) -> "h:" ^ key_s k ^ ":" ^ string_of_int lvl ^ ":" ^ value_s v
+  | SStub k -> "s:" ^ key_s k
 let row_s (((u, st), lvl), tok) =
   uid_s u ^ ":" ^ status_s st ^ ":" ^ string_of_int lvl ^ ":" ^ string_of_int tok
 
@@ -143,7 +156,8 @@ let observe status s (r : result option) =
   match s with
   | None ->
       Printf.printf "status=%s mode=- tokens=- total=- overhead=- conversation=- dashboard=- \
-                     guard=- offloaded=- recovered=- units=- render=- store=- request=- turns=-\n" status
+                     guard=- offloaded=- recovered=- units=- render=- store=- request=- turns=- \
+                     ledger=- shows=- cache_prefix=- mdash=-\n" status
   | Some s ->
       let guard, off, rec_ = match r with
         | Some r -> guard_s r.r_guard, csv (fun n -> "B" ^ i n) r.r_offloaded,
@@ -152,13 +166,14 @@ let observe status s (r : result option) =
       let st = List.sort (fun (a, _) (b, _) -> compare (key_rank a) (key_rank b)) s.store in
       Printf.printf "status=%s mode=%s tokens=%d total=%d overhead=%d conversation=%d \
                      dashboard=%d guard=%s offloaded=%s recovered=%s units=%s render=%s store=%s \
-                     request=%s turns=%s\n"
+                     request=%s turns=%s ledger=%s shows=%s cache_prefix=%d mdash=%d\n"
         status (match mode_of s with Normal -> "normal" | Management -> "management")
         (tokens s) (total s) (overhead s) (conversation s) s.dash guard off rec_
         (csv row_s (unit_rows s)) (csv msg_s (render s))
         (csv (fun (k, v) -> key_s k ^ ":" ^ value_s v) st)
         (csv wire_s (render s))
         (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) (render s))))
+        (csv lrow_s (ledger s)) (csv shows_s (render s)) 0 s.cfg.mgmt
 
 let () =
   let state = ref None and started = ref false in
