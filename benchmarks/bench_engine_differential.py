@@ -60,29 +60,6 @@ def _configs() -> dict[str, dict[str, int]]:
 CONFIGS = ("cache_prefix=True", "cache_prefix=False")
 
 
-def _stopped_early() -> Any:
-    """A wrapper of the differential test's early-stop predicate (present while the
-    model leaves part of ``cache_prefix=True`` out) that records whether it
-    stopped a comparison: a sequence is compared whole when it never did."""
-    import vistalab.workspace._differential as dt
-
-    real = getattr(dt, "_cache_prefix_matters", None)
-    if real is None:  # the model covers both configurations: nothing stops early
-        return [False]
-    if not getattr(real, "_bench_wrapped", False):
-        def wrapped(line: str) -> bool:
-            out = bool(real(line))
-            if out:
-                _HIT[0] = True
-            return out
-        wrapped._bench_wrapped = True  # type: ignore[attr-defined]
-        dt._cache_prefix_matters = wrapped  # type: ignore[attr-defined]
-    return _HIT
-
-
-_HIT = [False]
-
-
 def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[str], float,
                                                        dict[str, dict[str, int]]]:
     """Sequences [start, stop) of the stream: (sequences, operations, modelled,
@@ -93,18 +70,17 @@ def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[st
     checked = [0]
     found: list[str] = []
     per = _configs()
-    hit = _stopped_early()
     for i in range(start, stop):
         seq = _sequence(seed, i)
-        hit[0] = False
-        finding, seen = check_sequence(seq, None, exe, request_problems, checked)
+        outcome: dict[str, str] = {}
+        finding, seen = check_sequence(seq, None, exe, request_problems, checked,
+                                       outcome=outcome)
         ops += len(seq)
         modelled += int(seen)
         row = per[f"cache_prefix={bool(seq.config['cache_prefix'])}"]
         row["sequences"] += 1
         row["operations"] += len(seq)
-        # The breaking line itself is still compared; a stop before the end is not whole.
-        row["whole"] += int(seen and not hit[0] and finding is None)
+        row["whole"] += int(outcome.get("compared") == "compared_whole")
         if finding is not None:
             seq, finding = _minimize(seq, finding, None, exe, time.perf_counter() + 60,
                                      request_problems)

@@ -129,7 +129,10 @@ class _ModelProcess:
         except OSError:
             out = ""
         if not out:
-            code = proc.poll()
+            try:
+                code: int | None = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
             self.err.seek(0)
             why = self.err.read().decode("utf-8", "replace").strip()[-300:]
             raise ModelCheckError(
@@ -201,6 +204,7 @@ class ModelCheck(_Driver):
         self.budget = int(ws.budget)
         self.tok = _CountCache(ws.tokenizer)
         self.tr = ModelTranslator(self.tok, self.budget, int(ws.hard_limit), ws.store.root)
+        self.counter = self.tr.counter  # the independent counter the driver measures with
         if ids:
             self.tr.ids.update(ids)
         self._r_key: Any = None
