@@ -320,3 +320,24 @@ def test_a_model_that_dies_is_reported(model, tmp_path):
     exe.chmod(0o755)
     with pytest.raises(WorkspaceError, match=r"stopped \(exit status 3\)"):
         Workspace(3000, cache_prefix=False, check_model=str(exe))
+
+
+def test_the_check_changes_nothing_in_the_session(model):
+    """The same session with and without the check: the same return values, the
+    same state hash, the same event log (the check reads the store directly,
+    never through read_path, so it logs nothing)."""
+
+    def session(ws):
+        out = [ws.register_system("You are careful."), ws.register_user("Find the refunds.")]
+        out.append(ws.register_message(_call("c1")))
+        out.append(ws.register_tool_result("c1", "row " * 400))
+        out.append(ws.archive("B4", "rows").path)
+        out.append(ws.read_path(out[-1], "bytes=0:8"))
+        out.append(ws.render().tokens)
+        out.append(ws.recover("B4"))
+        return out, ws.state_hash(), [(e.op, e.ok, e.result, e.state_hash) for e in ws.events]
+
+    plain = session(Workspace(3000, cache_prefix=False))
+    with Workspace(3000, cache_prefix=False, check_model=model) as ws:
+        checked = session(ws)
+    assert checked == plain
