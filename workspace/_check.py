@@ -335,7 +335,9 @@ def _split_store(field: str) -> list[str]:
     """The store field's entries (group entries hold commas only inside [...])."""
     if field in ("", "-"):
         return []
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in field:
         if ch == "[":
             depth += 1
@@ -517,8 +519,9 @@ class ModelCheckedWorkspace:
             return chk.tr.call_line(content, got, data, chk.dash()), why
 
         return self._run(  # type: ignore[no-any-return]
-            lambda: _brief("register_tool_call", [getattr(c, "get", dict)("id") if isinstance(
-                c, Mapping) else c for c in (tool_calls or ())]),
+            lambda: _brief("register_tool_call", [
+                c.get("id") if isinstance(c, Mapping) else getattr(c, "id", c)
+                for c in (tool_calls or ())]),
             lambda: super(ModelCheckedWorkspace, self).register_tool_call(  # type: ignore[misc]
                 tool_calls, content=content),
             ok, refused)
