@@ -16,11 +16,16 @@ Baseline (same run, same sequences): the engine alone, applying the operations
 without observation, recount or model. The ratio says what the differential
 check costs per operation on top of running the engine.
 
-Target: 0 divergences over >= 1,000,000 operations (default). Exit status 1 on
-any divergence or if the model executable is unavailable.
+Target: 0 divergences over >= 1,000,000 operations (default) across both
+configurations (``cache_prefix`` True and False, both drawn by the generator),
+two worker processes by default. Printed per configuration: the
+operations, the sequences, and how many of them were compared with the model
+whole (every observation line, none cut short); then ops/s and the total time.
+Exit status 1 on any divergence or if the model executable is unavailable.
 
     .venv/bin/python benchmarks/bench_engine_differential.py              # 1e6 operations
     .venv/bin/python benchmarks/bench_engine_differential.py --quick      # 2e4 operations
+    .venv/bin/python benchmarks/bench_engine_differential.py --workers 2 --seed 1
 """
 
 from __future__ import annotations
@@ -47,19 +52,35 @@ def _sequence(seed: int, i: int) -> OperationSequence:
     return generate_sequence(RandomChoices(random.Random(f"{seed}:{i}")), max_ops=MAX_OPS)
 
 
-def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[str], float]:
+def _configs() -> dict[str, dict[str, int]]:
+    return {k: {"sequences": 0, "operations": 0, "whole": 0} for k in CONFIGS}
+
+
+#: The two configurations counted apart (the engine's default is cache_prefix=True).
+CONFIGS = ("cache_prefix=True", "cache_prefix=False")
+
+
+def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[str], float,
+                                                       dict[str, dict[str, int]]]:
     """Sequences [start, stop) of the stream: (sequences, operations, modelled,
-    requests checked, divergence lines, CPU seconds)."""
+    requests checked, divergence lines, CPU seconds, per-configuration counts)."""
     seed, start, stop, exe = args
     c0 = _cpu()
     ops = modelled = 0
     checked = [0]
     found: list[str] = []
+    per = _configs()
     for i in range(start, stop):
         seq = _sequence(seed, i)
-        finding, seen = check_sequence(seq, None, exe, request_problems, checked)
+        outcome: dict[str, str] = {}
+        finding, seen = check_sequence(seq, None, exe, request_problems, checked,
+                                       outcome=outcome)
         ops += len(seq)
         modelled += int(seen)
+        row = per[f"cache_prefix={bool(seq.config['cache_prefix'])}"]
+        row["sequences"] += 1
+        row["operations"] += len(seq)
+        row["whole"] += int(outcome.get("compared") == "compared_whole")
         if finding is not None:
             seq, finding = _minimize(seq, finding, None, exe, time.perf_counter() + 60,
                                      request_problems)
@@ -67,7 +88,7 @@ def _chunk(args: tuple[int, int, int, str]) -> tuple[int, int, int, int, list[st
                 f"sequence {i}: {finding.invariant} ({finding.source}) after operation "
                 f"{finding.step}: {finding.detail} | {seq.describe()}"
             )
-    return stop - start, ops, modelled, checked[0], found, _cpu() - c0
+    return stop - start, ops, modelled, checked[0], found, _cpu() - c0, per
 
 
 def _cpu() -> float:
@@ -106,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--operations", type=int, default=1_000_000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=int, default=2)
     p.add_argument("--quick", action="store_true", help="2e4 operations")
     args = p.parse_args(argv)
     target = 20_000 if args.quick else args.operations
@@ -138,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _PROGRESS: dict[str, Any] = {"seqs": 0, "ops": 0, "modelled": 0, "requests": 0, "cpu": 0.0}
+_PER = _configs()
 
 
 def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -> None:
@@ -153,17 +175,20 @@ def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -
             for _ in range(max(1, min(args.workers * 4, need // chunk + 1))):
                 jobs.append((args.seed, start, start + chunk, exe))
                 start += chunk
-            for n, o, m, r, f, c in pool.imap_unordered(_chunk, jobs):
+            for n, o, m, r, f, c, per in pool.imap_unordered(_chunk, jobs):
                 seqs, ops, modelled, cpu = seqs + n, ops + o, modelled + m, cpu + c
                 requests += r
+                for k, row in per.items():
+                    for f_, v in row.items():
+                        _PER[k][f_] += v
                 found.extend(f)
                 for line in f:  # at once: a long run may be stopped before its end
                     print("DIVERGENCE " + line, flush=True)
                 _PROGRESS.update(seqs=seqs, ops=ops, modelled=modelled, requests=requests,
                                  cpu=cpu)
-            rate = ops / (time.perf_counter() - t0)
+            el = time.perf_counter() - t0
             print(f"  {ops:,} operations, {seqs:,} sequences, {len(found)} divergences, "
-                  f"{rate:,.0f} ops/s wall", flush=True)
+                  f"{ops / el:,.0f} ops/s wall, {el:,.0f} s", flush=True)
 
 
 def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, requests: int,
@@ -178,6 +203,10 @@ def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, re
         f"{args.workers} worker(s); {requests:,} requests built from the model's renderings "
         f"accepted by the conformance checker"
     )
+    for k, row in _PER.items():
+        print(f"  {k}: {row['operations']:,} operations in {row['sequences']:,} sequences, "
+              f"{row['whole']:,} of them compared with the model whole (every line)")
+    print(f"total time {wall:,.1f} s wall ({wall / 60:.1f} min), {cpu:,.1f} CPU s")
     print(
         f"baseline (engine alone, same stream, {base_ops:,} operations): {base_rate:,.0f} ops/s "
         f"CPU; the differential check runs at {diff_rate / base_rate:.2f}x the engine's speed"

@@ -3,6 +3,8 @@ layer per concern (state, layout, preflight, guard, actions, tools, persistence)
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._persist import PersistLayer
 from ._results import ArchiveResult, DeleteResult, Rendering, RestoreResult
 from ._validate import MAX_REPLACEMENT_CHARS, _id_summary
@@ -52,6 +54,20 @@ class Workspace(PersistLayer):
         of the conversation that fits beside its dashboard (default True), so
         the request keeps the prefix a provider's prompt cache holds from the
         turn before; False shows only protocol, pinned blocks and dashboard.
+    check_model : bool or str
+        Translation validation (default False): replay every operation of this
+        session (registrations, the agent's archive / restore / delete, reads,
+        recoveries, renderings) into the engine's extracted Coq model, one
+        model process per workspace, and raise
+        :class:`~vistalab.workspace.ModelDisagreementError` at the first
+        operation where the engine's state or rendering differs from the
+        model's. True builds the model on demand
+        (:func:`~vistalab.workspace.build_engine_model`, cached); a path names a
+        built executable. The workspace is then an instance of
+        ``ModelChecked[Workspace]`` (a subclass: ``close()`` or ``with`` ends
+        the model process). Off, nothing changes and nothing is paid. See
+        ``docs/guide/engine-differential.md`` ("Translation validation") for
+        what is checked, what is not, and the overhead.
 
     Notes
     -----
@@ -69,7 +85,18 @@ class Workspace(PersistLayer):
     ------
     BudgetConfigError
         If ``budget`` cannot hold the management rendering.
+    ModelCheckUnavailableError
+        ``check_model=True`` and the model cannot be built (Coq or OCaml missing).
+    ModelCoverageError
+        ``check_model=True`` with an option the model does not cover.
     """
+
+    def __new__(cls, *args: Any, check_model: Any = False, **kwargs: Any) -> Any:
+        if check_model is not False and check_model is not None:
+            from ._check import checked_class
+
+            cls = checked_class(cls)
+        return super().__new__(cls)
 
 
     __slots__ = ()

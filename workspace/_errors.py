@@ -29,6 +29,10 @@ __all__ = [
     "ReplayMismatchError",
     "SnapshotError",
     "SnapshotWriteError",
+    "ModelCheckError",
+    "ModelDisagreementError",
+    "ModelCoverageError",
+    "ModelCheckUnavailableError",
 ]
 
 
@@ -222,3 +226,108 @@ class SnapshotWriteError(WorkspaceError, OSError):
 
     def __str__(self) -> str:  # OSError would format (errno, strerror)
         return str(self.args[0])
+
+
+class ModelCheckError(WorkspaceError, RuntimeError):
+    """Root of the errors of ``Workspace(..., check_model=True)``, the run-time
+    check of the engine against its extracted Coq model (translation validation,
+    ``docs/guide/engine-differential.md``)."""
+
+
+#: How to report a disagreement (the message of :class:`ModelDisagreementError`).
+MODEL_REPORT_HINT = (
+    "this is a bug in vista-lab's engine (or in its model): report it to the vista-lab "
+    "maintainers with this message and the error's model_input (the model's input so far, "
+    "one operation per line, theory/coq/engine/FORMAT.md; piping it into the executable of "
+    "vistalab.workspace.build_engine_model() replays the model's side)"
+)
+
+
+class ModelDisagreementError(ModelCheckError):
+    """The engine and its Coq model disagree after an operation of a session run
+    under ``check_model=True``.
+
+    The operation took effect in the engine (what it returned is ``result``). Every
+    later operation on the workspace raises this error again, until
+    ``ws.model_check.stop()`` lets the session go on unchecked.
+
+    Attributes
+    ----------
+    index : int
+        Number of the operation in the session (0: the workspace's construction).
+    operation : str
+        The operation, e.g. ``"register_tool_result('call_7', ...)"``.
+    field : str
+        The observation field that disagreed (``guard``, ``units``, ``render``,
+        ``store``, ``recovered``, ...; theory/coq/engine/FORMAT.md).
+    engine_value, model_value : str
+        That field as the engine shows it and as the model computes it.
+    differences : tuple of str
+        Every field that disagreed (``field: engine X vs model Y``).
+    model_input : str
+        The model's input lines so far (the last one is this operation's).
+    result : Any
+        What the operation returned in the engine (None if it raised).
+    """
+
+    def __init__(self, index: int, operation: str, field: str, engine_value: str,
+                 model_value: str, *, differences: tuple[str, ...] = (),
+                 model_input: str = "", result: Any = None) -> None:
+        self.index = index
+        self.operation = operation
+        self.field = field
+        self.engine_value = engine_value
+        self.model_value = model_value
+        self.differences = differences or (f"{field}: engine {engine_value} vs model "
+                                           f"{model_value}",)
+        self.model_input = model_input
+        self.result = result
+        more = len(self.differences) - 1
+        also = f" (and {more} more field{'s' if more > 1 else ''})" if more > 0 else ""
+        super().__init__(
+            f"check_model: after operation {index}, {operation}, the engine and its Coq "
+            f"model disagree on {field!r}: engine {_short(engine_value)}, model "
+            f"{_short(model_value)}{also}; {MODEL_REPORT_HINT}"
+        )
+
+
+class ModelCoverageError(ModelCheckError, NotImplementedError):
+    """A session under ``check_model=True`` asked for something the Coq model of
+    the engine does not cover, so it cannot be checked (nothing was changed).
+
+    Attributes
+    ----------
+    what : str
+        What the model does not cover.
+    fix : str
+        What to do instead (often: run this part without ``check_model``).
+    """
+
+    def __init__(self, what: str, fix: str) -> None:
+        self.what = what
+        self.fix = fix
+        super().__init__(f"check_model: the engine's Coq model does not cover {what}; {fix}")
+
+
+class ModelCheckUnavailableError(ModelCheckError):
+    """``check_model=True`` could not start the model's executable (Coq or OCaml
+    missing, the build failed, or the executable does not run).
+
+    Attributes
+    ----------
+    problem : str
+        Why (the builder's message, naming what to install).
+    """
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(
+            f"check_model=True needs the engine's extracted Coq model, which is unavailable: "
+            f"{problem}. Install it (then vistalab.workspace.build_engine_model() builds the "
+            "executable once), pass check_model=<path of a built executable>, or construct "
+            "the workspace without check_model"
+        )
+
+
+def _short(value: str, limit: int = 300) -> str:
+    return value if len(value) <= limit else value[: limit - 3] + "..."

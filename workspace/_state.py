@@ -120,7 +120,11 @@ class StateCore:
         include_read_path_tool: bool = False,
         log_path: str | os.PathLike[str] | None = None,
         cache_prefix: bool = True,
+        check_model: bool | str | os.PathLike[str] = False,
     ) -> None:
+        # check_model is taken by Workspace.__new__ (it picks the checked class,
+        # ._check); the state itself does not depend on it.
+        del check_model
         self._lock = threading.RLock()
         if not isinstance(cache_prefix, bool):
             raise WorkspaceArgumentError("cache_prefix", cache_prefix, "must be True or False")

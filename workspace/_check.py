@@ -1,0 +1,879 @@
+"""Translation validation at run time: ``Workspace(..., check_model=True)``.
+
+Every operation a session performs on the workspace (registrations, the agent's
+archive / restore / delete, reads and recoveries, renderings) is replayed into
+the extracted Coq model of the engine (``theory/coq/engine``, built by
+:func:`~vistalab.workspace.build_engine_model`), one long-lived model process per
+workspace fed one line per operation (``theory/coq/engine/FORMAT.md``), and the
+engine's state after the operation is compared with the model's. The first
+disagreement raises :class:`~vistalab.workspace.ModelDisagreementError`, naming
+the operation, the field, both values and how to report it.
+
+The translation of operations into model lines and of the engine's state into
+observations is the differential test's (:class:`._diff_model.ModelTranslator`,
+:func:`._diff_model.engine_observation`, the driver's measuring helpers in
+:mod:`._diff_drive`); this module only hooks the workspace's operations.
+
+Why an option of the constructor, implemented as a subclass: the hooks must see
+every operation however the session reaches it (``register_message`` of an SDK
+object, ``register_messages`` of an Anthropic turn holding three tool results,
+an agent tool call through ``call_tool``): those front doors all end in the
+primitive operations (``register_system`` ... ``register_tool_result``,
+``archive``, ``restore``, ``delete``, ``recover``, ``read_path``, ``render``),
+and only a subclass sees the calls the engine makes on itself. So
+``Workspace(..., check_model=True)`` constructs an instance of a subclass
+(``ModelChecked[Workspace]``, made once per engine class, so an engine subclass
+is checked the same way) whose primitives run the engine's and then check; the
+unchecked class is not touched, which is why the option costs nothing when off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ._accounting import OPAQUE_PART_TOKENS, opaque_parts
+from ._diff_drive import _CountCache, _Driver, _payload_bytes_of_call
+from ._diff_model import (
+    ModelTranslator,
+    _store_structure,
+    byte_token,
+    compare_observations,
+    engine_observation,
+    parse_observation,
+    refusal_reason,
+    resolve_spec,
+)
+from ._errors import (
+    ModelCheckError,
+    ModelCheckUnavailableError,
+    ModelCoverageError,
+    ModelDisagreementError,
+    WorkspaceArgumentError,
+    WorkspaceError,
+)
+from ._handles import rejection_text
+from ._sdk import plain_sdk
+from ._validate import _tool_calls_iv
+
+__all__ = ["ModelCheck", "ModelCheckedWorkspace", "checked_class", "check_model_iv"]
+
+_BLOCK_ID = re.compile(r"B[1-9][0-9]*\Z")
+_DIFF = re.compile(r"(\w+): engine (.*) vs model (.*)\Z", re.S)
+#: Observation fields a rendering shows (a ``render()`` call is compared on these).
+_VIEW_FIELDS = ("mode", "tokens", "total", "overhead", "conversation", "dashboard", "units",
+                "render")
+
+
+def check_model_iv(value: Any) -> Any:
+    """``check_model``: False / True, or the path of a built model executable."""
+    if isinstance(value, bool) or value is None:
+        return bool(value)
+    if isinstance(value, (str, os.PathLike)) and not isinstance(os.fspath(value), bytes):
+        path = os.fspath(value)
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise WorkspaceArgumentError(
+        "check_model", value, "must be True, False or the path of the engine model's "
+        "executable file", "pass check_model=True (the model is built on demand) or "
+        "check_model=str(vistalab.workspace.build_engine_model())",
+    )
+
+
+def _executable(option: Any) -> str:
+    if isinstance(option, str):
+        return option
+    from ._model import EngineModelBuildError, EngineModelUnavailableError, build_engine_model
+
+    try:
+        return str(build_engine_model())
+    except (EngineModelUnavailableError, EngineModelBuildError) as exc:
+        raise ModelCheckUnavailableError(str(exc)) from exc
+
+
+# ---------------------------------------------------------------- the model process
+
+
+class _ModelProcess:
+    """The model's executable, fed one line at a time (one observation per line)."""
+
+    def __init__(self, exe: str) -> None:
+        self.exe = exe
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        try:
+            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+                [exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                text=True, encoding="utf-8", bufsize=1,
+            )
+        except OSError as exc:
+            self.err.close()
+            raise ModelCheckUnavailableError(f"the model executable {exe} does not run "
+                                             f"({exc})") from exc
+
+    def feed(self, line: str) -> str:
+        proc = self.proc
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise ModelCheckError("check_model: the model process is closed (the workspace "
+                                  "was closed); construct a new workspace")
+        try:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            out = proc.stdout.readline()
+        except OSError:
+            out = ""
+        if not out:
+            try:
+                code: int | None = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+            self.err.seek(0)
+            why = self.err.read().decode("utf-8", "replace").strip()[-300:]
+            raise ModelCheckError(
+                f"check_model: the model process {self.exe} stopped (exit status {code}) on "
+                f"the line {line[:200]!r}: {why or 'no message'}; rebuild it with "
+                "vistalab.workspace.build_engine_model()"
+            )
+        return out.rstrip("\n")
+
+    def close(self) -> None:
+        _shutdown(self.proc, self.err)
+        self.proc = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+def _shutdown(proc: subprocess.Popen[str] | None, err: Any) -> None:
+    """End the model process (end of input, then wait; killed if it lingers) and
+    reap it, so no zombie is left behind."""
+    if proc is not None:
+        with contextlib.suppress(OSError, ValueError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(OSError, ValueError):
+            if proc.stdout is not None:
+                proc.stdout.close()
+    with contextlib.suppress(OSError, ValueError):
+        err.close()
+
+
+# ---------------------------------------------------------------- the check
+
+
+class ModelCheck(_Driver):
+    """The run-time check of one workspace against the model (``ws.model_check``).
+
+    The differential driver's measuring helpers (``dash``, ``rendering``,
+    ``recount``, ``store_bytes``, the archive costs) are inherited; this class
+    does not build an engine, it watches the user's.
+
+    Attributes
+    ----------
+    executable : str
+        The model's executable.
+    operations : int
+        Operations checked so far (the construction counts as operation 0).
+    stopped : str
+        Why checking stopped ("" while it runs): the workspace was closed, the
+        first disagreement, or :meth:`stop`.
+    failure : ModelDisagreementError or None
+        The first disagreement. While it is set, every further operation on the
+        workspace raises it again (a caller that catches ``WorkspaceError``
+        cannot lose it); :meth:`stop` clears it and lets the session go on
+        unchecked.
+    """
+
+    def __init__(self, ws: Any, exe: str, *, lines: Sequence[str] = (),
+                 ids: Mapping[str, str] | None = None, user_seen: bool = False) -> None:
+        self._ws = weakref.ref(ws)  # no cycle: the workspace owns its check
+        self.executable = exe
+        self.modelled = True
+        self.budget = int(ws.budget)
+        self.tok = _CountCache(ws.tokenizer)
+        self.tr = ModelTranslator(self.tok, self.budget, int(ws.hard_limit), ws.store.root)
+        self.counter = self.tr.counter  # the independent counter the driver measures with
+        if ids:
+            self.tr.ids.update(ids)
+        self._r_key: Any = None
+        self._r: Any = None
+        self._store_bytes: dict[str, bytes] | None = None
+        self._tools_key: Any = None
+        self._tools_cost = 0
+        self.user_seen = user_seen
+        self.depth = 0
+        self.operations = 0
+        self.stopped = ""
+        self.lines: list[str] = []
+        self.last = ""  # the model's latest observation
+        self.failure: ModelDisagreementError | None = None
+        self.model = _ModelProcess(exe)
+        self._finalizer = weakref.finalize(ws, _shutdown, self.model.proc, self.model.err)
+        if lines:
+            for line in lines:
+                self.last = self.model.feed(line)
+            self.lines = list(lines)
+
+    @property
+    def ws(self) -> Any:  # type: ignore[override]
+        ws = self._ws()
+        if ws is None:
+            raise ModelCheckError("check_model: the workspace is gone")
+        return ws
+
+    @property
+    def active(self) -> bool:
+        """Whether operations are still checked."""
+        return not self.stopped
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Feed the ``init`` line (the workspace just constructed) and compare."""
+        ws = self.ws
+        line = self.tr.init_line(ws, self.dash())
+        if getattr(ws, "cache_prefix", False) and "cache_prefix=1" not in line:
+            self.close("cache_prefix=True is outside the model")
+            raise ModelCoverageError(
+                "cache_prefix=True (the management rendering that keeps the cached prefix, "
+                "and the guard order that goes with it)",
+                "construct the workspace with cache_prefix=False to run it under "
+                "check_model, or without check_model",
+            )
+        self.step("Workspace(...)", line, "ok")
+
+    def close(self, why: str = "the workspace was closed") -> None:
+        """Stop checking and end the model process (idempotent)."""
+        if not self.stopped:
+            self.stopped = why
+        self._finalizer.detach()
+        self.model.close()
+
+    def stop(self) -> None:
+        """Stop checking (after a disagreement: clear it); the workspace goes on
+        unchecked, every payload still readable."""
+        self.failure = None
+        self.close("stopped by the caller")
+
+    def clone(self, ws: Any) -> ModelCheck:
+        """The check of a fork: a new model process fed this one's history."""
+        new = ModelCheck(ws, self.executable, lines=self.lines, ids=self.tr.ids,
+                         user_seen=self.user_seen)
+        new.operations = self.operations
+        if new.last != self.last:
+            new.close("the model's replay differs")
+            raise ModelCheckError("check_model: the model replayed this session's history "
+                                  "into another observation (the model is not deterministic)")
+        return new
+
+    # ------------------------------------------------------------ checking
+    def store_bytes(self) -> dict[str, bytes]:
+        """The store's payloads, without those a snapshot still needs (released
+        since the last ``save``: the model has no snapshots and drops them at once)."""
+        got = super().store_bytes()
+        doomed = getattr(self.ws, "_doomed", ())
+        return {k: v for k, v in got.items() if k not in doomed} if doomed else got
+
+    def step(self, operation: str, line: str, status: str, guard: str = "-",
+             offloaded: Sequence[str] = (), recovered: str = "", result: Any = None) -> None:
+        """Feed one line, observe the engine, raise at a disagreement."""
+        self.lines.append(line)
+        model = self.model.feed(line)
+        self.last = model
+        r = self.rendering()
+        engine = engine_observation(
+            status=status, ws=self.ws, rendering=r, tokens=self.recount(r),
+            store=self.store_bytes(), guard=guard, offloaded=offloaded,
+            recovered=recovered, tok=self.tok, translator=self.tr,
+        )
+        index = self.operations
+        self.operations += 1
+        self.disagree(index, operation, compare_observations(engine, model), result)
+
+    def disagree(self, index: int, operation: str, diffs: Sequence[str], result: Any) -> None:
+        if not diffs:
+            return
+        m = _DIFF.match(diffs[0])
+        field, ev, mv = (m.group(1), m.group(2), m.group(3)) if m else ("?", diffs[0], "")
+        err = ModelDisagreementError(index, operation, field, ev, mv, differences=tuple(diffs),
+                                     model_input="\n".join(self.lines) + "\n", result=result)
+        self.close(f"operation {index}, {operation}: the engine and the model disagree on "
+                   f"{field}")
+        self.failure = err
+        raise err
+
+    def unchanged(self, before: str, operation: str, exc: BaseException) -> None:
+        """A refusal the model states no rule for (argument checks, store failures):
+        the engine says nothing changed, so its state hash must be the same."""
+        after = self.ws.state_hash()
+        if after != before:
+            self.disagree(self.operations, operation, (
+                f"state: engine changed its state although it refused ({type(exc).__name__}) "
+                f"vs model a refusal changes nothing",), None)
+
+    def model_store(self) -> dict[str, str]:
+        field = parse_observation(self.last).get("store", "-")
+        out: dict[str, str] = {}
+        for entry in _split_store(field):
+            key, _, value = entry.partition(":")
+            out[key] = value
+        return out
+
+
+def _split_store(field: str) -> list[str]:
+    """The store field's entries (group entries hold commas only inside [...])."""
+    if field in ("", "-"):
+        return []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in field:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def _brief(name: str, *args: Any) -> str:
+    parts = []
+    for a in args:
+        text = repr(a)
+        parts.append(text if len(text) <= 40 else text[:37] + "...")
+    return f"{name}({', '.join(parts)})"
+
+
+# ---------------------------------------------------------------- the workspace
+
+
+class ModelCheckedWorkspace:
+    """The mixin of ``Workspace(..., check_model=True)``: every primitive operation
+    runs the engine's own and is then replayed into the model and compared.
+
+    Not used directly: ``Workspace(budget, ..., check_model=True)`` (or any engine
+    subclass with the same argument) builds an instance of ``ModelChecked[<class>]``.
+    """
+
+    _model_check: ModelCheck | None
+
+    def __init__(self, budget: Any, *args: Any, check_model: Any = True, **kwargs: Any) -> None:
+        option = check_model_iv(check_model)
+        self._model_check = None
+        super().__init__(budget, *args, check_model=False, **kwargs)  # type: ignore[call-arg]
+        if option is False:
+            return
+        exe = _executable(option)
+        chk = ModelCheck(self, exe)
+        self._model_check = chk
+        with self._lock:  # type: ignore[attr-defined]
+            chk.depth += 1
+            try:
+                chk.start()
+            finally:
+                chk.depth -= 1
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def model_check(self) -> ModelCheck | None:
+        """The run-time check (None when constructed with ``check_model=False``)."""
+        return self._model_check
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the workspace (its event log) and end the model process."""
+        try:
+            super().close()  # type: ignore[misc]
+        finally:
+            if self._model_check is not None:
+                self._model_check.close()
+
+    def _checking(self) -> ModelCheck | None:
+        chk = self._model_check
+        if chk is None or chk.depth:
+            return None
+        if chk.failure is not None:
+            raise chk.failure  # sticky: the session is not trusted after a disagreement
+        return None if chk.stopped else chk
+
+    def _run(self, operation: Callable[[], str], call: Callable[[], Any],
+             line_ok: Callable[[ModelCheck, Any], tuple[str, dict[str, Any]]],
+             line_refused: Callable[[ModelCheck, BaseException], tuple[str, str] | None],
+             prepare: Callable[[ModelCheck], Any] | None = None) -> Any:
+        """Run one primitive: the engine's, then its model line and the comparison.
+        ``line_ok(check, value)`` gives the line and the observation's other fields
+        after a success; ``line_refused(check, exc)`` the line and status of a
+        refusal the model states (None: a refusal it states no rule for, then the
+        engine's state must be unchanged)."""
+        with self._lock:  # type: ignore[attr-defined]
+            chk = self._checking()
+            if chk is None:
+                return call()
+            chk.depth += 1
+            try:
+                before = self.state_hash()  # type: ignore[attr-defined]
+                extra = prepare(chk) if prepare is not None else None
+                try:
+                    value = call() if extra is None else extra(call)
+                except Exception as exc:
+                    if isinstance(exc, ModelCheckError):
+                        raise
+                    got = line_refused(chk, exc) if isinstance(exc, WorkspaceError) else None
+                    if got is None:
+                        chk.unchanged(before, operation(), exc)
+                    else:
+                        chk.step(operation(), got[0], got[1])
+                    raise
+                line, fields = line_ok(chk, value)
+                chk.step(operation(), line, "ok", result=value, **fields)
+                return value
+            except BaseException as exc:
+                if not isinstance(exc, Exception):  # KeyboardInterrupt mid-transition
+                    chk.close(f"interrupted by {type(exc).__name__} during an operation")
+                raise
+            finally:
+                chk.depth -= 1
+
+    # ------------------------------------------------------------ registrations
+    def _plain(self, kind: str, call: Callable[[], str], content: Any, pinned: Any) -> str:
+        if self._checking() is not None:
+            _covered_text(f"a {kind} message", content)
+        def pin(chk: ModelCheck) -> bool:
+            if pinned is not None:
+                return bool(pinned)
+            return kind == "system" or (kind == "user" and not chk.user_seen)
+
+        def ok(chk: ModelCheck, value: str) -> tuple[str, dict[str, Any]]:
+            line = chk.tr.plain_line(kind, content, pin(chk), chk.dash())
+            chk.user_seen = chk.user_seen or kind == "user"
+            return line, {}
+
+        def refused(chk: ModelCheck, exc: BaseException) -> tuple[str, str] | None:
+            why = refusal_reason(exc)
+            if why == "refused" or not isinstance(content, str):
+                return None
+            return chk.tr.plain_line(kind, content, pin(chk), chk.dash()), why
+
+        return self._run(lambda: _brief(f"register_{kind}", content), call, ok, refused)  # type: ignore[no-any-return]
+
+    def register_system(self, content: str, *, pinned: bool = True) -> str:
+        """Register a system message (pinned by default); checked against the model."""
+        return self._plain("system", lambda: super(ModelCheckedWorkspace, self)
+                           .register_system(content, pinned=pinned), content, pinned)  # type: ignore[misc]
+
+    def register_user(self, content: str, *, pinned: bool | None = None) -> str:
+        """Register a user message (the first one pinned); checked against the model."""
+        return self._plain("user", lambda: super(ModelCheckedWorkspace, self)
+                           .register_user(content, pinned=pinned), content, pinned)  # type: ignore[misc]
+
+    def register_assistant(self, content: str, *, pinned: bool = False) -> str:
+        """Register an assistant message without tool calls; checked against the model."""
+        return self._plain("assistant", lambda: super(ModelCheckedWorkspace, self)
+                           .register_assistant(content, pinned=pinned), content, pinned)  # type: ignore[misc]
+
+    def register_tool_call(self, tool_calls: Sequence[Mapping[str, Any]], *,
+                           content: str | None = None) -> str:
+        """Register an assistant message with tool calls; checked against the model."""
+        if self._checking() is not None:
+            _covered_text("a tool call's text", content)
+
+        def ok(chk: ModelCheck, value: str) -> tuple[str, dict[str, Any]]:
+            b = chk.ws.blocks[-1]
+            # The calls as the engine normalised them (SDK objects, argument dicts:
+            # the engine's front door, outside the model).
+            got = [(c.id, c.name, c.arguments) for c in (b.tool_calls or ())]
+            data = _payload_bytes_of_call(content, got)
+            return chk.tr.call_line(content, got, data, chk.dash()), {}
+
+        def refused(chk: ModelCheck, exc: BaseException) -> tuple[str, str] | None:
+            why = refusal_reason(exc)
+            if why == "refused":
+                return None
+            try:
+                calls = _tool_calls_iv(plain_sdk(tool_calls, "tool_calls"))
+            except WorkspaceError:
+                return None
+            got = [(c.id, c.name, c.arguments) for c in calls]
+            data = _payload_bytes_of_call(content, got)
+            return chk.tr.call_line(content, got, data, chk.dash()), why
+
+        return self._run(  # type: ignore[no-any-return]
+            lambda: _brief("register_tool_call", [
+                c.get("id") if isinstance(c, Mapping) else getattr(c, "id", c)
+                for c in (tool_calls or ())]),
+            lambda: super(ModelCheckedWorkspace, self).register_tool_call(  # type: ignore[misc]
+                tool_calls, content=content),
+            ok, refused)
+
+    def register_tool_result(self, tool_call_id: str, content: str, *,
+                             name: str | None = None) -> str:
+        """Register a tool result through the budget guard; checked against the model
+        (the guard's decision, what it offloaded, and the state after)."""
+        state: dict[str, Any] = {}
+        if self._checking() is not None:
+            _covered_text("a tool result", content)
+
+        def prepare(chk: ModelCheck) -> Callable[[Callable[[], str]], str]:
+            ws = chk.ws
+            state["parent"] = None
+            if isinstance(tool_call_id, str) and tool_call_id in ws.pending_calls:
+                for b in reversed(ws.blocks):
+                    if b.type.value == "tool_call" and tool_call_id in b.call_ids:
+                        state["parent"] = b.id
+                        break
+            state["bid"] = f"B{len(ws.blocks) + 1}"
+            state["before"] = {b.id: b.status.value for b in ws.blocks}
+            dashes: list[int] = []
+            state["dashes"] = dashes
+
+            def run(call: Callable[[], str]) -> str:
+                # The guard's evaluations, each with the dashboard it measured
+                # (the model takes one dashboard cost per candidate).
+                probe = ws._candidate_total
+                own = ws.__dict__.get("_candidate_total")  # another probe already set
+
+                def recording() -> int:
+                    dashes.append(chk.dash())
+                    return probe()  # type: ignore[no-any-return]
+
+                ws._candidate_total = recording
+                try:
+                    return call()
+                finally:
+                    if own is None:
+                        del ws._candidate_total
+                    else:
+                        ws._candidate_total = own
+
+            return run
+
+        def ok(chk: ModelCheck, value: str) -> tuple[str, dict[str, Any]]:
+            ws = chk.ws
+            b = ws.blocks[-1]
+            eff = ws.events[-1].effects
+            if b.rejected:
+                notice = b.content or ""
+                guard = "reject:" + str(eff.get("decided_by", "cap"))
+            else:
+                notice = rejection_text(current=0, limit=0, attempted=0, cap=0)
+                guard = "admit"
+            before = state["before"]
+            offloaded = tuple(
+                x.id for x in ws.blocks
+                if x.status.value == "offloaded_placeholder"
+                and before.get(x.id) != "offloaded_placeholder"
+            )
+            dashes = [*state["dashes"], chk.dash()]
+            line = chk.tr.result_line(
+                bid=b.id, call_id=tool_call_id, name=b.name, parent=b.parent,
+                data=content.encode("utf-8"), notice=notice, dashes=dashes,
+            )
+            return line, {"guard": guard, "offloaded": offloaded}
+
+        def refused(chk: ModelCheck, exc: BaseException) -> tuple[str, str] | None:
+            why = refusal_reason(exc)
+            if why == "refused" or not isinstance(content, str) or not isinstance(
+                    tool_call_id, str) or not tool_call_id:
+                return None
+            line = chk.tr.result_line(
+                bid=state["bid"], call_id=tool_call_id, name=None, parent=state["parent"],
+                data=content.encode("utf-8"), notice="", dashes=[chk.dash()],
+            )
+            return line, why
+
+        return self._run(  # type: ignore[no-any-return]
+            lambda: _brief("register_tool_result", tool_call_id, content),
+            lambda: super(ModelCheckedWorkspace, self).register_tool_result(  # type: ignore[misc]
+                tool_call_id, content, name=name),
+            ok, refused, prepare)
+
+    # ------------------------------------------------------------ actions
+    def _action(self, kind: str, call: Callable[[], Any], spec: Any, args: tuple[Any, ...]
+                ) -> Any:
+        units: list[list[str] | None] = [None]
+
+        def prepare(chk: ModelCheck) -> None:
+            ws = chk.ws
+            units[0] = resolve_spec(spec, ws.blocks, ws.groups) if isinstance(spec, str) else None
+            return None
+
+        def ok(chk: ModelCheck, value: Any) -> tuple[str, dict[str, Any]]:
+            got = units[0]
+            if got is None:
+                # The engine accepted a selection its own spec rules refuse.
+                got = ["?spec"]
+            line = f"{kind} units={','.join(got) or '-'}"
+            if kind == "archive":
+                line += chk._archive_costs(value)
+            return line + f" dash={chk.dash()}", {}
+
+        def refused(chk: ModelCheck, exc: BaseException) -> tuple[str, str] | None:
+            why = refusal_reason(exc)
+            got = units[0]
+            if why == "refused" or got is None:
+                return None
+            h = " h=0/0" if kind == "archive" else ""
+            return f"{kind} units={','.join(got) or '-'}{h} dash={chk.dash()}", why
+
+        return self._run(lambda: _brief(kind, spec, *args), call, ok, refused, prepare)
+
+    def archive(self, block_id: str, replacement: str = "") -> Any:
+        """Archive blocks or groups (the paper's archive); checked against the model."""
+        return self._action("archive", lambda: super(ModelCheckedWorkspace, self).archive(  # type: ignore[misc]
+            block_id, replacement), block_id, (replacement,) if replacement else ())
+
+    def delete(self, block_id: str, reason: str) -> Any:
+        """Delete blocks or groups permanently; checked against the model."""
+        return self._action("delete", lambda: super(ModelCheckedWorkspace, self).delete(  # type: ignore[misc]
+            block_id, reason), block_id, (reason,))
+
+    def restore(self, block_id: str) -> Any:
+        """Restore archived units one level; checked against the model."""
+        return self._action("restore", lambda: super(ModelCheckedWorkspace, self).restore(  # type: ignore[misc]
+            block_id), block_id, ())
+
+    def _run_tool(self, action: str, args: Mapping[str, Any]) -> Any:
+        # The agent tools turn a WorkspaceError into an error text for the agent;
+        # a disagreement with the model must reach the caller instead.
+        chk = self._model_check
+        earlier = None if chk is None else chk.failure
+        out = super()._run_tool(action, args)  # type: ignore[misc]
+        if chk is not None and chk.failure is not None and chk.failure is not earlier:
+            raise chk.failure
+        return out
+
+    # ------------------------------------------------------------ reads
+    def recover(self, block_id: str) -> bytes:
+        """The exact bytes of a live block; checked against the model's ``recover``."""
+        call = lambda: super(ModelCheckedWorkspace, self).recover(block_id)  # type: ignore[misc]  # noqa: E731
+        if not (isinstance(block_id, str) and _BLOCK_ID.match(block_id)):
+            # Not a block ID the model can name: the engine refuses it; checked
+            # only to change nothing.
+            return self._run(lambda: _brief("recover", block_id), call,  # type: ignore[no-any-return]
+                             _no_line("recover of a unit that is not a block"),
+                             lambda chk, exc: None)
+
+        def ok(chk: ModelCheck, value: bytes) -> tuple[str, dict[str, Any]]:
+            return f"recover unit={block_id}", {"recovered": byte_token(value)}
+
+        def refused(chk: ModelCheck, exc: BaseException) -> tuple[str, str] | None:
+            why = "refused:deleted" if "deleted" in str(exc) else "refused:unknown"
+            return f"recover unit={block_id}", why
+
+        return self._run(lambda: _brief("recover", block_id), call, ok, refused)  # type: ignore[no-any-return]
+
+    def read_path(self, path: str, selector: Any = None) -> bytes:
+        """Bytes of a payload (or part of it); checked against the model's store."""
+        call = lambda: super(ModelCheckedWorkspace, self).read_path(path, selector)  # type: ignore[misc]  # noqa: E731
+        with self._lock:  # type: ignore[attr-defined]
+            chk = self._checking()
+            if chk is None:
+                return call()  # type: ignore[no-any-return]
+            chk.depth += 1
+            try:
+                data = call()
+                _check_read(chk, path, selector, data)
+                return data  # type: ignore[no-any-return]
+            finally:
+                chk.depth -= 1
+
+    def render(self, format: str = "openai") -> Any:
+        """The rendering sent to the model; checked against the model's rendering."""
+        call = lambda: super(ModelCheckedWorkspace, self).render(format)  # type: ignore[misc]  # noqa: E731
+        with self._lock:  # type: ignore[attr-defined]
+            chk = self._checking()
+            if chk is None:
+                return call()
+            chk.depth += 1
+            try:
+                r = call()
+                _check_rendering(chk, r, format)
+                return r
+            finally:
+                chk.depth -= 1
+
+    # ------------------------------------------------------------ copies
+    def fork(self, **kwargs: Any) -> Any:
+        """An independent copy; a plain fork is checked too (its own model process,
+        fed this session's history), a ``substitute`` fork is not (its history
+        differs from the one the model was fed)."""
+        with self._lock:  # type: ignore[attr-defined]
+            chk = self._model_check
+            if chk is not None:
+                chk.depth += 1
+            try:
+                new = super().fork(**kwargs)  # type: ignore[misc]
+            finally:
+                if chk is not None:
+                    chk.depth -= 1
+            new._model_check = None
+            if chk is not None and chk.active and not kwargs.get("substitute"):
+                new._model_check = chk.clone(new)
+            return new
+
+    @classmethod
+    def load(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refused: a snapshot starts mid-session, the model starts empty."""
+        raise ModelCoverageError(
+            "a workspace loaded from a snapshot (the model replays a session from its "
+            "start)", "load it without check_model (Workspace.load), or rebuild it under "
+            "the check from its event log: Workspace(...) with check_model=True fed the "
+            "same operations",
+        )
+
+    @classmethod
+    def salvage(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refused, as :meth:`load`."""
+        return cls.load(*args, **kwargs)
+
+
+def _no_line(what: str) -> Callable[[ModelCheck, Any], tuple[str, dict[str, Any]]]:
+    def ok(chk: ModelCheck, value: Any) -> tuple[str, dict[str, Any]]:
+        raise ModelCoverageError(what, "call it without check_model")
+
+    return ok
+
+
+def _check_read(chk: ModelCheck, path: Any, selector: Any, data: bytes) -> None:
+    """What ``read_path`` returned against the payload the model's store holds at
+    that key (a block's token, or a group payload's entries)."""
+    ws = chk.ws
+    root = ws.store.root
+    op = _brief("read_path", path, *((selector,) if selector is not None else ()))
+    if not isinstance(path, str) or not path.startswith(root + "/"):
+        return  # a path the engine resolved another way: not a payload key the model names
+    key = path[len(root) + 1:]
+    model = chk.model_store()
+    sel = selector if isinstance(selector, str) and selector else None
+    if key in model and sel is not None and sel.startswith("member="):
+        bid = sel[len("member="):]
+        if _BLOCK_ID.match(bid):  # the model's recover finds a block wherever it is
+            chk.step(op, f"recover unit={bid}", "ok", recovered=byte_token(data), result=data)
+        return
+    index = chk.operations
+    chk.operations += 1
+    if key not in model:
+        chk.disagree(index, op, (f"store: engine read {len(data)} bytes at {key} vs model "
+                                 f"no payload at {key}",), data)
+        return
+    whole = data if sel is None else chk.store_bytes().get(key, b"")
+    if key.startswith("G"):
+        got = _store_structure({key: whole})[0].partition(":")[2]
+    else:
+        got = byte_token(whole)
+    if got != model[key]:
+        chk.disagree(index, op, (f"store: engine {key}:{got} vs model {key}:{model[key]}",), data)
+    if sel is not None and data not in whole:
+        chk.disagree(index, op, (f"store: engine a range of {len(data)} bytes that is not part "
+                                 f"of {key} vs model a part of {key}",), data)
+
+
+def _check_rendering(chk: ModelCheck, r: Any, format: Any) -> None:
+    """A rendering the session asked for, against the model's latest observation
+    (the fields a rendering shows; an Anthropic one by its turns)."""
+    index = chk.operations
+    chk.operations += 1
+    op = _brief("render", format)
+    model = parse_observation(chk.last)
+    if format != "openai":
+        mode = "normal" if r.mode == "normal" else "management"
+        diffs = [] if mode == model.get("mode") else [
+            f"mode: engine {mode} vs model {model.get('mode')}"]
+        turns = _anthropic_turns(r.messages)
+        want = _model_turns(model.get("turns"))
+        if want is not None and turns != want:
+            diffs.append(f"turns: engine {','.join(turns) or '-'} vs model "
+                         f"{','.join(want) or '-'}")
+        chk.disagree(index, op, diffs, r)
+        return
+    engine = parse_observation(engine_observation(
+        status=model.get("status", "ok"), ws=chk.ws, rendering=r, tokens=chk.recount(r),
+        store={}, guard="-", offloaded=(), recovered="", tok=chk.tok, translator=chk.tr,
+    ))
+    diffs = [f"{f}: engine {engine.get(f, '?')} vs model {model.get(f, '?')}"
+             for f in _VIEW_FIELDS if engine.get(f, "?") != model.get(f, "?")
+             and not (f == "tokens" and model.get("mode") == "management"
+                      and engine.get(f, "?").isdigit() and model.get(f, "?").isdigit()
+                      and int(engine[f]) <= int(model[f]))]
+    chk.disagree(index, op, diffs, r)
+
+
+def _anthropic_turns(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """An Anthropic request's turns as ``<side>:<tool results>:<tool uses>`` counts
+    (text parts are not compared: the model counts merged text messages, and a
+    call message's own text is a part of its turn, not a message)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        parts = content if isinstance(content, list) else []
+        kinds = [p.get("type") for p in parts if isinstance(p, Mapping)]
+        out.append(f"{m.get('role')}:{kinds.count('tool_result')}:{kinds.count('tool_use')}")
+    return out
+
+
+def _model_turns(field: str | None) -> list[str] | None:
+    """The model's ``turns`` field as the same counts (ids are the model's own)."""
+    if field is None:
+        return None
+    if field == "-":
+        return []
+    out = []
+    for t in field.split(","):
+        side, results, uses, _texts = t.split(":")
+        n = [0 if x == "-" else len(x.split(";")) for x in (results, uses)]
+        out.append(f"{side}:{n[0]}:{n[1]}")
+    return out
+
+
+def _covered_text(what: str, text: Any) -> None:
+    """Refuse (before the engine runs, so nothing changes) a text holding an
+    opaque part's stand-in line: the engine charges such a part a fixed estimate
+    that the model's cost translation does not measure."""
+    if isinstance(text, str) and "[opaque " in text and opaque_parts(text):
+        raise ModelCoverageError(
+            f"{what} with opaque content parts (images, audio, files: the engine charges "
+            f"each a fixed {OPAQUE_PART_TOKENS}-token estimate that the model's cost "
+            "translation does not measure)",
+            "send text parts only under check_model, or run this session without it",
+        )
+
+
+# ---------------------------------------------------------------- the classes
+
+_CLASSES: dict[type, type] = {}
+_CLASSES_LOCK = threading.Lock()
+
+
+def checked_class(cls: type) -> type:
+    """``ModelChecked[cls]``: the engine class ``cls`` with its operations checked
+    against the model (made once per class)."""
+    if issubclass(cls, ModelCheckedWorkspace):
+        return cls
+    with _CLASSES_LOCK:
+        got = _CLASSES.get(cls)
+        if got is None:
+            got = type(f"ModelChecked[{cls.__name__}]", (ModelCheckedWorkspace, cls),
+                       {"__module__": cls.__module__, "__doc__": cls.__doc__})
+            _CLASSES[cls] = got
+        return got
