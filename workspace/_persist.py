@@ -22,7 +22,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, read_event_log
+from ._events import Event, EventLogFile, read_event_log
 from ._fork import ForkLayer
 from ._formats import AnthropicCodec
 from ._records import (
@@ -220,10 +220,14 @@ class PersistLayer(ForkLayer):
         except OSError as exc:
             raise SnapshotWriteError(text, exc.strerror or str(exc), errno=exc.errno) from exc
         self._saved = True
+        left: set[str] = set()
         for key in sorted(self._doomed):
             if key not in self._payload_owner:
-                self._remove_payload(key)
-        self._doomed.clear()
+                try:
+                    self._remove_payload(key)
+                except OSError:  # the snapshot is durable; the file goes at the next save
+                    left.add(key)
+        self._doomed = left
 
     def _snapshot_doc(self) -> dict[str, Any]:
         return {
@@ -370,7 +374,7 @@ class PersistLayer(ForkLayer):
                 src, "the pinned blocks", f"do not fit the budget ({exc})"
             ) from None
         if log is not None:
-            ws._log_fh = open(log, "a", encoding="utf-8")  # noqa: SIM115
+            ws._log_fh = EventLogFile(log)
         return ws, lost
 
     @classmethod

@@ -19,6 +19,7 @@ from ._errors import (
     PathEscapeError,
     PayloadConflictError,
     PayloadIntegrityError,
+    StorageError,
     WorkspaceArgumentError,
 )
 
@@ -287,7 +288,11 @@ class DiskStore:
                 raise PayloadConflictError(key, self.root, problem)
             self._mine.add(key)  # the same bytes: already durable, nothing to write
             return info
-        atomic_write(Path(key), data, dir_fd=self._fd())
+        try:
+            atomic_write(Path(key), data, dir_fd=self._fd())
+        except OSError as exc:  # a full disk, a read-only folder, a file-size limit
+            raise StorageError(f"DiskStore.put({key!r}) in {self.root}",
+                               exc.strerror or str(exc), errno=exc.errno) from exc
         self._mine.add(key)
         return info
 
@@ -334,6 +339,9 @@ class DiskStore:
             os.unlink(_check_key(key), dir_fd=self._fd())
         except FileNotFoundError:
             return
+        except OSError as exc:  # a read-only folder
+            raise StorageError(f"DiskStore.delete({key!r}) in {self.root}",
+                               exc.strerror or str(exc), errno=exc.errno) from exc
         self._fsync_dir()
 
     def contains(self, key: str) -> bool:
