@@ -65,6 +65,7 @@ __all__ = ["StateCore", "locked", "MUTABLE_STATE"]
 _KEEP_ON_ROLLBACK = frozenset({
     "_lock", "_txn", "store", "_log_fh", "_events", "_event_state", "_event_base",
     "_rewrite", "_own_keys", "_adopted_keys", "_doomed", "_saved", "_codec",
+    "set_aside_payloads",
 })
 
 #: Containers of a workspace that change after construction; ``fork`` copies
@@ -187,6 +188,9 @@ class StateCore:
         # need them). Nothing else in the store is ever overwritten.
         self._own_keys: set[str] = set()
         self._adopted_keys: set[str] = set()
+        #: Payload files ``load`` moved aside (unreferenced by its snapshot,
+        #: numbered past it: left by a run that crashed before saving).
+        self.set_aside_payloads: tuple[str, ...] = ()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
