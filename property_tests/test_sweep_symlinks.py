@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+
 from vistalab._sweep import DirectoryStore, LocalBackend, SweepStoreError, parse_config, run_sweep
 
 DOC = {

@@ -25,7 +25,7 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_mcp_server  # noqa: E402
 
-from ._http_server import serving_http  # noqa: E402
+from ._http_server import auth_headers, serving_http  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -110,7 +110,7 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
     with serving_http() as port:
         url = f"http://127.0.0.1:{port}/harness/"
         headers = {"accept": "application/json, text/event-stream",
-                   "content-type": "application/json"}
+                   "content-type": "application/json", **auth_headers()}
         with httpx.Client(timeout=60) as c:
             r = c.post(url, headers=headers, content=json.dumps(INIT))
             assert r.status_code == 200, r.text
