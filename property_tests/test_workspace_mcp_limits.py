@@ -13,6 +13,7 @@ detectors (generous), not speed checks.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -93,6 +94,48 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
             "arguments": {"messages": [{"role": "user", "content": "hello"}]}}}))
         ok = json.loads(_readline(proc))
         assert ok["id"] == 9 and not ok["result"].get("isError"), ok
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+@pytest.mark.slow
+def test_stdio_refuses_an_over_long_line_while_reading_it():
+    """A 64 MiB line over stdio is refused (one-line JSON-RPC error) after reading
+    about MAX_REQUEST_BYTES of it, never held whole: the server's peak memory
+    grows by far less than the line; the next request is served."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000",
+         "--role", "harness"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def peak_mib() -> float:
+        with open(f"/proc/{proc.pid}/status") as fh:
+            kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+        return kb / 1024
+
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(_readline(proc))["id"] == 1
+        before = peak_mib() if os.path.exists(f"/proc/{proc.pid}/status") else None
+        head = b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": ' \
+               b'"harness_register", "arguments": {"messages": [{"role": "user", "content": "'
+        proc.stdin.write(head)
+        piece = b"x" * (1 << 20)
+        for _ in range(64):
+            proc.stdin.write(piece)
+        proc.stdin.write(b'"}]}}}\n')
+        proc.stdin.flush()
+        _refusal(_readline(proc), 5, "MAX_REQUEST_BYTES")
+        if before is not None:
+            assert peak_mib() - before < 40, (before, peak_mib())
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+                         .encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(_readline(proc))["id"] == 6
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)

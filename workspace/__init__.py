@@ -84,7 +84,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, read_event_log
+from ._events import Event, TornLogWarning, read_event_log
 from ._formats import (
     FORMATS,
     PROJECTION_RULES,
@@ -344,6 +344,7 @@ __all__ = [
     "SnapshotError",
     "SnapshotWriteError",
     "StorageError",
+    "TornLogWarning",
     "TraceError",
     "UnknownBlockError",
     "UnknownNameError",

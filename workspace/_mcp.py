@@ -472,20 +472,41 @@ def stdio_streams() -> tuple[Any, Any]:
                 await out.flush()
 
     writer = _Out()
-    src = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
-                                           errors="replace"))
+    text_in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+
+    async def readline(limit: int) -> str:
+        return await anyio.to_thread.run_sync(text_in.readline, limit)
 
     class _In:
         def __aiter__(self) -> Any:
             return self._lines()
 
         async def _lines(self) -> Any:
-            async for line in src:
-                reason = limit_refusal(line)
-                if reason is None:
+            while True:
+                # Read at most the limit (plus one) of a line: an over-long line is
+                # refused while it is read, its rest skipped a piece at a time,
+                # never held whole in memory.
+                line = await readline(MAX_REQUEST_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_REQUEST_BYTES and not line.endswith("\n"):
+                    reason = limit_refusal(line) or ""
+                    head = line[:65536]
+                    del line
+                    while True:
+                        rest = await readline(1 << 20)
+                        if not rest or rest.endswith("\n"):
+                            break
+                    answer = json.dumps(refusal_response(head, reason)) + "\n"
+                    async with lock:
+                        await out.write(answer)
+                        await out.flush()
+                    continue
+                refused = limit_refusal(line)
+                if refused is None:
                     yield line
                     continue
-                answer = json.dumps(refusal_response(line, reason)) + "\n"
+                answer = json.dumps(refusal_response(line, refused)) + "\n"
                 async with lock:
                     await out.write(answer)
                     await out.flush()

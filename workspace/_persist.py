@@ -296,6 +296,14 @@ class PersistLayer(ForkLayer):
         With ``repair=True`` this is :meth:`salvage`: it returns a
         :class:`Salvage` (the workspace and the exact list of what was lost).
 
+        A snapshot is untrusted input: every field is checked before any folder
+        is opened, and the default store (the recorded ``store_root``) is opened
+        only if that folder lies under ``allow_store_under`` (default: the
+        snapshot's own folder); pass ``store=`` to choose the store yourself.
+        Payload files the snapshot does not reference and that are numbered past
+        it (a run killed before saving) are moved into the store's
+        ``.orphaned`` subfolder and listed in ``set_aside_payloads``.
+
         Raises
         ------
         SnapshotError
