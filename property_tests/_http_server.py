@@ -3,12 +3,32 @@ to it through a real socket."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
+
+#: The bearer token the test server is started with (VISTA_LAB_MCP_TOKEN).
+TOKEN = "vista-lab-test-token-0123456789"
+
+
+def auth_headers() -> dict[str, str]:
+    """The Authorization header the test server requires."""
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+def http_client(url: str) -> Any:
+    """The official MCP SDK client for ``url``, sending the bearer token."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return Client(streamable_http_client(
+        url, http_client=create_mcp_http_client(headers=auth_headers())))
 
 
 @contextmanager
@@ -22,6 +42,7 @@ def serving_http(budget: int = 3000) -> Iterator[int]:
         [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", str(budget),
          "--transport", "http", "--port", str(port)],
         stderr=subprocess.PIPE,
+        env={**os.environ, "VISTA_LAB_MCP_TOKEN": TOKEN},
     )
     try:
         deadline = time.monotonic() + 60

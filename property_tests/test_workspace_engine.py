@@ -547,13 +547,14 @@ def test_save_load_round_trip_and_tamper_detection(tmp_path):
     snap = tmp_path / "state" / "ws.json"
     ws.save(snap)
     assert os.listdir(snap.parent) == ["ws.json"]
-    back = Workspace.load(snap)
+    # The store is beside the snapshot's folder, not in it: allowed explicitly.
+    back = Workspace.load(snap, allow_store_under=tmp_path)
     assert back.state_hash() == ws.state_hash()
     assert back.render().messages == ws.render().messages
     assert back.register_assistant("next") == "B5"
     (tmp_path / "a" / "B4.txt").write_bytes(b"tampered")
     with pytest.raises(PayloadIntegrityError, match="checksum mismatch"):
-        Workspace.load(snap)
+        Workspace.load(snap, allow_store_under=tmp_path)
 
 
 def test_memory_and_disk_render_identically(tmp_path):

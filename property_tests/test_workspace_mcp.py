@@ -24,7 +24,7 @@ from vistalab.workspace import (  # noqa: E402
 )
 from vistalab.workspace import DiskStore as workspace_disk_store  # noqa: E402
 
-from ._http_server import serving_http  # noqa: E402
+from ._http_server import http_client, serving_http  # noqa: E402
 
 # Bytes that a lossy path would change: non-ASCII, CRLF, trailing spaces, tabs.
 EXACT = "résumé\r\n\tline with trailing spaces   \nemoji 🧪 and a NUL-free end\n"
@@ -253,7 +253,7 @@ def test_http_serves_both_roles_on_one_workspace():
         async def run() -> None:
             with anyio.fail_after(60):
                 base = f"http://127.0.0.1:{port}"
-                async with Client(f"{base}/harness") as h, Client(f"{base}/mcp") as a:
+                async with http_client(f"{base}/harness") as h, http_client(f"{base}/mcp") as a:
                     assert [t.name for t in (await a.list_tools()).tools] == list(MCP_AGENT_TOOLS)
                     reg = await h.call_tool(
                         "harness_register",

@@ -13,6 +13,7 @@ detectors (generous), not speed checks.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ import anyio  # noqa: E402
 from mcp import Client  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_mcp_server  # noqa: E402
 
-from ._http_server import serving_http  # noqa: E402
+from ._http_server import auth_headers, serving_http  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -101,6 +102,48 @@ def test_stdio_answers_a_request_nested_10000_deep_in_one_line():
 
 
 @pytest.mark.slow
+def test_stdio_refuses_an_over_long_line_while_reading_it():
+    """A 64 MiB line over stdio is refused (one-line JSON-RPC error) after reading
+    about MAX_REQUEST_BYTES of it, never held whole: the server's peak memory
+    grows by far less than the line; the next request is served."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vistalab.cli", "workspace", "serve", "--budget", "3000",
+         "--role", "harness"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def peak_mib() -> float:
+        with open(f"/proc/{proc.pid}/status") as fh:
+            kb = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+        return kb / 1024
+
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(_readline(proc))["id"] == 1
+        before = peak_mib() if os.path.exists(f"/proc/{proc.pid}/status") else None
+        head = b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": ' \
+               b'"harness_register", "arguments": {"messages": [{"role": "user", "content": "'
+        proc.stdin.write(head)
+        piece = b"x" * (1 << 20)
+        for _ in range(64):
+            proc.stdin.write(piece)
+        proc.stdin.write(b'"}]}}}\n')
+        proc.stdin.flush()
+        _refusal(_readline(proc), 5, "MAX_REQUEST_BYTES")
+        if before is not None:
+            assert peak_mib() - before < 40, (before, peak_mib())
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})
+                         .encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(_readline(proc))["id"] == 6
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+@pytest.mark.slow
 def test_http_refuses_deep_and_oversized_requests_in_one_line():
     """Over streamable HTTP: nested 10,000 deep -> 400 with a one-line JSON-RPC error;
     a body above MAX_REQUEST_BYTES (4 MiB) -> 413 whose body says which limit and
@@ -110,7 +153,7 @@ def test_http_refuses_deep_and_oversized_requests_in_one_line():
     with serving_http() as port:
         url = f"http://127.0.0.1:{port}/harness/"
         headers = {"accept": "application/json, text/event-stream",
-                   "content-type": "application/json"}
+                   "content-type": "application/json", **auth_headers()}
         with httpx.Client(timeout=60) as c:
             r = c.post(url, headers=headers, content=json.dumps(INIT))
             assert r.status_code == 200, r.text

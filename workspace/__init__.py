@@ -81,13 +81,14 @@ from ._errors import (
     ReplayMismatchError,
     SnapshotError,
     SnapshotWriteError,
+    StorageError,
     TraceError,
     UnknownBlockError,
     UnknownNameError,
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, read_event_log
+from ._events import Event, TornLogWarning, read_event_log
 from ._formats import (
     FORMATS,
     PROJECTION_RULES,
@@ -350,6 +351,8 @@ __all__ = [
     "ReplayMismatchError",
     "SnapshotError",
     "SnapshotWriteError",
+    "StorageError",
+    "TornLogWarning",
     "TraceError",
     "UnknownBlockError",
     "UnknownNameError",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ._atomic import atomic
 from ._errors import (
     BlockStateError,
     PayloadIntegrityError,
@@ -34,7 +35,6 @@ from ._spec import (
     format_id_ranges,
     parse_block_spec,
 )
-from ._state import locked
 from ._store import sha256_hex
 from ._validate import MAX_REPLACEMENT_CHARS, _num, _text_iv
 
@@ -131,7 +131,7 @@ class ActionsLayer(RegisterLayer):
         if action == "restore" and b.in_prompt:
             raise BlockStateError(b.id + where, "is not archived", "restore archived units only")
 
-    @locked
+    @atomic
     def archive(self, block_id: str, replacement: str = "") -> ArchiveResult:
         """Archive blocks / groups: exact payload to the store, handle in the prompt.
 
@@ -294,7 +294,7 @@ class ActionsLayer(RegisterLayer):
     def _unit_visible(self, uid: str) -> bool:
         return uid[0] == "B" and self._blocks[_num(uid) - 1].in_prompt
 
-    @locked
+    @atomic
     def delete(self, block_id: str, reason: str) -> DeleteResult:
         """Permanently remove blocks / groups and their payloads (tombstones keep IDs).
 
@@ -386,7 +386,7 @@ class ActionsLayer(RegisterLayer):
             before - self._sys_cost - self._conv_cost,
         )
 
-    @locked
+    @atomic
     def restore(self, block_id: str) -> RestoreResult:
         """Open archived units one level: a block returns to the prompt with its
         exact bytes (checksum verified); a group's members become top-level

@@ -33,6 +33,7 @@ __all__ = [
     "ModelDisagreementError",
     "ModelCoverageError",
     "ModelCheckUnavailableError",
+    "StorageError",
 ]
 
 
@@ -331,3 +332,36 @@ class ModelCheckUnavailableError(ModelCheckError):
 
 def _short(value: str, limit: int = 300) -> str:
     return value if len(value) <= limit else value[: limit - 3] + "..."
+class StorageError(VistaLabError, OSError):
+    """The payload store or the event log failed while an operation ran (a full
+    disk, a read-only folder, a file-size limit, an I/O error): names the
+    operation and the cause. The operation was rolled back: the state, the
+    store and the event log are as they were before it, so it can be retried
+    once the cause is fixed.
+
+    Like :class:`PayloadConflictError` a store failure, not a refused action:
+    an ``OSError`` carrying the original ``errno`` and ``strerror``, and
+    deliberately not a :class:`WorkspaceError` (the agent-facing tools report
+    it as ``ToolFailure.STORE``; nothing changed, nothing was logged).
+
+    Attributes
+    ----------
+    operation : str
+        The public method that was rolled back (``register_tool_result``, ...).
+    problem : str
+        The operating system's reason.
+    """
+
+    def __init__(self, operation: str, problem: str, *, errno: int | None = None) -> None:
+        self.operation = operation
+        self.problem = problem
+        super().__init__(
+            f"{operation} failed: the payload store or event log could not be written "
+            f"({problem}); the operation was rolled back (state, store and log are as "
+            "before it). Free disk space or fix the folder's permissions, then retry"
+        )
+        self.errno = errno  # type: ignore[misc]
+        self.strerror = problem  # type: ignore[misc]
+
+    def __str__(self) -> str:  # OSError would format (errno, strerror)
+        return str(self.args[0])

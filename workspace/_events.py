@@ -5,16 +5,144 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vistalab._core import DomainError, check_depth, read_bounded
+from vistalab._core import DomainError, atomic_write, check_depth, read_bounded
 
 from ._errors import TraceError, WorkspaceArgumentError
 
-__all__ = ["Event", "read_event_log"]
+__all__ = ["Event", "EventLogFile", "TornLogWarning", "read_event_log"]
+
+
+class TornLogWarning(UserWarning):
+    """An event log ends in a torn line (a crash or a failed write cut its last
+    record short). The intact prefix is used; the warning names the file, the
+    line, the byte offset and length of the tail, and where it was set aside.
+
+    Attributes
+    ----------
+    path : str
+        The event log.
+    line : int
+        The torn line's number (from 1).
+    offset : int
+        Byte offset of the tail in the file.
+    tail : bytes
+        The torn bytes themselves (nothing is dropped unreported).
+    set_aside : str
+        The file the tail was moved to ("" when reading only: the log is
+        left as it is).
+    """
+
+    def __init__(self, path: str, line: int, offset: int, tail: bytes, set_aside: str = "") -> None:
+        self.path, self.line, self.offset, self.tail, self.set_aside = (
+            path, line, offset, tail, set_aside)
+        where = f"; moved to {set_aside}" if set_aside else ""
+        super().__init__(
+            f"event log {path}: line {line} (byte {offset}, {len(tail)} bytes) is a torn "
+            f"record (the write of its operation was cut short, so the operation was not "
+            f"committed); the {line - 1} lines before it are used{where}"
+        )
+
+
+def _split_torn(data: bytes) -> tuple[bytes, bytes]:
+    """(intact lines, torn tail): the tail is what follows the last newline when it
+    is not a whole event record (a record complete but for its newline is kept)."""
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    if not tail.strip():
+        return data, b""
+    try:
+        Event.from_plain(json.loads(tail.decode("utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return data[:cut], tail
+    return data, b""
+
+
+class EventLogFile:
+    """The append-only JSONL file behind ``log_path``: one ``write`` per record,
+    undone (the file cut back to its length before it) when it fails, so a
+    failed append leaves the log as it was. A torn tail found when the file is
+    opened (a crash mid-write) is moved to ``<log>.torn-<offset>`` beside it and
+    reported with :class:`TornLogWarning`, so new records never join it.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The log file (created if missing, appended to otherwise).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        self._fd: int | None = os.open(self.path, flags, 0o666)
+        try:
+            self._recover_tail()
+        except BaseException:
+            self.close()
+            raise
+
+    def _recover_tail(self) -> None:
+        fd = self._live()
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return
+        start = max(0, size - (1 << 16))
+        while True:  # find the last newline, reading backwards a window at a time
+            chunk = os.pread(fd, size - start, start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0 or start == 0:
+                break
+            start = max(0, start - (1 << 16))
+        cut = start + nl + 1
+        tail = os.pread(fd, size - cut, cut)
+        _, torn = _split_torn(tail)
+        if not torn:
+            return
+        line = os.pread(fd, cut, 0).count(b"\n") + 1
+        aside = f"{self.path}.torn-{cut}"
+        atomic_write(aside, torn)
+        os.ftruncate(fd, cut)
+        os.fsync(fd)
+        warnings.warn(TornLogWarning(self.path, line, cut, torn, aside), stacklevel=4)
+
+    def _live(self) -> int:
+        if self._fd is None:
+            raise ValueError("the event log file is closed")
+        return self._fd
+
+    def append(self, line: str) -> None:
+        """Append one record (``line`` plus a newline), whole or not at all.
+
+        Raises
+        ------
+        OSError
+            The write failed; the file was cut back to its length before it.
+        """
+        fd = self._live()
+        data = (line + "\n").encode("utf-8")
+        end = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+        except BaseException:
+            try:
+                os.ftruncate(fd, end)
+            except OSError:  # the tail stays torn; the next open sets it aside
+                pass
+            raise
+
+    def close(self) -> None:
+        """Close the file (later appends raise)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +208,11 @@ def read_event_log(
 ) -> Iterator[Event]:
     """Events from a JSONL log file or an iterable of events / plain dicts.
 
-    A torn last line (a crash mid-write) is an error naming its line, as is
-    any other malformed line.
+    A torn last line (a crash or a failed write cut the last record short: no
+    newline after it and not a whole record) is not an error: the intact lines
+    before it are yielded and the tail is reported with a
+    :class:`TornLogWarning` (its line, offset and bytes), the file left as it
+    is. Any other malformed line is an error naming its line.
 
     Parameters
     ----------
@@ -96,7 +227,8 @@ def read_event_log(
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
-            text = read_bounded("source", path).decode("utf-8")
+            data, torn = _split_torn(read_bounded("source", path))
+            text = data.decode("utf-8")
         except DomainError as exc:
             raise WorkspaceArgumentError("source", str(path), exc.rule, exc.fix) from None
         except UnicodeDecodeError as exc:
@@ -112,6 +244,10 @@ def read_event_log(
                 raise TraceError(
                     None, f"line {lineno} is not an event record ({exc})", source=str(path)
                 ) from None
+        if torn:
+            warnings.warn(
+                TornLogWarning(str(path), data.count(b"\n") + 1, len(data), torn), stacklevel=2
+            )
         return
     if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
         raise WorkspaceArgumentError("source", source, "must be a JSONL log path or an "

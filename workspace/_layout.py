@@ -302,6 +302,9 @@ class LayoutLayer(StateCore):
         self._gprompt.pop(uid, None)
 
     def _drop_group_record(self, gid: str) -> None:
+        txn = self._txn
+        if txn is not None and gid not in txn.records:
+            txn.records[gid] = self._groups[gid]
         del self._groups[gid]
         self._acc = (self._acc - self._digests.pop(gid)) % HASH_MOD
         self._drop_urow(gid)

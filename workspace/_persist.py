@@ -22,7 +22,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, read_event_log
+from ._events import Event, EventLogFile, read_event_log
 from ._fork import ForkLayer
 from ._formats import AnthropicCodec
 from ._records import (
@@ -220,10 +220,14 @@ class PersistLayer(ForkLayer):
         except OSError as exc:
             raise SnapshotWriteError(text, exc.strerror or str(exc), errno=exc.errno) from exc
         self._saved = True
+        left: set[str] = set()
         for key in sorted(self._doomed):
             if key not in self._payload_owner:
-                self._remove_payload(key)
-        self._doomed.clear()
+                try:
+                    self._remove_payload(key)
+                except OSError:  # the snapshot is durable; the file goes at the next save
+                    left.add(key)
+        self._doomed = left
 
     def _snapshot_doc(self) -> dict[str, Any]:
         return {
@@ -254,6 +258,7 @@ class PersistLayer(ForkLayer):
         tokenizer: Tokenizer | None = ...,
         log_path: str | os.PathLike[str] | None = ...,
         repair: Literal[False] = ...,
+        allow_store_under: str | os.PathLike[str] | None = ...,
     ) -> Self: ...
 
     @overload
@@ -266,6 +271,7 @@ class PersistLayer(ForkLayer):
         tokenizer: Tokenizer | None = ...,
         log_path: str | os.PathLike[str] | None = ...,
         repair: Literal[True],
+        allow_store_under: str | os.PathLike[str] | None = ...,
     ) -> Salvage: ...
 
     @classmethod
@@ -277,6 +283,7 @@ class PersistLayer(ForkLayer):
         tokenizer: Tokenizer | None = None,
         log_path: str | os.PathLike[str] | None = None,
         repair: bool = False,
+        allow_store_under: str | os.PathLike[str] | None = None,
     ) -> Self | Salvage:
         """Rebuild a saved workspace, verifying every field, every block's content
         hash, the canonical hash and every live payload.
@@ -289,6 +296,14 @@ class PersistLayer(ForkLayer):
         With ``repair=True`` this is :meth:`salvage`: it returns a
         :class:`Salvage` (the workspace and the exact list of what was lost).
 
+        A snapshot is untrusted input: every field is checked before any folder
+        is opened, and the default store (the recorded ``store_root``) is opened
+        only if that folder lies under ``allow_store_under`` (default: the
+        snapshot's own folder); pass ``store=`` to choose the store yourself.
+        Payload files the snapshot does not reference and that are numbered past
+        it (a run killed before saving) are moved into the store's
+        ``.orphaned`` subfolder and listed in ``set_aside_payloads``.
+
         Raises
         ------
         SnapshotError
@@ -299,7 +314,9 @@ class PersistLayer(ForkLayer):
         """
         if not isinstance(repair, bool):
             raise WorkspaceArgumentError("repair", repair, "must be True or False")
-        ws, lost = cls._open(path, store, tokenizer, log_path, repair=repair)
+        ws, lost = cls._open(
+            path, store, tokenizer, log_path, repair=repair, allow=allow_store_under
+        )
         return Salvage(ws, tuple(lost)) if repair else ws
 
     @classmethod
@@ -310,6 +327,7 @@ class PersistLayer(ForkLayer):
         store: PayloadStore | None = None,
         tokenizer: Tokenizer | None = None,
         log_path: str | os.PathLike[str] | None = None,
+        allow_store_under: str | os.PathLike[str] | None = None,
     ) -> Salvage:
         """Load what is intact of a saved workspace and list exactly what is not.
 
@@ -324,7 +342,9 @@ class PersistLayer(ForkLayer):
             The file itself is unreadable or its records are inconsistent
             (nothing can be salvaged from a broken structure).
         """
-        ws, lost = cls._open(path, store, tokenizer, log_path, repair=True)
+        ws, lost = cls._open(
+            path, store, tokenizer, log_path, repair=True, allow=allow_store_under
+        )
         return Salvage(ws, tuple(lost))
 
     @classmethod
@@ -336,8 +356,11 @@ class PersistLayer(ForkLayer):
         log_path: Any,
         *,
         repair: bool,
+        allow: Any = None,
     ) -> tuple[Self, list[Loss]]:
         src = _path_iv("path", path)
+        if allow is not None:
+            allow = _path_iv("allow_store_under", allow)
         log = log_path_iv(log_path)
         if store is not None and not isinstance(store, PayloadStore):
             raise WorkspaceArgumentError(
@@ -345,7 +368,7 @@ class PersistLayer(ForkLayer):
             )
         _clean_temp_siblings(Path(src))
         with bulk_build():
-            return cls._open_doc(src, store, tokenizer, log, repair=repair)
+            return cls._open_doc(src, store, tokenizer, log, repair=repair, allow=allow)
 
     @classmethod
     def _open_doc(
@@ -356,12 +379,14 @@ class PersistLayer(ForkLayer):
         log: Any,
         *,
         repair: bool,
+        allow: str | None = None,
     ) -> tuple[Self, list[Loss]]:
         doc = _read_snapshot(src)
-        root = doc.get("config", {}).get("store_root") if isinstance(doc, dict) else None
+        check_snapshot(src, doc)  # every field checked before any folder is opened
+        root = doc["config"]["store_root"]
         if store is None and isinstance(root, str) and root:
-            store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
-        ws = cls._from_snapshot(src, doc, store, tokenizer)
+            store = _default_store(src, root, allow)
+        ws = cls._from_snapshot(src, doc, store, tokenizer, set_aside=True)
         lost = ws._damage(src, repair=repair)
         try:
             ws._check_floor(extra_pinned=0, what=None)
@@ -370,12 +395,18 @@ class PersistLayer(ForkLayer):
                 src, "the pinned blocks", f"do not fit the budget ({exc})"
             ) from None
         if log is not None:
-            ws._log_fh = open(log, "a", encoding="utf-8")  # noqa: SIM115
+            ws._log_fh = EventLogFile(log)
         return ws, lost
 
     @classmethod
     def _from_snapshot(
-        cls, src: str, doc: Any, store: PayloadStore | None, tokenizer: Tokenizer | None
+        cls,
+        src: str,
+        doc: Any,
+        store: PayloadStore | None,
+        tokenizer: Tokenizer | None,
+        *,
+        set_aside: bool = False,
     ) -> Self:
         """The workspace a checked snapshot describes (payloads not read), its log
         one ``init`` event holding the snapshot."""
@@ -402,24 +433,36 @@ class PersistLayer(ForkLayer):
                 "use Workspace.salvage only if you trust the records",
             )
         ws._saved = True
-        ws._claim_own_payloads()
+        ws._claim_own_payloads(set_aside=set_aside)
         ws._event_base = doc["event_count"]
         ws._log("init", {"config": ws.config(), "snapshot": doc}, True, "", {})
         return ws
 
-    def _claim_own_payloads(self) -> None:
+    def _claim_own_payloads(self, *, set_aside: bool) -> None:
         """Take ownership of this workspace's payloads in the store it re-opens:
         those the snapshot references, and those numbered past it (B<n> beyond
         its blocks, G<n> beyond its group counter), which only this workspace's
-        unsaved work after the save can have written: after a crash it
-        registers and archives those IDs again, with other bytes. Every other
-        payload in the folder stays protected (see ``PayloadConflictError``)."""
+        unsaved work after the save can have written (a crash before the next
+        save). With ``set_aside`` (``load``) and a store that can (``DiskStore``)
+        those are moved into its ``.orphaned`` subfolder, listed in
+        ``set_aside_payloads``: left in place, a later run that registers past
+        that ID without archiving it would find the file there, foreign, and
+        could never archive that block. Otherwise (replay, stores without
+        ``set_aside``) they are claimed, so this workspace may replace them.
+        Every other payload in the folder stays protected (see
+        ``PayloadConflictError``)."""
         n_blocks = len(self._blocks)
         owned = set(self._payload_owner)
+        mover = getattr(self.store, "set_aside", None) if set_aside else None
+        moved: list[str] = []
         for key in self.store.keys():
             n = _num(key.removesuffix(".txt"))
             if n > (n_blocks if key[0] == "B" else self._group_seq):
+                if mover is not None and key not in owned:
+                    moved.append(mover(key))
+                    continue
                 owned.add(key)
+        self.set_aside_payloads = tuple(moved)
         self._own_keys |= owned
         claim = getattr(self.store, "claim", None)  # optional PayloadStore member
         if claim is not None:
@@ -495,6 +538,27 @@ class PersistLayer(ForkLayer):
 
     def _lose(self, units: list[str], reason: str) -> None:
         self._delete_units(units, f"lost: {reason}"[:2000], lost=True)
+
+
+def _default_store(src: str, root: str, allow: str | None) -> PayloadStore:
+    """The store a snapshot names, opened only if its folder lies under ``allow``
+    (default: the snapshot's own folder): an untrusted snapshot can make load
+    read (and clean temp files in) only a folder its caller allows."""
+    if "://" in root and not root.startswith("file://"):
+        return MemoryStore(root)  # a display root (mem://archive): nothing on disk
+    base = os.path.realpath(allow if allow is not None else os.path.dirname(os.path.abspath(src)))
+    real = os.path.realpath(root)
+    if os.path.commonpath([base, real]) != base:
+        raise SnapshotError(
+            src,
+            "config.store_root",
+            f"names the folder {root!r}, outside {base} (the folder a snapshot's store may "
+            "be in: the snapshot's own folder unless allow_store_under= says otherwise); "
+            "nothing was opened",
+            f"if you trust this snapshot pass store=DiskStore({root!r}) or "
+            "allow_store_under=<a folder holding it>",
+        )
+    return DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
 
 
 def _path_iv(name: str, path: Any) -> str:

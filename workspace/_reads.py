@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._actions import ActionsLayer
+from ._atomic import atomic
 from ._errors import (
     BlockStateError,
     PayloadIntegrityError,
@@ -35,7 +36,7 @@ __all__ = ["ReadLayer"]
 class ReadLayer(ActionsLayer):
     """Payload reads (the paper's read_path) and block recovery."""
 
-    @locked
+    @atomic
     def read_path(self, path: str, selector: Any = None) -> bytes:
         """Exact bytes of a payload (or the selected part), checksum verified.
 

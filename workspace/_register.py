@@ -14,6 +14,7 @@ from ._accounting import (
     count_text,
     message_tokens,
 )
+from ._atomic import atomic
 from ._errors import (
     ProtocolOrderError,
     WorkspaceArgumentError,
@@ -151,19 +152,19 @@ class RegisterLayer(GuardLayer):
         items = to_openai_messages(messages, codec=self._codec)
         return [self.register_message(m) for m in items]
 
-    @locked
+    @atomic
     def register_system(self, content: str, *, pinned: bool = True) -> str:
         """Register a system message (pinned by default)."""
         return self._register_plain(BlockType.SYSTEM, "system", content, pinned)
 
-    @locked
+    @atomic
     def register_user(self, content: str, *, pinned: bool | None = None) -> str:
         """Register a user message; the first one (the task) is pinned by default."""
         if pinned is None:
             pinned = not self._user_seen
         return self._register_plain(BlockType.USER, "user", content, pinned)
 
-    @locked
+    @atomic
     def register_assistant(self, content: str, *, pinned: bool = False) -> str:
         """Register an assistant message without tool calls."""
         return self._register_plain(BlockType.ASSISTANT, "assistant", content, pinned)
@@ -205,7 +206,7 @@ class RegisterLayer(GuardLayer):
         )
         return b.id
 
-    @locked
+    @atomic
     def register_tool_call(
         self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
     ) -> str:
@@ -255,7 +256,7 @@ class RegisterLayer(GuardLayer):
         )
         return bid
 
-    @locked
+    @atomic
     def register_tool_result(
         self, tool_call_id: str, content: str, *, name: str | None = None
     ) -> str:

@@ -9,22 +9,26 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import IO, Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+
+from vistalab._core import VistaLabError
 
 from ._accounting import (
     REPLY_PRIMING,
     message_tokens,
     tools_tokens,
 )
+from ._atomic import Txn
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import (
     BudgetConfigError,
     PayloadConflictError,
+    StorageError,
     UnknownBlockError,
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event
+from ._events import Event, EventLogFile
 from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
@@ -55,6 +59,14 @@ from ._tokenizers import Tokenizer, get_tokenizer
 from ._validate import _block_number, _num, _workspace_iv, log_path_iv
 
 __all__ = ["StateCore", "locked", "MUTABLE_STATE"]
+
+#: What a rollback keeps (not derived from the records): identity, the log,
+#: payload ownership (fixed up from the journal) and the wire originals.
+_KEEP_ON_ROLLBACK = frozenset({
+    "_lock", "_txn", "store", "_log_fh", "_events", "_event_state", "_event_base",
+    "_rewrite", "_own_keys", "_adopted_keys", "_doomed", "_saved", "_codec",
+    "set_aside_payloads",
+})
 
 #: Containers of a workspace that change after construction; ``fork`` copies
 #: exactly these (plus the ledger, the position trees, the call-children lists
@@ -126,6 +138,7 @@ class StateCore:
         # ._check); the state itself does not depend on it.
         del check_model
         self._lock = threading.RLock()
+        self._txn: Txn | None = None  # the operation in progress (see _atomic)
         if not isinstance(cache_prefix, bool):
             raise WorkspaceArgumentError("cache_prefix", cache_prefix, "must be True or False")
         #: The management rendering keeps the longest conversation prefix that
@@ -179,6 +192,9 @@ class StateCore:
         # need them). Nothing else in the store is ever overwritten.
         self._own_keys: set[str] = set()
         self._adopted_keys: set[str] = set()
+        #: Payload files ``load`` moved aside (unreferenced by its snapshot,
+        #: numbered past it: left by a run that crashed before saving).
+        self.set_aside_payloads: tuple[str, ...] = ()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
         self._digests: dict[str, int] = {}
@@ -250,10 +266,14 @@ class StateCore:
         # (first event, end, [(event, new content, digest change)]).
         self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
         self._event_base = 0
-        self._log_fh: IO[str] | None = None
-        if log_path is not None:
-            self._log_fh = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
-        self._log("init", {"config": self.config()}, True, "", {})
+        self._log_fh: EventLogFile | None = None
+        try:
+            if log_path is not None:
+                self._log_fh = EventLogFile(log_path)
+            self._log("init", {"config": self.config()}, True, "", {})
+        except OSError as exc:
+            self.close()
+            raise StorageError("Workspace", exc.strerror or str(exc), errno=exc.errno) from exc
 
     # ============================================================ config
     def config(self) -> dict[str, Any]:
@@ -321,9 +341,14 @@ class StateCore:
 
     # ============================================================ hashing
     def _set_record(self, rec: Block | Group, *, hashed: bool = True) -> None:
+        txn = self._txn
         if isinstance(rec, Block):
+            if txn is not None and rec.id not in txn.records and rec.seq <= txn.n_blocks:
+                txn.records[rec.id] = self._blocks[rec.seq - 1]
             self._blocks[rec.seq - 1] = rec
         else:
+            if txn is not None and rec.id not in txn.records:
+                txn.records[rec.id] = self._groups.get(rec.id)
             self._groups[rec.id] = rec
         if hashed:
             new = record_hash(rec)
@@ -459,17 +484,29 @@ class StateCore:
         store that writes other bytes cannot vouch for them (reads then fail)."""
         ref = PayloadRef(key, len(data), sha256_hex(data))
         adopt = False
+        existed = self.store.contains(key)
         if key not in self._own_keys and key not in self._adopted_keys:
             # Not ours: the store may hold another workspace's payload (or a
             # user's file) under this name; refuse rather than overwrite it.
-            if self.store.contains(key):
+            if existed:
                 problem = foreign_payload_problem(self.store, key, data)
                 if problem:
                     raise PayloadConflictError(key, self.store.root, problem)
                 adopt = True
+        txn = self._txn
+        if txn is not None and not existed:
+            txn.created.append(key)  # removed again if the operation rolls back
         self.store.put(key, data)  # returns only when durable
-        (self._adopted_keys if adopt else self._own_keys).add(key)
-        self._doomed.discard(key)  # live again (a block's payload bytes never change)
+        owners = self._adopted_keys if adopt else self._own_keys
+        if txn is not None and key not in owners:
+            (txn.adopted_added if adopt else txn.own_added).add(key)
+        owners.add(key)
+        if key in self._doomed:  # live again (a block's payload bytes never change)
+            self._doomed.discard(key)
+            if txn is not None:
+                txn.doomed_removed.add(key)
+        if txn is not None and key in txn.deletes:
+            txn.deletes.remove(key)
         return ref
 
     def _move_out(self, b: Block, status: Status, **changes: Any) -> PayloadRef:
@@ -488,16 +525,120 @@ class StateCore:
         after a state that no longer needs it is durable (a crash in between
         leaves the last saved state loadable)."""
         if self._saved:
+            if self._txn is not None and key not in self._doomed:
+                self._txn.doomed_added.add(key)
             self._doomed.add(key)
         else:
             self._remove_payload(key)
 
     def _remove_payload(self, key: str) -> None:
         """Delete a released payload from the store, if this workspace owns it
-        (an adopted one, which another run may need, stays)."""
+        (an adopted one, which another run may need, stays). Inside an
+        operation the deletion waits for its commit (see ``_atomic``)."""
         if key in self._own_keys:
+            if self._txn is not None:
+                self._txn.deletes.append(key)
+                return
             self.store.delete(key)
             self._own_keys.discard(key)
+
+    # ============================================================ transactions
+    #: Rebuilds every derived field from records (the persistence layer's).
+    _install: Callable[[Mapping[str, Any], list[Block], list[Group]], None]
+
+    def _begin_txn(self) -> Txn:
+        return Txn(
+            len(self._blocks),
+            self._turn,
+            self._group_seq,
+            self._user_seen,
+            dict(self._pending),
+            self.state_hash(),
+        )
+
+    def _commit_txn(self, txn: Txn) -> None:
+        """The operation is logged: make its deferred payload deletions. One that
+        fails (the file stays) is retried at the next ``save``."""
+        for key in txn.deletes:
+            if key in self._payload_owner or key not in self._own_keys:
+                continue
+            try:
+                self.store.delete(key)
+            except (OSError, VistaLabError):
+                self._doomed.add(key)
+                continue
+            self._own_keys.discard(key)
+
+    def _abort_txn(self, txn: Txn) -> None:
+        """Undo what the operation did: the records and scalars as they were, every
+        derived field rebuilt from them, payload files it created removed."""
+        if txn.rolled_back:
+            return
+        txn.rolled_back = True
+        if txn.changed(self):
+            self._rebuild(txn)
+        for key in reversed(txn.created):
+            try:
+                self.store.delete(key)
+            except (OSError, VistaLabError):  # stays, still ours: a later put may replace it
+                continue
+            self._own_keys.discard(key)
+            self._adopted_keys.discard(key)
+        self._own_keys -= txn.own_added - set(txn.created)
+        self._adopted_keys -= txn.adopted_added
+        self._doomed -= txn.doomed_added
+        self._doomed |= txn.doomed_removed
+        txn.records.clear()
+        txn.created.clear()
+        txn.deletes.clear()
+
+    def _rebuild(self, txn: Txn) -> None:
+        blocks = self._blocks[: txn.n_blocks]
+        groups = dict(self._groups)
+        for rid, old in txn.records.items():
+            if rid[0] == "B":
+                blocks[old.seq - 1] = old
+            elif old is None:
+                groups.pop(rid, None)
+            else:
+                groups[rid] = old
+        answered = {}
+        for cid, bid in self._answered.items():
+            if _num(bid) <= txn.n_blocks:
+                answered[cid] = bid
+                continue
+            for b in reversed(blocks):  # a reused call id: its earlier answer
+                if b.tool_call_id == cid:
+                    answered[cid] = b.id
+                    break
+        fresh = type(self)(
+            self.budget,
+            tokenizer=self.tokenizer,
+            store=self.store,
+            hard_limit=self.hard_limit,
+            task_tools=self._task_tools,
+            protocol=self.protocol,
+            dashboard=self.dashboard_config,
+            include_read_path_tool=self._include_read_path,
+            cache_prefix=self.cache_prefix,
+        )
+        fresh._events.clear()
+        fresh._event_state.clear()
+        doc = {
+            "turn": txn.turn,
+            "group_seq": txn.group_seq,
+            "user_seen": txn.user_seen,
+            "pending": txn.pending,
+            "answered": answered,
+        }
+        fresh._install(doc, blocks, sorted(groups.values(), key=lambda g: _num(g.id)))
+        if fresh.state_hash() != txn.state_hash:  # pragma: no cover - an engine bug
+            raise AssertionError(f"rollback rebuilt {fresh.state_hash()}, not {txn.state_hash}")
+        version = self._version
+        for name, value in vars(fresh).items():
+            if name not in _KEEP_ON_ROLLBACK:
+                setattr(self, name, value)
+        self._version = max(version, self._version) + 1
 
     def _fetch(self, key: str, sha256: str) -> bytes:
         """The payload's bytes, verified here against the checksum the engine
@@ -511,6 +652,8 @@ class StateCore:
         try:
             yield
         except WorkspaceError as exc:
+            if self._txn is not None:  # the refusal is logged against the state before it
+                self._abort_txn(self._txn)
             self._log(action, args, False, str(exc), {})
             raise
 
@@ -521,11 +664,10 @@ class StateCore:
         ev = Event(
             self._event_base + len(self._events), op, args, ok, result, effects, self.state_hash()
         )
+        if self._log_fh is not None:  # written first: a failed write leaves both as they were
+            self._log_fh.append(ev.to_json())
         self._events.append(ev)
         self._event_state.append((self._turn, self._acc))
-        if self._log_fh is not None:
-            self._log_fh.write(ev.to_json() + "\n")
-            self._log_fh.flush()
 
     @locked
     def close(self) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from typing import Any
@@ -75,6 +76,15 @@ def register_serve(subparsers: Any) -> None:
     parser.add_argument(
         "--log", metavar="FILE", default=None, help="append the event log (JSONL) to FILE"
     )
+    parser.add_argument(
+        "--token-file",
+        dest="token_file",
+        metavar="FILE",
+        default=None,
+        help="HTTP only: where the generated bearer token is written, owner-only (default "
+        "$XDG_RUNTIME_DIR or ~/.cache, vista-lab/mcp-<port>.token); set VISTA_LAB_MCP_TOKEN "
+        "to give your own token instead",
+    )
     parser.set_defaults(func=run_serve, _parser=parser)
 
 
@@ -135,6 +145,78 @@ def _serve_stdio(service: Any, role: str) -> None:
     anyio.run(main)
 
 
+def _bind(port: int) -> Any:
+    """The listening socket on 127.0.0.1:port, bound before any banner (a port in
+    use is a one-line error, exit 2)."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise CliUsageError(
+            f"`--port` {port}: 127.0.0.1:{port} cannot be used ({exc.strerror}); another "
+            "server holds it: stop it or choose another --port"
+        ) from None
+    return sock
+
+
+def _token_path(port: int, given: str | None) -> str:
+    import os
+
+    if given is not None:
+        return given
+    base = os.environ.get("XDG_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "vista-lab", f"mcp-{port}.token")
+
+
+def _write_token(path: str, token: str) -> None:
+    """``token`` into ``path``, readable by its owner only (its folder created 0700)."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # never write through a link or into another's file
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token + "\n")
+    except OSError as exc:
+        raise CliUsageError(f"`--token-file` {path}: cannot write the token there "
+                            f"({exc.strerror}); pass a writable --token-file") from None
+
+
+def _serve_http(service: Any, port: int, token_file: str | None) -> None:
+    import os
+
+    import uvicorn
+
+    from vistalab.workspace import build_http_app
+    from vistalab.workspace._mcp import timed_http_protocol
+
+    given = os.environ.get("VISTA_LAB_MCP_TOKEN")
+    if given is not None and (len(given) < 16 or any(c.isspace() for c in given)):
+        raise CliUsageError("VISTA_LAB_MCP_TOKEN must be at least 16 characters without "
+                            "spaces; unset it to have a token generated")
+    sock = _bind(port)
+    app = build_http_app(service, token=given)
+    where = ""
+    if given is None:
+        path = _token_path(port, token_file)
+        _write_token(path, app.token)
+        where = f"; bearer token {app.token} (also in {path}, owner-only)"
+    sys.stderr.write(
+        f"vista-lab workspace serve: agent role at http://127.0.0.1:{port}/mcp, "
+        f"harness role at http://127.0.0.1:{port}/harness{where}\n"
+    )
+    config = uvicorn.Config(app, log_level="warning", http=timed_http_protocol())
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from vistalab._core import import_optional
     from vistalab.workspace import DiskStore, Workspace, WorkspaceService
@@ -160,6 +242,9 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--port {args.port} applies to --transport http only; over stdio there is no "
             "port (drop --port, or add --transport http)"
         )
+    if args.transport == "stdio" and args.token_file is not None:
+        raise CliUsageError("--token-file applies to --transport http only (stdio needs no "
+                            "token: only the process that started the server can talk to it)")
     if args.transport == "http" and args.role is not None:
         raise CliUsageError(
             f"--role {args.role} applies to --transport stdio only; over HTTP one process "
@@ -187,15 +272,7 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.transport == "stdio":
             _serve_stdio(service, args.role or "agent")
         else:
-            import uvicorn
-
-            from vistalab.workspace import build_http_app
-
-            sys.stderr.write(
-                f"vista-lab workspace serve: agent role at http://127.0.0.1:{port}/mcp, "
-                f"harness role at http://127.0.0.1:{port}/harness\n"
-            )
-            uvicorn.run(build_http_app(service), host="127.0.0.1", port=port, log_level="warning")
+            _serve_http(service, port, args.token_file)
     finally:
         ws.close()
     return 0

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import hmac
 import io
 import json
 import os
+import secrets
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,9 +81,14 @@ class CellRecord:
         return {"key": self.key, "params": self.params, "row": self.row}
 
 
-def _checksum(payload: Mapping[str, Any]) -> str:
+def _checksum(payload: Mapping[str, Any], key: bytes = b"") -> str:
+    """HMAC-SHA256 of the record under the output folder's secret ``key`` (a plain
+    sha256 without one, for in-memory stores): a record edited outside the sweep
+    cannot be given a matching checksum without reading that secret."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    if not key:
+        return hashlib.sha256(text.encode()).hexdigest()
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
 @runtime_checkable
@@ -168,7 +176,15 @@ class DirectoryStore:
     Every file is written to a temp file in the same folder, fsynced and
     renamed, so a crash leaves either the old file or the new one. A lock
     (``DIR/.lock``, released by the kernel if the process dies) stops two
-    sweeps from writing the same folder at once. Cells are kept by content, so
+    sweeps from writing the same folder at once. Nothing the store writes,
+    reads or deletes may be a symlink (``cells``, the lock, the manifest, the
+    results, the key): such a folder is refused before anything is touched, so
+    ``fresh`` never deletes outside it. Each cell record carries an
+    HMAC-SHA256 under a random key kept in ``DIR/.cell-key`` (mode 0600): a
+    record edited outside the sweep, even with its checksum recomputed, is
+    discarded and recomputed unless the editor read that key (the checksum
+    protects against tampering by anyone who cannot read the output folder's
+    key file, and against damage). Cells are kept by content, so
     rerunning a config with more (or fewer) values reuses every stored cell.
 
     Parameters
@@ -181,6 +197,7 @@ class DirectoryStore:
 
     MANIFEST = "manifest.json"
     CELLS = "cells"
+    KEY = ".cell-key"
     FILES = {"parquet": "results.parquet", "csv": "results.csv", "sidecar": "results.json"}
 
     def __init__(self, path: str | os.PathLike[str], *, fresh: bool = False) -> None:
@@ -194,7 +211,14 @@ class DirectoryStore:
                                   "choose a folder path for the results")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            self._lock_fh = open(self.path / ".lock", "a+b")  # noqa: SIM115 - held for the run
+            for name in (".lock", self.CELLS, self.MANIFEST, self.KEY, *self.FILES.values()):
+                if (self.path / name).is_symlink():
+                    raise SweepStoreError(
+                        "out", str(self.path), f"must not hold a symlink as {name} (the sweep "
+                        "writes and deletes there, and never through a link)",
+                        f"remove {self.path / name} or choose another `out` folder")
+            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+            self._lock_fh = os.fdopen(os.open(self.path / ".lock", flags, 0o644), "a+b")
         except OSError as exc:
             raise SweepStoreError("out", str(self.path),
                                   f"must be a folder this user can create and write "
@@ -207,6 +231,7 @@ class DirectoryStore:
             raise SweepStoreError("out", str(self.path),
                                   "must not be in use by another running sweep",
                                   "wait for it to finish or choose another `out` folder") from None
+        self._key = self._read_key()
         if fresh:
             self._clear()
         elif not (self.path / self.MANIFEST).exists() and any(
@@ -230,11 +255,40 @@ class DirectoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _read_key(self) -> bytes:
+        """The folder's record key, created (32 random bytes, mode 0600) if missing."""
+        path = self.path / self.KEY
+        nofollow = getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secrets.token_bytes(32))
+                fh.flush()
+                os.fsync(fh.fileno())
+        try:
+            fd = os.open(path, os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise OSError(0, "not a regular file")
+                key = fh.read(64)
+        except OSError as exc:
+            self.close()
+            raise SweepStoreError("out", str(self.path), f"must hold a readable {self.KEY} "
+                                  f"({exc.strerror})", f"remove {path}") from None
+        if len(key) < 16:
+            self.close()
+            raise SweepStoreError("out", str(self.path), f"holds a {self.KEY} of {len(key)} "
+                                  "bytes (at least 16 needed)", f"remove {path}")
+        return key
+
     def _clear(self) -> None:
         cells = self.path / self.CELLS
-        if cells.is_dir():
+        if cells.is_dir() and not cells.is_symlink():
             for f in cells.glob("*.json"):
-                f.unlink()
+                f.unlink()  # never follows: a symlinked record loses only its link
         for name in [self.MANIFEST, *self.FILES.values()]:
             (self.path / name).unlink(missing_ok=True)
 
@@ -274,7 +328,7 @@ class DirectoryStore:
             f = self._cell_path(c.key)
             if not f.exists():
                 continue
-            rec = _read_record(f)
+            rec = _read_record(f, self._key)
             if rec is None or rec.key != c.key or cell_key(rec.params) != c.key:
                 # Only reachable by outside damage (writes are atomic): recompute it.
                 self.discarded.append(f"{f.name}: unreadable or checksum mismatch")
@@ -286,8 +340,8 @@ class DirectoryStore:
 
     def put(self, record: CellRecord) -> None:
         payload = record.payload()
-        doc = {**payload, "checksum": _checksum(payload), "elapsed_s": record.elapsed_s,
-               "worker": record.worker}
+        doc = {**payload, "checksum": _checksum(payload, self._key),
+               "elapsed_s": record.elapsed_s, "worker": record.worker}
         atomic_write_text(self._cell_path(record.key),
                           json.dumps(doc, sort_keys=True, allow_nan=True) + "\n")
 
@@ -303,11 +357,11 @@ class DirectoryStore:
         return {k: str(v) for k, v in files.items()}
 
 
-def _read_record(path: Path) -> CellRecord | None:
+def _read_record(path: Path, key: bytes) -> CellRecord | None:
     try:
         doc = json.loads(path.read_text("utf-8"))
         payload = {"key": doc["key"], "params": doc["params"], "row": doc["row"]}
-        if _checksum(payload) != doc["checksum"]:
+        if not hmac.compare_digest(_checksum(payload, key), str(doc["checksum"])):
             return None
         return CellRecord(-1, str(doc["key"]), dict(doc["row"]),
                           float(doc.get("elapsed_s", 0.0)), str(doc.get("worker", "")),
