@@ -100,8 +100,8 @@ from _common import machine_line  # noqa: E402
 EXPONENT_TARGET = 0.15
 #: 1 ms of CPU expressed in dict inserts on the reference machine (~50 ns each).
 TURN_TARGET_DICT_INSERTS = 20_000
-REFUSE_TARGET_S = 0.5
-REFUSE_TARGET_BYTES = 200 * 2**20
+REFUSE_TARGET_S = 0.05
+REFUSE_TARGET_BYTES = 50 * 2**20
 REPLAY_RATIO_TARGET = 12.0
 #: The error contract's net may add at most this share to a turn.
 NET_TARGET = 0.05
@@ -173,10 +173,10 @@ class Agent:
         self.archives += 1
 
 
-def new_workspace(budget: int, log_path: str | None = None):
+def new_workspace(budget: int, log_path: str | None = None, tokenizer="cl100k_base"):
     from vistalab.workspace import Workspace
 
-    ws = Workspace(budget, tokenizer="cl100k_base", log_path=log_path)
+    ws = Workspace(budget, tokenizer=tokenizer, log_path=log_path)
     ws.register_system("You are a careful data analysis agent.")
     ws.register_user("Find the county with the largest income growth.")
     return ws
@@ -340,15 +340,58 @@ def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def refuse_big_result(megabytes: int) -> tuple[float, int, int, dict]:
-    """Wall seconds, tracemalloc peak and max-RSS growth of registering a
-    ``megabytes`` MB tool result on a small workspace, and the guard's effects."""
-    ws = new_workspace(128_000)
+#: Text shapes of the refusal rows (and of the sweep's results).
+TEXT_SHAPES = ("word", "long line", "base64", "CJK", "JSON")
+#: Tokenizers of the refusal rows: every shipped one.
+TOKENIZER_NAMES = ("cl100k_base", "o200k_base", "approx", "qwen3", "llama3", "deepseek_v4")
+
+
+def text_shape(shape: str, nchars: int, seed: int = 0) -> str:
+    """``nchars`` characters of one shape: words and spaces, one long line of
+    hex digits (no whitespace), base64 (no whitespace), CJK sentences with
+    CJK punctuation (no spaces), or compact JSON records. A ~0.3 MB unit is
+    drawn once and repeated."""
+    import base64
+    import json
+    import random
+
+    rng = random.Random(seed)
+    if shape == "word":
+        unit = " ".join(rng.choice(_VOCAB) for _ in range(40_000))
+    elif shape == "long line":
+        unit = "".join(rng.choice("0123456789abcdef") for _ in range(300_000))
+    elif shape == "base64":
+        unit = base64.b64encode(rng.randbytes(225_000)).decode()
+    elif shape == "CJK":
+        unit = "".join(
+            "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(8, 30)))
+            + rng.choice("，。")
+            for _ in range(12_000)
+        )
+    elif shape == "JSON":
+        unit = json.dumps(
+            [{"id": i, "name": rng.choice(_VOCAB), "value": rng.random()} for i in range(6_000)],
+            separators=(",", ":"),
+        )
+    else:
+        raise ValueError(shape)
+    return (unit * (nchars // len(unit) + 1))[:nchars]
+
+
+def refuse_big_result(text: str, tokenizer: str, budget: int) -> tuple[float, int, int, dict]:
+    """Wall seconds, tracemalloc peak and max-RSS growth of registering ``text``
+    as a tool result on a small workspace, and the guard's effects. The
+    tokenizer's one-time loading (its vocabulary, the longest token) is done
+    before the clock starts."""
+    from vistalab.workspace import get_tokenizer, max_token_bytes
+
+    tok = get_tokenizer(tokenizer)
+    tok.count("warm up " * 10)
+    max_token_bytes(tok)
+    ws = new_workspace(budget, tokenizer=tok)
     ws.register_tool_call(
         [{"id": "big", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]
     )
-    line = "county,year,value,change\n" * 4
-    text = (line * (megabytes * 10**6 // len(line) + 1))[: megabytes * 10**6]
     gc.collect()
     rss0 = _maxrss_bytes()
     tracemalloc.start()
@@ -359,6 +402,16 @@ def refuse_big_result(megabytes: int) -> tuple[float, int, int, dict]:
     tracemalloc.stop()
     rss = _maxrss_bytes() - rss0
     return dt, peak, rss, dict(ws.events[-1].effects)
+
+
+def copy_seconds(text: str) -> float:
+    """Wall seconds of one copy of ``text`` a piece at a time (the cost of
+    looking at every character once: the floor for any check of its bytes)."""
+    piece = 1 << 16
+    t0 = time.perf_counter()
+    for i in range(0, len(text), piece):
+        text[i : i + piece].encode("utf-16-le", "surrogatepass")
+    return time.perf_counter() - t0
 
 
 def replay_seconds(n_blocks: int, seed: int) -> tuple[float, float, int]:
@@ -385,7 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000,30000,100000")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--turns", type=int, default=60, help="timed turns per size")
-    ap.add_argument("--big-mb", type=int, default=50)
+    ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
+    ap.add_argument("--big-budget", type=int, default=128_000)
+    ap.add_argument("--big-tokenizers", default=",".join(TOKENIZER_NAMES))
     ap.add_argument("--replay", default="10000,100000", help="two sizes, or '' to skip")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
@@ -489,17 +544,37 @@ def main(argv: list[str] | None = None) -> int:
             failures.append("archive exponent")
 
     if args.big_mb:
-        dt, peak, rss, eff = refuse_big_result(args.big_mb)
-        ok = dt < REFUSE_TARGET_S and peak < REFUSE_TARGET_BYTES and rss < REFUSE_TARGET_BYTES
+        nchars = args.big_mb * 10**6
         print(
-            f"{args.big_mb} MB tool result: refused={bool(eff.get('rejected'))} "
-            f"(decided by {eff.get('decided_by')}) in {dt:.3f} s, tracemalloc peak "
-            f"{peak / 2**20:.0f} MB, max RSS growth {rss / 2**20:.0f} MB "
-            f"({'PASS' if ok else 'FAIL'}, target < {REFUSE_TARGET_S} s and < "
-            f"{REFUSE_TARGET_BYTES // 2**20} MB)"
+            f"{args.big_mb} MB tool results (budget {args.big_budget:,}), per text shape and "
+            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms, "
+            f"tracemalloc peak MB, max RSS growth MB; 'copy' = one pass over the text "
+            f"(utf-16 encode, same run): the floor of any check of its characters"
         )
-        if not ok or not eff.get("rejected"):
-            failures.append("big result refusal")
+        for shape in TEXT_SHAPES:
+            text = text_shape(shape, nchars, args.seed)
+            floor = copy_seconds(text)
+            for name in args.big_tokenizers.split(","):
+                try:
+                    dt, peak, rss, eff = refuse_big_result(text, name, args.big_budget)
+                except ImportError as exc:  # an optional extra not installed
+                    print(f"  {shape:<10} {name:<12} skipped ({exc})")
+                    continue
+                small = peak < REFUSE_TARGET_BYTES and rss < REFUSE_TARGET_BYTES
+                ok = dt < REFUSE_TARGET_S and small
+                print(
+                    f"  {shape:<10} {name:<12} refused={bool(eff.get('rejected'))} "
+                    f"({eff.get('decided_by')}, at_least={bool(eff.get('attempted_at_least'))}) "
+                    f"{dt * 1e3:8.1f} ms (copy {floor * 1e3:6.1f} ms) peak {peak / 2**20:5.1f} MB "
+                    f"RSS +{rss / 2**20:5.1f} MB "
+                    f"({'PASS' if ok else 'FAIL'}, target < {REFUSE_TARGET_S * 1e3:.0f} ms and "
+                    f"< {REFUSE_TARGET_BYTES // 2**20} MB)",
+                    flush=True,
+                )
+                if not ok or not eff.get("rejected"):
+                    failures.append(f"big result refusal ({shape}, {name})")
+            del text
+            gc.collect()
 
     if args.replay:
         small, large = (int(s) for s in args.replay.split(","))

@@ -184,6 +184,8 @@ from ._tokenizers import (
     QuicktokTokenizer,
     Tokenizer,
     get_tokenizer,
+    max_token_bytes,
+    split_points,
 )
 from ._tools import ToolFailure, ToolOutcome
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
@@ -238,6 +240,8 @@ __all__ = [
     "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
+    "max_token_bytes",
+    "split_points",
     "MESSAGE_FRAMING",
     "TOOL_CALL_FRAMING",
     "TOOLS_FRAMING",

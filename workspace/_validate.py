@@ -96,17 +96,25 @@ def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
         raise WorkspaceArgumentError(
             name, value, f"must be at most {max_chars} characters", "keep it short"
         )
-    try:
-        if not value.isascii():  # ASCII holds no surrogate; skip the copy
-            value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise WorkspaceArgumentError(
-            name,
-            value[max(0, exc.start - 10) : exc.end + 10],
-            f"must be valid Unicode text (unpaired surrogate at index {exc.start})",
-            "decode the source with errors='replace'",
-        ) from None
+    if value.isascii():  # ASCII holds no surrogate; skip the copy
+        return value
+    # A piece at a time (bounded memory; a str slice never splits a code point).
+    for at in range(0, len(value), _PIECE):
+        try:
+            value[at : at + _PIECE].encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = at + exc.start
+            raise WorkspaceArgumentError(
+                name,
+                value[max(0, bad - 10) : bad + 10],
+                f"must be valid Unicode text (unpaired surrogate at index {bad})",
+                "decode the source with errors='replace'",
+            ) from None
     return value
+
+
+#: Characters of a long text checked (encoded) at a time.
+_PIECE = 1 << 16
 
 
 def _content_iv(content: Any, role: Any) -> str | None:

@@ -42,6 +42,7 @@ TOKENIZER_SAMPLES: tuple[str, ...] = (
     " \U0001D518\U0001D52B\U0001D526", "e\u0301", " Z\u0324\u0354\u0367\u0311", "\u0301",
     "line one\r\nline two\r\n", "\r\n", " \r\n", "\x07\x08\x1b\x7f",
     "\x1b[31mred\x1b[0m\x01\x02\t\x0b\x0c", "\x85\u2028",
+    "0f1e2d3c4b5a", "aGVsbG8gd29ybGQ=/+x9", '{"id":12,"name":"abc"},', "中文字，。字！", "x1y2.z3",
 )
 
 #: Payloads every store is checked on: empty, arbitrary bytes (CR, NUL, 0xff), UTF-8.
@@ -69,7 +70,11 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
     normal-mode rendering). It must not raise on any sample (astral-plane,
     combining, CRLF and control text included), be deterministic, and be
     additive across a word boundary (``a + " b"``) when the tokenizer says it
-    is. Then a workspace driven with ``tok`` by the stateful
+    is. The optional members are checked when present: ``max_token_bytes``
+    (no sample may count fewer than ``ceil(bytes / max_token_bytes)``; for
+    ASCII samples likewise ``max_token_bytes_ascii``) and
+    ``split_points`` (every declared position splits the sample's count
+    exactly). Then a workspace driven with ``tok`` by the stateful
     machine (:class:`WorkspaceMachine`) must keep every invariant.
 
     Parameters
@@ -124,10 +129,59 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
                     if joined != counts[a] + counts[b]:
                         problems.append(f"says additive but count({a!r} + {b!r}) = {joined} "
                                         f"!= {counts[a]} + {counts[b]}")
+    problems += _optional_members(tok, counts)
     if not problems and stateful_examples > 0:
         from ._machine import run_machine
 
         problems += run_machine(tokenizer=tok, examples=stateful_examples)
+    return problems
+
+
+def _optional_members(tok: Any, counts: dict[str, int]) -> list[str]:
+    """The optional ``max_token_bytes`` and ``split_points`` members, checked on
+    the samples: the byte bound never above a count, and every declared split
+    position splitting the count exactly."""
+    import math
+    import re
+
+    problems: list[str] = []
+    m = getattr(tok, "max_token_bytes", None)
+    if m is not None:
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            problems.append(f"max_token_bytes {m!r} is not an int >= 1 (or None)")
+        else:
+            for text, n in counts.items():
+                need = math.ceil(len(text.encode("utf-8")) / m)
+                if n < need:
+                    problems.append(f"count({text!r}) = {n} is below ceil(bytes / "
+                                    f"max_token_bytes) = {need}: the bound would refuse "
+                                    "results that fit")
+    ma = getattr(tok, "max_token_bytes_ascii", None)
+    if ma is not None:
+        if isinstance(ma, bool) or not isinstance(ma, int) or ma < 1:
+            problems.append(f"max_token_bytes_ascii {ma!r} is not an int >= 1 (or None)")
+        else:
+            for text, n in counts.items():
+                if text.isascii() and n < math.ceil(len(text) / ma):
+                    problems.append(f"count({text!r}) = {n} is below ceil(bytes / "
+                                    f"max_token_bytes_ascii) = {math.ceil(len(text) / ma)}")
+    pat = getattr(tok, "split_points", None)
+    if pat is not None:
+        if not isinstance(pat, re.Pattern):
+            return [*problems, f"split_points {pat!r} is not a compiled re pattern (or None)"]
+        for text, n in counts.items():
+            for mt in pat.finditer(text):
+                q = mt.start()
+                if 0 < q < len(text):
+                    try:
+                        parts = tok.count(text[:q]) + tok.count(text[q:])
+                    except Exception as exc:  # noqa: BLE001
+                        problems.append(f"count of a piece of {text!r} raised {_describe(exc)}")
+                        break
+                    if parts != n:
+                        problems.append(f"split_points splits {text!r} at {q} but the "
+                                        f"pieces count {parts} != {n}")
+                        break
     return problems
 
 
