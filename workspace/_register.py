@@ -45,7 +45,7 @@ class RegisterLayer(GuardLayer):
         Dispatches on ``role``: ``system``, ``user``, ``assistant`` (with or
         without ``tool_calls``) or ``tool``. Content may be a string, None
         (assistant with tool calls) or a list of content parts: text parts
-        are joined with ``"\n"``; any other part (an image, audio, a file)
+        are joined with a newline; any other part (an image, audio, a file)
         becomes an opaque stand-in line charged ``OPAQUE_PART_TOKENS`` (see
         :func:`~vistalab.workspace._accounting.opaque_part_text`). The OpenAI
         SDK's ``ChatCompletionMessage`` (and any object of that shape) is

@@ -101,7 +101,20 @@ class ToolOutcome:
 
     @classmethod
     def failed(cls, failure: ToolFailure, detail: str) -> ToolOutcome:
-        """A failed call whose reason is ``detail`` (the text is :func:`error_text`)."""
+        """A failed call whose reason is ``detail`` (the text is :func:`error_text`).
+
+        Parameters
+        ----------
+        failure : ToolFailure
+            Why it failed.
+        detail : str
+            The reason, without :data:`ERROR_PREFIX`.
+
+        Returns
+        -------
+        ToolOutcome
+            The failed outcome.
+        """
         return cls(error_text(detail), failure, detail)
 
     @property
@@ -115,6 +128,11 @@ class ToolReply(str):
     the call succeeded: a ``str`` (exactly :attr:`ToolOutcome.text`, so it goes
     to the agent unchanged, compares and serialises as that text) carrying its
     :class:`ToolOutcome`.
+
+    Parameters
+    ----------
+    outcome : ToolOutcome
+        The call's outcome; the string is its ``text``.
 
     Attributes
     ----------
