@@ -13,7 +13,10 @@ repository, checks that:
 2. ``vista-lab reproduce --quick --out DIR`` succeeds and writes the report;
 3. ``vista-lab examples DIR`` then ``vista-lab sweep DIR/sweeps/small.toml
    --workers 2`` succeed;
-4. the whole shipped suite passes with ``python -m pytest --pyargs vistalab.tests
+4. every requirement of ``vista-lab[all]`` (the wheel's own metadata) is installed
+   (``.ci/extra_sizes.py --check all``), and every tutorial of ``docs/tutorials``,
+   its code cells run as one script, exits 0 there with ``[all]`` alone to import;
+5. the whole shipped suite passes with ``python -m pytest --pyargs vistalab.tests
    -n 2`` (in parallel, as ``make test`` runs it), and the tests that need the
    repository or the paper skip with a reason that says what to provide.
 
@@ -25,6 +28,8 @@ to skip itself in every installed copy. Usage: ``python .ci/wheel_e2e.py``.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -40,9 +45,22 @@ REPO = Path(__file__).resolve().parent.parent
 PYARGS = ("vistalab.tests",)
 
 
-def run(cmd: list[str], cwd: Path, *, expect: int = 0) -> str:
+def tutorial_scripts(folder: Path) -> dict[str, str]:
+    """Each tutorial (a MyST notebook) as one Python script: its code cells in order."""
+    cell = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+    scripts = {}
+    for page in sorted(folder.glob("*.md")):
+        cells = cell.findall(page.read_text(encoding="utf-8"))
+        if cells:
+            scripts[page.stem] = "\n".join(cells)
+    return scripts
+
+
+def run(cmd: list[str], cwd: Path, *, expect: int = 0,
+        env: dict[str, str] | None = None) -> str:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
     took = time.perf_counter() - t0
     print(f"$ {' '.join(str(c) for c in cmd)}  [{took:.0f} s, exit {proc.returncode}]",
           flush=True)
@@ -109,6 +127,14 @@ def main() -> int:
         run([str(cli), "sweep", str(work / "ex" / "sweeps" / "small.toml"), "--workers", "2",
              "--out", str(work / "sweep")], cwd=work)
         check((work / "sweep" / "results.parquet").is_file(), "the example sweep ran")
+
+        run([str(py), str(REPO / ".ci" / "extra_sizes.py"), "--check", "all"], cwd=work)
+        for name, script in tutorial_scripts(REPO / "docs" / "tutorials").items():
+            folder = work / "tutorials" / name
+            folder.mkdir(parents=True)
+            (folder / f"{name}.py").write_text(script, encoding="utf-8")
+            run([str(py), f"{name}.py"], cwd=folder, env={"MPLBACKEND": "Agg"})
+        check(True, "every tutorial ran as a script from outside the repository")
 
         out = run([str(py), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-n", "2",
                    "--dist", "worksteal", "--pyargs", *PYARGS], cwd=work)

@@ -92,6 +92,34 @@ html_show_sourcelink = False
 os.environ.pop("MPLBACKEND", None)
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join("_build", ".hypothesis"))
 
+
+def _quiet_build_kernel() -> str:
+    """A ``python3`` kernelspec for the build, found first through ``JUPYTER_PATH``.
+
+    ipykernel (>= 7) logs a warning on every kernel start that the kernel runs over
+    TCP without encryption: the build starts one kernel per tutorial, on localhost,
+    with the ports in a connection file only this user can read, and myst-nb offers no
+    way to pick the IPC transport. This kernel is the same interpreter with the kernel
+    application's log level at ERROR, so that notice is not printed; a failing cell
+    still fails the build (``nb_execution_raise_on_error``).
+    """
+    import json
+    import sys
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_build", "jupyter")
+    spec_dir = os.path.join(root, "kernels", "python3")
+    os.makedirs(spec_dir, exist_ok=True)
+    spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     "--IPKernelApp.log_level=ERROR"],
+            "display_name": "Python 3 (vista-lab docs build)", "language": "python"}
+    with open(os.path.join(spec_dir, "kernel.json"), "w", encoding="utf-8") as fh:
+        json.dump(spec, fh)
+    return root
+
+
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    p for p in (_quiet_build_kernel(), os.environ.get("JUPYTER_PATH", "")) if p)
+
 # --- API pages from __all__ -------------------------------------------------
 # One page per public package, written before the build reads its sources, so a
 # new public name appears in the reference without anyone editing a list.

@@ -31,7 +31,7 @@ from vistalab._core._paths import output_dir, output_file
 
 from ._registry import load_figure
 
-__all__ = ["run_as_script"]
+__all__ = ["run_as_script", "run_figure"]
 
 _DEFAULT_SEED = 20260522
 
@@ -39,7 +39,12 @@ _DEFAULT_SEED = 20260522
 def run_as_script(name: str, argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m vistalab.figures.<name>``; returns 1 if a check
     fails, 2 (after one stderr line) on bad input or a refused write."""
-    prog = f"python -m vistalab.figures.{name}"
+    return run_figure(name, argv, prog=f"python -m vistalab.figures.{name}")
+
+
+def run_figure(name: str, argv: Sequence[str] | None, *, prog: str) -> int:
+    """One figure run under the program name ``prog`` (the script, or
+    ``vista-lab figure NAME``); the status of :func:`run_as_script`."""
     try:
         return _run(name, prog, argv)
     except (*ONE_LINE_ERRORS, KeyboardInterrupt) as exc:

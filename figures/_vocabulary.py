@@ -19,7 +19,7 @@ __all__ = ["Column", "COLUMNS", "describe", "markdown_table"]
 class Column:
     """One column of the shared vocabulary.
 
-    Parameters
+    Attributes
     ----------
     name : str
         The column name, in every table that has the quantity.

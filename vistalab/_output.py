@@ -31,17 +31,28 @@ def emit_table(
     stream: Any = None,
 ) -> None:
     """Print a table with rich (plain text when not a terminal), as wide as the
-    terminal (or ``$COLUMNS``; 80 when neither is known)."""
+    terminal or ``$COLUMNS``; off a terminal without ``$COLUMNS`` (a log file, CI)
+    as wide as its cells need, so no cell wraps."""
+    import os
+
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream or sys.stdout, highlight=False)
+    out = stream or sys.stdout
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    width = None if tty or os.environ.get("COLUMNS") else _UNBOUNDED
+    console = Console(file=out, highlight=False, width=width)
     table = Table(title=title, show_lines=False)
     for col in columns:
         table.add_column(col, overflow="fold")
     for row in rows:
         table.add_row(*[_fmt(v) for v in row])
     console.print(table)
+
+
+#: Console width off a terminal: wide enough that rich never wraps a cell (the
+#: table itself is only as wide as its content).
+_UNBOUNDED = 10_000
 
 
 def _fmt(v: Any) -> str:

@@ -30,8 +30,11 @@ Usage in an agent loop (``llm`` and ``run_tool`` are yours)::
 Python calls raise (``ws.archive``, ``ws.delete``, ``ws.read_path``,
 ``ws.recover``); agent-facing tools (``ws.context_workspace_archive``,
 ``ws.context_workspace_delete``, ``ws.dispatch``) return strings and change
-nothing on a bad call; ``ws.call_tool`` is ``ws.dispatch`` with a typed
-:class:`ToolOutcome` (the same text, and whether and why the call failed).
+nothing on a bad call; each string is a :class:`ToolReply` whose ``.ok`` and
+``.failure`` tell Python code a refusal from a success, and ``ws.call_tool``
+returns the typed :class:`ToolOutcome` itself (the same text, and whether and
+why the call failed). ``ws.ledger_rows`` is the dashboard as records (its
+columns ID, ~Tok, Age, Type, Level, Parent, Status).
 ``ws.events`` is the append-only log (each event with
 the canonical ``state_hash``); ``Workspace.replay(log)`` rebuilds the state.
 ``ws.save(path)`` / ``Workspace.load(path)`` persist it crash-consistently
@@ -187,7 +190,7 @@ from ._tokenizers import (
     max_token_bytes,
     split_points,
 )
-from ._tools import ToolFailure, ToolOutcome
+from ._tools import ToolFailure, ToolOutcome, ToolReply
 from ._trace import TraceReplay, TurnReport, load_trace, replay_trace
 
 __all__ = [
@@ -277,6 +280,7 @@ __all__ = [
     "is_error_text",
     "ToolOutcome",
     "ToolFailure",
+    "ToolReply",
     "parse_block_spec",
     "parse_selector",
     "ByteRange",

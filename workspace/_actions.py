@@ -140,6 +140,18 @@ class ActionsLayer(RegisterLayer):
         above its highest member; archived members are referenced, not
         copied, so recovery walks the hierarchy back down.
 
+        Parameters
+        ----------
+        block_id : str
+            The units: ``"B4"``, a range ``"B3-B5"``, a list ``"B3,B7,G1"``.
+        replacement : str
+            Index text the handle shows in their place (a summary; may be empty).
+
+        Returns
+        -------
+        ArchiveResult
+            The new unit, its payload path, size and sha256, and the tokens freed.
+
         Raises
         ------
         BlockSpecError, UnknownBlockError, BlockStateError
@@ -298,6 +310,18 @@ class ActionsLayer(RegisterLayer):
     def delete(self, block_id: str, reason: str) -> DeleteResult:
         """Permanently remove blocks / groups and their payloads (tombstones keep IDs).
 
+        Parameters
+        ----------
+        block_id : str
+            The units: ``"B4"``, a range ``"B3-B5"``, a list ``"B3,G1"``.
+        reason : str
+            Why they are deleted (a non-empty sentence; logged).
+
+        Returns
+        -------
+        DeleteResult
+            The units and blocks removed, the payload keys removed, the tokens freed.
+
         Raises
         ------
         BlockSpecError, UnknownBlockError, BlockStateError, WorkspaceArgumentError
@@ -392,6 +416,16 @@ class ActionsLayer(RegisterLayer):
         exact bytes (checksum verified); a group's members become top-level
         again (raw members visible, archived members keep their handles).
         Harness-level operation; the payload of the opened unit is removed.
+
+        Parameters
+        ----------
+        block_id : str
+            Archived units: ``"B4"``, ``"G2"``, ``"B3-B5,G1"``.
+
+        Returns
+        -------
+        RestoreResult
+            The units opened, the blocks back in the prompt, the tokens added.
 
         Raises
         ------

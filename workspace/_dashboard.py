@@ -74,7 +74,33 @@ class DashboardConfig:
 
 @dataclass(frozen=True, slots=True)
 class LedgerRow:
-    """One actionable unit as the ledger shows it."""
+    """One actionable unit as the ledger shows it (one dashboard row).
+
+    The fields are the dashboard's columns, in order; ``Workspace.ledger_rows``
+    gives every unit's row, :func:`parse_ledger_rows` reads them back from a
+    dashboard's text.
+
+    Attributes
+    ----------
+    unit_id : str
+        ID: ``B<n>`` for a block, ``G<n>`` for an archive group.
+    tokens : int
+        ~Tok: the unit's tokens (for an archived unit, its tokens when last
+        visible).
+    age : int
+        Age: root turns since the unit's newest block (``0`` is newest, the
+        dashboard prints ``0r``).
+    type : str
+        Type: the block type (``system``, ``user_message``, ``tool_call``, ...)
+        or ``group`` for an archive group.
+    level : int
+        Level: compression level (0 raw, 1 archived or offloaded alone, a group
+        one above its highest member).
+    parent : str
+        Parent: the tool-call block a tool result answers, ``-`` otherwise.
+    status : str
+        Status: ``visible``, ``pinned``, ``archived`` or ``offloaded_placeholder``.
+    """
 
     unit_id: str
     tokens: int

@@ -69,6 +69,23 @@ class Workspace(PersistLayer):
         ``docs/guide/engine-differential.md`` ("Translation validation") for
         what is checked, what is not, and the overhead.
 
+    Attributes
+    ----------
+    budget : int
+        B, as constructed.
+    hard_limit : int
+        The budget guard's ceiling.
+    tokenizer : Tokenizer
+        The tokenizer every count uses.
+    store : PayloadStore
+        Where archived payloads are.
+    protocol : bool
+        Whether the protocol message is prepended.
+    dashboard_config : DashboardConfig
+        The ledger layout.
+    cache_prefix : bool
+        Whether the management rendering keeps the cacheable prefix.
+
     Notes
     -----
     Thread safety: every public mutation, read and rendering holds one

@@ -66,7 +66,15 @@ class Loss:
 class Salvage:
     """What :meth:`Workspace.salvage` recovered: the workspace (intact units
     as saved, lost ones tombstoned, one ``lose`` event per loss) and the exact
-    list of what was lost."""
+    list of what was lost.
+
+    Attributes
+    ----------
+    workspace : Workspace
+        The workspace loaded from the snapshot, every intact unit as saved.
+    lost : tuple of Loss
+        One entry per unit that could not be recovered (empty: nothing lost).
+    """
 
     workspace: Any
     lost: tuple[Loss, ...]
@@ -116,6 +124,22 @@ class PersistLayer(ForkLayer):
         an ``init`` event holding the snapshot it was loaded from; its payloads
         are read from ``store`` (default: the recorded folder when it exists).
         With ``verify`` every event's resulting hash and outcome must match.
+
+        Parameters
+        ----------
+        events : str, PathLike or iterable of Event or dict
+            The log: a JSONL file (``log_path``), ``ws.events``, or plain dicts.
+        store : PayloadStore, optional
+            Where payloads go (or, for a loaded workspace's log, are read from).
+        tokenizer : Tokenizer, optional
+            The tokenizer instance, when the recorded one is a custom object.
+        verify : bool
+            Check every event's resulting hash and outcome (default True).
+
+        Returns
+        -------
+        Workspace
+            The workspace the log describes.
 
         Raises
         ------
@@ -199,6 +223,11 @@ class PersistLayer(ForkLayer):
         from the store only after this snapshot is durable, so at every instant
         the newest snapshot on disk loads (older snapshots may need
         :meth:`salvage`). Missing parent folders are created.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            The snapshot file to write (replaced atomically).
 
         Raises
         ------
@@ -303,6 +332,26 @@ class PersistLayer(ForkLayer):
         Payload files the snapshot does not reference and that are numbered past
         it (a run killed before saving) are moved into the store's
         ``.orphaned`` subfolder and listed in ``set_aside_payloads``.
+        Parameters
+        ----------
+        path : str or PathLike
+            The snapshot file :meth:`save` wrote.
+        store : PayloadStore, optional
+            Where the archived payloads are (default: the recorded folder).
+        tokenizer : Tokenizer, optional
+            The tokenizer instance, when the recorded one is a custom object.
+        log_path : str or PathLike, optional
+            Append the loaded workspace's events to this JSONL file.
+        repair : bool
+            Load what is intact instead of refusing a damaged snapshot.
+        allow_store_under : str or PathLike, optional
+            The folder the recorded ``store_root`` must lie under (default: the
+            snapshot's own folder).
+
+        Returns
+        -------
+        Workspace or Salvage
+            The workspace as saved; with ``repair=True`` a :class:`Salvage`.
 
         Raises
         ------
@@ -335,6 +384,22 @@ class PersistLayer(ForkLayer):
         missing, damaged or not a regular file, and every block whose saved
         content no longer matches its sha256, is tombstoned (logged as one
         ``lose`` event each); everything else loads as saved.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            The snapshot file :meth:`save` wrote.
+        store : PayloadStore, optional
+            Where the archived payloads are (default: the recorded folder).
+        tokenizer : Tokenizer, optional
+            The tokenizer instance, when the recorded one is a custom object.
+        log_path : str or PathLike, optional
+            Append the salvaged workspace's events to this JSONL file.
+
+        Returns
+        -------
+        Salvage
+            The workspace and the exact list of what was lost.
 
         Raises
         ------

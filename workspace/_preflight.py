@@ -222,6 +222,18 @@ class PreflightLayer(LayoutLayer):
         unique ``tool_use`` id derived from its block (see
         :func:`anthropic_tool_use_ids`), and its result the same
         ``tool_use_id``; the OpenAI rendering keeps the ids as registered.
+
+        Parameters
+        ----------
+        format : str
+            ``"openai"`` (default, chat messages) or ``"anthropic"`` (Messages).
+
+        Returns
+        -------
+        Rendering
+            ``messages`` and ``tools`` to send, ``tokens`` (never above the
+            budget), ``mode`` (``normal`` or ``overflow``), the ``dashboard`` text
+            and the token split.
         """
         if not isinstance(format, str) or format not in FORMATS:
             raise UnknownNameError("render format", format, FORMATS)
@@ -474,13 +486,53 @@ class PreflightLayer(LayoutLayer):
 
     @locked
     def dashboard(self) -> str:
-        """The dashboard text the agent sees now (management form in overflow)."""
+        """The dashboard text the agent sees now (management form in overflow).
+
+        Returns
+        -------
+        str
+            The ``<context_workspace_status>`` message's text; its rows as
+            records are :attr:`ledger_rows`.
+        """
         return self.render().dashboard
+
+    @property
+    @locked
+    def ledger_rows(self) -> tuple[LedgerRow, ...]:
+        """The dashboard's ledger as records: one row per actionable unit, in
+        the dashboard's order, with exactly its columns (ID, ~Tok, Age, Type,
+        Level, Parent, Status; the paper's "Dashboard format").
+
+        Every unit is listed, including those the dashboard does not print
+        row by row: archived units folded into its summary line (all but the
+        newest ``DashboardConfig.archived_rows``) and, in overflow, the visible
+        units past ``DashboardConfig.management_rows``. In a normal rendering
+        with nothing folded, ``parse_ledger_rows(ws.dashboard())`` equals this.
+
+        Returns
+        -------
+        tuple of LedgerRow
+            ``unit_id`` (``B<n>`` or ``G<n>``), ``tokens`` (~Tok), ``age`` in
+            turns, ``type``, ``level``, ``parent`` and ``status``
+            (``visible``, ``archived``, ...), as the dashboard prints them.
+        """
+        led = self._ledger
+        return tuple(self._ledger_row(u) for c in led.occupied() for u in led.chunk(c).uids)
 
     @locked
     def gate(self, tool_name: str) -> str | None:
         """None if ``tool_name`` may run now, else the refusal notice to return
         as its result (task tools are refused in overflow mode, eq. overflow).
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool about to run.
+
+        Returns
+        -------
+        str or None
+            None when it may run; else the notice to register as its result.
 
         Raises
         ------

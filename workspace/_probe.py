@@ -138,7 +138,19 @@ class SnapshotBlock:
 
 @dataclass(frozen=True, slots=True)
 class PairQuestion:
-    """One pairwise question: which of ``first`` / ``second`` has more tokens."""
+    """One pairwise question: which of ``first`` / ``second`` has more tokens.
+
+    Attributes
+    ----------
+    id : str
+        The question's ID (``P1``, ``P2``, ...).
+    first, second : str
+        The two blocks asked about, in the order the question names them.
+    larger : str
+        The one with more tokens (the correct answer).
+    ratio : float
+        Larger over smaller token count (at least 1; how easy the question is).
+    """
 
     id: str
     first: str
@@ -335,12 +347,39 @@ class ProbeScore:
 @dataclass(frozen=True, slots=True)
 class ProbeReport:
     """Scores per (model, condition), in the order first seen in the answers,
-    plus the problems found in individual answers."""
+    plus the problems found in individual answers.
+
+    Attributes
+    ----------
+    scores : tuple of ProbeScore
+        One score per (model, condition).
+    problems : tuple of str
+        Problems found in individual answers (unparsable, unknown snapshot, ...).
+    """
 
     scores: tuple[ProbeScore, ...]
     problems: tuple[str, ...] = field(default=())
 
     def score(self, model: str, condition: str) -> ProbeScore:
+        """The score of one model under one condition.
+
+        Parameters
+        ----------
+        model : str
+            The model's name, as in the answers.
+        condition : str
+            One of :data:`PROBE_CONDITIONS`.
+
+        Returns
+        -------
+        ProbeScore
+            Its score.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            No answers of that model under that condition.
+        """
         for s in self.scores:
             if s.model == model and s.condition == condition:
                 return s

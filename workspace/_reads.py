@@ -44,6 +44,18 @@ class ReadLayer(ActionsLayer):
         ``"bytes=START:STOP"``, ``"lines=FIRST-LAST"`` or ``"member=B7"``
         (one block of a group, found by walking nested groups down).
 
+        Parameters
+        ----------
+        path : str
+            The payload path a handle shows (or a bare store key, ``G1.txt``).
+        selector : str, ByteRange, LineRange, MemberSelector or None
+            The part to read; None reads the whole payload.
+
+        Returns
+        -------
+        bytes
+            The exact bytes.
+
         Raises
         ------
         PathEscapeError
@@ -121,6 +133,26 @@ class ReadLayer(ActionsLayer):
         Visible blocks are encoded from the prompt; archived ones are read
         from the store by walking from the top-level handle down the
         hierarchy (checksums verified at every level). Deleted blocks raise.
+
+        Parameters
+        ----------
+        block_id : str
+            One block, ``B<n>`` (a member of a group is found inside it).
+
+        Returns
+        -------
+        bytes
+            The block's exact original bytes (its message text, or for a tool
+            call its calls as JSON).
+
+        Raises
+        ------
+        UnknownBlockError
+            No such block.
+        BlockStateError
+            The block was deleted.
+        PayloadIntegrityError
+            A payload on the way down is missing or fails its checksum.
         """
         b = self.block(block_id)
         if b.status is Status.DELETED:

@@ -56,7 +56,21 @@ class _LookupEnum(StrEnum, metaclass=_LookupEnumType):
 
 
 class BlockType(_LookupEnum):
-    """What a registered message is (the dashboard's Type column)."""
+    """What a registered message is (the dashboard's Type column).
+
+    Attributes
+    ----------
+    SYSTEM : str
+        ``"system"``: a system message (pinned).
+    USER : str
+        ``"user_message"``: a user message (the first one, the task, is pinned).
+    ASSISTANT : str
+        ``"assistant_message"``: an assistant message without tool calls.
+    TOOL_CALL : str
+        ``"tool_call"``: an assistant message that calls tools.
+    TOOL_RESULT : str
+        ``"tool_result"``: a tool's answer to one call.
+    """
 
     SYSTEM = "system"
     USER = "user_message"
@@ -70,6 +84,21 @@ class Status(_LookupEnum):
 
     ``deleted`` is a tombstone kept so IDs are never reused; the agent
     cannot act on it.
+
+    Attributes
+    ----------
+    VISIBLE : str
+        ``"visible"``: the exact content is in the prompt.
+    PINNED : str
+        ``"pinned"``: in the prompt and protocol-required (system, task); never
+        archived or deleted.
+    ARCHIVED : str
+        ``"archived"``: the content is in the payload store; a handle is shown.
+    OFFLOADED : str
+        ``"offloaded_placeholder"``: a tool result the budget guard moved to the
+        store on arrival; a placeholder handle is shown.
+    DELETED : str
+        ``"deleted"``: a tombstone; content and payload are gone.
     """
 
     VISIBLE = "visible"
@@ -81,7 +110,17 @@ class Status(_LookupEnum):
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One function call of an assistant message (OpenAI format)."""
+    """One function call of an assistant message (OpenAI format).
+
+    Attributes
+    ----------
+    id : str
+        The call's ID, answered by the tool result with this ``tool_call_id``.
+    name : str
+        The function called.
+    arguments : str
+        The arguments as the model wrote them (a JSON string, kept verbatim).
+    """
 
     id: str
     name: str
@@ -98,7 +137,17 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class PayloadRef:
     """A stored payload as the state records it (the display path is the
-    store's root plus ``key``, so it is not part of the state)."""
+    store's root plus ``key``, so it is not part of the state).
+
+    Attributes
+    ----------
+    key : str
+        The store key (``B7.txt``, ``G2.json``).
+    size : int
+        Payload length in bytes.
+    sha256 : str
+        Hex sha256 of the payload bytes, verified on every read.
+    """
 
     key: str
     size: int

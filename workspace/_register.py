@@ -46,7 +46,7 @@ class RegisterLayer(GuardLayer):
         Dispatches on ``role``: ``system``, ``user``, ``assistant`` (with or
         without ``tool_calls``) or ``tool``. Content may be a string, None
         (assistant with tool calls) or a list of content parts: text parts
-        are joined with ``"\n"``; any other part (an image, audio, a file)
+        are joined with a newline; any other part (an image, audio, a file)
         becomes an opaque stand-in line charged ``OPAQUE_PART_TOKENS`` (see
         :func:`~vistalab.workspace._accounting.opaque_part_text`). The OpenAI
         SDK's ``ChatCompletionMessage`` (and any object of that shape) is
@@ -56,6 +56,28 @@ class RegisterLayer(GuardLayer):
         ``function_call`` registers as a tool call with the id
         ``fc_B<n>`` (``B<n>`` its block), and a ``function`` message answers
         the pending call of that function name.
+
+        Parameters
+        ----------
+        message : Mapping
+            One OpenAI chat message (``role``, ``content``, ``tool_calls``,
+            ``tool_call_id``), or an SDK message object.
+        pinned : bool or None
+            Keep it in every rendering; None takes the role's default (system
+            and the first user message are pinned).
+
+        Returns
+        -------
+        str
+            Its block ID (``B<n>``).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            Not a message (unknown role, malformed content or calls).
+        ProtocolOrderError
+            Out of protocol order (a result with no pending call, a message
+            while a call waits for its result).
         """
         message = plain_sdk(message, "message")
         if not isinstance(message, Mapping):
@@ -137,6 +159,19 @@ class RegisterLayer(GuardLayer):
         The OpenAI and Anthropic SDKs' message and content-block objects are
         accepted wherever a dict is (:func:`~vistalab.workspace._sdk.plain_sdk`).
 
+        Parameters
+        ----------
+        messages : sequence of dict, or dict
+            OpenAI chat messages, Anthropic Messages, or a ``{"system",
+            "messages"}`` document.
+        system : str or list, optional
+            An Anthropic top-level system prompt.
+
+        Returns
+        -------
+        list of str
+            The new block IDs, in order.
+
         Raises
         ------
         WorkspaceArgumentError
@@ -154,19 +189,88 @@ class RegisterLayer(GuardLayer):
 
     @atomic
     def register_system(self, content: str, *, pinned: bool = True) -> str:
-        """Register a system message (pinned by default)."""
+        """Register a system message (pinned by default).
+
+        Parameters
+        ----------
+        content : str
+            The message text.
+        pinned : bool
+            Keep it in every rendering; a pinned block is never archived or deleted.
+
+        Returns
+        -------
+        str
+            Its block ID (``B<n>``).
+
+        Raises
+        ------
+        ProtocolOrderError
+            A tool call is still waiting for its result.
+        WorkspaceArgumentError
+            ``content`` is not a string or ``pinned`` not a bool.
+        BudgetConfigError
+            Pinning it would leave the budget unable to hold the management
+            rendering.
+        """
         return self._register_plain(BlockType.SYSTEM, "system", content, pinned)
 
     @atomic
     def register_user(self, content: str, *, pinned: bool | None = None) -> str:
-        """Register a user message; the first one (the task) is pinned by default."""
+        """Register a user message; the first one (the task) is pinned by default.
+
+        Parameters
+        ----------
+        content : str
+            The message text.
+        pinned : bool or None
+            Keep it in every rendering; None pins the first user message only.
+
+        Returns
+        -------
+        str
+            Its block ID (``B<n>``).
+
+        Raises
+        ------
+        ProtocolOrderError
+            A tool call is still waiting for its result.
+        WorkspaceArgumentError
+            ``content`` is not a string or ``pinned`` not a bool.
+        BudgetConfigError
+            Pinning it would leave the budget unable to hold the management
+            rendering.
+        """
         if pinned is None:
             pinned = not self._user_seen
         return self._register_plain(BlockType.USER, "user", content, pinned)
 
     @atomic
     def register_assistant(self, content: str, *, pinned: bool = False) -> str:
-        """Register an assistant message without tool calls."""
+        """Register an assistant message without tool calls.
+
+        Parameters
+        ----------
+        content : str
+            The message text.
+        pinned : bool
+            Keep it in every rendering (default False).
+
+        Returns
+        -------
+        str
+            Its block ID (``B<n>``).
+
+        Raises
+        ------
+        ProtocolOrderError
+            A tool call is still waiting for its result.
+        WorkspaceArgumentError
+            ``content`` is not a string or ``pinned`` not a bool.
+        BudgetConfigError
+            Pinning it would leave the budget unable to hold the management
+            rendering.
+        """
         return self._register_plain(BlockType.ASSISTANT, "assistant", content, pinned)
 
     def _register_plain(self, btype: BlockType, role: str, content: Any, pinned: Any) -> str:
@@ -211,8 +315,30 @@ class RegisterLayer(GuardLayer):
         self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
     ) -> str:
         """Register an assistant message that calls tools (one block for all
-        its parallel calls, so they share one fate). ``tool_calls`` may be the
-        OpenAI SDK's ``ChatCompletionMessageToolCall`` objects as they are."""
+        its parallel calls, so they share one fate).
+
+        Parameters
+        ----------
+        tool_calls : sequence of dict
+            The calls in OpenAI format (``id``, ``type``, ``function`` with
+            ``name`` and ``arguments``), or the OpenAI SDK's
+            ``ChatCompletionMessageToolCall`` objects as they are.
+        content : str or None
+            Text the assistant wrote beside the calls.
+
+        Returns
+        -------
+        str
+            The tool-call block's ID (``B<n>``); each call now waits for
+            :meth:`register_tool_result`.
+
+        Raises
+        ------
+        ProtocolOrderError
+            An earlier call is still waiting for its result.
+        WorkspaceArgumentError
+            Malformed calls (no id, no name, arguments not a string).
+        """
         tool_calls = plain_sdk(tool_calls, "tool_calls")
         if content is not None:
             content = _text_iv("content", content)
@@ -268,6 +394,27 @@ class RegisterLayer(GuardLayer):
         (or could never fit in a normal rendering of ``budget`` tokens) it is
         replaced by a compact rejection notice. The block ID is returned in
         every case, so the call stays answered exactly once.
+
+        Parameters
+        ----------
+        tool_call_id : str
+            The ID of the pending call this result answers.
+        content : str
+            The tool's output (for a context tool, the text :meth:`dispatch` returned).
+        name : str or None
+            The function's name (default: the pending call's).
+
+        Returns
+        -------
+        str
+            The tool-result block's ID (``B<n>``).
+
+        Raises
+        ------
+        ProtocolOrderError
+            No pending call has this ID.
+        WorkspaceArgumentError
+            ``tool_call_id`` is empty or ``content`` not a string.
         """
         content = _text_iv("content", content)
         if not isinstance(tool_call_id, str) or not tool_call_id:

@@ -127,7 +127,20 @@ class ArchiveResult:
 @dataclass(frozen=True, slots=True)
 class DeleteResult:
     """Outcome of one delete action: the units removed, every block that became
-    a tombstone, the payload keys removed and the net prompt tokens freed."""
+    a tombstone, the payload keys removed and the net prompt tokens freed.
+
+    Attributes
+    ----------
+    units : tuple of str
+        The top-level units removed (``B<n>`` or ``G<n>``), as selected.
+    blocks : tuple of str
+        Every block that became a tombstone (members of deleted groups included).
+    payloads_removed : tuple of str
+        Store keys of the payloads removed with them.
+    freed_tokens : int
+        Net prompt tokens freed; negative when deleting a tool call makes its
+        results render as plain context with a prefix.
+    """
 
     units: tuple[str, ...]
     blocks: tuple[str, ...]
@@ -138,7 +151,17 @@ class DeleteResult:
 @dataclass(frozen=True, slots=True)
 class RestoreResult:
     """Outcome of one restore: units opened one level, blocks back in the
-    prompt, and the net prompt tokens added."""
+    prompt, and the net prompt tokens added.
+
+    Attributes
+    ----------
+    units : tuple of str
+        The units opened (each one level: a group of groups gives back its groups).
+    blocks : tuple of str
+        Blocks whose exact content is back in the prompt.
+    added_tokens : int
+        Net prompt tokens added (content in, handles out).
+    """
 
     units: tuple[str, ...]
     blocks: tuple[str, ...]

@@ -176,7 +176,15 @@ def format_id_ranges(ids: list[str], *, limit: int = 8) -> str:
 @dataclass(frozen=True, slots=True)
 class ByteRange:
     """Bytes ``[start, stop)`` of a payload, 0-based like a Python slice
-    (``stop=None`` reads to the end). Text form: ``"bytes=START:STOP"``."""
+    (``stop=None`` reads to the end). Text form: ``"bytes=START:STOP"``.
+
+    Attributes
+    ----------
+    start : int
+        First byte, 0-based (default 0).
+    stop : int or None
+        One past the last byte; None reads to the end.
+    """
 
     start: int = 0
     stop: int | None = None
@@ -197,7 +205,15 @@ class ByteRange:
 class LineRange:
     """Lines ``first..last`` of a payload, 1-based and inclusive like ``sed -n``
     (``last=None`` reads to the end); line endings are kept, so the lines of
-    a payload concatenate to its exact bytes. Text form: ``"lines=FIRST-LAST"``."""
+    a payload concatenate to its exact bytes. Text form: ``"lines=FIRST-LAST"``.
+
+    Attributes
+    ----------
+    first : int
+        First line, 1-based (default 1).
+    last : int or None
+        Last line, inclusive; None reads to the end.
+    """
 
     first: int = 1
     last: int | None = None
@@ -217,7 +233,13 @@ class LineRange:
 @dataclass(frozen=True, slots=True)
 class MemberSelector:
     """The exact bytes of one member block of a group payload, found by
-    walking the archive hierarchy down. Text form: ``"member=B7"``."""
+    walking the archive hierarchy down. Text form: ``"member=B7"``.
+
+    Attributes
+    ----------
+    block_id : str
+        The member block (``B<n>``).
+    """
 
     block_id: str
 

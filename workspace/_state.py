@@ -277,7 +277,14 @@ class StateCore:
 
     # ============================================================ config
     def config(self) -> dict[str, Any]:
-        """The construction parameters as plain data (recorded in the ``init`` event)."""
+        """The construction parameters as plain data (recorded in the ``init`` event).
+
+        Returns
+        -------
+        dict
+            ``budget``, ``hard_limit``, the tokenizer's name, the task tools, the
+            dashboard layout and the other constructor options.
+        """
         return {
             "budget": self.budget,
             "hard_limit": self.hard_limit,
@@ -305,7 +312,14 @@ class StateCore:
         return self._fixed_tools + REPLY_PRIMING + self._protocol_cost + self._sys_cost
 
     def management_floor(self) -> int:
-        """Upper bound on the smallest management rendering; must stay <= budget."""
+        """Upper bound on the smallest management rendering; must stay <= budget.
+
+        Returns
+        -------
+        int
+            Tokens of the row-less management rendering with every pinned block
+            (what the budget must always hold).
+        """
         return (
             self._fixed_tools
             + REPLY_PRIMING
@@ -363,6 +377,11 @@ class StateCore:
         Stable across processes and platforms (canonical JSON). The store's
         location and the ID counters are not part of it, so archiving a unit
         and restoring it gives back the same hash (the paper's Q_undo).
+
+        Returns
+        -------
+        str
+            Hex sha256 of the canonical state.
         """
         return self._hash_of(self._turn, self._acc)
 
@@ -370,7 +389,13 @@ class StateCore:
         return state_hash_of(self._config_digest, turn, acc)
 
     def recompute_state_hash(self) -> str:
-        """The canonical hash recomputed from scratch (checks the incremental one)."""
+        """The canonical hash recomputed from scratch (checks the incremental one).
+
+        Returns
+        -------
+        str
+            Hex sha256; equal to :meth:`state_hash` unless the state is corrupt.
+        """
         with self._lock:
             return self._hash_of(self._turn, accumulate([*self._blocks, *self._groups.values()]))
 
@@ -401,7 +426,18 @@ class StateCore:
 
     @locked
     def events_since(self, seq: int) -> tuple[Event, ...]:
-        """Events with sequence number ``>= seq`` (without copying the older log)."""
+        """Events with sequence number ``>= seq`` (without copying the older log).
+
+        Parameters
+        ----------
+        seq : int
+            The first sequence number wanted (``len(ws.events)`` from earlier).
+
+        Returns
+        -------
+        tuple of Event
+            The events since then, in order.
+        """
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
             raise WorkspaceArgumentError(
                 "seq", seq, "must be a non-negative integer", "pass len(ws.events) from earlier"
@@ -424,18 +460,52 @@ class StateCore:
 
     @locked
     def block(self, block_id: str) -> Block:
-        """The block record for ``B<n>``."""
+        """The block record for ``B<n>``.
+
+        Parameters
+        ----------
+        block_id : str
+            ``B<n>``.
+
+        Returns
+        -------
+        Block
+            Its record (type, status, turn, content while in the prompt, ...).
+
+        Raises
+        ------
+        UnknownBlockError
+            No such block.
+        """
         n = _block_number(block_id)
         if n is None or n > len(self._blocks):
             raise UnknownBlockError(str(block_id), self._no_block_detail())
         return self._blocks[n - 1]
 
     def payload_path(self, key: str) -> str:
-        """Display path of a store key."""
+        """Display path of a store key.
+
+        Parameters
+        ----------
+        key : str
+            A store key (``B7.txt``, ``G2.json``).
+
+        Returns
+        -------
+        str
+            The path a handle shows (the store's root, then the key).
+        """
         return f"{self.store.root}/{key}"
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The context tools in OpenAI function-calling format (fresh copies)."""
+        """The context tools in OpenAI function-calling format (fresh copies).
+
+        Returns
+        -------
+        list of dict
+            ``context_workspace_archive``, ``context_workspace_delete`` and, with
+            ``include_read_path_tool``, ``read_path``.
+        """
         return context_tool_schemas(include_read_path=self._include_read_path)
 
     @property

@@ -20,6 +20,7 @@ __all__ = [
     "ACTIONS",
     "ToolFailure",
     "ToolOutcome",
+    "ToolReply",
     "ToolCallRequest",
     "DriveCounts",
     "parse_tool_call",
@@ -56,7 +57,17 @@ AGENT_TOOLS: dict[str, ToolSpec] = {s.tool: s for s in ACTIONS.values() if s.too
 
 
 class ToolFailure(_LookupEnum):
-    """Why an agent tool call failed; in every case the workspace is unchanged."""
+    """Why an agent tool call failed; in every case the workspace is unchanged.
+
+    Attributes
+    ----------
+    BAD_CALL : str
+        ``"bad_call"``: not run (unknown tool, malformed JSON, wrong argument names).
+    REFUSED : str
+        ``"refused"``: the engine refused the action (logged as a failed event).
+    STORE : str
+        ``"store"``: the payload store failed (an ``OSError``); nothing logged.
+    """
 
     #: Not run: unknown tool, malformed JSON, wrong argument names.
     BAD_CALL = "bad_call"
@@ -90,13 +101,75 @@ class ToolOutcome:
 
     @classmethod
     def failed(cls, failure: ToolFailure, detail: str) -> ToolOutcome:
-        """A failed call whose reason is ``detail`` (the text is :func:`error_text`)."""
+        """A failed call whose reason is ``detail`` (the text is :func:`error_text`).
+
+        Parameters
+        ----------
+        failure : ToolFailure
+            Why it failed.
+        detail : str
+            The reason, without :data:`ERROR_PREFIX`.
+
+        Returns
+        -------
+        ToolOutcome
+            The failed outcome.
+        """
         return cls(error_text(detail), failure, detail)
 
     @property
     def ok(self) -> bool:
         """True when the call succeeded."""
         return self.failure is None
+
+
+class ToolReply(str):
+    """The text an agent tool returns, which Python code can also ask whether
+    the call succeeded: a ``str`` (exactly :attr:`ToolOutcome.text`, so it goes
+    to the agent unchanged, compares and serialises as that text) carrying its
+    :class:`ToolOutcome`.
+
+    Parameters
+    ----------
+    outcome : ToolOutcome
+        The call's outcome; the string is its ``text``.
+
+    Attributes
+    ----------
+    outcome : ToolOutcome
+        The typed outcome of the call (``failure`` and ``detail``).
+
+    Examples
+    --------
+    >>> from vistalab.workspace import Workspace
+    >>> ws = Workspace(3000)
+    >>> ws.register_user("the task")
+    >>> out = ws.context_workspace_archive("B1")
+    >>> out.ok, out.failure.value
+    (False, 'refused')
+    >>> out.startswith("Error:")
+    True
+    """
+
+    outcome: ToolOutcome
+
+    def __new__(cls, outcome: ToolOutcome) -> ToolReply:
+        reply = super().__new__(cls, outcome.text)
+        reply.outcome = outcome
+        return reply
+
+    @property
+    def ok(self) -> bool:
+        """True when the call succeeded (:attr:`ToolOutcome.ok`)."""
+        return self.outcome.ok
+
+    @property
+    def failure(self) -> ToolFailure | None:
+        """Why the call failed, None when it succeeded (:attr:`ToolOutcome.failure`)."""
+        return self.outcome.failure
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ToolReply, (self.outcome,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,17 +337,62 @@ class ToolLayer(ReadLayer):
     returns a typed :class:`ToolOutcome`; the string methods return its text.
     """
 
-    def context_workspace_archive(self, block_id: str, replacement: str = "") -> str:
-        """Agent tool: archive blocks; returns the payload path or an error string."""
-        return self._run_tool("archive", {"block_id": block_id, "replacement": replacement}).text
+    def context_workspace_archive(self, block_id: str, replacement: str = "") -> ToolReply:
+        """Agent tool: archive blocks (the paper's ``archive(S, r)``).
 
-    def context_workspace_delete(self, block_id: str, reason: str) -> str:
-        """Agent tool: delete blocks; returns a confirmation or an error string."""
-        return self._run_tool("delete", {"block_id": block_id, "reason": reason}).text
+        Parameters
+        ----------
+        block_id : str
+            The blocks, as the agent writes them (``"B4"``, ``"B3-B5,G1"``).
+        replacement : str
+            Index text the handle shows in place of the blocks.
 
-    def read_path_tool(self, path: str, selector: str = "") -> str:
-        """Agent tool: payload text (undecodable bytes shown as escapes) or an error string."""
-        return self._run_tool("read", {"path": path, "selector": selector}).text
+        Returns
+        -------
+        ToolReply
+            The payload path, or an error string starting with
+            :data:`ERROR_PREFIX` (nothing changed); ``.ok`` and ``.failure`` say
+            which, for Python code (the text itself is what the agent gets).
+        """
+        return ToolReply(
+            self._run_tool("archive", {"block_id": block_id, "replacement": replacement}))
+
+    def context_workspace_delete(self, block_id: str, reason: str) -> ToolReply:
+        """Agent tool: delete blocks (no payload is kept).
+
+        Parameters
+        ----------
+        block_id : str
+            The blocks, as the agent writes them (``"B4"``, ``"B3-B5"``).
+        reason : str
+            Why they are deleted (logged).
+
+        Returns
+        -------
+        ToolReply
+            A confirmation with the tokens freed, or an error string (nothing
+            changed); ``.ok`` and ``.failure`` say which.
+        """
+        return ToolReply(self._run_tool("delete", {"block_id": block_id, "reason": reason}))
+
+    def read_path_tool(self, path: str, selector: str = "") -> ToolReply:
+        """Agent tool: read a payload (for agents without a file tool).
+
+        Parameters
+        ----------
+        path : str
+            The payload path a handle shows.
+        selector : str
+            ``""`` (all), ``"bytes=START:STOP"``, ``"lines=FIRST-LAST"`` or
+            ``"member=B7"``.
+
+        Returns
+        -------
+        ToolReply
+            The payload text (undecodable bytes shown as escapes) or an error
+            string; ``.ok`` and ``.failure`` say which.
+        """
+        return ToolReply(self._run_tool("read", {"path": path, "selector": selector}))
 
     def call_tool(self, name: Any, arguments: str | Mapping[str, Any]) -> ToolOutcome:
         """Run a context tool call from a model response; the typed outcome.
@@ -298,15 +416,26 @@ class ToolLayer(ReadLayer):
             return checked
         return self._run_tool(checked.spec.action, checked.args)
 
-    def dispatch(self, name: str, arguments: str | Mapping[str, Any]) -> str:
+    def dispatch(self, name: str, arguments: str | Mapping[str, Any]) -> ToolReply:
         """Run a context tool call from a model response; always returns a string.
 
-        ``arguments`` is the call's JSON string (or an already-parsed mapping).
         Unknown tools, malformed JSON and wrong argument names come back as
-        error strings and change nothing. :meth:`call_tool` gives the same
-        text with the typed outcome.
+        error strings and change nothing.
+
+        Parameters
+        ----------
+        name : str
+            The tool's name (``context_workspace_archive``, ...).
+        arguments : str or Mapping
+            The call's JSON string, or an already-parsed mapping.
+
+        Returns
+        -------
+        ToolReply
+            The text to send back as the tool result (a ``str``); its ``.ok``,
+            ``.failure`` and ``.outcome`` are :meth:`call_tool`'s typed outcome.
         """
-        return self.call_tool(name, arguments).text
+        return ToolReply(self.call_tool(name, arguments))
 
     def _run_tool(self, action: str, args: Mapping[str, Any]) -> ToolOutcome:
         run: dict[str, Callable[..., str]] = {

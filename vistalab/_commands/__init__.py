@@ -68,6 +68,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("reproduce", "reproduce", "regenerate every figure, run every check, write report.md"),
     Command("sweep", "sweep",
             "run a parameter sweep from a TOML config (resumable; local or Dask)"),
+    Command("figure", "figure",
+            "draw one figure at the parameters given (vista-lab figure NAME --help)"),
     Command("plot-sweep", "plot_sweep", "plot a sweep's results table with the theory overlaid"),
     Command("examples", "examples",
             "copy the example sweep configs and sample traces into DIR"),

@@ -47,26 +47,35 @@ def run(args: argparse.Namespace) -> int:
     from .._paths import output_dir
     from .._policy import policy_line
     from .._reproduce import RichProgress, default_out, run_reproduce
+    from .._reproduce._rows import FINDING_SOURCES
 
     out = output_dir("--out", default_out(args.quick) if args.out is None else args.out)
+    # Bars on a terminal; off one (a log file, CI) one plain line per stage on stdout.
+    plain = not (sys.stdout.isatty() and sys.stderr.isatty())
     result = run_reproduce(
         out, quick=args.quick, force=args.force, seed=args.seed, paper=args.paper,
-        progress=RichProgress(sys.stderr),
+        progress=RichProgress(sys.stderr, lines=sys.stdout if plain else None),
     )
-    failing = [c for c in result.checks if c.status == "fail"]
+    summary = result.summary
+    # The report's first lines, in the same words: the verdict and the counts.
+    print(summary.headline())
+    if summary.formal:
+        print(summary.formal)
+    findings = [c for c in result.checks if c.status == "fail" and c.source in FINDING_SOURCES]
+    failing = [c for c in result.checks if c.status == "fail" and c.source not in FINDING_SOURCES]
+    if findings:
+        emit_table(("check", "claim", "numbers"), [(c.id, c.claim, c.numbers) for c in findings],
+                   title="Findings about the paper: its own numbers disagree (reported, not "
+                         "failing; --strict makes them fail)")
     if failing:
         emit_table(("source", "check", "numbers"),
                    [(c.source, c.id, c.numbers) for c in failing],
-                   title="Failed checks (source paper-data: findings about the paper itself)")
-    cached = sum(1 for s in result.stages if s.status == "cached")
-    c = result.counts
-    print(
-        f"{c.get('pass', 0)} pass, {c.get('fail', 0)} fail, "
-        f"{c.get('not_checkable', 0)} not checkable; {len(result.stages)} stages "
-        f"({cached} from cache) in {result.seconds:.1f} s"
-    )
-    print(policy_line(result.failed, result.findings, strict=args.strict))
+                   title="Failed checks of the toolkit")
+    if args.strict and result.findings:
+        print(policy_line(result.failed, result.findings, strict=True))
     for skip in result.skipped:
         print(f"{skip.count} {skip.what} checks skipped: {skip.why}; {skip.fix}")
-    print(f"report: {result.report_path} (and {result.report_path.with_suffix('.html').name})")
+    cached = sum(1 for s in result.stages if s.status == "cached")
+    print(f"{len(result.stages)} stages ({cached} from cache) in {result.seconds:.1f} s; "
+          f"report: {result.report_path} (and {result.report_path.with_suffix('.html').name})")
     return result.exit_status_for(strict=args.strict)

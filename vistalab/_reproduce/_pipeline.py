@@ -47,8 +47,9 @@ from .._provenance import (
     provenance,
 )
 from ._cache import CacheRecord, StageCache, cache_key
+from ._formal import FormalSummary, formal_params, formal_stage, formal_summary
 from ._progress import NullProgress, Progress
-from ._report import FigureEntry, Skipped, build_report, report_html
+from ._report import FigureEntry, Skipped, Summary, build_report, report_html, summarize
 from ._rows import FINDING_SOURCES, CheckRow, count_statuses, rows_from_payload, rows_to_table
 from ._sources import stage_totals
 from ._stages import (
@@ -129,6 +130,8 @@ class ReproduceResult:
     skipped : tuple of Skipped
         Checks this run did not do, why, and how to run them (also on the report's
         first screen).
+    formal : FormalSummary or None
+        What the Coq stage established (None when it could not run).
     """
 
     out_dir: Path
@@ -140,6 +143,12 @@ class ReproduceResult:
     seconds: float
     counts: dict[str, int] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()
+    formal: FormalSummary | None = None
+
+    @property
+    def summary(self) -> Summary:
+        """The counts the report's first lines state (the console prints the same)."""
+        return summarize(self.checks, self.skipped, self.formal)
 
     @property
     def failed(self) -> int:
@@ -170,7 +179,7 @@ class ReproduceResult:
 #: reuses them from the full run's cache and a full run from the quick run's
 #: (:func:`sibling_caches`), so ``--quick`` after a full run only simulates
 #: and plots: a real smoke run.
-SHARED_STAGES = frozenset({"verify", "paper_checks", "engine", "beyond"})
+SHARED_STAGES = frozenset({"verify", "paper_checks", "engine", "beyond", "formal"})
 
 
 def sibling_caches(out: Path, quick: bool) -> list[Path]:
@@ -570,6 +579,7 @@ def run_reproduce(
     # simulates and plots, so the two cores of a small machine are both used.
     pool, queue = _worker_pool(jobs)
     ticks = _Ticks(queue)
+    formal: FormalSummary | None = None
     try:
         verify = run.start("verify", "proof steps", {},
                            partial(_proof_stage, hypothesis_dir=hyp), stochastic=False,
@@ -588,6 +598,8 @@ def run_reproduce(
                        partial(_engine_stage, hypothesis_dir=hyp), stochastic=False,
                        pool=pool)),
         ]
+        formal_pending = run.start("formal", "formal proofs", formal_params(), formal_stage,
+                                   stochastic=False, pool=pool)
         if paper_path is not None:
             background.append((
                 "paper transcription", "transcription",
@@ -651,6 +663,16 @@ def run_reproduce(
                     run.write_table(stem, rows_to_table(rows), rec.sidecar)
                 if pending.record is not None:
                     bar.advance("from cache")
+        # The Coq development: its rows join the table; without Coq, the summary says
+        # how many formal rows were skipped.
+        with progress.stage("formal proofs (Coq)", 1) as bar:
+            rec = run.finish(formal_pending)
+            formal = None if rec is None else formal_summary(rec.payload)
+            if rec is not None:
+                rows = rows_from_payload(rec.payload["rows"])
+                check_rows += rows
+                run.write_table("formal", rows_to_table(rows), rec.sidecar)
+            bar.advance("from cache" if formal_pending.record is not None else "")
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -729,8 +751,9 @@ def run_reproduce(
         quick=quick, seed=seed, fingerprint=run.fingerprint, commit=commit,
         version=__version__, beyond=beyond, skipped=skipped,
         study=study if figures is None else False,
+        formal=formal,
     )
     report_path = atomic_write_text(out / "report.md", report)
     atomic_write_text(out / "report.html", report_html(report))
     return ReproduceResult(out, quick, seed, tuple(run.outcomes), tuple(check_rows),
-                           report_path, seconds, counts, tuple(skipped))
+                           report_path, seconds, counts, tuple(skipped), formal)

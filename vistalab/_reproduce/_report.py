@@ -9,7 +9,8 @@ from typing import Any
 
 from ._rows import FINDING_SOURCES, STRENGTHS, CheckRow, strength_of
 
-__all__ = ["FigureEntry", "Skipped", "build_report", "md_cell", "report_html"]
+__all__ = ["FigureEntry", "Skipped", "Summary", "build_report", "md_cell", "report_html",
+           "summarize"]
 
 _STATUS_TEXT = {"pass": "pass", "fail": "**FAIL**", "not_checkable": "not checkable"}
 # Long evidence is cut in the report; results/checks.csv keeps it whole.
@@ -76,6 +77,9 @@ class Skipped:
 
 #: One section per area, in report order: (title, sources, what its rows are).
 _AREAS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Formal proofs (Coq)", ("formal",),
+     "The theorems of theory/coq/Statements.v and of the engine model, compiled by coqc and "
+     "checked to rest only on the standard axioms: proved for every parameter."),
     ("Proof steps and chains", ("proof",),
      "Named proof steps of Appendices A-D (theory.certify_all) and, per main result, "
      "whether its chain of steps is closed. Each row says how general its method is."),
@@ -106,28 +110,107 @@ def _check_table(rows: Sequence[CheckRow]) -> list[str]:
     return lines
 
 
-def _summary(checks: Sequence[CheckRow], skipped: Sequence[Skipped]) -> list[str]:
+@dataclass(frozen=True)
+class Summary:
+    """The counts the report's first lines and the console's summary both state.
+
+    Attributes
+    ----------
+    proved, checked, sampled : int
+        Passed checks by strength: for every parameter, on a stated finite domain
+        (or by exact arithmetic on the paper's numbers), on random examples.
+    failed : int
+        Failed checks of the toolkit (findings about the paper excluded).
+    findings : int
+        Failed claims about the paper's own numbers (its tables and text disagree).
+    not_checkable : int
+        Claims the paper gives too little to decide.
+    skipped : int
+        Checks not run in this run (:class:`Skipped`).
+    formal : str
+        The Coq sentence (:meth:`._formal.FormalSummary.line`), ``""`` when the Coq
+        stage did not run.
+    """
+
+    proved: int
+    checked: int
+    sampled: int
+    failed: int
+    findings: int
+    not_checkable: int
+    skipped: int
+    formal: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The first line's verdict: a failure is named only when a check failed."""
+        if self.failed:
+            return f"some checks of the toolkit FAILED ({self.failed}, listed below)"
+        return "no check of the toolkit failed"
+
+    def headline(self) -> str:
+        """One line: the verdict, then the counts in the report's order.
+
+        Returns
+        -------
+        str
+            E.g. ``no check of the toolkit failed: 60 proved, 120 checked, 30 sampled;
+            4 findings about the paper; 2 not checkable; 12 skipped``.
+        """
+        text = (f"{self.verdict}: {self.proved} proved, {self.checked} checked, "
+                f"{self.sampled} sampled")
+        if self.failed:
+            text += f", {self.failed} failed"
+        text += f"; {self.findings} finding(s) about the paper"
+        text += f"; {self.not_checkable} not checkable; {self.skipped} skipped"
+        return text
+
+
+def summarize(checks: Sequence[CheckRow], skipped: Sequence[Skipped] = (),
+              formal: Any = None) -> Summary:
+    """The counts of a run's check rows (the report and the console state these);
+    ``formal`` is the Coq stage's :class:`._formal.FormalSummary` (its rows skipped
+    without Coq count as skipped).
+
+    Returns
+    -------
+    Summary
+        Passed checks by strength, failures, findings, not checkable, skipped.
+    """
     passed = [c for c in checks if c.status == "pass"]
     by_strength = {s: sum(1 for c in passed if strength_of(c) == s) for s in STRENGTHS}
-    findings = [c for c in checks if c.status == "fail" and c.source in FINDING_SOURCES]
-    failed = [c for c in checks if c.status == "fail" and c.source not in FINDING_SOURCES]
-    unknown = sum(1 for c in checks if c.status == "not_checkable")
+    return Summary(
+        proved=by_strength["proved"], checked=by_strength["checked"],
+        sampled=by_strength["sampled"],
+        failed=sum(1 for c in checks if c.status == "fail" and c.source not in FINDING_SOURCES),
+        findings=sum(1 for c in checks if c.status == "fail" and c.source in FINDING_SOURCES),
+        not_checkable=sum(1 for c in checks if c.status == "not_checkable"),
+        skipped=sum(s.count for s in skipped)
+        + (formal.total if formal is not None and not formal.available else 0),
+        formal="" if formal is None else formal.line())
+
+
+def _summary(summary: Summary, skipped: Sequence[Skipped]) -> list[str]:
+    s = summary
     lines = [
         "| result | count | meaning |",
         "| --- | ---: | --- |",
-        f"| proved | {by_strength['proved']} | passed, for every parameter |",
-        f"| checked | {by_strength['checked']} | passed on a stated finite domain, or by exact "
+        f"| proved | {s.proved} | passed, for every parameter |",
+        f"| checked | {s.checked} | passed on a stated finite domain, or by exact "
         "arithmetic on the paper's numbers |",
-        f"| sampled | {by_strength['sampled']} | passed on random examples (Monte Carlo, "
+        f"| sampled | {s.sampled} | passed on random examples (Monte Carlo, "
         "Hypothesis); not a proof |",
-        f"| failed | {len(failed)} | a check of the toolkit failed |",
-        f"| findings | {len(findings)} | the paper's own numbers disagree with each other |",
-        f"| not checkable | {unknown} | the claim cannot be decided from what the paper gives |",
-        f"| skipped | {sum(s.count for s in skipped)} | not run in this run (below) |",
+        f"| failed | {s.failed} | a check of the toolkit failed |",
+        f"| findings | {s.findings} | the paper's own numbers disagree with each other |",
+        f"| not checkable | {s.not_checkable} | the claim cannot be decided from what the "
+        "paper gives |",
+        f"| skipped | {s.skipped} | not run in this run (below) |",
         "",
     ]
-    for s in skipped:
-        lines.append(f"- **{s.count} {s.what} checks skipped**: {s.why}; {s.fix}.")
+    if s.formal:
+        lines += [f"{s.formal}.", ""]
+    for sk in skipped:
+        lines.append(f"- **{sk.count} {sk.what} checks skipped**: {sk.why}; {sk.fix}.")
     if skipped:
         lines.append("")
     return lines
@@ -147,10 +230,11 @@ def build_report(
     beyond: Sequence[Mapping[str, Any]] | None = None,
     skipped: Sequence[Skipped] = (),
     study: Mapping[str, Any] | None | bool = False,
+    formal: Any = None,
 ) -> str:
     """The Markdown text of the report (``study``: the conformance study's record
     from :func:`._study.study_stage`, None when the peers are not installed, False
-    for no section).
+    for no section; ``formal``: the Coq stage's :class:`._formal.FormalSummary`).
 
     The first screen states the counts (proved, checked, sampled, failed, findings,
     not checkable, skipped, with why anything was skipped and how to run it), then the
@@ -162,8 +246,8 @@ def build_report(
     del counts  # the summary recounts the rows, so the two can never disagree
     findings = [c for c in checks if c.status == "fail" and c.source in FINDING_SOURCES]
     failed = [c for c in checks if c.status == "fail" and c.source not in FINDING_SOURCES]
-    verdict = ("some checks of the toolkit FAILED (listed below)" if failed
-               else "no check of the toolkit failed")
+    summary = summarize(checks, skipped, formal)
+    verdict = summary.verdict
     lines: list[str] = [
         "# vista-lab reproduce report",
         "",
@@ -175,7 +259,7 @@ def build_report(
         "## Summary",
         "",
     ]
-    lines += _summary(checks, skipped)
+    lines += _summary(summary, skipped)
     lines += ["## Findings about the paper", ""]
     if findings:
         lines += ["The paper's tables and text disagree in these places. They are reported, "

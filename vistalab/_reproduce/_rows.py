@@ -15,7 +15,7 @@ __all__ = [
 
 #: Where a check comes from, in report order.
 SOURCES: tuple[str, ...] = (
-    "proof", "paper", "paper-data", "transcription", "simulation", "engine", "beyond",
+    "formal", "proof", "paper", "paper-data", "transcription", "simulation", "engine", "beyond",
     "pipeline",
 )
 
@@ -43,7 +43,8 @@ class CheckRow:
     Attributes
     ----------
     source : str
-        ``proof`` (theory.certify_all), ``paper`` (paper_checks: theory claims),
+        ``formal`` (a Coq theorem of theory/coq), ``proof`` (theory.certify_all),
+        ``paper`` (paper_checks: theory claims),
         ``paper-data`` (paper_checks: the paper's tables and text numbers),
         ``transcription`` (the data files against the paper's LaTeX, ``--paper``),
         ``simulation`` (a figure's own data checks), ``engine`` (engine-backed checks),
@@ -93,8 +94,8 @@ def rows_to_table(rows: Iterable[CheckRow]) -> TidyTable:
         (r.to_dict() for r in rows),
         columns=("source", "id", "claim", "status", "strength", "numbers", "where"),
         units={
-            "source": "proof | paper | paper-data | transcription | simulation | engine | beyond"
-                      " | pipeline",
+            "source": "formal | proof | paper | paper-data | transcription | simulation | engine"
+                      " | beyond | pipeline",
             "status": "pass | fail | not_checkable",
             "strength": "proved (every parameter) | checked (a finite domain) | sampled",
             "numbers": "the decisive numbers behind the status",

@@ -53,7 +53,7 @@ MAX_TOTAL_TRIALS = 10**12
 class SweepConfig:
     """A validated sweep: the experiment and its cells in canonical order.
 
-    Parameters
+    Attributes
     ----------
     file : str
         Where the config came from (used in messages and the sidecar).

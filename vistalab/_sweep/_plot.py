@@ -412,7 +412,10 @@ def _draw(panels: Sequence[Panel], path: Path, xlabel: str, ylabel: str,
             ax.set_title(panel.title)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
-            ax.legend(loc="best", frameon=False)
+            # Below the panel, off the data: "best" still covered a point when every
+            # corner held one (the clash finder, figures.find_text_clashes, checks it).
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False,
+                      ncols=2)
         for ax in list(axes.flat)[len(panels):]:
             ax.set_visible(False)
         if title:
