@@ -15,7 +15,6 @@ import json
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from vistalab.conformance import (
     CHECKS,

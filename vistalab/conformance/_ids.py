@@ -236,9 +236,8 @@ def classify(invariant: str, message: str) -> str:
     for inv, pattern, cid in _COMPILED:
         if inv == invariant and pattern.search(message):
             return cid
-    if invariant == "protocol" and _anthropic_unanswered(message):
-        return _anthropic_unanswered(message)
-    return FALLBACK[invariant]
+    unanswered = _anthropic_unanswered(message) if invariant == "protocol" else None
+    return unanswered or FALLBACK[invariant]
 
 
 _RESULTS = re.compile(r"^message \d+: tool results (\[.*?\]) do not answer the preceding "
