@@ -41,11 +41,11 @@ def test_violation_exits_1_and_files_replay(tmp_path, capsys):
                    str(out), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert status == 1 and not doc["ok"]
-    assert doc["files"]["protocol"].endswith("protocol.json")
+    assert doc["files"]["protocol.orphan-result"].endswith("protocol.orphan-result.json")
     assert json.loads((out / "report.json").read_text())["violations"] == doc["violations"]
-    file = doc["files"]["protocol"]
+    file = doc["files"]["protocol.orphan-result"]
     assert main(["conformance", "--replay", file]) == 1
-    assert "protocol is still broken" in capsys.readouterr().out
+    assert "protocol.orphan-result is still broken" in capsys.readouterr().out
     assert main(["conformance", "vistalab.conformance:tail_trimmer", "--replay", file]) == 0
     assert "no longer broken" in capsys.readouterr().out
     assert main(["workspace", "replay", file, "--budget", "3000"]) == 0
@@ -60,10 +60,11 @@ def test_anthropic_counterexample_replays_through_the_workspace(tmp_path, capsys
                    "--examples", "40", "--out", str(out)])
     assert status == 1
     text = capsys.readouterr().out
-    assert "protocol        FAIL" in text
-    trace = json.loads((out / "protocol.json").read_text())
+    assert "protocol        FAIL    [protocol.alternation]" in text
+    trace = json.loads((out / "protocol.alternation.json").read_text())
     assert "system" in trace and trace["conformance"]["protocol"] == "anthropic"
-    assert main(["workspace", "replay", str(out / "protocol.json"), "--budget", "3000",
+    assert main(["workspace", "replay", str(out / "protocol.alternation.json"), "--budget",
+                 "3000",
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["format"] == "anthropic"
 

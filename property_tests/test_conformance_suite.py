@@ -27,6 +27,7 @@ from vistalab.conformance import (
     conversations,
     fidelity_problems,
     minimal_tail,
+    pinned_floor,
     read_violation,
     recoverability_problems,
     request_problems,
@@ -54,14 +55,16 @@ RES_B = {"role": "tool", "tool_call_id": "b", "content": "y"}
 @given(data=st.data())
 def test_generated_conversations_are_valid_requests(protocol, data):
     """Every conversation the strategy draws is a valid request, strictly, in
-    its format; every budget drawn is at least its smallest valid tail."""
+    its format; its smallest valid tail and its pinned floor are valid requests;
+    every budget drawn is positive (budgets below the floor test refusals)."""
     conv = data.draw(conversations(protocol))
     assert request_problems(conv, protocol, strict=True) == []
     assert fidelity_problems(conv, conv, protocol) == []
     count = as_counter(None, protocol)
     budget = data.draw(budgets(conv, count, protocol))
-    assert budget >= count(minimal_tail(conv, protocol))
+    assert budget >= 1
     assert request_problems(minimal_tail(conv, protocol), protocol) == []
+    assert request_problems(pinned_floor(conv, protocol), protocol, strict=True) == []
 
 
 def _reuses_an_id(conv):

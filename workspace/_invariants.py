@@ -6,7 +6,7 @@ the Coq model of the engine (``theory/coq/engine``) and the differential test
 that runs the Python engine against that model. A report, a JSON file or a Coq
 theorem that speaks of an invariant uses the ``name`` given here.
 
-The first five come from the paper (Methodology, "Workspace invariants" and
+The first seven come from the paper (Methodology, "Workspace invariants" and
 "Structure preservation"; Context Stream, regime (i)). The last two are
 engineering requirements of any context manager that sits in an agent loop;
 they are not claims of the paper and say so.
@@ -81,6 +81,14 @@ INVARIANTS: tuple[Invariant, ...] = (
         "The dashboard reports the same token estimates the budget checks use.",
         "Methodology, 'Workspace invariants' (the dashboard reports the same token "
         "estimates used by these checks)",
+    ),
+    Invariant(
+        "pinned",
+        "The pinned messages (the system prompt, and any message the manager declares "
+        "pinned) are in every request, exactly; when the budget cannot hold them with the "
+        "last user turn, the manager refuses rather than dropping them.",
+        "Methodology, Context Stream, regime (i) ('pinned blocks are a protocol-required "
+        "subset of this state')",
     ),
     Invariant(
         "crash",

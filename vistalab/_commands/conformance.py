@@ -19,11 +19,12 @@ def register(subparsers: Any) -> None:
             "Generate valid conversations (Hypothesis), run MANAGER on each at budgets near "
             "every boundary, and check the paper's workspace invariants (Methodology, "
             "'Workspace invariants' and 'Structure preservation'): budget, protocol, "
-            "fidelity, recoverability, plus crash and determinism. MANAGER is a registered "
+            "pinned, fidelity, recoverability, plus crash and determinism, each through "
+            "checks with stable ids (invariant.rule). MANAGER is a registered "
             "name (vista-lab-workspace) or module:function, a trimmer "
             "f(messages, budget, count) -> messages or an adapter factory f(budget). "
-            "Each broken invariant is shrunk to a minimal counterexample. Exit status 1 when "
-            "an invariant is broken."
+            "Each broken check is shrunk to a minimal counterexample. Exit status 1 when "
+            "a check is broken."
         ),
     )
     parser.add_argument("manager", metavar="MANAGER", nargs="?", default=None,
@@ -43,10 +44,15 @@ def register(subparsers: Any) -> None:
                         "counts as hung (default 10)")
     parser.add_argument("--strict", action="store_true",
                         help="also check the stricter adjacency rules some providers enforce")
+    parser.add_argument("--pinned", default="system", choices=("system", "none"),
+                        help="what the manager must keep: the system prompt (system, default; "
+                        "below the pinned floor it must refuse by raising BudgetTooSmall) or "
+                        "nothing (none, for managers that may drop it)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write report.json and one counterexample file per broken "
-                        "invariant (readable by --replay and `vista-lab workspace replay`)")
+                        "check, named after its id (readable by --replay and `vista-lab "
+                        "workspace replay`)")
     parser.add_argument("--replay", default=None, metavar="FILE",
                         help="re-check a counterexample file: its recorded output, or what "
                         "MANAGER returns for it now")
@@ -76,15 +82,18 @@ def _format_report(report: Any, files: dict[str, str]) -> str:
     )
     lines = [head]
     for name in report.checked:
-        v = report.violation(name)
-        if v is None:
+        broken = report.violations_of(name)
+        if not broken:
             lines.append(f"  {name:<15} pass    {by_name[name].source}")
             continue
-        where = f"; counterexample {files[name]}" if name in files else ""
-        lines.append(f"  {name:<15} FAIL    {v.message} (budget {v.budget:,}, "
-                     f"{_size(v)}{where})")
+        for v in broken:
+            where = f"; counterexample {files[v.check]}" if v.check in files else ""
+            lines.append(f"  {name:<15} FAIL    [{v.check}] {v.message} (budget {v.budget:,}, "
+                         f"{_size(v)}{where})")
+    n_inv = len({v.invariant for v in report.violations})
     verdict = "all invariants held on the sampled conversations (a sample, not a proof)" \
-        if report.ok else f"{len(report.violations)} invariant(s) broken"
+        if report.ok else (f"{len(report.violations)} check(s) broken, of {n_inv} "
+                           "invariant(s)")
     lines.append(verdict)
     return "\n".join(lines)
 
@@ -117,18 +126,19 @@ def _run_replay(args: argparse.Namespace) -> int:
     manager = resolve_manager(args.manager) if args.manager is not None else None
     timeout = _timeout(args.timeout)
     broken = replay(violation, manager, timeout=timeout, strict=args.strict)
-    still = violation.invariant in broken
+    still = violation.check in broken
     if args.json:
         emit_json({"file": str(path), "invariant": violation.invariant,
+                   "check": violation.check,
                    "budget": violation.budget, "protocol": violation.protocol,
                    "manager": args.manager, "still_broken": still, "broken": broken})
     else:
         what = f"MANAGER {args.manager}" if manager is not None else "the recorded output"
-        print(f"{path}: {violation.invariant} counterexample (budget {violation.budget:,}, "
+        print(f"{path}: {violation.check} counterexample (budget {violation.budget:,}, "
               f"{violation.protocol}), re-checked on {what}")
         for name, message in broken.items():
-            print(f"  {name:<15} FAIL    {message}")
-        print(f"{violation.invariant} is {'still broken' if still else 'no longer broken'}")
+            print(f"  {name:<28} FAIL    {message}")
+        print(f"{violation.check} is {'still broken' if still else 'no longer broken'}")
     return 1 if still else 0
 
 
@@ -183,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
     manager = resolve_manager(args.manager)
     report = check(manager, protocol=args.protocol, budgets=budgets, examples=examples,
-                   seed=seed, timeout=timeout, strict=args.strict)
+                   seed=seed, timeout=timeout, strict=args.strict, pinned=args.pinned)
     files: dict[str, str] = {}
     if out_dir is not None:
         import json
@@ -191,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         from vistalab._core import atomic_write
 
         for v in report.violations:
-            files[v.invariant] = v.write(out_dir / f"{v.invariant}.json")
+            files[v.check] = v.write(out_dir / f"{v.check}.json")
         doc = report.to_dict()
         doc["files"] = files
         atomic_write(out_dir / "report.json", (json.dumps(doc, indent=2) + "\n").encode())

@@ -67,12 +67,24 @@ def json_text_depth(text: str | bytes, limit: int | None = None) -> int:
 def value_depth(value: Any, limit: int | None = None) -> int:
     """Nesting depth of dicts/lists/tuples in ``value`` (an explicit stack, no
     recursion); stops early once ``limit`` is exceeded (returns limit + 1). A
-    container inside itself counts as too deep."""
+    container inside itself (a cycle) counts as too deep; a container shared by
+    several parents (aliasing, as when one content list is reused by two
+    messages) is measured as what it is, plain nested data."""
     best = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    seen: set[int] = set()
+    # (item, depth, leaving): the entry marks a container being explored; its
+    # leaving marker takes it off the path again. ``on_path`` holds the
+    # ancestors of the current item (a cycle returns to one of them);
+    # ``explored`` the greatest depth each container was already explored at
+    # (a shared container met again no deeper cannot add depth).
+    stack: list[tuple[Any, int, bool]] = [(value, 0, False)]
+    on_path: set[int] = set()
+    explored: dict[int, int] = {}
+    keep: list[Any] = []  # the containers whose ids are held (ids stay unique)
     while stack:
-        item, depth = stack.pop()
+        item, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(item))
+            continue
         if isinstance(item, Mapping):
             children: Any = item.values()
         elif isinstance(item, (list, tuple)):
@@ -80,14 +92,20 @@ def value_depth(value: Any, limit: int | None = None) -> int:
         else:
             continue
         depth += 1
-        if id(item) in seen:
+        key = id(item)
+        if key in on_path:
             return (limit or depth) + 1
-        seen.add(id(item))
+        if explored.get(key, 0) >= depth:
+            continue
+        explored[key] = depth
+        keep.append(item)
         if depth > best:
             best = depth
             if limit is not None and best > limit:
                 return best
-        stack.extend((c, depth) for c in children)
+        on_path.add(key)
+        stack.append((item, depth, True))
+        stack.extend((c, depth, False) for c in children)
     return best
 
 

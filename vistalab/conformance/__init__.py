@@ -34,12 +34,15 @@ from ._checks import (  # noqa: E402
     ANTHROPIC_ID,
     budget_problems,
     fidelity_problems,
+    pinned_problems,
     recoverability_problems,
     request_problems,
     units,
 )
 from ._counter import SuiteCounter, as_counter  # noqa: E402
+from ._ids import CHECKS, Check, check_info  # noqa: E402
 from ._managers import (  # noqa: E402
+    BudgetTooSmall,
     ManagerAdapter,
     ManagerSignatureError,
     ManagerTimeoutError,
@@ -48,11 +51,25 @@ from ._model import CHECKED, ConformanceReport, Violation, read_violation  # noq
 from ._reference import tail_trimmer  # noqa: E402
 from ._registry import NAMED_MANAGERS, resolve_manager  # noqa: E402
 from ._runner import DEFAULT_TIMEOUT, check, replay  # noqa: E402
-from ._strategies import budgets, conversations, cut_points, minimal_tail  # noqa: E402
+from ._strategies import (  # noqa: E402
+    PINNED,
+    budgets,
+    conversations,
+    cut_points,
+    minimal_tail,
+    pinned_floor,
+)
 from ._workspace import WorkspaceAdapter  # noqa: E402
 
 __all__ = [
     "CHECKED",
+    "CHECKS",
+    "Check",
+    "check_info",
+    "BudgetTooSmall",
+    "PINNED",
+    "pinned_floor",
+    "pinned_problems",
     "DEFAULT_TIMEOUT",
     "ANTHROPIC_ID",
     "check",

@@ -22,6 +22,7 @@ __all__ = [
     "request_problems",
     "fidelity_problems",
     "recoverability_problems",
+    "pinned_problems",
     "units",
 ]
 
@@ -126,6 +127,10 @@ def _anthropic_extra(request: Mapping[str, Any], strict: bool) -> list[str]:
             for b in system
         ):
             problems.append("system must be a string or a list of text blocks")
+        else:
+            if any(isinstance(b.get("text"), str) and not b["text"].strip() for b in system):
+                problems.append("system: text block of only whitespace (the API refuses it: "
+                                "'text content blocks must contain non-whitespace text')")
     msgs = request.get("messages") or []
     for i, m in enumerate(msgs):
         content = m.get("content") if isinstance(m, Mapping) else None
@@ -142,6 +147,12 @@ def _anthropic_extra(request: Mapping[str, Any], strict: bool) -> list[str]:
                                     f"not match {ANTHROPIC_ID.pattern}")
                 if not isinstance(b.get("input"), Mapping):
                     problems.append(f"message {i} block {j}: tool_use input must be an object")
+        for j, b in enumerate(content):
+            if (isinstance(b, Mapping) and b.get("type") == "text"
+                    and isinstance(b.get("text"), str) and b["text"] and not b["text"].strip()):
+                problems.append(f"message {i} block {j}: text block of only whitespace (the API "
+                                "refuses it: 'text content blocks must contain non-whitespace "
+                                "text')")
         if strict and i > 0 and isinstance(msgs[i - 1], Mapping):
             uses = [b.get("id") for b in msgs[i - 1].get("content") or ()
                     if isinstance(b, Mapping) and b.get("type") == "tool_use"]
@@ -229,6 +240,53 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
     if strict:
         problems += _openai_strict(output)
     return problems
+
+
+# ----------------------------------------------------------------- pinned
+
+
+def pinned_problems(conversation: Any, output: Any, protocol: str = "openai", *,
+                    pinned: str = "system") -> list[str]:
+    """The ``pinned`` invariant: every pinned message of ``conversation`` is in
+    ``output``, exactly (wire metadata such as ``cache_control`` aside).
+
+    With ``pinned="system"`` the system prompt is pinned (OpenAI: the system
+    messages; Anthropic: the ``system`` field's text); with ``"none"`` nothing is.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        The manager's input.
+    output : list or dict
+        Its request.
+    protocol : {"openai", "anthropic"}
+        The wire format of both.
+    pinned : {"system", "none"}
+        What is pinned.
+
+    Returns
+    -------
+    list of str
+        The first pinned unit missing, ``[]`` when all are kept.
+    """
+    from ._strategies import _pinned_iv
+
+    protocol = _protocol_iv(protocol)
+    if _pinned_iv(pinned) == "none":
+        return []
+    src = [u for u in _request_units("conversation", conversation, protocol)
+           if (u.get("role") if protocol == "anthropic" else u.get("role")) == "system"]
+    if not src:
+        return []
+    try:
+        got = {_key(u) for u in _units(output, protocol)}
+    except (AttributeError, TypeError):
+        return []  # malformed output: the protocol check says why
+    for u in src:
+        if _key(u) not in got:
+            return [f"the pinned system prompt is missing from the request (or altered): "
+                    f"{_short(u)}"]
+    return []
 
 
 # ----------------------------------------------------------------- fidelity

@@ -21,6 +21,7 @@ __all__ = [
     "ManagerSignatureError",
     "ManagerTimeoutError",
     "Run",
+    "BudgetTooSmall",
     "as_manager",
 ]
 
@@ -66,6 +67,13 @@ class ManagerAdapter(Protocol):
         pinned content plus fixed overhead); the suite draws budgets at and
         above it. A trimmer function may carry this attribute, and
         ``placeholder`` and ``recover``, too.
+
+    Below the pinned floor (the pinned messages plus the conversation's last
+    user turn, :func:`~vistalab.conformance.pinned_floor`) no valid request
+    keeps the pinned messages: there the manager refuses by raising
+    :class:`BudgetTooSmall`, or an exception type it declares in a
+    ``refuses`` attribute (an exception class or a tuple of them, on the
+    trimmer function or the factory), from ``render`` or from the factory.
     """
 
     def register(self, message: Any) -> None: ...
@@ -75,6 +83,36 @@ class ManagerAdapter(Protocol):
 
 #: A factory of adapters: ``factory(budget) -> ManagerAdapter`` (a class works).
 AdapterFactory = Callable[[int], ManagerAdapter]
+
+
+class BudgetTooSmall(VistaLabError, ValueError):
+    """A manager's refusal: no valid request that keeps the pinned messages fits
+    the budget.
+
+    Raise it (from a trimmer, an adapter's ``render`` or its factory) below the
+    pinned floor, :func:`~vistalab.conformance.pinned_floor`; the suite counts
+    a refusal there as correct, and one at or above the floor as the violation
+    ``budget.refused``.
+
+    Parameters
+    ----------
+    budget : int
+        The budget that is too small.
+    floor : int, optional
+        The least budget that would do, when the manager knows it.
+
+    Attributes
+    ----------
+    budget : int
+    floor : int or None
+    """
+
+    def __init__(self, budget: int, floor: int | None = None) -> None:
+        self.budget = budget
+        self.floor = floor
+        need = f"; it needs at least {floor:,}" if floor is not None else ""
+        super().__init__(f"budget {budget:,} is too small for the pinned messages and the last "
+                         f"user turn{need}")
 
 
 class ManagerSignatureError(DomainError):
@@ -143,10 +181,13 @@ class Run:
 class _Manager:
     """A validated manager: runs it on one conversation, under the timeout."""
 
-    def __init__(self, fn: Any, kind: str, name: str) -> None:
+    def __init__(self, fn: Any, kind: str, name: str,
+                 refuses: tuple[type[BaseException], ...] = (BudgetTooSmall,)) -> None:
         self.fn = fn
         self.kind = kind  # "trimmer" or "adapter"
         self.name = name
+        #: the exception types that mean "this budget is too small" (a refusal)
+        self.refuses = refuses
 
     def min_budget(self, conversation: Any) -> int:
         hook = getattr(self.fn, "min_budget", None)
@@ -243,7 +284,25 @@ def as_manager(manager: Any) -> _Manager:
         )
     if kind == "adapter":
         _probe_factory(manager)
-    return _Manager(manager, kind, _name(manager))
+    return _Manager(manager, kind, _name(manager), _refusals(manager))
+
+
+def _refusals(manager: Any) -> tuple[type[BaseException], ...]:
+    """:class:`BudgetTooSmall` and the refusal types ``manager`` declares in
+    its ``refuses`` attribute."""
+    declared = getattr(manager, "refuses", None)
+    if declared is None:
+        return (BudgetTooSmall,)
+    items = declared if isinstance(declared, tuple) else (declared,)
+    if not items or not all(isinstance(t, type) and issubclass(t, Exception) for t in items):
+        raise ManagerSignatureError(
+            "manager.refuses", declared,
+            "must be an exception class or a tuple of exception classes (the types the "
+            "manager raises to refuse a budget below its pinned floor)",
+            "set e.g. my_trim.refuses = (MyBudgetError,), or raise "
+            "vistalab.conformance.BudgetTooSmall and drop the attribute",
+        )
+    return (BudgetTooSmall, *items)
 
 
 #: The budget the door check builds one adapter with.

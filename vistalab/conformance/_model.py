@@ -28,6 +28,7 @@ __all__ = [
 CHECKED: tuple[str, ...] = (
     "budget",
     "protocol",
+    "pinned",
     "fidelity",
     "recoverability",
     "crash",
@@ -74,7 +75,12 @@ class Violation:
         ``"openai"`` or ``"anthropic"``.
     confirmed : bool
         True when running the manager again on ``conversation`` (a fresh call,
-        checked by a fresh run of the checker) shows the same invariant broken.
+        checked by a fresh run of the checker) shows the same check broken.
+    check : str
+        The check id (:data:`~vistalab.conformance.CHECKS`, ``<invariant>.<rule>``);
+        defaults to the invariant's catch-all check.
+    pinned : str
+        The pinned rule it was found under (``"system"`` or ``"none"``).
     """
 
     invariant: str
@@ -84,6 +90,14 @@ class Violation:
     output: Any
     protocol: str = "openai"
     confirmed: bool = False
+    check: str = ""
+    pinned: str = "system"
+
+    def __post_init__(self) -> None:
+        if not self.check:
+            from ._ids import FALLBACK
+
+            object.__setattr__(self, "check", FALLBACK.get(self.invariant, self.invariant))
 
     @property
     def counterexample(self) -> dict[str, Any]:
@@ -93,6 +107,8 @@ class Violation:
     def to_dict(self) -> dict[str, Any]:
         return {
             "invariant": self.invariant,
+            "check": self.check,
+            "pinned": self.pinned,
             "message": self.message,
             "budget": self.budget,
             "protocol": self.protocol,
@@ -117,6 +133,8 @@ class Violation:
         doc["conformance"] = {
             "kind": FORMAT_TAG,
             "invariant": self.invariant,
+            "check": self.check,
+            "pinned": self.pinned,
             "message": self.message,
             "budget": self.budget,
             "protocol": self.protocol,
@@ -194,7 +212,20 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
         {"system": doc.get("system"), "messages": messages} if protocol == "anthropic"
         else messages
     )
+    from ._ids import CHECKS
+
+    check = meta.get("check") or ""
+    pinned = meta.get("pinned", "system")
+    if check and check not in {c.id for c in CHECKS if c.invariant == inv}:
+        raise DomainError("FILE", where, f"names check {str(check)[:60]!r}, which is not a check "
+                          f"of the invariant {inv}",
+                          "pass a file written by `vista-lab conformance --out DIR`")
+    if pinned not in ("system", "none"):
+        raise DomainError("FILE", where, "must record pinned as 'system' or 'none'",
+                          "pass a file written by `vista-lab conformance --out DIR`")
     return Violation(
+        check=str(check),
+        pinned=str(pinned),
         invariant=str(inv),
         message=str(meta.get("message", "")),
         budget=budget,
@@ -214,8 +245,9 @@ class ConformanceReport:
     ok : bool
         True when no invariant was broken on any conversation tried.
     violations : tuple of Violation
-        At most one per invariant (its minimal counterexample), in the order of
-        :data:`CHECKED`.
+        At most one per check id (its minimal counterexample), in the order of
+        :data:`~vistalab.conformance.CHECKS`; an invariant broken in two ways
+        has two.
     conversations : int
         How many conversations the manager was run on (sampled by Hypothesis;
         a pass is evidence on this sample, not a proof).
@@ -238,6 +270,8 @@ class ConformanceReport:
         What was checked (its qualified name).
     checked : tuple of str
         The invariants checked.
+    pinned : str
+        The pinned rule: ``"system"`` (the system prompt is pinned) or ``"none"``.
     """
 
     ok: bool
@@ -252,10 +286,15 @@ class ConformanceReport:
     counter: str
     manager: str
     checked: tuple[str, ...] = field(default=CHECKED)
+    pinned: str = "system"
 
     def violation(self, name: str) -> Violation | None:
-        """The violation of invariant ``name``, or None."""
-        return next((v for v in self.violations if v.invariant == name), None)
+        """The first violation of invariant (or check id) ``name``, or None."""
+        return next((v for v in self.violations if name in (v.invariant, v.check)), None)
+
+    def violations_of(self, invariant: str) -> tuple[Violation, ...]:
+        """Every violation of ``invariant`` (one per check id broken)."""
+        return tuple(v for v in self.violations if v.invariant == invariant)
 
     def to_dict(self) -> dict[str, Any]:
         by_name = {inv.name: inv for inv in INVARIANTS}
@@ -264,6 +303,7 @@ class ConformanceReport:
             "manager": self.manager,
             "protocol": self.protocol,
             "strict": self.strict,
+            "pinned": self.pinned,
             "conversations": self.conversations,
             "examples": self.examples,
             "seed": self.seed,
@@ -276,6 +316,7 @@ class ConformanceReport:
                     "statement": by_name[name].statement,
                     "source": by_name[name].source,
                     "ok": self.violation(name) is None,
+                    "broken_checks": [v.check for v in self.violations_of(name)],
                 }
                 for name in self.checked
             ],

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._managers import Counter
-from ._strategies import cut_points, minimal_tail
+from ._managers import BudgetTooSmall, Counter
+from ._strategies import cut_points, pinned_floor
 
 __all__ = ["tail_trimmer"]
 
 
 def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
-    """Keep the longest protocol-valid tail of the conversation that fits.
+    """Keep the system prompt and the longest tail of whole exchanges that fits.
 
-    Tails start only where a request may start (:func:`cut_points`: a user
-    turn, or for OpenAI an assistant message), so a tool result never loses
-    the call it answers. The system prompt is kept when it fits. When nothing
-    fits, the smallest valid tail (:func:`minimal_tail`) is returned.
+    The system prompt is pinned (always kept, as the suite's default
+    ``pinned="system"`` requires). Tails start only at a user turn
+    (:func:`cut_points`, user turns only), so a tool result never loses the
+    call it answers and the request is valid under the strict rules too. When
+    not even the pinned floor (:func:`pinned_floor`: the system prompt and the
+    last user turn) fits, it refuses.
 
     Parameters
     ----------
@@ -31,20 +33,26 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     -------
     list or dict
         The kept tail, in the input's format.
+
+    Raises
+    ------
+    BudgetTooSmall
+        When the pinned floor does not fit ``budget``.
     """
     if isinstance(messages, dict):
         turns = list(messages.get("messages") or [])
-        for keep in (True, False):
-            system = messages.get("system") if keep else None
-            for i in cut_points(messages, "anthropic"):
-                request = {"system": system, "messages": turns[i:]}
-                if count(request) <= budget:
-                    return request
-        return minimal_tail(messages, "anthropic")
-    system = [m for m in messages if m.get("role") == "system"]
-    for head in (system, []):
+        for i in cut_points(messages, "anthropic"):
+            request = {"system": messages.get("system"), "messages": turns[i:]}
+            if count(request) <= budget:
+                return request
+        floor = pinned_floor(messages, "anthropic")
+    else:
+        system = [m for m in messages if m.get("role") == "system"]
         for i in cut_points(messages, "openai"):
-            tail = head + [m for m in messages[i:] if m.get("role") != "system"]
+            if messages[i].get("role") != "user":
+                continue
+            tail = system + [m for m in messages[i:] if m.get("role") != "system"]
             if count(tail) <= budget:
                 return tail
-    return minimal_tail(messages, "openai")
+        floor = pinned_floor(messages, "openai")
+    raise BudgetTooSmall(budget, count(floor))

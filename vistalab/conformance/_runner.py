@@ -16,13 +16,20 @@ from hypothesis.errors import Flaky
 
 from vistalab._core import DomainError
 
-from ._checks import budget_problems, fidelity_problems, recoverability_problems, request_problems
+from ._checks import (
+    budget_problems,
+    fidelity_problems,
+    pinned_problems,
+    recoverability_problems,
+    request_problems,
+)
 from ._counter import SuiteCounter, as_counter
+from ._ids import CHECKS, check_info, classify
 from ._managers import ManagerTimeoutError, _Manager, as_manager, deep_equal
 from ._minimize import minimize
-from ._model import CHECKED, ConformanceReport, Violation
+from ._model import ConformanceReport, Violation
+from ._strategies import _pinned_iv, conversations, pinned_floor
 from ._strategies import budgets as budget_strategy
-from ._strategies import conversations, minimal_tail
 
 __all__ = ["check", "replay", "evaluate", "DEFAULT_TIMEOUT"]
 
@@ -57,41 +64,61 @@ def evaluate(
     *,
     strict: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    pinned: str = "system",
 ) -> dict[str, tuple[str, Any]]:
-    """Every invariant ``mgr`` breaks on one conversation: ``{name: (message,
-    output)}``. Raises :class:`ManagerTimeoutError` when a run hangs."""
+    """Every check ``mgr`` breaks on one conversation: ``{check id: (message,
+    output)}`` (ids of :data:`~vistalab.conformance.CHECKS`). Raises
+    :class:`ManagerTimeoutError` when a run hangs."""
     found: dict[str, tuple[str, Any]] = {}
+    floor = count(pinned_floor(conversation, protocol, pinned=pinned))
     try:
         run = mgr.run(conversation, budget, count, protocol, timeout)
     except ManagerTimeoutError:
         raise
+    except mgr.refuses as exc:
+        if budget >= floor:
+            found["budget.refused"] = (
+                f"the manager refused at a budget of {budget:,} ({type(exc).__name__}: "
+                f"{_short(str(exc), 120)}), at or above the pinned floor of {floor:,} tokens "
+                "(the pinned messages and the last user turn), where a valid request exists",
+                None)
+        return found
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the crash invariant
-        found["crash"] = (f"the manager raised {type(exc).__name__}: {_short(str(exc))}", None)
+        found["crash.raised"] = (
+            f"the manager raised {type(exc).__name__}: {_short(str(exc))}", None)
         return found
     out = run.output
     checks = (
         ("budget", budget_problems(out, budget, count)),
         ("protocol", request_problems(out, protocol, strict=strict)),
+        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
         ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=run.placeholder)),
         ("recoverability", recoverability_problems(
             conversation, out, protocol, placeholder=run.placeholder, recover=run.recover)),
     )
+    per_id: dict[str, list[str]] = {}
     for name, problems in checks:
-        if problems:
-            extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            found[name] = (problems[0] + extra, out)
+        for problem in problems:
+            per_id.setdefault(classify(name, problem), []).append(problem)
+    for cid, problems in per_id.items():
+        extra = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        if cid == "budget.empty" and budget < floor:
+            extra += (f"; below the pinned floor of {floor:,} tokens the manager must refuse "
+                      "(raise BudgetTooSmall), not send an empty request")
+        found[cid] = (problems[0] + extra, out)
     try:
         again = mgr.run(conversation, budget, count, protocol, timeout)
     except ManagerTimeoutError:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001
-        found.setdefault("crash", (
+        found.setdefault("crash.raised", (
             f"the manager raised {type(exc).__name__} on a second run of the same input "
             f"(the first returned): {_short(str(exc))}", out))
         return found
     if not deep_equal(_plain(out), _plain(again.output)):
-        found["determinism"] = ("two runs on the same conversation and budget returned "
-                                "different outputs", {"first": out, "second": again.output})
+        found["determinism.differs"] = (
+            "two runs on the same conversation and budget returned different outputs",
+            {"first": out, "second": again.output})
     return found
 
 
@@ -117,11 +144,12 @@ def _options_iv(examples: Any, seed: Any, timeout: Any) -> tuple[int, int, float
 
 def _check_iv(
     manager: Any, protocol: Any, budgets: Any, examples: Any, seed: Any, counter: Any,
-    timeout: Any, strict: Any,
-) -> tuple[_Manager, str, tuple[int, ...] | None, int, int, SuiteCounter, float, bool]:
+    timeout: Any, strict: Any, pinned: Any = "system",
+) -> tuple[_Manager, str, tuple[int, ...] | None, int, int, SuiteCounter, float, bool, str]:
     if protocol not in ("openai", "anthropic"):
         raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
                           "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    pinned = _pinned_iv(pinned)
     mgr = as_manager(manager)
     examples, seed, timeout = _options_iv(examples, seed, timeout)
     if not isinstance(strict, bool):
@@ -138,12 +166,12 @@ def _check_iv(
                               "pass e.g. budgets=[100, 400], or None to draw them")
         bud = tuple(int(b) for b in items)
     return (mgr, str(protocol), bud, examples, seed, as_counter(counter, str(protocol)),
-            float(timeout), strict)
+            float(timeout), strict, pinned)
 
 
 class _Found(Exception):
-    """Raised inside the Hypothesis test for one invariant (one subclass per
-    invariant, so Hypothesis shrinks each failure separately)."""
+    """Raised inside the Hypothesis test for one check id (one subclass per
+    check, so Hypothesis shrinks each failure separately)."""
 
     def __init__(self, name: str, message: str, conversation: Any, budget: int,
                  output: Any) -> None:
@@ -155,7 +183,9 @@ class _Found(Exception):
         self.output = output
 
 
-_FOUND = {name: type(f"_{name.title()}Broken", (_Found,), {}) for name in CHECKED}
+_FOUND = {c.id: type("_Broken_" + c.id.replace(".", "_").replace("-", "_"), (_Found,), {})
+          for c in CHECKS}
+_ORDER = tuple(c.id for c in CHECKS)
 
 
 class _Hang(Exception):
@@ -172,19 +202,19 @@ def _collect(exc: BaseException) -> list[_Found]:
 
 def _minimal(
     mgr: _Manager, f: _Found, count: SuiteCounter, protocol: str, strict: bool, timeout: float,
-    *, fixed_budgets: bool,
+    *, fixed_budgets: bool, pinned: str,
 ) -> _Found:
     """``f`` after the deletion pass of :func:`minimize`. Each smaller
     conversation is tried at the same budget and, unless the budgets were
     given, at the budget lowered by the tokens the deletion saved (a trimmer's
-    choice depends on the room left); never below the conversation's smallest
-    valid tail or the manager's ``min_budget``."""
+    choice depends on the room left); never below 1 or the manager's
+    ``min_budget``."""
     best: list[_Found] = [f]
 
     def still_fails(conv: Any) -> bool:
         cur = best[0]
         try:
-            floor = max(count(minimal_tail(conv, protocol)), mgr.min_budget(conv))
+            floor = max(1, mgr.min_budget(conv))
             saved = count(cur.conversation) - count(conv)
         except Exception:  # noqa: BLE001 - a conversation the manager cannot even size
             return False
@@ -193,7 +223,8 @@ def _minimal(
         for budget in tries:
             if budget < floor:
                 continue
-            found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout)
+            found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout,
+                             pinned=pinned)
             if f.name in found:
                 msg, out = found[f.name]
                 best[0] = _FOUND[f.name](f.name, msg, conv, budget, out)
@@ -214,18 +245,31 @@ def check(
     counter: Any = None,
     timeout: float = DEFAULT_TIMEOUT,
     strict: bool = False,
+    pinned: str = "system",
 ) -> ConformanceReport:
     """Check a context manager against the paper's workspace invariants.
 
     Hypothesis generates ``examples`` valid conversations
     (:func:`~vistalab.conformance.conversations`) and budgets near their
-    boundaries (:func:`~vistalab.conformance.budgets`); the manager runs on
-    each (twice, for determinism) and every output is checked for the
-    invariants ``budget``, ``protocol``, ``fidelity``, ``recoverability``,
+    boundaries, above and below the pinned floor
+    (:func:`~vistalab.conformance.budgets`); the manager runs on each (twice,
+    for determinism) and every output is checked for the invariants
+    ``budget``, ``protocol``, ``pinned``, ``fidelity``, ``recoverability``,
     ``crash`` and ``determinism`` (statements and sources in
-    :data:`vistalab.workspace.INVARIANTS`). Each broken invariant is shrunk
-    to a minimal counterexample and run once more to confirm it. A pass is
-    evidence on the sampled conversations, not a proof.
+    :data:`vistalab.workspace.INVARIANTS`), each through the checks of
+    :data:`~vistalab.conformance.CHECKS`. Each broken check is shrunk to a
+    minimal counterexample and run once more to confirm it, so two different
+    bugs of one invariant are both reported. A pass is evidence on the
+    sampled conversations, not a proof.
+
+    The pinned-prefix rule: the system prompt is pinned (``pinned="system"``,
+    as the paper pins protocol-required blocks). At every budget at or above
+    the pinned floor (:func:`~vistalab.conformance.pinned_floor`: the pinned
+    messages plus the last user turn) the manager must send a valid,
+    non-empty request that keeps the pinned messages; below it the manager
+    refuses by raising :class:`~vistalab.conformance.BudgetTooSmall` (or a
+    type it declares in ``refuses``), and anything it sends there instead is
+    checked like any request (an empty one is ``budget.empty``).
 
     Parameters
     ----------
@@ -249,7 +293,12 @@ def check(
         declared hung.
     strict : bool
         Also check the stricter adjacency rules (see
-        :func:`~vistalab.conformance.request_problems`).
+        :func:`~vistalab.conformance.request_problems`; every conversation
+        the suite generates has a strict-valid request at every budget at or
+        above its pinned floor).
+    pinned : {"system", "none"}
+        ``"system"`` (default): the system prompt is pinned; ``"none"``: for
+        managers that may drop it (the floor is then the last user turn alone).
 
     Returns
     -------
@@ -264,8 +313,8 @@ def check(
     DomainError
         Any other bad argument.
     """
-    mgr, protocol, bud, examples, seed, count, timeout, strict = _check_iv(
-        manager, protocol, budgets, examples, seed, counter, timeout, strict
+    mgr, protocol, bud, examples, seed, count, timeout, strict, pinned = _check_iv(
+        manager, protocol, budgets, examples, seed, counter, timeout, strict, pinned
     )
     known: dict[str, _Found] = {}
     tried = 0
@@ -290,8 +339,8 @@ def check(
             budget = data.draw(st.sampled_from(bud), label="budget")
         else:
             floor = mgr.min_budget(conv)
-            budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor),
-                               label="budget")
+            budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor,
+                                               pinned=pinned), label="budget")
         key = _case_key(conv, budget)
         if failing and shrink_runs >= SHRINK_RUNS:
             for k, f in failing.values():
@@ -302,11 +351,12 @@ def check(
         if failing:
             shrink_runs += 1
         try:
-            found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout)
+            found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout,
+                             pinned=pinned)
         except ManagerTimeoutError:
             hung = True
             raise _Hang() from None
-        for name in CHECKED:
+        for name in _ORDER:
             if name in found and name not in known:
                 msg, out = found[name]
                 err = _FOUND[name](name, msg, conv, budget, out)
@@ -327,7 +377,7 @@ def check(
         verbosity=Verbosity.quiet,
         print_blob=False,
     )(test)
-    while len(known) < len(CHECKED):
+    while len(known) < len(_ORDER):
         new: list[_Found] = []
         before = set(last)
         shrink_runs = 0
@@ -352,19 +402,20 @@ def check(
         for f in new:
             known[f.name] = f
     violations = []
-    for name in CHECKED:
+    for name in _ORDER:
         if name not in known:
             continue
         f = _minimal(mgr, known[name], count, protocol, strict, timeout,
-                     fixed_budgets=bud is not None)
+                     fixed_budgets=bud is not None, pinned=pinned)
         try:
             again = evaluate(mgr, f.conversation, f.budget, count, protocol, strict=strict,
-                             timeout=timeout)
+                             timeout=timeout, pinned=pinned)
         except ManagerTimeoutError:
             again = {}
         violations.append(Violation(
-            invariant=name, message=f.message, budget=f.budget, conversation=f.conversation,
-            output=f.output, protocol=protocol, confirmed=name in again,
+            invariant=check_info(name).invariant, message=f.message, budget=f.budget,
+            conversation=f.conversation, output=f.output, protocol=protocol,
+            confirmed=name in again, check=name,
         ))
     return ConformanceReport(
         ok=not violations,
@@ -378,6 +429,7 @@ def check(
         timeout=timeout,
         counter=count.name,
         manager=mgr.name,
+        pinned=pinned,
     )
 
 
@@ -389,13 +441,14 @@ def replay(
     timeout: float = DEFAULT_TIMEOUT,
     strict: bool = False,
 ) -> dict[str, str]:
-    """Check a counterexample again: ``{invariant: message}`` for every
-    invariant broken.
+    """Check a counterexample again: ``{check id: message}`` for every check
+    broken (ids of :data:`~vistalab.conformance.CHECKS`).
 
-    Without ``manager``, the recorded output is checked against the
-    invariants that need no manager (``budget``, ``protocol``, ``fidelity``);
+    Without ``manager``, the recorded output is checked against the checks
+    that need no manager (``budget``, ``protocol``, ``pinned``, ``fidelity``);
     with one, the manager runs on the recorded conversation and budget and
-    every invariant is checked on what it returns now.
+    every check is made on what it returns now. The pinned rule is the one the
+    counterexample was found under (:attr:`Violation.pinned`).
 
     Parameters
     ----------
@@ -413,12 +466,13 @@ def replay(
     Returns
     -------
     dict
-        ``{invariant: message}`` for every invariant broken (empty: none).
+        ``{check id: message}`` for every check broken (empty: none).
 
     Raises
     ------
     DomainError
-        A ``crash`` or ``determinism`` counterexample without ``manager``.
+        A ``crash``, ``determinism`` or ``budget.refused`` counterexample without
+        ``manager``.
     ManagerTimeoutError
         The manager hangs.
     """
@@ -430,19 +484,25 @@ def replay(
     if manager is not None:
         mgr = as_manager(manager)
         found = evaluate(mgr, violation.conversation, violation.budget, count, protocol,
-                         strict=strict, timeout=timeout)
-        return {name: found[name][0] for name in CHECKED if name in found}
+                         strict=strict, timeout=timeout, pinned=violation.pinned)
+        return {name: found[name][0] for name in _ORDER if name in found}
     out = violation.output
-    if violation.invariant in ("crash", "determinism"):
+    if violation.invariant in ("crash", "determinism") or violation.check == "budget.refused":
         raise DomainError(
             "manager", None,
-            f"is needed to check a {violation.invariant} counterexample again (there is no "
+            f"is needed to check a {violation.check} counterexample again (there is no "
             "single recorded output to check)",
             "pass the manager that produced it",
         )
     checks = (
         ("budget", budget_problems(out, violation.budget, count)),
         ("protocol", request_problems(out, protocol, strict=strict)),
+        ("pinned", pinned_problems(violation.conversation, out, protocol,
+                                   pinned=violation.pinned)),
         ("fidelity", fidelity_problems(violation.conversation, out, protocol)),
     )
-    return {name: problems[0] for name, problems in checks if problems}
+    broken: dict[str, str] = {}
+    for name, problems in checks:
+        for problem in problems:
+            broken.setdefault(classify(name, problem), problem)
+    return {cid: broken[cid] for cid in _ORDER if cid in broken}

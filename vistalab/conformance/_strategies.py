@@ -18,7 +18,12 @@ from hypothesis import strategies as st
 
 from vistalab._core import DomainError
 
-__all__ = ["conversations", "budgets", "cut_points", "minimal_tail"]
+__all__ = ["conversations", "budgets", "cut_points", "minimal_tail", "pinned_floor", "PINNED"]
+
+#: What the suite pins (``check(..., pinned=...)``): ``"system"``, the system
+#: prompt (the default, as the paper pins protocol-required blocks); ``"none"``,
+#: for managers that may drop it.
+PINNED = ("system", "none")
 
 #: Texts the conversations are made of: one draw each (generation cost is what
 #: bounds conversations per second), shrinking towards the first.
@@ -127,12 +132,22 @@ def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
     return out
 
 
+def _visible(text: str | None) -> str | None:
+    """``text``, or None when it is empty or only whitespace: the Messages API
+    refuses such text blocks ('text content blocks must contain non-whitespace
+    text'), so Anthropic conversations never hold one."""
+    return text if text and text.strip() else None
+
+
 def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
     msgs: list[dict[str, Any]] = []
     n_ids = 0
     for rd in conv["rounds"]:
+        rd = {**rd, "user": _visible(rd["user"]) or "ok",
+              "answer": rd["answer"] if rd["answer"] is None else _visible(rd["answer"]) or "ok"}
         if rd["parts"]:
-            content: Any = [{"type": "text", "text": w} for w in rd["user"].split(" ", 1) if w]
+            content: Any = [{"type": "text", "text": w} for w in rd["user"].split(" ", 1)
+                            if _visible(w)]
             if rd["image"]:
                 content.append(
                     {"type": "image", "source": {"type": "base64", "media_type": "image/png",
@@ -143,7 +158,7 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
             msgs.append({"role": "user", "content": rd["user"]})
         for step in rd["steps"]:
             blocks: list[dict[str, Any]] = []
-            if step["text"]:
+            if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
             results: list[dict[str, Any]] = []
             for c in step["calls"]:
@@ -152,7 +167,7 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                 blocks.append({"type": "tool_use", "id": tid, "name": c["name"],
                                "input": dict(c["args"])})
                 res: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid}
-                if c["result"]:
+                if _visible(c["result"]):
                     res["content"] = (
                         [{"type": "text", "text": c["result"]}] if c["parts"] else c["result"]
                     )
@@ -163,8 +178,7 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
             msgs.append({"role": "user", "content": results})
         if rd["answer"] is not None:
             msgs.append({"role": "assistant", "content": [{"type": "text", "text": rd["answer"]}]})
-    system = conv["system"]
-    return {"system": system, "messages": msgs}
+    return {"system": _visible(conv["system"]), "messages": msgs}
 
 
 def _protocol_iv(protocol: Any) -> str:
@@ -300,21 +314,67 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     return _tail(conversation, protocol, start, keep_system=False)
 
 
+def _pinned_iv(pinned: Any) -> str:
+    if not isinstance(pinned, str) or pinned not in PINNED:
+        raise DomainError("pinned", pinned, "must be 'system' or 'none'",
+                          "pass pinned='system' (the system prompt is pinned, the default) or "
+                          "pinned='none' (the manager may drop it)")
+    return pinned
+
+
+def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "system") -> Any:
+    """The smallest request a manager must be able to send: the pinned
+    messages plus the conversation's last user turn and everything after it.
+
+    At every budget at or above its cost a manager must return a valid,
+    non-empty request that keeps the pinned messages; below it no such request
+    exists, and the manager refuses (raises :class:`BudgetTooSmall`). The
+    last user turn is where a request may start under every provider's rules
+    (the stricter chat templates included), and it carries the task the rest
+    of the tail serves.
+
+    Parameters
+    ----------
+    conversation : list or dict
+        OpenAI messages or an Anthropic document.
+    protocol : {"openai", "anthropic"}
+        Its wire format.
+    pinned : {"system", "none"}
+        ``"system"``: the system prompt is pinned (kept); ``"none"``: it is not.
+
+    Returns
+    -------
+    list or dict
+        The floor request, in the conversation's format.
+    """
+    protocol = _protocol_iv(protocol)
+    pinned = _pinned_iv(pinned)
+    cuts = cut_points(conversation, protocol)
+    if protocol == "openai":
+        cuts = [i for i in cuts if conversation[i].get("role") == "user"]
+    if not cuts:
+        return _tail(conversation, protocol, 0, keep_system=pinned == "system")
+    return _tail(conversation, protocol, cuts[-1], keep_system=pinned == "system")
+
+
 def budgets(
     conversation: Any,
     count: Callable[[Any], int],
     protocol: str = "openai",
     *,
     at_least: int = 0,
+    pinned: str = "system",
 ) -> st.SearchStrategy[int]:
-    """Budgets near every boundary of ``conversation``.
+    """Budgets near every boundary of ``conversation``, above and below its
+    pinned floor.
 
     The boundaries are the costs (by ``count``) of every tail of the
     conversation (from each message on, with and without the system prompt:
     where a careless trimmer cuts between a call and its results); the
-    strategy draws each boundary, one token below and one above it, or any
-    integer in between. Nothing below the cost of :func:`minimal_tail` (or
-    ``at_least``) is drawn: below it no non-empty valid request exists.
+    strategy draws each boundary, one token below and one above it, any
+    integer from the pinned floor (:func:`pinned_floor`) up, or a budget below
+    that floor, where the only correct answer is a refusal. Nothing below 1 or
+    ``at_least`` is drawn.
 
     Parameters
     ----------
@@ -326,6 +386,8 @@ def budgets(
         Its wire format.
     at_least : int
         A lower bound of the manager's own (its ``min_budget``).
+    pinned : {"system", "none"}
+        What is pinned (see :func:`pinned_floor`).
 
     Returns
     -------
@@ -333,6 +395,7 @@ def budgets(
         Integer budgets.
     """
     protocol = _protocol_iv(protocol)
+    pinned = _pinned_iv(pinned)
     costs = getattr(count, "costs", None)
     priced = costs(conversation) if callable(costs) else None
     if priced is None:
@@ -340,7 +403,6 @@ def budgets(
         def tail(i: int, keep: bool) -> int:
             return count(_tail(conversation, protocol, i, keep))
 
-        floor = max(count(minimal_tail(conversation, protocol)), int(at_least))
     else:
         const, system, per = priced
         msgs = conversation["messages"] if protocol == "anthropic" else conversation
@@ -353,10 +415,8 @@ def budgets(
             head = sum(c for c, s in zip(per[:i], is_sys[:i], strict=True) if s) if keep else 0
             return const + (system if keep else 0) + head + suffix[i]
 
-        start = len(msgs) - len(minimal_tail(conversation, protocol)["messages"]
-                                if protocol == "anthropic"
-                                else minimal_tail(conversation, protocol))
-        floor = max(tail(start, False), int(at_least))
+    low = max(1, int(at_least))
+    floor = max(count(pinned_floor(conversation, protocol, pinned=pinned)), low)
     # Boundaries are named from the end of the conversation (the j-th tail start
     # from the end, with or without the system prompt, one token below, at or
     # above its cost), so deleting an early round while shrinking keeps the budget.
@@ -369,11 +429,17 @@ def budgets(
 
     def at_mark(choice: tuple[int, bool, int]) -> int:
         j, keep, delta = choice
-        return max(floor, tail(cuts_from_end[min(j, len(cuts_from_end) - 1)], keep) + delta)
+        return max(low, tail(cuts_from_end[min(j, len(cuts_from_end) - 1)], keep) + delta)
 
-    return st.one_of(
+    drawn = [
         st.tuples(
             st.integers(0, len(cuts_from_end) - 1), st.booleans(), st.sampled_from((0, -1, 1))
         ).map(at_mark),
         st.integers(floor, top),
-    )
+        # the pinned floor itself, where a refusal turns into a duty to answer
+        st.sampled_from(sorted({max(low, floor - 1), floor, floor + 1})),
+    ]
+    if low < floor:
+        # below the pinned floor: a correct manager refuses (BudgetTooSmall)
+        drawn.append(st.integers(low, floor - 1))
+    return st.one_of(*drawn)
