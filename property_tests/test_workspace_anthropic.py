@@ -476,3 +476,22 @@ def test_renamed_ids_never_take_an_id_already_used():
                    ("B6", "x.y"): "x_y_B6", ("B8", "x.y"): "x_y_B8"}
     clash = anthropic_tool_use_ids([("B2", ["a"]), ("B3", ["a_B4"]), ("B4", ["a"])])
     assert clash == {("B4", "a"): "a_B4_1"}
+
+
+def test_a_reused_call_id_keeps_each_calls_own_input():
+    """Anthropic in, Anthropic out: two tool_use blocks with the same id (the
+    second reuses it once the first was answered) keep their own inputs on the
+    wire; the codec tells messages apart by their calls' arguments, not only
+    their ids (found by the differential test's byte-for-byte comparison)."""
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_messages([{"role": "user", "content": [{"type": "text", "text": "task"}]}])
+    for q, r in (("first", "r1"), ("second", "r2")):
+        ws.register_messages([{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": q}}]}])
+        ws.register_messages([{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": r}]}])
+    uses = [b for t in ws.render(format="anthropic").messages for b in t["content"]
+            if b.get("type") == "tool_use"]
+    assert [u["input"] for u in uses] == [{"q": "first"}, {"q": "second"}]

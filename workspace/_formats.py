@@ -71,12 +71,18 @@ def _sha(obj: Any) -> str:
 
 
 def _key(msg: Mapping[str, Any]) -> str:
-    """Identity of a projected message (what the engine would render visibly)."""
+    """Identity of a projected message (what the engine would render visibly):
+    its role, content, calls (id, name and arguments: a call id may be reused
+    once answered, by a call with other arguments) and answered call id."""
     return _sha(
         {
             "role": msg.get("role"),
             "content": msg.get("content"),
-            "calls": [c["id"] for c in msg.get("tool_calls") or ()],
+            "calls": [
+                [c.get("id"), (c.get("function") or {}).get("name"),
+                 (c.get("function") or {}).get("arguments")]
+                for c in msg.get("tool_calls") or ()
+            ],
             "tool_call_id": msg.get("tool_call_id"),
         }
     )
