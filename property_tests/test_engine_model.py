@@ -67,7 +67,7 @@ def test_sources_ship_beside_the_development():
     listed = _model._project_files(SRC)
     assert listed == [
         "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
-        "SpecProofs.v", "Statements.v",
+        "SpecProofs.v", "GuardProofs.v", "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
@@ -251,6 +251,20 @@ BROKEN = {
         "  ledger s = sp_ledger s /\\",
         "  map r_age (ledger s) = map (fun r => S (r_age r)) (sp_ledger s) /\\",
     ),
+    # a result admitted one token over the hard limit would satisfy this
+    "workspace_guard": (
+        "exists k, sp_content s' + sp_dash_at ds k <= hard c) /\\",
+        "exists k, sp_content s' + sp_dash_at ds k + 1 <= hard c) /\\",
+    ),
+    # newest first is not the engine's order
+    "workspace_guard:order": (
+        "     match sp_cover (sp_guard_order s)",
+        "     match sp_cover (rev (sp_guard_order s))",
+    ),
+    "workspace_guard:notice": (
+        "     | _ => b_data b = notice /\\ b_rej b = true",
+        "     | _ => b_data b = data /\\ b_rej b = true",
+    ),
     "workspace_protocol": (
         "openai_valid (render (run s0 ops)) /\\",
         "openai_ok [0] (map m_role (render (run s0 ops))) = true /\\",
@@ -339,3 +353,25 @@ def test_broken_copy_fails_the_build(tmp_path):
     assert {r.status for r in rows} == {"failed"}
     assert bad_msgs and "Model.v" in bad_msgs[0]
     assert not [p for p in (src / "engine").iterdir() if p.suffix in {".vo", ".glob"}]
+
+
+@needs_toolchain
+def test_unimplemented_optional_inputs_are_refused(exe):
+    """FORMAT.md fixes cache_prefix and mdash; the model implements only their
+    defaults (cache_prefix=0, mdash = the worst-case bound mgmt) and says so."""
+    init = "init budget=1000 hard=2000 fixed=100 mgmt=200 dfloor=50 dash=40"
+    out = workspace.run_engine_model([init + " cache_prefix=1"], executable=exe)
+    assert _fields(out[0])["status"] == "error:unsupported:cache_prefix"
+    lines = [
+        init + " cache_prefix=0 mdash=200",
+        "user pin=0 data=u c=5 dash=41 mdash=200",
+        "user pin=0 data=v c=5 dash=42 mdash=150",
+        "user pin=0 data=w c=5 dash=43 mdash=201",
+        "recover unit=B1 mdash=200",
+    ]
+    obs = [_fields(line) for line in workspace.run_engine_model(lines, executable=exe)]
+    assert [o["status"] for o in obs] == [
+        "ok", "ok", "error:unsupported:mdash", "error:mdash", "error:key:mdash",
+    ]
+    assert obs[2]["units"] == obs[1]["units"]  # nothing changed
+    assert obs[0]["cache_prefix"] == "0" and obs[0]["mdash"] == "200"
