@@ -67,7 +67,7 @@ def test_sources_ship_beside_the_development():
     listed = _model._project_files(SRC)
     assert listed == [
         "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
-        "SpecProofs.v", "Statements.v",
+        "SpecProofs.v", "GuardProofs.v", "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
@@ -250,6 +250,20 @@ BROKEN = {
     "workspace_ledger:age": (
         "  ledger s = sp_ledger s /\\",
         "  map r_age (ledger s) = map (fun r => S (r_age r)) (sp_ledger s) /\\",
+    ),
+    # a result admitted one token over the hard limit would satisfy this
+    "workspace_guard": (
+        "exists k, sp_content s' + sp_dash_at ds k <= hard c) /\\",
+        "exists k, sp_content s' + sp_dash_at ds k + 1 <= hard c) /\\",
+    ),
+    # newest first is not the engine's order
+    "workspace_guard:order": (
+        "     match sp_cover (sp_guard_order s)",
+        "     match sp_cover (rev (sp_guard_order s))",
+    ),
+    "workspace_guard:notice": (
+        "     | _ => b_data b = notice /\\ b_rej b = true",
+        "     | _ => b_data b = data /\\ b_rej b = true",
     ),
     "workspace_protocol": (
         "openai_valid (render (run s0 ops)) /\\",

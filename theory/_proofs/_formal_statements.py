@@ -365,6 +365,17 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_guard",
+        "guard: a new tool result that still cannot fit is rejected with a compact notice "
+        "(Algorithm 1: admit fitting results; offload eligible visible raw results or reject) "
+        "-- the result's block holds its bytes if admitted, the notice's if rejected; the cap "
+        "rejects exactly the results no normal rendering of B could hold; an admitted result "
+        "leaves the candidate within the hard limit; with one dashboard figure the offloaded "
+        "results are the shortest oldest-first prefix of the eligible ones whose gains cover "
+        "the excess (none, and a rejection, when all of them do not)",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_protocol",
         "protocol: tool results stay linked to their calls and archived results render in "
         "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "

@@ -623,3 +623,236 @@ Proof.
 Qed.
 
 End Registered.
+
+Lemma guard_fits s cid data cc p t notice nc ds :
+  proto_inv s -> ids_ok s ->
+  let o := OResult cid data cc p t notice nc ds in
+  r_ok (snd (step s o)) = None -> r_guard (snd (step s o)) = GAdmit ->
+  exists k, sp_content (fst (step s o)) + sp_dash_at ds k <= hard (cfg s).
+Proof.
+  intros P Ok o R G. unfold o in *. clear o. cbn [step] in *. unfold reg_result in *.
+  destruct (negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))) eqn:N;
+    [simpl in R; discriminate|].
+  apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
+  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd r_guard] in *. subst g.
+  destruct (decide_admit _ _ _ _ _ D) as [k [pre [rest [Ec [Eoff Fit]]]]].
+  exists k. rewrite sp_dash_at_eq, sp_content_eq. rewrite total_with_content in Fit.
+  cbn [b_id] in Ec.
+  pose proof (reg_offload s cid data cc p t P Ok Ex L pre rest Ec) as RO.
+  rewrite <- Eoff in RO. cbn iota.
+  set (s2 := offload_all s off) in *.
+  assert (P2 : proto_inv s2) by exact (proto_offload_all off s P).
+  destruct (pending_offload_all off s) as [Pe2 Ow2]. fold s2 in Pe2, Ow2.
+  assert (Ne : map fst (pending s2) <> []).
+  { rewrite Pe2. destruct (pending s); [discriminate Ex|discriminate]. }
+  destruct (last_call _ _ _ P2 Ne) as [before2 [c2 [rs2 [Et2 [_ [_ Vc2]]]]]].
+  assert (A2 := add_content s2 (mkBlock (S (nblocks s)) KResult data cid [] cc p t false Visible None 0 (0, 0) 0)
+                  cid (owner s) (S (nblocks s)) (ngroups s) before2 c2 rs2 Et2 Vc2 eq_refl eq_refl).
+  rewrite Pe2 in A2.
+  match goal with
+  | |- content (with_dash ?X ?d) + _ <= _ =>
+      rewrite (content_same X (with_dash X d) eq_refl eq_refl eq_refl eq_refl)
+  end.
+  cbn [b_c fst] in A2. cbn [cfg with_counts with_pending with_turns] in Fit. lia.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* With one dashboard figure the guard offloads exactly the shortest prefix
+   of its order whose gains cover the excess. *)
+
+Definition gain (e : block * bool) : nat * Z :=
+  (b_id (fst e), (Z.of_nat (pick (snd e) (b_c (fst e))) - Z.of_nat (pick (snd e) (b_p (fst e))))%Z).
+
+Lemma take_cover cs : forall P Q e acc,
+  (Z.of_nat e + Z.of_nat Q - Z.of_nat P > 0)%Z ->
+  match take_plan cs P Q e acc with
+  | (plan, rest, true) =>
+      exists pre, cs = pre ++ rest /\ plan = rev acc ++ map (fun x => b_id (fst x)) pre /\
+        sp_cover (map gain cs) (Z.of_nat e + Z.of_nat Q - Z.of_nat P)%Z
+          = Some (map (fun x => b_id (fst x)) pre) /\
+        e + Q + psum pre b_p <= P + psum pre b_c
+  | (_, _, false) => sp_cover (map gain cs) (Z.of_nat e + Z.of_nat Q - Z.of_nat P)%Z = None
+  end.
+Proof.
+  induction cs as [|[x tf] cs IH]; intros P Q e acc H; simpl.
+  - destruct (Nat.leb_spec (e + Q) P); [lia|].
+    destruct (Z.leb_spec (Z.of_nat e + Z.of_nat Q - Z.of_nat P) 0); [lia|reflexivity].
+  - destruct (Z.leb_spec (Z.of_nat e + Z.of_nat Q - Z.of_nat P) 0); [lia|].
+    destruct (Nat.leb_spec (e + (Q + pick tf (b_p x))) (P + pick tf (b_c x))) as [F|F].
+    + exists [(x, tf)]. split; [reflexivity|]. split; [reflexivity|]. split.
+      * destruct cs as [|c cs]; simpl;
+          (destruct (Z.leb_spec (Z.of_nat e + Z.of_nat Q - Z.of_nat P -
+             (Z.of_nat (pick tf (b_c x)) - Z.of_nat (pick tf (b_p x)))) 0); [reflexivity|lia]).
+      * unfold psum. simpl. unfold sum; simpl. lia.
+    + assert (H' : (Z.of_nat e + Z.of_nat (Q + pick tf (b_p x)) - Z.of_nat (P + pick tf (b_c x)) > 0)%Z) by lia.
+      specialize (IH _ _ _ (b_id x :: acc) H').
+      replace (Z.of_nat e + Z.of_nat Q - Z.of_nat P -
+               (Z.of_nat (pick tf (b_c x)) - Z.of_nat (pick tf (b_p x))))%Z
+        with (Z.of_nat e + Z.of_nat (Q + pick tf (b_p x)) - Z.of_nat (P + pick tf (b_c x)))%Z by lia.
+      destruct (take_plan cs _ _ e (b_id x :: acc)) as [[plan rest] [|]].
+      * destruct IH as [pre [E1 [E2 [E3 E4]]]]. exists ((x, tf) :: pre).
+        split; [rewrite E1; reflexivity|]. split; [rewrite E2; simpl; rewrite <- app_assoc; reflexivity|].
+        split; [rewrite E3; reflexivity|]. unfold psum in *. simpl. unfold sum in *; simpl in *. lia.
+      * rewrite IH. reflexivity.
+Qed.
+
+Lemma gains_turn (n : nat) (c : block) (rs : list block) :
+  Forall (fun r => b_kind r = KResult) rs -> (forall r, In r rs -> b_id r <> n) ->
+  map gain (map (fun r => (r, in_prompt (b_status c)))
+               (filter (fun r => match b_status r with
+                                 | Visible => negb (b_rej r) && negb (b_id r =? n)
+                                 | _ => false end) rs)) =
+  flat_map (fun r => match b_status r with
+    | Visible => if b_rej r then []
+                 else [(b_id r, (Z.of_nat (sp_cost r (sp_shown_in_prompt (b_status c)) (b_c r))
+                                - Z.of_nat (sp_cost r (sp_shown_in_prompt (b_status c)) (b_p r)))%Z)]
+    | _ => [] end) rs.
+Proof.
+  intros K D. induction rs as [|r rs IH]; [reflexivity|].
+  inversion K as [|? ? Kr Krs]; subst.
+  assert (Dr : b_id r =? n = false) by (apply Nat.eqb_neq; apply D; left; auto).
+  assert (IH' := IH Krs (fun r' H => D r' (or_intror H))).
+  cbn [filter flat_map].
+  destruct (b_status r); cbn [andb negb]; try (rewrite IH'; reflexivity).
+  rewrite Dr. destruct (b_rej r); cbn [andb negb]; [rewrite IH'; reflexivity|].
+  cbn [map app]. rewrite IH'. f_equal.
+  unfold gain, sp_cost, sp_is_result. cbn [fst snd]. rewrite Kr. cbn [andb].
+  assert (E : sp_shown_in_prompt (b_status c) = in_prompt (b_status c)) by (destruct (b_status c); reflexivity).
+  rewrite E. unfold pick. reflexivity.
+Qed.
+
+Lemma gains_turns (n : nat) ts :
+  (forall c rs, In (TC c rs) ts -> Forall (fun r => b_kind r = KResult) rs) ->
+  (forall b, In b (flat_map turn_blocks ts) -> b_id b <> n) ->
+  map gain (flat_map (fun t => match t with
+                     | TP _ => []
+                     | TC c rs => map (fun r => (r, in_prompt (b_status c)))
+                                    (filter (fun r => match b_status r with
+                                                      | Visible => negb (b_rej r) && negb (b_id r =? n)
+                                                      | _ => false end) rs)
+                     end) ts) =
+  flat_map (fun t => match t with
+    | TP _ => []
+    | TC c rs =>
+        flat_map (fun r => match b_status r with
+          | Visible => if b_rej r then []
+                       else [(b_id r, (Z.of_nat (sp_cost r (sp_shown_in_prompt (b_status c)) (b_c r))
+                                      - Z.of_nat (sp_cost r (sp_shown_in_prompt (b_status c)) (b_p r)))%Z)]
+          | _ => [] end) rs
+    end) ts.
+Proof.
+  intros K D. induction ts as [|t ts IH]; simpl; auto. rewrite map_app.
+  rewrite IH; [| intros c rs H; apply (K c rs); right; exact H
+              | intros b H; apply D; simpl; apply in_or_app; right; exact H].
+  f_equal. destruct t as [b|c rs]; auto. apply gains_turn.
+  - apply (K c rs). left. auto.
+  - intros r Hr. apply D. simpl. right. apply in_or_app. left. exact Hr.
+Qed.
+
+Lemma sp_cover_nonpos l need : (need <= 0)%Z -> sp_cover l need = Some [].
+Proof. intro H. destruct l; simpl; destruct (Z.leb_spec need 0); auto; lia. Qed.
+
+Lemma filter_last_out (f : block -> bool) rs rb : f rb = false -> filter f (rs ++ [rb]) = filter f rs.
+Proof. intro H. rewrite filter_app. simpl. rewrite H, app_nil_r. reflexivity. Qed.
+
+Theorem guard_order s cid data cc p t notice nc dd :
+  proto_inv s -> ids_ok s ->
+  let o := OResult cid data cc p t notice nc [dd] in
+  r_ok (snd (step s o)) = None -> r_guard (snd (step s o)) <> GRejectCap ->
+  match sp_cover (sp_guard_order s)
+          (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
+           - Z.of_nat (hard (cfg s)))%Z with
+  | Some plan => r_guard (snd (step s o)) = GAdmit /\ r_offloaded (snd (step s o)) = plan
+  | None => r_guard (snd (step s o)) = GRejectHard /\ r_offloaded (snd (step s o)) = []
+  end.
+Proof.
+  intros P Ok o R NC. unfold o in *. clear o. cbn [step] in *. unfold reg_result in *.
+  destruct (negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))) eqn:N;
+    [simpl in R; discriminate|].
+  apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
+  destruct (decide _ _ _ [dd]) as [g off] eqn:D. cbn [fst snd r_guard r_offloaded] in *.
+  set (n := S (nblocks s)) in *.
+  set (rb := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0) in *.
+  set (s1 := with_counts (with_pending (with_turns s (add_result (turns s) rb))
+               (remove_pending cid (pending s)) (owner s)) n (ngroups s)) in *.
+  pose proof (reg_content1 s cid data cc p t P Ex) as HC. fold n rb s1 in HC.
+  rewrite sp_content_eq.
+  replace (content s + fst cc + dd - sp_pend_cost (pending s) cid) with (content s1 + dd) by lia.
+  (* the guard's order: the results of s, which s1's candidates are *)
+  assert (Cand : candidates s1 n = candidates s n).
+  { destruct (reg_last s cid data cc p t P Ex) as [before [c [rs [E _]]]].
+    assert (T1 := reg_turns1 s cid data cc p t before c rs E). fold n rb s1 in T1.
+    unfold candidates. rewrite T1, E.
+    rewrite !flat_map_app. f_equal. simpl. f_equal. f_equal.
+    apply filter_last_out. unfold rb. simpl. rewrite Nat.eqb_refl. reflexivity. }
+  assert (Gains : map gain (candidates s n) = sp_guard_order s).
+  { unfold candidates, sp_guard_order, sp_gains. apply gains_turns.
+    - intros c rs H. exact (proj1 (reg_results0 s P c rs H)).
+    - intros b H. pose proof (ids_below s b Ok H). unfold n. lia. }
+  assert (Cf : cfg s1 = cfg s) by reflexivity.
+  unfold decide in D. cbn [b_c] in D. rewrite Cf in D.
+  destruct (_ <? _); [inversion D; subst; contradiction|].
+  rewrite total_with_content in D. cbn [dash_at nth] in D.
+  destruct (Nat.leb_spec (content s1 + dd) (hard (cfg s))) as [T0|T0].
+  - inversion D; subst. rewrite sp_cover_nonpos by lia.
+    auto.
+  - cbn [rounds] in D. change (b_id rb) with n in D. rewrite Cand in D.
+    set (e := content s1 + dd - hard (cfg s)) in *.
+    assert (He : (Z.of_nat e + Z.of_nat 0 - Z.of_nat 0 > 0)%Z) by (unfold e; lia).
+    pose proof (take_cover (candidates s n) 0 0 e [] He) as TC.
+    replace (Z.of_nat (content s1 + dd) - Z.of_nat (hard (cfg s)))%Z
+      with (Z.of_nat e + Z.of_nat 0 - Z.of_nat 0)%Z by (unfold e; lia).
+    rewrite <- Gains.
+    destruct (take_plan (candidates s n) 0 0 e []) as [[plan rest] [|]].
+    + destruct TC as [pre [E1 [E2 [E3 E4]]]]. rewrite E3. simpl in E2. subst plan.
+      cbn [negb] in D.
+      assert (Ec : candidates s1 n = pre ++ rest) by (rewrite Cand; exact E1).
+      assert (ND : NoDup (map (fun e => b_id (fst e)) pre)).
+      { pose proof (candidates_nodup s1 n (reg_nodup1 s cid data cc p t Ok L)) as X.
+        rewrite Ec, map_app in X. exact (nodup_app_l _ _ X). }
+      assert (Cin : forall x, In x pre -> cand_in s1 (fst x) (snd x)).
+      { intros [x tf] H. apply (candidates_in s1 n). rewrite Ec. apply in_or_app. left. exact H. }
+      assert (O1 := offload_all_cost pre s1 (reg_nodup1 s cid data cc p t Ok L)
+                      (reg_results1 s cid data cc p t P Ex L) (reg_owner1 s cid data cc p t P Ex L) ND Cin).
+      rewrite total_with_content in D. cbn [dash_at nth last] in D. rewrite Cf in D.
+      destruct (Nat.leb_spec (content (offload_all s1 (map (fun x => b_id (fst x)) pre)) + dd)
+                  (hard (cfg s))) as [T1|T1]; [|unfold e in E4; lia].
+      inversion D; subst. auto.
+    + rewrite TC. cbn [negb] in D. inversion D; subst. auto.
+Qed.
+
+Theorem guard_run c d s0 ops cid data cc p t notice nc ds :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let o := OResult cid data cc p t notice nc ds in
+  let s' := fst (step s o) in
+  let r := snd (step s o) in
+  r_ok r = None ->
+  (exists b, sp_block s' (S (nblocks s)) = Some b /\ b_kind b = KResult /\ b_status b = Visible /\
+     match r_guard r with
+     | GAdmit => b_data b = data /\ b_rej b = false
+     | _ => b_data b = notice /\ b_rej b = true
+     end) /\
+  (r_guard r = GRejectCap <->
+     budget c < fst cc + fixed c + sp_pinned_cost s + sp_call_cost s + dfloor c) /\
+  (r_guard r = GAdmit -> exists k, sp_content s' + sp_dash_at ds k <= hard c) /\
+  (forall dd, ds = [dd] -> r_guard r <> GRejectCap ->
+     match sp_cover (sp_guard_order s)
+             (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
+              - Z.of_nat (hard c))%Z with
+     | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan
+     | None => r_guard r = GRejectHard /\ r_offloaded r = []
+     end).
+Proof.
+  intros I s o s' r R.
+  assert (C : cfg s = c) by exact (run_cfg c d s0 ops I).
+  assert (P : proto_inv s).
+  { apply run_invariant; [exact (proto_init c d s0 I)|]. intros s1 o1 H. apply proto_step; exact H. }
+  assert (Ok : ids_ok s).
+  { apply run_invariant; [exact (proj1 (init_fresh c d s0 I))|].
+    intros s1 o1 H. exact (proj1 (stable_step s1 o1 H)). }
+  destruct (guard_new_and_cap s cid data cc p t notice nc ds P Ok R) as [A B].
+  rewrite C in B. split; [exact A|]. split; [exact B|]. split.
+  - intro G. rewrite <- C. exact (guard_fits s cid data cc p t notice nc ds P Ok R G).
+  - intros dd E NC. subst ds. rewrite <- C. exact (guard_order s cid data cc p t notice nc dd P Ok R NC).
+Qed.

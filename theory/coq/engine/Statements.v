@@ -12,9 +12,9 @@
    tool-call and tool-result messages through the budget guard; archive,
    restore, delete, recover), refused operations included. *)
 
-From Coq Require Import List Arith Lia.
+From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
-From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs.
+From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -180,9 +180,55 @@ Theorem workspace_ledger (c : config) (d : nat) (s0 : state) (ops : list op) :
   (mode_of s = Normal <-> sp_overhead s + sp_conversation s + dash s <= budget c).
 Proof. exact (ledger_run c d s0 ops). Qed.
 
+(* guard.  Methodology, Context Stream: "A separate hard-budget guard may
+   replace already-visible raw tool results with recoverable offloaded
+   placeholders; a new tool result that still cannot fit is rejected with a
+   compact notice"; "Mode switch": "A final preflight guard can offload
+   already-visible raw tool-result blocks near the hard limit; if a newly
+   returned result still cannot be admitted, the harness rejects that result
+   instead of silently truncating it"; Algorithm 1: "Apply the budget guard:
+   admit fitting results; offload eligible visible raw results or reject an
+   unadmittable new result".  When a tool result is registered (any state
+   reached by any operations): its block is the next one, visible, holding the
+   result's bytes if admitted and the notice's bytes (marked rejected)
+   otherwise; it is rejected by the cap exactly when it could not fit a normal
+   rendering of B beside the fixed overhead, the pinned blocks, its call and
+   the smallest dashboard; an admitted result leaves the candidate (every
+   position, the pending placeholders, the dashboard figure of the
+   evaluation that admitted it) within the hard limit; and, with one
+   dashboard figure, the guard offloads exactly the shortest prefix of the
+   eligible results (visible, unrejected, oldest first) whose gains cover the
+   excess over the hard limit, and rejects the result, offloading nothing,
+   when even all of them do not. *)
+Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
+    (cid data : nat) (cc p : nat * nat) (t notice : nat) (nc : nat * nat) (ds : list nat) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let o := OResult cid data cc p t notice nc ds in
+  let s' := fst (step s o) in
+  let r := snd (step s o) in
+  r_ok r = None ->
+  (exists b, sp_block s' (S (nblocks s)) = Some b /\ b_kind b = KResult /\ b_status b = Visible /\
+     match r_guard r with
+     | GAdmit => b_data b = data /\ b_rej b = false
+     | _ => b_data b = notice /\ b_rej b = true
+     end) /\
+  (r_guard r = GRejectCap <->
+     budget c < fst cc + fixed c + sp_pinned_cost s + sp_call_cost s + dfloor c) /\
+  (r_guard r = GAdmit -> exists k, sp_content s' + sp_dash_at ds k <= hard c) /\
+  (forall dd, ds = [dd] -> r_guard r <> GRejectCap ->
+     match sp_cover (sp_guard_order s)
+             (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
+              - Z.of_nat (hard c))%Z with
+     | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan
+     | None => r_guard r = GRejectHard /\ r_offloaded r = []
+     end).
+Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
+
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
 Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
 Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
+Definition statement_of_guard : claim_guard := workspace_guard.
