@@ -421,8 +421,8 @@ destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
     ModelMutant(
         name="rejected_keeps_content",
         bug="a result the guard rejects keeps its content bytes instead of the rejection notice",
-        old="              then mkBlock n KResult notice cid [] nc p t true Visible None 0 (0, 0) 0 else r in",
-        new="              then mkBlock n KResult data cid [] nc p t true Visible None 0 (0, 0) 0 else r in",
+        old="then mkBlock n KResult notice cid [] nc p t true Visible",
+        new="then mkBlock n KResult data cid [] nc p t true Visible",
         theorem="workspace_guard",
         run="B=20; call B1 [1] (2 tokens); a 30-token result (bytes 5, notice 9) is rejected "
             "over the cap: B2 holds 5, not the notice 9",
