@@ -175,6 +175,19 @@ let observe status s (r : result option) =
         (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) (render s))))
         (csv lrow_s (ledger s)) (csv shows_s (render s)) 0 s.cfg.mgmt
 
+(* Optional fields of FORMAT.md the model does not implement yet: the
+   management dashboard's actual cost (only the worst-case bound [mgmt], which
+   is also the default) and cache_prefix=1 (only 0, the default). *)
+let split_mdash toks =
+  List.partition (fun t -> String.length t >= 6 && String.sub t 0 6 = "mdash=") toks
+let check_mdash mgmt = function
+  | [] -> ()
+  | [t] ->
+      let v = nat (String.sub t 6 (String.length t - 6)) in
+      if v > mgmt then raise (Bad "mdash")
+      else if v <> mgmt then raise (Bad "unsupported:mdash")
+  | _ -> raise (Bad "duplicate:mdash")
+
 let () =
   let state = ref None and started = ref false in
   (try
@@ -188,10 +201,16 @@ let () =
        | "init" :: rest ->
            (try
               if !started then raise (Bad "init_twice");
-              let get, _ = parse_kv ["budget"; "hard"; "fixed"; "mgmt"; "dfloor"; "dash"] rest in
+              let md, rest = split_mdash rest in
+              let get, opt = parse_kv ["budget"; "hard"; "fixed"; "mgmt"; "dfloor"; "dash";
+                                       "cache_prefix"] rest in
+              (match opt "cache_prefix" "0" with
+               | "0" -> () | "1" -> raise (Bad "unsupported:cache_prefix")
+               | v -> raise (Bad ("cache_prefix:" ^ String.escaped v)));
               let c = { budget = nat (get "budget"); hard = nat (get "hard");
                         fixed = nat (get "fixed"); mgmt = nat (get "mgmt");
                         dfloor = nat (get "dfloor") } in
+              check_mdash c.mgmt md;
               let d = nat (get "dash") in
               started := true;
               (match init c d with
@@ -200,7 +219,10 @@ let () =
             with Bad w -> observe ("error:" ^ w) !state None)
        | op :: rest ->
            (try
+              let md, rest = split_mdash rest in
+              if op = "recover" && md <> [] then raise (Bad "key:mdash");
               let o = parse_op op rest in
+              (match !state with Some s -> check_mdash s.cfg.mgmt md | None -> ());
               match !state with
               | None -> observe (if !started then "refused:no_workspace" else "error:no_init") None None
               | Some s ->
