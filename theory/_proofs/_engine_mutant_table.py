@@ -468,4 +468,19 @@ specialize (H 1 eq_refl ltac:(vm_compute; intro E; discriminate E)).
 vm_compute in H. destruct H as [_ H]. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="handle_names_next_key",
+        bug="a block's own handle names the next block's payload key",
+        old="let sh := SHandle (KB (b_id b)) (b_level b) (payload_at s (KB (b_id b))) in",
+        new="let sh := SHandle (KB (S (b_id b))) (b_level b)"
+            " (payload_at s (KB (S (b_id b)))) in",
+        theorem="workspace_fidelity",
+        run="user B1 (bytes 7); archive [B1]: its handle shows key B2, not B1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
 )
