@@ -353,3 +353,25 @@ def test_broken_copy_fails_the_build(tmp_path):
     assert {r.status for r in rows} == {"failed"}
     assert bad_msgs and "Model.v" in bad_msgs[0]
     assert not [p for p in (src / "engine").iterdir() if p.suffix in {".vo", ".glob"}]
+
+
+@needs_toolchain
+def test_unimplemented_optional_inputs_are_refused(exe):
+    """FORMAT.md fixes cache_prefix and mdash; the model implements only their
+    defaults (cache_prefix=0, mdash = the worst-case bound mgmt) and says so."""
+    init = "init budget=1000 hard=2000 fixed=100 mgmt=200 dfloor=50 dash=40"
+    out = workspace.run_engine_model([init + " cache_prefix=1"], executable=exe)
+    assert _fields(out[0])["status"] == "error:unsupported:cache_prefix"
+    lines = [
+        init + " cache_prefix=0 mdash=200",
+        "user pin=0 data=u c=5 dash=41 mdash=200",
+        "user pin=0 data=v c=5 dash=42 mdash=150",
+        "user pin=0 data=w c=5 dash=43 mdash=201",
+        "recover unit=B1 mdash=200",
+    ]
+    obs = [_fields(line) for line in workspace.run_engine_model(lines, executable=exe)]
+    assert [o["status"] for o in obs] == [
+        "ok", "ok", "error:unsupported:mdash", "error:mdash", "error:key:mdash",
+    ]
+    assert obs[2]["units"] == obs[1]["units"]  # nothing changed
+    assert obs[0]["cache_prefix"] == "0" and obs[0]["mdash"] == "200"
