@@ -47,6 +47,9 @@ class ModelMutant:
     proof: str
 
 
+_OFFLOAD3 = """[OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
+   OCall [2] 1 2 [1] 1; OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]; OCall [3] 1 2 [1] 1]"""
+
 # A plain user message: OPlain KUser pin data cost dash.
 MUTANTS: tuple[ModelMutant, ...] = (
     ModelMutant(
@@ -397,6 +400,87 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _
   (ORecover 1) eq_refl).
 cbv zeta in H. destruct H as [_ [_ [_ [H _]]]]. vm_compute in H.
 specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
+""",
+    ),
+    ModelMutant(
+        name="guard_one_over_hard",
+        bug="the guard admits a result whose candidate is one token over the hard limit",
+        old="    if t0 <=? hard (cfg s1) then (GAdmit, [])",
+        new="    if t0 <=? S (hard (cfg s1)) then (GAdmit, [])",
+        theorem="workspace_guard",
+        run="hard=20; call B1 [1] (2 tokens, 1-token pending placeholder); result of 18 tokens "
+            "with a 1-token dashboard: candidate 21 > 20, admitted",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 20 0 10 0) 0 _ [OCall [1] 1 2 [1] 1]
+  1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
+cbv zeta in H. destruct H as [_ [_ [H _]]]; [vm_compute; reflexivity|].
+destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
+""",
+    ),
+    ModelMutant(
+        name="rejected_keeps_content",
+        bug="a result the guard rejects keeps its content bytes instead of the rejection notice",
+        old="then mkBlock n KResult notice cid [] nc p t true Visible",
+        new="then mkBlock n KResult data cid [] nc p t true Visible",
+        theorem="workspace_guard",
+        run="B=20; call B1 [1] (2 tokens); a 30-token result (bytes 5, notice 9) is rejected "
+            "over the cap: B2 holds 5, not the notice 9",
+        proof="""
+intro H.
+specialize (H (mkConfig 20 40 0 5 0) 0 _ [OCall [1] 1 2 [1] 1]
+  1 5 (30, 30) (1, 1) 1 9 (1, 1) [1] eq_refl).
+cbv zeta in H. destruct H as [H _]; [vm_compute; reflexivity|].
+destruct H as [b [Hb [_ [_ Hg]]]]. vm_compute in Hb. injection Hb as <-.
+vm_compute in Hg. destruct Hg as [Hg _]. discriminate Hg.
+""",
+    ),
+    ModelMutant(
+        name="cap_ignores_call",
+        bug="the guard's cap check leaves out the cost of the call the result answers",
+        old="+ pinned_cost s1 + parent_cost + dfloor (cfg s1)",
+        new="+ pinned_cost s1 + dfloor (cfg s1)",
+        theorem="workspace_guard",
+        run="B=20; call B1 [1] (5 tokens); an 18-token result: 18 + 5 > B must be rejected "
+            "over the cap, is admitted",
+        proof="""
+intro H.
+specialize (H (mkConfig 20 100 0 10 0) 0 _ [OCall [1] 1 5 [1] 1]
+  1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
+cbv zeta in H. destruct H as [_ [H _]]; [vm_compute; reflexivity|].
+vm_compute in H. discriminate (proj2 H ltac:(lia)).
+""",
+    ),
+    ModelMutant(
+        name="offload_newest_first",
+        bug="the guard offloads the newest raw result first (the documented order is oldest first)",
+        old="                     end) (turns s).\n\nDefinition pick",
+        new="                     end) (rev (turns s)).\n\nDefinition pick",
+        theorem="workspace_guard",
+        run="hard=30; calls B1, B3, B5 with 10-token results B2, B4; B5's 10-token result is "
+            "7 over: offloads [B4], not [B2]",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 30 0 10 0) 0 _ """ + _OFFLOAD3 + """
+  3 7 (10, 10) (1, 1) 1 9 (1, 1) [1] eq_refl).
+cbv zeta in H. destruct H as [_ [_ [_ H]]]; [vm_compute; reflexivity|].
+specialize (H 1 eq_refl ltac:(vm_compute; intro E; discriminate E)).
+vm_compute in H. destruct H as [_ H]. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="handle_names_next_key",
+        bug="a block's own handle names the next block's payload key",
+        old="let sh := SHandle (KB (b_id b)) (b_level b) (payload_at s (KB (b_id b))) in",
+        new="let sh := SHandle (KB (S (b_id b))) (b_level b)"
+            " (payload_at s (KB (S (b_id b)))) in",
+        theorem="workspace_fidelity",
+        run="user B1 (bytes 7); archive [B1]: its handle shows key B2, not B1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
 )

@@ -163,9 +163,12 @@ def refute_source(mutant: ModelMutant, statements: str, defs: list[str]) -> str:
     proved by the mutant's script."""
     modules = " ".join(["Model", *(d[:-2] for d in defs)])
     prop = statement_proposition(statements, mutant.theorem)
+    # The standard library as Statements.v loads it (its scopes and notations).
+    stdlib = "".join(line + "\n" for line in statements.splitlines()
+                     if re.fullmatch(r"(From Coq Require Import|Import) [\w. ]+\.", line))
     return (
         "From Coq Require Import List Arith Bool Lia PeanoNat.\n"
-        "Import ListNotations.\n"
+        f"{stdlib}{'' if 'Import ListNotations.' in stdlib else 'Import ListNotations.' + chr(10)}"
         f"From VistaLabEngine Require Import {modules}.\n\n"
         f"(* {mutant.name}: {mutant.bug}\n   run: {mutant.run} *)\n"
         f"Theorem refuted : ~ ({prop}).\n"
