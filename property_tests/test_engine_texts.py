@@ -238,9 +238,9 @@ def test_a_wrong_tombstone_is_caught(model):
 # ---------------------------------------------------------------- the injected bugs
 
 
-#: A seed per bug under which the random search reaches it early (any seed finds
+#: A seed per bug under which the random search reaches it early (seed 1 also finds
 #: each within 500 sequences; these keep the suite short).
-_SEEDS = {"age": 1, "status": 1, "tok": 1, "handle_path": 3, "anthropic_merged_turn": 1,
+_SEEDS = {"age": 5, "status": 1, "tok": 1, "handle_path": 3, "anthropic_merged_turn": 1,
           "tool_text_same_length": 1, "management_rendering": 1}
 
 

@@ -779,7 +779,8 @@ def _run_folder(seq: OperationSequence) -> Iterator[str]:
     disk store's payload paths are printed in handles, so their token costs, and
     with them every decision of the guard, must be the same each time the
     sequence runs (a random folder name made a shrunk sequence fail to
-    reproduce). Concurrent runs of the same sequence take turns (a lock file)."""
+    reproduce). Concurrent runs of the same sequence take turns (a lock file);
+    the folder is removed afterwards."""
     base = os.path.join(tempfile.gettempdir(), "vista-diff")
     os.makedirs(base, exist_ok=True)
     name = sha256_hex(seq.describe().encode("utf-8"))[:16]
@@ -793,7 +794,9 @@ def _run_folder(seq: OperationSequence) -> Iterator[str]:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return
-    with open(path + ".lock", "a") as lock:
+    # One of 256 lock files (not one per sequence, which would pile up): runs whose
+    # names share two hex digits take turns, which costs only a little waiting.
+    with open(os.path.join(base, name[:2] + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             shutil.rmtree(path, ignore_errors=True)
