@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ._dashboard import DASHBOARD_ROLE
+from ._dashboard import DASHBOARD_ROLE, DashboardConfig
 from ._diff_model import (
     ModelTranslator,
     byte_token,
@@ -198,6 +198,8 @@ class _Driver:
             protocol=cfg["protocol"],
             cache_prefix=cfg["cache_prefix"],
             **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
+            **({} if cfg.get("dashboard") is None
+               else {"dashboard": DashboardConfig(**cfg["dashboard"])}),
         )
         self.tok: Any = _CountCache(get_tokenizer(cfg["tokenizer"]))
         # The independent record and counter the expected texts are written from.
@@ -758,7 +760,8 @@ def run_sequence(
             run.context = {
                 "counter": d.counter, "memo": {}, "levels": {}, "hard": d.tr.hard,
                 "cid_back": {v: k for k, v in d.tr.ids.items()},
-                "dashboard_config": getattr(d.ws, "dashboard_config", None),
+                # the configuration the run asked for (not read back from the engine)
+                "dashboard_config": DashboardConfig(**seq.config.get("dashboard") or {}),
             }
         finally:
             close = getattr(d.ws, "close", None)

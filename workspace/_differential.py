@@ -67,9 +67,13 @@ class Divergence:
         The invariant it breaks (a name in ``INVARIANTS``).
     source : str
         ``"model"`` (the engine's observation differs from the model's),
+        ``"texts"`` (what the engine's public API showed the agent differs from
+        the texts written from the model's observation, :mod:`._diff_texts`),
         ``"recount"`` (the engine's own figure differs from the independent
         recount, or the engine raised) or ``"model-request"`` (the request
-        checker refused a request built from the model's own rendering).
+        checker refused a request built from the model's own rendering). The
+        invariant ``"determinism"`` means the sequence failed once and passed
+        when checked again (a reported sequence otherwise always fails again).
     step : int
         Index of the first operation after which it shows (-1: at construction;
         ``len(sequence)``: in the closing recovery of every block).
@@ -382,7 +386,9 @@ def differential_test(
         Hypothesis's seed: the same seed gives the same sequences.
     engine_factory : callable, optional
         ``engine_factory(budget, **config)`` builds the engine under test
-        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``);
+        (``config``: ``tokenizer``, ``store``, ``protocol``, ``cache_prefix``, and
+        when the sequence sets them ``hard_limit`` and ``dashboard``, a
+        ``DashboardConfig``);
         default :class:`Workspace`. It must offer the workspace's public API.
     max_ops : int
         Longest generated sequence.
