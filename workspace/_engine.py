@@ -7,8 +7,8 @@ import inspect
 from typing import Any
 
 from ._persist import PersistLayer
-from ._state import StateCore
 from ._results import ArchiveResult, DeleteResult, Rendering, RestoreResult
+from ._state import StateCore
 from ._validate import MAX_REPLACEMENT_CHARS, _id_summary
 
 __all__ = [
