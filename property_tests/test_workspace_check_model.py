@@ -341,3 +341,50 @@ def test_the_check_changes_nothing_in_the_session(model):
     with Workspace(3000, cache_prefix=False, check_model=model) as ws:
         checked = session(ws)
     assert checked == plain
+
+
+class _ReadsOtherBytes(Workspace):
+    """read_path hands back the payload with its first byte changed."""
+
+    def read_path(self, path, selector=None):
+        data = super().read_path(path, selector)
+        return bytes([data[0] ^ 1]) + data[1:] if data else data
+
+
+class _RenderDropsAMessage(Workspace):
+    """render() leaves out the newest message before the dashboard."""
+
+    def render(self, format="openai"):
+        r = super().render(format)
+        if format == "openai" and len(r.messages) > 3:
+            import dataclasses
+
+            msgs = tuple(r.messages)
+            return dataclasses.replace(r, messages=msgs[:-2] + msgs[-1:])
+        return r
+
+
+def test_a_read_of_other_bytes_raises_at_the_read(model):
+    ws = _ReadsOtherBytes(3000, cache_prefix=False, check_model=model)
+    ws.register_user("Find the refunds.")
+    ws.register_assistant("Looking at the order log now.")
+    path = ws.archive("B2").path
+    with pytest.raises(ModelDisagreementError) as info:
+        ws.read_path(path)
+    assert info.value.operation.startswith("read_path(") and info.value.field == "store"
+    ws.model_check.stop()
+    real = Workspace(3000, cache_prefix=False, check_model=model)
+    real.register_user("Find the refunds.")
+    real.register_assistant("Looking at the order log now.")
+    real.read_path(real.archive("B2").path)
+    real.close()
+
+
+def test_a_rendering_that_drops_a_message_raises(model):
+    ws = _RenderDropsAMessage(3000, cache_prefix=False, check_model=model)
+    ws.register_system("You are careful.")
+    with pytest.raises(ModelDisagreementError) as info:
+        ws.register_user("Find the refunds.")  # the check's own rendering shows it first
+    assert any(d.startswith("render:") for d in info.value.differences)
+    assert "register_user('Find the refunds.')" in str(info.value)
+    ws.model_check.stop()

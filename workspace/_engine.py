@@ -3,10 +3,12 @@ layer per concern (state, layout, preflight, guard, actions, tools, persistence)
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from ._persist import PersistLayer
 from ._results import ArchiveResult, DeleteResult, Rendering, RestoreResult
+from ._state import StateCore
 from ._validate import MAX_REPLACEMENT_CHARS, _id_summary
 
 __all__ = [
@@ -115,5 +117,17 @@ class Workspace(PersistLayer):
             cls = checked_class(cls)
         return super().__new__(cls)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:  # its own constructor: inspect reads that one
+            cls.__signature__ = None  # type: ignore[attr-defined]
+
 
     __slots__ = ()
+
+
+# help() and inspect show the constructor's parameters, not __new__'s pass-through.
+_init = inspect.signature(StateCore.__init__)
+Workspace.__signature__ = _init.replace(  # type: ignore[attr-defined]
+    parameters=list(_init.parameters.values())[1:]
+)
