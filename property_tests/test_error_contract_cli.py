@@ -177,6 +177,7 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("workspace", "serve"), "--hard-limit"): COUNT,
     (("workspace", "serve"), "--task-tools"): IN_FILE,
     (("workspace", "serve"), "--log"): OUT_FILE,
+    (("workspace", "serve"), "--token-file"): OUT_FILE,
     (("check-paper",), "--paper"): IN_FILE,
     (("reproduce",), "--paper"): IN_FILE,
     (("examples",), "DIR"): ["", "{file}", "/proc/x/y", "/dev/null"],

@@ -250,6 +250,8 @@ def test_kth_write_fault_for_every_k(tmp_path, monkeypatch, kind, after):
     assert {"init", "system", "user", "call", "result", "archive", "archive-group", "save",
             "restore", "delete", "assistant", "archive-again", "restore-offloaded",
             "read", "absorbed"} <= kinds, kinds
+    print(f"{kind}-{'after' if after else 'before'}: {k - 1} faults injected, "
+          f"{len(set(faulted))} distinct steps")
     assert k > 40
 
 
