@@ -103,6 +103,8 @@ TURN_TARGET_DICT_INSERTS = 20_000
 REFUSE_TARGET_S = 0.05
 REFUSE_TARGET_BYTES = 50 * 2**20
 REPLAY_RATIO_TARGET = 12.0
+#: Re-archiving the previous group plus new blocks: linear in the blocks covered.
+REARCHIVE_TARGET = 1.1
 #: The error contract's net may add at most this share to a turn.
 NET_TARGET = 0.05
 SCENARIOS = {"normal": 10_000_000, "overflow": 128_000, "archiving": 128_000}
@@ -316,6 +318,52 @@ def dict_insert_seconds(n: int = 200_000, repeat: int = 5) -> float:
     return best / n
 
 
+def rearchive_costs(sizes: list[int], seed: int, per: int = 5, step: int = 20) -> list[float]:
+    """Lower-quartile CPU seconds of one re-archive ``B3-B<last>`` (the previous
+    group plus ``step`` new blocks, so groups nest one level per call) once the
+    workspace holds ``n`` blocks, for each ``n`` in ``sizes``. The agent is
+    grown by re-archiving every ``step`` blocks (untimed)."""
+    ws = new_workspace(SCENARIOS["normal"])
+    agent = Agent(ws, archiving=False)
+    session = Session(seed)
+    out = []
+
+    def grow_and_rearchive() -> float:
+        for _ in range(step // 2):
+            agent.turn(session)
+        c0 = time.process_time()
+        ws.archive(f"B3-B{len(ws._blocks)}", "older query results")
+        return time.process_time() - c0
+
+    for n in sizes:
+        while len(ws._blocks) + step <= n:
+            grow_and_rearchive()
+        out.append(lower_quartile([grow_and_rearchive() for _ in range(per)]))
+    return out
+
+
+def pending_answer_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
+    """Lower-quartile CPU seconds of answering one call of one assistant message
+    holding ``n`` calls, for each ``n`` in ``counts`` (fresh workspaces)."""
+    out = []
+    for n in counts:
+        ws = new_workspace(SCENARIOS["normal"])
+        ws.register_tool_call(
+            [
+                {"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}
+                for i in range(n)
+            ]
+        )
+        times = []
+        for i in range(min(per, n)):
+            c0 = time.process_time()
+            ws.register_tool_result(f"c{n - 1 - i}", f"page {i}: county year value")
+            times.append(time.process_time() - c0)
+        out.append(lower_quartile(times))
+        del ws
+    return out
+
+
 def archive_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
     """Lower-quartile CPU seconds of one ``archive`` of a fresh result plus the
     next preflight, once ``n`` units are archived, for each ``n`` in ``counts``."""
@@ -446,7 +494,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
     ap.add_argument("--net-blocks", type=int, default=10_000, help="0 skips the net row")
     ap.add_argument("--archived", default="1000,10000", help="archived units, or '' to skip")
+    ap.add_argument("--rearchive", default="1000,3000,10000", help="block counts, or '' to skip")
+    ap.add_argument("--pending", default="100,1000,10000", help="pending calls, or '' to skip")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="bounded run for a shared 2-core machine: sizes 1000,3000,10000, 20 turns, no "
+        "replay or net rows, 5 MB refusal rows on cl100k_base and approx",
+    )
     args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.turns, args.replay, args.net_blocks = "1000,3000,10000", 20, "", 0
+        args.big_mb, args.big_tokenizers = 5, "cl100k_base,approx"
+        args.rearchive, args.archived = "1000,2000,4000", "1000,3000"
     sizes = [int(s) for s in args.sizes.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
 
@@ -529,6 +589,33 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not ok:
             failures.append("error contract's net")
+
+    if args.rearchive:
+        rsizes = [int(c) for c in args.rearchive.split(",")]
+        costs = rearchive_costs(rsizes, args.seed)
+        p_re = exponent(rsizes, costs)
+        ok = p_re <= REARCHIVE_TARGET
+        cells = [f"{c * 1e3:.2f} ms at {n:,}" for n, c in zip(rsizes, costs, strict=True)]
+        print(
+            f"re-archive B3-B<last> (previous group + 20 new blocks): {', '.join(cells)} blocks "
+            f"covered; exponent {p_re:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
+            f"{REARCHIVE_TARGET}: linear in the blocks it covers)"
+        )
+        if not ok:
+            failures.append("re-archive exponent")
+
+    if args.pending:
+        pcounts = [int(c) for c in args.pending.split(",")]
+        costs = pending_answer_costs(pcounts, args.seed)
+        p_pe = exponent(pcounts, costs)
+        ok = p_pe <= EXPONENT_TARGET
+        cells = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(pcounts, costs, strict=True)]
+        print(
+            f"answer one of N pending calls: {', '.join(cells)} pending; exponent {p_pe:+.3f} "
+            f"({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})"
+        )
+        if not ok:
+            failures.append("pending-answer exponent")
 
     if args.archived:
         counts = [int(c) for c in args.archived.split(",")]
