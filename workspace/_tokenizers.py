@@ -85,6 +85,14 @@ class Tokenizer(Protocol):
         tokenizer that normalises Unicode first, such as Qwen's NFC, leaves
         ASCII text unchanged, so the vocabulary's longest token bounds it
         directly). Defaults to ``max_token_bytes``.
+    count_utf8_bytes(nbytes) -> int
+        For a tokenizer whose count depends on the UTF-8 byte length alone:
+        ``count(text) == count_utf8_bytes(len(text.encode("utf-8")))`` for
+        every text. Such a tokenizer is not additive (rounding), but the
+        dashboard is counted exactly from its pieces' byte lengths, which do
+        add up, instead of being recounted every turn. A tokenizer that is
+        neither ``additive`` nor offers this is counted by rendering the
+        whole ledger (exact, O(units) per turn).
     split_points : re.Pattern
         A pattern whose every (zero-width) match position ``q`` in a text
         ``t`` satisfies ``count(t) == count(t[:q]) + count(t[q:])``. Long texts
@@ -318,7 +326,11 @@ class ApproxTokenizer:
     max_token_bytes = 4
 
     def count(self, text: str) -> int:
-        return (utf8_length(text) + 3) // 4
+        return self.count_utf8_bytes(utf8_length(text))
+
+    def count_utf8_bytes(self, nbytes: int) -> int:
+        """The count of any text of ``nbytes`` UTF-8 bytes (see ``Tokenizer``)."""
+        return (nbytes + 3) // 4
 
     def __repr__(self) -> str:
         return "ApproxTokenizer()"
