@@ -103,9 +103,16 @@ TURN_TARGET_DICT_INSERTS = 20_000
 REFUSE_TARGET_S = 0.05
 REFUSE_TARGET_BYTES = 50 * 2**20
 REPLAY_RATIO_TARGET = 12.0
+#: Re-archiving the previous group plus new blocks: linear in the blocks covered.
+REARCHIVE_TARGET = 1.1
 #: The error contract's net may add at most this share to a turn.
 NET_TARGET = 0.05
-SCENARIOS = {"normal": 10_000_000, "overflow": 128_000, "archiving": 128_000}
+SCENARIOS = {
+    "normal": 10_000_000,
+    "overflow": 128_000,
+    "overflow8k": 8_000,
+    "archiving": 128_000,
+}
 _VOCAB = (
     "county year value change total rate population median income growth index region "
     "state district survey estimate margin error source table row column record id"
@@ -116,11 +123,14 @@ class Session:
     """Deterministic small tool calls and results (one rng, so every scenario
     registers the same messages)."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, shape: str = "word") -> None:
         self.rng = np.random.default_rng(seed)
         self.i = 0
         # Pre-drawn words: drawing per message would dominate the build.
         self.words = [str(w) for w in self.rng.choice(_VOCAB, 1 << 16)]
+        # Other shapes: results are slices of one drawn text of that shape.
+        self.shape = shape
+        self.text = "" if shape == "word" else text_shape(shape, 1 << 18, seed)
 
     def pair(self) -> tuple[list[dict], str, str]:
         i = self.i
@@ -135,7 +145,11 @@ class Session:
         ]
         k = (i * 7919) % (len(self.words) - 40)
         n = 8 + (i * 31) % 24
-        result = f"page {i}: " + " ".join(self.words[k : k + n])
+        if self.shape == "word":
+            result = f"page {i}: " + " ".join(self.words[k : k + n])
+        else:
+            at = (i * 7919) % (len(self.text) - 300)
+            result = f"page {i}: " + self.text[at : at + 6 * n]
         return calls, cid, result
 
 
@@ -316,6 +330,52 @@ def dict_insert_seconds(n: int = 200_000, repeat: int = 5) -> float:
     return best / n
 
 
+def rearchive_costs(sizes: list[int], seed: int, per: int = 5, step: int = 20) -> list[float]:
+    """Lower-quartile CPU seconds of one re-archive ``B3-B<last>`` (the previous
+    group plus ``step`` new blocks, so groups nest one level per call) once the
+    workspace holds ``n`` blocks, for each ``n`` in ``sizes``. The agent is
+    grown by re-archiving every ``step`` blocks (untimed)."""
+    ws = new_workspace(SCENARIOS["normal"])
+    agent = Agent(ws, archiving=False)
+    session = Session(seed)
+    out = []
+
+    def grow_and_rearchive() -> float:
+        for _ in range(step // 2):
+            agent.turn(session)
+        c0 = time.process_time()
+        ws.archive(f"B3-B{len(ws._blocks)}", "older query results")
+        return time.process_time() - c0
+
+    for n in sizes:
+        while len(ws._blocks) + step <= n:
+            grow_and_rearchive()
+        out.append(lower_quartile([grow_and_rearchive() for _ in range(per)]))
+    return out
+
+
+def pending_answer_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
+    """Lower-quartile CPU seconds of answering one call of one assistant message
+    holding ``n`` calls, for each ``n`` in ``counts`` (fresh workspaces)."""
+    out = []
+    for n in counts:
+        ws = new_workspace(SCENARIOS["normal"])
+        ws.register_tool_call(
+            [
+                {"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}
+                for i in range(n)
+            ]
+        )
+        times = []
+        for i in range(min(per, n)):
+            c0 = time.process_time()
+            ws.register_tool_result(f"c{n - 1 - i}", f"page {i}: county year value")
+            times.append(time.process_time() - c0)
+        out.append(lower_quartile(times))
+        del ws
+    return out
+
+
 def archive_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
     """Lower-quartile CPU seconds of one ``archive`` of a fresh result plus the
     next preflight, once ``n`` units are archived, for each ``n`` in ``counts``."""
@@ -414,6 +474,81 @@ def copy_seconds(text: str) -> float:
     return time.perf_counter() - t0
 
 
+def _rss_bytes() -> int:
+    """Current resident set size (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return 0
+
+
+def memory_child(kind: str, n_blocks: int, seed: int) -> None:
+    """Run in a fresh interpreter: hold an ``n_blocks`` history as ``kind``
+    (``engine``, ``dicts`` or ``langchain``) and print ``rss_growth json_bytes``."""
+    import json
+
+    session = Session(seed)
+    msgs: list[dict] = [
+        {"role": "system", "content": "You are a careful data analysis agent."},
+        {"role": "user", "content": "Find the county with the largest income growth."},
+    ]
+    while len(msgs) + 2 <= n_blocks:
+        calls, cid, result = session.pair()
+        msgs.append({"role": "assistant", "content": None, "tool_calls": calls})
+        msgs.append({"role": "tool", "tool_call_id": cid, "content": result})
+    json_bytes = sum(len(json.dumps(m)) for m in msgs)
+    wire = json.dumps(msgs)  # what the history arrives as; each kind builds from it
+    del msgs
+    # Imports, the tokenizer's vocabulary and one empty workspace come first:
+    # the row measures what the history itself costs.
+    from langchain_core.messages import convert_to_messages
+    from vistalab.workspace import Workspace
+
+    Workspace(SCENARIOS["normal"], tokenizer="cl100k_base").register_messages(
+        json.loads(wire)[:40]
+    )
+    convert_to_messages(json.loads(wire)[:40])
+    gc.collect()
+    base = _rss_bytes()
+    if kind == "engine":
+        held: object = Workspace(SCENARIOS["normal"], tokenizer="cl100k_base")
+        held.register_messages(json.loads(wire))  # type: ignore[attr-defined]
+    elif kind == "dicts":
+        held = json.loads(wire)
+    else:
+        held = convert_to_messages(json.loads(wire))
+    del wire
+    gc.collect()
+    print(_rss_bytes() - base, json_bytes, held is not None)
+
+
+def memory_rows(n_blocks: int, seed: int) -> dict[str, tuple[int, int]]:
+    """RSS growth and the history's JSON bytes for each kind, each in its own
+    interpreter (same machine, same run)."""
+    import subprocess
+
+    out = {}
+    for kind in ("engine", "dicts", "langchain"):
+        code = (
+            f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+            f"import bench_workspace_scaling as b; b.memory_child({kind!r}, {n_blocks}, {seed})"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            out[kind] = (-1, -1)
+            continue
+        rss, js, _ = proc.stdout.split()
+        out[kind] = (int(rss), int(js))
+    return out
+
+
+#: RSS per block at most this multiple of the messages' own JSON.
+MEMORY_TARGET = 3.0
+
+
 def replay_seconds(n_blocks: int, seed: int) -> tuple[float, float, int]:
     """CPU and wall seconds to replay the event log of an ``n_blocks``-block
     archiving session, and its events."""
@@ -437,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,30000,100000")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--tokenizers", default="cl100k_base", help="e.g. " + ",".join(TOKENIZER_NAMES))
+    ap.add_argument("--texts", default="word", help="result shapes: " + ",".join(TEXT_SHAPES))
     ap.add_argument("--turns", type=int, default=60, help="timed turns per size")
     ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
     ap.add_argument("--big-budget", type=int, default=128_000)
@@ -446,7 +583,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
     ap.add_argument("--net-blocks", type=int, default=10_000, help="0 skips the net row")
     ap.add_argument("--archived", default="1000,10000", help="archived units, or '' to skip")
+    ap.add_argument("--rearchive", default="1000,3000,10000", help="block counts, or '' to skip")
+    ap.add_argument("--pending", default="100,1000,10000", help="pending calls, or '' to skip")
+    ap.add_argument("--memory", type=int, default=100_000, help="blocks, 0 skips the row")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="bounded run for a shared 2-core machine: sizes 1000,3000,10000, 20 turns, no "
+        "replay or net rows, 5 MB refusal rows on cl100k_base and approx",
+    )
     args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.turns, args.replay, args.net_blocks = "1000,3000,10000", 20, "", 0
+        args.big_mb, args.big_tokenizers = 5, "cl100k_base,approx"
+        args.rearchive, args.archived = "1000,2000,4000", "1000,3000"
+        args.memory = 10_000
     sizes = [int(s) for s in args.sizes.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
 
@@ -465,11 +616,23 @@ def main(argv: list[str] | None = None) -> int:
         f"{'(wall)':>7} {'msgs':>7} {'visible':>7} {'build s':>8}"
     )
     print(head)
-    for name in scenarios:
-        budget = SCENARIOS[name]
-        ws = new_workspace(budget)
-        agent = Agent(ws, archiving=name == "archiving")
-        session = Session(args.seed)
+    cells = [
+        (tok, shape, name)
+        for tok in args.tokenizers.split(",")
+        for shape in args.texts.split(",")
+        for name in scenarios
+    ]
+    table: list[tuple[str, str, str, float, float]] = []
+    for tok, shape, scen in cells:
+        name = scen if (tok, shape) == ("cl100k_base", "word") else f"{scen}/{tok}/{shape}"
+        budget = SCENARIOS[scen]
+        try:
+            ws = new_workspace(budget, tokenizer=tok)
+        except ImportError as exc:
+            print(f"{name}: skipped ({exc})")
+            continue
+        agent = Agent(ws, archiving=scen == "archiving")
+        session = Session(args.seed, shape)
         rows = []
         for n in sizes:
             build = grow(ws, agent, session, n)
@@ -493,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
             p_render = exponent(ns, [m["render_cpu"] for _, m in rows])
             p_per_vis = exponent(ns, [m["render_cpu"] / m["visible"] for _, m in rows])
             ok_t = p_warm <= EXPONENT_TARGET and p_cold <= EXPONENT_TARGET
+            table.append((tok, shape, scen, p_warm, p_cold))
             ok_r = p_render <= EXPONENT_TARGET or p_per_vis <= EXPONENT_TARGET
             print(
                 f"{name:<10} exponent: turn warm {p_warm:+.3f}, cold {p_cold:+.3f} "
@@ -518,6 +682,18 @@ def main(argv: list[str] | None = None) -> int:
         del ws, agent
         gc.collect()
 
+    if len(table) > 1:
+        print(f"fitted exponents of the turn (warm / cold), target <= {EXPONENT_TARGET}:")
+        scen_names = list(dict.fromkeys(t[2] for t in table))
+        print(f"  {'tokenizer':<12} {'text':<10} " + " ".join(f"{n:>17}" for n in scen_names))
+        by = {(t[0], t[1], t[2]): (t[3], t[4]) for t in table}
+        for tok, shape in dict.fromkeys((t[0], t[1]) for t in table):
+            cells_txt = []
+            for n in scen_names:
+                w = by.get((tok, shape, n))
+                cells_txt.append(f"{w[0]:+.2f}/{w[1]:+.2f}".rjust(17) if w else " " * 17)
+            print(f"  {tok:<12} {shape:<10} " + " ".join(cells_txt))
+
     if args.net_blocks:
         net, bare, wrapped = net_cost(args.net_blocks, args.seed)
         share = net / bare - 1
@@ -529,6 +705,33 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not ok:
             failures.append("error contract's net")
+
+    if args.rearchive:
+        rsizes = [int(c) for c in args.rearchive.split(",")]
+        costs = rearchive_costs(rsizes, args.seed)
+        p_re = exponent(rsizes, costs)
+        ok = p_re <= REARCHIVE_TARGET
+        cells = [f"{c * 1e3:.2f} ms at {n:,}" for n, c in zip(rsizes, costs, strict=True)]
+        print(
+            f"re-archive B3-B<last> (previous group + 20 new blocks): {', '.join(cells)} blocks "
+            f"covered; exponent {p_re:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
+            f"{REARCHIVE_TARGET}: linear in the blocks it covers)"
+        )
+        if not ok:
+            failures.append("re-archive exponent")
+
+    if args.pending:
+        pcounts = [int(c) for c in args.pending.split(",")]
+        costs = pending_answer_costs(pcounts, args.seed)
+        p_pe = exponent(pcounts, costs)
+        ok = p_pe <= EXPONENT_TARGET
+        cells = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(pcounts, costs, strict=True)]
+        print(
+            f"answer one of N pending calls: {', '.join(cells)} pending; exponent {p_pe:+.3f} "
+            f"({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})"
+        )
+        if not ok:
+            failures.append("pending-answer exponent")
 
     if args.archived:
         counts = [int(c) for c in args.archived.split(",")]
@@ -575,6 +778,23 @@ def main(argv: list[str] | None = None) -> int:
                     failures.append(f"big result refusal ({shape}, {name})")
             del text
             gc.collect()
+
+    if args.memory:
+        rows_m = memory_rows(args.memory, args.seed)
+        js = max(v[1] for v in rows_m.values())
+        cells = [
+            f"{k} {v[0] / 2**20:.1f} MiB ({v[0] / js:.2f}x JSON)" if v[0] >= 0 else f"{k} failed"
+            for k, v in rows_m.items()
+        ]
+        eng = rows_m["engine"][0]
+        ok = 0 <= eng <= MEMORY_TARGET * js
+        print(
+            f"memory at {args.memory:,} blocks (history JSON {js / 2**20:.1f} MiB): "
+            f"{', '.join(cells)}; engine per block {eng / args.memory:,.0f} B "
+            f"({'PASS' if ok else 'FAIL'}, target <= {MEMORY_TARGET:g}x JSON)"
+        )
+        if not ok:
+            failures.append("memory per block")
 
     if args.replay:
         small, large = (int(s) for s in args.replay.split(","))

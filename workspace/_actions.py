@@ -76,27 +76,32 @@ class ActionsLayer(RegisterLayer):
                         f"B{item.stop}",
                         self._no_block_detail() + "; ranges must end at an existing block",
                     )
-                spans: dict[str, list[int]] = {}
-                for s in range(item.start, item.stop + 1):
-                    b = self._blocks[s - 1]
-                    if b.status is Status.DELETED:
-                        continue  # ranges step over tombstones
-                    self._check_block(b, action, explicit=False, rng=item)
-                    if b.group is None:
-                        units.setdefault(b.id, b.seq)
-                        continue
-                    top = self._top_unit(b)
-                    if top not in spans:
-                        spans[top] = self._leaves(top)
-                    leaves = spans[top]
-                    if min(leaves) < item.start or max(leaves) > item.stop:
-                        held = format_id_ranges([f"B{x}" for x in leaves])
-                        raise BlockStateError(
-                            top,
-                            f"has members outside {item} (it holds {held})",
-                            f"name {top} on its own or widen the range",
-                        )
-                    units.setdefault(top, self._group_span[top][0])
+                # O(blocks in the range): a group's first and newest leaves
+                # (its span) decide whether it lies inside, and each group's
+                # chain of parents is walked once.
+                inside: set[str] = set()
+                with self._tops_memo():
+                    for s in range(item.start, item.stop + 1):
+                        b = self._blocks[s - 1]
+                        if b.status is Status.DELETED:
+                            continue  # ranges step over tombstones
+                        self._check_block(b, action, explicit=False, rng=item)
+                        if b.group is None:
+                            units.setdefault(b.id, b.seq)
+                            continue
+                        top = self._top_unit(b)
+                        if top in inside:
+                            continue
+                        lo, hi = self._group_span[top]
+                        if lo < item.start or hi > item.stop:
+                            held = format_id_ranges([f"B{x}" for x in self._leaves(top)])
+                            raise BlockStateError(
+                                top,
+                                f"has members outside {item} (it holds {held})",
+                                f"name {top} on its own or widen the range",
+                            )
+                        inside.add(top)
+                        units.setdefault(top, lo)
         if not units:
             raise BlockStateError(
                 str(spec), "selects no live blocks (all deleted)", "pick blocks from the dashboard"
@@ -121,7 +126,8 @@ class ActionsLayer(RegisterLayer):
         if (
             action in ("archive", "delete")
             and b.type is BlockType.TOOL_CALL
-            and any(self._pending.get(c) == b.id for c in b.call_ids)
+            # every pending call belongs to one (the newest) calling block
+            and next(iter(self._pending.values()), None) == b.id
         ):
             raise BlockStateError(
                 b.id + where,
@@ -362,11 +368,26 @@ class ActionsLayer(RegisterLayer):
         removed: list[str] = []
         blocks: list[int] = []
 
-        def drop(uid: str) -> None:
+        def drop(top: str) -> None:
+            # Post-order over the unit's tree (members before their group), with
+            # an explicit stack: nesting depth is unbounded.
+            stack: list[tuple[str, Any]] = [(top, None)]
+            while stack:
+                uid, it = stack[-1]
+                if uid[0] == "G":
+                    if it is None:
+                        it = iter(self._groups[uid].members)
+                        stack[-1] = (uid, it)
+                    m = next(it, None)
+                    if m is not None:
+                        stack.append((m, None))
+                        continue
+                stack.pop()
+                drop_one(uid)
+
+        def drop_one(uid: str) -> None:
             if uid[0] == "G":
                 g = self._groups[uid]
-                for m in g.members:
-                    drop(m)
                 self._release(g.payload.key)
                 self._payload_owner.pop(g.payload.key, None)
                 removed.append(g.payload.key)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ._accounting import MESSAGE_FRAMING
 from ._errors import WorkspaceArgumentError
-from ._tokenizers import Tokenizer
+from ._tokenizers import Tokenizer, utf8_length
 
 __all__ = [
     "DashboardConfig",
@@ -226,6 +226,15 @@ class DashboardRenderer:
         self._tok = tokenizer
         self._count = tokenizer.count
         self._additive = bool(getattr(tokenizer, "additive", False))
+        # A tokenizer whose count is a function of the UTF-8 byte length alone
+        # (``Tokenizer.count_utf8_bytes``) is counted from the pieces' byte
+        # lengths, which do add up: exact by construction, never additive.
+        by_bytes = getattr(tokenizer, "count_utf8_bytes", None)
+        self._by_bytes: Callable[[int], int] | None = (
+            None if self._additive or not callable(by_bytes) else by_bytes
+        )
+        self._incremental = self._additive or self._by_bytes is not None
+        self._measure: Callable[[str], int] = self._count if self._additive else utf8_length
         self.config = config
         self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
@@ -239,8 +248,10 @@ class DashboardRenderer:
 
     @property
     def additive(self) -> bool:
-        """Whether rows are counted from cached pieces (the tokenizer is additive)."""
-        return self._additive
+        """Whether rows are counted from cached pieces: the tokenizer is
+        additive (pieces carry tokens), or counts from UTF-8 bytes alone
+        (pieces carry byte lengths, see ``Tokenizer.count_utf8_bytes``)."""
+        return self._incremental
 
     # ------------------------------------------------------------- pieces
     def _piece(self, text: str) -> int:
@@ -248,7 +259,7 @@ class DashboardRenderer:
         if n is None:
             if len(self._piece_cache) > 65536:
                 self._piece_cache.clear()
-            n = self._piece_cache[text] = self._count(text)
+            n = self._piece_cache[text] = self._measure(text)
         return n
 
     def row_parts(
@@ -263,7 +274,8 @@ class DashboardRenderer:
         """
         prefix = row_prefix(unit_id, tokens)
         suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
-        ptok = (self._count(prefix) + self._count(suffix)) if self._additive else 0
+        m = self._measure
+        ptok = (m(prefix) + m(suffix)) if self._incremental else 0
         return prefix, suffix, ptok
 
     def age_piece(self, age: int) -> tuple[str, int]:
@@ -271,7 +283,7 @@ class DashboardRenderer:
         hit = self._age_cache.get(age)
         if hit is None:
             text = age_text(age)
-            hit = (text, self._count(text) if self._additive else 0)
+            hit = (text, self._measure(text) if self._incremental else 0)
             if len(self._age_cache) > 100_000:
                 self._age_cache.clear()
             self._age_cache[age] = hit
@@ -291,8 +303,8 @@ class DashboardRenderer:
         cap = max(2 * n, upto + 1, 256)
         texts = [age_text(a) for a in range(cap)]
         tokens = self._age_tokens
-        if self._additive:
-            count = self._count
+        if self._incremental:
+            count = self._measure
             tokens = tokens + [count(texts[a]) for a in range(n, cap)]
         else:
             tokens = [0] * cap
@@ -302,7 +314,7 @@ class DashboardRenderer:
     def note_piece(self, note: str) -> tuple[str, int]:
         """A free-text ledger line (folded units) with its newline, and its tokens."""
         text = note + "\n"
-        return text, (self._piece(text) if self._additive else 0)
+        return text, (self._piece(text) if self._incremental else 0)
 
     # ------------------------------------------------------------- heads
     def _head(
@@ -356,6 +368,10 @@ class DashboardRenderer:
     def _message_tokens(self, head: str, body: str, body_tokens: int) -> int:
         if self._additive:
             return self._role_cost + self._count(head) + body_tokens + self._piece(CLOSE_TAG)
+        if self._by_bytes is not None:
+            return self._role_cost + self._by_bytes(
+                utf8_length(head) + body_tokens + self._piece(CLOSE_TAG)
+            )
         return self._role_cost + self._count(head + body + CLOSE_TAG)
 
     # ------------------------------------------------------------- public
@@ -392,7 +408,7 @@ class DashboardRenderer:
         the message's real token count, which depends on the digits printed,
         so it is solved as a fixed point of ``d -> tokens(dashboard printing d)``.
         """
-        if self._additive:
+        if self._incremental:
             d, head = self._solve_head(body_tokens, budget, overhead, conversation)
             return DashboardText(head + body + CLOSE_TAG, d)
         fixed = overhead + conversation
@@ -417,7 +433,7 @@ class DashboardRenderer:
         """Tokens of the candidate dashboard message around a body of
         ``body_tokens`` tokens, without assembling it (additive tokenizers only:
         the same number :meth:`ledger_body` reports for any body of that count)."""
-        if not self._additive:
+        if not self._incremental:
             raise WorkspaceArgumentError(
                 "tokenizer",
                 getattr(self._tok, "name", repr(self._tok)),
@@ -435,6 +451,8 @@ class DashboardRenderer:
             return hit
         fixed = overhead + conversation
         tail = body_tokens + self._piece(CLOSE_TAG) + self._role_cost
+        by_bytes = self._by_bytes
+        close = self._piece(CLOSE_TAG)
 
         def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
             head = self._head(
@@ -445,9 +463,14 @@ class DashboardRenderer:
                 dashboard=d,
                 pad=pad,
             )
+            if by_bytes is not None:  # body_tokens is the body's UTF-8 bytes
+                return head, self._role_cost + by_bytes(utf8_length(head) + body_tokens + close)
             return head, self._count(head) + tail
 
-        d, head = _fixed_point(tokens_for, start=body_tokens + 90)
+        # The start the full recount uses for a byte-counted tokenizer (an ASCII
+        # body: its characters are its bytes), so the same fixed point is found.
+        start = body_tokens + 90 if by_bytes is None else (body_tokens + 3) // 4 + 90
+        d, head = _fixed_point(tokens_for, start=start)
         if len(self._head_cache) > 65536:
             self._head_cache.clear()
         self._head_cache[key] = (d, head)

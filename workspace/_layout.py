@@ -231,6 +231,10 @@ class LayoutLayer(StateCore):
             self._gain_tree.set_many(batch[1])
 
     def _refresh_positions(self, order: list[int]) -> None:
+        with self._tops_memo():  # no group's parent changes during a refresh
+            self._refresh_each(order)
+
+    def _refresh_each(self, order: list[int]) -> None:
         for s in order:
             b = self._blocks[s - 1]
             key = self._position_key(b)

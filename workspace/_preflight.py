@@ -196,7 +196,38 @@ class PreflightLayer(LayoutLayer):
         ]
 
     def _pending_cost(self) -> int:
-        return sum(message_tokens(m, self.tokenizer) for m in self._pending_msgs())
+        """Tokens of the placeholders answering the pending calls, kept as a
+        running sum (O(1) per call registered or answered). The sum names the
+        dict it describes and its size, so a replaced ``_pending`` (a fork's
+        copy, a loaded snapshot) is recounted once."""
+        c = self._pending_sum
+        if c is not None and c[0] is self._pending and c[1] == len(self._pending):
+            return c[2]
+        total = sum(self._placeholder_cost(cid) for cid in self._pending)
+        self._pending_sum = (self._pending, len(self._pending), total)
+        return total
+
+    def _placeholder_cost(self, cid: str) -> int:
+        return message_tokens(
+            {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}, self.tokenizer
+        )
+
+    def _pending_cost_add(self, cids: list[str]) -> None:
+        """Update the running sum for calls just added to ``_pending``."""
+        c = self._pending_sum
+        if c is not None and c[0] is self._pending and c[1] == len(self._pending) - len(cids):
+            add = sum(self._placeholder_cost(cid) for cid in cids)
+            self._pending_sum = (self._pending, len(self._pending), c[2] + add)
+        else:
+            self._pending_sum = None
+
+    def _pending_cost_drop(self, cid: str) -> None:
+        """Update the running sum for a call about to leave ``_pending``."""
+        c = self._pending_sum
+        if c is not None and c[0] is self._pending and c[1] == len(self._pending):
+            self._pending_sum = (self._pending, c[1] - 1, c[2] - self._placeholder_cost(cid))
+        else:
+            self._pending_sum = None
 
     @property
     def mode(self) -> str:
@@ -474,8 +505,8 @@ class PreflightLayer(LayoutLayer):
         cont = self._cont
         while 0 < s < n and cont[s]:
             s -= 1
-        if self._pending:
-            s = min(s, min(_num(o) for o in self._pending.values()) - 1)
+        if self._pending:  # every pending call belongs to the newest calling block
+            s = min(s, _num(next(iter(self._pending.values()))) - 1)
         return s
 
     def _prefix_cut_estimate(self) -> int:

@@ -124,7 +124,7 @@ class RegisterLayer(GuardLayer):
                 for cid in self._pending
                 if owner is not None
                 and self._blocks[_num(owner) - 1].call_names[
-                    self._blocks[_num(owner) - 1].call_ids.index(cid)
+                    self._call_slot(self._blocks[_num(owner) - 1], cid)
                 ]
                 == fname
             ]
@@ -315,7 +315,9 @@ class RegisterLayer(GuardLayer):
         self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
     ) -> str:
         """Register an assistant message that calls tools (one block for all
-        its parallel calls, so they share one fate).
+        its parallel calls, so they share one fate). At most ``MAX_TOOL_CALLS``
+        calls per message (a larger list is refused, naming the cap); answering
+        any one of them costs O(1).
 
         Parameters
         ----------
@@ -337,7 +339,8 @@ class RegisterLayer(GuardLayer):
         ProtocolOrderError
             An earlier call is still waiting for its result.
         WorkspaceArgumentError
-            Malformed calls (no id, no name, arguments not a string).
+            Malformed calls (no id, no name, arguments not a string), or more
+            than ``MAX_TOOL_CALLS`` of them.
         """
         tool_calls = plain_sdk(tool_calls, "tool_calls")
         if content is not None:
@@ -365,6 +368,7 @@ class RegisterLayer(GuardLayer):
         for c in calls:
             self._call_owner[c.id] = bid
             self._pending[c.id] = bid
+        self._pending_cost_add([c.id for c in calls])
         self._children[bid] = []
         self._append_block(b, ((msg,), cost))
         self._log(
@@ -435,7 +439,7 @@ class RegisterLayer(GuardLayer):
             )
         parent_id = self._pending[tool_call_id]
         parent = self.block(parent_id)
-        call_name = parent.call_names[parent.call_ids.index(tool_call_id)]
+        call_name = parent.call_names[self._call_slot(parent, tool_call_id)]
         if name is not None and not isinstance(name, str):
             raise WorkspaceArgumentError("name", name, "must be a string or None")
         original = content
@@ -476,8 +480,21 @@ class RegisterLayer(GuardLayer):
         )
         return b.id
 
+    def _call_slot(self, owner: Block, call_id: str) -> int:
+        """Index of ``call_id`` among ``owner``'s calls: O(1) after the first
+        look-up for that block (its call ids never change; the map of the
+        latest calling block is kept, since only its calls can be pending)."""
+        cached = self._slot_cache
+        if cached is None or cached[0] != owner.id:
+            slots: dict[str, int] = {}
+            for i, c in enumerate(owner.call_ids):
+                slots.setdefault(c, i)
+            cached = self._slot_cache = (owner.id, slots)
+        return cached[1][call_id]
+
     def _answer(self, b: Block) -> None:
         assert b.tool_call_id is not None and b.parent is not None
+        self._pending_cost_drop(b.tool_call_id)
         del self._pending[b.tool_call_id]
         self._answered[b.tool_call_id] = b.id
         self._children[b.parent].append(b.id)

@@ -228,6 +228,13 @@ class StateCore:
         self._conv_cost = 0  # every other position
         self._group_tokens: dict[str, int] = {}
         self._group_span: dict[str, tuple[int, int]] = {}  # first, newest leaf seq
+        # Running sum of the pending placeholders' tokens: (the _pending it
+        # describes, its size, the sum); see PreflightLayer._pending_cost.
+        self._pending_sum: tuple[dict[str, str], int, int] | None = None
+        # The latest calling block's call id -> index (see RegisterLayer._call_slot).
+        self._slot_cache: tuple[str, dict[str, int]] | None = None
+        # Top units remembered while no parent changes (see _tops_memo; None outside).
+        self._top_memo: dict[str, str] | None = None
         self._version = 0
         self._candidate_cache: Candidate | None = None
         self._pinned_cost = 0
@@ -523,21 +530,62 @@ class StateCore:
         self._version += 1
 
     def _top_unit(self, b: Block) -> str:
+        """The top-level unit holding ``b``. Inside :meth:`_tops_memo` each
+        group's chain of parents is walked once (re-archiving nests groups
+        one level per call, so chains grow with the session)."""
         if b.group is None:
             return b.id
+        memo = self._top_memo
         gid = b.group
+        if memo is not None:
+            hit = memo.get(gid)
+            if hit is not None:
+                return hit
+        seen = [gid]
         while True:
             p = self._groups[gid].parent
             if p is None:
-                return gid
+                break
+            if memo is not None:
+                hit = memo.get(p)
+                if hit is not None:
+                    gid = hit
+                    break
             gid = p
+            seen.append(gid)
+        if memo is not None:
+            for g in seen:
+                memo[g] = gid
+        return gid
+
+    @contextlib.contextmanager
+    def _tops_memo(self) -> Iterator[None]:
+        """Remember top units while no group's parent changes (a resolution, a
+        refresh): every lookup after the first of a group is O(1)."""
+        if self._top_memo is not None:  # nested: the outer memo stays valid
+            yield
+            return
+        self._top_memo = {}
+        try:
+            yield
+        finally:
+            self._top_memo = None
 
     def _leaves(self, unit_id: str) -> list[int]:
+        """The block positions under ``unit_id``, in member order (iterative:
+        nesting depth is unbounded)."""
         if unit_id.startswith("B"):
             return [_num(unit_id)]
         out: list[int] = []
-        for m in self._groups[unit_id].members:
-            out.extend(self._leaves(m))
+        stack = [iter(self._groups[unit_id].members)]
+        while stack:
+            m = next(stack[-1], None)
+            if m is None:
+                stack.pop()
+            elif m[0] == "B":
+                out.append(_num(m))
+            else:
+                stack.append(iter(self._groups[m].members))
         return out
 
     def _unit_payload(self, uid: str) -> PayloadRef:

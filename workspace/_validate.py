@@ -31,6 +31,11 @@ from ._store import PayloadStore
 
 #: Longest replacement (index) text accepted for an archive handle.
 MAX_REPLACEMENT_CHARS = 2000
+#: Most tool calls one assistant message may carry. Providers' parallel calls
+#: number a handful to a few hundred; the cap bounds what one message costs to
+#: register and answer (each call is a pending entry and, until answered, a
+#: placeholder message in every normal rendering).
+MAX_TOOL_CALLS = 16_384
 
 # ----------------------------------------------------------------- helpers
 
@@ -155,6 +160,14 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
     ):
         raise WorkspaceArgumentError(
             "tool_calls", tool_calls, "must be a non-empty list of OpenAI tool calls"
+        )
+    if len(tool_calls) > MAX_TOOL_CALLS:
+        raise WorkspaceArgumentError(
+            "tool_calls",
+            f"a list of {len(tool_calls):,} calls",
+            f"must hold at most {MAX_TOOL_CALLS:,} calls (MAX_TOOL_CALLS) in one assistant "
+            "message",
+            "split the calls over several assistant turns (answer each batch first)",
         )
     out: list[ToolCall] = []
     seen: set[str] = set()
