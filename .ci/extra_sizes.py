@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import sys
 from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
@@ -38,10 +40,20 @@ def _size(dist: metadata.Distribution) -> int:
             total += int(f.size)
         else:
             try:
-                total += f.locate().stat().st_size
+                total += Path(f.locate()).stat().st_size
             except OSError:
                 pass
     return total
+
+
+def _megabytes(names: set[str]) -> float:
+    """Installed size of the named (installed) distributions, in MB."""
+    total = 0
+    for name in names:
+        dist = _dist(name)
+        if dist is not None:
+            total += _size(dist)
+    return total / 1e6
 
 
 def closure(name: str, extras: frozenset[str]) -> tuple[set[str], set[str]]:
@@ -62,14 +74,12 @@ def closure(name: str, extras: frozenset[str]) -> tuple[set[str], set[str]]:
             missing.add(dist_name)
             continue
         found.add(dist_name)
+        env: dict[str, Any] = dict(default_environment())
         for text in dist.requires or ():
             req = Requirement(text)
-            env = default_environment()
-            ok = any(req.marker is None or req.marker.evaluate({**env, "extra": e})
-                     for e in (wanted or {""}))
-            if req.marker is not None and not ok:
-                continue
-            if req.marker is None or ok:
+            marker = req.marker
+            if marker is None or any(marker.evaluate({**env, "extra": e})
+                                     for e in (wanted or {""})):
                 todo.append((canonicalize_name(req.name), frozenset(req.extras)))
     found.discard(canonicalize_name(name))
     return found, missing
@@ -90,19 +100,17 @@ def main(argv: list[str]) -> int:
         return 0
     extras = sorted(dist.metadata.get_all("Provides-Extra") or [])
     core, core_missing = closure(PROJECT, frozenset())
-    core_mb = sum(_size(_dist(d)) for d in core) / 1e6  # type: ignore[arg-type]
-    rows = [("core", core_mb, 0.0, sorted(core_missing))]
+    rows: list[tuple[str, float, float, list[str]]] = [
+        ("core", _megabytes(core), 0.0, sorted(core_missing))]
     for extra in extras:
         deps, missing = closure(PROJECT, frozenset({extra}))
-        total = sum(_size(_dist(d)) for d in deps) / 1e6  # type: ignore[arg-type]
-        over = sum(_size(_dist(d)) for d in deps - core) / 1e6  # type: ignore[arg-type]
-        rows.append((extra, total, over, sorted(missing)))
+        rows.append((extra, _megabytes(deps), _megabytes(deps - core), sorted(missing)))
     md = "--markdown" in argv
     if md:
         print("| extra | installed, MB | over the core, MB |")
         print("| --- | ---: | ---: |")
-    for name, total, over, missing in rows:
-        note = f" (not installed here: {', '.join(missing)})" if missing else ""
+    for name, total, over, absent in rows:
+        note = f" (not installed here: {', '.join(absent)})" if absent else ""
         if md:
             print(f"| `{name}` | {total:,.0f} | {over:,.0f} |{note}")
         else:

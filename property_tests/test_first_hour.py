@@ -191,3 +191,29 @@ def test_tables_off_a_terminal_are_as_wide_as_their_cells(monkeypatch):
     long = "x" * 150
     emit_table(("check", "numbers"), [("c1", long)], stream=buf)
     assert any(long in line for line in buf.getvalue().splitlines())
+
+
+# ------------------------------------------------------------ the small messages
+def test_a_number_given_as_text_gets_a_hint_about_its_type():
+    """``makeroom_lower_bound("64", 4, 1.0)``: the hint says to pass an int, and which
+    one, not Theorem 1's range (the value is in range; its type is wrong)."""
+    from vistalab.theory import DomainError, makeroom_lower_bound
+
+    with pytest.raises(DomainError) as exc:
+        makeroom_lower_bound("64", 4, 1.0)
+    assert exc.value.fix == "pass a whole number (an int, not a str), e.g. n=64"
+    with pytest.raises(DomainError) as exc:
+        makeroom_lower_bound(64, 4, "one")
+    assert exc.value.fix == "pass a number (a float, not a str)"
+
+
+def test_a_budget_below_one_names_the_fix(capsys):
+    """``workspace replay --budget 0``: the rule and the fix, in one line."""
+    from pathlib import Path
+
+    trace = Path(__file__).resolve().parent / "data" / "traces" / "ops_agent.json"
+    assert main(["workspace", "replay", str(trace), "--budget", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "`--budget` must be >= 1 (got --budget='0'); pass a whole number of tokens >= 1, " \
+        "e.g. --budget 128000" in err

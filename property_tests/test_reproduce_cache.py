@@ -33,7 +33,7 @@ _FP: str | None = None
 
 
 def _fake_checks(monkeypatch, calls):
-    """Fast stand-ins for the three check stages. The stage names and parameters
+    """Fast stand-ins for the check stages (and the Coq stage). The stage names and parameters
     (hence the cache keys) are the pipeline's own; only the work is replaced."""
 
     def proof(params, rng, *, hypothesis_dir=None):
@@ -50,9 +50,15 @@ def _fake_checks(monkeypatch, calls):
         calls.append("engine")
         return []
 
+    def formal(params, rng):
+        calls.append("formal")
+        return {"rows": [], "available": False, "proved": 0, "total": 2,
+                "message": "coqc not found (a stand-in)"}
+
     monkeypatch.setattr(_pipeline, "_proof_stage", proof)
     monkeypatch.setattr(_pipeline, "_paper_stage", paper)
     monkeypatch.setattr(_pipeline, "_engine_stage", engine)
+    monkeypatch.setattr(_pipeline, "formal_stage", formal)
 
 
 @pytest.mark.slow

@@ -29,6 +29,23 @@ __all__ = [
 MAX_SIZE = 10**300
 
 
+def _type_fix(name: str, value: Any, wanted: str) -> str:
+    """The fix for a value of the wrong type: what to pass instead, and for text
+    that spells a number, that number (``pass a whole number (an int, not a str),
+    e.g. n=64``)."""
+    kind = "bool" if isinstance(value, bool) else type(value).__name__
+    text = f"pass {wanted}, not a {kind})"
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return text
+        if math.isfinite(number):
+            shown = int(number) if number == math.floor(number) else number
+            text += f", e.g. {name}={shown}"
+    return text
+
+
 def as_int(
     name: str,
     value: Any,
@@ -50,7 +67,9 @@ def as_int(
     the_rule = rule or f"must be an integer{bounds}"
     value = refuse_array(name, value, context=context)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DomainError(name, value, the_rule, fix or "pass a whole number", context=context)
+        # The hint is about the type: the caller's ``fix`` explains the range.
+        raise DomainError(name, value, the_rule, _type_fix(name, value, "a whole number (an int"),
+                          context=context)
     if isinstance(value, numbers.Integral):
         iv = int(value)
     else:
@@ -90,7 +109,8 @@ def as_real(
     the_rule = rule or f"must be a finite real number{bounds}"
     value = refuse_array(name, value, context=context)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise DomainError(name, value, the_rule, fix or "pass a number", context=context)
+        raise DomainError(name, value, the_rule, _type_fix(name, value, "a number (a float"),
+                          context=context)
     fv = float(value)
     if not math.isfinite(fv):
         raise DomainError(name, value, the_rule, fix or "pass a finite number", context=context)

@@ -148,7 +148,8 @@ def _int_arg(name: str, value: Any, *, lo: int) -> int | None:
         raise WorkspaceArgumentError(name, value, "must be a whole number of tokens", "e.g. 128000")
     n = int(text)
     if n < lo:
-        raise WorkspaceArgumentError(name, value, f"must be >= {lo}")
+        raise WorkspaceArgumentError(name, value, f"must be >= {lo}",
+                                     f"pass a whole number of tokens >= {lo}, e.g. {name} 128000")
     return n
 
 
