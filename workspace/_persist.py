@@ -332,6 +332,7 @@ class PersistLayer(ForkLayer):
         Payload files the snapshot does not reference and that are numbered past
         it (a run killed before saving) are moved into the store's
         ``.orphaned`` subfolder and listed in ``set_aside_payloads``.
+
         Parameters
         ----------
         path : str or PathLike
@@ -395,6 +396,9 @@ class PersistLayer(ForkLayer):
             The tokenizer instance, when the recorded one is a custom object.
         log_path : str or PathLike, optional
             Append the salvaged workspace's events to this JSONL file.
+        allow_store_under : str or PathLike, optional
+            The folder the recorded ``store_root`` must lie under (default: the
+            snapshot's own folder).
 
         Returns
         -------
