@@ -495,3 +495,24 @@ def test_a_reused_call_id_keeps_each_calls_own_input():
     uses = [b for t in ws.render(format="anthropic").messages for b in t["content"]
             if b.get("type") == "tool_use"]
     assert [u["input"] for u in uses] == [{"q": "first"}, {"q": "second"}]
+
+
+def test_a_refused_call_does_not_replace_the_visible_calls_input():
+    """A registration refused because a call with the same id is still pending
+    leaves the visible call's Anthropic original as it was."""
+    import pytest as _pytest
+
+    from vistalab.workspace import ProtocolOrderError, Workspace
+
+    ws = Workspace(3000, cache_prefix=False)
+
+    def call(q):
+        return {"role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {"q": q}}]}
+
+    ws.register_messages([call("first")])
+    with _pytest.raises(ProtocolOrderError):
+        ws.register_messages([call("second")])
+    uses = [b for t in ws.render(format="anthropic").messages for b in t["content"]
+            if b.get("type") == "tool_use"]
+    assert [u["input"] for u in uses] == [{"q": "first"}]
