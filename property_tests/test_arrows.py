@@ -65,6 +65,8 @@ STRING_IMPORTS_ALLOWED = {
     "vistalab.tests._api_fuzz": "discovers every public package (a new one is fuzzed without "
                                 "being listed)",
     "vistalab.conformance._registry": "a user's context manager given as 'module:function'",
+    "vistalab.tests.test_docstrings": "resolves the dotted names of the public API it "
+                                      "checks (every public package, found by name)",
     "vistalab.conformance._peers": "whether an optional third-party peer is installed "
     "(find_spec, which does not import it)",
 }

@@ -501,7 +501,6 @@ def test_a_refused_call_does_not_replace_the_visible_calls_input():
     """A registration refused because a call with the same id is still pending
     leaves the visible call's Anthropic original as it was."""
     import pytest as _pytest
-
     from vistalab.workspace import ProtocolOrderError, Workspace
 
     ws = Workspace(3000, cache_prefix=False)

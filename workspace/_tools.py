@@ -9,7 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import BudgetConfigError, PayloadConflictError, UnknownNameError, WorkspaceError
+from ._errors import (
+    BudgetConfigError,
+    PayloadConflictError,
+    UnknownNameError,
+    WorkspaceArgumentError,
+    WorkspaceError,
+)
 from ._protocol import ARCHIVE_TOOL, DELETE_TOOL, READ_PATH_TOOL, READ_TOOL_ALIAS, error_text
 from ._reads import ReadLayer
 from ._records import _LookupEnum
@@ -144,6 +150,7 @@ class ToolReply(str):
     >>> from vistalab.workspace import Workspace
     >>> ws = Workspace(3000)
     >>> ws.register_user("the task")
+    'B1'
     >>> out = ws.context_workspace_archive("B1")
     >>> out.ok, out.failure.value
     (False, 'refused')
@@ -154,6 +161,10 @@ class ToolReply(str):
     outcome: ToolOutcome
 
     def __new__(cls, outcome: ToolOutcome) -> ToolReply:
+        if not isinstance(outcome, ToolOutcome):
+            raise WorkspaceArgumentError(
+                "outcome", outcome, "must be a ToolOutcome",
+                "take the reply an agent tool returns, or wrap ToolOutcome.failed(...)")
         reply = super().__new__(cls, outcome.text)
         reply.outcome = outcome
         return reply
