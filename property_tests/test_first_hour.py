@@ -209,9 +209,9 @@ def test_a_number_given_as_text_gets_a_hint_about_its_type():
 
 def test_a_budget_below_one_names_the_fix(capsys):
     """``workspace replay --budget 0``: the rule and the fix, in one line."""
-    from pathlib import Path
+    from ._data import TRACES
 
-    trace = Path(__file__).resolve().parent / "data" / "traces" / "ops_agent.json"
+    trace = TRACES / "ops_agent.json"
     assert main(["workspace", "replay", str(trace), "--budget", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
