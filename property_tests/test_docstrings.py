@@ -312,6 +312,34 @@ def test_workspace_at_a_glance_lists_every_member_once():
     assert glance_problems(broken) == ["not listed: render", "not a member: rendr"]
 
 
+def hidden_members(template: str) -> list[str]:
+    """The public members (``package.Class.member``) that the autosummary class
+    template's ``:exclude-members:`` option would leave off the API pages."""
+    import re
+
+    excluded: set[str] = set()
+    for found in re.findall(r"^\s*:exclude-members:(.*)$", template, re.M):
+        excluded |= {name.strip() for name in found.split(",") if name.strip()}
+    return [f"{p}.{c}.{m}" for p, c, m in _public_members() if m in excluded]
+
+
+def test_api_pages_hide_no_public_member():
+    """The class template lists every public member: it may leave out members
+    inherited from builtins (``:inherited-members:``) but excludes none by name, as
+    an exclusion list would hide a vistalab method named like a ``str`` method
+    (``Tokenizer.count``, ``Strategy.encode``); the check finds such an exclusion."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "_templates" / "autosummary" / \
+        "class.rst"
+    if not path.is_file():
+        pytest.skip("needs the documentation sources (docs/_templates): run from a checkout")
+    template = path.read_text(encoding="utf-8")
+    assert hidden_members(template) == []
+    broken = template + "   :exclude-members: count, index\n"
+    assert "workspace.Tokenizer.count" in hidden_members(broken)
+
+
 if __name__ == "__main__":
     done, total, found = numpydoc_count()
     if found:
