@@ -44,17 +44,82 @@ class FigureScript(Protocol):
     TITLE: str
     STOCHASTIC: bool
 
-    def default_params(self, quick: bool = False) -> dict[str, Any]: ...
+    def default_params(self, quick: bool = False) -> dict[str, Any]:
+        """The figure's parameters for the paper (or a quick run).
+
+        Parameters
+        ----------
+        quick : bool
+            Smaller sizes and fewer trials, for a fast check.
+
+        Returns
+        -------
+        dict
+            Parameter name -> value; :func:`merge_params` overlays a user's values.
+        """
 
     def compute(
         self, params: Mapping[str, Any] | None = None, *, rng: np.random.Generator | None = None
-    ) -> TidyTable: ...
+    ) -> TidyTable:
+        """The figure's data as a tidy table (exact curves, and Monte Carlo for a
+        stochastic figure).
 
-    def plot(self, table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]: ...
+        Parameters
+        ----------
+        params : Mapping, optional
+            Parameters overriding :meth:`default_params`.
+        rng : numpy.random.Generator, optional
+            The randomness of a stochastic figure (it belongs in the cache key).
 
-    def caption(self, table: TidyTable) -> tuple[str, str]: ...
+        Returns
+        -------
+        TidyTable
+            One row per plotted point.
+        """
 
-    def checks(self, table: TidyTable) -> list[Check]: ...
+    def plot(self, table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
+        """Draw the figure from its table and write it.
+
+        Parameters
+        ----------
+        table : TidyTable
+            What :meth:`compute` returned.
+        out_dir : str or pathlib.Path
+            The folder to write into.
+
+        Returns
+        -------
+        tuple of pathlib.Path
+            The PNG and the PDF written (:func:`save_figure`).
+        """
+
+    def caption(self, table: TidyTable) -> tuple[str, str]:
+        """The figure's caption, computed from its table.
+
+        Parameters
+        ----------
+        table : TidyTable
+            What :meth:`compute` returned.
+
+        Returns
+        -------
+        tuple of str
+            What the figure shows, then what its numbers say.
+        """
+
+    def checks(self, table: TidyTable) -> list[Check]:
+        """The figure's checks of the paper's statements on its own data.
+
+        Parameters
+        ----------
+        table : TidyTable
+            What :meth:`compute` returned.
+
+        Returns
+        -------
+        list of Check
+            One per statement checked, each with its verdict.
+        """
 
 
 def load_figure(name: str) -> FigureScript:

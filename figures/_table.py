@@ -89,7 +89,27 @@ class TidyTable:
         columns: Sequence[str] | None = None,
         units: Mapping[str, str] | None = None,
     ) -> TidyTable:
-        """Build from dicts; missing keys become None. ``columns`` fixes the order."""
+        """Build from dicts; missing keys become None. ``columns`` fixes the order.
+
+        Parameters
+        ----------
+        records : iterable of Mapping
+            One dict per row.
+        columns : sequence of str, optional
+            The columns, in order; default: the keys in order of first appearance.
+        units : Mapping, optional
+            Column -> unit.
+
+        Returns
+        -------
+        TidyTable
+            The table.
+
+        Raises
+        ------
+        DomainError
+            If a record has a key that is not one of ``columns``.
+        """
         recs = [dict(r) for r in records]
         if columns is None:
             seen: dict[str, None] = {}
@@ -108,6 +128,13 @@ class TidyTable:
         return len(self.rows)
 
     def records(self) -> list[dict[str, Any]]:
+        """The rows as dicts, column -> value.
+
+        Returns
+        -------
+        list of dict
+            One per row, in order.
+        """
         return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
 
     def _index(self, name: str) -> int:
@@ -119,29 +146,99 @@ class TidyTable:
             raise UnknownNameError("column", name, self.columns) from None
 
     def values(self, name: str) -> list[Any]:
-        """The column as a list of Python scalars."""
+        """The column as a list of Python scalars.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        list
+            The cells, in row order.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such column.
+        """
         i = self._index(name)
         return [row[i] for row in self.rows]
 
     def column(self, name: str) -> np.ndarray:
-        """The column as a float array (None -> NaN)."""
+        """The column as a float array (None -> NaN).
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        numpy.ndarray
+            The cells as floats, in row order.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such column.
+        """
         return np.array(
             [np.nan if v is None else float(v) for v in self.values(name)], dtype=float
         )
 
     def unique(self, name: str) -> list[Any]:
-        """Distinct values of a column in order of first appearance."""
+        """Distinct values of a column in order of first appearance.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        list
+            The distinct cells.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such column.
+        """
         return list(dict.fromkeys(self.values(name)))
 
     def where(self, **equal: Scalar) -> TidyTable:
-        """Rows whose cells equal every given value."""
+        """Rows whose cells equal every given value.
+
+        Parameters
+        ----------
+        **equal
+            Column -> the value to select.
+
+        Returns
+        -------
+        TidyTable
+            The selected rows, same columns and units.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such column.
+        """
         idx = [(self._index(k), v) for k, v in equal.items()]
         rows = tuple(r for r in self.rows if all(r[i] == v for i, v in idx))
         return TidyTable(self.columns, rows, self.units)
 
     # -------------------------------------------------------------- serialise
     def to_csv(self) -> str:
-        """CSV text with a header row; floats keep full precision, None is empty."""
+        """CSV text with a header row; floats keep full precision, None is empty.
+
+        Returns
+        -------
+        str
+            The CSV text, one line per row after the header.
+        """
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(self.columns)
@@ -150,7 +247,13 @@ class TidyTable:
         return buf.getvalue()
 
     def to_json(self) -> dict[str, Any]:
-        """Typed plain data (the cache format; round-trips exactly)."""
+        """Typed plain data (the cache format; round-trips exactly).
+
+        Returns
+        -------
+        dict
+            ``columns``, ``rows`` (lists) and ``units``.
+        """
         return {
             "columns": list(self.columns),
             "rows": [list(r) for r in self.rows],
@@ -159,6 +262,25 @@ class TidyTable:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TidyTable:
+        """The table :meth:`to_json` wrote (an exact round trip).
+
+        Parameters
+        ----------
+        data : Mapping
+            ``columns``, ``rows`` and optionally ``units``.
+
+        Returns
+        -------
+        TidyTable
+            The table.
+
+        Raises
+        ------
+        KeyError
+            If ``columns`` or ``rows`` is missing.
+        DomainError
+            If a row does not have one cell per column.
+        """
         return cls(
             tuple(data["columns"]),
             tuple(tuple(r) for r in data["rows"]),

@@ -103,13 +103,47 @@ class PaperTable:
         return len(self.rows)
 
     def column(self, name: str) -> tuple[Any, ...]:
-        """Values of column ``name``, one per row (None where the paper prints ``--``)."""
+        """Values of column ``name``, one per row (None where the paper prints ``--``).
+
+        Parameters
+        ----------
+        name : str
+            A column key of :attr:`columns`.
+
+        Returns
+        -------
+        tuple
+            The cells, in row order.
+
+        Raises
+        ------
+        UnknownNameError
+            If the table has no such column.
+        """
         if name not in self.columns:
             raise UnknownNameError(f"column of table {self.key!r}", name, self.columns)
         return tuple(r.get(name) for r in self.rows)
 
     def row(self, **match: Any) -> Mapping[str, Any]:
-        """The unique row whose cells equal ``match``, e.g. ``row(method_id="vista")``."""
+        """The unique row whose cells equal ``match``, e.g. ``row(method_id="vista")``.
+
+        Parameters
+        ----------
+        **match
+            Column key -> the cell value to select.
+
+        Returns
+        -------
+        Mapping
+            The row.
+
+        Raises
+        ------
+        DomainError
+            If ``match`` selects no row or several.
+        UnknownNameError
+            If a key is not a column.
+        """
         found = self.select(**match)
         if len(found) != 1:
             raise DomainError(
@@ -121,7 +155,23 @@ class PaperTable:
         return found[0]
 
     def select(self, **match: Any) -> tuple[Mapping[str, Any], ...]:
-        """All rows whose cells equal ``match``."""
+        """All rows whose cells equal ``match``.
+
+        Parameters
+        ----------
+        **match
+            Column key -> the cell value to select.
+
+        Returns
+        -------
+        tuple of Mapping
+            The rows, in table order (empty when none matches).
+
+        Raises
+        ------
+        UnknownNameError
+            If a key is not a column.
+        """
         for k in match:
             if k not in self.columns:
                 raise UnknownNameError(f"column of table {self.key!r}", k, self.columns)
@@ -129,14 +179,36 @@ class PaperTable:
 
     def decimals(self, name: str) -> int:
         """Decimal places column ``name`` is printed with (the rounding tolerance of every
-        check is half a unit in that place)."""
+        check is half a unit in that place).
+
+        Parameters
+        ----------
+        name : str
+            A numeric column key.
+
+        Returns
+        -------
+        int
+            The number of decimal places.
+
+        Raises
+        ------
+        UnknownNameError
+            If the table records no decimals for that column.
+        """
         table = self.extra.get("decimals", {})
         if name not in table:
             raise UnknownNameError(f"numeric column of table {self.key!r}", name, table)
         return int(table[name])
 
     def to_records(self) -> list[dict[str, Any]]:
-        """Rows as plain mutable dicts (for pandas, CSV or JSON)."""
+        """Rows as plain mutable dicts (for pandas, CSV or JSON).
+
+        Returns
+        -------
+        list of dict
+            One dict per row, copies of the frozen rows.
+        """
         return [_thaw(r) for r in self.rows]
 
 
@@ -195,6 +267,23 @@ class Statement:
     symbols: tuple[str, ...]
 
     def formula(self, name: str = "formula") -> str:
+        """One of the statement's named formula strings.
+
+        Parameters
+        ----------
+        name : str
+            The formula's name (``"formula"``, ``"lhs"``, ``"rhs"``, ``"k_formula"``...).
+
+        Returns
+        -------
+        str
+            The formula, in the symbols of :attr:`symbols`.
+
+        Raises
+        ------
+        UnknownNameError
+            If the statement has no formula of that name.
+        """
         if name not in self.formulas:
             raise UnknownNameError(f"formula of statement {self.id!r}", name, self.formulas)
         return self.formulas[name]

@@ -117,19 +117,76 @@ class Outcome:
 
     @classmethod
     def passed(cls, detail: str, **numbers: Any) -> Outcome:
+        """A passing outcome.
+
+        Parameters
+        ----------
+        detail : str
+            The numbers behind the pass, in a sentence.
+        **numbers
+            The recomputed quantities (JSON-ready scalars, lists or dicts).
+
+        Returns
+        -------
+        Outcome
+            The outcome.
+        """
         return cls("pass", detail, numbers)
 
     @classmethod
     def failed(cls, detail: str, **numbers: Any) -> Outcome:
+        """A failing outcome.
+
+        Parameters
+        ----------
+        detail : str
+            The discrepancy in numbers.
+        **numbers
+            The recomputed quantities (JSON-ready scalars, lists or dicts).
+
+        Returns
+        -------
+        Outcome
+            The outcome.
+        """
         return cls("fail", detail, numbers)
 
     @classmethod
     def not_checkable(cls, reason: str, **numbers: Any) -> Outcome:
+        """An outcome for a claim the paper's data cannot check.
+
+        Parameters
+        ----------
+        reason : str
+            Why it cannot be checked.
+        **numbers
+            The recomputed quantities (JSON-ready scalars, lists or dicts).
+
+        Returns
+        -------
+        Outcome
+            The outcome.
+        """
         return cls("not_checkable", reason, numbers)
 
     @classmethod
     def verdict(cls, problems: Sequence[str], ok_detail: str, **numbers: Any) -> Outcome:
-        """``pass`` with ``ok_detail`` if ``problems`` is empty, else ``fail`` listing them."""
+        """``pass`` with ``ok_detail`` if ``problems`` is empty, else ``fail`` listing them.
+
+        Parameters
+        ----------
+        problems : sequence of str
+            The discrepancies found (joined with ``"; "`` into the detail).
+        ok_detail : str
+            The detail of a pass.
+        **numbers
+            The recomputed quantities (JSON-ready scalars, lists or dicts).
+
+        Returns
+        -------
+        Outcome
+            The outcome.
+        """
         if problems:
             return cls("fail", "; ".join(problems), numbers)
         return cls("pass", ok_detail, numbers)
@@ -215,6 +272,14 @@ class ClaimResult:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the result (an entry of ``claims`` in the
+        ``--json`` document).
+
+        Returns
+        -------
+        dict
+            Every field, tuples as lists, ``seconds`` rounded to 0.1 ms.
+        """
         return {
             "id": self.id,
             "section": self.section,
@@ -253,10 +318,25 @@ class PaperCheckReport:
     only: str | None = None
 
     def count(self, status: str) -> int:
+        """The number of results with ``status``.
+
+        Parameters
+        ----------
+        status : str
+            ``"pass"``, ``"fail"`` or ``"not_checkable"``.
+
+        Returns
+        -------
+        int
+            How many claims ended so.
+        """
         return sum(r.status == status for r in self.results)
 
     @property
     def counts(self) -> dict[str, int]:
+        """The number of results per status: ``{'pass': ..., 'fail': ...,
+        'not_checkable': ...}``.
+        """
         return {s: self.count(s) for s in STATUSES}
 
     @property
@@ -265,12 +345,36 @@ class PaperCheckReport:
         return self.count("fail") == 0
 
     def by_id(self, claim_id: str) -> ClaimResult:
+        """The result of claim ``claim_id``.
+
+        Parameters
+        ----------
+        claim_id : str
+            A claim id of the registry.
+
+        Returns
+        -------
+        ClaimResult
+            Its result.
+
+        Raises
+        ------
+        UnknownNameError
+            If the report holds no such claim.
+        """
         for r in self.results:
             if r.id == claim_id:
                 return r
         raise UnknownNameError("claim", claim_id, [r.id for r in self.results])
 
     def by_section(self) -> dict[str, list[ClaimResult]]:
+        """The results grouped by the paper's section, in report order.
+
+        Returns
+        -------
+        dict of str to list of ClaimResult
+            Section -> its results.
+        """
         out: dict[str, list[ClaimResult]] = {}
         for r in self.results:
             out.setdefault(r.section, []).append(r)
@@ -278,7 +382,14 @@ class PaperCheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document: ``claims`` plus the counts ``pass``, ``fail``,
-        ``not_checkable``."""
+        ``not_checkable``.
+
+        Returns
+        -------
+        dict
+            ``claims``, the three counts, ``total``, ``data_dir``,
+            ``seed_entropy`` and ``only``.
+        """
         return {
             "claims": [r.to_dict() for r in self.results],
             **self.counts,
@@ -327,14 +438,47 @@ class CheckContext:
         self.claim_id = ""
 
     def table(self, key: str) -> PaperTable:
-        """A table of the paper (see :func:`paper_checks.load_table`)."""
+        """A table of the paper (see :func:`paper_checks.load_table`), parsed once
+        per run.
+
+        Parameters
+        ----------
+        key : str
+            The table's key.
+
+        Returns
+        -------
+        PaperTable
+            The table.
+
+        Raises
+        ------
+        UnknownNameError
+            If the paper has no table ``key``.
+        """
         cache = self._shared.setdefault("tables", {})
         if key not in cache:
             cache[key] = load_table(key, data_dir=self.data_dir)
         return cache[key]
 
     def quote(self, quote_id: str) -> Quote:
-        """A sentence of the text with its numbers (see :func:`paper_checks.load_quote`)."""
+        """A sentence of the text with its numbers (see :func:`paper_checks.load_quote`).
+
+        Parameters
+        ----------
+        quote_id : str
+            The quote's id.
+
+        Returns
+        -------
+        Quote
+            The quote.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such quote.
+        """
         if "quotes" not in self._shared:
             self._shared["quotes"] = load_quotes(data_dir=self.data_dir)
         quotes = self._shared["quotes"]
@@ -343,7 +487,23 @@ class CheckContext:
         return quotes[quote_id]
 
     def statement(self, statement_id: str) -> Statement:
-        """A theoretical statement as formulas (see :func:`paper_checks.load_statement`)."""
+        """A theoretical statement as formulas (see :func:`paper_checks.load_statement`).
+
+        Parameters
+        ----------
+        statement_id : str
+            The statement's id.
+
+        Returns
+        -------
+        Statement
+            The statement.
+
+        Raises
+        ------
+        UnknownNameError
+            If there is no such statement.
+        """
         if "statements" not in self._shared:
             self._shared["statements"] = load_statements(data_dir=self.data_dir)
         statements = self._shared["statements"]
@@ -354,19 +514,46 @@ class CheckContext:
     def seed_seq(self, name: str | None = None) -> np.random.SeedSequence:
         """A seed sequence derived from the root and ``name`` (default: this claim's id), so
         a claim's random numbers do not depend on which other claims run. Pass a ``name``
-        for draws shared between claims through :meth:`cached`."""
+        for draws shared between claims through :meth:`cached`.
+
+        Parameters
+        ----------
+        name : str, optional
+            A shared name; None for this claim's own sequence.
+
+        Returns
+        -------
+        numpy.random.SeedSequence
+            A child of the root, keyed by the CRC-32 of the id or name.
+        """
         key = zlib.crc32((self.claim_id if name is None else f"shared:{name}").encode("utf-8"))
         return child_seq(self._seed_seq, key)
 
     def rng(self) -> np.random.Generator:
-        """A generator seeded from :meth:`seed_seq`."""
+        """A generator seeded from :meth:`seed_seq`.
+
+        Returns
+        -------
+        numpy.random.Generator
+            A fresh generator on this claim's own sequence.
+        """
         return np.random.default_rng(self.seed_seq())
 
     def certificates(self, claim_ids: Sequence[str]) -> tuple[bool | None, str]:
         """theory/'s proof-step certificates for ``claim_ids`` (e.g. ``("thm1.A",)``).
 
-        Returns ``(ok, summary)``: ``ok`` is True when every linked step passed, False when
-        one failed, None when certificates were not run or are not available.
+        Parameters
+        ----------
+        claim_ids : sequence of str
+            The theory claims whose proof steps back this check.
+
+        Returns
+        -------
+        tuple of (bool or None, str)
+            ``(ok, summary)``: ``ok`` is True when every linked step passed, False
+            when one failed or a claim has no steps, None when certificates were
+            not run or are not available; the summary says how far the passes
+            reach (proved for all parameters, checked on a finite domain, sampled).
         """
         if not claim_ids:
             return None, ""
@@ -399,7 +586,20 @@ class CheckContext:
         return ok, "certificates: " + "; ".join(parts)
 
     def cached(self, key: str, compute: Callable[[], Any]) -> Any:
-        """Compute once per run (e.g. theory.certify_all()) and share between claims."""
+        """Compute once per run (e.g. theory.certify_all()) and share between claims.
+
+        Parameters
+        ----------
+        key : str
+            The cache key, shared by every claim of the run.
+        compute : callable
+            Called with no argument on the first request for ``key``.
+
+        Returns
+        -------
+        object
+            The value computed for ``key``.
+        """
         if key not in self._shared:
             self._shared[key] = compute()
         return self._shared[key]

@@ -353,6 +353,14 @@ class EventCounters:
     results: tuple[EngineMakeRoomResult, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the table: ``n``, ``kappa``, ``trials`` and the
+        ``rows`` (one dict per interface); the underlying runs are left out.
+
+        Returns
+        -------
+        dict
+            The table's fields, with ``rows`` as a list of dicts.
+        """
         return {"n": self.n, "kappa": self.kappa, "trials": self.trials,
                 "rows": [dict(r) for r in self.rows]}
 

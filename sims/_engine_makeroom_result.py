@@ -144,7 +144,14 @@ class EngineMakeRoomResult(MakeRoomResult):
     calibration_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The array mode's JSON document plus the engine's counters."""
+        """The array mode's JSON document plus the engine's counters.
+
+        Returns
+        -------
+        dict
+            Every key of :meth:`MakeRoomResult.to_dict`, plus the engine's store,
+            event counts, the z-score against the array mode and the calibration.
+        """
         d = super().to_dict()
         d.update({
             "store": self.store,

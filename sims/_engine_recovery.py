@@ -115,7 +115,14 @@ class EngineRecoveryResult(RecoveryResult):
     engine_feasible: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
-        """The array mode's JSON document plus the engine's numbers."""
+        """The array mode's JSON document plus the engine's numbers.
+
+        Returns
+        -------
+        dict
+            Every key of :meth:`RecoveryResult.to_dict`, plus ``mode: "engine"``
+            and the engine's event counts and feasibility.
+        """
         d = super().to_dict()
         d.update({
             "mode": "engine",

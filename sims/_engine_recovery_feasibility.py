@@ -58,6 +58,14 @@ class HandleCostFit:
     k: int
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the fit: the measured handle tokens per N,
+        c0 and the affine fit with their residuals, the tokenizer and store.
+
+        Returns
+        -------
+        dict
+            One key per field, tuples as lists.
+        """
         return {"N": list(self.N), "handle_tokens": list(self.handle_tokens), "c0": self.c0,
                 "c0_residual_max": self.c0_residual_max, "intercept": self.intercept,
                 "slope": self.slope, "affine_residual_max": self.affine_residual_max,
@@ -181,6 +189,14 @@ class FeasibilityMap:
     relative_error_measured: tuple[float, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the map: per N, the engine's threshold and
+        floor next to theory's, and their relative errors.
+
+        Returns
+        -------
+        dict
+            One key per field, tuples as lists.
+        """
         return {"N": list(self.N), "k": self.k, "engine_threshold": list(self.engine_threshold),
                 "theory_threshold": list(self.theory_threshold),
                 "theory_threshold_measured": list(self.theory_threshold_measured),

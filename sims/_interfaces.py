@@ -82,19 +82,64 @@ class Interface(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """Registry name of the interface (a key of :data:`INTERFACES`)."""
 
     n: int
     kappa: int
 
     @property
-    def params(self) -> dict[str, float]: ...
+    def params(self) -> dict[str, float]:
+        """The interface's own parameters, for reports (empty when it has none)."""
 
-    def observe(self, j_star: int, rng: np.random.Generator) -> Any: ...
+    def observe(self, j_star: int, rng: np.random.Generator) -> Any:
+        """One trial's observation Y given the bulky block's index.
 
-    def log_posterior(self, y: Any) -> np.ndarray: ...
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
 
-    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate: ...
+        Returns
+        -------
+        object
+            The observation Y, whatever type the interface uses.
+        """
+
+    def log_posterior(self, y: Any) -> np.ndarray:
+        """The log-posterior of J* given one observation; the Bayes policy
+        sorts by it.
+
+        Parameters
+        ----------
+        y : object
+            One observation, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
+
+    def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        """The rate I(J*;Y) in bits (Definition "Proprioceptive interface of rate I").
+
+        Parameters
+        ----------
+        trials : int, optional
+            Monte Carlo trials, for an interface whose rate is estimated; an exact
+            interface ignores it.
+        rng : object, optional
+            Seed or generator of the estimate, likewise.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits, exact or with a standard error.
+        """
 
 
 def makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
@@ -150,28 +195,100 @@ class LedgerInterface:
 
     @property
     def params(self) -> dict[str, float]:
+        """No parameters: an empty dict."""
         return {}
 
     def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        """The full size ledger: 1 for every block, kappa for the bulky one.
+
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The int64 size vector of length n, in units of l.
+        """
         sizes = np.ones(self.n, dtype=np.int64)
         sizes[j_star] = self.kappa
         return sizes
 
     def log_posterior(self, y: Any) -> np.ndarray:
+        """0 at the largest entry of the size vector, ``-inf`` elsewhere: the
+        ledger identifies J*.
+
+        Parameters
+        ----------
+        y : object
+            One observation, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
         y = np.asarray(y)
         return np.where(y == y.max(), 0.0, -np.inf)
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        """The exact rate log2 n: the ledger identifies J*.
+
+        Parameters
+        ----------
+        trials : int, optional
+            Ignored: the rate is exact.
+        rng : object, optional
+            Ignored: the rate is exact.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits, with ``exact=True`` and ``se=0``.
+        """
         return _exact_rate(math.log2(self.n))
 
     def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
         # The unique largest entry is J*: it is archived first, tau = 1.
+        """Z under the Bayes order: always 0, since J* is archived first (tau = 1).
+
+        Parameters
+        ----------
+        size : int
+            Number of trials.
+        streams : sequence of numpy.random.Generator
+            Unused: Z is not random.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` int64 draws of Z = min(tau - 1, kappa), each in ``0..kappa``.
+        """
         return np.zeros(size, dtype=np.int64)
 
     def exact_bayes_mean_z(self) -> float:
+        """E[Z] = 0 under the Bayes order: the full ledger attains Z = 0
+        (Theorem "Information--recovery tradeoff").
+
+        Returns
+        -------
+        float
+            E[Z] under the Bayes order.
+        """
         return 0.0
 
     def exact_bayes_z_pmf(self) -> np.ndarray:
+        """The law of Z under the Bayes order: all mass at 0.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``kappa + 1`` array whose entry z is P(Z = z); it sums to 1.
+        """
         p = np.zeros(self.kappa + 1)
         p[0] = 1.0
         return p
@@ -195,25 +312,97 @@ class BlindInterface:
 
     @property
     def params(self) -> dict[str, float]:
+        """No parameters: an empty dict."""
         return {}
 
     def observe(self, j_star: int, rng: np.random.Generator) -> None:
+        """No information: the observation is always ``None``.
+
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
+
+        Returns
+        -------
+        None
+            The constant observation.
+        """
         return None
 
     def log_posterior(self, y: Any) -> np.ndarray:
+        """A flat posterior (zeros): Y says nothing about J*.
+
+        Parameters
+        ----------
+        y : object
+            One observation, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
         return np.zeros(self.n)
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        """The exact rate 0 bits.
+
+        Parameters
+        ----------
+        trials : int, optional
+            Ignored: the rate is exact.
+        rng : object, optional
+            Ignored: the rate is exact.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits, with ``exact=True`` and ``se=0``.
+        """
         return _exact_rate(0.0)
 
     def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
         # A flat posterior with random tie-breaking is a uniformly random order.
+        """Z under a uniformly random order (a flat posterior with random
+        tie-breaking), one uniform per trial from ``streams[0]``.
+
+        Parameters
+        ----------
+        size : int
+            Number of trials.
+        streams : sequence of numpy.random.Generator
+            Independent generators, one per random variable drawn in trial order
+            (so that drawing in sub-chunks gives the same values).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` int64 draws of Z = min(tau - 1, kappa), each in ``0..kappa``.
+        """
         return uniform_rank_z(self.n, self.kappa, size, streams[0])
 
     def exact_bayes_mean_z(self) -> float:
+        """E[Z] for a uniformly random rank (:func:`vistalab.theory.blind_mean_z`).
+
+        Returns
+        -------
+        float
+            E[Z] under the Bayes order.
+        """
         return theory.blind_mean_z(self.n, self.kappa)
 
     def exact_bayes_z_pmf(self) -> np.ndarray:
+        """The law of Z for a uniformly random rank (:func:`blind_z_pmf`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``kappa + 1`` array whose entry z is P(Z = z); it sums to 1.
+        """
         return blind_z_pmf(self.n, self.kappa)
 
 
@@ -248,6 +437,7 @@ class BucketsInterface:
 
     @property
     def params(self) -> dict[str, float]:
+        """The number of buckets: ``{'buckets': M}``."""
         return {"buckets": self.M}
 
     def _bucket(self, j: np.ndarray | int) -> np.ndarray:
@@ -259,27 +449,102 @@ class BucketsInterface:
         return -((-(b + 1) * n) // M) + ((-b * n) // M)
 
     def observe(self, j_star: int, rng: np.random.Generator) -> int:
+        """The bucket of J*, ``floor(j_star M / n)``.
+
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
+
+        Returns
+        -------
+        int
+            The bucket index, in ``0..M-1``.
+        """
         return int(self._bucket(j_star))
 
     def log_posterior(self, y: Any) -> np.ndarray:
+        """0 on the members of the reported bucket, ``-inf`` elsewhere.
+
+        Parameters
+        ----------
+        y : object
+            A bucket index, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
         members = self._bucket(np.arange(self.n)) == int(y)
         return np.where(members, 0.0, -np.inf)
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        """The exact rate H(Y) of the balanced ledger
+        (:func:`vistalab.theory.bucket_ledger`).
+
+        Parameters
+        ----------
+        trials : int, optional
+            Ignored: the rate is exact.
+        rng : object, optional
+            Ignored: the rate is exact.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits, with ``exact=True`` and ``se=0``.
+        """
         return _exact_rate(self._ledger.rate_bits)
 
     def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
         # J* uniform, then its position inside its bucket uniform: the Bayes
         # order probes the reported bucket in random order first.
+        """Z under the Bayes order, which probes the reported bucket in random
+        order first: J* uniform (``streams[0]``), then its position inside its
+        bucket uniform (``streams[1]``).
+
+        Parameters
+        ----------
+        size : int
+            Number of trials.
+        streams : sequence of numpy.random.Generator
+            Independent generators, one per random variable drawn in trial order
+            (so that drawing in sub-chunks gives the same values).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` int64 draws of Z = min(tau - 1, kappa), each in ``0..kappa``.
+        """
         j = np.minimum((streams[0].random(size) * self.n).astype(np.int64), self.n - 1)
         b_size = self._bucket_size(self._bucket(j))
         pos = np.minimum((streams[1].random(size) * b_size).astype(np.int64), b_size - 1)
         return np.minimum(pos, self.kappa)
 
     def exact_bayes_mean_z(self) -> float:
+        """E[Z] of the balanced-bucket construction (Appendix "Proof of Theorem
+        Information--recovery tradeoff", the achievability side).
+
+        Returns
+        -------
+        float
+            E[Z] under the Bayes order.
+        """
         return float(self._ledger.mean_z)
 
     def exact_bayes_z_pmf(self) -> np.ndarray:
+        """The law of Z under the Bayes order: in a bucket of size s, Z is
+        uniform on ``0..s-1`` capped at kappa, weighted by the bucket's share of n.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``kappa + 1`` array whose entry z is P(Z = z); it sums to 1.
+        """
         p = np.zeros(self.kappa + 1)
         for size, count in self._ledger.bucket_sizes:
             w = count * size / self.n
@@ -324,17 +589,54 @@ class GaussianInterface:
 
     @property
     def params(self) -> dict[str, float]:
+        """The noise level: ``{'sigma': sigma}``."""
         return {"sigma": self.sigma}
 
     def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        """Noisy log sizes ``W_j = ln s_j + sigma N(0, 1)`` (Proposition "Content-derived
+        information is bounded for fixed size ratio").
+
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            The length-n float vector W.
+        """
         w = self.sigma * rng.standard_normal(self.n)
         w[j_star] += math.log(self.kappa)
         return w
 
     def log_posterior(self, y: Any) -> np.ndarray:
+        """``W ln(kappa) / sigma**2``: the posterior of J* is its softmax.
+
+        Parameters
+        ----------
+        y : object
+            The vector W, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
         return np.asarray(y, dtype=float) * (math.log(self.kappa) / self.sigma**2)
 
     def default_rate_trials(self) -> int:
+        """Monte Carlo trials of the default rate estimate.
+
+        Returns
+        -------
+        int
+            ``DEFAULT_RATE_TRIALS``, capped so that ``n * trials`` stays within
+            ``RATE_WORK``, and at least 16.
+        """
         return int(max(16, min(self.DEFAULT_RATE_TRIALS, self.RATE_WORK // self.n)))
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
@@ -343,6 +645,19 @@ class GaussianInterface:
         Each trial costs O(n); beyond ``n = MC_RATE_MAX_N`` and without an
         explicit ``trials``, the value comes from theory's quadrature
         ``theory.content_rate_exact`` (accurate to 1e-10) instead.
+
+        Parameters
+        ----------
+        trials : int, optional
+            Monte Carlo trials; default :meth:`default_rate_trials`.
+        rng : object, optional
+            Seed or generator of the estimate.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits with its standard error, or the exact quadrature
+            value (``exact=True``).
         """
         # content_rate_exact covers every d (beyond d = 40 it returns log2 n, with
         # Fano's bound on the gap): the exact value wherever the O(n) Monte Carlo
@@ -363,6 +678,19 @@ class GaussianInterface:
         kappa <= 16, Z is drawn by inverting its law directly (P(C = c) by
         the recursion c -> c+1, one uniform per trial), which is several
         times faster than a binomial draw; otherwise numpy's binomial.
+
+        Parameters
+        ----------
+        size : int
+            Number of trials.
+        streams : sequence of numpy.random.Generator
+            ``streams[0]`` draws x, ``streams[1]`` the count given x, each in
+            trial order (so that drawing in sub-chunks gives the same values).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` int64 draws of Z = min(tau - 1, kappa), each in ``0..kappa``.
         """
         x = streams[0].standard_normal(size)
         x += self.d
@@ -392,9 +720,25 @@ class GaussianInterface:
         return z
 
     def exact_bayes_mean_z(self) -> float:
+        """E[Z] under W-descending order, by quadrature
+        (:func:`gaussian_exact_mean_z`).
+
+        Returns
+        -------
+        float
+            E[Z] under the Bayes order.
+        """
         return gaussian_exact_mean_z(self.n, self.kappa, self.sigma)
 
     def exact_bayes_z_pmf(self) -> np.ndarray:
+        """The law of Z under W-descending order, from its exact tail
+        P(Z >= z) (:func:`gaussian_exact_z_tail`).
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``kappa + 1`` array whose entry z is P(Z = z); it sums to 1.
+        """
         tail = gaussian_exact_z_tail(self.n, self.kappa, self.sigma)
         ge = np.concatenate([[1.0], tail, [0.0]])
         return ge[:-1] - ge[1:]
@@ -445,9 +789,25 @@ class GibbsInterface:
 
     @property
     def params(self) -> dict[str, float]:
+        """The Gibbs law's parameter and its rate: ``{'lam': ..., 'rate': ...}``."""
         return {"lam": float(self.law.lam), "rate": float(self.law.rate_bits)}
 
     def observe(self, j_star: int, rng: np.random.Generator) -> np.ndarray:
+        """An announced order: J* at a rank drawn from the Gibbs law, the other
+        blocks in the remaining positions uniformly at random.
+
+        Parameters
+        ----------
+        j_star : int
+            The bulky block's index J* (0-based).
+        rng : numpy.random.Generator
+            The trial's private randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            A permutation of ``0..n-1`` (the archiving order to follow).
+        """
         z = int(np.searchsorted(self._cdf, rng.random(), side="right"))
         if z < self.kappa:
             rank = z + 1
@@ -458,22 +818,80 @@ class GibbsInterface:
         return np.insert(others, rank - 1, j_star)
 
     def log_posterior(self, y: Any) -> np.ndarray:
+        """The Gibbs law's log-probabilities by position: the first kappa blocks of
+        the announced order get the head's, the rest the tail's.
+
+        Parameters
+        ----------
+        y : object
+            An announced order, as :meth:`observe` returns it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Length-n array equal, up to an additive constant, to
+            ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
+        """
         order = np.asarray(y, dtype=np.int64)
         lp = np.full(self.n, self._log_tail)
         lp[order[: self.kappa]] = self._log_head
         return lp
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
+        """The exact rate ``log2 n - H(rank)`` of the Gibbs law.
+
+        Parameters
+        ----------
+        trials : int, optional
+            Ignored: the rate is exact.
+        rng : object, optional
+            Ignored: the rate is exact.
+
+        Returns
+        -------
+        RateEstimate
+            The rate in bits, with ``exact=True`` and ``se=0``.
+        """
         return _exact_rate(self.law.rate_bits)
 
     def sample_bayes_z(self, size: int, streams: Streams) -> np.ndarray:
+        """Z drawn from the Gibbs law's cumulative law of ``min(rank - 1, kappa)``,
+        one uniform per trial from ``streams[0]``.
+
+        Parameters
+        ----------
+        size : int
+            Number of trials.
+        streams : sequence of numpy.random.Generator
+            Independent generators, one per random variable drawn in trial order
+            (so that drawing in sub-chunks gives the same values).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``size`` int64 draws of Z = min(tau - 1, kappa), each in ``0..kappa``.
+        """
         z = np.searchsorted(self._cdf, streams[0].random(size), side="right")
         return np.minimum(z, self.kappa)
 
     def exact_bayes_mean_z(self) -> float:
+        """E[Z] of the Gibbs law (the frontier value at this rate).
+
+        Returns
+        -------
+        float
+            E[Z] under the Bayes order.
+        """
         return float(self.law.mean_z)
 
     def exact_bayes_z_pmf(self) -> np.ndarray:
+        """The Gibbs law of Z (a copy).
+
+        Returns
+        -------
+        numpy.ndarray
+            Length ``kappa + 1`` array whose entry z is P(Z = z); it sums to 1.
+        """
         return self._z_pmf.copy()
 
 

@@ -158,7 +158,13 @@ class MakeRoomResult:
     trials_per_second: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (the ``vista-lab makeroom --json`` document)."""
+        """Plain JSON-ready dict (the ``vista-lab makeroom --json`` document).
+
+        Returns
+        -------
+        dict
+            The result's fields, tuples as lists and the seed entropy under ``seed``.
+        """
         return {
             "n": self.n,
             "kappa": self.kappa,

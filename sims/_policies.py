@@ -45,9 +45,28 @@ class Policy(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """Registry name of the policy (a key of :data:`POLICIES`)."""
 
-    def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray: ...
+    def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray:
+        """The order in which blocks are archived, built from the observation and
+        private randomness (Definition "Proprioceptive interface of rate I": a
+        (Y, U)-measurable order).
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+        y : object
+            The trial's observation, as ``interface.observe`` returned it.
+        rng : numpy.random.Generator
+            The policy's private randomness U.
+
+        Returns
+        -------
+        numpy.ndarray
+            A permutation of ``0..n-1`` (int array): the archive order.
+        """
 
 
 class BayesPolicy:
@@ -61,19 +80,75 @@ class BayesPolicy:
     name: ClassVar[str] = "bayes"
 
     def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray:
+        """Blocks by decreasing ``interface.log_posterior(y)``, ties broken by a
+        uniformly random permutation drawn from ``rng`` (a stable sort of it).
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+        y : object
+            The trial's observation, as ``interface.observe`` returned it.
+        rng : numpy.random.Generator
+            The policy's private randomness U.
+
+        Returns
+        -------
+        numpy.ndarray
+            A permutation of ``0..n-1`` (int array): the archive order.
+        """
         lp = np.asarray(interface.log_posterior(y), dtype=float)
         perm = rng.permutation(interface.n)
         return perm[np.argsort(-lp[perm], kind="stable")]
 
     def fast_sampler(self, interface: Interface) -> FastSampler | None:
+        """The interface's O(1)-per-trial sampler of Z under the Bayes order.
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        callable or None
+            ``interface.sample_bayes_z`` (``f(size, streams)``), or None when the
+            interface does not offer it.
+        """
         f = getattr(interface, "sample_bayes_z", None)
         return f if callable(f) else None
 
     def exact_mean_z(self, interface: Interface) -> float | None:
+        """Exact E[Z] of the Bayes order on ``interface``.
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        float or None
+            ``interface.exact_bayes_mean_z()``, or None when the interface does not
+            offer it.
+        """
         f = getattr(interface, "exact_bayes_mean_z", None)
         return float(f()) if callable(f) else None
 
     def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
+        """Exact law of Z of the Bayes order on ``interface``.
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            ``interface.exact_bayes_z_pmf()`` as a float array of length kappa+1,
+            or None when the interface does not offer it.
+        """
         f = getattr(interface, "exact_bayes_z_pmf", None)
         return np.asarray(f(), dtype=float) if callable(f) else None
 
@@ -84,9 +159,38 @@ class RandomPolicy:
     name: ClassVar[str] = "random"
 
     def order(self, interface: Interface, y: Any, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random permutation, whatever the observation.
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+        y : object
+            The trial's observation (ignored).
+        rng : numpy.random.Generator
+            The policy's private randomness U.
+
+        Returns
+        -------
+        numpy.ndarray
+            A permutation of ``0..n-1`` (int array): the archive order.
+        """
         return rng.permutation(interface.n)
 
     def fast_sampler(self, interface: Interface) -> FastSampler | None:
+        """A sampler of Z for a uniformly random rank (:func:`uniform_rank_z`).
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        callable
+            ``f(size, streams)`` drawing ``size`` values of Z from ``streams[0]``,
+            one uniform per trial.
+        """
         n, kappa = interface.n, interface.kappa
 
         def sample(size: int, streams: Sequence[np.random.Generator]) -> np.ndarray:
@@ -95,9 +199,34 @@ class RandomPolicy:
         return sample
 
     def exact_mean_z(self, interface: Interface) -> float | None:
+        """Exact E[Z] for a uniformly random order
+        (:func:`vistalab.theory.blind_mean_z`).
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        float
+            E[Z], the same for every interface of the instance.
+        """
         return theory.blind_mean_z(interface.n, interface.kappa)
 
     def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
+        """Exact law of Z for a uniformly random order (:func:`blind_z_pmf`).
+
+        Parameters
+        ----------
+        interface : Interface
+            The observation interface on the make-room instance.
+
+        Returns
+        -------
+        numpy.ndarray
+            P(Z = z) for z in ``0..kappa``: 1/n each below kappa, the rest at kappa.
+        """
         return blind_z_pmf(interface.n, interface.kappa)
 
 

@@ -92,11 +92,41 @@ class Archive:
         self._store: np.ndarray | None = None
 
     def write(self, blocks: np.ndarray) -> np.ndarray:
+        """Store an exact copy of every trial's blocks.
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            uint8 ``(T, N, nbytes)``: T trials of N packed blocks. A later write
+            replaces the earlier one.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 ``(T, N)`` handles, one per block (its row in the store).
+        """
         trials, n_blocks, _ = blocks.shape
         self._store = blocks.reshape(trials * n_blocks, -1).copy()
         return np.arange(trials * n_blocks, dtype=np.int64).reshape(trials, n_blocks)
 
     def read(self, handles: np.ndarray) -> np.ndarray:
+        """The stored payloads of ``handles``, byte for byte.
+
+        Parameters
+        ----------
+        handles : numpy.ndarray
+            Integer handles returned by :meth:`write`.
+
+        Returns
+        -------
+        numpy.ndarray
+            uint8 payloads, shape ``handles.shape + (nbytes,)``.
+
+        Raises
+        ------
+        RuntimeError
+            If nothing has been written yet.
+        """
         if self._store is None:
             raise RuntimeError("Archive.read before Archive.write")
         return self._store[np.asarray(handles, dtype=np.int64)]
@@ -131,22 +161,85 @@ class Strategy(Protocol):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """Registry name of the strategy (a key of :data:`STRATEGIES`)."""
 
     @property
-    def recovering(self) -> bool: ...
+    def recovering(self) -> bool:
+        """True if the strategy may read the archive after the reveal (Proposition
+        "Recovery is necessary under budget pressure": a recovering method).
+        """
 
-    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan: ...
+    def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        """Declare H(R), the exact success probability if known, and feasibility;
+        the simulator checks H(R) against the budget of a non-recovering strategy.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks in the history of T_{N,k}.
+        k : int
+            Bits per block.
+        budget : float
+            The prompt budget B in bits.
+        cost : HandleCostModel
+            The handle-cost model (sizes of the instruction and of one handle).
+
+        Returns
+        -------
+        StrategyPlan
+            H(R) in bits, the exact success probability and feasibility.
+        """
 
     def encode(
         self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
         archive: Archive | None,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """The state kept before the reveal: packed bits within ``floor(budget)``
+        bits for a non-recovering strategy, the handle table for a recovering one.
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The evidence blocks, uint8 ``(T, N, ceil(k/8))``, packed bits.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned for these parameters.
+        rng : numpy.random.Generator
+            The strategy's randomness.
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The in-prompt state R, or the handle table.
+        """
 
     def decode(
         self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
         rng: np.random.Generator, archive: Archive | None,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        """Guess each trial's revealed block from the state (and the archive, for a
+        recovering strategy).
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            What :meth:`encode` returned.
+        index : numpy.ndarray
+            The revealed target block of each trial, int ``(T,)``.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned.
+        rng : numpy.random.Generator
+            The strategy's randomness (for guessed bits).
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The guessed target blocks, uint8 ``(T, ceil(k/8))``.
+        """
 
 
 # ---------------------------------------------------------------------------
@@ -272,6 +365,25 @@ class KeepBlocks:
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
 
     def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        """Keep ``s = min(N, floor(B/k))`` blocks: H(R) = s k, success
+        ``s/N + (1 - s/N) 2**-k``.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks in the history of T_{N,k}.
+        k : int
+            Bits per block.
+        budget : float
+            The prompt budget B in bits.
+        cost : HandleCostModel
+            The handle-cost model (sizes of the instruction and of one handle).
+
+        Returns
+        -------
+        StrategyPlan
+            H(R) in bits, the exact success probability and feasibility.
+        """
         s = min(N, int(budget // k))
         return StrategyPlan(
             entropy_bits=float(s * k), exact_success=_guess_success(s / N, k),
@@ -280,11 +392,50 @@ class KeepBlocks:
 
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
+        """The first s blocks verbatim, concatenated without padding.
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The evidence blocks, uint8 ``(T, N, ceil(k/8))``, packed bits.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned for these parameters.
+        rng : numpy.random.Generator
+            The strategy's randomness.
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The in-prompt state R as packed bits, uint8 ``(T, nbytes)``.
+        """
         s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
         return _pack_fields(blocks[:, :s, :], k)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        """The kept block when the index is below s, a uniformly random guess
+        otherwise.
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            What :meth:`encode` returned.
+        index : numpy.ndarray
+            The revealed target block of each trial, int ``(T,)``.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned.
+        rng : numpy.random.Generator
+            The strategy's randomness (for guessed bits).
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The guessed target blocks, uint8 ``(T, ceil(k/8))``.
+        """
         s, k = int(plan.details["kept_blocks"]), int(plan.details["k"])
         guess = _random_guess(rng, index.shape[0], k)
         hit = index < s
@@ -302,6 +453,25 @@ class KeepBits:
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
 
     def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        """Keep ``b = min(k, floor(B/N))`` bits of every block: H(R) = N b,
+        success ``2**-(k - b)``.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks in the history of T_{N,k}.
+        k : int
+            Bits per block.
+        budget : float
+            The prompt budget B in bits.
+        cost : HandleCostModel
+            The handle-cost model (sizes of the instruction and of one handle).
+
+        Returns
+        -------
+        StrategyPlan
+            H(R) in bits, the exact success probability and feasibility.
+        """
         b = min(k, int(budget // N))
         return StrategyPlan(
             entropy_bits=float(N * b), exact_success=2.0 ** (-(k - b)),
@@ -310,11 +480,49 @@ class KeepBits:
 
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
+        """The first b bits of every block, concatenated without padding.
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The evidence blocks, uint8 ``(T, N, ceil(k/8))``, packed bits.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned for these parameters.
+        rng : numpy.random.Generator
+            The strategy's randomness.
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The in-prompt state R as packed bits, uint8 ``(T, nbytes)``.
+        """
         b = int(plan.details["kept_bits"])
         return _pack_fields(_prefix(blocks, b), b)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        """The target's b kept bits followed by k - b uniformly random bits.
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            What :meth:`encode` returned.
+        index : numpy.ndarray
+            The revealed target block of each trial, int ``(T,)``.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned.
+        rng : numpy.random.Generator
+            The strategy's randomness (for guessed bits).
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The guessed target blocks, uint8 ``(T, ceil(k/8))``.
+        """
         b, k = int(plan.details["kept_bits"]), int(plan.details["k"])
         guess = _random_guess(rng, index.shape[0], k)
         if b == 0:
@@ -342,6 +550,25 @@ class RandomSubset:
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
 
     def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        """Keep ``s = min(N, floor(B / (k + ceil(log2 N))))`` blocks with their
+        indices: ``H(R) = log2 C(N, s) + s k``, success ``s/N + (1 - s/N) 2**-k``.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks in the history of T_{N,k}.
+        k : int
+            Bits per block.
+        budget : float
+            The prompt budget B in bits.
+        cost : HandleCostModel
+            The handle-cost model (sizes of the instruction and of one handle).
+
+        Returns
+        -------
+        StrategyPlan
+            H(R) in bits, the exact success probability and feasibility.
+        """
         h = math.ceil(math.log2(N)) if N > 1 else 0
         s = min(N, int(budget // (k + h)))
         ln_choose = math.lgamma(N + 1) - math.lgamma(s + 1) - math.lgamma(N - s + 1)
@@ -354,6 +581,25 @@ class RandomSubset:
 
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
+        """A uniformly random subset of s blocks per trial, each stored as its
+        index (``ceil(log2 N)`` bits) followed by its k bits.
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The evidence blocks, uint8 ``(T, N, ceil(k/8))``, packed bits.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned for these parameters.
+        rng : numpy.random.Generator
+            The strategy's randomness.
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The in-prompt state R as packed bits, uint8 ``(T, nbytes)``.
+        """
         s, h, k, N = (int(plan.details[x]) for x in ("kept_blocks", "index_bits", "k", "N"))
         trials = blocks.shape[0]
         if s == 0:
@@ -378,6 +624,27 @@ class RandomSubset:
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        """The stored block whose index field matches the target, a uniformly
+        random guess when none does.
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            What :meth:`encode` returned.
+        index : numpy.ndarray
+            The revealed target block of each trial, int ``(T,)``.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned.
+        rng : numpy.random.Generator
+            The strategy's randomness (for guessed bits).
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The guessed target blocks, uint8 ``(T, ceil(k/8))``.
+        """
         s, h, k = (int(plan.details[x]) for x in ("kept_blocks", "index_bits", "k"))
         trials = index.shape[0]
         guess = _random_guess(rng, trials, k)
@@ -413,6 +680,25 @@ class Recover:
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
 
     def plan(self, N: int, k: int, budget: float, cost: HandleCostModel) -> StrategyPlan:
+        """Feasible iff instruction + N handles + one block fit in the budget
+        (:func:`vistalab.theory.recovery_feasibility`); success 1 then, else 0.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks in the history of T_{N,k}.
+        k : int
+            Bits per block.
+        budget : float
+            The prompt budget B in bits.
+        cost : HandleCostModel
+            The handle-cost model (sizes of the instruction and of one handle).
+
+        Returns
+        -------
+        StrategyPlan
+            H(R) in bits, the exact success probability and feasibility.
+        """
         feas = theory.recovery_feasibility(N, k, budget, cost=cost)
         return StrategyPlan(
             entropy_bits=feas.instruction + feas.handles_total,
@@ -424,12 +710,62 @@ class Recover:
 
     def encode(self, blocks: np.ndarray, plan: StrategyPlan, rng: np.random.Generator,
                archive: Archive | None) -> np.ndarray:
+        """Archive every block and keep the handle table (Section "Meta Context
+        Tool": archive with a handle).
+
+        Parameters
+        ----------
+        blocks : numpy.ndarray
+            The evidence blocks, uint8 ``(T, N, ceil(k/8))``, packed bits.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned for these parameters.
+        rng : numpy.random.Generator
+            The strategy's randomness.
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The int64 handle table ``(T, N)``.
+
+        Raises
+        ------
+        RuntimeError
+            If ``archive`` is None.
+        """
         if archive is None:
             raise RuntimeError("the recover strategy needs an archive")
         return archive.write(blocks)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
                rng: np.random.Generator, archive: Archive | None) -> np.ndarray:
+        """Read the target block back from the archive through its handle: exact,
+        bit for bit.
+
+        Parameters
+        ----------
+        state : numpy.ndarray
+            What :meth:`encode` returned.
+        index : numpy.ndarray
+            The revealed target block of each trial, int ``(T,)``.
+        plan : StrategyPlan
+            The plan :meth:`plan` returned.
+        rng : numpy.random.Generator
+            The strategy's randomness (for guessed bits).
+        archive : Archive or None
+            The archive (None for a non-recovering strategy).
+
+        Returns
+        -------
+        numpy.ndarray
+            The guessed target blocks, uint8 ``(T, ceil(k/8))``.
+
+        Raises
+        ------
+        RuntimeError
+            If ``archive`` is None.
+        """
         if archive is None:
             raise RuntimeError("the recover strategy needs an archive")
         handles = state[np.arange(index.shape[0]), index]
@@ -547,7 +883,13 @@ class RecoveryResult:
     trials_per_second: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (the ``vista-lab recovery --json`` document)."""
+        """Plain JSON-ready dict (the ``vista-lab recovery --json`` document).
+
+        Returns
+        -------
+        dict
+            The result's fields, tuples as lists and the seed entropy under ``seed``.
+        """
         return {
             "N": self.N,
             "k": self.k,

@@ -197,6 +197,21 @@ class HandleCostModel(PlainRecord):
         """Bits of one handle among ``N``: ``c0 * log2(N)``.
 
         ``N = 1`` gives 0: a single archived block needs no address bits.
+
+        Parameters
+        ----------
+        N : int
+            Evidence blocks archived, ``N >= 1``.
+
+        Returns
+        -------
+        float
+            The handle's size in bits.
+
+        Raises
+        ------
+        DomainError
+            If ``N`` is not an integer >= 1 (or exceeds the supported size).
         """
         N = as_int("N", N, lo=1, fix="the history holds at least one evidence block",
             hi=MAX_SIZE,

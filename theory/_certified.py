@@ -56,7 +56,20 @@ class CertifiedValue(PlainRecord):
 
     def scaled(self, factor: float, method: str | None = None) -> CertifiedValue:
         """``factor * self`` for an exactly representable positive ``factor``
-        (the product's rounding is added to the radius)."""
+        (the product's rounding is added to the radius).
+
+        Parameters
+        ----------
+        factor : float
+            The positive factor, exactly representable as a double.
+        method : str, optional
+            The new value's method; default: this one's.
+
+        Returns
+        -------
+        CertifiedValue
+            An enclosure of ``factor`` times the true value.
+        """
         v = self.value * factor
         r = self.radius * factor + abs(v) * 2.0**-52
         return CertifiedValue(v, math.nextafter(r, math.inf), method or self.method)

@@ -227,7 +227,13 @@ class ContentGapBounds(NamedTuple):
     hi: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields."""
+        """Plain JSON-ready dict of the fields.
+
+        Returns
+        -------
+        dict
+            One key per field (:func:`to_plain`: NaN and infinities become None).
+        """
         out: dict[str, Any] = to_plain(self._asdict())
         return out
 

@@ -68,7 +68,13 @@ class SecondOrderIdentity(NamedTuple):
     identity: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields."""
+        """Plain JSON-ready dict of the fields.
+
+        Returns
+        -------
+        dict
+            One key per field (:func:`to_plain`: NaN and infinities become None).
+        """
         out: dict[str, Any] = to_plain(self._asdict())
         return out
 
@@ -90,7 +96,13 @@ class FirstOrderBounds(NamedTuple):
     hi: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields."""
+        """Plain JSON-ready dict of the fields.
+
+        Returns
+        -------
+        dict
+            One key per field (:func:`to_plain`: NaN and infinities become None).
+        """
         out: dict[str, Any] = to_plain(self._asdict())
         return out
 
@@ -332,10 +344,16 @@ class FirstOrderPoint(PlainRecord):
 
     @property
     def exact_over_nu(self) -> float:
+        """``exact_rate / nu``: the optimal rate R*(delta kappa) as a share of
+        nu (it tends to 1 - delta, Theorem "Information--recovery tradeoff").
+        """
         return self.exact_rate / self.nu
 
     @property
     def bucket_over_nu(self) -> float:
+        """``bucket_rate / nu``: the cheapest balanced bucket ledger's rate as a
+        share of nu.
+        """
         return self.bucket_rate / self.nu
 
 

@@ -65,6 +65,14 @@ class DashboardConfig:
             raise WorkspaceArgumentError("compact", self.compact, "must be True or False")
 
     def to_plain(self) -> dict[str, object]:
+        """Plain data of the layout (recorded in the engine's configuration and
+        snapshots).
+
+        Returns
+        -------
+        dict
+            ``archived_rows``, ``management_rows`` and ``compact``.
+        """
         return {
             "archived_rows": self.archived_rows,
             "management_rows": self.management_rows,

@@ -74,18 +74,48 @@ class OperationSequence:
     ops: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data (``{"config": ..., "ops": [...]}``)."""
+        """Plain JSON-ready data (``{"config": ..., "ops": [...]}``).
+
+        Returns
+        -------
+        dict
+            The configuration and the operations, as new dicts.
+        """
         return {"config": dict(self.config), "ops": [dict(o) for o in self.ops]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> OperationSequence:
+        """The sequence :meth:`to_dict` wrote (a reproducing sequence read back
+        from a divergence report).
+
+        Parameters
+        ----------
+        d : Mapping
+            ``{"config": ..., "ops": [...]}``.
+
+        Returns
+        -------
+        OperationSequence
+            The sequence.
+
+        Raises
+        ------
+        KeyError
+            If ``config`` or ``ops`` is missing.
+        """
         return cls(dict(d["config"]), tuple(dict(o) for o in d["ops"]))
 
     def __len__(self) -> int:
         return len(self.ops)
 
     def describe(self) -> str:
-        """One line: the configuration and the operations as compact JSON."""
+        """One line: the configuration and the operations as compact JSON.
+
+        Returns
+        -------
+        str
+            :meth:`to_dict` as JSON without spaces, non-ASCII kept as is.
+        """
         return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
 
 

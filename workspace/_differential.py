@@ -90,6 +90,14 @@ class Divergence:
     sequence: OperationSequence
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the divergence.
+
+        Returns
+        -------
+        dict
+            ``invariant``, ``source``, ``step``, ``detail``, the number of
+            ``operations`` and the reproducing ``sequence`` (its :meth:`to_dict`).
+        """
         return {
             "invariant": self.invariant,
             "source": self.source,
@@ -100,7 +108,14 @@ class Divergence:
         }
 
     def line(self) -> str:
-        """One line: the invariant, where, what, and the reproducing sequence."""
+        """One line: the invariant, where, what, and the reproducing sequence.
+
+        Returns
+        -------
+        str
+            ``"<invariant> (<source>) after operation <step> of <n>: <detail> |
+            <sequence as JSON>"``.
+        """
         return (
             f"{self.invariant} ({self.source}) after operation {self.step} of "
             f"{len(self.sequence)}: {self.detail} | {self.sequence.describe()}"
@@ -165,13 +180,25 @@ class DifferentialReport:
 
     @property
     def ok(self) -> bool:
+        """True when engine and model agreed on every sequence (no divergence)."""
         return not self.divergences
 
     @property
     def model_available(self) -> bool:
+        """True when the model executable ran (``model`` does not start with
+        ``'unavailable'``); otherwise only the recount checks ran.
+        """
         return not self.model.startswith("unavailable")
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the report.
+
+        Returns
+        -------
+        dict
+            One key per field (the divergences as their :meth:`Divergence.to_dict`,
+            ``seconds`` rounded to milliseconds), plus ``ok``.
+        """
         return {
             "sequences": self.sequences,
             "operations": self.operations,

@@ -177,6 +177,14 @@ class Event:
     state_hash: str = ""
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the event, one key per field (a line of the event log).
+
+        Returns
+        -------
+        dict
+            ``seq``, ``op``, ``args``, ``ok``, ``result``, ``effects`` and
+            ``state_hash``.
+        """
         return {
             "seq": self.seq,
             "op": self.op,
@@ -188,10 +196,35 @@ class Event:
         }
 
     def to_json(self) -> str:
+        """The event as one JSON line: keys sorted, non-ASCII kept as is.
+
+        Returns
+        -------
+        str
+            ``json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)``.
+        """
         return json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)
 
     @classmethod
     def from_plain(cls, d: dict[str, Any]) -> Event:
+        """The event :meth:`to_plain` wrote (the inverse of ``to_plain()``).
+
+        Parameters
+        ----------
+        d : dict
+            The plain data; ``args``, ``result``, ``effects`` and ``state_hash``
+            may be absent.
+
+        Returns
+        -------
+        Event
+            The event.
+
+        Raises
+        ------
+        KeyError
+            If ``seq``, ``op`` or ``ok`` is missing.
+        """
         return cls(
             seq=int(d["seq"]),
             op=str(d["op"]),

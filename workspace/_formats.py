@@ -100,20 +100,55 @@ class AnthropicCodec:
         self.originals: dict[str, list[dict[str, Any]]] = {}
 
     def record(self, projected: Mapping[str, Any], blocks: Sequence[Mapping[str, Any]]) -> None:
+        """Remember the original Anthropic blocks behind one projected message.
+
+        Parameters
+        ----------
+        projected : Mapping
+            The OpenAI-shaped message the blocks were projected to; its identity
+            (role, content, calls, answered call id) is the key.
+        blocks : sequence of Mapping
+            The original content blocks (deep-copied).
+        """
         self.originals[_key(projected)] = [copy.deepcopy(dict(b)) for b in blocks]
 
     def copy(self) -> AnthropicCodec:
+        """An independent codec with the same originals (a forked workspace's).
+
+        Returns
+        -------
+        AnthropicCodec
+            The copy; its table is a new dict sharing the never-mutated entries.
+        """
         new = AnthropicCodec()
         new.originals = dict(self.originals)  # entries are never mutated
         return new
 
     def to_plain(self) -> dict[str, list[dict[str, Any]]]:
-        """The originals as plain data (saved in a workspace snapshot)."""
+        """The originals as plain data (saved in a workspace snapshot).
+
+        Returns
+        -------
+        dict
+            A deep copy of the table: message identity -> list of original blocks.
+        """
         return copy.deepcopy(self.originals)
 
     @staticmethod
     def plain_problem(doc: Any) -> str | None:
-        """Why ``doc`` is not :meth:`to_plain` output, or None."""
+        """Why ``doc`` is not :meth:`to_plain` output, or None.
+
+        Parameters
+        ----------
+        doc : object
+            A candidate table, as read from a snapshot.
+
+        Returns
+        -------
+        str or None
+            The first problem found (not an object, an entry that is not a list of
+            blocks, a block without a string ``type``), or None if it is valid.
+        """
         if not isinstance(doc, Mapping):
             return "must be an object"
         for k, v in doc.items():
@@ -124,7 +159,18 @@ class AnthropicCodec:
         return None
 
     def update_plain(self, doc: Mapping[str, Any]) -> None:
-        """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`)."""
+        """Add originals from :meth:`to_plain` output (checked by :meth:`plain_problem`).
+
+        Parameters
+        ----------
+        doc : Mapping
+            A table as :meth:`to_plain` returns it.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``doc`` is not such a table (the message names the problem).
+        """
         problem = self.plain_problem(doc)
         if problem is not None:
             raise WorkspaceArgumentError("doc", doc, problem, "pass AnthropicCodec.to_plain() "
@@ -133,6 +179,19 @@ class AnthropicCodec:
             self.originals[k] = [copy.deepcopy(dict(b)) for b in v]
 
     def lookup(self, projected: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """The original blocks behind a visible projected message, if recorded.
+
+        Parameters
+        ----------
+        projected : Mapping
+            An OpenAI-shaped message the engine renders.
+
+        Returns
+        -------
+        list of dict or None
+            A deep copy of the original blocks, or None when the message was not
+            projected from Anthropic blocks.
+        """
         found = self.originals.get(_key(projected))
         return copy.deepcopy(found) if found is not None else None
 

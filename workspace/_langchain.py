@@ -57,11 +57,24 @@ class LangChainWorkspace:
 
     # ------------------------------------------------------------ messages
     def sync(self, history: Sequence[Any]) -> list[str]:
-        """Register the messages of ``history`` not registered yet; returns
-        their block IDs.
+        """Register the messages of ``history`` not registered yet (Section
+        "Context Stream": the stream only grows by appends).
+
+        Parameters
+        ----------
+        history : sequence
+            The conversation's LangChain messages (or message dicts), the whole
+            list so far: it may only have grown by appends since the last call.
+
+        Returns
+        -------
+        list of str
+            The block IDs of the newly registered messages.
 
         Raises
         ------
+        WorkspaceArgumentError
+            If ``history`` is not a list of LangChain messages.
         ProtocolOrderError
             ``history`` no longer starts with what was registered (a message
             was edited or removed): the workspace only grows by appends.
@@ -94,7 +107,28 @@ class LangChainWorkspace:
         return ids
 
     def messages(self, history: Sequence[Any]) -> list[Any]:
-        """``sync(history)``, then the rendering as LangChain messages."""
+        """``sync(history)``, then the rendering as LangChain messages.
+
+        Parameters
+        ----------
+        history : sequence
+            The conversation's LangChain messages (or message dicts), the whole
+            list so far: it may only have grown by appends since the last call.
+
+        Returns
+        -------
+        list
+            The rendering's messages (within budget, with the dashboard) as
+            LangChain message objects.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``history`` is not a list of LangChain messages.
+        ProtocolOrderError
+            ``history`` no longer starts with what was registered (a message
+            was edited or removed): the workspace only grows by appends.
+        """
         from langchain_core.messages import convert_to_messages
 
         self.sync(history)
@@ -102,7 +136,14 @@ class LangChainWorkspace:
 
     def as_runnable(self) -> Any:
         """A ``Runnable`` from the history (a list, or a dict with ``messages``)
-        to the rendered message list; put it in front of the chat model."""
+        to the rendered message list; put it in front of the chat model.
+
+        Returns
+        -------
+        langchain_core.runnables.RunnableLambda
+            ``vista_workspace``, calling :meth:`messages` on its input (an input
+            of another shape is refused with ``WorkspaceArgumentError``).
+        """
         from langchain_core.runnables import RunnableLambda
 
         def hook(value: Any) -> list[Any]:
@@ -117,7 +158,23 @@ class LangChainWorkspace:
 
     def pre_model_hook(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """LangGraph ``create_react_agent(pre_model_hook=...)``: the model sees the
-        rendering (``llm_input_messages``); the graph's history is left as is."""
+        rendering (``llm_input_messages``); the graph's history is left as is.
+
+        Parameters
+        ----------
+        state : Mapping
+            The graph state, with its ``messages``.
+
+        Returns
+        -------
+        dict
+            ``{"llm_input_messages": self.messages(state["messages"])}``.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``state`` is not a mapping with ``messages``.
+        """
         if not isinstance(state, Mapping) or "messages" not in state:
             raise WorkspaceArgumentError("state", state, "must be a LangGraph state with "
                                          "'messages'", "pass the graph state")
@@ -142,11 +199,18 @@ class LangChainWorkspace:
             the tools the budget counts. In the paper recovery is an ordinary
             file read, so it is not on by default.
 
+        Returns
+        -------
+        list of langchain_core.tools.StructuredTool
+            ``context_workspace_archive`` and ``context_workspace_delete`` (Section
+            "Meta Context Tool"), then ``read_path`` when offered.
+
         Raises
         ------
         WorkspaceArgumentError
             ``read=True`` on a workspace without ``include_read_path_tool``
-            (its schema would not be counted in the budget).
+            (its schema would not be counted in the budget), or ``read`` not a
+            bool or None.
         """
         from langchain_core.tools import StructuredTool
 
@@ -198,7 +262,24 @@ class LangChainWorkspace:
 
     def wrap_tools(self, tools: Sequence[Any]) -> list[Any]:
         """The agent's own tools, gated: in overflow mode a call returns the
-        engine's refusal notice instead of running (eq. overflow)."""
+        engine's refusal notice instead of running (eq. overflow).
+
+        Parameters
+        ----------
+        tools : sequence of langchain_core.tools.BaseTool
+            The agent's tools.
+
+        Returns
+        -------
+        list of langchain_core.tools.StructuredTool
+            One per tool, same name, description and arguments, gated by the
+            workspace.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If an element is not a LangChain tool.
+        """
         from langchain_core.tools import BaseTool, StructuredTool
 
         out = []

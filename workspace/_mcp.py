@@ -111,12 +111,51 @@ class WorkspaceService:
 
     # ------------------------------------------------------------ agent-facing
     def archive(self, block_id: str, replacement: str = "") -> str:
-        """Archive; returns the payload path (the paper's return value)."""
+        """Archive; returns the payload path (the paper's return value; Section
+        "Meta Context Tool", eq. archive-contract).
+
+        Parameters
+        ----------
+        block_id : str
+            A block or group ID the dashboard shows (``B7``, ``G2``).
+        replacement : str
+            The short index text the handle shows in place of the content.
+
+        Returns
+        -------
+        str
+            The engine's answer, naming the payload path.
+
+        Raises
+        ------
+        WorkspaceError
+            If the engine refuses the call (the message is the engine's text,
+            which becomes an MCP tool error).
+        """
         return self._agent_tool(ARCHIVE_TOOL, {"block_id": block_id, "replacement": replacement})
 
     def delete(self, block_id: str, reason: str) -> str:
         """Delete; returns the confirmation naming the units and the tokens freed
-        (or added, when a deleted call's results turn into plain context)."""
+        (or added, when a deleted call's results turn into plain context).
+
+        Parameters
+        ----------
+        block_id : str
+            A block or group ID the dashboard shows (``B7``, ``G2``).
+        reason : str
+            Why the block is dropped for good (recorded in the event log).
+
+        Returns
+        -------
+        str
+            The engine's confirmation.
+
+        Raises
+        ------
+        WorkspaceError
+            If the engine refuses the call (the message is the engine's text,
+            which becomes an MCP tool error).
+        """
         return self._agent_tool(DELETE_TOOL, {"block_id": block_id, "reason": reason})
 
     def _agent_tool(self, name: str, arguments: dict[str, Any]) -> str:
@@ -130,13 +169,38 @@ class WorkspaceService:
         return str(out.text)
 
     def read(self, path: str, selector: str = "") -> str:
-        """Exact payload text (undecodable bytes shown as escapes)."""
+        """Exact payload text (undecodable bytes shown as escapes).
+
+        Parameters
+        ----------
+        path : str
+            The payload path a handle shows.
+        selector : str
+            Optional part of the payload (``bytes=``, ``lines=`` or ``member=``);
+            ``""`` for all of it.
+
+        Returns
+        -------
+        str
+            The bytes decoded as UTF-8 with ``backslashreplace``.
+
+        Raises
+        ------
+        WorkspaceError
+            If the path is refused or the payload fails its checksum.
+        """
         with self._lock:
             data = self.workspace.read_path(path, selector or None)
         return data.decode("utf-8", "backslashreplace")
 
     def status(self) -> str:
-        """The dashboard the agent sees now (management form in overflow)."""
+        """The dashboard the agent sees now (management form in overflow).
+
+        Returns
+        -------
+        str
+            The dashboard text.
+        """
         with self._lock:
             return str(self.workspace.dashboard())
 
@@ -148,6 +212,23 @@ class WorkspaceService:
         All-or-nothing per message: registration stops at the first refused
         message, and the error names its index (earlier ones stay registered,
         as they would in an agent loop).
+
+        Parameters
+        ----------
+        messages : sequence of Mapping
+            The messages (SDK objects are accepted from a Python harness).
+
+        Returns
+        -------
+        dict
+            ``block_ids``, and the rendering's ``mode``, ``tokens``,
+            ``candidate_tokens`` and ``budget`` after them.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``messages`` is not a list, or a message is refused (the error
+            names ``messages[i]`` and the IDs registered so far).
         """
         from ._formats import to_openai_messages
         from ._sdk import plain_sdk
@@ -179,7 +260,18 @@ class WorkspaceService:
 
     def render(self, format: str = "openai") -> dict[str, Any]:
         """The request to send to the model now, in ``format`` (``openai`` or
-        ``anthropic``), with the mode, token count and allowed tools."""
+        ``anthropic``), with the mode, token count and allowed tools.
+
+        Parameters
+        ----------
+        format : str
+            ``"openai"`` or ``"anthropic"``.
+
+        Returns
+        -------
+        dict
+            The request document (:func:`render_request`).
+        """
         from ._formats import render_request
 
         with self._lock:
@@ -187,7 +279,18 @@ class WorkspaceService:
 
     def gate(self, tool_name: str) -> str:
         """``""`` if ``tool_name`` may run now, else the refusal notice to return
-        as its result (task tools are refused in overflow mode)."""
+        as its result (task tools are refused in overflow mode, eq. overflow).
+
+        Parameters
+        ----------
+        tool_name : str
+            The tool the agent called.
+
+        Returns
+        -------
+        str
+            ``""`` or the refusal notice.
+        """
         with self._lock:
             return self.workspace.gate(tool_name) or ""
 

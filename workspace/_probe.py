@@ -215,13 +215,40 @@ class ProbeKit:
     seed_entropy: int | list[int] | None
 
     def block_tokens(self) -> dict[str, int]:
-        """Ground-truth tokens of every snapshot block by ID."""
+        """Ground-truth tokens of every snapshot block by ID.
+
+        Returns
+        -------
+        dict of str to int
+            Block ID -> its token count under the kit's tokenizer.
+        """
         return {b.id: b.tokens for b in self.blocks}
 
     def prompt(self, question: str, condition: str) -> str:
         """The request text for one question in one condition.
 
-        Each question is its own request so the measurements stay independent.
+        Each question is its own request so the measurements stay independent
+        (Appendix "Proprioceptive-Blindness Diagnostic").
+
+        Parameters
+        ----------
+        question : str
+            One of :data:`PROBE_QUESTIONS`: ``"total"``, ``"blocks"`` (the sampled
+            blocks) or ``"pairwise"`` (which block of each pair is larger).
+        condition : str
+            One of :data:`PROBE_CONDITIONS`: ``"-dash"`` (the transcript alone) or
+            ``"+dash"`` (the ledger first).
+
+        Returns
+        -------
+        str
+            The prompt: the ledger if ``+dash``, the transcript, then the
+            question asking for a JSON answer.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``question`` or ``condition`` is not one of the above.
         """
         if question not in PROBE_QUESTIONS:
             raise WorkspaceArgumentError(
@@ -259,10 +286,29 @@ class ProbeKit:
         return "\n\n".join(parts)
 
     def prompts(self) -> dict[str, dict[str, str]]:
-        """Every prompt: ``{condition: {question: text}}``."""
+        """Every prompt: ``{condition: {question: text}}``.
+
+        Returns
+        -------
+        dict
+            :meth:`prompt` for every condition and question.
+        """
         return {c: {q: self.prompt(q, c) for q in PROBE_QUESTIONS} for c in PROBE_CONDITIONS}
 
     def to_plain(self, *, with_prompts: bool = False) -> dict[str, Any]:
+        """Plain data of the kit: the snapshot's identity, budget, ground truth
+        (every block's tokens, the sampled blocks', the pairs) and the leak scan.
+
+        Parameters
+        ----------
+        with_prompts : bool
+            Also include :meth:`prompts` under ``prompts``.
+
+        Returns
+        -------
+        dict
+            The kit as JSON data (the block count, not the blocks' text).
+        """
         out: dict[str, Any] = {
             "snapshot_id": self.snapshot_id,
             "anchor": self.anchor,
@@ -327,6 +373,14 @@ class ProbeScore:
     missing: int
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the scores, one key per field; a non-finite error or
+        accuracy (no answer scored) becomes None.
+
+        Returns
+        -------
+        dict
+            The scores as JSON data.
+        """
         def num(x: float) -> float | None:
             return x if math.isfinite(x) else None
 
@@ -389,6 +443,14 @@ class ProbeReport:
         )
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the report: every score's :meth:`ProbeScore.to_plain`
+        and the problems found while scoring.
+
+        Returns
+        -------
+        dict
+            ``{"scores": [...], "problems": [...]}``.
+        """
         return {
             "scores": [s.to_plain() for s in self.scores],
             "problems": list(self.problems),

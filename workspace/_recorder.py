@@ -66,12 +66,27 @@ class TrajectoryRecorder:
 
     @property
     def workspace(self) -> Any:
+        """The workspace whose event log is cut into turns."""
         return self._ws
 
     def begin_turn(self, *, message_index: int | None = None) -> Any:
         """Close the previous turn, render the workspace and open a new turn.
 
-        Returns the :class:`Rendering` the model sees this turn.
+        Parameters
+        ----------
+        message_index : int, optional
+            Where the turn's model message will sit in the caller's own transcript,
+            recorded in the turn.
+
+        Returns
+        -------
+        Rendering
+            What the model sees this turn (``Workspace.render``).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If :meth:`finish` was already called.
         """
         if self._finished:
             raise WorkspaceArgumentError(
@@ -87,7 +102,15 @@ class TrajectoryRecorder:
         return r
 
     def finish(self) -> Trajectory:
-        """Close the last turn and return the trajectory (call once)."""
+        """Close the last turn and return the trajectory (call once; a second call
+        returns the same turns).
+
+        Returns
+        -------
+        Trajectory
+            The turns, with the workspace's budget, tokenizer, final state hash and
+            the recorder's source: the input of :func:`process_reward`.
+        """
         if not self._finished:
             self._close()
             self._finished = True

@@ -127,6 +127,14 @@ class ToolCall:
     arguments: str
 
     def to_openai(self) -> dict[str, Any]:
+        """The call in OpenAI's chat-completions shape.
+
+        Returns
+        -------
+        dict
+            ``{"id": ..., "type": "function", "function": {"name": ...,
+            "arguments": ...}}``, the arguments verbatim.
+        """
         return {
             "id": self.id,
             "type": "function",
@@ -229,6 +237,9 @@ class Block:
 
     @property
     def is_live(self) -> bool:
+        """The block is not deleted (visible, pinned or archived: its ID still
+        resolves).
+        """
         return self.status is not Status.DELETED
 
     @property
@@ -237,7 +248,20 @@ class Block:
         return self.status is Status.VISIBLE or self.status is Status.PINNED
 
     def to_plain(self, *, with_content: bool = True) -> dict[str, Any]:
-        """Plain data with a type tag (for snapshots and the canonical hash)."""
+        """Plain data with a type tag (for snapshots and the canonical hash).
+
+        Parameters
+        ----------
+        with_content : bool
+            Include the content, the tool calls and the token count (a snapshot
+            does; the canonical hash of the state without them does not).
+
+        Returns
+        -------
+        dict
+            ``kind: "block"`` and every field as JSON data (enums by value, the
+            payload reference as ``[key, size, sha256]``).
+        """
         out: dict[str, Any] = {
             "kind": "block",
             "id": self.id,
@@ -274,6 +298,27 @@ class Block:
 
     @classmethod
     def from_plain(cls, d: dict[str, Any]) -> Block:
+        """The block :meth:`to_plain` wrote (the inverse of ``to_plain()``).
+
+        Parameters
+        ----------
+        d : dict
+            The plain data; ``content``, ``tool_calls``, ``tokens``,
+            ``replacement``, ``rejected`` and ``reason`` may be absent.
+
+        Returns
+        -------
+        Block
+            The block.
+
+        Raises
+        ------
+        KeyError
+            If a required key is missing.
+        ValueError
+            If the type or status is not a member of its enum, or a number is
+            not an integer.
+        """
         payload = d.get("payload")
         calls = d.get("tool_calls")
         return cls(
@@ -332,6 +377,14 @@ class Group:
     parent: str | None = None
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data with a type tag (for snapshots and the canonical hash).
+
+        Returns
+        -------
+        dict
+            ``kind: "group"``, the ID, members, level, payload reference
+            ``[key, size, sha256]``, replacement and parent.
+        """
         return {
             "kind": "group",
             "id": self.id,
@@ -344,6 +397,23 @@ class Group:
 
     @classmethod
     def from_plain(cls, d: dict[str, Any]) -> Group:
+        """The group :meth:`to_plain` wrote.
+
+        Parameters
+        ----------
+        d : dict
+            The plain data.
+
+        Returns
+        -------
+        Group
+            The group.
+
+        Raises
+        ------
+        KeyError
+            If a key is missing.
+        """
         p = d["payload"]
         return cls(
             id=d["id"],

@@ -85,7 +85,13 @@ class Rendering:
 
     def as_request(self) -> dict[str, Any]:
         """``{"messages": [...], "tools": [...]}`` (plus ``"system"`` in the
-        Anthropic format when there is one) as independent plain data."""
+        Anthropic format when there is one) as independent plain data.
+
+        Returns
+        -------
+        dict
+            A JSON round-tripped copy: changing it does not change the rendering.
+        """
         doc: dict[str, Any] = {"messages": list(self.messages), "tools": list(self.tools)}
         if self.system:
             doc = {"system": list(self.system), **doc}

@@ -116,6 +116,14 @@ class ContextAction:
         return ""
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the action, one key per field (for saved trajectories).
+
+        Returns
+        -------
+        dict
+            ``op``, ``target``, ``ok``, ``hash_before``, ``hash_after``, ``seq``
+            and ``detail``.
+        """
         return {
             "op": self.op,
             "target": self.target,
@@ -180,6 +188,14 @@ class RewardTurn:
         return self.tokens / self.budget
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the turn, one key per field, its actions as their
+        :meth:`ContextAction.to_plain`.
+
+        Returns
+        -------
+        dict
+            The turn's fields, tuples as lists.
+        """
         return {
             "index": self.index,
             "tokens": self.tokens,
@@ -215,6 +231,14 @@ class Trajectory:
     source: str = ""
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the trajectory: source, budget, tokenizer, final state
+        hash, and its turns as their :meth:`RewardTurn.to_plain`.
+
+        Returns
+        -------
+        dict
+            The trajectory as JSON data.
+        """
         return {
             "source": self.source,
             "budget": self.budget,
@@ -263,14 +287,42 @@ class ProcessReward:
 
     @property
     def n_turns(self) -> int:
+        """The number of turns the reward was evaluated on."""
         return int(self.total.shape[0])
 
     def per_token(self, token_counts: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Q for every LLM token: each turn's value repeated over its tokens."""
+        """Q for every LLM token: each turn's value repeated over its tokens
+        (Section "RL Adaptation": the pressure is shared by all LLM tokens of a turn).
+
+        Parameters
+        ----------
+        token_counts : sequence of int or numpy.ndarray
+            The number of LLM tokens the model generated in each turn (one
+            non-negative integer per turn).
+
+        Returns
+        -------
+        numpy.ndarray
+            Q_{i,t} per token, ``sum(token_counts)`` values in turn order.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``token_counts`` is not one non-negative integer per turn.
+        """
         counts = _counts_iv(token_counts, self.n_turns)
         return np.repeat(self.total, counts)
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data: the configuration (rho and the three lambdas) and every
+        per-turn array and list.
+
+        Returns
+        -------
+        dict
+            ``config``, ``occupancy``, ``pressure``, ``invalid``, ``undo``, ``total``,
+            ``undo_pairs`` and ``invalid_reasons`` as JSON data.
+        """
         return {
             "config": {
                 "rho": self.rho,
@@ -323,10 +375,31 @@ class GroupAdvantage:
 
     @property
     def group_size(self) -> int:
+        """G, the number of trajectories in the group."""
         return int(self.outcomes.shape[0])
 
     def per_token(self, i: int, token_counts: Sequence[int] | np.ndarray) -> np.ndarray:
-        """Advantage of every LLM token of trajectory ``i`` (turn values repeated)."""
+        """Advantage of every LLM token of trajectory ``i`` (turn values repeated).
+
+        Parameters
+        ----------
+        i : int
+            The trajectory's index in the group, ``0 <= i < G``.
+        token_counts : sequence of int or numpy.ndarray
+            The number of LLM tokens the model generated in each turn (one
+            non-negative integer per turn).
+
+        Returns
+        -------
+        numpy.ndarray
+            The advantage per token (eq. context-grpo-advantage), in turn order.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``i`` is not a trajectory index, or ``token_counts`` is not one
+            non-negative integer per turn of that trajectory.
+        """
         if (
             isinstance(i, bool)
             or not isinstance(i, (int, np.integer))
@@ -339,6 +412,14 @@ class GroupAdvantage:
         return np.repeat(adv, _counts_iv(token_counts, adv.shape[0]))
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the group's advantage: outcomes, mu, sigma, eps, the clip
+        bounds, the degenerate flag and the per-trajectory advantages.
+
+        Returns
+        -------
+        dict
+            The fields as JSON data, arrays as lists.
+        """
         return {
             "outcomes": self.outcomes.tolist(),
             "mu": self.mu,

@@ -119,17 +119,104 @@ class PayloadStore(Protocol):
 
     root: str
 
-    def put(self, key: str, data: bytes) -> PayloadInfo: ...
+    def put(self, key: str, data: bytes) -> PayloadInfo:
+        """Store ``data`` under ``key``, durable when it returns.
 
-    def get(self, key: str, *, sha256: str | None = None) -> bytes: ...
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        data : bytes
+            The payload.
 
-    def delete(self, key: str) -> None: ...
+        Returns
+        -------
+        PayloadInfo
+            The key, its display path, size and SHA-256.
 
-    def contains(self, key: str) -> bool: ...
+        Raises
+        ------
+        PayloadConflictError
+            If a store that can hold payloads it did not write (a shared folder) is
+            asked to replace such a payload with other bytes; identical bytes are
+            accepted.
+        """
 
-    def keys(self) -> list[str]: ...
+    def get(self, key: str, *, sha256: str | None = None) -> bytes:
+        """The exact bytes stored under ``key``, verified.
 
-    def key_of(self, path: str) -> str: ...
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        sha256 : str, optional
+            The expected SHA-256 (hex); when given, bytes that do not match it are
+            refused.
+
+        Returns
+        -------
+        bytes
+            The exact bytes stored.
+
+        Raises
+        ------
+        PayloadIntegrityError
+            If the payload is missing or does not match ``sha256``.
+        """
+
+    def delete(self, key: str) -> None:
+        """Remove the payload under ``key`` (a missing payload is not an error).
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        """
+
+    def contains(self, key: str) -> bool:
+        """Whether a payload is stored under ``key``.
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+
+        Returns
+        -------
+        bool
+            True if a payload is stored under ``key``.
+        """
+
+    def keys(self) -> list[str]:
+        """The live payload keys, sorted.
+
+        Returns
+        -------
+        list of str
+            The payload keys, sorted.
+        """
+
+    def key_of(self, path: str) -> str:
+        """Map a path an agent typed back to a payload key, refusing anything
+        outside the store (Section "Meta Context Tool": payloads are read back by
+        path).
+
+        Parameters
+        ----------
+        path : str
+            A path as the dashboard shows it (``<root>/B7.txt``) or relative to the
+            store.
+
+        Returns
+        -------
+        str
+            The payload key.
+
+        Raises
+        ------
+        PathEscapeError
+            If the path leaves the store (traversal, symlinks, foreign names).
+        """
 
 
 def _check_key(key: str) -> str:
@@ -302,6 +389,33 @@ class DiskStore:
         return self._dir / _check_key(key)
 
     def put(self, key: str, data: bytes) -> PayloadInfo:
+        """Write ``data`` under ``key`` atomically (temporary file, fsync, rename,
+        fsync of the folder): the bytes are durable when it returns.
+
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        data : bytes
+            The payload.
+
+        Returns
+        -------
+        PayloadInfo
+            The key, its display path, size and SHA-256.
+
+        Raises
+        ------
+        PayloadConflictError
+            If the folder holds a payload under ``key`` that this store did not
+            write (nor :meth:`claim`) and ``data`` differs from it; identical bytes
+            are accepted without writing.
+        StorageError
+            If the write fails (a full disk, a read-only folder, a file-size limit).
+        WorkspaceArgumentError
+            If ``key`` is not a payload key the engine generates.
+        """
         _check_key(key)
         info = PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
         if key not in self._mine and self.contains(key):
@@ -320,7 +434,18 @@ class DiskStore:
 
     def claim(self, keys: Iterable[str]) -> None:
         """Count ``keys`` as written by this store, so :meth:`put` may replace
-        them (a loaded workspace re-opening the folder its snapshot points to)."""
+        them (a loaded workspace re-opening the folder its snapshot points to).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            Payload keys (``"B7.txt"``).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If a key is not a payload key the engine generates.
+        """
         self._mine.update(_check_key(k) for k in keys)
 
     def set_aside(self, key: str) -> str:
@@ -364,6 +489,29 @@ class DiskStore:
         os.fsync(self._fd())
 
     def get(self, key: str, *, sha256: str | None = None) -> bytes:
+        """Read the payload file ``key`` (no symlink followed) and verify it.
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        sha256 : str, optional
+            The expected SHA-256 (hex); when given, bytes that do not match it are
+            refused.
+
+        Returns
+        -------
+        bytes
+            The exact bytes stored.
+
+        Raises
+        ------
+        PayloadIntegrityError
+            If the file is missing, is not a regular file, or does not match
+            ``sha256``.
+        PathEscapeError
+            If the file cannot be opened safely (it was replaced by a symlink).
+        """
         final = self._final(key)
         flags = (
             os.O_RDONLY
@@ -394,6 +542,19 @@ class DiskStore:
         return verify_payload(key, b"".join(chunks), sha256)
 
     def delete(self, key: str) -> None:
+        """Unlink the payload file ``key`` and fsync the folder (a missing file
+        is not an error).
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+
+        Raises
+        ------
+        StorageError
+            If the file cannot be removed (a read-only folder).
+        """
         try:
             os.unlink(_check_key(key), dir_fd=self._fd())
         except FileNotFoundError:
@@ -404,6 +565,19 @@ class DiskStore:
         self._fsync_dir()
 
     def contains(self, key: str) -> bool:
+        """Whether the folder holds an entry named ``key`` (a symlink counts,
+        not followed).
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+
+        Returns
+        -------
+        bool
+            True if a payload is stored under ``key``.
+        """
         try:
             os.stat(_check_key(key), dir_fd=self._fd(), follow_symlinks=False)
         except FileNotFoundError:
@@ -411,9 +585,37 @@ class DiskStore:
         return True
 
     def keys(self) -> list[str]:
+        """The names in the folder that are payload keys, sorted.
+
+        Returns
+        -------
+        list of str
+            The payload keys, sorted.
+        """
         return sorted(n for n in os.listdir(self._fd()) if _KEY.match(n))
 
     def key_of(self, path: str) -> str:
+        """Map a path an agent typed back to a payload key of this folder.
+
+        Parameters
+        ----------
+        path : str
+            A path as the dashboard shows it (``<root>/B7.txt``) or relative to the
+            store.
+
+        Returns
+        -------
+        str
+            The payload key.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``path`` is not a string path.
+        PathEscapeError
+            If the path is empty, leaves the folder (traversal, a symlinked parent),
+            names no payload key, or is a symlink.
+        """
         if not isinstance(path, (str, os.PathLike)):
             raise WorkspaceArgumentError("path", path, "must be a string path")
         text = os.fspath(path)
@@ -524,10 +726,50 @@ class MemoryStore:
         self._blobs: dict[str, bytes] = {}
 
     def put(self, key: str, data: bytes) -> PayloadInfo:
+        """Keep a copy of ``data`` under ``key``.
+
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        data : bytes
+            The payload.
+
+        Returns
+        -------
+        PayloadInfo
+            The key, its display path, size and SHA-256.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``key`` is not a payload key the engine generates.
+        """
         self._blobs[_check_key(key)] = bytes(data)
         return PayloadInfo(key, f"{self.root}/{key}", len(data), sha256_hex(data))
 
     def get(self, key: str, *, sha256: str | None = None) -> bytes:
+        """The bytes kept under ``key``, verified.
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        sha256 : str, optional
+            The expected SHA-256 (hex); when given, bytes that do not match it are
+            refused.
+
+        Returns
+        -------
+        bytes
+            The exact bytes stored.
+
+        Raises
+        ------
+        PayloadIntegrityError
+            If no payload is kept under ``key`` or it does not match ``sha256``.
+        """
         try:
             data = self._blobs[_check_key(key)]
         except KeyError:
@@ -535,20 +777,79 @@ class MemoryStore:
         return verify_payload(key, data, sha256)
 
     def delete(self, key: str) -> None:
+        """Drop the payload under ``key`` (a missing payload is not an error).
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+        """
         self._blobs.pop(_check_key(key), None)
 
     def claim(self, keys: Iterable[str]) -> None:
-        """Nothing to do: every payload here was written by this store."""
+        """Nothing to do: every payload here was written by this store (the keys
+        are only validated).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            Payload keys (``"B7.txt"``).
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If a key is not a payload key the engine generates.
+        """
         for k in keys:
             _check_key(k)
 
     def contains(self, key: str) -> bool:
+        """Whether a payload is kept under ``key``.
+
+        Parameters
+        ----------
+        key : str
+            The payload key (``"B7.txt"``, ``"G2.txt"``).
+
+        Returns
+        -------
+        bool
+            True if a payload is stored under ``key``.
+        """
         return _check_key(key) in self._blobs
 
     def keys(self) -> list[str]:
+        """The kept payload keys, sorted.
+
+        Returns
+        -------
+        list of str
+            The payload keys, sorted.
+        """
         return sorted(self._blobs)
 
     def key_of(self, path: str) -> str:
+        """Map a path (``<root>/B7.txt`` or ``B7.txt``) back to a payload key.
+
+        Parameters
+        ----------
+        path : str
+            A path as the dashboard shows it (``<root>/B7.txt``) or relative to the
+            store.
+
+        Returns
+        -------
+        str
+            The payload key.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            If ``path`` is not a string.
+        PathEscapeError
+            If the path is empty, is not normalised, has a folder part, or names
+            no payload key.
+        """
         if not isinstance(path, str):
             raise WorkspaceArgumentError("path", path, "must be a string path")
         if "\x00" in path or not path.strip():

@@ -105,7 +105,20 @@ class Tokenizer(Protocol):
     name: str
     additive: bool
 
-    def count(self, text: str) -> int: ...
+    def count(self, text: str) -> int:
+        """The number of tokens of ``text``, the unit of every budget and dashboard
+        row (Section "Problem Setup": the token budget).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        int
+            Its number of tokens.
+        """
 
 
 #: Texts up to this many characters are encoded to UTF-8 in one go; longer
@@ -261,6 +274,19 @@ class _OfflineTiktoken:
         return cls._shared_longest
 
     def count(self, text: str) -> int:
+        """The number of tokens of ``text`` in this BPE encoding, special-token
+        strings counted as text (short texts are memoised).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        int
+            Its number of tokens.
+        """
         if len(text) > _SHORT_TEXT:
             return len(self._encode_ordinary(text))
         n = self._short.get(text)
@@ -326,10 +352,33 @@ class ApproxTokenizer:
     max_token_bytes = 4
 
     def count(self, text: str) -> int:
+        """``ceil(utf8_bytes / 4)``: an upper-bound estimate needing no vocabulary.
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        int
+            Its number of tokens.
+        """
         return self.count_utf8_bytes(utf8_length(text))
 
     def count_utf8_bytes(self, nbytes: int) -> int:
-        """The count of any text of ``nbytes`` UTF-8 bytes (see ``Tokenizer``)."""
+        """The count of any text of ``nbytes`` UTF-8 bytes (see ``Tokenizer``).
+
+        Parameters
+        ----------
+        nbytes : int
+            The text's length in UTF-8 bytes.
+
+        Returns
+        -------
+        int
+            ``ceil(nbytes / 4)``.
+        """
         return (nbytes + 3) // 4
 
     def __repr__(self) -> str:
@@ -484,6 +533,19 @@ class QuicktokTokenizer:
         return m // NFC_SHRINK if self.name in self.NFC else m
 
     def count(self, text: str) -> int:
+        """The number of tokens of ``text`` in the open model's vocabulary
+        (special-token strings counted as text).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        int
+            Its number of tokens.
+        """
         return len(self._encode(text))
 
     def __repr__(self) -> str:
@@ -620,7 +682,31 @@ class HFTokenizer:
         additive: bool = False,
     ) -> HFTokenizer:
         """The ``tokenizer.json`` that the installed distribution ``dist`` ships
-        as ``member`` (found through its metadata, the package is not imported)."""
+        as ``member`` (found through its metadata, the package is not imported).
+
+        Parameters
+        ----------
+        dist : str
+            The distribution's name, as pip knows it.
+        member : str
+            The file's path inside the distribution.
+        name : str
+            The registry name (recorded in the event log and the hash).
+        split_points : re.Pattern, optional
+            Where this file's count splits exactly (see ``Tokenizer.split_points``).
+        additive : bool
+            Declare the file's count additive (see ``Tokenizer.additive``).
+
+        Returns
+        -------
+        HFTokenizer
+            The tokenizer of that file.
+
+        Raises
+        ------
+        MissingExtraError
+            If the distribution ``dist`` is not installed.
+        """
         import importlib.metadata
 
         try:
@@ -630,6 +716,19 @@ class HFTokenizer:
         return cls(str(found), name=name, split_points=split_points, additive=additive)
 
     def count(self, text: str) -> int:
+        """The number of token ids the ``tokenizers`` library encodes ``text`` to,
+        without special tokens.
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        int
+            Its number of tokens.
+        """
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
     def __repr__(self) -> str:

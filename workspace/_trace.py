@@ -277,6 +277,16 @@ class TraceReplay:
         return sum(t.cacheable_tokens for t in later) / total if total else 0.0
 
     def to_plain(self) -> dict[str, Any]:
+        """Plain data of the replay: format, budget, tokenizer, cacheable share,
+        the replayed messages and actions, the final state hash, and every turn
+        (mode, tokens, dashboard, events, protocol problems, cacheable tokens,
+        and the request when one was kept).
+
+        Returns
+        -------
+        dict
+            The replay as JSON data.
+        """
         return {
             "format": self.format,
             "budget": self.budget,

@@ -138,6 +138,7 @@ class Step:
 
     @property
     def key(self) -> str:
+        """The step's registry key, ``<claim>:<name>``."""
         return f"{self.claim}:{self.name}"
 
 
@@ -175,10 +176,12 @@ class StepCertificate(PlainRecord):
 
     @property
     def key(self) -> str:
+        """The step's registry key, ``<claim>:<step>``."""
         return f"{self.claim}:{self.step}"
 
     @property
     def passed(self) -> bool:
+        """True when the step's status is ``"pass"``."""
         return self.status == "pass"
 
 
@@ -223,6 +226,9 @@ class ChainResult(PlainRecord):
 
     @property
     def closed(self) -> bool:
+        """True when the chain is closed (every step registered and passed, no
+        cycle).
+        """
         return self.status == "closed"
 
 
@@ -262,17 +268,31 @@ class VerificationReport(PlainRecord):
 
     @property
     def broken_chains(self) -> tuple[ChainResult, ...]:
+        """The chains that are not closed, in the order of ``chains``."""
         return tuple(c for c in self.chains if not c.closed)
 
     def generality_counts(self) -> dict[str, int]:
-        """Number of steps of each generality (adds up to ``len(steps)``)."""
+        """Number of steps of each generality (adds up to ``len(steps)``).
+
+        Returns
+        -------
+        dict of str to int
+            ``"all"`` (proved for all parameters), ``"finite"`` (checked on a
+            finite domain), ``"sampled"`` -> how many steps.
+        """
         out = {g: 0 for g in GENERALITIES}
         for c in self.steps:
             out[c.generality] = out.get(c.generality, 0) + 1
         return out
 
     def by_claim(self) -> dict[str, tuple[int, int]]:
-        """(passed, failed) counts per claim."""
+        """(passed, failed) counts per claim.
+
+        Returns
+        -------
+        dict of str to tuple of (int, int)
+            Claim -> its steps passed and failed.
+        """
         out: dict[str, tuple[int, int]] = {}
         for c in self.steps:
             p, f = out.get(c.claim, (0, 0))

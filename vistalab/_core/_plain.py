@@ -43,6 +43,12 @@ class PlainRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields (:func:`to_plain`: tuples become
-        lists, numpy values Python ones, fractions exact text, NaN and inf None)."""
+        lists, numpy values Python ones, fractions exact text, NaN and inf None).
+
+        Returns
+        -------
+        dict
+            One key per dataclass field, values made plain.
+        """
         out: dict[str, Any] = to_plain(self)
         return out

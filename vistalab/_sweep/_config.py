@@ -79,6 +79,7 @@ class SweepConfig:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells the sweep runs, ``len(cells)``."""
         return len(self.cells)
 
     @property

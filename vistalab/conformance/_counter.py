@@ -101,7 +101,20 @@ class SuiteCounter:
         """``(constant, system, per_message)`` with ``count`` of any tail equal
         to ``constant + system (if kept) + sum(per_message[i:])``; None for a
         counter that is not a sum over messages. For OpenAI the system
-        messages are in ``per_message`` and ``system`` is 0."""
+        messages are in ``per_message`` and ``system`` is 0.
+
+        Parameters
+        ----------
+        conversation : list or dict
+            The conversation: a list of OpenAI messages, or an Anthropic
+            ``{"system", "messages"}`` document.
+
+        Returns
+        -------
+        tuple of (int, int, list of int) or None
+            The reply priming, the system prompt's cost and each message's cost;
+            None when the counter is not a tokenizer.
+        """
         tok = self.tokenizer
         if tok is None:
             return None

@@ -76,9 +76,36 @@ class ManagerAdapter(Protocol):
     trimmer function or the factory), from ``render`` or from the factory.
     """
 
-    def register(self, message: Any) -> None: ...
+    def register(self, message: Any) -> None:
+        """Take one input message, in order (the system prompt first).
 
-    def render(self, budget: int) -> Any: ...
+        Parameters
+        ----------
+        message : dict
+            An OpenAI chat message, or an Anthropic message ``{"role", "content"}``
+            (a system prompt as ``{"role": "system", "content": ...}``).
+        """
+
+    def render(self, budget: int) -> Any:
+        """The request the manager would send now.
+
+        Parameters
+        ----------
+        budget : int
+            The token budget B the request must fit.
+
+        Returns
+        -------
+        list or dict
+            A list of OpenAI messages, or an Anthropic ``{"system", "messages"}``
+            document.
+
+        Raises
+        ------
+        BudgetTooSmall
+            Below the pinned floor, where no valid request keeps the pinned
+            messages (or an exception type the manager declares in ``refuses``).
+        """
 
 
 #: A factory of adapters: ``factory(budget) -> ManagerAdapter`` (a class works).

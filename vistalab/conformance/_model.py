@@ -105,6 +105,14 @@ class Violation:
         return {"conversation": _plain(self.conversation), "output": _plain(self.output)}
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the violation, with its counterexample.
+
+        Returns
+        -------
+        dict
+            ``invariant``, ``check``, ``pinned``, ``message``, ``budget``,
+            ``protocol``, ``confirmed`` and ``counterexample``.
+        """
         return {
             "invariant": self.invariant,
             "check": self.check,
@@ -123,6 +131,11 @@ class Violation:
         conversation, so ``vista-lab workspace replay FILE --budget B`` replays
         it through the reference workspace; the ``conformance`` object holds
         the rest (read back by :func:`read_violation`).
+
+        Returns
+        -------
+        dict
+            The trace document.
         """
         conv = _plain(self.conversation)
         doc: dict[str, Any]
@@ -144,7 +157,18 @@ class Violation:
         return doc
 
     def write(self, path: str | os.PathLike[str]) -> str:
-        """Write :meth:`to_trace` as a JSON file (atomically); returns the path."""
+        """Write :meth:`to_trace` as a JSON file (atomically); returns the path.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write.
+
+        Returns
+        -------
+        str
+            The path written.
+        """
         data = json.dumps(self.to_trace(), indent=2, ensure_ascii=False) + "\n"
         return str(atomic_write(path, data.encode("utf-8")))
 
@@ -289,14 +313,45 @@ class ConformanceReport:
     pinned: str = "system"
 
     def violation(self, name: str) -> Violation | None:
-        """The first violation of invariant (or check id) ``name``, or None."""
+        """The first violation of invariant (or check id) ``name``, or None.
+
+        Parameters
+        ----------
+        name : str
+            An invariant's name or a check id.
+
+        Returns
+        -------
+        Violation or None
+            The first violation found, or None if it held.
+        """
         return next((v for v in self.violations if name in (v.invariant, v.check)), None)
 
     def violations_of(self, invariant: str) -> tuple[Violation, ...]:
-        """Every violation of ``invariant`` (one per check id broken)."""
+        """Every violation of ``invariant`` (one per check id broken).
+
+        Parameters
+        ----------
+        invariant : str
+            An invariant's name.
+
+        Returns
+        -------
+        tuple of Violation
+            Empty when the invariant held.
+        """
         return tuple(v for v in self.violations if v.invariant == invariant)
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the report: the run's settings, per checked
+        invariant its statement, source, verdict and broken check ids, and every
+        violation.
+
+        Returns
+        -------
+        dict
+            The report as JSON data.
+        """
         by_name = {inv.name: inv for inv in INVARIANTS}
         return {
             "ok": self.ok,

@@ -109,12 +109,19 @@ class Peer:
 
     @property
     def pip(self) -> str:
+        """The command that installs the peer: ``pip install <first distribution>``."""
         return "pip install " + " ".join(self.distributions[:1])
 
     def missing(self) -> str | None:
         """The first import name that is not installed, or None. Looks the
         modules up without importing them (importing litellm, for one, would
-        start its network fetch before the loader can switch it off)."""
+        start its network fetch before the loader can switch it off).
+
+        Returns
+        -------
+        str or None
+            A module name of ``modules``, or None when all are found.
+        """
         for mod in self.modules:
             try:
                 found = importlib.util.find_spec(mod)
@@ -125,10 +132,23 @@ class Peer:
         return None
 
     def installed(self) -> bool:
+        """Whether every module of the peer is found (:meth:`missing` is None).
+
+        Returns
+        -------
+        bool
+            True if the peer can be loaded.
+        """
         return self.missing() is None
 
     def versions(self) -> dict[str, str | None]:
-        """``distribution -> version`` (None when not installed)."""
+        """``distribution -> version`` (None when not installed).
+
+        Returns
+        -------
+        dict of str to str or None
+            One entry per distribution of the peer.
+        """
         out: dict[str, str | None] = {}
         for dist in self.distributions:
             try:
@@ -139,6 +159,12 @@ class Peer:
 
     def load(self) -> Any:
         """The manager for :func:`vistalab.conformance.check`.
+
+        Returns
+        -------
+        object
+            What the peer's loader returns: a trimmer function or an adapter
+            factory.
 
         Raises
         ------

@@ -91,6 +91,15 @@ class PeerResult:
     bugs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the row, with its report's
+        :meth:`ConformanceReport.to_dict` (None when the peer was not checked).
+
+        Returns
+        -------
+        dict
+            ``peer``, ``settings``, ``status``, ``versions``, ``cells``, ``note``,
+            ``bugs`` and ``report``.
+        """
         return {
             "peer": self.peer,
             "settings": self.settings,
@@ -129,9 +138,18 @@ class StudyResult:
 
     @property
     def checked(self) -> tuple[PeerResult, ...]:
+        """The rows whose peer was checked (``status == 'checked'``)."""
         return tuple(r for r in self.rows if r.status == "checked")
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data of the study: its kind tag, the invariants
+        checked, examples, seed, counter, environment, rows and files written.
+
+        Returns
+        -------
+        dict
+            The study as JSON data.
+        """
         return {
             "kind": "vista-lab/conformance-study",
             "invariants": list(CHECKED),

@@ -101,7 +101,19 @@ class WorkspaceAdapter:
     @staticmethod
     def min_budget(conversation: Any) -> int:
         """The least budget whose management rendering fits this conversation's
-        pinned system prompt and task (:meth:`Workspace.management_floor`)."""
+        pinned system prompt and task (:meth:`Workspace.management_floor`).
+
+        Parameters
+        ----------
+        conversation : list or dict
+            The conversation: a list of OpenAI messages, or an Anthropic
+            ``{"system", "messages"}`` document.
+
+        Returns
+        -------
+        int
+            The floor in tokens.
+        """
         if isinstance(conversation, Mapping):
             system = conversation.get("system")
             msgs = list(conversation.get("messages") or [])[:1]
@@ -115,6 +127,16 @@ class WorkspaceAdapter:
         return _floor(json.dumps(pinned, sort_keys=True, default=repr))
 
     def register(self, message: Any) -> None:
+        """Register one message in the workspace; Anthropic blocks (tool use,
+        tool results, media, thinking, a system prompt in blocks) switch the
+        adapter to the Anthropic format, and a list-content OpenAI message's
+        original is kept so the rendering can return it unchanged.
+
+        Parameters
+        ----------
+        message : dict
+            An OpenAI chat message or an Anthropic message.
+        """
         ws = self.workspace
         role = message.get("role") if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
@@ -146,10 +168,30 @@ class WorkspaceAdapter:
     def begin(self, protocol: str) -> None:
         """Take messages in ``protocol`` (``"openai"`` or ``"anthropic"``) and
         render in it (without this call the format is detected from the
-        messages, as :func:`vistalab.workspace.detect_format` does)."""
+        messages, as :func:`vistalab.workspace.detect_format` does).
+
+        Parameters
+        ----------
+        protocol : str
+            ``"openai"`` or ``"anthropic"``.
+        """
         self._format = "anthropic" if protocol == "anthropic" else "openai"
 
     def render(self, budget: int) -> Any:
+        """The workspace's rendering (eq. workspace-render) in the adapter's
+        format, each passed-through OpenAI message replaced by its registered
+        original.
+
+        Parameters
+        ----------
+        budget : int
+            The budget of the suite (the workspace was built with it).
+
+        Returns
+        -------
+        list or dict
+            OpenAI messages, or an Anthropic ``{"system", "messages"}`` document.
+        """
         r = self.workspace.render(format=self._format)
         self._dashboard = r.dashboard
         if self._format == "anthropic":
@@ -190,7 +232,20 @@ class WorkspaceAdapter:
         return None
 
     def placeholder(self, unit: Any) -> tuple[str, ...] | None:
-        """None for passed-through content; else the block ids behind the unit."""
+        """None for passed-through content; else the block ids behind the unit.
+
+        Parameters
+        ----------
+        unit : dict
+            An OpenAI message, or an Anthropic ``{"role", "block"}`` pair.
+
+        Returns
+        -------
+        tuple of str or None
+            The IDs of the units a handle or offload notice stands for, ``()``
+            for the dashboard, protocol text or another notice, None for
+            ordinary content.
+        """
         if not isinstance(unit, Mapping):
             return None
         block = unit.get("block")
@@ -206,5 +261,16 @@ class WorkspaceAdapter:
         return self._text_kind(unit.get("content"))
 
     def recover(self, block_id: str) -> bytes:
-        """The exact bytes of block ``block_id`` (:meth:`Workspace.recover`)."""
+        """The exact bytes of block ``block_id`` (:meth:`Workspace.recover`).
+
+        Parameters
+        ----------
+        block_id : str
+            A block ID a placeholder declared.
+
+        Returns
+        -------
+        bytes
+            The block's original bytes.
+        """
         return self.workspace.recover(block_id)

@@ -155,12 +155,30 @@ class WorkspaceMachine(RuleBasedStateMachine):
     budget: int | None = None
 
     def make_store(self, directory: str) -> PayloadStore:
-        """The store of the engine under test, in the fresh folder ``directory``."""
+        """The store of the engine under test, in the fresh folder ``directory``.
+
+        Override it to drive your own store.
+
+        Parameters
+        ----------
+        directory : str
+            A fresh temporary folder, removed in :meth:`teardown`.
+
+        Returns
+        -------
+        PayloadStore
+            By default a :class:`~vistalab.workspace.DiskStore` in
+            ``directory/archive``.
+        """
         return DiskStore(os.path.join(directory, "archive"))
 
     @initialize()
     def setup(self) -> None:
         # Removed in teardown, or by its finalizer if the run stops before that.
+        """Build both engines (the store of :meth:`make_store` and its in-memory
+        twin with the same display root), size the budget if unset, and register
+        the same system and user messages in both.
+        """
         self._tmpdir = tempfile.TemporaryDirectory(prefix="vista-ws-")
         self.tmp = self._tmpdir.name
         store = self.make_store(self.tmp)
@@ -177,6 +195,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
         self._both("register_user", _USER)
 
     def teardown(self) -> None:
+        """Check that the engine's event log replays to the same canonical state
+        hash (with the same tokenizer instance), then remove the temporary folder.
+        """
         try:
             if hasattr(self, "ws"):
                 # The log replays to the same canonical hash, event by event (with the
@@ -214,11 +235,33 @@ class WorkspaceMachine(RuleBasedStateMachine):
     @precondition(lambda self: not self.ws.pending_calls)
     @rule(text=_text(30), assistant=st.booleans())
     def plain_message(self, text: str, assistant: bool) -> None:
+        """Register a short user or assistant message in both engines (Section
+        "Context Stream").
+
+        Parameters
+        ----------
+        text : str
+            The message text.
+        assistant : bool
+            Register it as an assistant message (else as a user message).
+        """
         self._both("register_assistant" if assistant else "register_user", text)
 
     @precondition(lambda self: not self.ws.pending_calls)
     @rule(sizes=st.lists(_SIZES, min_size=1, max_size=3), finish=st.booleans(), data=st.data())
     def tool_call(self, sizes: list[int], finish: bool, data: st.DataObject) -> None:
+        """Register an assistant message with one to three tool calls, then answer
+        all of them or a prefix (the rest stay pending).
+
+        Parameters
+        ----------
+        sizes : list of int
+            The size in bytes of each call's result.
+        finish : bool
+            Answer every call (else a drawn number of them).
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         calls = []
         for _ in sizes:
             self.n_calls += 1
@@ -242,17 +285,42 @@ class WorkspaceMachine(RuleBasedStateMachine):
         sizes=st.lists(st.sampled_from([300, 1500, 6000]), min_size=2, max_size=3), data=st.data()
     )
     def parallel_tool_calls(self, sizes: list[int], data: st.DataObject) -> None:
+        """Two or three parallel calls with results of 300 to 6,000 bytes, all
+        answered: the tool traffic that drives overflow and the budget guard.
+
+        Parameters
+        ----------
+        sizes : list of int
+            The size in bytes of each call's result.
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         self.tool_call(sizes, True, data)
 
     @precondition(lambda self: not self.ws.pending_calls)
     @rule(size=_SIZES, data=st.data())
     def single_tool_call(self, size: int, data: st.DataObject) -> None:
+        """One call, answered with a result of ``size`` bytes.
+
+        Parameters
+        ----------
+        size : int
+            The result's size in bytes.
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         self.tool_call([size], True, data)
 
     @rule(data=st.data())
     def archive_siblings(self, data: st.DataObject) -> None:
         """Archive results of one assistant message while the call stays visible:
-        the non-first members must keep stub tool messages (structure preservation)."""
+        the non-first members must keep stub tool messages (structure preservation).
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         parents = [b for b in self.ws.blocks if b.in_prompt and b.type.value == "tool_call"]
         kids = {
             p.id: [
@@ -282,6 +350,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.ws.pending_calls))
     @rule(data=st.data())
     def answer_pending(self, data: st.DataObject) -> None:
+        """Answer every pending call; before that, the rendering shows one stub
+        result per pending call (unless in overflow).
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         r = self.ws.render()
         stubs = [m for m in r.messages if m.get("content", "").startswith("[no result registered")]
         assert r.mode == "overflow" or len(stubs) == len(self.ws.pending_calls)
@@ -290,6 +366,15 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def archive(self, data: st.DataObject) -> None:
+        """Archive a drawn selection in both engines: a refusal leaves the state
+        hash unchanged; a success lists the unit, stores its payload, and
+        ``read_path`` returns it whole (eq. archive-contract).
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         spec = data.draw(self._selection())
         before = self.ws.state_hash()
         kind, value = self._both("archive", spec, data.draw(_text(4)))
@@ -304,6 +389,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
+        """Delete a drawn selection in both engines: a refusal leaves the state
+        hash unchanged; deleted blocks join the model's deleted set.
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         spec = data.draw(self._selection())
         before = self.ws.state_hash()
         kind, value = self._both("delete", spec, "no longer needed")
@@ -314,6 +407,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def restore(self, data: st.DataObject) -> None:
+        """Restore a drawn selection in both engines: a refusal leaves the state
+        hash unchanged.
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         spec = data.draw(self._selection())
         before = self.ws.state_hash()
         kind, _ = self._both("restore", spec)
@@ -322,7 +423,13 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def archive_then_restore_is_undo(self, data: st.DataObject) -> None:
-        """eq. process-reward (Q_undo): an archive-restore pair restores the hash."""
+        """eq. process-reward (Q_undo): an archive-restore pair restores the hash.
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         visible = [
             b.id
             for b in self.ws.blocks
@@ -340,6 +447,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def read_range(self, data: st.DataObject) -> None:
+        """Partial reads of an archived block's payload equal the model's bytes:
+        a ``bytes=a:z`` slice and a ``lines=i-j`` range.
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         archived = [b for b in self.ws.blocks if b.payload is not None]
         if not archived:
             return
@@ -361,7 +476,13 @@ class WorkspaceMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def fork_and_diverge(self, data: st.DataObject) -> None:
         """Workspace invariants on a copy: a fork renders, hashes and recovers exactly as the
-        workspace it copies; acting on the fork leaves the original untouched."""
+        workspace it copies; acting on the fork leaves the original untouched.
+
+        Parameters
+        ----------
+        data : hypothesis.strategies.DataObject
+            Hypothesis's interactive draws.
+        """
         f = self.ws.fork(store=MemoryStore(self.ws.store.root))
         r = self.ws.render()
         assert f.state_hash() == self.ws.state_hash() and f.render() == r
@@ -400,6 +521,16 @@ class WorkspaceMachine(RuleBasedStateMachine):
         tool=st.sampled_from(["context_workspace_archive", "context_workspace_delete"]),
     )
     def malformed_call(self, bad: str, tool: str) -> None:
+        """A malformed block ID through the agent tool path: both engines answer
+        the same refusal, and neither the state hash nor the store changes.
+
+        Parameters
+        ----------
+        bad : str
+            A malformed or unknown ID (``B0``, ``B5--B10``, a full-width digit...).
+        tool : str
+            ``context_workspace_archive`` or ``context_workspace_delete``.
+        """
         before = self.ws.state_hash()
         keys = set(self.ws.store.keys())
         args = {"block_id": bad} if tool.endswith("archive") else {"block_id": bad, "reason": "x"}
@@ -421,6 +552,14 @@ class WorkspaceMachine(RuleBasedStateMachine):
         )
     )
     def traversal_read(self, path: str) -> None:
+        """``read_path`` refuses a path outside the archive (traversal, absolute,
+        NUL byte, unknown name).
+
+        Parameters
+        ----------
+        path : str
+            The hostile path.
+        """
         try:
             self.ws.read_path(path)
         except WorkspaceError:
@@ -496,6 +635,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @invariant()
     def ids_unique_stable_never_reused(self) -> None:
+        """Block IDs are ``B1..Bn`` in registration order: unique, stable, never
+        reused, and every registered block is still listed.
+        """
         if not hasattr(self, "ws"):
             return
         ids = [b.id for b in self.ws.blocks]
@@ -527,6 +669,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
 
     @invariant()
     def canonical_hash_deterministic(self) -> None:
+        """The canonical state hash equals its from-scratch recomputation and the
+        twin's.
+        """
         if not hasattr(self, "ws"):
             return
         h = self.ws.state_hash()
