@@ -14,7 +14,8 @@
 
 From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
-From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs.
+From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs
+  DeletionProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -225,6 +226,27 @@ Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
      end).
 Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
 
+(* deletion.  Methodology, Context Stream: "delete removes the selected
+   content permanently"; "Workspace invariants": "archived payload bytes
+   remain recoverable unless the agent explicitly deletes them".  When a
+   delete of the units [us] is done (any state reached by any operations),
+   then after it and after any later operations [later]: the store holds
+   nothing under any deleted unit's key (its payload, a block's raw bytes or
+   a group's payload, is gone), and every deleted block is a tombstone that
+   recover refuses (nothing deleted is recoverable: no later archive,
+   restore, offload or registration brings it back).  Not stated here: the
+   leaves of a deleted group (Claims.v [claim_deletion_leaves]). *)
+Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid)
+    (dm : nat) (later : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  r_ok (snd (step s (ODelete us dm))) = None ->
+  let s' := run (fst (step s (ODelete us dm))) later in
+  forall u, In u us ->
+  sp_lookup (sp_key_of u) (store s') = None /\
+  (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
+Proof. exact (deletion_run c d s0 ops us dm later). Qed.
+
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
 Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
@@ -232,3 +254,4 @@ Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
 Definition statement_of_guard : claim_guard := workspace_guard.
+Definition statement_of_deletion : claim_deletion := workspace_deletion.
