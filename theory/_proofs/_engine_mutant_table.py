@@ -483,4 +483,82 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="delete_keeps_block_payload",
+        bug="deleting a block archived alone leaves its payload in the store",
+        old="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        new="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (store s)",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); archive [B1]; delete [B1]: the store still holds key B1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="delete_keeps_group_payload",
+        bug="deleting a group leaves the group's payload in the store",
+        old="                                  | KG h => negb (doomed h)",
+        new="                                  | KG h => true",
+        theorem="workspace_deletion",
+        run="user B1, B2; archive [B1;B2] (group G1); delete [G1]: the store still holds key G1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  [UG 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 1) (or_introl eq_refl)).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="delete_without_tombstone",
+        bug="deleting a block drops its payload but leaves it archived instead of a tombstone",
+        old="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        new="                  then set_block Archived None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]: B1 is archived, not deleted",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="recover_reads_deleted",
+        bug="recover returns a deleted block's registered bytes",
+        old="      | Deleted => None\n      | Visible | Pinned => Some (b_data b)",
+        new="      | Deleted => Some (b_data b)\n      | Visible | Pinned => Some (b_data b)",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]: recover B1 = Some 7, not None",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="restore_revives_deleted",
+        bug="restore accepts a deleted block and brings it back into the prompt",
+        old="          | Deleted => Some RDeleted",
+        new="          | Deleted => match a with ARestore => None | _ => Some RDeleted end",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]; later restore [B1]: B1 is visible again",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
+  [ORestore [UB 1] 1] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+""",
+    ),
 )

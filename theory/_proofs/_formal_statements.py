@@ -451,6 +451,14 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_deletion",
+        "deletion: delete removes the selected content permanently -- after a delete, and "
+        "after any later operations, the store holds nothing under a deleted unit's key (a "
+        "block's raw bytes, a group's payload) and a deleted block is a tombstone recover "
+        "refuses (the leaves of a deleted group are not yet stated)",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_protocol",
         "protocol: tool results stay linked to their calls and archived results render in "
         "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "
