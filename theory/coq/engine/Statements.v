@@ -226,9 +226,10 @@ Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
      end).
 Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
 
-(* deletion.  Methodology, Context Stream: "delete removes the selected
-   content permanently"; "Workspace invariants": "archived payload bytes
-   remain recoverable unless the agent explicitly deletes them".  When a
+(* deletion.  Methodology, Context Stream: "Deletion is an explicit agent
+   action, not a storage regime: it removes the selected content
+   permanently"; the delete tool (Appendix, context_workspace_delete):
+   "Deleted content cannot be recovered".  When a
    delete of the units [us] is done (any state reached by any operations),
    then after it and after any later operations [later]: the store holds
    nothing under any deleted unit's key (its payload, a block's raw bytes or
