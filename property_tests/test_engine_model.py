@@ -67,7 +67,8 @@ def test_sources_ship_beside_the_development():
     listed = _model._project_files(SRC)
     assert listed == [
         "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
-        "SpecProofs.v", "GuardProofs.v", "DeletionProofs.v", "Statements.v",
+        "SpecProofs.v", "GuardProofs.v", "DeletionProofs.v", "ArchiveProofs.v",
+        "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name

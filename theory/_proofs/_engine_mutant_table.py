@@ -561,4 +561,40 @@ cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq
 destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
 """,
     ),
+    ModelMutant(
+        name="archive_alone_wrong_bytes",
+        bug="archiving one visible block alone stores other bytes than the block's under its key",
+        old="            with_store s1 (put (KB n) (VRaw (b_data b)) (store s))\n"
+            "          else update s",
+        new="            with_store s1 (put (KB n) (VRaw (S (b_data b))) (store s))\n"
+            "          else update s",
+        theorem="workspace_archive_contract",
+        run="user B1 (bytes 7); archive [B1]: reading B1's handle key yields bytes 8, not 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) 1
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="handle_shows_wrong_level",
+        bug="a block's own handle shows an archive level one above the block's",
+        old="let sh := SHandle (KB (b_id b)) (b_level b) (payload_at s (KB (b_id b))) in",
+        new="let sh := SHandle (KB (b_id b)) (S (b_level b)) (payload_at s (KB (b_id b))) in",
+        theorem="workspace_archive_contract",
+        run="user B1 (bytes 7); archive [B1] (level 1): its handle shows level 2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) 1
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
 )

@@ -459,6 +459,15 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_archive_contract",
+        "archive_contract: read_path(h) == payload(S) (eq. archive-contract), for the handles "
+        "and placeholders of blocks archived or offloaded on their own -- each shows its "
+        "block's store key, archive level and stored payload, the store holds that key, and "
+        "reading it yields exactly the block's registered bytes (group handles and nested "
+        "references are not yet stated)",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_protocol",
         "protocol: tool results stay linked to their calls and archived results render in "
         "protocol-valid form -- every rendering satisfies the OpenAI pairing rule and, as an "

@@ -15,7 +15,7 @@
 From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
 From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs
-  DeletionProofs.
+  DeletionProofs ArchiveProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -247,6 +247,25 @@ Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (
   sp_lookup (sp_key_of u) (store s') = None /\
   (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
 Proof. exact (deletion_run c d s0 ops us dm later). Qed.
+
+(* archive_contract.  Methodology, eq. (archive-contract):
+   "read_path(h) == payload(S)"; Context Stream: "(ii) archived blocks are
+   replaced by compact handles and summaries, while their original bytes are
+   stored externally".  For every handle or offload placeholder of a block
+   archived or offloaded on its own that the rendering shows (any state
+   reached by any operations, either rendering): the handle shows that
+   block's store key, its archive level and the payload stored there; the
+   store holds a payload under that key; and reading the key yields exactly
+   the block's registered bytes.  Not stated here: group handles and the
+   references nested in group payloads (Claims.v [claim_archive_contract]). *)
+Theorem workspace_archive_contract (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  forall m n, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
+  m_show m = SHandle (sp_key_of (UB n)) (sp_level s (UB n)) (sp_payload s (sp_key_of (UB n))) /\
+  sp_lookup (sp_key_of (UB n)) (store s) <> None /\
+  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).
+Proof. exact (archive_blocks_run c d s0 ops). Qed.
 
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
