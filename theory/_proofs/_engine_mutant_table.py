@@ -597,4 +597,37 @@ specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))
 destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="archive_level_not_raised",
+        bug="archiving an archived block again leaves its level as it was",
+        old="                        then set_block Archived None (S (b_level x)) h (b_tok x) x else x)",
+        new="                        then set_block Archived None (b_level x) h (b_tok x) x else x)",
+        theorem="workspace_ledger_levels",
+        run="user B1; archive [B1] (level 1); archive [B1] again: B1 stays at level 1, not 2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] 1 (2, 2) [] 1
+  (mkBlock 1 KUser 7 0 [] (5, 5) (0, 0) 0 false Archived None 1 (2, 2) 5) eq_refl).
+cbv zeta in H.
+destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [L _]]]].
+vm_compute in Hb'. injection Hb' as <-. vm_compute in L. discriminate L.
+""",
+    ),
+    ModelMutant(
+        name="archive_records_no_tok",
+        bug="archiving a visible block alone records ~Tok 0 instead of its position's cost",
+        old="                        then set_block Archived None 1 h (pos_cost s x) x else x) in",
+        new="                        then set_block Archived None 1 h 0 x else x) in",
+        theorem="workspace_ledger_levels",
+        run="user B1 (5 tokens); archive [B1]: its ~Tok is 0, not 5",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
+  (plain_block 1 KUser false 7 5) eq_refl).
+cbv zeta in H.
+destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [_ T]]]].
+vm_compute in Hb'. injection Hb' as <-. vm_compute in T. discriminate T.
+""",
+    ),
 )

@@ -440,6 +440,14 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_ledger_levels",
+        "ledger_levels: the ledger's archive level and token estimate of an archived block "
+        "are the ones its archiving recorded -- archiving one block on its own makes it "
+        "archived at level 1 if it was in the prompt and one level above its own otherwise, "
+        "with the ~Tok its ledger row showed just before",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_guard",
         "guard: a new tool result that still cannot fit is rejected with a compact notice "
         "(Algorithm 1: admit fitting results; offload eligible visible raw results or reject) "

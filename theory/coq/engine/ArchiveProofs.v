@@ -90,3 +90,77 @@ Proof.
   - unfold sp_read_path, sp_unit_payload, sp_leaves. cbn [sp_read_f sp_leaves_f flat_map].
     rewrite sp_lookup_eq, L, F. reflexivity.
 Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Archiving one block records its level and ~Tok (Implementation Details,
+   "Dashboard format": Level, ~Tok) *)
+
+Lemma call_shown_eq s b : ids_ok s -> parent_in_prompt s b = sp_call_shown (turns s) (b_id b).
+Proof.
+  unfold ids_ok, parent_in_prompt. intro I.
+  assert (N : NoDup (map b_id (flat_map turn_blocks (turns s)))).
+  { change (flat_map turn_blocks (turns s)) with (blocks s). rewrite I. apply seq_NoDup. }
+  clear I. induction (turns s) as [|[b0|c rs] r IH]; simpl in *; auto.
+  - inversion N; auto.
+  - rewrite map_app in N. inversion N as [|? ? N0 N1]; subst.
+    pose proof (nodup_app_r _ _ N1) as Nr. rewrite <- (IH Nr).
+    destruct (existsb (fun b1 => Nat.eqb (b_id b1) (b_id b)) rs) eqn:E.
+    + assert (Nr' : ~ In (b_id b) (map b_id (flat_map turn_blocks r))).
+      { apply existsb_id_in in E. intro H. exact (nodup_app_disj _ _ (b_id b) N1 E H). }
+      destruct (not_in_parent r (b_id b) Nr') as [_ Z]. rewrite <- (IH Nr) in Z.
+      rewrite Z. destruct (b_status c); reflexivity.
+    + rewrite andb_false_r. reflexivity.
+Qed.
+
+Lemma find_map_id (p : block -> bool) (g : block -> block) l :
+  (forall x, p (g x) = p x) -> find p (map g l) = option_map g (find p l).
+Proof.
+  intro G. induction l as [|x l IH]; simpl; auto. rewrite G. destruct (p x); auto.
+Qed.
+
+Theorem levels_run (c : config) (d : nat) (s0 : state) (ops : list op)
+    (n : nat) (h : nat * nat) (stubs : list (nat * nat)) (dd : nat) (b : block) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let o := OArchive [UB n] h stubs dd in
+  r_ok (snd (step s o)) = None -> sp_block s n = Some b ->
+  exists b', sp_block (fst (step s o)) n = Some b' /\ b_status b' = Archived /\
+    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else S (b_level b)) /\
+    b_tok b' = r_tok (sp_block_row s b).
+Proof.
+  intros Init. cbv zeta. set (s := run s0 ops).
+  assert (I : ids_ok s).
+  { apply run_invariant; [exact (proj1 (init_fresh c d s0 Init))|].
+    intros t o' H. exact (proj1 (stable_step t o' H)). }
+  cbn [step]. unfold act, resolve.
+  destruct (first_error s AArchive [UB n]) as [e|] eqn:E; [cbn; intro X; discriminate X|].
+  intros _ Hb. cbn [fst sort_by dedup dedup_acc existsb fold_right insert_by].
+  pose proof (first_error_none _ _ _ E (UB n) (or_introl eq_refl)) as Ck.
+  assert (F : find_block s n = Some b) by (unfold find_block; rewrite <- sp_blocks_eq; exact Hb).
+  destruct (find_block_in s n b F) as [Hin Eb].
+  unfold check_unit in Ck. rewrite F in Ck.
+  unfold archive_units. rewrite F.
+  assert (Sb : forall f t, turns t = turns (update s f) -> (forall x, b_id (f x) = b_id x) ->
+     sp_block t n = Some (if protected s b then b else f b)).
+  { intros f t Tt Hf. unfold sp_block. rewrite sp_blocks_eq.
+    replace (blocks t) with (blocks (update s f)) by (unfold blocks; rewrite Tt; reflexivity).
+    rewrite blocks_update, find_map_id.
+    - change (find (fun x => b_id x =? n) (blocks s)) with (find_block s n). rewrite F. reflexivity.
+    - intro x. destruct (protected s x); [reflexivity|]. rewrite Hf. reflexivity. }
+  destruct (b_status b) eqn:St; try discriminate;
+  destruct (b_group b); try discriminate;
+  destruct (protected s b) eqn:P; try discriminate; cbn [in_prompt].
+  - eexists. split.
+    + eapply Sb; [reflexivity|]. intro x. cbv beta. destruct (b_id x =? n); reflexivity.
+    + cbv beta. rewrite Eb, Nat.eqb_refl. cbn [set_block b_status b_level b_tok sp_block_row r_tok].
+      try rewrite St. cbn [sp_shown_in_prompt]. split; [reflexivity|split; [reflexivity|]].
+      unfold pos_cost. rewrite sp_costs_eq, sp_position_eq, call_shown_eq by exact I. reflexivity.
+  - eexists. split.
+    + eapply Sb; [reflexivity|]. intro x. cbv beta. destruct (b_id x =? n); reflexivity.
+    + cbv beta. rewrite Eb, Nat.eqb_refl. cbn [set_block b_status b_level b_tok sp_block_row r_tok].
+      try rewrite St. cbn [sp_shown_in_prompt]. auto.
+  - eexists. split.
+    + eapply Sb; [reflexivity|]. intro x. cbv beta. destruct (b_id x =? n); reflexivity.
+    + cbv beta. rewrite Eb, Nat.eqb_refl. cbn [set_block b_status b_level b_tok sp_block_row r_tok].
+      try rewrite St. cbn [sp_shown_in_prompt]. auto.
+Qed.

@@ -267,6 +267,25 @@ Theorem workspace_archive_contract (c : config) (d : nat) (s0 : state) (ops : li
   sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).
 Proof. exact (archive_blocks_run c d s0 ops). Qed.
 
+(* ledger_levels.  Implementation Details, "Dashboard format" (~Tok, Level);
+   Context Stream: "D_t is the dashboard: a factual ledger of ... token
+   estimates, ... archive level".  The figures the ledger shows for an
+   archived block are recorded when it is archived (workspace_ledger reads
+   them from the state): archiving one block on its own (any state reached
+   by any operations) makes it archived, at level 1 if it was in the prompt
+   and one level above its own otherwise, and its ~Tok is the ~Tok its
+   ledger row showed just before (its position's cost while in the prompt). *)
+Theorem workspace_ledger_levels (c : config) (d : nat) (s0 : state) (ops : list op)
+    (n : nat) (h : nat * nat) (stubs : list (nat * nat)) (dd : nat) (b : block) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let o := OArchive [UB n] h stubs dd in
+  r_ok (snd (step s o)) = None -> sp_block s n = Some b ->
+  exists b', sp_block (fst (step s o)) n = Some b' /\ b_status b' = Archived /\
+    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else S (b_level b)) /\
+    b_tok b' = r_tok (sp_block_row s b).
+Proof. exact (levels_run c d s0 ops n h stubs dd b). Qed.
+
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
 Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
