@@ -79,7 +79,7 @@ def test_sources_ship_beside_the_development():
 # sentence of the paper about what the agent sees (quoted in Statements.v).
 SPEC_THEOREMS = {
     "ledger": "Implementation Details, dashboard format (ID ~Tok Age Type Level Parent Status)",
-    "ledger_levels": "Implementation Details, dashboard format (the Level and ~Tok an archiving records)",
+    "ledger_levels": "Implementation Details, dashboard format (Level and ~Tok archiving records)",
     "guard": "Algorithm 1; Methodology, Context Stream and Mode switch (the hard-budget guard)",
     "deletion": "Methodology, Context Stream (deletion removes the selected content permanently)",
     "archive_contract": "eq. (archive-contract): read_path(h) == payload(S)",

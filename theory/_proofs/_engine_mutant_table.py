@@ -600,8 +600,10 @@ destruct H as [H _]. vm_compute in H. discriminate H.
     ModelMutant(
         name="archive_level_not_raised",
         bug="archiving an archived block again leaves its level as it was",
-        old="                        then set_block Archived None (S (b_level x)) h (b_tok x) x else x)",
-        new="                        then set_block Archived None (b_level x) h (b_tok x) x else x)",
+        old="                        then set_block Archived None (S (b_level x)) h (b_tok x) x"
+            " else x)",
+        new="                        then set_block Archived None (b_level x) h (b_tok x) x"
+            " else x)",
         theorem="workspace_ledger_levels",
         run="user B1; archive [B1] (level 1); archive [B1] again: B1 stays at level 1, not 2",
         proof="""
