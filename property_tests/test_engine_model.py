@@ -287,6 +287,20 @@ BROKEN = {
         " recover s (b_id b) = Some (b_data b).",
         "forall b, In b (blocks s) -> recover s (b_id b) = Some (b_data b).",
     ),
+    # a deleted block still live
+    "workspace_deletion": (
+        "  (forall n, u = UB n -> sp_deleted s' n = true /\\ recover s' n = None).",
+        "  (forall n, u = UB n -> sp_deleted s' n = false /\\ recover s' n = None).",
+    ),
+    "workspace_archive_contract": (
+        "  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).",
+        "  sp_read_path s (sp_key_of (UB n)) = None.",
+    ),
+    # a level not raised by archiving again
+    "workspace_ledger_levels": (
+        "    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else S (b_level b)) /\\",
+        "    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else b_level b) /\\",
+    ),
     "workspace_stable_ids": (
         "map b_id (blocks s) = seq 1 (nblocks s) /\\",
         "map b_id (blocks s) = seq 0 (nblocks s) /\\",
