@@ -67,7 +67,8 @@ def test_sources_ship_beside_the_development():
     listed = _model._project_files(SRC)
     assert listed == [
         "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
-        "SpecProofs.v", "GuardProofs.v", "Statements.v",
+        "SpecProofs.v", "GuardProofs.v", "DeletionProofs.v", "ArchiveProofs.v",
+        "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name
@@ -78,6 +79,7 @@ def test_sources_ship_beside_the_development():
 # sentence of the paper about what the agent sees (quoted in Statements.v).
 SPEC_THEOREMS = {
     "ledger": "Implementation Details, dashboard format (ID ~Tok Age Type Level Parent Status)",
+    "ledger_levels": "Implementation Details, dashboard format (Level and ~Tok archiving records)",
     "guard": "Algorithm 1; Methodology, Context Stream and Mode switch (the hard-budget guard)",
     "deletion": "Methodology, Context Stream (deletion removes the selected content permanently)",
     "archive_contract": "eq. (archive-contract): read_path(h) == payload(S)",
@@ -284,6 +286,20 @@ BROKEN = {
         "forall b, In b (blocks s) -> b_status b <> Deleted ->"
         " recover s (b_id b) = Some (b_data b).",
         "forall b, In b (blocks s) -> recover s (b_id b) = Some (b_data b).",
+    ),
+    # a deleted block still live
+    "workspace_deletion": (
+        "  (forall n, u = UB n -> sp_deleted s' n = true /\\ recover s' n = None).",
+        "  (forall n, u = UB n -> sp_deleted s' n = false /\\ recover s' n = None).",
+    ),
+    "workspace_archive_contract": (
+        "  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).",
+        "  sp_read_path s (sp_key_of (UB n)) = None.",
+    ),
+    # a level not raised by archiving again
+    "workspace_ledger_levels": (
+        "    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else S (b_level b)) /\\",
+        "    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else b_level b) /\\",
     ),
     "workspace_stable_ids": (
         "map b_id (blocks s) = seq 1 (nblocks s) /\\",

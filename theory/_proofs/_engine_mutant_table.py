@@ -483,4 +483,153 @@ specialize (H (mkConfig 100 100 0 10 0) 0 _
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
+    ModelMutant(
+        name="delete_keeps_block_payload",
+        bug="deleting a block archived alone leaves its payload in the store",
+        old="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        new="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (store s)",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); archive [B1]; delete [B1]: the store still holds key B1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="delete_keeps_group_payload",
+        bug="deleting a group leaves the group's payload in the store",
+        old="                                  | KG h => negb (doomed h)",
+        new="                                  | KG h => true",
+        theorem="workspace_deletion",
+        run="user B1, B2; archive [B1;B2] (group G1); delete [G1]: the store still holds key G1",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
+  [UG 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 1) (or_introl eq_refl)).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="delete_without_tombstone",
+        bug="deleting a block drops its payload but leaves it archived instead of a tombstone",
+        old="                  then set_block Deleted None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        new="                  then set_block Archived None 0 (0, 0) 0 b else b) in\n"
+            "      with_store s1 (remove_key (KB n) (store s))",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]: B1 is archived, not deleted",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="recover_reads_deleted",
+        bug="recover returns a deleted block's registered bytes",
+        old="      | Deleted => None\n      | Visible | Pinned => Some (b_data b)",
+        new="      | Deleted => Some (b_data b)\n      | Visible | Pinned => Some (b_data b)",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]: recover B1 = Some 7, not None",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="restore_revives_deleted",
+        bug="restore accepts a deleted block and brings it back into the prompt",
+        old="          | Deleted => Some RDeleted",
+        new="          | Deleted => match a with ARestore => None | _ => Some RDeleted end",
+        theorem="workspace_deletion",
+        run="user B1 (bytes 7); delete [B1]; later restore [B1]: B1 is visible again",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
+  [ORestore [UB 1] 1] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="archive_alone_wrong_bytes",
+        bug="archiving one visible block alone stores other bytes than the block's under its key",
+        old="            with_store s1 (put (KB n) (VRaw (b_data b)) (store s))\n"
+            "          else update s",
+        new="            with_store s1 (put (KB n) (VRaw (S (b_data b))) (store s))\n"
+            "          else update s",
+        theorem="workspace_archive_contract",
+        run="user B1 (bytes 7); archive [B1]: reading B1's handle key yields bytes 8, not 7",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) 1
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="handle_shows_wrong_level",
+        bug="a block's own handle shows an archive level one above the block's",
+        old="let sh := SHandle (KB (b_id b)) (b_level b) (payload_at s (KB (b_id b))) in",
+        new="let sh := SHandle (KB (b_id b)) (S (b_level b)) (payload_at s (KB (b_id b))) in",
+        theorem="workspace_archive_contract",
+        run="user B1 (bytes 7); archive [B1] (level 1): its handle shows level 2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) 1
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="archive_level_not_raised",
+        bug="archiving an archived block again leaves its level as it was",
+        old="                        then set_block Archived None (S (b_level x)) h (b_tok x) x"
+            " else x)",
+        new="                        then set_block Archived None (b_level x) h (b_tok x) x"
+            " else x)",
+        theorem="workspace_ledger_levels",
+        run="user B1; archive [B1] (level 1); archive [B1] again: B1 stays at level 1, not 2",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _
+  [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] 1 (2, 2) [] 1
+  (mkBlock 1 KUser 7 0 [] (5, 5) (0, 0) 0 false Archived None 1 (2, 2) 5) eq_refl).
+cbv zeta in H.
+destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [L _]]]].
+vm_compute in Hb'. injection Hb' as <-. vm_compute in L. discriminate L.
+""",
+    ),
+    ModelMutant(
+        name="archive_records_no_tok",
+        bug="archiving a visible block alone records ~Tok 0 instead of its position's cost",
+        old="                        then set_block Archived None 1 h (pos_cost s x) x else x) in",
+        new="                        then set_block Archived None 1 h 0 x else x) in",
+        theorem="workspace_ledger_levels",
+        run="user B1 (5 tokens); archive [B1]: its ~Tok is 0, not 5",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
+  (plain_block 1 KUser false 7 5) eq_refl).
+cbv zeta in H.
+destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [_ T]]]].
+vm_compute in Hb'. injection Hb' as <-. vm_compute in T. discriminate T.
+""",
+    ),
 )

@@ -440,6 +440,14 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
     ),
     MainTheorem(
         "engine",
+        "workspace_ledger_levels",
+        "ledger_levels: the ledger's archive level and token estimate of an archived block "
+        "are the ones its archiving recorded -- archiving one block on its own makes it "
+        "archived at level 1 if it was in the prompt and one level above its own otherwise, "
+        "with the ~Tok its ledger row showed just before",
+    ),
+    MainTheorem(
+        "engine",
         "workspace_guard",
         "guard: a new tool result that still cannot fit is rejected with a compact notice "
         "(Algorithm 1: admit fitting results; offload eligible visible raw results or reject) "
@@ -448,6 +456,23 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "leaves the candidate within the hard limit; with one dashboard figure the offloaded "
         "results are the shortest oldest-first prefix of the eligible ones whose gains cover "
         "the excess (none, and a rejection, when all of them do not)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_deletion",
+        "deletion: delete removes the selected content permanently -- after a delete, and "
+        "after any later operations, the store holds nothing under a deleted unit's key (a "
+        "block's raw bytes, a group's payload) and a deleted block is a tombstone recover "
+        "refuses (the leaves of a deleted group are not yet stated)",
+    ),
+    MainTheorem(
+        "engine",
+        "workspace_archive_contract",
+        "archive_contract: read_path(h) == payload(S) (eq. archive-contract), for the handles "
+        "and placeholders of blocks archived or offloaded on their own -- each shows its "
+        "block's store key, archive level and stored payload, the store holds that key, and "
+        "reading it yields exactly the block's registered bytes (group handles and nested "
+        "references are not yet stated)",
     ),
     MainTheorem(
         "engine",

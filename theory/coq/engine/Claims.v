@@ -58,7 +58,24 @@ Definition claim_guard : Prop :=
      | None => r_guard r = GRejectHard /\ r_offloaded r = []
      end).
 
+(* Deletion, as Statements.v proves it: every deleted unit's store key
+   holds nothing, and a deleted block is a tombstone that recover refuses,
+   after the delete and after any later operations. *)
 Definition claim_deletion : Prop :=
+  forall (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid) (dm : nat)
+         (later : list op),
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  r_ok (snd (step s (ODelete us dm))) = None ->
+  let s' := run (fst (step s (ODelete us dm))) later in
+  forall u, In u us ->
+  sp_lookup (sp_key_of u) (store s') = None /\
+  (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
+
+(* Deletion in full (stated, not yet proved): also every leaf of a deleted
+   group is a tombstone nothing recovers, and no store entry holds a deleted
+   leaf's bytes (raw, or inlined in a group payload). *)
+Definition claim_deletion_leaves : Prop :=
   forall (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid) (dm : nat)
          (later : list op),
   init c d = Some s0 ->

@@ -14,7 +14,8 @@
 
 From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
-From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs.
+From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs
+  DeletionProofs ArchiveProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -225,6 +226,66 @@ Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
      end).
 Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
 
+(* deletion.  Methodology, Context Stream: "Deletion is an explicit agent
+   action, not a storage regime: it removes the selected content
+   permanently"; the delete tool (Appendix, context_workspace_delete):
+   "Deleted content cannot be recovered".  When a
+   delete of the units [us] is done (any state reached by any operations),
+   then after it and after any later operations [later]: the store holds
+   nothing under any deleted unit's key (its payload, a block's raw bytes or
+   a group's payload, is gone), and every deleted block is a tombstone that
+   recover refuses (nothing deleted is recoverable: no later archive,
+   restore, offload or registration brings it back).  Not stated here: the
+   leaves of a deleted group (Claims.v [claim_deletion_leaves]). *)
+Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid)
+    (dm : nat) (later : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  r_ok (snd (step s (ODelete us dm))) = None ->
+  let s' := run (fst (step s (ODelete us dm))) later in
+  forall u, In u us ->
+  sp_lookup (sp_key_of u) (store s') = None /\
+  (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
+Proof. exact (deletion_run c d s0 ops us dm later). Qed.
+
+(* archive_contract.  Methodology, eq. (archive-contract):
+   "read_path(h) == payload(S)"; Context Stream: "(ii) archived blocks are
+   replaced by compact handles and summaries, while their original bytes are
+   stored externally".  For every handle or offload placeholder of a block
+   archived or offloaded on its own that the rendering shows (any state
+   reached by any operations, either rendering): the handle shows that
+   block's store key, its archive level and the payload stored there; the
+   store holds a payload under that key; and reading the key yields exactly
+   the block's registered bytes.  Not stated here: group handles and the
+   references nested in group payloads (Claims.v [claim_archive_contract]). *)
+Theorem workspace_archive_contract (c : config) (d : nat) (s0 : state) (ops : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  forall m n, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
+  m_show m = SHandle (sp_key_of (UB n)) (sp_level s (UB n)) (sp_payload s (sp_key_of (UB n))) /\
+  sp_lookup (sp_key_of (UB n)) (store s) <> None /\
+  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).
+Proof. exact (archive_blocks_run c d s0 ops). Qed.
+
+(* ledger_levels.  Implementation Details, "Dashboard format" (~Tok, Level);
+   Context Stream: "D_t is the dashboard: a factual ledger of ... token
+   estimates, ... archive level".  The figures the ledger shows for an
+   archived block are recorded when it is archived (workspace_ledger reads
+   them from the state): archiving one block on its own (any state reached
+   by any operations) makes it archived, at level 1 if it was in the prompt
+   and one level above its own otherwise, and its ~Tok is the ~Tok its
+   ledger row showed just before (its position's cost while in the prompt). *)
+Theorem workspace_ledger_levels (c : config) (d : nat) (s0 : state) (ops : list op)
+    (n : nat) (h : nat * nat) (stubs : list (nat * nat)) (dd : nat) (b : block) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  let o := OArchive [UB n] h stubs dd in
+  r_ok (snd (step s o)) = None -> sp_block s n = Some b ->
+  exists b', sp_block (fst (step s o)) n = Some b' /\ b_status b' = Archived /\
+    b_level b' = (if sp_shown_in_prompt (b_status b) then 1 else S (b_level b)) /\
+    b_tok b' = r_tok (sp_block_row s b).
+Proof. exact (levels_run c d s0 ops n h stubs dd b). Qed.
+
 (* The theorems above have exactly the types of Claims.v's statements (the
    ones a refutation of a mutant of Model.v disproves). *)
 Definition statement_of_fidelity : claim_fidelity := workspace_fidelity.
@@ -232,3 +293,4 @@ Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
 Definition statement_of_guard : claim_guard := workspace_guard.
+Definition statement_of_deletion : claim_deletion := workspace_deletion.
