@@ -134,3 +134,125 @@ def test_import_timeout_is_validated(capsys):
                      "--import-timeout", bad]) == 2
         err = capsys.readouterr().err
         assert "import-timeout" in err and err.count("\n") == 1
+
+
+# ----------------------------------------------------------------- the Python API
+# The same hostile objects through `check` in this process (no exit, no lock): the
+# suite copies every output to plain data first, so none of them gives a traceback.
+
+class _Raising:
+    def __eq__(self, other):
+        raise RuntimeError("no eq")
+
+    def __str__(self):
+        raise RuntimeError("no str")
+
+    __repr__ = __str__
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _BadExc(Exception):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+
+def _check(manager, **kw):
+    from vistalab.conformance import check
+
+    return check(manager, examples=kw.pop("examples", 5), **kw)
+
+
+def test_api_non_json_output_is_a_manager_output_error():
+    from vistalab.conformance import ManagerOutputError
+
+    with pytest.raises(ManagerOutputError, match=r"output\[0\]\['content'\] is a _Raising"):
+        _check(lambda messages, budget, count: [{"role": "user", "content": _Raising()}])
+    with pytest.raises(ManagerOutputError, match="nested more than 64"):
+        deep: list = []
+        for _ in range(100):
+            deep = [deep]
+        _check(lambda messages, budget, count: deep)
+
+
+def test_api_str_subclass_is_read_without_its_methods():
+    """A str subclass whose __eq__ and __str__ raise is read as its characters: the
+    tail trimmer's own output, so every invariant holds."""
+    from vistalab.conformance import tail_trimmer
+
+    class S(str):
+        def __eq__(self, other):
+            raise RuntimeError("no eq")
+
+        def __str__(self):
+            raise RuntimeError("no str")
+
+        __hash__ = str.__hash__
+
+    def trim(messages, budget, count):
+        out = tail_trimmer(messages, budget, count)
+        return [{k: S(v) if isinstance(v, str) else v for k, v in m.items()} for m in out]
+
+    assert _check(trim, examples=10).ok
+
+
+def test_api_exception_with_raising_str_is_a_crash():
+    def trim(messages, budget, count):
+        raise _BadExc()
+
+    report = _check(trim)
+    assert [v.check for v in report.violations] == ["crash.raised"]
+    assert "BadExc: <_BadExc object whose str() fails>" in report.violations[0].message
+
+
+def test_api_hostile_hooks_are_named():
+    """min_budget raising SystemExit or returning a non-integer, and a refuses
+    attribute that is not exception classes: ManagerSignatureError naming the hook."""
+    from vistalab.conformance import ManagerSignatureError, tail_trimmer
+
+    def with_floor(value):
+        def trim(messages, budget, count):
+            return tail_trimmer(messages, budget, count)
+
+        def floor(conversation):
+            if isinstance(value, BaseException):
+                raise value
+            return value
+
+        trim.min_budget = floor
+        return trim
+
+    for value, needle in ((SystemExit(0), "SystemExit: 0"), (_Raising(), "_Raising"),
+                          (10**400, "below 10\\*\\*12"), (-1, "non-negative")):
+        with pytest.raises(ManagerSignatureError, match=needle):
+            _check(with_floor(value))
+    trim = with_floor(0)
+    trim.refuses = (_Raising(),)
+    with pytest.raises(ManagerSignatureError, match="refuses"):
+        _check(trim)
+
+
+def test_api_hostile_placeholder_and_recover():
+    """A placeholder that raises is a crash of the manager; a recover that returns an
+    object whose __eq__ raises is an unrecoverable payload (never compared)."""
+    from vistalab.conformance import tail_trimmer
+
+    def trim(messages, budget, count):
+        return tail_trimmer(messages, budget, count)
+
+    def placeholder(unit):
+        raise SystemExit(0)
+
+    trim.placeholder = placeholder
+    report = _check(trim)
+    assert "crash.raised" in {v.check for v in report.violations}
+    assert any("placeholder(unit) failed (SystemExit: 0)" in v.message
+               for v in report.violations)
+
+    def trim2(messages, budget, count):
+        return tail_trimmer(messages, budget, count)
+
+    trim2.placeholder = lambda unit: ("p1",)
+    trim2.recover = lambda pid: _Raising()
+    report = _check(trim2)
+    assert any(v.check == "recoverability.lost" and "_Raising" in v.message
+               for v in report.violations), [v.message for v in report.violations]
