@@ -249,14 +249,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _manager_spec_iv(spec: str) -> None:
     """Refuse a MANAGER that is neither a registered name nor module:function
-    here, before any process starts (a module:function is imported in the child)."""
-    from vistalab.conformance import NAMED_MANAGERS, resolve_manager
-    from vistalab.conformance._registry import _load_named
+    here, before any process starts. A registered name (vista-lab's own engine, the
+    study's peers: known packages) is loaded here too, so a peer that is not
+    installed is named with its pip command; a module:function, the user's code, is
+    imported only in the child."""
+    from vistalab.conformance import resolve_manager
 
-    _load_named()
-    if ":" not in spec or not spec.partition(":")[0] or not spec.partition(":")[2]:
-        if spec not in NAMED_MANAGERS:
-            resolve_manager(spec)  # raises the one-line error naming the choices
+    mod, _, attr = spec.partition(":")
+    if not (mod and attr):
+        resolve_manager(spec)
 
 
 def _check_text(job: dict[str, Any], imported: Any) -> tuple[int, str]:
