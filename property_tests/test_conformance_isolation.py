@@ -25,6 +25,10 @@ HOSTILE = {
                                                 "imported"]),
     "sys_exit_at_import": ("import sys\nsys.exit(0)\ndef trim(m, b, c):\n    return m\n",
                            ["--examples", "3"], ["does not import", "SystemExit: 0"]),
+    "os_exit_leaving_a_process_behind": (
+        "import os, time\ndef trim(messages, budget, count):\n"
+        "    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)\n",
+        ["--examples", "3"], ["exit status 0", "during call 1"]),
     "sigkill": ("import os, signal\ndef trim(m, b, c):\n"
                 "    os.kill(os.getpid(), signal.SIGKILL)\n",
                 ["--examples", "3"], ["killed by SIGKILL", "during call 1"]),

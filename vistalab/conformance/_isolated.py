@@ -145,8 +145,15 @@ def _watch(proc: subprocess.Popen[bytes], fd: int, *, manager: str, timeout: flo
     pending = b""
     open_fds = {fd, err_fd}
     while fd in open_fds:
-        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select(list(open_fds), [], [], wait)
+        # at most a second per wait: a child that ended while a process it started
+        # keeps the pipe open is noticed by its exit, not by the pipe's end
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select(list(open_fds), [], [], 1.0 if left is None
+                                    else min(left, 1.0))
+        if not ready and proc.poll() is not None:
+            break
+        if not ready and (left is None or left > 1.0):
+            continue
         if not ready:
             _kill(proc)
             if phase == "import":
@@ -199,12 +206,21 @@ def _watch(proc: subprocess.Popen[bytes], fd: int, *, manager: str, timeout: flo
                 _finish(proc)
                 return int(msg["status"]), str(msg["text"])
     status = proc.wait()
+    _kill_group(proc)
     where = {"startup": "while the conformance process started",
              "import": "while its module was imported",
              "idle": "between calls, while the suite checked its output",
              "call": f"during call {calls}"}[phase]
     raise ManagerProcessError(manager, f"{_describe_exit(status)} {where}, before any "
                               "verdict (no report: the check did not finish)")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill what the child left running in its process group."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _finish(proc: subprocess.Popen[bytes]) -> None:
@@ -214,6 +230,7 @@ def _finish(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=2.0)
     except subprocess.TimeoutExpired:
         _kill(proc)
+    _kill_group(proc)
 
 
 class _Channel:
@@ -228,8 +245,26 @@ class _Channel:
             view = view[n:]
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the kernel kills this child when the watching process dies (even by
+    SIGKILL), so a hung manager is never left running; elsewhere the next message
+    to a closed pipe ends it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:
+        os._exit(1)
+
+
 def _child_main() -> None:  # pragma: no cover - runs in the child
     """The child: read the job from stdin, run it, send the verdict."""
+    _die_with_parent()
     config = json.loads(sys.stdin.buffer.read())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
