@@ -8,6 +8,7 @@ and run through the command line."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -260,3 +261,45 @@ def test_api_hostile_placeholder_and_recover():
     report = _check(trim2)
     assert any(v.check == "recoverability.lost" and "_Raising" in v.message
                for v in report.violations), [v.message for v in report.violations]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_child_dies_with_the_watching_process(tmp_path):
+    """The watching process killed by SIGKILL while the manager holds the interpreter:
+    the child running the manager is killed by the kernel too (never left running).
+    The waits below only poll for a state; none is a timing assertion."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    marker = tmp_path / "spinning"
+    (tmp_path / "hostile_spin.py").write_text(
+        "import re\ndef trim(messages, budget, count):\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    re.match(r'(a+)+$', 'a' * 40 + 'b')\n    return messages\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    parent = subprocess.Popen([sys.executable, "-m", "vistalab.cli", "conformance",
+                               "hostile_spin:trim", "--timeout", "600", "--examples", "3"],
+                              cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
+    try:
+        children: list[str] = []
+        for _ in range(1500):  # until the manager spins (startup is slow under load)
+            if marker.exists():
+                break
+            time.sleep(0.2)
+        children = subprocess.run(["pgrep", "-P", str(parent.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        assert marker.exists() and children, "the watched child never ran the manager"
+    finally:
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+    child = children[0]
+    for _ in range(300):
+        if not os.path.exists(f"/proc/{child}") or \
+                open(f"/proc/{child}/stat").read().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(int(child), signal.SIGKILL)
+        raise AssertionError("the child outlived the watching process")
