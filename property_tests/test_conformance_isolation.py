@@ -303,3 +303,14 @@ def test_the_child_dies_with_the_watching_process(tmp_path):
     else:
         os.kill(int(child), signal.SIGKILL)
         raise AssertionError("the child outlived the watching process")
+
+
+def test_api_seed_is_bounded():
+    """seed=10**400 is refused at the door (the fuzzer saw run_study spend minutes)."""
+    from vistalab._core import DomainError
+    from vistalab.conformance import check, run_study, tail_trimmer
+
+    with pytest.raises(DomainError, match=r"0 <= seed < 2\*\*64"):
+        check(tail_trimmer, seed=10**400)
+    with pytest.raises(DomainError, match=r"0 <= seed < 2\*\*64"):
+        run_study(out="unused", peers=["tokentrim"], examples=2, seed=2**64)

@@ -153,8 +153,9 @@ def _options_iv(examples: Any, seed: Any, timeout: Any) -> tuple[int, int, float
             1 <= examples <= MAX_EXAMPLES):
         raise DomainError("examples", examples, f"must be an integer with 1 <= examples <= "
                           f"{MAX_EXAMPLES:,}", "pass e.g. examples=200")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DomainError("seed", seed, "must be a non-negative integer", "pass e.g. seed=0")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise DomainError("seed", seed, "must be an integer with 0 <= seed < 2**64",
+                          "pass e.g. seed=0")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
         math.isfinite(timeout) and timeout > 0
     ):
