@@ -192,6 +192,7 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("conformance",), "--seed"): SEED,
     (("conformance",), "--budget"): [*COUNT, "1,x"],
     (("conformance",), "--timeout"): [*REAL, "0", "-1"],
+    (("conformance",), "--import-timeout"): [*REAL, "0", "-1", "1e9"],
     (("conformance",), "--out"): OUT_DIR,
     (("conformance",), "--replay"): [*IN_FILE, "{file}"],
     # --peers belongs to --study: without it every value is refused (never ignored)

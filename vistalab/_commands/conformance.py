@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--timeout", default=None, metavar="SECONDS",
                         help="seconds one run on one conversation may take before the manager "
                         "counts as hung (default 10)")
+    parser.add_argument("--import-timeout", default=None, metavar="SECONDS",
+                        help="seconds MANAGER's module may take to import in the isolated "
+                        "process that runs it (default 60)")
     parser.add_argument("--strict", action="store_true",
                         help="also check the stricter adjacency rules some providers enforce")
     parser.add_argument("--pinned", default="system", choices=("system", "none"),
@@ -105,10 +108,8 @@ def _size(v: Any) -> str:
 
 
 def _run_replay(args: argparse.Namespace) -> int:
-    from vistalab._core import DomainError
-    from vistalab.conformance import read_violation, replay, resolve_manager
+    from vistalab.conformance import read_violation
 
-    from .._output import emit_json
     from .._paths import input_file
     from ._args import cli_wording
 
@@ -117,43 +118,95 @@ def _run_replay(args: argparse.Namespace) -> int:
         violation = read_violation(path)
     for option in ("examples", "seed", "budget", "out"):
         if getattr(args, option) is not None:
+            from vistalab._core import DomainError
+
             raise DomainError(f"--{option}", getattr(args, option),
                               "is not used with --replay", f"drop --{option}")
     if args.protocol != "openai" and args.protocol != violation.protocol:
+        from vistalab._core import DomainError
+
         raise DomainError("--protocol", args.protocol,
                           f"must match the file's protocol ({violation.protocol})",
                           "drop --protocol")
-    manager = resolve_manager(args.manager) if args.manager is not None else None
-    timeout = _timeout(args.timeout)
-    broken = replay(violation, manager, timeout=timeout, strict=args.strict)
+    job = {"kind": "replay", "file": str(path), "manager": args.manager,
+           "timeout": _timeout(args.timeout), "strict": args.strict, "json": args.json}
+    return _execute(job, args)
+
+
+def _replay_text(job: dict[str, Any], imported: Any) -> tuple[int, str]:
+    from vistalab.conformance import read_violation, replay, resolve_manager
+
+    path = job["file"]
+    violation = read_violation(path)
+    manager = resolve_manager(job["manager"]) if job["manager"] is not None else None
+    imported()
+    broken = replay(violation, manager, timeout=job["timeout"], strict=job["strict"])
     still = violation.check in broken
-    if args.json:
-        emit_json({"file": str(path), "invariant": violation.invariant,
-                   "check": violation.check,
-                   "budget": violation.budget, "protocol": violation.protocol,
-                   "manager": args.manager, "still_broken": still, "broken": broken})
+    if job["json"]:
+        text = _json_text({"file": str(path), "invariant": violation.invariant,
+                           "check": violation.check,
+                           "budget": violation.budget, "protocol": violation.protocol,
+                           "manager": job["manager"], "still_broken": still, "broken": broken})
     else:
-        what = f"MANAGER {args.manager}" if manager is not None else "the recorded output"
-        print(f"{path}: {violation.check} counterexample (budget {violation.budget:,}, "
-              f"{violation.protocol}), re-checked on {what}")
-        for name, message in broken.items():
-            print(f"  {name:<28} FAIL    {message}")
-        print(f"{violation.check} is {'still broken' if still else 'no longer broken'}")
-    return 1 if still else 0
+        what = f"MANAGER {job['manager']}" if manager is not None else "the recorded output"
+        lines = [f"{path}: {violation.check} counterexample (budget {violation.budget:,}, "
+                 f"{violation.protocol}), re-checked on {what}"]
+        lines += [f"  {name:<28} FAIL    {message}" for name, message in broken.items()]
+        lines.append(f"{violation.check} is {'still broken' if still else 'no longer broken'}")
+        text = "\n".join(lines)
+    return (1 if still else 0), text
 
 
-def _timeout(text: str | None) -> float:
+def _json_text(doc: Any) -> str:
+    import io
+
+    from .._output import emit_json
+
+    buf = io.StringIO()
+    emit_json(doc, stream=buf)
+    return buf.getvalue().removesuffix("\n")
+
+
+def execute_job(job: dict[str, Any], imported: Any = lambda: None) -> tuple[int, str]:
+    """Run one validated conformance job (``kind`` "check" or "replay") in this
+    process: ``(exit status, text to print)``. ``imported()`` is called once the
+    manager has imported (the isolated runner's parent starts the per-call watch
+    there)."""
+    if job["kind"] == "replay":
+        return _replay_text(job, imported)
+    return _check_text(job, imported)
+
+
+def _execute(job: dict[str, Any], args: argparse.Namespace) -> int:
+    """Run ``job``: in this process when it runs no manager code (a replay of the
+    recorded output), else in an isolated child process that this one watches
+    (:mod:`vistalab.conformance._isolated`)."""
+    if job["manager"] is None:
+        status, text = execute_job(job)
+    else:
+        from vistalab.conformance._isolated import run_isolated
+
+        status, text = run_isolated(job, manager=job["manager"], timeout=job["timeout"],
+                                    import_timeout=_timeout(args.import_timeout, "import"))
+    print(text)
+    return status
+
+
+def _timeout(text: str | None, which: str = "call") -> float:
     from vistalab._core import DomainError
     from vistalab.conformance import DEFAULT_TIMEOUT
+    from vistalab.conformance._isolated import DEFAULT_IMPORT_TIMEOUT
 
     from ._args import parse_real
 
+    name, default = (("timeout", DEFAULT_TIMEOUT) if which == "call"
+                     else ("import-timeout", DEFAULT_IMPORT_TIMEOUT))
     if text is None:
-        return DEFAULT_TIMEOUT
-    value = parse_real("timeout", text)
-    if value <= 0:
-        raise DomainError("timeout", text, "must be a positive number of seconds",
-                          "pass e.g. --timeout 10")
+        return default
+    value = parse_real(name, text)
+    if not value > 0 or value > 86_400:
+        raise DomainError(name, text, "must be a positive number of seconds, at most 86400",
+                          f"pass e.g. --{name} {default:g}")
     return value
 
 
@@ -181,35 +234,55 @@ def run(args: argparse.Namespace) -> int:
     seed = parse_int("seed", args.seed if args.seed is not None else "0", lo=0)
     budgets = _budgets(args.budget)
     timeout = _timeout(args.timeout)
-    out_dir: Path | None = None
+    _timeout(args.import_timeout, "import")
+    out_dir: str | None = None
     if args.out is not None:
         from .._paths import output_dir
 
-        out_dir = Path(output_dir("--out", args.out))
+        out_dir = str(output_dir("--out", args.out))
+    _manager_spec_iv(args.manager)
+    job = {"kind": "check", "manager": args.manager, "protocol": args.protocol,
+           "budgets": budgets, "examples": examples, "seed": seed, "timeout": timeout,
+           "strict": args.strict, "pinned": args.pinned, "out": out_dir, "json": args.json}
+    return _execute(job, args)
 
+
+def _manager_spec_iv(spec: str) -> None:
+    """Refuse a MANAGER that is neither a registered name nor module:function
+    here, before any process starts. A registered name (vista-lab's own engine, the
+    study's peers: known packages) is loaded here too, so a peer that is not
+    installed is named with its pip command; a module:function, the user's code, is
+    imported only in the child."""
+    from vistalab.conformance import resolve_manager
+
+    mod, _, attr = spec.partition(":")
+    if not (mod and attr):
+        resolve_manager(spec)
+
+
+def _check_text(job: dict[str, Any], imported: Any) -> tuple[int, str]:
     from vistalab.conformance import check, resolve_manager
 
-    from .._output import emit_json
-
-    manager = resolve_manager(args.manager)
-    report = check(manager, protocol=args.protocol, budgets=budgets, examples=examples,
-                   seed=seed, timeout=timeout, strict=args.strict, pinned=args.pinned)
+    manager = resolve_manager(job["manager"])
+    imported()
+    report = check(manager, protocol=job["protocol"], budgets=job["budgets"],
+                   examples=job["examples"], seed=job["seed"], timeout=job["timeout"],
+                   strict=job["strict"], pinned=job["pinned"])
     files: dict[str, str] = {}
-    if out_dir is not None:
+    if job["out"] is not None:
         import json
 
         from vistalab._core import atomic_write
 
+        out_dir = Path(job["out"])
         for v in report.violations:
             files[v.check] = v.write(out_dir / f"{v.check}.json")
         doc = report.to_dict()
         doc["files"] = files
         atomic_write(out_dir / "report.json", (json.dumps(doc, indent=2) + "\n").encode())
-    if args.json:
+    if job["json"]:
         doc = report.to_dict()
         if files:
             doc["files"] = files
-        emit_json(doc)
-    else:
-        print(_format_report(report, files))
-    return 0 if report.ok else 1
+        return (0 if report.ok else 1), _json_text(doc)
+    return (0 if report.ok else 1), _format_report(report, files)

@@ -41,9 +41,13 @@ from ._checks import (  # noqa: E402
 )
 from ._counter import SuiteCounter, as_counter  # noqa: E402
 from ._ids import CHECKS, Check, check_info  # noqa: E402
+from ._isolated import DEFAULT_IMPORT_TIMEOUT  # noqa: E402
 from ._managers import (  # noqa: E402
+    MAX_OUTPUT_CHARS,
     BudgetTooSmall,
     ManagerAdapter,
+    ManagerOutputError,
+    ManagerProcessError,
     ManagerSignatureError,
     ManagerTimeoutError,
 )
@@ -71,6 +75,8 @@ __all__ = [
     "pinned_floor",
     "pinned_problems",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_IMPORT_TIMEOUT",
+    "MAX_OUTPUT_CHARS",
     "ANTHROPIC_ID",
     "check",
     "ConformanceReport",
@@ -80,6 +86,8 @@ __all__ = [
     "ManagerAdapter",
     "ManagerSignatureError",
     "ManagerTimeoutError",
+    "ManagerOutputError",
+    "ManagerProcessError",
     "WorkspaceAdapter",
     "tail_trimmer",
     "SuiteCounter",

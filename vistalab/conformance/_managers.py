@@ -22,8 +22,20 @@ __all__ = [
     "ManagerTimeoutError",
     "Run",
     "BudgetTooSmall",
+    "ManagerOutputError",
+    "ManagerProcessError",
+    "MAX_OUTPUT_CHARS",
     "as_manager",
+    "safe_str",
 ]
+
+#: The most characters (string and bytes lengths, plus one per container item) one
+#: output of the manager may hold; a larger one stops the check
+#: (:class:`ManagerOutputError`) before any check reads it. The suite's
+#: conversations are far smaller, so a request that large is never a trimmed one.
+MAX_OUTPUT_CHARS = 8_000_000
+#: How deeply one output may nest (a request is a few levels deep).
+MAX_OUTPUT_DEPTH = 64
 
 #: The suite's token counter as handed to a trimmer: ``count(messages) -> int``
 #: (a list of OpenAI messages, or an Anthropic ``{"system", "messages"}``
@@ -166,12 +178,173 @@ class ManagerTimeoutError(VistaLabError, TimeoutError):
         )
 
 
+class ManagerOutputError(VistaLabError, ValueError):
+    """One output of the manager cannot be checked: it is not JSON data (an
+    object of another type, a container that cannot be read, nesting deeper
+    than :data:`MAX_OUTPUT_DEPTH`) or holds more than :data:`MAX_OUTPUT_CHARS`
+    characters. The check stops there; no check ever calls the manager's own
+    ``__eq__``, ``__str__`` or ``__iter__``.
+
+    Attributes
+    ----------
+    manager : str
+    why : str
+        What is wrong with the output, in one sentence.
+    """
+
+    def __init__(self, manager: str, why: str) -> None:
+        self.manager = manager
+        self.why = why
+        super().__init__(f"manager {manager} returned an output the suite cannot check: "
+                         f"{why} (the conformance check stops there)")
+
+
+class ManagerProcessError(VistaLabError, RuntimeError):
+    """The isolated process that ran the manager ended without a verdict: the
+    manager (or its import) exited, was killed, held the interpreter past the
+    per-call timeout, or did not import within the import timeout.
+
+    Attributes
+    ----------
+    manager : str
+        The manager's spec.
+    what : str
+        What happened, in one sentence.
+    """
+
+    def __init__(self, manager: str, what: str) -> None:
+        self.manager = manager
+        self.what = what
+        super().__init__(f"manager {manager}: {what}")
+
+
+def safe_str(obj: Any, limit: int = 300) -> str:
+    """``str(obj)`` on one line, at most ``limit`` characters, never raising (an
+    object whose ``__str__`` raises or returns a non-string is named by type)."""
+    try:
+        text = str(obj)
+        if type(text) is not str:
+            raise TypeError
+    except BaseException:  # noqa: BLE001 - a hostile __str__ is reported, not raised
+        try:
+            text = f"<{type(obj).__name__} object whose str() fails>"
+        except BaseException:  # noqa: BLE001
+            text = "<an object whose str() fails>"
+    text = " ".join(text[: limit * 4].split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def raised(exc: BaseException) -> str:
+    """``"Type: message"`` for an exception the manager raised (never raising)."""
+    if isinstance(exc, _Escaped):
+        return exc.what
+    try:
+        name = type(exc).__name__
+        if type(name) is not str:
+            raise TypeError
+    except BaseException:  # noqa: BLE001
+        name = "an exception"
+    return f"{name}: {safe_str(exc)}"
+
+
+class _Escaped(Exception):
+    """A ``BaseException`` the manager raised (``SystemExit``, ``KeyboardInterrupt``,
+    ``GeneratorExit``), carried as an ordinary exception so it is a crash."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.what = f"{type(exc).__name__}: {safe_str(exc)}"
+        super().__init__(self.what)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def plain_output(out: Any, manager: str, limit: int = MAX_OUTPUT_CHARS) -> Any:
+    """A copy of ``out`` made only of ``dict``, ``list``, ``str``, ``int``,
+    ``float``, ``bool`` and ``None`` (tuples become lists; subclasses of the
+    scalar types become the base type without calling their methods; mapping
+    keys must be strings), so no check ever calls the manager's ``__eq__``,
+    ``__str__`` or ``__iter__``.
+
+    Raises
+    ------
+    ManagerOutputError
+        ``out`` holds anything else (named with its path), or more than
+        ``limit`` characters.
+    """
+    budget = [limit]
+
+    def spend(n: int) -> None:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise ManagerOutputError(manager, f"it holds more than {limit:,} characters (no "
+                                     "trimmed request is that large)")
+
+    def bad(why: str) -> ManagerOutputError:
+        return ManagerOutputError(manager, why)
+
+    def where(path: tuple[Any, ...]) -> str:
+        return "the output" + "".join(f"[{p!r}]" for p in path[:8]) + (
+            "..." if len(path) > 8 else "")
+
+    def walk(x: Any, path: tuple[Any, ...]) -> Any:
+        if len(path) > MAX_OUTPUT_DEPTH:
+            raise bad(f"{where(path)} is nested more than {MAX_OUTPUT_DEPTH} levels deep (a "
+                      "request is a few levels deep)")
+        t = type(x)
+        if t is str or t is bool or x is None:
+            spend(len(x) if t is str else 1)
+            return x
+        if t is int or t is float:
+            spend(1)
+            return x
+        if isinstance(x, str):
+            spend(str.__len__(x))
+            return str.__getitem__(x, slice(None))
+        if isinstance(x, bool):
+            spend(1)
+            return bool(int.__index__(x))
+        if isinstance(x, int):
+            spend(1)
+            return int.__index__(x) + 0
+        if isinstance(x, float):
+            spend(1)
+            return float.__float__(x)
+        try:
+            if isinstance(x, dict) or isinstance(x, Mapping):
+                items = list(dict.items(x) if isinstance(x, dict) else x.items())
+                spend(len(items))
+                copy_: dict[str, Any] = {}
+                for k, v in items:
+                    if not isinstance(k, str):
+                        raise bad(f"{where(path)} has a key of type {type(k).__name__}, "
+                                  "not a string")
+                    key = str.__getitem__(k, slice(None))
+                    spend(len(key))
+                    copy_[key] = walk(v, (*path, key))
+                return copy_
+            if isinstance(x, (list, tuple)):
+                seq = list(list.__iter__(x) if isinstance(x, list) else tuple.__iter__(x))
+                spend(len(seq))
+                return [walk(v, (*path, i)) for i, v in enumerate(seq)]
+        except ManagerOutputError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a hostile container
+            raise bad(f"{where(path)} is a {t.__name__} that cannot be read "
+                      f"({raised(exc)})") from None
+        raise bad(f"{where(path)} is a {t.__name__} object, not JSON data (a request holds "
+                  "only objects, lists, strings, numbers, booleans and null; return plain "
+                  "dicts and lists)")
+
+    return walk(out, ())
+
+
 def _required_positional(fn: Any) -> int | None:
     """How many positional arguments ``fn`` takes when called with three or one;
     None when its signature cannot be read (C callables)."""
     try:
         sig = inspect.signature(fn)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - C callables, or a hostile __signature__
         return None
     params = list(sig.parameters.values())
     if any(p.kind is p.VAR_POSITIONAL for p in params):
@@ -191,9 +364,15 @@ def _required_positional(fn: Any) -> int | None:
 
 
 def _name(fn: Any) -> str:
-    mod = getattr(fn, "__module__", None) or ""
-    qual = getattr(fn, "__qualname__", None) or type(fn).__qualname__
-    return f"{mod}:{qual}" if mod else str(qual)
+    def text(attr: str) -> str:
+        try:
+            value = getattr(fn, attr, None)
+        except BaseException:  # noqa: BLE001 - a hostile __getattr__
+            return ""
+        return str.__getitem__(value, slice(None))[:200] if isinstance(value, str) else ""
+
+    mod, qual = text("__module__"), text("__qualname__") or type(fn).__qualname__
+    return f"{mod}:{qual}" if mod else qual
 
 
 @dataclass(frozen=True)
@@ -203,6 +382,69 @@ class Run:
     output: Any
     placeholder: Callable[[Any], Sequence[str] | None] | None
     recover: Callable[[str], bytes] | None
+
+
+#: Called with ``"call"`` before and ``"ret"`` after every run of the manager's
+#: own code (set by the isolated runner, whose parent process watches the time).
+_WATCH: list[Callable[[str], None]] = []
+
+
+def _watch(event: str) -> None:
+    for hook in _WATCH:
+        hook(event)
+
+
+def _guarded_placeholder(fn: Callable[[Any], Any], manager: str) -> Callable[[Any], Any]:
+    """``placeholder(unit)`` whose answer is None or a tuple of strings, and whose
+    failure is a crash of the manager (:class:`ManagerHookError`)."""
+
+    def placeholder(unit: Any) -> tuple[str, ...] | None:
+        _watch("call")
+        try:
+            ids = fn(copy.deepcopy(unit))
+            if ids is None:
+                return None
+            if isinstance(ids, (str, bytes)):
+                raise TypeError(f"returned a {type(ids).__name__}, not a tuple of ids")
+            items = plain_output(list(ids), manager)
+        except ManagerOutputError as exc:
+            raise ManagerHookError(f"placeholder(unit) returned ids that are not strings "
+                                   f"({exc.why})") from None
+        except BaseException as exc:  # noqa: BLE001 - reported as a crash
+            raise ManagerHookError(f"placeholder(unit) failed ({raised(exc)})") from None
+        finally:
+            _watch("ret")
+        if not all(type(i) is str for i in items):
+            raise ManagerHookError("placeholder(unit) must return None or a tuple of payload "
+                                   "ids (strings)")
+        return tuple(items)
+
+    return placeholder
+
+
+def _guarded_recover(fn: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``recover(id)`` whose answer is exact ``bytes`` (anything else is named by
+    its type, never compared), and whose failure is an ordinary exception."""
+
+    def recover(pid: str) -> Any:
+        _watch("call")
+        try:
+            data = fn(pid)
+            if isinstance(data, (bytes, bytearray)):
+                return bytes(memoryview(data))
+            return f"<{type(data).__name__}>"
+        except Exception as exc:  # noqa: BLE001
+            raise ManagerHookError(raised(exc)) from None
+        except BaseException as exc:  # noqa: BLE001 - SystemExit inside the manager
+            raise ManagerHookError(raised(exc)) from None
+        finally:
+            _watch("ret")
+
+    return recover
+
+
+class ManagerHookError(Exception):
+    """A manager's ``placeholder`` or ``recover`` hook failed (a crash)."""
 
 
 class _Manager:
@@ -217,10 +459,30 @@ class _Manager:
         self.refuses = refuses
 
     def min_budget(self, conversation: Any) -> int:
+        """The manager's ``min_budget(conversation)`` hook (0 without one),
+        checked: a non-negative integer below 10**12."""
         hook = getattr(self.fn, "min_budget", None)
-        if callable(hook):
-            return int(hook(copy.deepcopy(conversation)))
-        return 0
+        if not callable(hook):
+            return 0
+        _watch("call")
+        try:
+            value = hook(copy.deepcopy(conversation))
+        except BaseException as exc:  # noqa: BLE001 - the manager's hook, not the suite
+            raise ManagerSignatureError(
+                "manager.min_budget", self.name, f"raised {raised(exc)}",
+                "min_budget(conversation) must return the least budget the manager "
+                "supports, or drop the attribute") from None
+        finally:
+            _watch("ret")
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                0 <= int.__index__(value) < 10**12):
+            raise ManagerSignatureError(
+                "manager.min_budget", self.name,
+                f"returned {safe_str(value, 60)} ({type(value).__name__}); it must return a "
+                "non-negative integer below 10**12",
+                "return the least budget the manager supports, e.g. the pinned messages' "
+                "tokens")
+        return int.__index__(value)
 
     def _once(self, conversation: Any, budget: int, count: Counter, protocol: str) -> Run:
         conv = copy.deepcopy(conversation)
@@ -228,8 +490,7 @@ class _Manager:
             # a trimmer that summarises or archives declares it with attributes
             ph = getattr(self.fn, "placeholder", None)
             rec = getattr(self.fn, "recover", None)
-            return Run(self.fn(conv, budget, count), ph if callable(ph) else None,
-                       rec if callable(rec) else None)
+            return self._run(self.fn(conv, budget, count), ph, rec)
         adapter = self.fn(budget)
         begin = getattr(adapter, "begin", None)
         if callable(begin):
@@ -244,14 +505,21 @@ class _Manager:
         for m in messages:
             adapter.register(m)
         out = adapter.render(budget)
-        ph = getattr(adapter, "placeholder", None)
-        rec = getattr(adapter, "recover", None)
-        return Run(out, ph if callable(ph) else None, rec if callable(rec) else None)
+        return self._run(out, getattr(adapter, "placeholder", None),
+                         getattr(adapter, "recover", None))
+
+    def _run(self, out: Any, ph: Any, rec: Any) -> Run:
+        return Run(plain_output(out, self.name),
+                   _guarded_placeholder(ph, self.name) if callable(ph) else None,
+                   _guarded_recover(rec) if callable(rec) else None)
 
     def run(
         self, conversation: Any, budget: int, count: Counter, protocol: str, timeout: float
     ) -> Run:
-        """One run; raises what the manager raised, or :class:`ManagerTimeoutError`."""
+        """One run; raises what the manager raised, or :class:`ManagerTimeoutError`.
+
+        The output is plain JSON data (:func:`plain_output`); anything else
+        raises :class:`ManagerOutputError`."""
         box: dict[str, Any] = {}
 
         def target() -> None:
@@ -262,13 +530,18 @@ class _Manager:
 
         # A daemon thread: a manager that hangs cannot be interrupted, only left
         # behind (the check stops with ManagerTimeoutError).
+        _watch("call")
         t = threading.Thread(target=target, name="vista-lab-conformance-call", daemon=True)
         t.start()
         t.join(timeout)
         if t.is_alive():
             raise ManagerTimeoutError(self.name, timeout)
+        _watch("ret")
         if "error" in box:
-            raise box["error"]
+            exc = box["error"]
+            if not isinstance(exc, Exception):
+                raise _Escaped(exc) from None
+            raise exc
         return box["run"]  # type: ignore[no-any-return]
 
 
@@ -281,7 +554,11 @@ def as_manager(manager: Any) -> _Manager:
         If it is not callable, or takes neither three positional arguments
         (a trimmer) nor one (an adapter factory).
     """
-    if isinstance(manager, ManagerAdapter) and not isinstance(manager, type):
+    try:
+        instance = isinstance(manager, ManagerAdapter) and not isinstance(manager, type)
+    except Exception:  # noqa: BLE001 - a hostile __getattr__: not an adapter instance
+        instance = False
+    if instance:
         raise ManagerSignatureError(
             "manager", _name(manager),
             "must be a trimmer function or an adapter factory, not an adapter instance "
@@ -317,11 +594,19 @@ def as_manager(manager: Any) -> _Manager:
 def _refusals(manager: Any) -> tuple[type[BaseException], ...]:
     """:class:`BudgetTooSmall` and the refusal types ``manager`` declares in
     its ``refuses`` attribute."""
-    declared = getattr(manager, "refuses", None)
+    try:
+        declared = getattr(manager, "refuses", None)
+    except Exception:  # noqa: BLE001 - a hostile __getattr__ declares nothing
+        declared = None
     if declared is None:
         return (BudgetTooSmall,)
-    items = declared if isinstance(declared, tuple) else (declared,)
-    if not items or not all(isinstance(t, type) and issubclass(t, Exception) for t in items):
+    try:
+        items = tuple(tuple.__iter__(declared)) if isinstance(declared, tuple) else (declared,)
+        good = bool(items) and all(isinstance(t, type) and issubclass(t, Exception)
+                                   for t in items)
+    except Exception:  # noqa: BLE001 - a hostile class hierarchy
+        items, good = (), False
+    if not good:
         raise ManagerSignatureError(
             "manager.refuses", declared,
             "must be an exception class or a tuple of exception classes (the types the "
@@ -341,14 +626,21 @@ def _probe_factory(factory: Any) -> None:
     adapter at the door, so a trimmer with a wrong signature is refused
     there instead of being reported as crashing on every conversation."""
     why = ""
+    _watch("call")
     try:
         adapter = factory(_PROBE_BUDGET)
-    except Exception as exc:  # noqa: BLE001 - any failure means it is not a factory
-        why = f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    except BaseException as exc:  # noqa: BLE001 - any failure means it is not a factory
+        why = f"raised {raised(exc)}"
     else:
-        if not isinstance(adapter, ManagerAdapter):
+        try:
+            ok = isinstance(adapter, ManagerAdapter)
+        except Exception:  # noqa: BLE001 - a hostile __getattr__
+            ok = False
+        if not ok:
             why = (f"returned {type(adapter).__name__!r}, not an adapter with register() and "
                    "render()")
+    finally:
+        _watch("ret")
     if why:
         raise ManagerSignatureError(
             "manager", _name(factory),

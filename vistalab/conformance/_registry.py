@@ -62,16 +62,31 @@ def resolve_manager(spec: str) -> Any:
             return NAMED_MANAGERS[spec]()
         raise UnknownNameError("manager (or give module:function)", spec, NAMED_MANAGERS)
     mod_name, _, attr = spec.partition(":")
+    from ._managers import raised
+
     try:
         obj: Any = importlib.import_module(mod_name)
-    except Exception as exc:  # noqa: BLE001 - any failure to import is the user's module
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure to import is the user's module
         raise DomainError("MANAGER", spec,
-                          f"names a module that does not import ({type(exc).__name__}: "
-                          f"{str(exc)[:160]})",
+                          f"names a module that does not import ({raised(exc)[:200]})",
                           "check the module path and that it imports on its own") from None
     for part in attr.split("."):
-        if not part or not hasattr(obj, part):
+        try:
+            obj = getattr(obj, part) if part else _MISSING
+        except KeyboardInterrupt:
+            raise
+        except AttributeError:
+            obj = _MISSING
+        except BaseException as exc:  # noqa: BLE001 - a hostile module __getattr__
+            raise DomainError("MANAGER", spec, f"raised {raised(exc)[:160]} when its "
+                              f"attribute {part!r} was read", "check the function's name"
+                              ) from None
+        if obj is _MISSING:
             raise DomainError("MANAGER", spec, f"names no attribute {attr!r} of module "
                               f"{mod_name!r}", "check the function's name") from None
-        obj = getattr(obj, part)
     return obj
+
+
+_MISSING = object()

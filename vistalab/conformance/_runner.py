@@ -25,7 +25,17 @@ from ._checks import (
 )
 from ._counter import SuiteCounter, as_counter
 from ._ids import CHECKS, check_info, classify
-from ._managers import ManagerTimeoutError, _Manager, as_manager, deep_equal
+from ._managers import (
+    ManagerHookError,
+    ManagerOutputError,
+    ManagerSignatureError,
+    ManagerTimeoutError,
+    _Manager,
+    as_manager,
+    deep_equal,
+    raised,
+    safe_str,
+)
 from ._minimize import minimize
 from ._model import ConformanceReport, Violation
 from ._strategies import _pinned_iv, conversations, pinned_floor
@@ -44,9 +54,8 @@ def _case_key(conversation: Any, budget: int) -> str:
     return json.dumps([conversation, budget], sort_keys=True, default=repr)
 
 
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(text: Any, limit: int = 300) -> str:
+    return safe_str(text, limit)
 
 
 def _plain(obj: Any) -> Any:
@@ -73,29 +82,25 @@ def evaluate(
     floor = count(pinned_floor(conversation, protocol, pinned=pinned))
     try:
         run = mgr.run(conversation, budget, count, protocol, timeout)
-    except ManagerTimeoutError:
+    except _STOPS:
         raise
     except mgr.refuses as exc:
         if budget >= floor:
             found["budget.refused"] = (
                 f"the manager refused at a budget of {budget:,} ({type(exc).__name__}: "
-                f"{_short(str(exc), 120)}), at or above the pinned floor of {floor:,} tokens "
+                f"{_short(exc, 120)}), at or above the pinned floor of {floor:,} tokens "
                 "(the pinned messages and the last user turn), where a valid request exists",
                 None)
         return found
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the crash invariant
-        found["crash.raised"] = (
-            f"the manager raised {type(exc).__name__}: {_short(str(exc))}", None)
+    except Exception as exc:  # noqa: BLE001 - the crash invariant
+        found["crash.raised"] = (f"the manager raised {raised(exc)}", None)
         return found
     out = run.output
-    checks = (
-        ("budget", budget_problems(out, budget, count)),
-        ("protocol", request_problems(out, protocol, strict=strict)),
-        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
-        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=run.placeholder)),
-        ("recoverability", recoverability_problems(
-            conversation, out, protocol, placeholder=run.placeholder, recover=run.recover)),
-    )
+    try:
+        checks = _checks(conversation, out, budget, count, protocol, strict, pinned, run)
+    except ManagerHookError as exc:
+        found["crash.raised"] = (f"the manager's {exc}", out)
+        return found
     per_id: dict[str, list[str]] = {}
     for name, problems in checks:
         for problem in problems:
@@ -108,18 +113,34 @@ def evaluate(
         found[cid] = (problems[0] + extra, out)
     try:
         again = mgr.run(conversation, budget, count, protocol, timeout)
-    except ManagerTimeoutError:
+    except _STOPS:
         raise
-    except (Exception, SystemExit) as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
         found.setdefault("crash.raised", (
-            f"the manager raised {type(exc).__name__} on a second run of the same input "
-            f"(the first returned): {_short(str(exc))}", out))
+            f"the manager raised {raised(exc)} on a second run of the same input "
+            "(the first returned)", out))
         return found
-    if not deep_equal(_plain(out), _plain(again.output)):
+    if not deep_equal(out, again.output):
         found["determinism.differs"] = (
             "two runs on the same conversation and budget returned different outputs",
             {"first": out, "second": again.output})
     return found
+
+
+#: What stops a check at once instead of counting as a broken invariant.
+_STOPS = (ManagerTimeoutError, ManagerOutputError, ManagerSignatureError)
+
+
+def _checks(conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str,
+            strict: bool, pinned: str, run: Any) -> tuple[tuple[str, list[str]], ...]:
+    return (
+        ("budget", budget_problems(out, budget, count)),
+        ("protocol", request_problems(out, protocol, strict=strict)),
+        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
+        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=run.placeholder)),
+        ("recoverability", recoverability_problems(
+            conversation, out, protocol, placeholder=run.placeholder, recover=run.recover)),
+    )
 
 
 #: Most examples one check draws (Hypothesis' own runs use hundreds).
@@ -132,8 +153,9 @@ def _options_iv(examples: Any, seed: Any, timeout: Any) -> tuple[int, int, float
             1 <= examples <= MAX_EXAMPLES):
         raise DomainError("examples", examples, f"must be an integer with 1 <= examples <= "
                           f"{MAX_EXAMPLES:,}", "pass e.g. examples=200")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise DomainError("seed", seed, "must be a non-negative integer", "pass e.g. seed=0")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise DomainError("seed", seed, "must be an integer with 0 <= seed < 2**64",
+                          "pass e.g. seed=0")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
         math.isfinite(timeout) and timeout > 0
     ):
@@ -307,18 +329,29 @@ def check(
     Raises
     ------
     ManagerSignatureError
-        ``manager`` has neither accepted signature.
+        ``manager`` has neither accepted signature, or its ``min_budget``
+        hook fails or returns no valid budget.
     ManagerTimeoutError
         A run took longer than ``timeout`` (the manager hangs).
+    ManagerOutputError
+        An output is not JSON data or holds more than
+        :data:`~vistalab.conformance.MAX_OUTPUT_CHARS` characters.
     DomainError
         Any other bad argument.
+
+    Notes
+    -----
+    This runs the manager in the calling process, under a thread timeout: a
+    manager that calls ``os._exit``, or holds the interpreter lock, takes the
+    caller with it. ``vista-lab conformance`` runs it in a child process it
+    watches instead (``docs/guide/conformance.md``, "Isolation").
     """
     mgr, protocol, bud, examples, seed, count, timeout, strict, pinned = _check_iv(
         manager, protocol, budgets, examples, seed, counter, timeout, strict, pinned
     )
     known: dict[str, _Found] = {}
     tried = 0
-    hung = False
+    stop: list[BaseException] = []
     last: dict[str, _Found] = {}
 
     convs = conversations(protocol)
@@ -331,14 +364,18 @@ def check(
     failing: dict[str, tuple[str, _Found]] = {}
 
     def one(data: Any) -> None:
-        nonlocal tried, hung, shrink_runs
-        if hung:
+        nonlocal tried, shrink_runs
+        if stop:
             raise _Hang()
         conv = data.draw(convs, label="conversation")
         if bud is not None:
             budget = data.draw(st.sampled_from(bud), label="budget")
         else:
-            floor = mgr.min_budget(conv)
+            try:
+                floor = mgr.min_budget(conv)
+            except _STOPS as exc:
+                stop.append(exc)
+                raise _Hang() from None
             budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor,
                                                pinned=pinned), label="budget")
         key = _case_key(conv, budget)
@@ -353,8 +390,8 @@ def check(
         try:
             found = evaluate(mgr, conv, budget, count, protocol, strict=strict, timeout=timeout,
                              pinned=pinned)
-        except ManagerTimeoutError:
-            hung = True
+        except _STOPS as exc:
+            stop.append(exc)
             raise _Hang() from None
         for name in _ORDER:
             if name in found and name not in known:
@@ -385,17 +422,17 @@ def check(
         try:
             test()
         except _Hang:
-            raise ManagerTimeoutError(mgr.name, timeout) from None
+            raise stop[0] from None
         except Flaky as exc:
             new = _collect(exc) or [last[n] for n in set(last) - before]
         except BaseExceptionGroup as exc:
-            if any(isinstance(e, _Hang) for e in exc.exceptions):
-                raise ManagerTimeoutError(mgr.name, timeout) from None
+            if stop:
+                raise stop[0] from None
             new = _collect(exc)
         except _Found as exc:
             new = [exc]
-        if hung:
-            raise ManagerTimeoutError(mgr.name, timeout)
+        if stop:
+            raise stop[0]
         new = [f for f in new if f.name not in known]
         if not new:
             break
@@ -410,7 +447,7 @@ def check(
         try:
             again = evaluate(mgr, f.conversation, f.budget, count, protocol, strict=strict,
                              timeout=timeout, pinned=pinned)
-        except ManagerTimeoutError:
+        except _STOPS:
             again = {}
         violations.append(Violation(
             invariant=check_info(name).invariant, message=f.message, budget=f.budget,
