@@ -33,6 +33,9 @@ _RULE_COMPACT = "-" * 48
 _RULE_FULL = "-" * 60
 #: Role of the dashboard message (a user-side observation injected each turn).
 DASHBOARD_ROLE = "user"
+#: Dashboard heads memoised (their keys change with every registration, so a
+#: large memo would hold one head per block).
+_HEAD_CACHE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +249,7 @@ class DashboardRenderer:
         self.config = config
         self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
+        self._suffix_cache: dict[tuple[str, int, str, str], tuple[str, int]] = {}
         # (budget, overhead, conversation, body tokens) -> (dashboard tokens, head):
         # with an additive tokenizer the head's fixed point depends on nothing else.
         self._head_cache: dict[tuple[int, int, int, int], tuple[int, str]] = {}
@@ -281,10 +285,16 @@ class DashboardRenderer:
         which count the assembled text instead).
         """
         prefix = row_prefix(unit_id, tokens)
-        suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
         m = self._measure
-        ptok = (m(prefix) + m(suffix)) if self._incremental else 0
-        return prefix, suffix, ptok
+        key = (type_, level, parent, status)
+        hit = self._suffix_cache.get(key)
+        if hit is None:
+            suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
+            hit = (suffix, m(suffix) if self._incremental else 0)
+            if parent == "-":  # one shared text per (type, level, status), not one per row
+                self._suffix_cache[key] = hit
+        ptok = (m(prefix) + hit[1]) if self._incremental else 0
+        return prefix, hit[0], ptok
 
     def age_piece(self, age: int) -> tuple[str, int]:
         """The Age cell (``"   8r"``) and its tokens, from a small cache."""
@@ -479,8 +489,8 @@ class DashboardRenderer:
         # body: its characters are its bytes), so the same fixed point is found.
         start = body_tokens + 90 if by_bytes is None else (body_tokens + 3) // 4 + 90
         d, head = _fixed_point(tokens_for, start=start)
-        if len(self._head_cache) > 65536:
-            self._head_cache.clear()
+        if len(self._head_cache) >= _HEAD_CACHE:  # drop the oldest: a turn asks a few keys
+            del self._head_cache[next(iter(self._head_cache))]
         self._head_cache[key] = (d, head)
         return d, head
 

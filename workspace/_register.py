@@ -303,7 +303,7 @@ class RegisterLayer(GuardLayer):
             self._user_seen = True
         self._log(
             "register",
-            {"message": {"role": role, "content": content}, "pinned": pinned},
+            {"message": self._logged_message(b.seq, msg), "pinned": pinned},
             True,
             b.id,
             {},
@@ -371,19 +371,7 @@ class RegisterLayer(GuardLayer):
         self._pending_cost_add([c.id for c in calls])
         self._children[bid] = []
         self._append_block(b, ((msg,), cost))
-        self._log(
-            "register",
-            {
-                "message": {
-                    "role": "assistant",
-                    "content": content,
-                    "tool_calls": [c.to_openai() for c in calls],
-                }
-            },
-            True,
-            bid,
-            {},
-        )
+        self._log("register", {"message": self._logged_message(seq, msg)}, True, bid, {})
         return bid
 
     @atomic
@@ -467,12 +455,15 @@ class RegisterLayer(GuardLayer):
         self._log(
             "register",
             {
-                "message": {
-                    "role": "tool",
-                    "tool_call_id": tool_call_id,
-                    "content": original,
-                    **({"name": name} if name is not None else {}),
-                }
+                "message": self._logged_message(
+                    b.seq,
+                    {
+                        "role": "tool",
+                        "tool_call_id": tool_call_id,
+                        "content": original,
+                        **({"name": name} if name is not None else {}),
+                    },
+                )
             },
             True,
             b.id,
@@ -544,6 +535,15 @@ class RegisterLayer(GuardLayer):
         if exact:
             return b, self._guard(b)
         return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
+
+    def _logged_message(self, seq: int, msg: dict[str, Any]) -> dict[str, Any]:
+        """``msg`` for the event log, as the very (read-only) dict block ``seq``'s
+        position renders when the two are equal: one copy of a message per block,
+        not one in the log and another in the rendering cache."""
+        shown = self._pos_msgs[seq - 1]
+        if len(shown) == 1 and shown[0] == msg:
+            return shown[0]
+        return msg
 
     def _no_pending(self, role: str) -> None:
         if self._pending:
