@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vistalab._core import MAX_JSON_DEPTH, check_depth, short_repr
-from vistalab._core._limits import json_text_depth
+from vistalab._core._limits import json_loads, json_text_depth
 
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 
@@ -441,7 +441,7 @@ def _blocks_of(
         inp = None
         if json_text_depth(args, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
             try:
-                inp = json.loads(args)
+                inp = json_loads(args)
             except (json.JSONDecodeError, RecursionError):
                 inp = None
         if not isinstance(inp, dict):

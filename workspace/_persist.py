@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Self, overload
 
+from vistalab._core._limits import json_loads
+
 from ._bulk import bulk_build
 from ._dashboard import DashboardConfig
 from ._errors import (
@@ -591,7 +593,8 @@ class PersistLayer(ForkLayer):
                 found.setdefault(b.id, ("", f"block {b.id} {problem}"))
         for key, uid in sorted(self._payload_owner.items()):
             try:
-                self._fetch(key, self._unit_payload(uid).sha256)
+                ref = self._unit_payload(uid)
+                self._fetch(key, ref.sha256, ref.size)
             except (PayloadIntegrityError, PathEscapeError) as exc:
                 if not repair:
                     raise
@@ -663,6 +666,6 @@ def _read_snapshot(src: str) -> Any:
     if data is None:
         raise SnapshotError(src, "the file", problem)
     try:
-        return json.loads(data.decode("utf-8"))
+        return json_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SnapshotError(src, "the file", f"is not valid UTF-8 JSON ({exc})") from None

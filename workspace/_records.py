@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from enum import EnumType, StrEnum
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from ._accounting import canonical_json
 
 __all__ = [
@@ -381,7 +383,7 @@ def decode_block_payload(
 ) -> tuple[str | None, tuple[ToolCall, ...] | None]:
     """Inverse of :func:`block_payload_bytes`."""
     if btype is BlockType.TOOL_CALL:
-        obj = json.loads(data.decode("utf-8"))
+        obj = json_loads(data.decode("utf-8"))
         calls = tuple(
             ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
             for c in obj["tool_calls"]
