@@ -149,3 +149,183 @@ def test_a_payload_of_another_length_is_refused_by_both_stores(tmp_path):
             store.get("B1.txt", size=4)
         with pytest.raises(VistaLabError, match="size"):
             store.get("B1.txt", size=-1)
+
+
+# ----------------------------------------------------------------- tool names, text blocks
+
+
+def _ws():
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_system("s")
+    ws.register_user("q")
+    return ws
+
+
+@pytest.mark.parametrize("name", ["a b", "f\0", "x" * 65, "caf\u00e9", "\U0001f600", "a.b"])
+def test_a_tool_name_outside_the_providers_rule_is_refused(name):
+    """Both providers require ^[a-zA-Z0-9_-]{1,64}$; such a name was rendered unchanged
+    and the request reported valid."""
+    from vistalab.workspace import Workspace, WorkspaceArgumentError
+
+    ws = _ws()
+    call = [{"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}]
+    with pytest.raises(WorkspaceArgumentError, match=r"\^\[a-zA-Z0-9_-\]\{1,64\}\$") as info:
+        ws.register_tool_call(call)
+    assert info.value.parameter == "tool_calls item 0 name"
+    assert not ws.pending_calls  # nothing registered
+    schema = {"type": "function", "function": {"name": name, "parameters": {}}}
+    with pytest.raises(WorkspaceArgumentError, match="task_tools item 0 name"):
+        Workspace(4000, tokenizer="approx", task_tools=[schema])
+
+
+def test_the_limit_of_the_tool_name_rule_itself_is_accepted():
+    ws = _ws()
+    name = "a-Z_9" + "x" * 59
+    ws.register_tool_call([{"id": "c1", "type": "function",
+                            "function": {"name": name, "arguments": "{}"}}])
+    assert ws.block("B3").call_names == (name,)
+
+
+def test_anthropic_problems_names_bad_tool_names_and_blank_text():
+    from vistalab.workspace import anthropic_problems
+
+    req = {"messages": [{"role": "user", "content": [{"type": "text", "text": " \n\t"}]}],
+           "tools": [{"name": "a b", "input_schema": {}}]}
+    problems = anthropic_problems(req)
+    assert any("whitespace-only" in p for p in problems), problems
+    assert any("tools item 0" in p for p in problems), problems
+    use = {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+                        {"role": "assistant", "content": [
+                            {"type": "tool_use", "id": "c1", "name": "x" * 65, "input": {}}]},
+                        {"role": "user", "content": [
+                            {"type": "tool_result", "tool_use_id": "c1", "content": "r"}]}]}
+    assert any("name" in p and "{1,64}" in p for p in anthropic_problems(use))
+    assert anthropic_problems({**req, "tools": 5}) != []  # a wrong type is a problem
+
+
+def test_whitespace_only_text_is_dropped_from_the_anthropic_request():
+    """The documented rule: the engine keeps a whitespace-only message (its OpenAI
+    rendering shows it), the Anthropic request drops the block (the API refuses a
+    text block without non-whitespace text), and the request stays valid."""
+    from vistalab.workspace import anthropic_problems
+
+    ws = _ws()
+    ws.register_assistant("  \n ")
+    ws.register_user("\t")
+    ws.register_user("real question")
+    openai = ws.render().messages
+    assert any(m.get("content") == "  \n " for m in openai)
+    req = ws.render(format="anthropic").as_request()
+    texts = [b.get("text") for m in req["messages"] for b in m["content"]]
+    assert all(t is None or t.strip() for t in texts), texts
+    assert anthropic_problems(req) == []
+
+
+# ----------------------------------------------------------------- ids, bounded ints
+
+
+@pytest.mark.parametrize("cls_name", ["Block", "Group"])
+def test_a_10001_character_unit_id_in_a_record_is_refused_by_length(cls_name):
+    import vistalab.workspace as W
+
+    ws = _ws()
+    ws.register_tool_call([{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}])
+    ws.register_tool_result("c1", "r " * 60)
+    ws.register_user("next")
+    ws.archive("B3-B4")
+    plain = (ws.block("B1") if cls_name == "Block" else ws.groups["G1"]).to_plain()
+    cls = getattr(W, cls_name)
+    assert cls.from_plain(plain).to_plain() == plain
+    with pytest.raises(W.WorkspaceArgumentError, match="at most 13 characters"):
+        cls.from_plain({**plain, "id": "B" + "1" * 10_000})
+    for bad in (5, {}, {**plain, "level": "x"}):
+        with pytest.raises(W.WorkspaceArgumentError):
+            cls.from_plain(bad)
+
+
+def test_event_from_plain_refuses_what_is_not_an_event():
+    from vistalab.workspace import Event, WorkspaceArgumentError
+
+    ws = _ws()
+    assert Event.from_plain(ws.events[0].to_plain()) == ws.events[0]
+    for bad in (None, [], {"op": "init"}, {"seq": "x", "op": "a", "ok": True}):
+        with pytest.raises(WorkspaceArgumentError):
+            Event.from_plain(bad)
+
+
+def test_check_tokenizer_refuses_an_unbounded_example_count():
+    from vistalab.workspace import ApproxTokenizer
+
+    from vistalab.testing import check_tokenizer
+    from vistalab.testing._workspace import MAX_STATEFUL_EXAMPLES
+
+    for bad in (10**400, -1, True, 1.5, MAX_STATEFUL_EXAMPLES + 1):
+        with pytest.raises(VistaLabError, match="stateful_examples"):
+            check_tokenizer(ApproxTokenizer(), stateful_examples=bad)
+    with pytest.raises(VistaLabError, match="samples"):
+        check_tokenizer(ApproxTokenizer(), samples="abc", stateful_examples=0)
+    assert check_tokenizer(ApproxTokenizer(), stateful_examples=0) == []
+
+
+# ----------------------------------------------------------------- folders and stores
+
+
+def test_a_folder_named_like_the_snapshots_temp_file_is_left_alone(tmp_path):
+    """It made load raise IsADirectoryError (the clean-up of an interrupted save
+    unlinked everything with the temp file's name)."""
+    ws = _ws()
+    ws.save(tmp_path / "ws.json")
+    stray = tmp_path / (".ws.json." + "a" * 32 + ".tmp")
+    stray.mkdir()
+    (stray / "keep").write_text("mine")
+    leftover = tmp_path / (".ws.json." + "b" * 32 + ".tmp")
+    leftover.write_text("torn")  # a real leftover of a killed save is still removed
+    again = type(ws).load(tmp_path / "ws.json")
+    assert again.state_hash() == ws.state_hash()
+    assert (stray / "keep").read_text() == "mine" and not leftover.exists()
+
+
+def _loaded_log(tmp_path):
+    from vistalab.workspace import DiskStore, Workspace
+
+    ws = Workspace(4000, tokenizer="approx", store=DiskStore(tmp_path / "arch"))
+    ws.register_system("s")
+    ws.register_user("q")
+    ws.save(tmp_path / "ws.json")
+    again = Workspace.load(tmp_path / "ws.json")
+    again.register_user("more")
+    log = tmp_path / "log.jsonl"  # its whole log, the init event holding the snapshot
+    log.write_text("".join(e.to_json() + "\n" for e in again.events))
+    return again, log
+
+
+def test_replay_of_an_untrusted_log_does_not_open_a_foreign_store(tmp_path):
+    """The init event of a loaded workspace's log names its store folder; replay opened
+    it wherever it was. Now the snapshot rule of load applies: under the log file's
+    own folder by default, or under ``allow_store_under``."""
+    from vistalab.workspace import SnapshotError, Workspace
+
+    again, log = _loaded_log(tmp_path)
+    assert Workspace.replay(log).state_hash() == again.state_hash()  # its own folder
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    temp = victim / (".B1.txt." + "c" * 32 + ".tmp")
+    temp.write_text("not the engine's")
+    lines = log.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["args"]["config"]["store_root"] = str(victim)
+    first["args"]["snapshot"]["config"]["store_root"] = str(victim)
+    elsewhere = tmp_path / "logs" / "evil.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    with pytest.raises(SnapshotError, match="outside"):
+        Workspace.replay(elsewhere, verify=False)
+    assert temp.read_text() == "not the engine's"  # nothing touched
+    with pytest.raises(SnapshotError, match="outside"):
+        Workspace.replay([json.loads(x) for x in elsewhere.read_text().splitlines()],
+                         verify=False, allow_store_under=tmp_path / "logs")
+    ok = Workspace.replay(elsewhere, verify=False, allow_store_under=tmp_path)
+    assert ok.store.root == str(victim)

@@ -14,7 +14,7 @@ from typing import Any
 from vistalab._core import DomainError, atomic_write, check_depth, read_bounded
 from vistalab._core._limits import json_loads
 
-from ._errors import TraceError, WorkspaceArgumentError
+from ._errors import TraceError, WorkspaceArgumentError, plain_door
 
 __all__ = ["Event", "EventLogFile", "TornLogWarning", "read_event_log"]
 
@@ -192,6 +192,7 @@ class Event:
         return json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)
 
     @classmethod
+    @plain_door("Event")
     def from_plain(cls, d: dict[str, Any]) -> Event:
         return cls(
             seq=int(d["seq"]),

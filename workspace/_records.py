@@ -12,6 +12,7 @@ from typing import Any
 from vistalab._core._limits import json_loads
 
 from ._accounting import canonical_json
+from ._errors import plain_door
 
 __all__ = [
     "BlockType",
@@ -275,6 +276,7 @@ class Block:
         return out
 
     @classmethod
+    @plain_door("Block", ("id", "parent", "group"))
     def from_plain(cls, d: dict[str, Any]) -> Block:
         payload = d.get("payload")
         calls = d.get("tool_calls")
@@ -345,6 +347,7 @@ class Group:
         }
 
     @classmethod
+    @plain_door("Group", ("id", "parent"))
     def from_plain(cls, d: dict[str, Any]) -> Group:
         p = d["payload"]
         return cls(
