@@ -194,7 +194,7 @@ def test_anthropic_problems_names_bad_tool_names_and_blank_text():
     req = {"messages": [{"role": "user", "content": [{"type": "text", "text": " \n\t"}]}],
            "tools": [{"name": "a b", "input_schema": {}}]}
     problems = anthropic_problems(req)
-    assert any("whitespace-only" in p for p in problems), problems
+    assert any("whitespace only" in p for p in problems), problems
     assert any("tools item 0" in p for p in problems), problems
     use = {"messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]},
                         {"role": "assistant", "content": [
