@@ -191,7 +191,7 @@ METHOD_BACKLOG = frozenset({
     "figures.FigureScript.caption", "figures.FigureScript.checks",
     "figures.FigureScript.compute", "figures.FigureScript.default_params",
     "figures.FigureScript.plot",
-    "figures.TidyTable.from_json", "figures.TidyTable.records",
+    "figures.TidyTable.records",
     "paper_checks.ClaimResult.to_dict",
     "paper_checks.Outcome.failed", "paper_checks.Outcome.not_checkable",
     "paper_checks.Outcome.passed",
