@@ -1,7 +1,9 @@
 """The Python API fuzzer's full run (the error contract, DESIGN rule 6): every
 public callable of every public ``__all__`` called with every hostile value in
-every parameter; prints the counts (calls, callables, foreign exceptions, hangs,
-undocumented NaN/inf) and examples. The test suite runs a seeded sample of the
+every parameter (functions, classes, and every public method a public class defines,
+on a fresh instance); prints the counts (calls, callables, foreign exceptions, hangs
+under the per-call timeout, undocumented NaN/inf, methods without an instance), the
+same counts per public module, and examples. The test suite runs a seeded sample of the
 same calls (``property_tests/test_api_fuzz.py``).
 
     python benchmarks/fuzz_api.py [--timeout 5] [--only NAME] [--examples 40] [--json]
@@ -40,9 +42,16 @@ def main() -> int:
               f"(in {len(rep.foreign_callables)} callables) hangs={rep.hangs} "
               f"nan_inf={rep.nan_inf}")
         print("foreign by type:", rep.by_type)
+        print(f"{'module':24} {'callables':>9} {'calls':>7} {'foreign':>7} {'hangs':>5} "
+              f"{'nan_inf':>7} {'no_instance':>11}")
+        for mod, c in rep.by_module.items():
+            print(f"{mod:24} {c['callables']:>9} {c['calls']:>7} {c['foreign']:>7} "
+                  f"{c['hangs']:>5} {c['nan_inf']:>7} {c['no_instance']:>11}")
+        if rep.no_instance_classes:
+            print("methods not called (no instance):", ", ".join(rep.no_instance_classes))
         for line in rep.examples[: args.examples]:
             print(" ", line)
-    return 1 if rep.foreign or rep.hangs or rep.nan_inf else 0
+    return 1 if rep.foreign or rep.hangs or rep.nan_inf or rep.no_instance else 0
 
 
 if __name__ == "__main__":

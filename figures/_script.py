@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vistalab._core import DomainError, atomic_write, suggest
+from vistalab._core._limits import json_loads
 from vistalab._core._oneline import ONE_LINE_ERRORS, OneLineParser, UsageError, failure_line
 from vistalab._core._paths import output_dir, output_file
 
@@ -105,7 +106,7 @@ def option_value(key: str, text: str, default: Any) -> Any:
         stripped = str(text).strip()
         if stripped.startswith("["):
             try:
-                value = json.loads(stripped)
+                value = json_loads(stripped)
             except json.JSONDecodeError as exc:
                 raise DomainError(option, text, f"must be a JSON list ({exc.msg})",
                                   f"pass e.g. {option} '{json.dumps(default[:2])}'") from None

@@ -276,11 +276,18 @@ class TidyTable:
 
         Raises
         ------
-        KeyError
-            If ``columns`` or ``rows`` is missing.
         DomainError
-            If a row does not have one cell per column.
+            If ``data`` is not a mapping with a ``columns`` list, a ``rows`` list of
+            lists and an optional ``units`` mapping, or a row does not have one cell
+            per column.
         """
+        fix = "pass the dict TidyTable.to_json() returns"
+        if not isinstance(data, Mapping) or not isinstance(data.get("columns"), (list, tuple)) \
+                or not isinstance(data.get("rows"), (list, tuple)) \
+                or not all(isinstance(r, (list, tuple)) for r in data["rows"]) \
+                or not isinstance(data.get("units", {}), Mapping):
+            raise DomainError("data", data, "must be a mapping with a 'columns' list, a "
+                              "'rows' list of lists and an optional 'units' mapping", fix)
         return cls(
             tuple(data["columns"]),
             tuple(tuple(r) for r in data["rows"]),

@@ -15,6 +15,8 @@ from typing import Any
 
 from vistalab.theory import DomainError, UnknownNameError
 
+from vistalab._core._limits import toml_loads
+
 __all__ = [
     "DATA_DIR",
     "PaperTable",
@@ -309,8 +311,8 @@ def _read(path: Path) -> dict[str, Any]:
     input_file("data file", path)  # a FIFO named *.toml is refused, not opened (no hang)
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+            return toml_loads(fh.read().decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DomainError("data file", str(path), f"must be valid TOML ({exc})") from exc
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from vistalab.theory import DomainError
 
 from vistalab._core import seed_sequence
+from vistalab._core._limits import toml_loads
 
 from ._data import DATA_DIR
 from ._registry import (
@@ -151,7 +152,7 @@ def _data_files_iv(path: Path) -> None:
     for name in needed:
         try:
             with (path / name).open("rb") as fh:
-                tomllib.load(fh)
+                toml_loads(fh.read().decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise DomainError("data_dir", str(path), "must hold valid TOML data files",
                               f"fix {name}: {exc}") from None

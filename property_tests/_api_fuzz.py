@@ -4,14 +4,20 @@ public ``__all__`` called with hostile values, counting what breaks the contract
 The public packages are found, not listed: every ``vistalab.<name>`` subpackage or
 module without a leading underscore that has an ``__all__`` (so a new public package
 or name is fuzzed automatically). Each callable -- functions, classes (their
-constructors) and the public methods of the classes :func:`_factories` can build --
-is called with one hostile value at a time in each parameter (the others from a
-valid baseline call when one is known, else hostile too), and the outcome is one of
+constructors), and every public method, static method and class method that a public
+class defines in vista-lab (not those inherited from ``str``, ``tuple`` or
+``Exception``) -- is called with one hostile value at a time in each parameter (the
+others from a valid baseline call when one is known, else hostile too). A method is
+called on a fresh instance: from :func:`_factories` where one is written, else a copy
+of one found in the result of a valid baseline call (:func:`_harvest`: the
+constructors and functions of the error-contract table make most records); a class
+with neither is reported (``no_instance``), never silently left out. The outcome is
+one of
 
 - ``ok``: a result; a float NaN/inf anywhere in it (scanned to a bounded depth) is
   counted as ``nan_inf`` unless the callable's docstring mentions NaN/inf (the
   constructor of a plain record -- a dataclass -- holds what it was given, so its
-  result is not scanned);
+  result is not scanned, nor that of a class method that returns the record);
 - ``contract``: a :class:`~vistalab._core.VistaLabError` (the contract kept);
 - ``foreign``: any other exception (a ``RecursionError`` inside the message too);
 - ``hang``: no answer within the per-call timeout (``SIGALRM``: an exception is
@@ -30,6 +36,7 @@ full run is ``python benchmarks/fuzz_api.py``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import enum
 import importlib
@@ -111,6 +118,13 @@ class Target:
     qualname: str
     func: Callable[..., Any]
     make: Callable[[], Callable[..., Any]] | None = None
+    #: The class whose instance ``make`` needs ("" for a function or a class).
+    owner: str = ""
+
+    @property
+    def module(self) -> str:
+        """The public module (``vistalab.workspace``) the callable belongs to."""
+        return ".".join(self.qualname.split(".")[:2])
 
 
 def _tokenizer() -> Any:
@@ -155,9 +169,54 @@ def _factories() -> dict[str, Callable[[], Any]]:
 #: Methods not called: they serve a transport forever or close what others use.
 _SKIP_METHODS = {"serve", "run", "run_stdio", "close"}
 
+#: Classes whose public methods are not called with hostile values, and why.
+SKIP_METHODS_OF: dict[str, str] = {
+    "vistalab.testing.WorkspaceMachine": "Hypothesis state-machine rules: their arguments "
+                                          "are drawn from the machine's bundles, not passed "
+                                          "by callers (property_tests/test_testing_kit.py)",
+}
+
+
+def own_methods(cls: type) -> list[tuple[str, bool]]:
+    """``(name, needs an instance)`` for each public method, static method and class
+    method that ``cls`` or a vista-lab base class defines (inherited ``str``,
+    ``tuple``, ``Enum`` or ``Exception`` methods are not vista-lab's API)."""
+    out = []
+    for mname in sorted(dir(cls)):
+        if mname.startswith("_") or mname in _SKIP_METHODS:
+            continue
+        owner = next((k for k in cls.__mro__ if mname in vars(k)), None)
+        if owner is None or not str(getattr(owner, "__module__", "")).startswith("vistalab"):
+            continue
+        raw = vars(owner)[mname]
+        if isinstance(raw, (staticmethod, classmethod)):
+            out.append((mname, False))
+        elif inspect.isfunction(raw):
+            out.append((mname, True))
+    return out
+
+
+class _NoInstance(Exception):
+    """No factory and no harvested instance for a method's class."""
+
+
+def _instance_maker(qual: str, factory: Callable[[], Any] | None) -> Callable[[], Any]:
+    def make() -> Any:
+        if factory is not None:
+            return factory()
+        found = _harvest().get(qual)
+        if found is None:
+            raise _NoInstance(qual)
+        try:
+            return copy.deepcopy(found)
+        except Exception:  # noqa: BLE001 - an uncopyable record is shared (read-only use)
+            return found
+    return make
+
 
 def targets() -> list[Target]:
-    """Every public callable (functions, classes, and the factories' methods)."""
+    """Every public callable: functions, classes, and each public class's own
+    methods (static and class methods on the class, the others on an instance)."""
     out: list[Target] = []
     factories = _factories()
     for mod in public_modules():
@@ -167,17 +226,111 @@ def targets() -> list[Target]:
             if not callable(obj) or qual in SKIP or getattr(obj, "_is_protocol", False):
                 continue  # a typing.Protocol is an interface to implement, not to call
             out.append(Target(qual, obj))
-            factory = factories.get(qual)
-            if factory is None or not inspect.isclass(obj):
+            if not inspect.isclass(obj) or qual in SKIP_METHODS_OF:
                 continue
-            for mname, member in inspect.getmembers(obj):
-                if mname.startswith("_") or mname in _SKIP_METHODS or not callable(member):
+            make = _instance_maker(qual, factories.get(qual))
+            for mname, needs_instance in own_methods(obj):
+                member = getattr(obj, mname)
+                if not needs_instance:
+                    out.append(Target(f"{qual}.{mname}", member))
                     continue
-                if isinstance(inspect.getattr_static(obj, mname), property):
-                    continue
-                out.append(Target(f"{qual}.{mname}", member,
-                                  make=lambda f=factory, m=mname: getattr(f(), m)))
+                out.append(Target(f"{qual}.{mname}", member, owner=qual,
+                                  make=lambda mk=make, m=mname: getattr(mk(), m)))
     return out
+
+
+#: Instances found in the results of valid baseline calls, by class qualname.
+_HARVEST: dict[str, Any] | None = None
+
+
+def _harvest() -> dict[str, Any]:
+    """One instance per public class, found in the result (searched a few levels
+    deep: items, values, fields) of each valid baseline call (the table's, and the
+    no-argument call of each class), in the plan's order. Computed once per process
+    (each forked child of :func:`run_in_child` repeats it, deterministically)."""
+    global _HARVEST
+    if _HARVEST is not None:
+        return _HARVEST
+    found: dict[str, Any] = {}
+    classes: dict[type, str] = {}
+    funcs: list[Target] = []
+    for mod in public_modules():
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            qual = f"{mod.__name__}.{name}"
+            if inspect.isclass(obj) and not getattr(obj, "_is_protocol", False):
+                classes.setdefault(obj, qual)
+            if callable(obj) and qual not in SKIP:
+                funcs.append(Target(qual, obj))
+    base = _baselines()
+    for t in funcs:
+        good = _good(t, base)
+        if good is None:
+            params = _params(t.func)
+            if not inspect.isclass(t.func) or params is None or any(
+                    p.default is p.empty for p in params):
+                continue
+            good = {}
+        kind, result = _call_quietly(t.func, dict(good), 30.0)
+        if kind == "ok":
+            _collect(result, classes, found, 0)
+    with contextlib.suppress(Exception):  # records a workspace hands out
+        _collect(_workspace_records(), classes, found, 0)
+    for qual in classes.values():  # a factory's instance counts as found
+        if qual in _factories() and qual not in found:
+            found[qual] = None
+    _HARVEST = {k: v for k, v in found.items() if v is not None}
+    return _HARVEST
+
+
+def _workspace_records() -> list[Any]:
+    """Records a workspace's reads return (a rendering, blocks, a group, a tool call,
+    events), searched by :func:`_harvest` like a baseline call's result."""
+    from vistalab.workspace import Workspace
+
+    ws = Workspace(4000, tokenizer="approx")
+    ws.register_system("s")
+    ws.register_user("hello")
+    ws.register_tool_call([{"id": "c1", "type": "function",
+                            "function": {"name": "f", "arguments": "{}"}}])
+    ws.register_tool_result("c1", "r " * 60)
+    ws.register_user("next")
+    rendering, calls = ws.render(), ws.block("B3").tool_calls
+    ws.archive("B3-B4")
+    return [rendering, list(ws.blocks), list(ws.groups.values()), calls, list(ws.events)]
+
+
+def _collect(value: Any, classes: dict[type, str], found: dict[str, Any], depth: int) -> None:
+    qual = classes.get(type(value))
+    if qual is not None and qual not in found:
+        found[qual] = value
+    if depth >= 3:
+        return
+    if isinstance(value, (list, tuple)):
+        items: list[Any] = list(value[:20])
+    elif isinstance(value, dict):
+        items = list(value.values())[:20]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)[:30]]
+    else:
+        return
+    for item in items:
+        _collect(item, classes, found, depth + 1)
+
+
+def _call_quietly(func: Callable[..., Any], kwargs: dict[str, Any],
+                  timeout: float) -> tuple[str, Any]:
+    """``("ok", result)`` or ``("error", None)``: a baseline call, output silenced,
+    under the alarm (installed by :func:`run`)."""
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
+                contextlib.redirect_stderr(sink):
+            return "ok", func(**kwargs)
+    except (Exception, _Hang):  # noqa: BLE001 - a failing baseline finds nothing
+        return "error", None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _deep_list(depth: int) -> Any:
@@ -325,9 +478,15 @@ class FuzzReport:
     foreign: int = 0
     hangs: int = 0
     nan_inf: int = 0
+    no_instance: int = 0
     foreign_callables: list[str] = dataclasses.field(default_factory=list)
     examples: list[str] = dataclasses.field(default_factory=list)
     by_type: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Per public module: ``{"calls", "callables", "foreign", "hangs", "nan_inf",
+    #: "no_instance"}``.
+    by_module: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    #: Classes whose methods had no instance to be called on (none should).
+    no_instance_classes: list[str] = dataclasses.field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -367,6 +526,8 @@ def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
         old = signal.signal(signal.SIGALRM, _on_alarm)
         try:
             plan = _plan(values, base, sample=sample, seed=seed, only=only)
+            if any(t.owner for t, _l, _k in plan[start:]):
+                _harvest()  # before the calls: its baseline calls use the alarm too
             slack: dict[str, float] = {}
             for i in range(start, len(plan)):
                 t, label, kwargs = plan[i]
@@ -403,7 +564,10 @@ def _baseline_time(t: Target, base: dict[str, dict[str, Any]], timeout: float) -
 def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        func = t.make() if t.make is not None else t.func
+        try:
+            func = t.make() if t.make is not None else t.func
+        except _NoInstance:
+            return "no_instance", t.owner
         with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
                 contextlib.redirect_stderr(sink):
             result = func(**kwargs)
@@ -429,6 +593,9 @@ def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if inspect.isclass(t.func) and (dataclasses.is_dataclass(t.func) or (
             issubclass(t.func, tuple) and hasattr(t.func, "_fields"))):
+        return "ok", ""
+    maker = getattr(t.func, "__self__", None)  # an alternate constructor of a record
+    if inspect.isclass(maker) and dataclasses.is_dataclass(maker) and isinstance(result, maker):
         return "ok", ""
     try:
         bad = _nonfinite(result) and not _documents_nonfinite(t.func)
@@ -470,6 +637,13 @@ def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
         types["crash"] += 1
         name = where[0] or f"<call {crashed}>"
         foreign_by[name.split("(", 1)[0]] += 1
+        if where[0]:
+            mod = report.by_module.setdefault(
+                ".".join(name.split("(", 1)[0].split(".")[:2]),
+                {"calls": 0, "callables": 0, "foreign": 0, "hangs": 0, "nan_inf": 0,
+                 "no_instance": 0})
+            mod["calls"] += 1
+            mod["foreign"] += 1
         if len(report.examples) < max_examples:
             report.examples.append(f"foreign: {name} -> the process died (call {crashed})")
         start = crashed + 1
@@ -477,6 +651,8 @@ def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
             total = _plan_size(kwargs)
     report.callables = len(seen)
     report.foreign_callables = sorted(foreign_by)
+    report.by_module = dict(sorted(report.by_module.items()))
+    report.no_instance_classes.sort()
     report.by_type = dict(types.most_common())
     return report
 
@@ -554,9 +730,20 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
             total = rec["n"]
             last = rec["i"]
             kind = rec["kind"]
+            mod = report.by_module.setdefault(
+                ".".join(rec["qualname"].split(".")[:2]),
+                {"calls": 0, "callables": 0, "foreign": 0, "hangs": 0, "nan_inf": 0,
+                 "no_instance": 0})
+            if rec["qualname"] not in seen:
+                mod["callables"] += 1
             seen.add(rec["qualname"])
             report.calls += 1
+            mod["calls"] += 1
             setattr(report, kind, getattr(report, kind) + 1)
+            if kind in mod:
+                mod[kind] += 1
+            if kind == "no_instance" and rec["detail"] not in report.no_instance_classes:
+                report.no_instance_classes.append(rec["detail"])
             if _PROGRESS[0] and report.calls % 1000 == 0:
                 print(f"{report.calls}/{total} calls: foreign={report.foreign} "
                       f"hangs={report.hangs} nan_inf={report.nan_inf}", file=sys.stderr,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-from vistalab.theory import UnknownNameError
+from vistalab.theory import DomainError, UnknownNameError
 
 from vistalab import theory
 
@@ -97,6 +97,8 @@ class BayesPolicy:
         numpy.ndarray
             A permutation of ``0..n-1`` (int array): the archive order.
         """
+        _interface_iv(interface)
+        _rng_iv(rng)
         lp = np.asarray(interface.log_posterior(y), dtype=float)
         perm = rng.permutation(interface.n)
         return perm[np.argsort(-lp[perm], kind="stable")]
@@ -115,6 +117,7 @@ class BayesPolicy:
             ``interface.sample_bayes_z`` (``f(size, streams)``), or None when the
             interface does not offer it.
         """
+        _interface_iv(interface)
         f = getattr(interface, "sample_bayes_z", None)
         return f if callable(f) else None
 
@@ -132,6 +135,7 @@ class BayesPolicy:
             ``interface.exact_bayes_mean_z()``, or None when the interface does not
             offer it.
         """
+        _interface_iv(interface)
         f = getattr(interface, "exact_bayes_mean_z", None)
         return float(f()) if callable(f) else None
 
@@ -149,8 +153,26 @@ class BayesPolicy:
             ``interface.exact_bayes_z_pmf()`` as a float array of length kappa+1,
             or None when the interface does not offer it.
         """
+        _interface_iv(interface)
         f = getattr(interface, "exact_bayes_z_pmf", None)
         return np.asarray(f(), dtype=float) if callable(f) else None
+
+
+def _interface_iv(interface: Any) -> Any:
+    """``interface`` if it is a sims :class:`Interface` (a policy reads its ``n``,
+    ``kappa`` and posterior), else a :class:`DomainError` naming it."""
+    if not isinstance(interface, Interface) or isinstance(interface, type):
+        raise DomainError("interface", interface, "must be a sims Interface (n, kappa, "
+                          "observe, log_posterior)", "pass e.g. make_interface('ledger', "
+                          "n=64, kappa=4)")
+    return interface
+
+
+def _rng_iv(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise DomainError("rng", rng, "must be a numpy Generator",
+                          "pass e.g. numpy.random.default_rng(0)")
+    return rng
 
 
 class RandomPolicy:
@@ -191,6 +213,12 @@ class RandomPolicy:
             ``f(size, streams)`` drawing ``size`` values of Z from ``streams[0]``,
             one uniform per trial.
         """
+        _interface_iv(interface)
+        _rng_iv(rng)
+        return rng.permutation(interface.n)
+
+    def fast_sampler(self, interface: Interface) -> FastSampler | None:
+        _interface_iv(interface)
         n, kappa = interface.n, interface.kappa
 
         def sample(size: int, streams: Sequence[np.random.Generator]) -> np.ndarray:
@@ -227,6 +255,11 @@ class RandomPolicy:
         numpy.ndarray
             P(Z = z) for z in ``0..kappa``: 1/n each below kappa, the rest at kappa.
         """
+        _interface_iv(interface)
+        return theory.blind_mean_z(interface.n, interface.kappa)
+
+    def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
+        _interface_iv(interface)
         return blind_z_pmf(interface.n, interface.kappa)
 
 

@@ -105,6 +105,9 @@ class Archive:
         numpy.ndarray
             int64 ``(T, N)`` handles, one per block (its row in the store).
         """
+        if not isinstance(blocks, np.ndarray) or blocks.ndim != 3:
+            raise DomainError("blocks", blocks, "must be a 3-d numpy array (trials, blocks, "
+                              "bits)", "pass the trial blocks a strategy encodes")
         trials, n_blocks, _ = blocks.shape
         self._store = blocks.reshape(trials * n_blocks, -1).copy()
         return np.arange(trials * n_blocks, dtype=np.int64).reshape(trials, n_blocks)
@@ -128,8 +131,17 @@ class Archive:
             If nothing has been written yet.
         """
         if self._store is None:
-            raise RuntimeError("Archive.read before Archive.write")
-        return self._store[np.asarray(handles, dtype=np.int64)]
+            raise DomainError("handles", handles, "must be handles this archive's write "
+                              "returned (nothing was written yet)", "call write(blocks) first")
+        try:
+            idx = np.asarray(handles, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            idx = None
+        if idx is None or idx.size == 0 or idx.min() < 0 or idx.max() >= len(self._store):
+            raise DomainError("handles", handles, f"must be integer handles in [0, "
+                              f"{len(self._store)}) (those write returned)",
+                              "pass the handles write returned")
+        return self._store[idx]
 
 
 @runtime_checkable
@@ -735,7 +747,8 @@ class Recover:
             If ``archive`` is None.
         """
         if archive is None:
-            raise RuntimeError("the recover strategy needs an archive")
+            raise DomainError("archive", archive, "must be an Archive (the recover "
+                              "strategy stores the blocks there)", "pass archive=Archive()")
         return archive.write(blocks)
 
     def decode(self, state: np.ndarray, index: np.ndarray, plan: StrategyPlan,
@@ -767,7 +780,8 @@ class Recover:
             If ``archive`` is None.
         """
         if archive is None:
-            raise RuntimeError("the recover strategy needs an archive")
+            raise DomainError("archive", archive, "must be an Archive (the recover "
+                              "strategy stores the blocks there)", "pass archive=Archive()")
         handles = state[np.arange(index.shape[0]), index]
         return archive.read(handles)
 

@@ -21,7 +21,6 @@ description in the Parquet field metadata (``table.schema.field(name).metadata``
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from vistalab._core._door import install_contract as _install_contract
+from vistalab._core._limits import json_loads
 from vistalab.figures._vocabulary import COLUMNS, Column
 
 from ._sweep import (
@@ -177,7 +177,7 @@ def load_results(path: str | os.PathLike[str]) -> pa.Table:
     side: dict[str, Any] = {}
     if side_path.is_file():
         try:
-            side = json.loads(side_path.read_text("utf-8"))
+            side = json_loads(side_path.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise SweepStoreError("path", str(side_path), f"must be readable JSON ({exc})",
                                   "rerun the sweep to rewrite it") from None

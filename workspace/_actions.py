@@ -476,11 +476,11 @@ class ActionsLayer(RegisterLayer):
             if uid[0] == "B":
                 b = self._blocks[_num(uid) - 1]
                 assert b.payload is not None
-                data = self._fetch(b.payload.key, b.payload.sha256)
+                data = self._fetch(b.payload.key, b.payload.sha256, b.payload.size)
                 plans.append((uid, {uid: data}))
             else:
                 g = self._groups[uid]
-                data = self._fetch(g.payload.key, g.payload.sha256)
+                data = self._fetch(g.payload.key, g.payload.sha256, g.payload.size)
                 _, _, entries = parse_group_payload(g.payload.key, data)
                 inline = {e.unit_id: e.data for e in entries if e.data is not None}
                 for e in entries:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from ._diff_drive import EngineFactory, run_sequence
 from ._diff_model import compare_observations, model_requests, parse_observation, run_model
 from ._diff_observe import checked_request
@@ -620,7 +622,7 @@ def trace_sequences(traces: Iterable[Any]) -> list[OperationSequence]:
             try:
                 with open(trace, encoding="utf-8") as fh:
                     text = fh.read()
-                raw_format = detect_format(json.loads(text)) if not str(trace).endswith(
+                raw_format = detect_format(json_loads(text)) if not str(trace).endswith(
                     ".jsonl") else "openai"
             except (OSError, ValueError, WorkspaceArgumentError):
                 raw_format = "openai"

@@ -7,7 +7,10 @@ Every message names the offending value, the rule it breaks and the fix.
 
 from __future__ import annotations
 
+import functools as _functools
+import re as _re
 from collections.abc import Iterable
+from collections.abc import Mapping as _Mapping
 from typing import Any
 
 from vistalab._core import DomainError, VistaLabError
@@ -365,3 +368,42 @@ class StorageError(VistaLabError, OSError):
 
     def __str__(self) -> str:  # OSError would format (errno, strerror)
         return str(self.args[0])
+
+
+#: Longest unit id accepted in a record (``B`` or ``G`` and up to 12 digits, as a
+#: block spec reads them: :mod:`vistalab.workspace._spec`).
+UNIT_ID_RE = _re.compile(r"[BG][1-9][0-9]{0,11}\Z")
+
+
+def plain_door(kind: str, id_fields: tuple[str, ...] = ()) -> Any:
+    """Decorate a ``from_plain(cls, d)`` classmethod body: ``d`` must be a mapping,
+    the ``id_fields`` present must be unit ids (``B``/``G`` and at most 12 digits, so
+    a 10,001-character id is refused by length), and a record missing a key or
+    holding a wrong type is refused as a :class:`WorkspaceArgumentError` naming
+    ``d`` (never a ``KeyError`` or ``TypeError`` from inside)."""
+
+    def deco(fn: Any) -> Any:
+        @_functools.wraps(fn)
+        def wrapper(cls: Any, d: Any) -> Any:
+            fix = f"pass a dict as {kind}.to_plain() returns it"
+            if not isinstance(d, _Mapping):
+                raise WorkspaceArgumentError("d", d, f"must be a mapping (a {kind} record)", fix)
+            for name in id_fields:
+                value = d.get(name)
+                if value is not None and (not isinstance(value, str)
+                                          or not UNIT_ID_RE.match(value)):
+                    raise WorkspaceArgumentError(
+                        f"d[{name!r}]", value, "must be a unit id: 'B' or 'G' and 1 to 12 "
+                        "digits (at most 13 characters)", fix)
+            try:
+                return fn(cls, d)
+            except VistaLabError:
+                raise
+            except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+                raise WorkspaceArgumentError(
+                    "d", d, f"must be a whole {kind} record ({type(exc).__name__}: "
+                    f"{str(exc)[:100]})", fix) from None
+
+        return wrapper
+
+    return deco

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from vistalab._core import DomainError, atomic_write, check_depth, read_bounded
+from vistalab._core._limits import json_loads
 
-from ._errors import TraceError, WorkspaceArgumentError
+from ._errors import TraceError, WorkspaceArgumentError, plain_door
 
 __all__ = ["Event", "EventLogFile", "TornLogWarning", "read_event_log"]
 
@@ -57,7 +58,7 @@ def _split_torn(data: bytes) -> tuple[bytes, bytes]:
     if not tail.strip():
         return data, b""
     try:
-        Event.from_plain(json.loads(tail.decode("utf-8")))
+        Event.from_plain(json_loads(tail.decode("utf-8")))
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return data[:cut], tail
     return data, b""
@@ -206,6 +207,7 @@ class Event:
         return json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)
 
     @classmethod
+    @plain_door("Event")
     def from_plain(cls, d: dict[str, Any]) -> Event:
         """The event :meth:`to_plain` wrote (the inverse of ``to_plain()``).
 
@@ -272,7 +274,7 @@ def read_event_log(
                 continue
             try:
                 check_depth(f"line {lineno}", line)
-                yield Event.from_plain(json.loads(line))
+                yield Event.from_plain(json_loads(line))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise TraceError(
                     None, f"line {lineno} is not an event record ({exc})", source=str(path)

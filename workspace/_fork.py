@@ -108,7 +108,7 @@ class ForkLayer(ToolLayer):
         if target is not self.store:
             for key, uid in self._payload_owner.items():
                 ref = self._unit_payload(uid)
-                target.put(key, self._fetch(key, ref.sha256))
+                target.put(key, self._fetch(key, ref.sha256, ref.size))
             new._own_keys, new._adopted_keys = set(self._payload_owner), set()
         else:
             # One store, two workspaces: the payloads stay the parent's to

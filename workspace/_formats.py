@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vistalab._core import MAX_JSON_DEPTH, check_depth, short_repr
-from vistalab._core._limits import json_text_depth
+from vistalab._core._limits import json_loads, json_text_depth
 
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 
@@ -500,7 +500,7 @@ def _blocks_of(
         inp = None
         if json_text_depth(args, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH:
             try:
-                inp = json.loads(args)
+                inp = json_loads(args)
             except (json.JSONDecodeError, RecursionError):
                 inp = None
         if not isinstance(inp, dict):
@@ -511,6 +511,15 @@ def _blocks_of(
     if role == "system":  # a system message after the first turn: ordinary user context
         return "user", blocks
     return role, blocks
+
+
+#: The Messages API's rule for a tool (and ``tool_use``) name.
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def _has_text(text: Any) -> bool:
+    """A text block's text has non-whitespace characters (the Messages API's rule)."""
+    return isinstance(text, str) and bool(text.strip())
 
 
 _ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -608,7 +617,9 @@ def openai_to_anthropic(
     ``tool_use``; consecutive same-role messages merge so roles alternate,
     starting with ``user`` (a ``[conversation start]`` user block is put
     first when the rendering would open with an assistant turn; the engine's
-    count does not include it); empty text blocks are dropped; thinking blocks stay
+    count does not include it); empty and whitespace-only text blocks are dropped (the
+    Messages API refuses a text block without non-whitespace text; the engine's
+    OpenAI rendering keeps them); thinking blocks stay
     in their assistant turn ahead of its tool_use blocks (the codec's
     originals keep their order). With ``cache_breakpoint``, the block that ends
     the stable prefix (the first ``stable_messages`` messages, default all but
@@ -646,7 +657,7 @@ def openai_to_anthropic(
         orig = codec.lookup(msgs[k]) if codec is not None else None
         if orig is not None:
             system.extend(orig)
-        elif msgs[k].get("content"):
+        elif _has_text(msgs[k].get("content")):
             system.append(_text_block(msgs[k]["content"]))
         k += 1
     turns: list[dict[str, Any]] = []
@@ -656,7 +667,8 @@ def openai_to_anthropic(
         ids = tool_use_ids[idx] if tool_use_ids is not None else None
         if ids:
             blocks = [_renamed(b, ids) for b in blocks]
-        blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
+        blocks = [b for b in blocks
+                  if not (b.get("type") == "text" and not _has_text(b.get("text")))]
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -698,12 +710,13 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
     """Everything that makes ``request`` an invalid Anthropic Messages request.
 
     Checks: roles are user/assistant, alternate, and start with user; no
-    empty turn or empty text block; every tool_use is answered by exactly one
+    empty turn, no empty or whitespace-only text block; every tool_use is answered by exactly one
     tool_result in the immediately following user turn, and tool results lead
     that turn; no tool_result elsewhere; thinking blocks only in assistant
     turns, before that turn's tool_use blocks; tool_use ids unique and
-    matching the API's pattern ``^[A-Za-z0-9_-]+$``, each with a string
-    ``name`` and an object ``input``; every block an object with a ``type``;
+    matching the API's pattern ``^[A-Za-z0-9_-]+$``, each with a ``name``
+    matching ``^[a-zA-Z0-9_-]{1,64}$`` and an object ``input``; every tool
+    schema's ``name`` matching it too; every block an object with a ``type``;
     at most four ``cache_control`` breakpoints; nesting at most
     :data:`vistalab._core.MAX_JSON_DEPTH` deep. Returns an empty list if valid.
 
@@ -763,8 +776,8 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
         breakpoints += sum(1 for b in content if b.get("cache_control"))
         types = [b.get("type") for b in content]
         for j, b in enumerate(content):
-            if b.get("type") == "text" and not b.get("text"):
-                problems.append(f"message {i} block {j}: empty text block")
+            if b.get("type") == "text" and not _has_text(b.get("text")):
+                problems.append(f"message {i} block {j}: empty text block (or whitespace only)")
         if role == "assistant":
             if "tool_result" in types:
                 problems.append(f"message {i}: tool_result in an assistant turn")
@@ -785,9 +798,10 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
                                     "match ^[A-Za-z0-9_-]+$")
                 elif bid in seen:
                     problems.append(f"message {i}: duplicate tool_use id {bid!r}")
-                if not isinstance(b.get("name"), str) or not b.get("name"):
-                    problems.append(f"message {i}: tool_use {short_repr(bid, 60)} needs a "
-                                    "string name")
+                if not isinstance(b.get("name"), str) or not _TOOL_NAME.fullmatch(b["name"]):
+                    problems.append(f"message {i}: tool_use {short_repr(bid, 60)} name "
+                                    f"{short_repr(b.get('name'), 60)} does not match "
+                                    "^[a-zA-Z0-9_-]{1,64}$")
                 if not isinstance(b.get("input"), Mapping):
                     problems.append(f"message {i}: tool_use {short_repr(bid, 60)} input must be "
                                     f"an object, not {type(b.get('input')).__name__}")
@@ -813,6 +827,14 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
         problems.append(f"last turn: tool_use {pending} never answered")
     if not isinstance(msgs[-1], Mapping) or msgs[-1].get("role") != "user":
         problems.append("the last turn must be a user turn (the model replies to it)")
+    tools = request.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        problems.append("tools must be a list of tool schemas")
+    for t, tool in enumerate(tools if isinstance(tools, list) else []):
+        name = tool.get("name") if isinstance(tool, Mapping) else None
+        if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+            problems.append(f"tools item {t}: name {short_repr(name, 60)} does not match "
+                            "^[a-zA-Z0-9_-]{1,64}$")
     if breakpoints > 4:
         problems.append(f"{breakpoints} cache_control breakpoints (at most 4)")
     return problems

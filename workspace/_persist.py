@@ -6,10 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Self, overload
+
+from vistalab._core._limits import json_loads
 
 from ._bulk import bulk_build
 from ._dashboard import DashboardConfig
@@ -115,6 +118,7 @@ class PersistLayer(ForkLayer):
         store: PayloadStore | None = None,
         tokenizer: Tokenizer | None = None,
         verify: bool = True,
+        allow_store_under: str | os.PathLike[str] | None = None,
     ) -> Self:
         """Rebuild a workspace by re-executing an event log.
 
@@ -122,8 +126,13 @@ class PersistLayer(ForkLayer):
         a fresh in-memory store with the recorded root, so handles (and hence
         token counts) are identical. The log of a loaded workspace starts with
         an ``init`` event holding the snapshot it was loaded from; its payloads
-        are read from ``store`` (default: the recorded folder when it exists).
-        With ``verify`` every event's resulting hash and outcome must match.
+        are read from ``store`` (default: the recorded folder when it exists,
+        opened only under the rule of :meth:`load`: it must lie under
+        ``allow_store_under``, by default the log file's own folder, so an
+        untrusted log cannot make replay open or clean a folder elsewhere; for
+        events passed in memory the recorded folder is opened only under
+        ``allow_store_under`` when it is given). With ``verify`` every event's
+        resulting hash and outcome must match.
 
         Parameters
         ----------
@@ -135,6 +144,9 @@ class PersistLayer(ForkLayer):
             The tokenizer instance, when the recorded one is a custom object.
         verify : bool
             Check every event's resulting hash and outcome (default True).
+        allow_store_under : str or PathLike, optional
+            The folder a loaded workspace's recorded store may be in (default:
+            the log file's folder; for events in memory, no restriction).
 
         Returns
         -------
@@ -145,9 +157,14 @@ class PersistLayer(ForkLayer):
         ------
         ReplayMismatchError
             At the first event whose hash differs.
+        SnapshotError
+            The init event names a store folder outside ``allow_store_under``
+            (nothing was opened).
         """
+        allow = None if allow_store_under is None else _path_iv("allow_store_under",
+                                                                  allow_store_under)
         with bulk_build():
-            return cls._replay(events, store, tokenizer, verify)
+            return cls._replay(events, store, tokenizer, verify, allow)
 
     @classmethod
     def _replay(
@@ -156,6 +173,7 @@ class PersistLayer(ForkLayer):
         store: PayloadStore | None,
         tokenizer: Tokenizer | None,
         verify: bool,
+        allow: str | None = None,
     ) -> Self:
         it = iter(read_event_log(events))
         try:
@@ -173,7 +191,15 @@ class PersistLayer(ForkLayer):
         snapshot = first.args.get("snapshot")
         if snapshot is not None:  # the log of a loaded workspace starts from its snapshot
             if store is None:
-                store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
+                from_file = isinstance(events, (str, os.PathLike))
+                if from_file or allow is not None:
+                    # the snapshot rule: a log names a store only under a folder the
+                    # caller allows (by default the log file's own folder)
+                    src = os.fspath(events) if from_file else "the event log"  # type: ignore[arg-type]
+                    store = _default_store(src, str(root), allow if allow is not None
+                                           else os.path.dirname(os.path.abspath(src)))
+                else:
+                    store = DiskStore(root) if os.path.isdir(root) else MemoryStore(root)
             ws = cls._from_snapshot("the event log's init event", snapshot, store, tokenizer)
             ws._event_base = first.seq
         else:
@@ -591,7 +617,8 @@ class PersistLayer(ForkLayer):
                 found.setdefault(b.id, ("", f"block {b.id} {problem}"))
         for key, uid in sorted(self._payload_owner.items()):
             try:
-                self._fetch(key, self._unit_payload(uid).sha256)
+                ref = self._unit_payload(uid)
+                self._fetch(key, ref.sha256, ref.size)
             except (PayloadIntegrityError, PathEscapeError) as exc:
                 if not repair:
                     raise
@@ -644,7 +671,10 @@ def _path_iv(name: str, path: Any) -> str:
 
 
 def _clean_temp_siblings(path: Path) -> None:
-    """Remove temp files an interrupted save of this snapshot left beside it."""
+    """Remove temp files an interrupted save of this snapshot left beside it: only
+    regular files (a folder or symlink that merely has such a name is not the
+    engine's and is left alone), and a file that cannot be removed (a read-only
+    folder) is left too; the load itself does not depend on it."""
     folder = path.parent
     prefix = f".{path.name}."
     try:
@@ -653,8 +683,9 @@ def _clean_temp_siblings(path: Path) -> None:
         return
     for name in names:
         if name.startswith(prefix) and _TEMP.match(name):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(folder / name)
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(os.lstat(folder / name).st_mode):
+                    os.unlink(folder / name)
 
 
 def _read_snapshot(src: str) -> Any:
@@ -663,6 +694,6 @@ def _read_snapshot(src: str) -> Any:
     if data is None:
         raise SnapshotError(src, "the file", problem)
     try:
-        return json.loads(data.decode("utf-8"))
+        return json_loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SnapshotError(src, "the file", f"is not valid UTF-8 JSON ({exc})") from None

@@ -3,7 +3,6 @@ the kit's ground truth (appendix "Proprioceptive-Blindness Diagnostic")."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from vistalab._core import DomainError, check_depth, read_bounded
+from vistalab._core._limits import json_loads
 
 from ._errors import WorkspaceArgumentError
 from ._probe import PROBE_CONDITIONS, ProbeKit, ProbeReport, ProbeScore
@@ -49,7 +49,7 @@ def load_probe_answers(source: str | os.PathLike[str] | Any) -> list[dict[str, A
         try:  # non-blocking and size-bounded: a FIFO or /dev/zero is refused, not read
             raw = read_bounded("answers", Path(source), what="JSON file")
             check_depth("answers", raw)  # a DomainError: re-raised below naming the file
-            data = json.loads(raw.decode("utf-8"))
+            data = json_loads(raw.decode("utf-8"))
         except DomainError as exc:
             if isinstance(exc, WorkspaceArgumentError):
                 raise

@@ -89,7 +89,7 @@ class ReadLayer(ActionsLayer):
                 key, "is not a live payload of this workspace (deleted, restored or never written)"
             )
         ref = self._unit_payload(owner)
-        data = self._fetch(key, ref.sha256)
+        data = self._fetch(key, ref.sha256, ref.size)
         if sel is None:
             return data
         if isinstance(sel, (ByteRange, LineRange)):
@@ -115,9 +115,9 @@ class ReadLayer(ActionsLayer):
             if e.ref is None:
                 continue
             if e.unit_id == block_id:
-                return self._fetch(e.ref, e.sha256)
+                return self._fetch(e.ref, e.sha256, e.size)
             if e.unit_id[0] == "G" and block_id in {f"B{s}" for s in self._leaves(e.unit_id)}:
-                sub = self._fetch(e.ref, e.sha256)
+                sub = self._fetch(e.ref, e.sha256, e.size)
                 return self._member_bytes(e.unit_id, e.ref, sub, block_id)
         raise WorkspaceArgumentError(
             "selector",

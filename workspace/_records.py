@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from enum import EnumType, StrEnum
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from ._accounting import canonical_json
+from ._errors import plain_door
 
 __all__ = [
     "BlockType",
@@ -297,6 +300,7 @@ class Block:
         return out
 
     @classmethod
+    @plain_door("Block", ("id", "parent", "group"))
     def from_plain(cls, d: dict[str, Any]) -> Block:
         """The block :meth:`to_plain` wrote (the inverse of ``to_plain()``).
 
@@ -396,6 +400,7 @@ class Group:
         }
 
     @classmethod
+    @plain_door("Group", ("id", "parent"))
     def from_plain(cls, d: dict[str, Any]) -> Group:
         """The group :meth:`to_plain` wrote.
 
@@ -451,7 +456,7 @@ def decode_block_payload(
 ) -> tuple[str | None, tuple[ToolCall, ...] | None]:
     """Inverse of :func:`block_payload_bytes`."""
     if btype is BlockType.TOOL_CALL:
-        obj = json.loads(data.decode("utf-8"))
+        obj = json_loads(data.decode("utf-8"))
         calls = tuple(
             ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
             for c in obj["tool_calls"]

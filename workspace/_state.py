@@ -53,6 +53,7 @@ from ._store import (
     PayloadStore,
     foreign_payload_problem,
     sha256_hex,
+    sized_get,
     verify_payload,
 )
 from ._tokenizers import Tokenizer, get_tokenizer
@@ -758,10 +759,17 @@ class StateCore:
                 setattr(self, name, value)
         self._version = max(version, self._version) + 1
 
-    def _fetch(self, key: str, sha256: str) -> bytes:
+    def _fetch(self, key: str, sha256: str, size: int | None = None) -> bytes:
         """The payload's bytes, verified here against the checksum the engine
-        recorded (the store's own check is not relied on)."""
-        return verify_payload(key, self.store.get(key), sha256)
+        recorded (the store's own check is not relied on). The stores of this
+        package are given the recorded ``size`` too, so they compare a file's
+        length with it before reading a byte (a huge or sparse file put in a
+        payload's place is refused, not read whole)."""
+        if size is not None and sized_get(self.store):
+            data = self.store.get(key, size=size)  # type: ignore[call-arg]
+        else:
+            data = self.store.get(key)
+        return verify_payload(key, data, sha256)
 
     @contextlib.contextmanager
     def _failure_logged(self, action: str, args: dict[str, Any]) -> Iterator[None]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
+from vistalab._core._limits import json_loads
 
 from ._errors import UnknownNameError, WorkspaceArgumentError
 
@@ -625,7 +626,7 @@ class HFTokenizer:
                 from vistalab._core import DomainError, read_bounded
 
                 try:  # a FIFO, device or /dev/zero is refused, never read
-                    doc = json.loads(read_bounded("path", key))
+                    doc = json_loads(read_bounded("path", key))
                 except DomainError as exc:
                     raise WorkspaceArgumentError("path", key, exc.rule, exc.fix) from None
                 except (ValueError, RecursionError) as exc:

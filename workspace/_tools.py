@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from ._errors import (
     BudgetConfigError,
     PayloadConflictError,
@@ -216,7 +218,7 @@ def parse_tool_call(
         return _bad_call(str(UnknownNameError("context tool", str(name), tools)))
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments) if arguments.strip() else {}
+            parsed = json_loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             return _bad_call(f"arguments of {name} are not valid JSON ({exc.msg} at {exc.pos})")
         except RecursionError:

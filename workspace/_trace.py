@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vistalab._core import MAX_JSON_DEPTH
-from vistalab._core._limits import json_text_depth
+from vistalab._core._limits import json_loads, json_text_depth
 
 from ._bulk import bulk_build
 from ._cache import cacheable_prefix_tokens
@@ -115,7 +115,7 @@ def _parse_text(text: str, src: str) -> list[Any]:
         )
     if stripped[0] in "[{":
         try:
-            doc = json.loads(text)
+            doc = json_loads(text)
         except json.JSONDecodeError as exc:
             if stripped[0] == "{":
                 return _parse_jsonl(text, src)  # JSONL whose lines are objects
@@ -144,7 +144,7 @@ def _parse_jsonl(text: str, src: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(json_loads(line))
         except json.JSONDecodeError as exc:
             raise TraceError(
                 None, f"line {lineno} is not valid JSON ({exc.msg})", source=src

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -152,6 +153,24 @@ def _content_iv(content: Any, role: Any) -> str | None:
     )
 
 
+#: The providers' documented rule for a function (tool) name: OpenAI's function
+#: ``name`` ("a-z, A-Z, 0-9, underscores and dashes, maximum length of 64") and the
+#: Anthropic Messages API's tool ``name`` (``^[a-zA-Z0-9_-]{1,64}$``). A name outside
+#: it is refused at registration: a request carrying it would be refused by both.
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def tool_name_iv(parameter: str, name: Any) -> str:
+    """``name`` if it matches :data:`TOOL_NAME`, else :class:`WorkspaceArgumentError`
+    naming ``parameter`` (the value shown bounded)."""
+    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+        raise WorkspaceArgumentError(
+            parameter, name, "must match ^[a-zA-Z0-9_-]{1,64}$ (the OpenAI and Anthropic "
+            "rule for tool names)", "use letters, digits, '_' and '-', at most 64 of them, "
+            "e.g. 'read_file'")
+    return name
+
+
 def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
     if (
         not isinstance(tool_calls, Sequence)
@@ -173,6 +192,7 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
     seen: set[str] = set()
     for i, call in enumerate(tool_calls):
         if isinstance(call, ToolCall):
+            tool_name_iv(f"tool_calls item {i} name", call.name)
             out.append(call)
             continue
         fn = call.get("function") if isinstance(call, Mapping) else None
@@ -200,7 +220,7 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
         _text_iv("arguments", args)
         check_depth("arguments", args, error=WorkspaceArgumentError)
         _text_iv("tool_calls id", cid)
-        _text_iv("tool_calls name", name)
+        tool_name_iv(f"tool_calls item {i} name", name)
         if cid in seen:
             raise WorkspaceArgumentError("tool_calls", tool_calls, f"repeats call id {cid!r}")
         seen.add(cid)
@@ -259,6 +279,7 @@ def _workspace_iv(
                 f"item {i} must be an OpenAI tool schema {{'type': 'function', 'function': "
                 "{'name': ...}}",
             )
+        tool_name_iv(f"task_tools item {i} name", name)
         if name in CONTEXT_TOOL_NAMES or name == READ_PATH_TOOL or name in names:
             raise WorkspaceArgumentError(
                 "task_tools", name, "must not repeat a name or reuse a context tool's name"

@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from .._errors import CliUsageError
 
 __all__ = ["register_serve", "run_serve"]
@@ -107,7 +109,7 @@ def _task_tools(value: str | None) -> list[Any]:
             raise CliUsageError(f"--task-tools: {str(path)!r} is nested more than "
                                 f"{MAX_JSON_DEPTH} levels deep (the JSON depth limit); pass a "
                                 "flat JSON list of OpenAI tool schemas")
-        doc = json.loads(raw.decode("utf-8", "replace"))
+        doc = json_loads(raw.decode("utf-8", "replace"))
     except DomainError:
         raise
     except OSError as exc:

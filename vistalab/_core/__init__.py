@@ -11,12 +11,16 @@ from ._errors import DomainError, MissingExtraError, UnknownNameError, VistaLabE
 from ._files import atomic_write, fsync_dir
 from ._limits import (
     MAX_FILE_BYTES,
+    MAX_INT_DIGITS,
     MAX_JSON_DEPTH,
     MAX_REQUEST_BYTES,
+    IntegerTooLongError,
     check_depth,
     check_text_size,
+    json_loads,
     loads_bounded,
     read_bounded,
+    toml_loads,
 )
 from ._optional import EXTRAS, import_optional
 from ._plain import PlainRecord, to_plain
@@ -45,6 +49,10 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_REQUEST_BYTES",
     "MAX_FILE_BYTES",
+    "MAX_INT_DIGITS",
+    "IntegerTooLongError",
+    "json_loads",
+    "toml_loads",
     "check_depth",
     "check_text_size",
     "loads_bounded",

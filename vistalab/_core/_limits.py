@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from typing import Any
@@ -19,7 +20,8 @@ from typing import Any
 from ._errors import DomainError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_REQUEST_BYTES", "MAX_FILE_BYTES", "json_text_depth",
-           "value_depth", "check_depth", "check_text_size", "loads_bounded", "read_bounded"]
+           "value_depth", "check_depth", "check_text_size", "loads_bounded", "read_bounded",
+           "MAX_INT_DIGITS", "IntegerTooLongError", "json_loads", "toml_loads"]
 
 #: Deepest nesting of JSON (or of Python containers standing for JSON) accepted at
 #: any door. Real tool arguments and traces nest a few levels; the standard JSON
@@ -33,7 +35,80 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 #: Largest file a reader loads whole (traces, event logs, configs, probe answers).
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
+#: Most decimal digits of an integer in any input (JSON or TOML file, tool
+#: arguments, option text): CPython's own limit on ``int(str)``
+#: (``sys.int_info.default_max_str_digits``, 4,300), checked by the readers before
+#: conversion, so a longer one is refused in the reader's own error, never a
+#: ``ValueError`` from the interpreter (and never quadratic-time conversion).
+MAX_INT_DIGITS = 4300
+
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+class IntegerTooLongError(json.JSONDecodeError):
+    """A JSON integer literal longer than :data:`MAX_INT_DIGITS` digits. A
+    :class:`json.JSONDecodeError` (so every reader that reports invalid JSON reports
+    this too), whose ``msg`` says the rule and ``lineno`` where the integer is."""
+
+    def __init__(self, digits: int, doc: str = "", pos: int = 0) -> None:
+        self.digits = digits
+        super().__init__(f"an integer of {digits:,} digits (at most {MAX_INT_DIGITS:,} "
+                         "digits per integer)", doc, pos)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (IntegerTooLongError, (self.digits, self.doc, self.pos))
+
+
+class _LongLiteral(Exception):
+    """Raised by the ``parse_int`` hook; located in the text by :func:`json_loads`."""
+
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal[:40])
+        self.literal = literal
+
+
+def _parse_int(literal: str) -> int:
+    if len(literal) - literal.startswith("-") > MAX_INT_DIGITS:
+        raise _LongLiteral(literal)
+    return int(literal)
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads(text)`` with integers bounded before conversion: a literal of more
+    than :data:`MAX_INT_DIGITS` digits raises :class:`IntegerTooLongError` (a
+    ``JSONDecodeError``) at its position. Other JSON errors propagate unchanged."""
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except _LongLiteral as exc:
+        doc = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) \
+            else text
+        pos = max(0, doc.find(exc.literal))
+        raise IntegerTooLongError(len(exc.literal) - exc.literal.startswith("-"), doc,
+                                  pos) from None
+
+
+#: A TOML integer literal (digits with optional underscores) longer than the limit.
+_TOML_LONG_INT = re.compile(r"[0-9](?:_?[0-9]){" + str(MAX_INT_DIGITS) + ",}")
+
+
+def toml_loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)`` with integers bounded: ``tomllib`` hands an integer
+    literal to ``int``, which refuses more than :data:`MAX_INT_DIGITS` digits with a
+    bare ``ValueError``; that is raised here as a :class:`tomllib.TOMLDecodeError`
+    naming the literal's line and the limit (other TOML errors propagate)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError:
+        long = _TOML_LONG_INT.search(text)
+        where = "" if long is None else f" at line {text.count(chr(10), 0, long.start()) + 1}"
+        digits = "" if long is None else f" of {sum(c.isdigit() for c in long.group()):,} digits"
+        raise tomllib.TOMLDecodeError(
+            f"an integer{digits}{where} (at most {MAX_INT_DIGITS:,} digits per "
+            "integer)") from None
 
 
 def json_text_depth(text: str | bytes, limit: int | None = None) -> int:
@@ -134,10 +209,11 @@ def check_text_size(parameter: str, text: str | bytes, limit: int = MAX_REQUEST_
 
 def loads_bounded(parameter: str, text: str | bytes, *, limit: int = MAX_JSON_DEPTH,
                   max_bytes: int = MAX_REQUEST_BYTES) -> Any:
-    """``json.loads(text)`` after the size and depth checks (JSON errors propagate)."""
+    """``json.loads(text)`` after the size and depth checks, integers bounded (JSON
+    errors, :class:`IntegerTooLongError` among them, propagate)."""
     check_text_size(parameter, text, max_bytes)
     check_depth(parameter, text, limit)
-    return json.loads(text)
+    return json_loads(text)
 
 
 def read_bounded(parameter: str, path: str | os.PathLike[str], *,

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vistalab._core._limits import json_loads
+
 from .._output import to_plain
 from .._provenance import atomic_write_json
 
@@ -68,7 +70,7 @@ class StageCache:
     def load(self, stage: str, key: str) -> CacheRecord | None:
         path = self._path(stage, key)
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = json_loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return None
         if not isinstance(doc, dict) or doc.get("key") != key or doc.get("stage") != stage:

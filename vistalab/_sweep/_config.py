@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vistalab._core import MAX_JSON_DEPTH, read_bounded
-from vistalab._core._limits import json_text_depth
+from vistalab._core._limits import json_text_depth, toml_loads
 from vistalab.theory import DomainError
 from vistalab.theory._validate import as_int
 
@@ -134,7 +134,7 @@ def load_config(
                                f"{MAX_JSON_DEPTH} levels deep", "flatten the config",
                                file=str(path), where="syntax")
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
+        doc = toml_loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SweepConfigError("config", str(path), f"must be valid UTF-8 TOML ({exc})",
                                "fix the syntax at the position shown", file=str(path),

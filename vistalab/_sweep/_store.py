@@ -28,6 +28,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from vistalab._core._limits import json_loads
+
 from .._provenance import atomic_write_bytes, atomic_write_json, atomic_write_text
 from ._errors import SweepStoreError
 from ._grid import Cell, cell_key
@@ -297,7 +299,7 @@ class DirectoryStore:
         if not p.exists():
             return None
         try:
-            manifest = json.loads(p.read_text("utf-8"))
+            manifest = json_loads(p.read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise SweepStoreError("out", str(self.path), f"has an unreadable manifest ({exc})",
                                   "pass fresh=True to start over") from None
@@ -359,7 +361,7 @@ class DirectoryStore:
 
 def _read_record(path: Path, key: bytes) -> CellRecord | None:
     try:
-        doc = json.loads(path.read_text("utf-8"))
+        doc = json_loads(path.read_text("utf-8"))
         payload = {"key": doc["key"], "params": doc["params"], "row": doc["row"]}
         if not hmac.compare_digest(_checksum(payload, key), str(doc["checksum"])):
             return None

@@ -91,6 +91,11 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
     list of str
         One line per problem found.
     """
+    _stateful_examples_iv(stateful_examples)
+    if isinstance(samples, (str, bytes)) or not isinstance(samples, Sequence) \
+            or not all(isinstance(t, str) for t in samples):
+        raise DomainError("samples", samples, "must be a sequence of strings",
+                          "pass e.g. ['hello', ' world'] (the default: TOKENIZER_SAMPLES)")
     if not isinstance(tok, Tokenizer):
         missing = [m for m in ("name", "additive", "count") if not hasattr(tok, m)]
         return [f"does not implement the Tokenizer protocol (missing: {', '.join(missing)})"]
@@ -135,6 +140,15 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
 
         problems += run_machine(tokenizer=tok, examples=stateful_examples)
     return problems
+
+
+def _stateful_examples_iv(stateful_examples: Any) -> int:
+    """The bounded example count of :func:`check_tokenizer` and :func:`check_store`."""
+    if isinstance(stateful_examples, bool) or not isinstance(stateful_examples, int) \
+            or not 0 <= stateful_examples <= MAX_STATEFUL_EXAMPLES:
+        raise DomainError("stateful_examples", stateful_examples, "must be an integer from 0 "
+                          f"to {MAX_STATEFUL_EXAMPLES}", "pass e.g. stateful_examples=5")
+    return stateful_examples
 
 
 def _optional_members(tok: Any, counts: dict[str, int]) -> list[str]:
@@ -442,10 +456,7 @@ def check_store(factory: Callable[[Path], Any], samples: dict[str, bytes] | None
     if not callable(factory):
         raise DomainError("factory", factory, "must be a callable taking a folder Path and "
                           "returning a store", "pass e.g. DiskStore")
-    if isinstance(stateful_examples, bool) or not isinstance(stateful_examples, int) \
-            or not 0 <= stateful_examples <= MAX_STATEFUL_EXAMPLES:
-        raise DomainError("stateful_examples", stateful_examples, "must be an integer from 0 "
-                          f"to {MAX_STATEFUL_EXAMPLES}", "pass e.g. stateful_examples=5")
+    _stateful_examples_iv(stateful_examples)
     if samples is not None and (not isinstance(samples, dict) or not all(
             isinstance(k, str) and isinstance(v, bytes) for k, v in samples.items())):
         raise DomainError("samples", samples, "must map payload keys (str) to bytes",
