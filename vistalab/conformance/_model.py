@@ -31,6 +31,10 @@ CHECKED: tuple[str, ...] = (
     "pinned",
     "fidelity",
     "recoverability",
+    "batch",
+    "coupling",
+    "closure",
+    "pending",
     "crash",
     "determinism",
 )

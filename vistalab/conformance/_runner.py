@@ -28,6 +28,14 @@ from ._ids import CHECKS, check_info, classify
 from ._managers import ManagerTimeoutError, _Manager, as_manager, deep_equal
 from ._minimize import minimize
 from ._model import ConformanceReport, Violation
+from ._shapes import (
+    batch_problems,
+    closure_problems,
+    complete_pending,
+    coupling_problems,
+    pending_calls,
+    pending_problems,
+)
 from ._strategies import _pinned_iv, conversations, pinned_floor
 from ._strategies import budgets as budget_strategy
 
@@ -53,6 +61,28 @@ def _plain(obj: Any) -> Any:
     from ._model import _plain as plain
 
     return plain(obj)
+
+
+def _output_checks(
+    conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str, *,
+    strict: bool, pinned: str, placeholder: Any = None,
+) -> tuple[tuple[str, list[str]], ...]:
+    """The checks that need only the input and the output: ``(invariant,
+    problems)`` each. The protocol rules judge the request as the provider
+    receives it once the pending calls' results arrive
+    (:func:`~vistalab.conformance._shapes.complete_pending`)."""
+    pending = pending_calls(conversation, protocol)
+    return (
+        ("budget", budget_problems(out, budget, count)),
+        ("protocol", request_problems(complete_pending(out, protocol, pending), protocol,
+                                      strict=strict)),
+        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
+        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=placeholder)),
+        ("batch", batch_problems(conversation, out, protocol)),
+        ("coupling", coupling_problems(conversation, out, protocol)),
+        ("closure", closure_problems(out, protocol)),
+        ("pending", pending_problems(conversation, out, protocol, placeholder=placeholder)),
+    )
 
 
 def evaluate(
@@ -89,10 +119,8 @@ def evaluate(
         return found
     out = run.output
     checks = (
-        ("budget", budget_problems(out, budget, count)),
-        ("protocol", request_problems(out, protocol, strict=strict)),
-        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
-        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=run.placeholder)),
+        *_output_checks(conversation, out, budget, count, protocol, strict=strict,
+                        pinned=pinned, placeholder=run.placeholder),
         ("recoverability", recoverability_problems(
             conversation, out, protocol, placeholder=run.placeholder, recover=run.recover)),
     )
@@ -445,7 +473,8 @@ def replay(
     broken (ids of :data:`~vistalab.conformance.CHECKS`).
 
     Without ``manager``, the recorded output is checked against the checks
-    that need no manager (``budget``, ``protocol``, ``pinned``, ``fidelity``);
+    that need no manager (``budget``, ``protocol``, ``pinned``, ``fidelity``,
+    ``batch``, ``coupling``, ``closure``, ``pending``);
     with one, the manager runs on the recorded conversation and budget and
     every check is made on what it returns now. The pinned rule is the one the
     counterexample was found under (:attr:`Violation.pinned`).
@@ -494,13 +523,8 @@ def replay(
             "single recorded output to check)",
             "pass the manager that produced it",
         )
-    checks = (
-        ("budget", budget_problems(out, violation.budget, count)),
-        ("protocol", request_problems(out, protocol, strict=strict)),
-        ("pinned", pinned_problems(violation.conversation, out, protocol,
-                                   pinned=violation.pinned)),
-        ("fidelity", fidelity_problems(violation.conversation, out, protocol)),
-    )
+    checks = _output_checks(violation.conversation, out, violation.budget, count, protocol,
+                            strict=strict, pinned=violation.pinned)
     broken: dict[str, str] = {}
     for name, problems in checks:
         for problem in problems:

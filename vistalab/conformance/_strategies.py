@@ -57,11 +57,20 @@ _CALL = st.builds(
 _USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
 
 
-def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
-    step = st.builds(
-        lambda text, calls: {"text": text, "calls": calls},
-        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls),
+#: What reasoning a tool-call step carries (Anthropic: a signed thinking block, a
+#: redacted_thinking block; the Responses format: a reasoning item).
+_THINK = st.sampled_from((None, "thinking", "redacted"))
+
+
+def _step(max_calls: int) -> st.SearchStrategy[dict[str, Any]]:
+    return st.builds(
+        lambda text, calls, think: {"text": text, "calls": calls, "think": think},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK,
     )
+
+
+def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
+    step = _step(max_calls)
     return st.builds(
         lambda user, form, steps, answer: {"user": user, "parts": form[0], "image": form[1],
                                            "steps": steps, "answer": answer},
@@ -71,13 +80,17 @@ def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
 
 def _abstract(max_rounds: int, max_calls: int, max_steps: int) -> st.SearchStrategy[Any]:
     # Lists (not counts then loops), so the shrinker deletes whole rounds and steps.
-    def build(system: str | None, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    def build(system: str | None, rounds: list[dict[str, Any]],
+              pending: dict[str, Any] | None) -> dict[str, Any]:
         rounds = [dict(r) for r in rounds]
         rounds[-1]["answer"] = None  # the conversation ends where the manager runs
+        # ... or while the last step's calls are pending (issued, not answered yet)
+        rounds[-1]["pending"] = pending
         return {"system": system, "rounds": rounds}
 
     return st.builds(
-        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds)
+        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds),
+        st.none() | _step(max_calls),
     )
 
 
@@ -96,7 +109,9 @@ def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": content})
         else:
             out.append({"role": "user", "content": rd["user"]})
-        for step in rd["steps"]:
+        steps = [*rd["steps"], rd["pending"]] if rd.get("pending") else rd["steps"]
+        for n_step, step in enumerate(steps):
+            pending = n_step == len(rd["steps"])
             ids = []
             for _ in step["calls"]:
                 # an id may be reused once its earlier call was answered (reuse[k]
@@ -123,6 +138,8 @@ def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
                 }
             )
             for cid, c in zip(ids, step["calls"], strict=True):
+                if pending:
+                    break
                 body: Any = c["result"]
                 if c["parts"] and body:
                     body = [{"type": "text", "text": body}]
@@ -156,8 +173,18 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
             msgs.append({"role": "user", "content": content or rd["user"]})
         else:
             msgs.append({"role": "user", "content": rd["user"]})
-        for step in rd["steps"]:
+        steps = [*rd["steps"], rd["pending"]] if rd.get("pending") else rd["steps"]
+        for n_step, step in enumerate(steps):
             blocks: list[dict[str, Any]] = []
+            # thinking comes first in its turn, signed for that turn (the
+            # signature names the turn, as a real one is bound to it)
+            if step.get("think") == "thinking":
+                blocks.append({"type": "thinking", "thinking": "Plan: " + (
+                    _visible(step["text"]) or "call the tools"),
+                    "signature": f"sig-{len(msgs):03d}-{n_ids:03d}"})
+            elif step.get("think") == "redacted":
+                blocks.append({"type": "redacted_thinking",
+                               "data": f"EmwKAhgB{len(msgs):03d}{n_ids:03d}"})
             if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
             results: list[dict[str, Any]] = []
@@ -175,7 +202,8 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                     res["is_error"] = True
                 results.append(res)
             msgs.append({"role": "assistant", "content": blocks})
-            msgs.append({"role": "user", "content": results})
+            if n_step < len(rd["steps"]):  # else the calls are pending
+                msgs.append({"role": "user", "content": results})
         if rd["answer"] is not None:
             msgs.append({"role": "assistant", "content": [{"type": "text", "text": rd["answer"]}]})
     return {"system": _visible(conv["system"]), "messages": msgs}
