@@ -283,6 +283,69 @@ def pending_dropper(messages, budget, count):
     return out
 
 
+def _model_runs(items):
+    """Responses: (start, end) of each run of model items."""
+    from vistalab.conformance._responses import _runs
+
+    return _runs(items)
+
+
+def responses_batch_splitter(items, budget, count):
+    """Responses: keeps a parallel batch in part (drops its last function_call
+    and that call's output, so every kept call is still answered)."""
+    out = tail_trimmer(items, budget, count)
+    drop = set()
+    for a, b in _model_runs(out):
+        calls = [k for k in range(a, b) if out[k].get("type") == "function_call"]
+        if len(calls) > 1:
+            drop.add(calls[-1])
+            cid = out[calls[-1]]["call_id"]
+            j = next((k for k in range(b, len(out)) if out[k].get("call_id") == cid), None)
+            if j is not None:
+                drop.add(j)
+    return [it for k, it in enumerate(out) if k not in drop]
+
+
+def reasoning_stripper(items, budget, count):
+    """Responses: drops reasoning items (keeps the calls they produced)."""
+    return [it for it in tail_trimmer(items, budget, count) if it.get("type") != "reasoning"]
+
+
+def reasoning_orphaner(items, budget, count):
+    """Responses: drops the calls of turns that carry reasoning, with their
+    outputs, and keeps the reasoning item alone."""
+    out = tail_trimmer(items, budget, count)
+    drop = set()
+    for a, b in _model_runs(out):
+        if any(out[k].get("type") == "reasoning" for k in range(a, b)):
+            for k in range(a, b):
+                if out[k].get("type") == "function_call":
+                    drop.add(k)
+                    drop.update(j for j in range(b, len(out))
+                                if out[j].get("call_id") == out[k]["call_id"]
+                                and out[j].get("type") == "function_call_output")
+    return [it for k, it in enumerate(out) if k not in drop]
+
+
+def call_dropper(items, budget, count):
+    """Responses: drops the function_call items of the oldest model turn with
+    calls and keeps their outputs."""
+    out = tail_trimmer(items, budget, count)
+    for a, b in _model_runs(out):
+        calls = [k for k in range(a, b) if out[k].get("type") == "function_call"]
+        if calls and b < len(out):
+            return [it for k, it in enumerate(out) if k not in calls]
+    return out
+
+
+def responses_pending_dropper(items, budget, count):
+    """Responses: drops unanswered function_call items at the end."""
+    out = list(tail_trimmer(items, budget, count))
+    while out and out[-1].get("type") == "function_call" and len(out) > 2:
+        out.pop()
+    return out
+
+
 def crashing(messages, budget, count):
     for m in messages:
         if m["role"] == "tool" and m["content"] == "":
@@ -333,6 +396,13 @@ CASES = [
     ("closure.undefined-id", orphaning, "openai", False),
     ("pending.evicted", pending_dropper, "openai", False),
     ("pending.evicted", pending_dropper, "anthropic", False),
+    ("batch.split", responses_batch_splitter, "responses", False),
+    ("coupling.reasoning-dropped", reasoning_stripper, "responses", False),
+    ("coupling.signed-rewritten", responses_batch_splitter, "responses", False),
+    ("protocol.reasoning-split", reasoning_orphaner, "responses", False),
+    ("closure.undefined-id", call_dropper, "responses", False),
+    ("protocol.orphan-result", call_dropper, "responses", False),
+    ("pending.evicted", responses_pending_dropper, "responses", False),
     ("crash.raised", crashing, "openai", False),
     ("determinism.differs", nondeterministic, "openai", False),
 ]
@@ -390,7 +460,7 @@ def aliasing(request, budget, count):
     return {"system": out["system"], "messages": msgs, "_alias": msgs[0]["content"]}
 
 
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("protocol", ["openai", "anthropic", "responses"])
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("manager", [tail_trimmer, keep_everything],
                          ids=["tail_trimmer", "keep_everything"])

@@ -84,8 +84,9 @@ CHECKS: tuple[Check, ...] = (
           "immediately after')"),
     Check("protocol.duplicate-id", "protocol",
           "Call ids are unique within an assistant message (OpenAI) and within the whole "
-          "request (Anthropic tool_use ids).",
-          "OpenAI function calling; Anthropic Messages ('tool_use ids must be unique')"),
+          "request (Anthropic tool_use ids; Responses item ids).",
+          "OpenAI function calling; Anthropic Messages ('tool_use ids must be unique'); "
+          "OpenAI Responses (400 'Duplicate item found with id')"),
     Check("protocol.id-pattern", "protocol",
           "Anthropic tool_use ids match ^[a-zA-Z0-9_-]+$ and a tool_use input is an object.",
           "Anthropic Messages API, tool_use block schema"),
@@ -96,6 +97,12 @@ CHECKS: tuple[Check, ...] = (
           "No Anthropic text block is empty or only whitespace.",
           "Anthropic Messages API (400 'messages: text content blocks must be non-empty' and "
           "'messages: text content blocks must contain non-whitespace text')"),
+    Check("protocol.reasoning-split", "protocol",
+          "Responses: a reasoning item is immediately followed by the function_call or "
+          "assistant message it produced.",
+          "OpenAI reasoning guide, 'Keeping reasoning items in context' "
+          "(platform.openai.com/docs/guides/reasoning); the Responses API answers 400 \"Item "
+          "'rs_...' of type 'reasoning' was provided without its required following item\""),
     Check("protocol.strict-system-late", "protocol",
           "strict: system messages only at the start of the request.",
           "chat templates that raise 'Conversation roles must alternate "
@@ -226,7 +233,14 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("protocol", r"^message \d+ block \d+: tool_use (id .* does not match|input must be)"
      r"|^message \d+: tool_use .* (does not match \^|input must be an object)",
      "protocol.id-pattern"),
-    ("protocol", r"^message \d+: duplicate tool(_use| call) id", "protocol.duplicate-id"),
+    ("protocol", r"^item \d+: reasoning item .* is not followed by the function_call",
+     "protocol.reasoning-split"),
+    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id",
+     "protocol.duplicate-id"),
+    ("protocol", r"^item \d+: function_call_output answers .*, which no earlier function_call"
+     r"|^item \d+: call .* answered more than once", "protocol.orphan-result"),
+    ("protocol", r"^item \d+: \w+ message before the calls .* were answered",
+     "protocol.dangling-call"),
     ("protocol", r"^message \d+: tool message .* does not follow a tool call"
      r"|^message \d+: call .* answered more than once"
      r"|^message \d+: tool message answers .*, which the preceding assistant message did not "

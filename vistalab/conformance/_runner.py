@@ -174,9 +174,10 @@ def _check_iv(
     manager: Any, protocol: Any, budgets: Any, examples: Any, seed: Any, counter: Any,
     timeout: Any, strict: Any, pinned: Any = "system",
 ) -> tuple[_Manager, str, tuple[int, ...] | None, int, int, SuiteCounter, float, bool, str]:
-    if protocol not in ("openai", "anthropic"):
-        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
-                          "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    if protocol not in ("openai", "anthropic", "responses"):
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
+                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
+                          "or 'responses' (OpenAI Responses input items)")
     pinned = _pinned_iv(pinned)
     mgr = as_manager(manager)
     examples, seed, timeout = _options_iv(examples, seed, timeout)
@@ -304,7 +305,7 @@ def check(
     manager : callable
         A trimmer ``manager(messages, budget, count) -> messages`` or an
         adapter factory ``factory(budget) -> ManagerAdapter`` (a class works).
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of inputs and outputs.
     budgets : int or sequence of int, optional
         Budgets to use; default: drawn near each conversation's boundaries,

@@ -210,9 +210,10 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
 
 
 def _protocol_iv(protocol: Any) -> str:
-    if protocol not in ("openai", "anthropic"):
-        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
-                          "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    if protocol not in ("openai", "anthropic", "responses"):
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
+                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
+                          "or 'responses' (OpenAI Responses input items)")
     return str(protocol)
 
 
@@ -238,11 +239,20 @@ def conversations(
     with ``user``; ``tool_use`` ids are unique; results are ``tool_result``
     blocks (string or text-block content, some with ``is_error``).
 
-    Every conversation ends after a user message or after tool results.
+    Responses (``protocol="responses"``): OpenAI Responses input items, with
+    ``message`` items, parallel ``function_call`` items (``call_id`` reused once
+    answered, unique item ``id``), ``function_call_output`` items and
+    ``reasoning`` items (a summary and ``encrypted_content``) before the calls
+    they produced.
+
+    Anthropic tool_use turns may open with a signed ``thinking`` block or a
+    ``redacted_thinking`` block. Every conversation ends after a user message,
+    after tool results, or with a pending call (an assistant turn whose calls
+    are not answered yet).
 
     Parameters
     ----------
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format.
     max_rounds : int
         Most user turns (rounds) per conversation.
@@ -263,6 +273,10 @@ def conversations(
     abstract = _abstract(max_rounds, max_calls, max_steps)
     if protocol == "anthropic":
         return abstract.map(_anthropic)
+    if protocol == "responses":
+        from ._responses import render_responses
+
+        return st.builds(render_responses, abstract, st.lists(st.integers(0, 8), max_size=4))
     return st.builds(_openai, abstract, st.lists(st.integers(0, 8), max_size=4))
 
 
@@ -273,7 +287,7 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
 
     Returns
@@ -298,6 +312,11 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
                 and any(b.get("type") == "tool_result" for b in m["content"])
             )
         ]
+    if protocol == "responses":
+        from ._responses import _is_model
+
+        return [i for i, m in enumerate(conversation) if m.get("role") == "user"
+                or (_is_model(m) and not (i and _is_model(conversation[i - 1])))]
     return [i for i, m in enumerate(conversation) if m.get("role") in ("user", "assistant")]
 
 
@@ -317,7 +336,7 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
 
     Returns
@@ -328,12 +347,13 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     """
     protocol = _protocol_iv(protocol)
     cuts = cut_points(conversation, protocol)
-    if protocol == "openai":
+    if protocol in ("openai", "responses"):
         # the last tail start whose tail is valid: a user message, or the
         # assistant message that opens the trailing tool results
         msgs = conversation
         last = len(msgs) - 1
-        while last >= 0 and msgs[last].get("role") == "tool":
+        while last >= 0 and (msgs[last].get("role") == "tool"
+                             or msgs[last].get("type") == "function_call_output"):
             last -= 1
         cuts = [c for c in cuts if c <= last]
         start = cuts[-1] if cuts else 0
@@ -365,7 +385,7 @@ def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
     pinned : {"system", "none"}
         ``"system"``: the system prompt is pinned (kept); ``"none"``: it is not.
@@ -378,7 +398,7 @@ def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "
     protocol = _protocol_iv(protocol)
     pinned = _pinned_iv(pinned)
     cuts = cut_points(conversation, protocol)
-    if protocol == "openai":
+    if protocol in ("openai", "responses"):
         cuts = [i for i in cuts if conversation[i].get("role") == "user"]
     if not cuts:
         return _tail(conversation, protocol, 0, keep_system=pinned == "system")
@@ -410,7 +430,7 @@ def budgets(
         OpenAI messages or an Anthropic document.
     count : callable
         The token counter (a :class:`SuiteCounter` prices tails fastest).
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
     at_least : int
         A lower bound of the manager's own (its ``min_budget``).
@@ -434,7 +454,7 @@ def budgets(
     else:
         const, system, per = priced
         msgs = conversation["messages"] if protocol == "anthropic" else conversation
-        is_sys = [protocol == "openai" and m.get("role") == "system" for m in msgs]
+        is_sys = [protocol != "anthropic" and m.get("role") == "system" for m in msgs]
         suffix = [0] * (len(per) + 1)
         for i in range(len(per) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + per[i]

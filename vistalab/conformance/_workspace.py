@@ -97,6 +97,10 @@ class WorkspaceAdapter:
         self._format = "openai"
         self._originals: list[tuple[str, dict[str, Any] | None]] = []
         self._dashboard: str | None = None
+        # Responses: the model items of the turn being registered, and each
+        # registered chat message's original items
+        self._run: list[dict[str, Any]] = []
+        self._items: list[tuple[str, list[dict[str, Any]]]] = []
 
     @staticmethod
     def min_budget(conversation: Any) -> int:
@@ -112,10 +116,42 @@ class WorkspaceAdapter:
                 pinned.append(m)
                 if m.get("role") == "user":
                     break
+            if any("type" in m for m in pinned):  # Responses items
+                from ._responses import to_chat
+
+                pinned = to_chat(pinned)
         return _floor(json.dumps(pinned, sort_keys=True, default=repr))
+
+    def _flush(self) -> None:
+        """Register the buffered model turn (Responses) as one assistant message."""
+        if self._run:
+            from ._responses import run_to_chat
+
+            run, self._run = self._run, []
+            self._register_chat(run_to_chat(run), run)
+
+    def _register_chat(self, chat: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        joined = chat
+        if isinstance(chat.get("content"), list):
+            joined = {**chat, "content": _content_iv(chat["content"], chat.get("role"))}
+        self._items.append((_identity(joined), _plain(items)))
+        self.workspace.register_message(chat)
+
+    def _register_item(self, item: Any) -> None:
+        from ._responses import _is_model, to_chat
+
+        if _is_model(item):
+            self._run.append(item)  # a model turn: registered whole, with its reasoning
+            return
+        self._flush()
+        for chat in to_chat([item]):
+            self._register_chat(chat, [item])
 
     def register(self, message: Any) -> None:
         ws = self.workspace
+        if self._format == "responses":
+            self._register_item(message)
+            return
         role = message.get("role") if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
         anthropic = isinstance(content, list) and any(
@@ -144,12 +180,39 @@ class WorkspaceAdapter:
         ws.register_message(message)
 
     def begin(self, protocol: str) -> None:
-        """Take messages in ``protocol`` (``"openai"`` or ``"anthropic"``) and
-        render in it (without this call the format is detected from the
-        messages, as :func:`vistalab.workspace.detect_format` does)."""
-        self._format = "anthropic" if protocol == "anthropic" else "openai"
+        """Take messages in ``protocol`` (``"openai"``, ``"anthropic"`` or
+        ``"responses"``: Responses input items, registered as chat messages, a
+        model turn as one assistant message) and render in it (without this
+        call the format is detected from the messages, as
+        :func:`vistalab.workspace.detect_format` does)."""
+        self._format = protocol if protocol in ("anthropic", "responses") else "openai"
+
+    def _render_items(self) -> list[Any]:
+        """The engine's chat rendering as Responses items: a kept message is
+        given back as the items registered for it (a model turn with its
+        reasoning items before its calls), anything else is converted."""
+        from ._responses import chat_to_items
+
+        self._flush()
+        r = self.workspace.render(format="openai")
+        self._dashboard = r.dashboard
+        out: list[Any] = []
+        pos = 0
+        for m in r.messages:
+            m = _plain(m)
+            key = _identity(m)
+            for j in range(pos, len(self._items)):
+                if self._items[j][0] == key:
+                    pos = j + 1
+                    out += self._items[j][1]
+                    break
+            else:
+                out += chat_to_items(m)
+        return out
 
     def render(self, budget: int) -> Any:
+        if self._format == "responses":
+            return self._render_items()
         r = self.workspace.render(format=self._format)
         self._dashboard = r.dashboard
         if self._format == "anthropic":
@@ -193,6 +256,10 @@ class WorkspaceAdapter:
         """None for passed-through content; else the block ids behind the unit."""
         if not isinstance(unit, Mapping):
             return None
+        if self._format == "responses":
+            from ._responses import item_text
+
+            return self._text_kind(item_text(unit))
         block = unit.get("block")
         if isinstance(block, Mapping):  # an Anthropic unit
             if block.get("type") == "text":
