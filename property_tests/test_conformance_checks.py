@@ -28,6 +28,7 @@ from vistalab.conformance import (
     tail_trimmer,
 )
 from vistalab.conformance._ids import FALLBACK, classify
+from vistalab.conformance._shapes import complete_pending, pending_calls
 
 EXAMPLES = 40
 
@@ -229,6 +230,122 @@ def _archiving(recover_kind):
     return manager
 
 
+def batch_splitter(messages, budget, count):
+    """Keeps a parallel batch in part: drops the last call of every batch of
+    several, with its result (each kept call is still answered)."""
+    out, dropped = [], set()
+    for m in tail_trimmer(messages, budget, count):
+        calls = m.get("tool_calls") or []
+        if len(calls) > 1:
+            dropped.add(calls[-1]["id"])
+            m = {**m, "tool_calls": calls[:-1]}
+        elif m["role"] == "tool" and m["tool_call_id"] in dropped:
+            dropped.discard(m["tool_call_id"])
+            continue
+        out.append(m)
+    return out
+
+
+def thinking_stripper(request, budget, count):
+    """Anthropic: strips thinking and redacted_thinking blocks (to save tokens)
+    and keeps the tool_use turns they belong to."""
+    out = copy.deepcopy(tail_trimmer(request, budget, count))
+    for m in out["messages"]:
+        if m["role"] == "assistant" and isinstance(m["content"], list):
+            m["content"] = [b for b in m["content"]
+                            if b.get("type") not in ("thinking", "redacted_thinking")]
+    return out
+
+
+def commentary_stripper(request, budget, count):
+    """Anthropic: drops the text blocks of tool_use turns and keeps their
+    signed thinking blocks (a rewritten turn with its old signature)."""
+    out = copy.deepcopy(tail_trimmer(request, budget, count))
+    for m in out["messages"]:
+        content = m["content"]
+        if m["role"] == "assistant" and isinstance(content, list) and any(
+                b.get("type") == "tool_use" for b in content):
+            m["content"] = [b for b in content if b.get("type") != "text"]
+    return out
+
+
+def pending_dropper(messages, budget, count):
+    """Drops unanswered calls at the end (a 'repair' that evicts pending calls)."""
+    out = tail_trimmer(messages, budget, count)
+    if isinstance(out, dict):
+        msgs = list(out["messages"])
+        if msgs and msgs[-1]["role"] == "assistant" and len(msgs) > 1:
+            msgs.pop()
+        return {**out, "messages": msgs}
+    out = list(out)
+    if out and out[-1].get("tool_calls") and len(out) > 1 and out[-2]["role"] != "system":
+        out.pop()
+    return out
+
+
+def _model_runs(items):
+    """Responses: (start, end) of each run of model items."""
+    from vistalab.conformance._responses import _runs
+
+    return _runs(items)
+
+
+def responses_batch_splitter(items, budget, count):
+    """Responses: keeps a parallel batch in part (drops its last function_call
+    and that call's output, so every kept call is still answered)."""
+    out = tail_trimmer(items, budget, count)
+    drop = set()
+    for a, b in _model_runs(out):
+        calls = [k for k in range(a, b) if out[k].get("type") == "function_call"]
+        if len(calls) > 1:
+            drop.add(calls[-1])
+            cid = out[calls[-1]]["call_id"]
+            j = next((k for k in range(b, len(out)) if out[k].get("call_id") == cid), None)
+            if j is not None:
+                drop.add(j)
+    return [it for k, it in enumerate(out) if k not in drop]
+
+
+def reasoning_stripper(items, budget, count):
+    """Responses: drops reasoning items (keeps the calls they produced)."""
+    return [it for it in tail_trimmer(items, budget, count) if it.get("type") != "reasoning"]
+
+
+def reasoning_orphaner(items, budget, count):
+    """Responses: drops the calls of turns that carry reasoning, with their
+    outputs, and keeps the reasoning item alone."""
+    out = tail_trimmer(items, budget, count)
+    drop = set()
+    for a, b in _model_runs(out):
+        if any(out[k].get("type") == "reasoning" for k in range(a, b)):
+            for k in range(a, b):
+                if out[k].get("type") == "function_call":
+                    drop.add(k)
+                    drop.update(j for j in range(b, len(out))
+                                if out[j].get("call_id") == out[k]["call_id"]
+                                and out[j].get("type") == "function_call_output")
+    return [it for k, it in enumerate(out) if k not in drop]
+
+
+def call_dropper(items, budget, count):
+    """Responses: drops the function_call items of the oldest model turn with
+    calls and keeps their outputs."""
+    out = tail_trimmer(items, budget, count)
+    for a, b in _model_runs(out):
+        calls = [k for k in range(a, b) if out[k].get("type") == "function_call"]
+        if calls and b < len(out):
+            return [it for k, it in enumerate(out) if k not in calls]
+    return out
+
+
+def responses_pending_dropper(items, budget, count):
+    """Responses: drops unanswered function_call items at the end."""
+    out = list(tail_trimmer(items, budget, count))
+    while out and out[-1].get("type") == "function_call" and len(out) > 2:
+        out.pop()
+    return out
+
+
 def crashing(messages, budget, count):
     for m in messages:
         if m["role"] == "tool" and m["content"] == "":
@@ -273,6 +390,19 @@ CASES = [
     ("recoverability.lost", _archiving("wrong"), "openai", False),
     ("recoverability.no-recover", _archiving("missing"), "openai", False),
     ("recoverability.raised", _archiving("raises"), "openai", False),
+    ("batch.split", batch_splitter, "openai", False),
+    ("coupling.reasoning-dropped", thinking_stripper, "anthropic", False),
+    ("coupling.signed-rewritten", commentary_stripper, "anthropic", False),
+    ("closure.undefined-id", orphaning, "openai", False),
+    ("pending.evicted", pending_dropper, "openai", False),
+    ("pending.evicted", pending_dropper, "anthropic", False),
+    ("batch.split", responses_batch_splitter, "responses", False),
+    ("coupling.reasoning-dropped", reasoning_stripper, "responses", False),
+    ("coupling.signed-rewritten", responses_batch_splitter, "responses", False),
+    ("protocol.reasoning-split", reasoning_orphaner, "responses", False),
+    ("closure.undefined-id", call_dropper, "responses", False),
+    ("protocol.orphan-result", call_dropper, "responses", False),
+    ("pending.evicted", responses_pending_dropper, "responses", False),
     ("crash.raised", crashing, "openai", False),
     ("determinism.differs", nondeterministic, "openai", False),
 ]
@@ -330,7 +460,7 @@ def aliasing(request, budget, count):
     return {"system": out["system"], "messages": msgs, "_alias": msgs[0]["content"]}
 
 
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("protocol", ["openai", "anthropic", "responses"])
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("manager", [tail_trimmer, keep_everything],
                          ids=["tail_trimmer", "keep_everything"])
@@ -381,7 +511,9 @@ def test_anthropic_conversations_have_no_whitespace_text(conv):
     texts += [m["content"] for m in conv["messages"] if isinstance(m["content"], str)]
     assert all(t.strip() for t in texts), texts
     assert conv["system"] is None or conv["system"].strip()
-    assert request_problems(conv, "anthropic", strict=True) == []
+    # a conversation that ends with pending calls is valid once their results arrive
+    completed = complete_pending(conv, "anthropic", pending_calls(conv, "anthropic"))
+    assert request_problems(completed, "anthropic", strict=True) == []
 
 
 def test_the_checker_flags_whitespace_text():

@@ -7,7 +7,11 @@ that runs the Python engine against that model. A report, a JSON file or a Coq
 theorem that speaks of an invariant uses the ``name`` given here.
 
 The first seven come from the paper (Methodology, "Workspace invariants" and
-"Structure preservation"; Context Stream, regime (i)). The last two are
+"Structure preservation"; Context Stream, regime (i)); the next four (``batch``,
+``coupling``, ``closure``, ``pending``) are the paper's structure preservation
+stated for the shapes agents send today (parallel batches, reasoning items and
+thinking blocks, server tools, long-running calls), each with the provider
+documentation that enforces it. The last two are
 engineering requirements of any context manager that sits in an agent loop;
 they are not claims of the paper and say so.
 """
@@ -89,6 +93,47 @@ INVARIANTS: tuple[Invariant, ...] = (
         "last user turn, the manager refuses rather than dropping them.",
         "Methodology, Context Stream, regime (i) ('pinned blocks are a protocol-required "
         "subset of this state')",
+    ),
+    Invariant(
+        "batch",
+        "A parallel batch (the calls one assistant step issued together) and its results "
+        "are kept, archived or dropped together: a request never holds some of a batch's "
+        "calls without the others.",
+        "Methodology, 'Structure preservation' (tool results remain linked to their "
+        "assistant tool calls); OpenAI function calling, 'Parallel function calling' "
+        "(platform.openai.com/docs/guides/function-calling); Anthropic tool use, 'Parallel "
+        "tool use' (docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use: "
+        "all tool_result blocks answer the tool_use blocks of the previous message)",
+    ),
+    Invariant(
+        "coupling",
+        "A reasoning item or thinking block stays with the tool loop it belongs to (the "
+        "calls it precedes), or the whole loop goes; a signed block (a thinking block's "
+        "signature, a redacted_thinking block, a reasoning item's encrypted_content) is "
+        "never kept once the turn that signed it is rewritten.",
+        "Methodology, 'Structure preservation'; OpenAI reasoning guide, 'Keeping reasoning "
+        "items in context' (platform.openai.com/docs/guides/reasoning: a function_call sent "
+        "without its reasoning item, or a reasoning item without its following item, is "
+        "refused with a 400); Anthropic extended thinking, 'Preserving thinking blocks' "
+        "(docs.anthropic.com/en/docs/build-with-claude/extended-thinking: pass thinking "
+        "blocks back complete and unmodified with the tool_use turn they belong to)",
+    ),
+    Invariant(
+        "closure",
+        "Reference closure: every id the request references (a result's call id, a server "
+        "tool result's use id) is defined in the request itself.",
+        "Methodology, 'Structure preservation' (no orphaned tool response); OpenAI Responses "
+        "('No tool call found for function call output with call_id ...'); Anthropic "
+        "Messages ('unexpected tool_use_id found in tool_result blocks')",
+    ),
+    Invariant(
+        "pending",
+        "A pending call (a call whose result has not arrived when the manager runs) is never "
+        "evicted, archived or summarised away: the request keeps it in its turn, exactly, "
+        "until its result arrives.",
+        "Methodology, 'Structure preservation' (tool results remain linked to their calls: "
+        "a result arriving for a call no longer in context is an orphan); OpenAI function "
+        "calling and Anthropic tool use (every call is answered in the next request)",
     ),
     Invariant(
         "crash",

@@ -29,9 +29,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("manager", metavar="MANAGER", nargs="?", default=None,
                         help="a registered name or module:function (optional with --replay)")
-    parser.add_argument("--protocol", default="openai", choices=("openai", "anthropic"),
-                        help="wire format of the conversations: openai (chat completions) or "
-                        "anthropic (Messages); default openai")
+    parser.add_argument("--protocol", default="openai",
+                        choices=("openai", "anthropic", "responses"),
+                        help="wire format of the conversations: openai (chat completions), "
+                        "anthropic (Messages) or responses (OpenAI Responses input items); "
+                        "default openai")
     parser.add_argument("--examples", default=None, metavar="N",
                         help="conversations to generate (default 200)")
     parser.add_argument("--seed", default=None, metavar="S",

@@ -2,7 +2,8 @@
 
 A *context manager* (a trimmer, a memory, a workspace engine) decides what an
 agent's next request holds. :func:`check` generates valid conversations with
-Hypothesis (:func:`conversations`, both wire formats) and budgets near their
+Hypothesis (:func:`conversations`: OpenAI chat, Anthropic Messages, OpenAI
+Responses input items) and budgets near their
 boundaries (:func:`budgets`), runs the manager on each and checks the
 invariants of :data:`vistalab.workspace.INVARIANTS` that apply to any manager
 (:data:`CHECKED`: ``budget``, ``protocol``, ``fidelity``, ``recoverability``
@@ -55,6 +56,14 @@ from ._model import CHECKED, ConformanceReport, Violation, read_violation  # noq
 from ._reference import tail_trimmer  # noqa: E402
 from ._registry import NAMED_MANAGERS, resolve_manager  # noqa: E402
 from ._runner import DEFAULT_TIMEOUT, check, replay  # noqa: E402
+from ._shapes import (  # noqa: E402
+    batch_problems,
+    closure_problems,
+    complete_pending,
+    coupling_problems,
+    pending_calls,
+    pending_problems,
+)
 from ._strategies import (  # noqa: E402
     PINNED,
     budgets,
@@ -97,6 +106,12 @@ __all__ = [
     "fidelity_problems",
     "recoverability_problems",
     "units",
+    "batch_problems",
+    "coupling_problems",
+    "closure_problems",
+    "pending_calls",
+    "pending_problems",
+    "complete_pending",
     "conversations",
     "budgets",
     "cut_points",

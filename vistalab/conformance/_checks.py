@@ -205,7 +205,7 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
     output : list or dict
         The request: OpenAI messages, or an Anthropic ``{"system", "messages"}``
         document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
     strict : bool
         Also check the stricter rules above.
@@ -230,6 +230,10 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
             problems.insert(0, f"the request is malformed ({type(exc).__name__}: "
                             f"{_short(str(exc), 80)})")
         return problems
+    if protocol == "responses":
+        from ._responses import responses_problems
+
+        return responses_problems(output, strict=strict)
     shape = _openai_shape(output)
     if shape:
         return shape
@@ -259,7 +263,7 @@ def pinned_problems(conversation: Any, output: Any, protocol: str = "openai", *,
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of both.
     pinned : {"system", "none"}
         What is pinned.
@@ -300,12 +304,12 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
-_PROTOCOLS = ("openai", "anthropic")
+_PROTOCOLS = ("openai", "anthropic", "responses")
 
 
 def _protocol_iv(protocol: Any) -> str:
     if not isinstance(protocol, str) or protocol not in _PROTOCOLS:
-        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
                           "pass the wire format of the requests")
     return protocol
 
@@ -321,7 +325,8 @@ def _request_units(name: str, request: Any, protocol: str) -> list[Any]:
     try:
         return _units(request, protocol)
     except (AttributeError, TypeError):
-        what = ("OpenAI messages (a list of objects)" if protocol == "openai"
+        what = ("OpenAI messages or Responses items (a list of objects)"
+                if protocol != "anthropic"
                 else "an Anthropic {'system', 'messages'} object")
         raise DomainError(name, request, f"must be {what}",
                           f"pass a {protocol} request") from None
@@ -334,7 +339,7 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
     ----------
     request : list or dict
         OpenAI messages, or an Anthropic ``{"system", "messages"}`` document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
 
     Returns
@@ -400,7 +405,7 @@ def fidelity_problems(
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of both.
     placeholder : callable, optional
         The manager's declarations (:class:`ManagerAdapter`).
@@ -471,7 +476,7 @@ def recoverability_problems(
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of both.
     placeholder : callable, optional
         The manager's declarations; without them nothing is archived.

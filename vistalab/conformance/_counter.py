@@ -42,8 +42,17 @@ def to_counted_messages(request: Any, protocol: str) -> list[dict[str, Any]]:
     OpenAI: the messages themselves (content parts joined). Anthropic: the
     workspace's documented projection (:data:`vistalab.workspace.PROJECTION_RULES`)
     of the top-level ``system`` and the messages, so the same conversation costs
-    the same in both formats.
+    the same in both formats. Responses: each model turn as one assistant
+    message (:func:`~vistalab.conformance._responses.to_chat`): a reasoning
+    item's summary text is counted, its ``encrypted_content`` is not (it is
+    opaque: the reasoning tokens the provider decrypts and bills cannot be
+    counted here), and an ``input_image`` counts as the workspace's opaque
+    stand-in line, not as the provider prices images.
     """
+    if protocol == "responses":
+        from ._responses import to_chat
+
+        return _openai_text(to_chat(list(request)))
     if protocol == "anthropic":
         if isinstance(request, Mapping):
             msgs = anthropic_to_openai(request.get("messages") or [], system=request.get("system"))
@@ -116,8 +125,8 @@ class SuiteCounter:
             None when the counter is not a tokenizer.
         """
         tok = self.tokenizer
-        if tok is None:
-            return None
+        if tok is None or self.protocol == "responses":
+            return None  # Responses: a model turn of several items is one counted message
         if self.protocol == "anthropic":
             system = conversation.get("system")
             sys_cost = (
@@ -163,7 +172,7 @@ def as_counter(counter: Any, protocol: str) -> SuiteCounter:
         None for cl100k_base; a registered tokenizer name; a vista-lab
         Tokenizer (counted with :func:`vistalab.workspace.count_request_tokens`);
         or a callable ``count(request) -> int`` used as it is.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of the requests it will count.
 
     Returns

@@ -84,8 +84,9 @@ CHECKS: tuple[Check, ...] = (
           "immediately after')"),
     Check("protocol.duplicate-id", "protocol",
           "Call ids are unique within an assistant message (OpenAI) and within the whole "
-          "request (Anthropic tool_use ids).",
-          "OpenAI function calling; Anthropic Messages ('tool_use ids must be unique')"),
+          "request (Anthropic tool_use ids; Responses item ids).",
+          "OpenAI function calling; Anthropic Messages ('tool_use ids must be unique'); "
+          "OpenAI Responses (400 'Duplicate item found with id')"),
     Check("protocol.id-pattern", "protocol",
           "Anthropic tool_use ids match ^[a-zA-Z0-9_-]+$ and a tool_use input is an object.",
           "Anthropic Messages API, tool_use block schema"),
@@ -96,6 +97,12 @@ CHECKS: tuple[Check, ...] = (
           "No Anthropic text block is empty or only whitespace.",
           "Anthropic Messages API (400 'messages: text content blocks must be non-empty' and "
           "'messages: text content blocks must contain non-whitespace text')"),
+    Check("protocol.reasoning-split", "protocol",
+          "Responses: a reasoning item is immediately followed by the function_call or "
+          "assistant message it produced.",
+          "OpenAI reasoning guide, 'Keeping reasoning items in context' "
+          "(platform.openai.com/docs/guides/reasoning); the Responses API answers 400 \"Item "
+          "'rs_...' of type 'reasoning' was provided without its required following item\""),
     Check("protocol.strict-system-late", "protocol",
           "strict: system messages only at the start of the request.",
           "chat templates that raise 'Conversation roles must alternate "
@@ -114,6 +121,43 @@ CHECKS: tuple[Check, ...] = (
           "strict: tool results follow their calls in the calls' order.",
           "chat templates that pair results with calls by position (e.g. Mistral's)",
           strict=True),
+    Check("batch.split", "batch",
+          "A parallel batch (the calls one assistant turn issued together) is kept whole or "
+          "not at all: no turn of the request holds some of its calls without the others.",
+          "Methodology, 'Structure preservation'; OpenAI function calling, 'Parallel function "
+          "calling' (platform.openai.com/docs/guides/function-calling); Anthropic tool use, "
+          "'Parallel tool use' (docs.anthropic.com/en/docs/agents-and-tools/tool-use/"
+          "implement-tool-use)"),
+    Check("coupling.reasoning-dropped", "coupling",
+          "A kept call keeps the reasoning items or thinking blocks that preceded it in its "
+          "turn (the whole tool loop goes, or its reasoning stays with it).",
+          "OpenAI reasoning guide, 'Keeping reasoning items in context' "
+          "(platform.openai.com/docs/guides/reasoning; 400 \"Item 'fc_...' of type "
+          "'function_call' was provided without its required 'reasoning' item\"); Anthropic "
+          "extended thinking, 'Preserving thinking blocks' (docs.anthropic.com/en/docs/"
+          "build-with-claude/extended-thinking; the API requires them for the last assistant "
+          "turn of a tool loop and degrades without them elsewhere)"),
+    Check("coupling.signed-rewritten", "coupling",
+          "A signed block (a thinking block with its signature, a redacted_thinking block, a "
+          "reasoning item with encrypted_content) is kept only inside its turn exactly as "
+          "the input had it.",
+          "Anthropic, 'Thinking in tool and multi-turn workflows' (platform.claude.com/docs/"
+          "build-with-claude/thinking-tool-workflows: pass thinking blocks back complete and "
+          "unmodified; a rebuilt assistant message is a 400); OpenAI reasoning guide "
+          "(encrypted reasoning items are returned as they were produced)"),
+    Check("closure.undefined-id", "closure",
+          "Every id the request references is defined in it: each tool result's call id names "
+          "a call of the request; each server tool result's tool_use_id and each tool_use "
+          "caller's tool_id name a server_tool_use of the request.",
+          "Methodology, 'Structure preservation'; OpenAI Responses (400 'No tool call found for "
+          "function call output with call_id ...'); Anthropic Messages (400 'unexpected "
+          "tool_use_id found in tool_result blocks')"),
+    Check("pending.evicted", "pending",
+          "The conversation's pending calls (its last turn's calls, not answered yet) are in "
+          "the request, in that turn exactly, and are not declared a placeholder or summary "
+          "(a declared stand-in for their result, such as a 'no result yet' stub, is allowed).",
+          "Methodology, 'Structure preservation' (a result arriving for a call no longer in "
+          "context is an orphan)"),
     Check("fidelity.altered", "fidelity",
           "Every unit of the request is an input unit, unaltered, unless the manager declares "
           "it a placeholder, summary or notice.",
@@ -189,7 +233,14 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("protocol", r"^message \d+ block \d+: tool_use (id .* does not match|input must be)"
      r"|^message \d+: tool_use .* (does not match \^|input must be an object)",
      "protocol.id-pattern"),
-    ("protocol", r"^message \d+: duplicate tool(_use| call) id", "protocol.duplicate-id"),
+    ("protocol", r"^item \d+: reasoning item .* is not followed by the function_call",
+     "protocol.reasoning-split"),
+    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id",
+     "protocol.duplicate-id"),
+    ("protocol", r"^item \d+: function_call_output answers .*, which no earlier function_call"
+     r"|^item \d+: call .* answered more than once", "protocol.orphan-result"),
+    ("protocol", r"^item \d+: \w+ message before the calls .* were answered",
+     "protocol.dangling-call"),
     ("protocol", r"^message \d+: tool message .* does not follow a tool call"
      r"|^message \d+: call .* answered more than once"
      r"|^message \d+: tool message answers .*, which the preceding assistant message did not "
@@ -200,6 +251,13 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("protocol", r"^message 0: the first message must be a user turn"
      r"|^message \d+: two \w+ turns in a row|^the last turn must be a user turn",
      "protocol.alternation"),
+    ("batch", r"^turn \d+ keeps \d+ of the \d+ calls of a parallel batch", "batch.split"),
+    ("coupling", r"^turn \d+ keeps the calls .* without the reasoning",
+     "coupling.reasoning-dropped"),
+    ("coupling", r"^turn \d+ keeps a signed reasoning or thinking block",
+     "coupling.signed-rewritten"),
+    ("closure", r"^turn \d+: reference closure broken", "closure.undefined-id"),
+    ("pending", r"^the pending call\(s\) ", "pending.evicted"),
     ("fidelity", r"^output \w+ \d+ is an input \w+ out of its original order",
      "fidelity.reordered"),
     ("fidelity", r"^output \w+ \d+ is not an input", "fidelity.altered"),
@@ -213,6 +271,8 @@ _COMPILED = tuple((inv, re.compile(p), cid) for inv, p, cid in _RULES)
 FALLBACK = {
     "budget": "budget.over", "pinned": "pinned.dropped", "protocol": "protocol.shape",
     "fidelity": "fidelity.altered", "recoverability": "recoverability.lost",
+    "batch": "batch.split", "coupling": "coupling.signed-rewritten",
+    "closure": "closure.undefined-id", "pending": "pending.evicted",
     "crash": "crash.raised", "determinism": "determinism.differs",
 }
 

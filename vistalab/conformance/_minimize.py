@@ -44,13 +44,15 @@ def _drop_call(msgs: list[Any], i: int, cid: str, protocol: str) -> list[Any]:
     if protocol == "anthropic":
         out[i]["content"] = [b for b in out[i]["content"]
                              if not (b.get("type") == "tool_use" and b.get("id") == cid)]
-        out[i + 1]["content"] = [b for b in out[i + 1]["content"]
-                                 if not (b.get("type") == "tool_result"
-                                         and b.get("tool_use_id") == cid)]
+        if i + 1 < len(out):  # else the call is pending (not answered yet)
+            out[i + 1]["content"] = [b for b in out[i + 1]["content"]
+                                     if not (b.get("type") == "tool_result"
+                                             and b.get("tool_use_id") == cid)]
         return out
     out[i]["tool_calls"] = [c for c in out[i]["tool_calls"] if c["id"] != cid]
-    j = next(k for k in range(i + 1, len(out)) if out[k].get("tool_call_id") == cid)
-    del out[j]
+    j = next((k for k in range(i + 1, len(out)) if out[k].get("tool_call_id") == cid), None)
+    if j is not None:  # None: the call is pending (not answered yet)
+        del out[j]
     return out
 
 

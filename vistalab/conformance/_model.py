@@ -31,6 +31,10 @@ CHECKED: tuple[str, ...] = (
     "pinned",
     "fidelity",
     "recoverability",
+    "batch",
+    "coupling",
+    "closure",
+    "pending",
     "crash",
     "determinism",
 )
@@ -220,10 +224,11 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
     protocol = meta.get("protocol")
     budget = meta.get("budget")
     inv = meta.get("invariant")
-    if protocol not in ("openai", "anthropic") or inv not in CHECKED:
+    if protocol not in ("openai", "anthropic", "responses") or inv not in CHECKED:
         raise DomainError(
-            "FILE", where, "must name a protocol (openai, anthropic) and a checked invariant "
-            f"({', '.join(CHECKED)})", "pass a file written by `vista-lab conformance --out DIR`",
+            "FILE", where, "must name a protocol (openai, anthropic, responses) and a checked "
+            f"invariant ({', '.join(CHECKED)})",
+            "pass a file written by `vista-lab conformance --out DIR`",
         )
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise DomainError("FILE", where, "must record a positive integer budget",

@@ -38,6 +38,14 @@ from ._managers import (
 )
 from ._minimize import minimize
 from ._model import ConformanceReport, Violation
+from ._shapes import (
+    batch_problems,
+    closure_problems,
+    complete_pending,
+    coupling_problems,
+    pending_calls,
+    pending_problems,
+)
 from ._strategies import _pinned_iv, conversations, pinned_floor
 from ._strategies import budgets as budget_strategy
 
@@ -62,6 +70,28 @@ def _plain(obj: Any) -> Any:
     from ._model import _plain as plain
 
     return plain(obj)
+
+
+def _output_checks(
+    conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str, *,
+    strict: bool, pinned: str, placeholder: Any = None,
+) -> tuple[tuple[str, list[str]], ...]:
+    """The checks that need only the input and the output: ``(invariant,
+    problems)`` each. The protocol rules judge the request as the provider
+    receives it once the pending calls' results arrive
+    (:func:`~vistalab.conformance._shapes.complete_pending`)."""
+    pending = pending_calls(conversation, protocol)
+    return (
+        ("budget", budget_problems(out, budget, count)),
+        ("protocol", request_problems(complete_pending(out, protocol, pending), protocol,
+                                      strict=strict)),
+        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
+        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=placeholder)),
+        ("batch", batch_problems(conversation, out, protocol)),
+        ("coupling", coupling_problems(conversation, out, protocol)),
+        ("closure", closure_problems(out, protocol)),
+        ("pending", pending_problems(conversation, out, protocol, placeholder=placeholder)),
+    )
 
 
 def evaluate(
@@ -133,11 +163,11 @@ _STOPS = (ManagerTimeoutError, ManagerOutputError, ManagerSignatureError)
 
 def _checks(conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str,
             strict: bool, pinned: str, run: Any) -> tuple[tuple[str, list[str]], ...]:
+    """Every check of one output: those of the input and output alone, then
+    recoverability (which calls the manager's ``recover`` hook)."""
     return (
-        ("budget", budget_problems(out, budget, count)),
-        ("protocol", request_problems(out, protocol, strict=strict)),
-        ("pinned", pinned_problems(conversation, out, protocol, pinned=pinned)),
-        ("fidelity", fidelity_problems(conversation, out, protocol, placeholder=run.placeholder)),
+        *_output_checks(conversation, out, budget, count, protocol, strict=strict,
+                        pinned=pinned, placeholder=run.placeholder),
         ("recoverability", recoverability_problems(
             conversation, out, protocol, placeholder=run.placeholder, recover=run.recover)),
     )
@@ -168,9 +198,10 @@ def _check_iv(
     manager: Any, protocol: Any, budgets: Any, examples: Any, seed: Any, counter: Any,
     timeout: Any, strict: Any, pinned: Any = "system",
 ) -> tuple[_Manager, str, tuple[int, ...] | None, int, int, SuiteCounter, float, bool, str]:
-    if protocol not in ("openai", "anthropic"):
-        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
-                          "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    if protocol not in ("openai", "anthropic", "responses"):
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
+                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
+                          "or 'responses' (OpenAI Responses input items)")
     pinned = _pinned_iv(pinned)
     mgr = as_manager(manager)
     examples, seed, timeout = _options_iv(examples, seed, timeout)
@@ -298,7 +329,7 @@ def check(
     manager : callable
         A trimmer ``manager(messages, budget, count) -> messages`` or an
         adapter factory ``factory(budget) -> ManagerAdapter`` (a class works).
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format of inputs and outputs.
     budgets : int or sequence of int, optional
         Budgets to use; default: drawn near each conversation's boundaries,
@@ -482,7 +513,8 @@ def replay(
     broken (ids of :data:`~vistalab.conformance.CHECKS`).
 
     Without ``manager``, the recorded output is checked against the checks
-    that need no manager (``budget``, ``protocol``, ``pinned``, ``fidelity``);
+    that need no manager (``budget``, ``protocol``, ``pinned``, ``fidelity``,
+    ``batch``, ``coupling``, ``closure``, ``pending``);
     with one, the manager runs on the recorded conversation and budget and
     every check is made on what it returns now. The pinned rule is the one the
     counterexample was found under (:attr:`Violation.pinned`).
@@ -531,13 +563,8 @@ def replay(
             "single recorded output to check)",
             "pass the manager that produced it",
         )
-    checks = (
-        ("budget", budget_problems(out, violation.budget, count)),
-        ("protocol", request_problems(out, protocol, strict=strict)),
-        ("pinned", pinned_problems(violation.conversation, out, protocol,
-                                   pinned=violation.pinned)),
-        ("fidelity", fidelity_problems(violation.conversation, out, protocol)),
-    )
+    checks = _output_checks(violation.conversation, out, violation.budget, count, protocol,
+                            strict=strict, pinned=violation.pinned)
     broken: dict[str, str] = {}
     for name, problems in checks:
         for problem in problems:

@@ -57,11 +57,20 @@ _CALL = st.builds(
 _USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
 
 
-def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
-    step = st.builds(
-        lambda text, calls: {"text": text, "calls": calls},
-        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls),
+#: What reasoning a tool-call step carries (Anthropic: a signed thinking block, a
+#: redacted_thinking block; the Responses format: a reasoning item).
+_THINK = st.sampled_from((None, "thinking", "redacted"))
+
+
+def _step(max_calls: int) -> st.SearchStrategy[dict[str, Any]]:
+    return st.builds(
+        lambda text, calls, think: {"text": text, "calls": calls, "think": think},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK,
     )
+
+
+def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
+    step = _step(max_calls)
     return st.builds(
         lambda user, form, steps, answer: {"user": user, "parts": form[0], "image": form[1],
                                            "steps": steps, "answer": answer},
@@ -71,13 +80,17 @@ def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
 
 def _abstract(max_rounds: int, max_calls: int, max_steps: int) -> st.SearchStrategy[Any]:
     # Lists (not counts then loops), so the shrinker deletes whole rounds and steps.
-    def build(system: str | None, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    def build(system: str | None, rounds: list[dict[str, Any]],
+              pending: dict[str, Any] | None) -> dict[str, Any]:
         rounds = [dict(r) for r in rounds]
         rounds[-1]["answer"] = None  # the conversation ends where the manager runs
+        # ... or while the last step's calls are pending (issued, not answered yet)
+        rounds[-1]["pending"] = pending
         return {"system": system, "rounds": rounds}
 
     return st.builds(
-        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds)
+        build, _SYSTEM, st.lists(_round(max_calls, max_steps), min_size=1, max_size=max_rounds),
+        st.none() | _step(max_calls),
     )
 
 
@@ -96,7 +109,9 @@ def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": content})
         else:
             out.append({"role": "user", "content": rd["user"]})
-        for step in rd["steps"]:
+        steps = [*rd["steps"], rd["pending"]] if rd.get("pending") else rd["steps"]
+        for n_step, step in enumerate(steps):
+            pending = n_step == len(rd["steps"])
             ids = []
             for _ in step["calls"]:
                 # an id may be reused once its earlier call was answered (reuse[k]
@@ -123,6 +138,8 @@ def _openai(conv: dict[str, Any], reuse: list[int]) -> list[dict[str, Any]]:
                 }
             )
             for cid, c in zip(ids, step["calls"], strict=True):
+                if pending:
+                    break
                 body: Any = c["result"]
                 if c["parts"] and body:
                     body = [{"type": "text", "text": body}]
@@ -156,8 +173,18 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
             msgs.append({"role": "user", "content": content or rd["user"]})
         else:
             msgs.append({"role": "user", "content": rd["user"]})
-        for step in rd["steps"]:
+        steps = [*rd["steps"], rd["pending"]] if rd.get("pending") else rd["steps"]
+        for n_step, step in enumerate(steps):
             blocks: list[dict[str, Any]] = []
+            # thinking comes first in its turn, signed for that turn (the
+            # signature names the turn, as a real one is bound to it)
+            if step.get("think") == "thinking":
+                blocks.append({"type": "thinking", "thinking": "Plan: " + (
+                    _visible(step["text"]) or "call the tools"),
+                    "signature": f"sig-{len(msgs):03d}-{n_ids:03d}"})
+            elif step.get("think") == "redacted":
+                blocks.append({"type": "redacted_thinking",
+                               "data": f"EmwKAhgB{len(msgs):03d}{n_ids:03d}"})
             if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
             results: list[dict[str, Any]] = []
@@ -175,16 +202,18 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                     res["is_error"] = True
                 results.append(res)
             msgs.append({"role": "assistant", "content": blocks})
-            msgs.append({"role": "user", "content": results})
+            if n_step < len(rd["steps"]):  # else the calls are pending
+                msgs.append({"role": "user", "content": results})
         if rd["answer"] is not None:
             msgs.append({"role": "assistant", "content": [{"type": "text", "text": rd["answer"]}]})
     return {"system": _visible(conv["system"]), "messages": msgs}
 
 
 def _protocol_iv(protocol: Any) -> str:
-    if protocol not in ("openai", "anthropic"):
-        raise DomainError("protocol", protocol, "must be 'openai' or 'anthropic'",
-                          "pass protocol='openai' (chat completions) or 'anthropic' (Messages)")
+    if protocol not in ("openai", "anthropic", "responses"):
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
+                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
+                          "or 'responses' (OpenAI Responses input items)")
     return str(protocol)
 
 
@@ -210,11 +239,20 @@ def conversations(
     with ``user``; ``tool_use`` ids are unique; results are ``tool_result``
     blocks (string or text-block content, some with ``is_error``).
 
-    Every conversation ends after a user message or after tool results.
+    Responses (``protocol="responses"``): OpenAI Responses input items, with
+    ``message`` items, parallel ``function_call`` items (``call_id`` reused once
+    answered, unique item ``id``), ``function_call_output`` items and
+    ``reasoning`` items (a summary and ``encrypted_content``) before the calls
+    they produced.
+
+    Anthropic tool_use turns may open with a signed ``thinking`` block or a
+    ``redacted_thinking`` block. Every conversation ends after a user message,
+    after tool results, or with a pending call (an assistant turn whose calls
+    are not answered yet).
 
     Parameters
     ----------
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         The wire format.
     max_rounds : int
         Most user turns (rounds) per conversation.
@@ -235,6 +273,10 @@ def conversations(
     abstract = _abstract(max_rounds, max_calls, max_steps)
     if protocol == "anthropic":
         return abstract.map(_anthropic)
+    if protocol == "responses":
+        from ._responses import render_responses
+
+        return st.builds(render_responses, abstract, st.lists(st.integers(0, 8), max_size=4))
     return st.builds(_openai, abstract, st.lists(st.integers(0, 8), max_size=4))
 
 
@@ -245,7 +287,7 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
 
     Returns
@@ -270,6 +312,11 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
                 and any(b.get("type") == "tool_result" for b in m["content"])
             )
         ]
+    if protocol == "responses":
+        from ._responses import _is_model
+
+        return [i for i, m in enumerate(conversation) if m.get("role") == "user"
+                or (_is_model(m) and not (i and _is_model(conversation[i - 1])))]
     return [i for i, m in enumerate(conversation) if m.get("role") in ("user", "assistant")]
 
 
@@ -289,7 +336,7 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
 
     Returns
@@ -300,12 +347,13 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     """
     protocol = _protocol_iv(protocol)
     cuts = cut_points(conversation, protocol)
-    if protocol == "openai":
+    if protocol in ("openai", "responses"):
         # the last tail start whose tail is valid: a user message, or the
         # assistant message that opens the trailing tool results
         msgs = conversation
         last = len(msgs) - 1
-        while last >= 0 and msgs[last].get("role") == "tool":
+        while last >= 0 and (msgs[last].get("role") == "tool"
+                             or msgs[last].get("type") == "function_call_output"):
             last -= 1
         cuts = [c for c in cuts if c <= last]
         start = cuts[-1] if cuts else 0
@@ -337,7 +385,7 @@ def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
     pinned : {"system", "none"}
         ``"system"``: the system prompt is pinned (kept); ``"none"``: it is not.
@@ -350,7 +398,7 @@ def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "
     protocol = _protocol_iv(protocol)
     pinned = _pinned_iv(pinned)
     cuts = cut_points(conversation, protocol)
-    if protocol == "openai":
+    if protocol in ("openai", "responses"):
         cuts = [i for i in cuts if conversation[i].get("role") == "user"]
     if not cuts:
         return _tail(conversation, protocol, 0, keep_system=pinned == "system")
@@ -382,7 +430,7 @@ def budgets(
         OpenAI messages or an Anthropic document.
     count : callable
         The token counter (a :class:`SuiteCounter` prices tails fastest).
-    protocol : {"openai", "anthropic"}
+    protocol : {"openai", "anthropic", "responses"}
         Its wire format.
     at_least : int
         A lower bound of the manager's own (its ``min_budget``).
@@ -406,7 +454,7 @@ def budgets(
     else:
         const, system, per = priced
         msgs = conversation["messages"] if protocol == "anthropic" else conversation
-        is_sys = [protocol == "openai" and m.get("role") == "system" for m in msgs]
+        is_sys = [protocol != "anthropic" and m.get("role") == "system" for m in msgs]
         suffix = [0] * (len(per) + 1)
         for i in range(len(per) - 1, -1, -1):
             suffix[i] = suffix[i + 1] + per[i]

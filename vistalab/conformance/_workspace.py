@@ -97,6 +97,10 @@ class WorkspaceAdapter:
         self._format = "openai"
         self._originals: list[tuple[str, dict[str, Any] | None]] = []
         self._dashboard: str | None = None
+        # Responses: the model items of the turn being registered, and each
+        # registered chat message's original items
+        self._run: list[dict[str, Any]] = []
+        self._items: list[tuple[str, list[dict[str, Any]]]] = []
 
     @staticmethod
     def min_budget(conversation: Any) -> int:
@@ -124,7 +128,36 @@ class WorkspaceAdapter:
                 pinned.append(m)
                 if m.get("role") == "user":
                     break
+            if any("type" in m for m in pinned):  # Responses items
+                from ._responses import to_chat
+
+                pinned = to_chat(pinned)
         return _floor(json.dumps(pinned, sort_keys=True, default=repr))
+
+    def _flush(self) -> None:
+        """Register the buffered model turn (Responses) as one assistant message."""
+        if self._run:
+            from ._responses import run_to_chat
+
+            run, self._run = self._run, []
+            self._register_chat(run_to_chat(run), run)
+
+    def _register_chat(self, chat: dict[str, Any], items: list[dict[str, Any]]) -> None:
+        joined = chat
+        if isinstance(chat.get("content"), list):
+            joined = {**chat, "content": _content_iv(chat["content"], chat.get("role"))}
+        self._items.append((_identity(joined), _plain(items)))
+        self.workspace.register_message(chat)
+
+    def _register_item(self, item: Any) -> None:
+        from ._responses import _is_model, to_chat
+
+        if _is_model(item):
+            self._run.append(item)  # a model turn: registered whole, with its reasoning
+            return
+        self._flush()
+        for chat in to_chat([item]):
+            self._register_chat(chat, [item])
 
     def register(self, message: Any) -> None:
         """Register one message in the workspace; Anthropic blocks (tool use,
@@ -135,9 +168,12 @@ class WorkspaceAdapter:
         Parameters
         ----------
         message : dict
-            An OpenAI chat message or an Anthropic message.
+            An OpenAI chat message, an Anthropic message or a Responses input item.
         """
         ws = self.workspace
+        if self._format == "responses":
+            self._register_item(message)
+            return
         role = message.get("role") if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
         anthropic = isinstance(content, list) and any(
@@ -166,21 +202,46 @@ class WorkspaceAdapter:
         ws.register_message(message)
 
     def begin(self, protocol: str) -> None:
-        """Take messages in ``protocol`` (``"openai"`` or ``"anthropic"``) and
-        render in it (without this call the format is detected from the
-        messages, as :func:`vistalab.workspace.detect_format` does).
+        """Take messages in ``protocol`` (``"openai"``, ``"anthropic"`` or
+        ``"responses"``: Responses input items, registered as chat messages, a
+        model turn as one assistant message) and render in it (without this
+        call the format is detected from the messages, as
+        :func:`vistalab.workspace.detect_format` does).
 
         Parameters
         ----------
         protocol : str
-            ``"openai"`` or ``"anthropic"``.
+            ``"openai"``, ``"anthropic"`` or ``"responses"``.
         """
-        self._format = "anthropic" if protocol == "anthropic" else "openai"
+        self._format = protocol if protocol in ("anthropic", "responses") else "openai"
+
+    def _render_items(self) -> list[Any]:
+        """The engine's chat rendering as Responses items: a kept message is
+        given back as the items registered for it (a model turn with its
+        reasoning items before its calls), anything else is converted."""
+        from ._responses import chat_to_items
+
+        self._flush()
+        r = self.workspace.render(format="openai")
+        self._dashboard = r.dashboard
+        out: list[Any] = []
+        pos = 0
+        for m in r.messages:
+            m = _plain(m)
+            key = _identity(m)
+            for j in range(pos, len(self._items)):
+                if self._items[j][0] == key:
+                    pos = j + 1
+                    out += self._items[j][1]
+                    break
+            else:
+                out += chat_to_items(m)
+        return out
 
     def render(self, budget: int) -> Any:
         """The workspace's rendering (eq. workspace-render) in the adapter's
         format, each passed-through OpenAI message replaced by its registered
-        original.
+        original (and each kept Responses model turn by its registered items).
 
         Parameters
         ----------
@@ -190,8 +251,11 @@ class WorkspaceAdapter:
         Returns
         -------
         list or dict
-            OpenAI messages, or an Anthropic ``{"system", "messages"}`` document.
+            OpenAI messages or Responses items, or an Anthropic
+            ``{"system", "messages"}`` document.
         """
+        if self._format == "responses":
+            return self._render_items()
         r = self.workspace.render(format=self._format)
         self._dashboard = r.dashboard
         if self._format == "anthropic":
@@ -248,6 +312,10 @@ class WorkspaceAdapter:
         """
         if not isinstance(unit, Mapping):
             return None
+        if self._format == "responses":
+            from ._responses import item_text
+
+            return self._text_kind(item_text(unit))
         block = unit.get("block")
         if isinstance(block, Mapping):  # an Anthropic unit
             if block.get("type") == "text":
