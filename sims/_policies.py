@@ -197,6 +197,8 @@ class RandomPolicy:
         numpy.ndarray
             A permutation of ``0..n-1`` (int array): the archive order.
         """
+        _interface_iv(interface)
+        _rng_iv(rng)
         return rng.permutation(interface.n)
 
     def fast_sampler(self, interface: Interface) -> FastSampler | None:
@@ -213,11 +215,6 @@ class RandomPolicy:
             ``f(size, streams)`` drawing ``size`` values of Z from ``streams[0]``,
             one uniform per trial.
         """
-        _interface_iv(interface)
-        _rng_iv(rng)
-        return rng.permutation(interface.n)
-
-    def fast_sampler(self, interface: Interface) -> FastSampler | None:
         _interface_iv(interface)
         n, kappa = interface.n, interface.kappa
 
@@ -240,6 +237,7 @@ class RandomPolicy:
         float
             E[Z], the same for every interface of the instance.
         """
+        _interface_iv(interface)
         return theory.blind_mean_z(interface.n, interface.kappa)
 
     def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
@@ -255,10 +253,6 @@ class RandomPolicy:
         numpy.ndarray
             P(Z = z) for z in ``0..kappa``: 1/n each below kappa, the rest at kappa.
         """
-        _interface_iv(interface)
-        return theory.blind_mean_z(interface.n, interface.kappa)
-
-    def exact_z_pmf(self, interface: Interface) -> np.ndarray | None:
         _interface_iv(interface)
         return blind_z_pmf(interface.n, interface.kappa)
 
