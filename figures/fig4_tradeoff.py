@@ -79,17 +79,29 @@ def _params_iv(params: Mapping[str, Any] | None) -> dict[str, Any]:
         raise DomainError("kappa", p["kappa"], "must satisfy 2 <= kappa < n/2 (Theorem 1)",
                           "lower kappa or raise n", context=f"n={p['n']}")
     p["curve_points"] = as_int("curve_points", p["curve_points"], lo=3)
-    p["sigmas"] = [as_real("sigma", s, lo=0.0, lo_open=True) for s in p["sigmas"]]
-    p["bucket_M"] = [as_int("M", m, lo=1, hi=p["n"]) for m in p["bucket_M"]]
-    p["mc_buckets"] = [as_int("M", m, lo=1, hi=p["n"]) for m in p["mc_buckets"]]
-    top = math.log2(p["n"])
-    p["gibbs_rates"] = [as_real("rate", r, lo=0.0, hi=top) for r in p["gibbs_rates"]]
+    p["sigmas"] = [as_real("sigmas", s, lo=0.0, lo_open=True, fix="list noise levels above 0")
+                   for s in p["sigmas"]]
+    n, top = p["n"], math.log2(p["n"])
+    # The default lists are cut to what n allows (M <= n buckets, rates <= log2 n bits),
+    # so every n >= 5 runs with them; a list given in their place is checked whole.
+    defaults = (default_params(quick=False), default_params(quick=True))
+    for key in ("bucket_M", "mc_buckets", "engine_buckets"):
+        if any(p[key] == d[key] for d in defaults):
+            p[key] = [m for m in p[key] if m <= n]
+        p[key] = [as_int(key, m, lo=1, hi=n, fix=f"list bucket counts M from 1 to n = {n}")
+                  for m in p[key]]
+    if any(p["gibbs_rates"] == d["gibbs_rates"] for d in defaults):
+        p["gibbs_rates"] = [r for r in p["gibbs_rates"] if r <= top]
+    p["gibbs_rates"] = [as_real("gibbs_rates", r, lo=0.0, hi=top,
+                                fix=f"list rates from 0 to log2(n) = {top:.3g} bits")
+                        for r in p["gibbs_rates"]]
     p["trials"] = as_int("trials", p["trials"], lo=2)
     if not isinstance(p["engine"], bool):
         raise DomainError("engine", p["engine"], "must be true or false",
                           "false leaves out the engine-measured points")
-    p["engine_sigmas"] = [as_real("sigma", s, lo=0.0, lo_open=True) for s in p["engine_sigmas"]]
-    p["engine_buckets"] = [as_int("M", m, lo=1, hi=p["n"]) for m in p["engine_buckets"]]
+    p["engine_sigmas"] = [as_real("engine_sigmas", s, lo=0.0, lo_open=True,
+                                  fix="list noise levels above 0")
+                          for s in p["engine_sigmas"]]
     p["engine_trials"] = as_int("engine_trials", p["engine_trials"], lo=1)
     return p
 

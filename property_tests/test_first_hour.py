@@ -202,6 +202,7 @@ def test_a_number_given_as_text_gets_a_hint_about_its_type():
     with pytest.raises(DomainError) as exc:
         makeroom_lower_bound("64", 4, 1.0)
     assert exc.value.fix == "pass a whole number (an int, not a str), e.g. n=64"
+    assert exc.value.rule == "must be an integer"  # its type, not Theorem 1's range
     with pytest.raises(DomainError) as exc:
         makeroom_lower_bound(64, 4, "one")
     assert exc.value.fix == "pass a number (a float, not a str)"

@@ -93,6 +93,8 @@ def _rate_iv(rate: Any, n: int, *, name: str = "rate") -> float:
 
 def _makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
     """Theorem 1's domain: integers with 2 <= kappa < n/2."""
+    n = as_int("n", n)  # the type first: a str is refused as a str, not for its size
+    kappa = as_int("kappa", kappa)
     n = as_int(
         "n", n, lo=5,
         rule="must be an integer >= 5 (Theorem 1 needs 2 <= kappa < n/2)",

@@ -16,16 +16,20 @@ __all__ = ["parse_int", "parse_real", "add_engine_group", "refuse_engine_only", 
            "store_dir", "api_names", "cli_wording"]
 
 
-def parse_int(name: str, text: Any, *, lo: int | None = None) -> int:
-    """``text`` as an int (``lo`` is an optional lower bound)."""
-    example = max(lo, 4) if lo is not None else 4
+def parse_int(name: str, text: Any, *, lo: int | None = None, example: int | None = None
+              ) -> int:
+    """``text`` as an int (``lo`` is an optional lower bound, ``example`` the value the
+    fix suggests)."""
+    if example is None:
+        example = max(lo, 4) if lo is not None else 4
     try:
         value = int(str(text).strip())
     except ValueError:
         raise DomainError(name, text, "must be an integer",
                           f"pass a whole number, e.g. --{name} {example}") from None
     if lo is not None and value < lo:
-        raise DomainError(name, text, f"must be >= {lo}", f"e.g. --{name} {example}")
+        raise DomainError(name, text, f"must be >= {lo}",
+                          f"pass a whole number >= {lo}, e.g. --{name} {example}")
     return value
 
 

@@ -73,7 +73,8 @@ def _budgets(text: str | None) -> list[int] | None:
     if text is None:
         return None
     parts = [p for p in str(text).split(",")]
-    return [parse_int("budget", p, lo=1) for p in parts]
+    # a budget is a number of tokens; the example is one a small conversation fits
+    return [parse_int("budget", p, lo=1, example=4000) for p in parts]
 
 
 def _format_report(report: Any, files: dict[str, str]) -> str:
@@ -85,6 +86,12 @@ def _format_report(report: Any, files: dict[str, str]) -> str:
         f"{', strict' if report.strict else ''}): {report.conversations} conversations, "
         f"seed {report.seed}, per-call timeout {report.timeout:g} s, counter {report.counter}"
     )
+    if report.conversations != report.examples:
+        # Hypothesis's max_examples counts the valid examples of its generation phase;
+        # its other runs (draws it discards, replays, shrinking) call the manager too.
+        head += (f" ({report.conversations} runs of the manager for --examples "
+                 f"{report.examples}: Hypothesis also runs the manager on draws it "
+                 "discards, on replays and while shrinking)")
     lines = [head]
     for name in report.checked:
         broken = report.violations_of(name)

@@ -139,7 +139,26 @@ def run(args: argparse.Namespace) -> int:
         _print_human(report, tightness, verdicts, details=args.details)
         if formal is not None:
             _print_formal(formal)
+        sys.stdout.write(_summary(report, tightness, tight_ok, formal) + "\n")
     return 0 if report.ok and tight_ok and formal_ok else 1
+
+
+def _summary(report: Any, tightness: Any, tight_ok: bool, formal: Any) -> str:
+    """The run in one plain sentence, the last line of the human output."""
+    closed = sum(ch.status == "closed" for ch in report.chains)
+    parts = [f"{report.passed} of {report.passed + report.failed} proof steps passed"]
+    if report.chains:
+        parts.append(f"{closed} of {len(report.chains)} chains closed")
+    if tightness is not None:
+        parts.append("the tightness findings hold" if tight_ok
+                     else "a tightness finding does not hold")
+    if formal is None:
+        parts.append("Coq not run (--no-formal)")
+    else:
+        proved = sum(r.status == "proved" for r in formal.results)
+        parts.append(f"{proved} of {len(formal.results)} Coq theorems proved")
+    ok = report.ok and tight_ok and (formal is None or formal.ok)
+    return f"verify: {'; '.join(parts)}: {'all pass' if ok else 'NOT all pass (exit 1)'}."
 
 
 def _run_engine(args: argparse.Namespace) -> int:
