@@ -12,11 +12,12 @@
    Simplifications (also in FORMAT.md):
    - no tokeniser: every position form carries its token cost, given by the
      operation that creates the form (the driver measures it); the dashboard's
-     own cost is given with every operation; the management rendering is
-     charged the worst-case management dashboard [mgmt];
+     own cost is given with every operation, and the management dashboard's
+     ([mdash], at most the worst-case bound [mgmt] the floor reserves);
    - payload bytes and call ids are opaque naturals (the driver interns them);
-   - the engine runs with cache_prefix=False, no snapshots, no turns/ages,
-     explicit unit lists instead of block-spec strings;
+   - both values of the engine's cache_prefix option (the configuration's
+     [cache_prefix]); no snapshots; explicit unit lists instead of block-spec
+     strings;
    - [recover] finds a block's bytes by looking the store up (its own key, or
      an inlined entry of a group payload) rather than walking from the top
      handle down. *)
