@@ -9,7 +9,8 @@ agent archives its oldest visible results through the archive tool and answers
 the tool call with the tool's text, every seventh it reads a payload back, and
 every turn the harness renders the request. The same operations run on
 
-* the engine alone: ``Workspace(budget, cache_prefix=False)``;
+* the engine alone: ``Workspace(budget, cache_prefix=cp)``, for ``cp`` False and
+  True (the engine's default; ``--cache-prefix`` picks one);
 * the engine with the option off, spelled out: ``check_model=False`` (must be
   the same class and cost the same: the option costs nothing when off);
 * the engine under the check: ``check_model=<the model's executable>``
@@ -89,20 +90,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="one short session length")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--budget", type=int, default=4000)
+    p.add_argument("--cache-prefix", choices=("0", "1", "both"), default="both",
+                   help="the engine's cache_prefix option (default: both, each measured)")
     args = p.parse_args(argv)
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load {load}")
     exe = str(build_engine_model())
     print(f"model executable: {exe}")
     budget = args.budget
-    configs = {
-        "engine alone": lambda: Workspace(budget, cache_prefix=False),
-        "check_model=False": lambda: Workspace(budget, cache_prefix=False, check_model=False),
-        "check_model=True": lambda: Workspace(budget, cache_prefix=False, check_model=exe),
-    }
-    assert type(configs["check_model=False"]()) is Workspace
     status = 0
-    for turns in ((20,) if args.quick else (40, 160)):
+    cps = {"0": (False,), "1": (True,), "both": (False, True)}[args.cache_prefix]
+    for cp, turns in [(cp, t) for cp in cps for t in ((20,) if args.quick else (40, 160))]:
+        configs = {
+            "engine alone": lambda cp=cp: Workspace(budget, cache_prefix=cp),
+            "check_model=False": lambda cp=cp: Workspace(budget, cache_prefix=cp,
+                                                         check_model=False),
+            "check_model=True": lambda cp=cp: Workspace(budget, cache_prefix=cp, check_model=exe),
+        }
+        assert type(configs["check_model=False"]()) is Workspace
         best = dict.fromkeys(configs, float("inf"))
         ops = dict.fromkeys(configs, 0)
         for _ in range(max(1, args.repeat)):
@@ -115,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 best[name] = min(best[name], _cpu() - c0)
         base = best["engine alone"] / ops["engine alone"]
-        print(f"session of {turns} turns ({ops['engine alone']} operations), CPU per operation:")
+        print(f"cache_prefix={cp}: session of {turns} turns ({ops['engine alone']} operations), "
+              "CPU per operation:")
         for name in configs:
             per = best[name] / ops[name]
             print(f"  {name:18s} {per * 1e3:8.3f} ms   {per / base:6.2f}x the engine alone")

@@ -372,22 +372,32 @@ def test_broken_copy_fails_the_build(tmp_path):
 
 
 @needs_toolchain
-def test_unimplemented_optional_inputs_are_refused(exe):
-    """FORMAT.md fixes cache_prefix and mdash; the model implements only their
-    defaults (cache_prefix=0, mdash = the worst-case bound mgmt) and says so."""
-    init = "init budget=1000 hard=2000 fixed=100 mgmt=200 dfloor=50 dash=40"
-    out = workspace.run_engine_model([init + " cache_prefix=1"], executable=exe)
-    assert _fields(out[0])["status"] == "error:unsupported:cache_prefix"
+def test_cache_prefix_and_management_dashboard_inputs(exe):
+    """FORMAT.md's optional inputs: cache_prefix=1 keeps the conversation's
+    leading run that fits beside the floor (room B - fixed - pinned - mdash) in
+    the management rendering, and charges the measured management dashboard;
+    an mdash above the bound, twice, or on recover is an error that changes
+    nothing."""
+    init = "init budget=100 hard=200 fixed=10 mgmt=20 dfloor=5 dash=8"
     lines = [
-        init + " cache_prefix=0 mdash=200",
-        "user pin=0 data=u c=5 dash=41 mdash=200",
-        "user pin=0 data=v c=5 dash=42 mdash=150",
-        "user pin=0 data=w c=5 dash=43 mdash=201",
-        "recover unit=B1 mdash=200",
+        init + " cache_prefix=1 mdash=12",
+        "user pin=0 data=u1 c=30 dash=8",
+        "assistant pin=0 data=a1 c=30 dash=8",
+        "user pin=0 data=u2 c=30 dash=8 mdash=15",
+        "user pin=0 data=u3 c=5 dash=8 mdash=21",
+        "user pin=0 data=u3 c=5 dash=8 mdash=1 mdash=2",
+        "recover unit=B1 mdash=3",
     ]
     obs = [_fields(line) for line in workspace.run_engine_model(lines, executable=exe)]
     assert [o["status"] for o in obs] == [
-        "ok", "ok", "error:unsupported:mdash", "error:mdash", "error:key:mdash",
-    ]
-    assert obs[2]["units"] == obs[1]["units"]  # nothing changed
-    assert obs[0]["cache_prefix"] == "0" and obs[0]["mdash"] == "200"
+        "ok", "ok", "ok", "ok", "error:mdash", "error:duplicate:mdash", "error:key:mdash"]
+    assert obs[0]["cache_prefix"] == "1" and obs[0]["mdash"] == "12"
+    # 10 + 3 * 30 + 8 > 100: management; room 100 - (10 + 15) = 75 holds two positions
+    m = obs[3]
+    assert m["mode"] == "management" and m["mdash"] == "15"
+    assert m["render"] == "B1/content/user,B2/content/assistant,dash/dashboard/user"
+    assert m["tokens"] == str(10 + 60 + 15)
+    assert obs[4]["units"] == obs[3]["units"] and obs[4]["mdash"] == "15"  # nothing changed
+    off = workspace.run_engine_model([init, *lines[1:4]], executable=exe)
+    assert _fields(off[-1])["render"] == "dash/dashboard/user"  # cache_prefix=0: no prefix
+    assert _fields(off[-1])["tokens"] == str(10 + 15)

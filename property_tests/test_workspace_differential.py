@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 from vistalab.examples import traces
@@ -219,30 +220,40 @@ def test_conformance_checkers_accept_the_model_renderings_and_bite(model, tmp_pa
     assert found is not None and found.invariant == "protocol" and "openai" in found.detail
 
 
-def test_default_configuration_is_compared_up_to_its_first_overflow(model):
-    """cache_prefix=True (the engine's default; the model fixes False) is compared
-    with the model line by line until the first management rendering or guard
-    offload: a ledger bug shows before that point, and a sequence whose guard
-    offloads is compared up to the offload and passes on the real engine."""
+def test_default_configuration_is_compared_whole(model):
+    """cache_prefix=True (the engine's default) is compared line by line to the
+    end, through its management renderings and guard offloads: the real engine
+    passes, and an engine whose management rendering keeps one position fewer
+    of the cached prefix is caught, with and without the guard offloading."""
     from vistalab.workspace._diff_drive import run_sequence
-    from vistalab.workspace._differential import _cache_prefix_matters
 
-    def default(seq: OperationSequence) -> OperationSequence:
-        return OperationSequence({**seq.config, "cache_prefix": True}, seq.ops)
+    class ShortPrefix(Workspace):
+        def _prefix_cut(self, room: int) -> int:
+            return max(super()._prefix_cut(room) - 1, 0)
 
-    bug, _ = BUGS["dashboard_row_other_count"]
-    seq = default(WITNESSES["dashboard_row_other_count"])
-    assert check_sequence(seq, Workspace, model) == (None, True)
-    assert check_sequence(seq, bug, model)[0] is not None
-    from vistalab.workspace._diff_model import compare_observations, run_model
-
-    broken = run_sequence(seq, bug)  # the model comparison alone sees it too
-    got = run_model(model, broken.model_lines)
-    assert any(compare_observations(e, m) for e, m in zip(broken.engine_lines, got, strict=True))
-    seq = default(WITNESSES["offload_payload_not_written"])
-    run = run_sequence(seq, Workspace)
-    assert run.prefix_only and any(_cache_prefix_matters(e) for e in run.engine_lines)
-    assert check_sequence(seq, Workspace, model) == (None, True)
+    words = "alpha beta gamma delta order refund pending shipped log "
+    ops: list[dict[str, Any]] = [
+        {"op": "user", "text": "Find the refunds. " + words * 3, "pinned": False}]
+    for i in range(7):
+        ops.append({"op": "call", "calls": [[f"call_{i}", "search", '{"q": "x"}']],
+                    "text": None})
+        ops.append({"op": "result", "id": f"call_{i}", "text": words * 12 + str(i)})
+        ops.append({"op": "assistant", "text": f"step {i} " + words, "pinned": False})
+    cfg = {"budget": 1400, "tokenizer": "approx", "store": "memory", "format": "openai",
+           "protocol": False, "cache_prefix": True}
+    for hard in (1400, 2800):
+        seq = OperationSequence({**cfg, "hard_limit": hard}, ops)
+        run = run_sequence(seq, Workspace)
+        assert not run.prefix_only
+        assert any("mode=management" in e for e in run.engine_lines)
+        assert check_sequence(seq, Workspace, model) == (None, True)
+        found, _ = check_sequence(seq, ShortPrefix, model)
+        assert found is not None  # its render, or the protocol its shorter prefix breaks
+    for name in ("offload_payload_not_written", "dashboard_row_other_count"):
+        seq = OperationSequence({**WITNESSES[name].config, "cache_prefix": True},
+                                WITNESSES[name].ops)
+        assert check_sequence(seq, Workspace, model) == (None, True)
+        assert check_sequence(seq, BUGS[name][0], model)[0] is not None
 
 
 def test_request_checker_judges_the_engine_requests_too(model):

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._accounting import OPAQUE_PART_TOKENS, opaque_parts
+from ._dashboard import DASHBOARD_ROLE
 from ._diff_drive import _CountCache, _Driver, _payload_bytes_of_call
 from ._diff_model import (
     ModelTranslator,
@@ -51,6 +52,7 @@ from ._diff_model import (
     refusal_reason,
     resolve_spec,
 )
+from ._diff_texts import message_cost
 from ._errors import (
     ModelCheckError,
     ModelCheckUnavailableError,
@@ -288,10 +290,14 @@ class ModelCheck(_Driver):
     def step(self, operation: str, line: str, status: str, guard: str = "-",
              offloaded: Sequence[str] = (), recovered: str = "", result: Any = None) -> None:
         """Feed one line, observe the engine, raise at a disagreement."""
+        r = self.rendering()
+        if r.mode != "normal" and not line.startswith("recover"):
+            # the management dashboard's cost, counted independently on its text
+            md = message_cost({"role": DASHBOARD_ROLE, "content": r.dashboard}, self.tr.counter)
+            line = f"{line} mdash={md}"
         self.lines.append(line)
         model = self.model.feed(line)
         self.last = model
-        r = self.rendering()
         engine = engine_observation(
             status=status, ws=self.ws, rendering=r, tokens=self.recount(r),
             store=self.store_bytes(), guard=guard, offloaded=offloaded,

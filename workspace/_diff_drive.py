@@ -95,9 +95,9 @@ class Run:
     engine_lines: list[str] = field(default_factory=list)
     line_step: list[int] = field(default_factory=list)
     modelled: bool = False
-    #: ``cache_prefix=True`` (the engine's default): the model (which fixes
-    #: ``cache_prefix=False``) agrees with the engine only until the first
-    #: management rendering or guard offload, where the two options differ.
+    #: Compared only up to the first management rendering or guard offload
+    #: (never set now: the model has both ``cache_prefix`` configurations;
+    #: kept so a report can still say how much of a run was compared).
     prefix_only: bool = False
     #: Per model line, what the agent saw through the public API after it
     #: (None for the closing recover lines, which change nothing).
@@ -209,11 +209,10 @@ class _Driver:
         self.out_of_prompt: set[str] = set()  # units the shadow knows are archived
         self.anthropic = cfg["format"] == "anthropic"
         self.request_check: Callable[[Any, str], Any] | None = None
-        # The model fixes cache_prefix=False (FORMAT.md, "Simplifications"); with
-        # cache_prefix=True the lines are compared up to the first management
-        # rendering or offload (the only places the option changes anything).
+        # The model has both cache_prefix configurations (FORMAT.md): every
+        # line of every run is compared.
         self.modelled = True
-        self.prefix_only = bool(cfg["cache_prefix"])
+        self.prefix_only = False
         hard = int(getattr(self.ws, "hard_limit", 2 * self.budget))
         self.tr = ModelTranslator(self.tok, self.budget, hard, self.ws.store.root)
         # Independent record: block number -> expected payload bytes (None: the
@@ -285,6 +284,12 @@ class _Driver:
         if not self.modelled:
             return
         r = self.rendering()
+        if index < 10**6 and r.mode != "normal":
+            # The management dashboard's cost, counted here on the text the agent
+            # sees (FORMAT.md, mdash); in a normal rendering the model keeps the
+            # previous one, which only a management rendering uses.
+            md = message_cost({"role": DASHBOARD_ROLE, "content": r.dashboard}, self.counter)
+            line = f"{line} mdash={md}"
         self.model_lines.append(line)
         self.line_step.append(index)
         self.views.append(None if index >= 10**6 else self._view(r))

@@ -116,6 +116,7 @@ class ModelTranslator:
         self.hard = hard
         self.root = root
         self.ids: dict[str, str] = {}
+        self.cache_prefix = False  # the engine's option, read by init_line
 
     def cid(self, call_id: str) -> str:
         """A safe token for an engine call id (unsafe ids get ``c<k>``)."""
@@ -149,9 +150,11 @@ class ModelTranslator:
                 (LedgerRow("B1", 0, 0, "tool_result", 0, "-", "visible"),), (),
                 budget=self.budget, overhead=0, conversation=0,
             ).message_tokens
+        self.cache_prefix = bool(getattr(ws, "cache_prefix", False))
+        cache_prefix = int(self.cache_prefix)
         return (
             f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
-            f"dfloor={dfloor} dash={dash}"
+            f"dfloor={dfloor} dash={dash} cache_prefix={cache_prefix}"
         )
 
     # ------------------------------------------------------------ registration
@@ -404,7 +407,10 @@ def render_structure(
             cid = text[len("[no result registered for "):-1]
             out.append(f"pending.{tr.cid(cid)}/pending/{role}")
             continue
-        pos, form = _classify(m, text, kind, blocks, groups, ptr, r.mode == "normal")
+        # a management rendering with cache_prefix also shows a leading run of
+        # visible positions (FORMAT.md, "The budget guard and the management rendering")
+        pos, form = _classify(m, text, kind, blocks, groups, ptr,
+                              r.mode == "normal" or tr.cache_prefix)
         if pos is None:
             out.append(f"?/unknown/{role}")
             continue

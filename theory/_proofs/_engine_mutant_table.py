@@ -7,7 +7,7 @@ negation of the theorem's statement for the mutant (:mod:`._engine_mutants`
 writes ``Theorem refuted : ~ (<statement>)`` and compiles it).
 
 A script starts with ``intro H`` (the statement, for the mutant), instantiates
-it on a concrete configuration ``mkConfig B hard fixed mgmt dfloor`` and
+it on a concrete configuration ``mkConfig B hard fixed mgmt dfloor cache_prefix`` and
 operation list, computes with ``vm_compute`` and closes on the contradiction.
 """
 
@@ -63,7 +63,7 @@ MUTANTS: tuple[ModelMutant, ...] = (
         run="B=100; user message B1 (bytes 7); archive [B1]: recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
 specialize (H _ (or_introl eq_refl)). vm_compute in H.
@@ -80,7 +80,7 @@ discriminate (H ltac:(discriminate)).
             "recover B2 = None, not Some 5",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0) 0 _
+specialize (H (mkConfig 100 20 0 10 0 false) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
@@ -99,7 +99,7 @@ discriminate (H ltac:(discriminate)).
             "recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1;
    OArchive [UB 1; UB 2] (2, 2) [] 1; ORestore [UG 1] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
@@ -116,7 +116,7 @@ discriminate (H ltac:(discriminate)).
         run="B=20, mgmt=10; pin a 15-token user message: floor 25 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 20 20 0 10 0) 0 _ [OPlain KUser true 1 15 1]
+specialize (H (mkConfig 20 20 0 10 0 false) 0 _ [OPlain KUser true 1 15 1]
   ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
 """,
@@ -130,23 +130,23 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
         run="B=20, mgmt=10; pin two 8-token user messages: floor 26 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 20 20 0 10 0) 0 _
+specialize (H (mkConfig 20 20 0 10 0 false) 0 _
   [OPlain KUser true 1 8 1; OPlain KUser true 2 8 1] ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
 """,
     ),
     ModelMutant(
         name="management_current_dashboard",
-        bug="the management rendering carries the ordinary dashboard, not the worst-case "
-            "management one the floor budgets",
-        old="  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].",
-        new="  pinned_msgs s ++ [dash_msg (dash s)].",
+        bug="the management rendering carries the ordinary dashboard, not the management "
+            "one (at most the worst-case bound the floor budgets)",
+        old="  ++ [dash_msg (mdash_cost s)].",
+        new="  ++ [dash_msg (dash s)].",
         theorem="workspace_budget",
         run="B=10, mgmt=5; a 5-token user message with an 11-token dashboard: management "
             "rendering 11 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 1 5 11]
+specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 1 5 11]
   ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [_ H]. vm_compute in H. lia.
 """,
@@ -161,7 +161,7 @@ cbv zeta in H. destruct H as [_ H]. vm_compute in H. lia.
             "Management",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 1 9 1] eq_refl).
+specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 1 9 1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ H]]. vm_compute in H.
 discriminate (proj2 H (le_n _)).
 """,
@@ -176,7 +176,7 @@ discriminate (proj2 H (le_n _)).
             "costs 6",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
@@ -189,7 +189,7 @@ cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7), B2; archive [B1;B2] (group G1): recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   eq_refl).
 cbv zeta in H. vm_compute in H.
@@ -206,7 +206,7 @@ discriminate (H ltac:(discriminate)).
         run="user B1 (bytes 7); archive [B1]; restore [B1]: recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1; ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
 specialize (H _ (or_introl eq_refl)). vm_compute in H.
@@ -223,7 +223,7 @@ discriminate (H ltac:(discriminate)).
             "costs 3",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
@@ -237,20 +237,20 @@ cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
         run="one visible user message B1: the rendering holds only the dashboard",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
     ModelMutant(
         name="management_without_dashboard",
         bug="the management rendering loses its dashboard",
-        old="  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].",
-        new="  pinned_msgs s.",
+        old="  ++ [dash_msg (mdash_cost s)].",
+        new="  ++ [].",
         theorem="workspace_fidelity",
         run="B=10; a 15-token user message: the management rendering is empty, no dashboard",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0) 0 _ [OPlain KUser false 7 15 1] eq_refl).
+specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 7 15 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -264,7 +264,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="one visible user message B1: the rendering is [], not [B1; dashboard]",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -279,7 +279,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1]; result B2; delete [B2]: no tombstone answers call 1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1]; ODelete [UB 2] 1]
   eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
@@ -296,7 +296,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
             "row says archived",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0) 0 _
+specialize (H (mkConfig 100 20 0 10 0 false) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
@@ -312,7 +312,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2: ledger ages 2 and 1, not 1 and 0",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
@@ -328,7 +328,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
             "(G2): B3's stub names G1, not G2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
@@ -346,7 +346,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1): call 2 has no tool message",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
@@ -363,7 +363,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1]; result B2; archive [B1]: B2 is a tool message answering no call",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OArchive [UB 1] (2, 2) [] 1] eq_refl).
 destruct H as [H _]. vm_compute in H. discriminate H.
@@ -380,7 +380,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="one user message: its ID is B2, the blocks are not B1..Bn",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] (ORecover 1) eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] (ORecover 1) eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -395,7 +395,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2; archive [B1;B2]: group G1 exists while the counter says 0 groups",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   (ORecover 1) eq_refl).
 cbv zeta in H. destruct H as [_ [_ [_ [H _]]]]. vm_compute in H.
@@ -412,7 +412,7 @@ specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
             "with a 1-token dashboard: candidate 21 > 20, admitted",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0) 0 _ [OCall [1] 1 2 [1] 1]
+specialize (H (mkConfig 100 20 0 10 0 false) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ [H _]]]; [vm_compute; reflexivity|].
 destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
@@ -428,7 +428,7 @@ destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
             "over the cap: B2 holds 5, not the notice 9",
         proof="""
 intro H.
-specialize (H (mkConfig 20 40 0 5 0) 0 _ [OCall [1] 1 2 [1] 1]
+specialize (H (mkConfig 20 40 0 5 0 false) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (30, 30) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [H _]; [vm_compute; reflexivity|].
 destruct H as [b [Hb [_ [_ Hg]]]]. vm_compute in Hb. injection Hb as <-.
@@ -445,7 +445,7 @@ vm_compute in Hg. destruct Hg as [Hg _]. discriminate Hg.
             "over the cap, is admitted",
         proof="""
 intro H.
-specialize (H (mkConfig 20 100 0 10 0) 0 _ [OCall [1] 1 5 [1] 1]
+specialize (H (mkConfig 20 100 0 10 0 false) 0 _ [OCall [1] 1 5 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]; [vm_compute; reflexivity|].
 vm_compute in H. discriminate (proj2 H ltac:(lia)).
@@ -461,7 +461,7 @@ vm_compute in H. discriminate (proj2 H ltac:(lia)).
             "7 over: offloads [B4], not [B2]",
         proof="""
 intro H.
-specialize (H (mkConfig 100 30 0 10 0) 0 _ """ + _OFFLOAD3 + """
+specialize (H (mkConfig 100 30 0 10 0 false) 0 _ """ + _OFFLOAD3 + """
   3 7 (10, 10) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ [_ H]]]; [vm_compute; reflexivity|].
 specialize (H 1 eq_refl ltac:(vm_compute; intro E; discriminate E)).
@@ -478,7 +478,7 @@ vm_compute in H. destruct H as [_ H]. discriminate H.
         run="user B1 (bytes 7); archive [B1]: its handle shows key B2, not B1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,

@@ -1,7 +1,7 @@
 (* The budget guard meets the specification (Spec.v): the proofs behind
    Statements.v's workspace_guard. *)
 
-From Coq Require Import List Arith Bool Lia PeanoNat ZArith.
+From Coq Require Import List Arith Bool Lia PeanoNat ZArith Permutation.
 Import ListNotations.
 From VistaLabEngine Require Import Model Spec Theorems SpecProofs.
 
@@ -401,14 +401,15 @@ Qed.
 
 Lemma decide_admit s1 r pc ds off :
   decide s1 r pc ds = (GAdmit, off) ->
-  exists k pre rest, candidates s1 (b_id r) = pre ++ rest /\
+  exists k pre rest, guard_order s1 (b_id r) (candidates s1 (b_id r)) = pre ++ rest /\
     off = map (fun x => b_id (fst x)) pre /\
     total_with (offload_all s1 off) (dash_at ds k) <= hard (cfg s1).
 Proof.
   unfold decide. intro H.
   destruct (_ <? _); [discriminate|].
   destruct (total_with s1 (dash_at ds 0) <=? hard (cfg s1)) eqn:L.
-  - inversion H; subst. exists 0, [], (candidates s1 (b_id r)). repeat split; auto.
+  - inversion H; subst. exists 0, [], (guard_order s1 (b_id r) (candidates s1 (b_id r))).
+    repeat split; auto.
     apply Nat.leb_le. exact L.
   - destruct (rounds_admit _ _ _ _ _ _ _ _ H) as [k [pre [rest [E1 [E2 E3]]]]].
     exists k, pre, rest. simpl in E2. subst off. auto.
@@ -450,6 +451,28 @@ Proof.
     + right. rewrite <- E. apply in_map. exact Iy'.
     + rewrite <- Ez. apply in_map. apply in_flat_map. exists (TC c' rs'). split; auto. right. exact Iw.
 Qed.
+
+(* The guard's order is a reordering of the candidates. *)
+Lemma partition_perm {A} (f : A -> bool) l : Permutation l (filter f l ++ filter (fun x => negb (f x)) l).
+Proof.
+  induction l as [|x l IH]; [constructor|]. cbn [filter]. destruct (f x); cbn [negb app].
+  - constructor. exact IH.
+  - apply Permutation_cons_app. exact IH.
+Qed.
+
+Lemma guard_order_perm s1 n cs : Permutation cs (guard_order s1 n cs).
+Proof.
+  unfold guard_order. destruct (cache_prefix (cfg s1)); [apply partition_perm|reflexivity].
+Qed.
+
+Lemma guard_order_nodup s1 n cs :
+  NoDup (map (fun e => b_id (fst e)) cs) -> NoDup (map (fun e => b_id (fst e)) (guard_order s1 n cs)).
+Proof.
+  intro N. apply (Permutation_NoDup (Permutation_map _ (guard_order_perm s1 n cs))). exact N.
+Qed.
+
+Lemma guard_order_in s1 n cs e : In e (guard_order s1 n cs) -> In e cs.
+Proof. intro H. apply (Permutation_in e (Permutation_sym (guard_order_perm s1 n cs))). exact H. Qed.
 
 (* ------------------------------------------------------------------ *)
 (* Registering the result: its tool message replaces its pending placeholder. *)
@@ -605,16 +628,17 @@ Qed.
 
 (* Offloading the first results of the guard's order from s1 or from s costs the same. *)
 Lemma reg_offload pre rest :
-  candidates s1 n = pre ++ rest ->
+  guard_order s1 n (candidates s1 n) = pre ++ rest ->
   content (offload_all s1 (map (fun e => b_id (fst e)) pre)) + sp_pend_cost (pending s) cid =
   content (offload_all s (map (fun e => b_id (fst e)) pre)) + fst cc.
 Proof.
   intro Ec.
   assert (ND : NoDup (map (fun e => b_id (fst e)) pre)).
-  { pose proof (candidates_nodup s1 n reg_nodup1) as X. rewrite Ec, map_app in X.
-    exact (nodup_app_l _ _ X). }
+  { pose proof (guard_order_nodup s1 n _ (candidates_nodup s1 n reg_nodup1)) as X.
+    rewrite Ec, map_app in X. exact (nodup_app_l _ _ X). }
   assert (C1 : forall e, In e pre -> cand_in s1 (fst e) (snd e) /\ b_id (fst e) <> n).
-  { intros [x tf] H. apply candidates_in. rewrite Ec. apply in_or_app. left. exact H. }
+  { intros [x tf] H. apply candidates_in. apply (guard_order_in s1 n). rewrite Ec.
+    apply in_or_app. left. exact H. }
   assert (O1 := offload_all_cost pre s1 reg_nodup1 reg_results1 reg_owner1 ND
                   (fun e H => proj1 (C1 e H))).
   assert (O0 := offload_all_cost pre s (ids_nodup s Ok) reg_results0 reg_owner0 ND
@@ -755,11 +779,28 @@ Proof. intro H. destruct l; simpl; destruct (Z.leb_spec need 0); auto; lia. Qed.
 Lemma filter_last_out (f : block -> bool) rs rb : f rb = false -> filter f (rs ++ [rb]) = filter f rs.
 Proof. intro H. rewrite filter_app. simpl. rewrite H, app_nil_r. reflexivity. Qed.
 
+Lemma map_filter_gain (f : nat -> bool) cs :
+  map gain (filter (fun e => f (b_id (fst e))) cs) = filter (fun g => f (fst g)) (map gain cs).
+Proof.
+  induction cs as [|e cs IH]; [reflexivity|]. cbn [filter map]. unfold gain at 2. cbn [fst].
+  destruct (f (b_id (fst e))); cbn [map]; rewrite IH; reflexivity.
+Qed.
+
+Lemma sp_answer_eq cid pe : sp_answer cid pe = remove_pending cid pe.
+Proof. induction pe as [|[i c] r IH]; [reflexivity|]. cbn. rewrite IH. reflexivity. Qed.
+
+Lemma sp_appended_eq s cid data cc p t :
+  sp_appended s cid data cc p t =
+  with_counts (with_pending (with_turns s (add_result (turns s)
+      (mkBlock (S (nblocks s)) KResult data cid [] cc p t false Visible None 0 (0, 0) 0)))
+    (remove_pending cid (pending s)) (owner s)) (S (nblocks s)) (ngroups s).
+Proof. unfold sp_appended. rewrite sp_answer_eq. reflexivity. Qed.
+
 Theorem guard_order s cid data cc p t notice nc dd :
   proto_inv s -> ids_ok s ->
   let o := OResult cid data cc p t notice nc [dd] in
   r_ok (snd (step s o)) = None -> r_guard (snd (step s o)) <> GRejectCap ->
-  match sp_cover (sp_guard_order s)
+  match sp_cover (sp_guard_order s cid data cc p t)
           (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
            - Z.of_nat (hard (cfg s)))%Z with
   | Some plan => r_guard (snd (step s o)) = GAdmit /\ r_offloaded (snd (step s o)) = plan
@@ -785,10 +826,24 @@ Proof.
     unfold candidates. rewrite T1, E.
     rewrite !flat_map_app. f_equal. simpl. f_equal. f_equal.
     apply filter_last_out. unfold rb. simpl. rewrite Nat.eqb_refl. reflexivity. }
-  assert (Gains : map gain (candidates s n) = sp_guard_order s).
-  { unfold candidates, sp_guard_order, sp_gains. apply gains_turns.
+  assert (Gains0 : map gain (candidates s n) = sp_gains s).
+  { unfold candidates, sp_gains. apply gains_turns.
     - intros c rs H. exact (proj1 (reg_results0 s P c rs H)).
     - intros b H. pose proof (ids_below s b Ok H). unfold n. lia. }
+  assert (Gains : map gain (guard_order s1 n (candidates s n)) = sp_guard_order s cid data cc p t).
+  { unfold guard_order, sp_guard_order. change (cfg s1) with (cfg s).
+    destruct (cache_prefix (cfg s)); [|exact Gains0].
+    rewrite (sp_appended_eq s cid data cc p t). fold n rb s1.
+    assert (Ek : guard_cut s1 n =
+                 let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s))) in
+                 if k0 <=? nblocks s then k0 else nblocks s).
+    { unfold guard_cut, floor, pinned_cost. rewrite <- sp_pinned_eq, sp_costs_eq, sp_cut_eq.
+      cbn zeta. change (cfg s1) with (cfg s). unfold n. rewrite Nat.sub_1_r. cbn [Nat.pred].
+      match goal with |- Nat.min ?a _ = _ => destruct (Nat.leb_spec a (nblocks s)); lia end. }
+    rewrite Ek. cbn zeta.
+    match goal with |- context [filter (fun e => ?K <? b_id (fst e))] => set (k := K) end.
+    rewrite map_app, (map_filter_gain (fun x => k <? x)), (map_filter_gain (fun x => negb (k <? x))), Gains0.
+    reflexivity. }
   assert (Cf : cfg s1 = cfg s) by reflexivity.
   unfold decide in D. cbn [b_c] in D. rewrite Cf in D.
   destruct (_ <? _); [inversion D; subst; contradiction|].
@@ -799,19 +854,20 @@ Proof.
   - cbn [rounds] in D. change (b_id rb) with n in D. rewrite Cand in D.
     set (e := content s1 + dd - hard (cfg s)) in *.
     assert (He : (Z.of_nat e + Z.of_nat 0 - Z.of_nat 0 > 0)%Z) by (unfold e; lia).
-    pose proof (take_cover (candidates s n) 0 0 e [] He) as TC.
+    pose proof (take_cover (guard_order s1 n (candidates s n)) 0 0 e [] He) as TC.
     replace (Z.of_nat (content s1 + dd) - Z.of_nat (hard (cfg s)))%Z
       with (Z.of_nat e + Z.of_nat 0 - Z.of_nat 0)%Z by (unfold e; lia).
     rewrite <- Gains.
-    destruct (take_plan (candidates s n) 0 0 e []) as [[plan rest] [|]].
+    destruct (take_plan (guard_order s1 n (candidates s n)) 0 0 e []) as [[plan rest] [|]].
     + destruct TC as [pre [E1 [E2 [E3 E4]]]]. rewrite E3. simpl in E2. subst plan.
       cbn [negb] in D.
-      assert (Ec : candidates s1 n = pre ++ rest) by (rewrite Cand; exact E1).
+      assert (Ec : guard_order s1 n (candidates s1 n) = pre ++ rest) by (rewrite Cand; exact E1).
       assert (ND : NoDup (map (fun e => b_id (fst e)) pre)).
-      { pose proof (candidates_nodup s1 n (reg_nodup1 s cid data cc p t Ok L)) as X.
+      { pose proof (guard_order_nodup s1 n _ (candidates_nodup s1 n (reg_nodup1 s cid data cc p t Ok L))) as X.
         rewrite Ec, map_app in X. exact (nodup_app_l _ _ X). }
       assert (Cin : forall x, In x pre -> cand_in s1 (fst x) (snd x)).
-      { intros [x tf] H. apply (candidates_in s1 n). rewrite Ec. apply in_or_app. left. exact H. }
+      { intros [x tf] H. apply (candidates_in s1 n). apply (guard_order_in s1 n). rewrite Ec.
+        apply in_or_app. left. exact H. }
       assert (O1 := offload_all_cost pre s1 (reg_nodup1 s cid data cc p t Ok L)
                       (reg_results1 s cid data cc p t P Ex L) (reg_owner1 s cid data cc p t P Ex L) ND Cin).
       rewrite total_with_content in D. cbn [dash_at nth last] in D. rewrite Cf in D.
@@ -837,7 +893,7 @@ Theorem guard_run c d s0 ops cid data cc p t notice nc ds :
      budget c < fst cc + fixed c + sp_pinned_cost s + sp_call_cost s + dfloor c) /\
   (r_guard r = GAdmit -> exists k, sp_content s' + sp_dash_at ds k <= hard c) /\
   (forall dd, ds = [dd] -> r_guard r <> GRejectCap ->
-     match sp_cover (sp_guard_order s)
+     match sp_cover (sp_guard_order s cid data cc p t)
              (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
               - Z.of_nat (hard c))%Z with
      | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan

@@ -12,11 +12,12 @@
    Simplifications (also in FORMAT.md):
    - no tokeniser: every position form carries its token cost, given by the
      operation that creates the form (the driver measures it); the dashboard's
-     own cost is given with every operation; the management rendering is
-     charged the worst-case management dashboard [mgmt];
+     own cost is given with every operation, and the management dashboard's
+     ([mdash], at most the worst-case bound [mgmt] the floor reserves);
    - payload bytes and call ids are opaque naturals (the driver interns them);
-   - the engine runs with cache_prefix=False, no snapshots, no turns/ages,
-     explicit unit lists instead of block-spec strings;
+   - both values of the engine's cache_prefix option (the configuration's
+     [cache_prefix]); no snapshots; explicit unit lists instead of block-spec
+     strings;
    - [recover] finds a block's bytes by looking the store up (its own key, or
      an inlined entry of a group payload) rather than walking from the top
      handle down. *)
@@ -69,8 +70,11 @@ Inductive key := KB (n : nat) | KG (n : nat).
 Inductive entry := EIn (u : uid) (d : nat) | ERef (u : uid) (k : key).
 Inductive value := VRaw (d : nat) | VGrp (es : list entry).
 
+(* [cache_prefix]: the engine's option of that name (its default is true):
+   the management rendering keeps the conversation's leading positions that
+   fit, and the guard offloads first what that rendering would not show. *)
 Record config := mkConfig {
-  budget : nat; hard : nat; fixed : nat; mgmt : nat; dfloor : nat }.
+  budget : nat; hard : nat; fixed : nat; mgmt : nat; dfloor : nat; cache_prefix : bool }.
 
 Record state := mkState {
   cfg : config;
@@ -81,7 +85,8 @@ Record state := mkState {
   store : list (key * value);
   nblocks : nat;
   ngroups : nat;
-  dash : nat
+  dash : nat;
+  mdash : nat                   (* the management dashboard's cost (at most [mgmt]) *)
 }.
 
 (* ------------------------------------------------------------------ *)
@@ -268,8 +273,74 @@ Definition pinned_cost (s : state) : nat := costs (pinned_msgs s).
    management dashboard (StateCore.management_floor). *)
 Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).
 
+(* The management dashboard's cost: the one measured in this state, never
+   above the worst-case bound the floor reserves (_preflight._management). *)
+Definition mdash_cost (s : state) : nat := Nat.min (mdash s) (mgmt (cfg s)).
+
+(* The positions in order, each block with the messages it renders to. *)
+Definition turn_positions (s : state) (t : turn) : list (block * list msg) :=
+  match t with
+  | TP b => [(b, pos_msgs s false b)]
+  | TC c rs => (c, pos_msgs s false c) :: map (fun r => (r, pos_msgs s (in_prompt (b_status c)) r)) rs
+  end.
+
+Definition positions (s : state) : list (block * list msg) := flat_map (turn_positions s) (turns s).
+
+(* A pinned block (always a plain message; a pinned result, which no
+   operation creates, would be treated as an ordinary position). *)
+Definition pinned_plain (b : block) : bool :=
+  match b_status b with Pinned => negb (is_result b) | _ => false end.
+
+(* A position's cost in the prefix walk: a pinned one is in the floor
+   already, 0 (the engine's _pos_tree). *)
+Definition wcost (p : block * list msg) : nat := if pinned_plain (fst p) then 0 else costs (snd p).
+
+Definition pin_part (p : block * list msg) : list msg := if pinned_plain (fst p) then snd p else [].
+
+(* The longest leading run of positions whose costs add up to at most [room]. *)
+Fixpoint fit (room : nat) (ps : list (block * list msg)) : nat :=
+  match ps with
+  | [] => 0
+  | p :: r => if wcost p <=? room then S (fit (room - wcost p) r) else 0
+  end.
+
+Definition opens_tool (ms : list msg) : bool :=
+  match ms with m :: _ => match m_role m with RTool _ => true | _ => false end | [] => false end.
+
+(* Move the cut [k] back while what follows it opens with a tool message
+   (answering a call above the cut: the engine's _cont). *)
+Fixpoint back (fuel k : nat) (p : nat -> bool) : nat :=
+  match fuel with
+  | 0 => k
+  | S f => if (0 <? k) && p k then back f (k - 1) p else k
+  end.
+
+(* How many leading positions the management rendering shows in [room]
+   tokens (_preflight._prefix_cut): the run that fits, before the call still
+   waiting for results, moved back to the start of a unit (the engine moves
+   back first and then stops before the waiting call; the waiting call's
+   position opens with its calls, so both orders give the same cut). *)
+Definition prefix_cut (s : state) (room : nat) : nat :=
+  let ps := positions s in
+  let k0 := fit room ps in
+  let k1 := match pending s with [] => k0 | _ => Nat.min k0 (owner s - 1) end in
+  back k1 k1 (fun k => opens_tool (flat_map snd (skipn k ps) ++ pending_msgs s)).
+
+(* The positions the management rendering shows: the first [k], then the
+   pinned ones after them (_preflight._management_prefix). *)
+Definition shown_prefix (s : state) (k : nat) : list msg :=
+  flat_map snd (firstn k (positions s)) ++ flat_map pin_part (skipn k (positions s)).
+
+Definition management_cut (s : state) : nat :=
+  prefix_cut s (budget (cfg s) - (fixed (cfg s) + pinned_cost s + mdash_cost s)).
+
+(* The management rendering: with cache_prefix the conversation's longest
+   leading run of whole units that fits beside the floor, then the pinned
+   blocks after it; without, the pinned blocks; then the management
+   dashboard. *)
 Definition management_render (s : state) : list msg :=
-  pinned_msgs s ++ [dash_msg (mgmt (cfg s))].
+  (if cache_prefix (cfg s) then shown_prefix s (management_cut s) else pinned_msgs s)
+  ++ [dash_msg (mdash_cost s)].
 
 Inductive mode := Normal | Management.
 
@@ -302,17 +373,22 @@ Definition done_ := mkResult None GNone [] None.
 Definition refuse (r : reason) := mkResult (Some r) GNone [] None.
 
 Definition with_turns (s : state) (ts : list turn) : state :=
-  mkState (cfg s) ts (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) (dash s).
+  mkState (cfg s) ts (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) (dash s) (mdash s).
 Definition with_pending (s : state) (p : list (nat * nat)) (o : nat) : state :=
-  mkState (cfg s) (turns s) p o (groups s) (store s) (nblocks s) (ngroups s) (dash s).
+  mkState (cfg s) (turns s) p o (groups s) (store s) (nblocks s) (ngroups s) (dash s) (mdash s).
 Definition with_groups (s : state) (gs : list group) : state :=
-  mkState (cfg s) (turns s) (pending s) (owner s) gs (store s) (nblocks s) (ngroups s) (dash s).
+  mkState (cfg s) (turns s) (pending s) (owner s) gs (store s) (nblocks s) (ngroups s) (dash s) (mdash s).
 Definition with_store (s : state) (st : list (key * value)) : state :=
-  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) st (nblocks s) (ngroups s) (dash s).
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) st (nblocks s) (ngroups s) (dash s) (mdash s).
 Definition with_counts (s : state) (nb ng : nat) : state :=
-  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) nb ng (dash s).
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) nb ng (dash s) (mdash s).
 Definition with_dash (s : state) (d : nat) : state :=
-  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) d.
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s) d
+    (mdash s).
+
+Definition with_mdash (s : state) (m : nat) : state :=
+  mkState (cfg s) (turns s) (pending s) (owner s) (groups s) (store s) (nblocks s) (ngroups s)
+    (dash s) m.
 
 (* A block the transitions below never touch: a pinned block, or the call
    whose results are still pending (the engine refuses both beforehand). *)
@@ -431,13 +507,26 @@ Fixpoint rounds (fuel : nat) (s : state) (cs : list (block * bool)) (excess : na
         else rounds f s' rest (t - hard (cfg s)) ds (S i) (done ++ plan)
   end.
 
+(* The guard's order (GuardLayer._guard): oldest first; with cache_prefix,
+   first the results after the cut the management rendering of [s1] would
+   show (estimated with the worst-case dashboard, _prefix_cut_estimate, and
+   before the new result [n]), oldest first, then those inside it. *)
+Definition guard_cut (s1 : state) (n : nat) : nat :=
+  Nat.min (prefix_cut s1 (budget (cfg s1) - floor s1)) (n - 1).
+
+Definition guard_order (s1 : state) (n : nat) (cs : list (block * bool)) : list (block * bool) :=
+  if cache_prefix (cfg s1) then
+    let k := guard_cut s1 n in
+    filter (fun e => k <? b_id (fst e)) cs ++ filter (fun e => negb (k <? b_id (fst e))) cs
+  else cs.
+
 Definition decide (s1 : state) (r : block) (parent_cost : nat) (ds : list nat) : guard * list nat :=
   if budget (cfg s1) <? fst (b_c r) + fixed (cfg s1) + pinned_cost s1 + parent_cost + dfloor (cfg s1)
   then (GRejectCap, [])
   else
     let t0 := total_with s1 (dash_at ds 0) in
     if t0 <=? hard (cfg s1) then (GAdmit, [])
-    else let cs := candidates s1 (b_id r) in
+    else let cs := guard_order s1 (b_id r) (candidates s1 (b_id r)) in
          rounds (S (length cs)) s1 cs (t0 - hard (cfg s1)) ds 0 [].
 
 Definition add_result (ts : list turn) (r : block) : list turn :=
@@ -715,7 +804,8 @@ Inductive op :=
 | OArchive (us : list uid) (h : nat * nat) (stubs : list (nat * nat)) (d : nat)
 | ORestore (us : list uid) (d : nat)
 | ODelete (us : list uid) (d : nat)
-| ORecover (n : nat).
+| ORecover (n : nat)
+| OMdash (m : nat).   (* the management dashboard now costs m (measured, like [dash]) *)
 
 Definition step (s : state) (o : op) : state * result :=
   match o with
@@ -737,10 +827,11 @@ Definition step (s : state) (o : op) : state * result :=
                   | None => (s, refuse RDeleted)
                   end
       end
+  | OMdash m => (with_mdash s m, done_)
   end.
 
 Definition init (c : config) (d : nat) : option state :=
-  if fixed c + mgmt c <=? budget c then Some (mkState c [] [] 0 [] [] 0 0 d) else None.
+  if fixed c + mgmt c <=? budget c then Some (mkState c [] [] 0 [] [] 0 0 d (mgmt c)) else None.
 
 Fixpoint run (s : state) (os : list op) : state :=
   match os with [] => s | o :: r => run (fst (step s o)) r end.

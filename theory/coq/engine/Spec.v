@@ -190,14 +190,72 @@ Definition sp_candidate (s : state) : list msg :=
    candidate's messages. *)
 Definition sp_candidate_tokens (s : state) : nat := fixed (cfg s) + sp_costs (sp_candidate s).
 
-(* The management rendering (cache_prefix off): every pinned block, then the
-   management dashboard. *)
 Definition sp_pinned (s : state) : list msg :=
   concat (map (fun b => match b_status b with
                         | Pinned => sp_position s false b
                         | _ => [] end) (sp_blocks s)).
 
-Definition sp_management (s : state) : list msg := sp_pinned s ++ [sp_dashboard (mgmt (cfg s))].
+(* The management dashboard's cost: as measured, within the bound the floor
+   reserves for it. *)
+Definition sp_mdash (s : state) : nat := if Nat.leb (mdash s) (mgmt (cfg s)) then mdash s else mgmt (cfg s).
+
+(* The positions in order, with their messages, for the prefix the
+   management rendering keeps (cache_prefix). *)
+Definition sp_positions (s : state) : list (block * list msg) :=
+  concat (map (fun t => match t with
+    | TP b => [(b, sp_position s false b)]
+    | TC c rs => (c, sp_position s false c) ::
+                 map (fun r => (r, sp_position s (sp_shown_in_prompt (b_status c)) r)) rs
+    end) (turns s)).
+
+(* A pinned block (a plain message: no operation pins a result). *)
+Definition sp_plain_pin (b : block) : bool :=
+  match b_status b with Pinned => negb (sp_is_result b) | _ => false end.
+
+(* What a position adds to the prefix: a pinned one is paid for in the floor. *)
+Definition sp_walk (p : block * list msg) : nat :=
+  if sp_plain_pin (fst p) then 0 else sp_costs (snd p).
+
+(* The number of leading positions whose costs add up to at most [room]. *)
+Fixpoint sp_fits (room : nat) (ps : list (block * list msg)) : nat :=
+  match ps with
+  | [] => 0
+  | p :: r => if Nat.leb (sp_walk p) room then S (sp_fits (room - sp_walk p) r) else 0
+  end.
+
+Definition sp_opens_tool (ms : list msg) : bool :=
+  match ms with m :: _ => match m_role m with RTool _ => true | _ => false end | [] => false end.
+
+(* A cut at [k] moved back while what follows it ([after k]) opens with a
+   tool message, i.e. answers a call above the cut. *)
+Fixpoint sp_unit_start (fuel k : nat) (after : nat -> bool) : nat :=
+  match fuel with
+  | 0 => k
+  | S f => if Nat.ltb 0 k && after k then sp_unit_start f (k - 1) after else k
+  end.
+
+(* The management rendering's cut for [room] tokens: the leading run that
+   fits, stopping before a call still waiting for results, at the start of a
+   unit (never between a call and the tool messages answering it). *)
+Definition sp_cut (s : state) (room : nat) : nat :=
+  let ps := sp_positions s in
+  let k0 := sp_fits room ps in
+  let k1 := match pending s with
+            | [] => k0
+            | _ => if Nat.leb k0 (owner s - 1) then k0 else owner s - 1
+            end in
+  sp_unit_start k1 k1 (fun k => sp_opens_tool (concat (map snd (skipn k ps)) ++ sp_pending s)).
+
+(* The management rendering: with cache_prefix, the positions before the cut
+   for the room the floor leaves (B minus fixed, pinned and the management
+   dashboard), then the pinned blocks after it; without, every pinned block;
+   then the management dashboard. *)
+Definition sp_management (s : state) : list msg :=
+  (if cache_prefix (cfg s) then
+     let k := sp_cut s (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s) + sp_mdash s)) in
+     concat (map snd (firstn k (sp_positions s))) ++
+     concat (map (fun p => if sp_plain_pin (fst p) then snd p else []) (skipn k (sp_positions s)))
+   else sp_pinned s) ++ [sp_dashboard (sp_mdash s)].
 
 (* C_t = preflight(C~_t, B): the candidate if it fits B, else the management
    rendering. *)
@@ -380,8 +438,34 @@ Definition sp_gains (s : state) : list (nat * Z) :=
           | _ => [] end) rs
     end) (turns s).
 
-(* The order the guard offloads in (oldest first). *)
-Definition sp_guard_order (s : state) : list (nat * Z) := sp_gains s.
+(* The state the guard evaluates: the new result appended, visible, its
+   call id answered. *)
+Fixpoint sp_answer (cid : nat) (p : list (nat * nat)) : list (nat * nat) :=
+  match p with [] => [] | (i, c) :: r => if Nat.eqb i cid then r else (i, c) :: sp_answer cid r end.
+
+Definition sp_appended (s : state) (cid data : nat) (cc p : nat * nat) (t : nat) : state :=
+  let n := S (nblocks s) in
+  let r := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0 in
+  mkState (cfg s)
+    (match rev (turns s) with
+     | TC c rs :: before => rev before ++ [TC c (rs ++ [r])]
+     | _ => turns s
+     end)
+    (sp_answer cid (pending s)) (owner s) (groups s) (store s) n (ngroups s) (dash s) (mdash s).
+
+(* The order the guard offloads in: oldest first; with cache_prefix, first
+   the results the management rendering would not show (after its cut,
+   estimated with the worst-case dashboard on the state with the new result,
+   and before the new result), oldest first, then the others. *)
+Definition sp_guard_order (s : state) (cid data : nat) (cc p : nat * nat) (t : nat)
+    : list (nat * Z) :=
+  if cache_prefix (cfg s) then
+    let s1 := sp_appended s cid data cc p t in
+    let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s))) in
+    let k := if Nat.leb k0 (nblocks s) then k0 else nblocks s in
+    filter (fun g => Nat.ltb k (fst g)) (sp_gains s) ++
+    filter (fun g => negb (Nat.ltb k (fst g))) (sp_gains s)
+  else sp_gains s.
 
 (* The shortest prefix of [l] whose gains add up to at least [need] (None:
    not even all of [l]). *)

@@ -101,12 +101,64 @@ Proof.
   symmetry. apply total_is_rendering_cost.
 Qed.
 
+Lemma sp_shown_eq st : sp_shown_in_prompt st = in_prompt st.
+Proof. destruct st; reflexivity. Qed.
+
+Lemma sp_positions_eq s : sp_positions s = positions s.
+Proof.
+  unfold sp_positions, positions. rewrite concat_map_flat. apply flat_map_ext. intros [b|c rs].
+  - cbn. rewrite sp_position_eq. reflexivity.
+  - cbn. rewrite sp_position_eq, sp_shown_eq. f_equal. apply map_ext. intro r.
+    rewrite sp_position_eq. reflexivity.
+Qed.
+
+Lemma sp_walk_eq p : sp_walk p = wcost p.
+Proof. unfold sp_walk, wcost, sp_plain_pin, pinned_plain, sp_is_result, is_result. rewrite sp_costs_eq. reflexivity. Qed.
+
+Lemma sp_fits_eq room ps : sp_fits room ps = fit room ps.
+Proof.
+  revert room; induction ps as [|p ps IH]; intro room; [reflexivity|].
+  cbn [sp_fits fit]. rewrite sp_walk_eq, IH. reflexivity.
+Qed.
+
+Lemma sp_unit_start_eq f : forall k p q, (forall x, p x = q x) -> sp_unit_start f k p = back f k q.
+Proof.
+  induction f as [|f IH]; intros k p q E; [reflexivity|].
+  cbn [sp_unit_start back]. rewrite E. destruct (_ && _); [apply IH; exact E|reflexivity].
+Qed.
+
+Lemma sp_pending_eq s : sp_pending s = pending_msgs s.
+Proof. reflexivity. Qed.
+
+Lemma sp_cut_eq s room : sp_cut s room = prefix_cut s room.
+Proof.
+  unfold sp_cut, prefix_cut. rewrite sp_positions_eq, sp_fits_eq.
+  set (k0 := fit room (positions s)).
+  assert (E : (match pending s with
+               | [] => k0
+               | _ => if Nat.leb k0 (owner s - 1) then k0 else owner s - 1
+               end) = (match pending s with [] => k0 | _ => Nat.min k0 (owner s - 1) end)).
+  { destruct (pending s); [reflexivity|]. destruct (Nat.leb_spec k0 (owner s - 1)); lia. }
+  rewrite E. apply sp_unit_start_eq. intro x. rewrite concat_map_flat, sp_pending_eq. reflexivity.
+Qed.
+
+Lemma sp_mdash_eq s : sp_mdash s = mdash_cost s.
+Proof. unfold sp_mdash, mdash_cost. destruct (Nat.leb_spec (mdash s) (mgmt (cfg s))); lia. Qed.
+
+Lemma sp_management_eq s : management_render s = sp_management s.
+Proof.
+  unfold management_render, sp_management. rewrite sp_mdash_eq.
+  destruct (cache_prefix (cfg s)); [|rewrite sp_pinned_eq; reflexivity].
+  unfold shown_prefix, management_cut, pinned_cost.
+  rewrite <- sp_pinned_eq, sp_costs_eq, sp_cut_eq, sp_positions_eq, !concat_map_flat. reflexivity.
+Qed.
+
 Lemma sp_render_eq s : render s = sp_render s.
 Proof.
   unfold render, sp_render, mode_of. rewrite sp_candidate_tokens_eq.
   destruct (total s <=? budget (cfg s)).
   - apply sp_candidate_eq.
-  - unfold management_render, sp_management. rewrite sp_pinned_eq. reflexivity.
+  - apply sp_management_eq.
 Qed.
 
 Lemma in_sp_blocks s b : In b (sp_blocks s) -> exists t, In t (turns s) /\ In b (sp_blocks_of t).

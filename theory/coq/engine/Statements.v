@@ -218,7 +218,7 @@ Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
      budget c < fst cc + fixed c + sp_pinned_cost s + sp_call_cost s + dfloor c) /\
   (r_guard r = GAdmit -> exists k, sp_content s' + sp_dash_at ds k <= hard c) /\
   (forall dd, ds = [dd] -> r_guard r <> GRejectCap ->
-     match sp_cover (sp_guard_order s)
+     match sp_cover (sp_guard_order s cid data cc p t)
              (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
               - Z.of_nat (hard c))%Z with
      | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan

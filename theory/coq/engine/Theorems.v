@@ -99,6 +99,7 @@ Proof.
   - unfold act. destruct (resolve s ARestore us); simpl; auto. apply cfg_restore.
   - unfold act. destruct (resolve s ADelete us); simpl; auto. apply cfg_delete.
   - destruct (find_block s n); [destruct (recover s n)|]; reflexivity.
+  - reflexivity.
 Qed.
 
 Lemma cfg_run s os : cfg (run s os) = cfg s.
@@ -306,6 +307,7 @@ Proof.
     unfold floor, pinned_cost in *. rewrite pinned_with_dash, pinned_delete.
     cbn [with_dash cfg]. rewrite cfg_delete. exact F.
   - destruct (find_block s n); [destruct (recover s n)|]; exact F.
+  - exact F.
 Qed.
 
 Lemma floor_run s os : floor s <= budget (cfg s) -> floor (run s os) <= budget (cfg s).
@@ -320,15 +322,100 @@ Proof.
   apply Nat.leb_le in L. unfold floor, pinned_cost, pinned_msgs, blocks, costs, sum. simpl. lia.
 Qed.
 
+(* The management rendering's prefix (cache_prefix): what it costs beside
+   the pinned blocks, and that the cut keeps it within the room. *)
+Lemma sum_map_plus {A} (f g : A -> nat) l : sum (map (fun x => f x + g x) l) = sum (map f l) + sum (map g l).
+Proof. induction l as [|x l IH]; [reflexivity|]. cbn [map]. rewrite !sum_cons, IH. lia. Qed.
+
+Lemma pos_plain s tf b : is_result b = false -> pos_msgs s tf b = pos_msgs s false b.
+Proof. intro H. unfold pos_msgs. rewrite H. reflexivity. Qed.
+
+Lemma pin_part_le s tf b :
+  costs (pin_part (b, pos_msgs s tf b)) <=
+  costs (match b_status b with Pinned => pos_msgs s false b | _ => [] end).
+Proof.
+  unfold pin_part, pinned_plain. cbn [fst snd]. destruct (b_status b); try (cbn; lia).
+  destruct (is_result b) eqn:R; cbn [negb]; [unfold costs, sum; cbn; lia|].
+  rewrite (pos_plain s tf b R). lia.
+Qed.
+
+Lemma positions_pinned s : costs (flat_map pin_part (positions s)) <= pinned_cost s.
+Proof.
+  unfold positions, pinned_cost, pinned_msgs, blocks. induction (turns s) as [|t ts IH]; [cbn; lia|].
+  cbn [flat_map]. rewrite !flat_map_app, !costs_app.
+  enough (costs (flat_map pin_part (turn_positions s t)) <=
+          costs (flat_map (fun b => match b_status b with Pinned => pos_msgs s false b | _ => [] end)
+                   (turn_blocks t))) by lia.
+  destruct t as [b|c rs]; cbn [turn_positions turn_blocks flat_map]; rewrite ?costs_app.
+  { pose proof (pin_part_le s false b). cbn. lia. }
+  pose proof (pin_part_le s false c).
+  enough (costs (flat_map pin_part (map (fun r => (r, pos_msgs s (in_prompt (b_status c)) r)) rs)) <=
+          costs (flat_map (fun b => match b_status b with Pinned => pos_msgs s false b | _ => [] end) rs))
+    by lia.
+  induction rs as [|r rs IHr]; [cbn; lia|]. cbn [map flat_map]. rewrite !costs_app.
+  pose proof (pin_part_le s (in_prompt (b_status c)) r). lia.
+Qed.
+
+Lemma shown_prefix_cost s k :
+  costs (shown_prefix s k) <= sum (map wcost (firstn k (positions s))) + pinned_cost s.
+Proof.
+  unfold shown_prefix. pose proof (positions_pinned s) as P.
+  set (ps := positions s) in *.
+  rewrite <- (firstn_skipn k ps) in P. rewrite flat_map_app, costs_app in P.
+  rewrite costs_app, !costs_flat_map in *.
+  replace (map (fun x => costs (snd x)) (firstn k ps))
+    with (map (fun x => wcost x + costs (pin_part x)) (firstn k ps)).
+  - rewrite sum_map_plus. lia.
+  - apply map_ext. intros [b ms]. unfold wcost, pin_part. cbn [fst snd].
+    destruct (pinned_plain b); unfold costs, sum; cbn; lia.
+Qed.
+
+Lemma back_le f : forall k p, back f k p <= k.
+Proof.
+  induction f as [|f IH]; intros k p; simpl; [lia|].
+  destruct (_ && _); [specialize (IH (k - 1) p); lia|lia].
+Qed.
+
+Lemma fit_room ps : forall room, sum (map wcost (firstn (fit room ps) ps)) <= room.
+Proof.
+  induction ps as [|p ps IH]; intro room; cbn [fit]; [unfold sum; simpl; lia|].
+  destruct (Nat.leb_spec (wcost p) room); cbn [firstn map]; [|unfold sum; simpl; lia].
+  rewrite sum_cons. specialize (IH (room - wcost p)). lia.
+Qed.
+
+Lemma firstn_sum_mono ps : forall k k', k <= k' ->
+  sum (map wcost (firstn k ps)) <= sum (map wcost (firstn k' ps)).
+Proof.
+  induction ps as [|p ps IH]; intros k k' L.
+  - rewrite !firstn_nil. lia.
+  - destruct k as [|k]; [cbn [firstn map]; unfold sum at 1; cbn [fold_right]; lia|].
+    destruct k' as [|k']; [lia|]. cbn [firstn map]. rewrite !sum_cons.
+    specialize (IH k k' ltac:(lia)). lia.
+Qed.
+
+Lemma cut_room s room : sum (map wcost (firstn (prefix_cut s room) (positions s))) <= room.
+Proof.
+  eapply Nat.le_trans; [|exact (fit_room (positions s) room)].
+  apply firstn_sum_mono. unfold prefix_cut.
+  match goal with |- back ?f ?k ?p <= _ => pose proof (back_le f k p) end.
+  destruct (pending s); lia.
+Qed.
+
 (* The rendering's tokens: within B in normal mode by preflight, within the
-   floor in management mode. *)
+   floor in management mode (its dashboard is at most the bound the floor
+   reserves; with cache_prefix the prefix fits the room beside it). *)
 Lemma tokens_bound s : floor s <= budget (cfg s) -> tokens s <= budget (cfg s).
 Proof.
   unfold tokens, render. intro F. destruct (mode_of s) eqn:M.
   - apply mode_normal in M. rewrite total_is_rendering_cost in M. exact M.
-  - unfold management_render. rewrite costs_app. unfold floor, pinned_cost in F.
-    replace (costs [dash_msg (mgmt (cfg s))]) with (mgmt (cfg s)) by (unfold costs, sum; simpl; lia).
-    lia.
+  - unfold management_render. rewrite costs_app. unfold floor in F.
+    replace (costs [dash_msg (mdash_cost s)]) with (mdash_cost s) by (unfold costs, sum; simpl; lia).
+    assert (D : mdash_cost s <= mgmt (cfg s)) by (unfold mdash_cost; lia).
+    destruct (cache_prefix (cfg s)).
+    + pose proof (shown_prefix_cost s (management_cut s)).
+      pose proof (cut_room s (budget (cfg s) - (fixed (cfg s) + pinned_cost s + mdash_cost s))).
+      unfold management_cut in *. unfold pinned_cost in *. lia.
+    + unfold pinned_cost in F. lia.
 Qed.
 
 Lemma run_cfg c d s0 os : init c d = Some s0 -> cfg (run s0 os) = c.
@@ -473,6 +560,7 @@ Proof.
     + rewrite (ids_of_regs _ _ R), I, nblocks_delete. reflexivity.
     + exists []. rewrite app_nil_r. exact R.
   - destruct (find_block s n); [destruct (recover s n)|]; unchanged I.
+  - unchanged I.
 Qed.
 
 (* Groups: a group ID keeps its members; new groups get IDs above every one used. *)
@@ -580,6 +668,7 @@ Proof.
   - unfold act. destruct (resolve s ADelete us); [|apply gstep_same; reflexivity].
     apply gstep_delete.
   - destruct (find_block s n); [destruct (recover s n)|]; apply gstep_same; reflexivity.
+  - apply gstep_same; reflexivity.
 Qed.
 
 Lemma gids_step s o : gids_ok s -> gids_ok (fst (step s o)).
@@ -805,9 +894,10 @@ Proof.
   - destruct ts; [contradiction|]. apply (IH (T2 ltac:(discriminate)) b Hb P).
 Qed.
 
-Lemma management_render_valid s : proto_inv s -> openai_valid (management_render s).
+Lemma pinned_render_valid s :
+  proto_inv s -> openai_ok [] (map m_role (pinned_msgs s ++ [dash_msg (mdash_cost s)])) = true.
 Proof.
-  unfold proto_inv, openai_valid, management_render, pinned_msgs. intro H.
+  unfold proto_inv, pinned_msgs. intro H.
   rewrite map_app. rewrite plain_pass; [reflexivity|].
   pose proof (calls_not_pinned _ _ _ H) as C. fold (blocks s) in C.
   induction (blocks s) as [|b bs IH]; simpl; auto.
@@ -819,6 +909,115 @@ Proof.
   - rewrite roles_plain; auto; congruence.
   - exfalso. apply (C b (or_introl eq_refl) St K).
   - rewrite roles_result_user; auto.
+Qed.
+
+(* The open calls after a run of roles (None: already invalid). *)
+Fixpoint open_after (open : list nat) (rs : list role) : option (list nat) :=
+  match rs with
+  | [] => Some open
+  | RTool i :: r => if existsb (Nat.eqb i) open then open_after (remove_first i open) r else None
+  | RCalls ids :: r =>
+      match open, ids with
+      | [], _ :: _ => if nodupb ids then open_after ids r else None
+      | _, _ => None
+      end
+  | _ :: r => match open with [] => open_after [] r | _ => None end
+  end.
+
+Lemma openai_app A : forall open B,
+  openai_ok open (A ++ B) = match open_after open A with Some o => openai_ok o B | None => false end.
+Proof.
+  induction A as [|x A IH]; intros open B; [reflexivity|].
+  destruct x as [| | |ids|i]; cbn [app openai_ok open_after].
+  - destruct open; [apply IH|reflexivity].
+  - destruct open; [apply IH|reflexivity].
+  - destruct open; [apply IH|reflexivity].
+  - destruct open as [|j o]; [|reflexivity]. destruct ids as [|y ys]; [reflexivity|].
+    destruct (nodupb _); [apply IH|reflexivity].
+  - destruct (existsb _ _); [apply IH|reflexivity].
+Qed.
+
+Lemma open_next o B : openai_ok o B = true -> o <> [] -> exists i r, B = RTool i :: r.
+Proof.
+  destruct B as [|x B]; destruct o as [|j o]; cbn; intros H N; try congruence;
+    destruct x; try discriminate; eauto.
+Qed.
+
+Lemma back_spec f : forall k p, k <= f -> back f k p = 0 \/ p (back f k p) = false.
+Proof.
+  induction f as [|f IH]; intros k p L; cbn [back]; [left; lia|].
+  destruct (Nat.ltb_spec 0 k); cbn [andb]; [|left; lia].
+  destruct (p k) eqn:E; [apply IH; lia|right; exact E].
+Qed.
+
+Lemma positions_msgs s : flat_map snd (positions s) = flat_map (turn_msgs s) (turns s).
+Proof.
+  unfold positions. induction (turns s) as [|t ts IH]; [reflexivity|].
+  cbn [flat_map]. rewrite flat_map_app, IH. f_equal. destruct t as [b|c rs]; cbn; [apply app_nil_r|].
+  f_equal. induction rs as [|r rs IHr]; [reflexivity|]. cbn. rewrite IHr. reflexivity.
+Qed.
+
+Lemma in_skipn_in {A} k (l : list A) x : In x (skipn k l) -> In x l.
+Proof. intro H. rewrite <- (firstn_skipn k l). apply in_or_app. right. exact H. Qed.
+
+Lemma positions_shape s p : In p (positions s) ->
+  In (fst p) (blocks s) /\ exists tf, snd p = pos_msgs s tf (fst p).
+Proof.
+  unfold positions, blocks. intro H. apply in_flat_map in H. destruct H as [t [Ht H]].
+  split.
+  - apply in_flat_map. exists t. split; [exact Ht|]. destruct t as [b|c rs]; cbn in H |- *.
+    + destruct H as [<-|[]]. left. reflexivity.
+    + destruct H as [<-|H]; [left; reflexivity|right]. apply in_map_iff in H.
+      destruct H as [r [<- Hr]]. exact Hr.
+  - destruct t as [b|c rs]; cbn in H.
+    + destruct H as [<-|[]]. exists false. reflexivity.
+    + destruct H as [<-|H]; [exists false; reflexivity|]. apply in_map_iff in H.
+      destruct H as [r [<- Hr]]. exists (in_prompt (b_status c)). reflexivity.
+Qed.
+
+(* The management rendering with cache_prefix: the shown prefix leaves no
+   call open (the cut is never followed by a tool message), and the pinned
+   blocks after it are plain messages. *)
+Lemma prefix_render_valid s : proto_inv s ->
+  openai_ok [] (map m_role (shown_prefix s (management_cut s) ++ [dash_msg (mdash_cost s)])) = true.
+Proof.
+  intro H. pose proof (normal_render_valid s H) as N. unfold openai_valid, normal_render in N.
+  rewrite <- positions_msgs in N.
+  set (k := management_cut s).
+  set (ps := positions s) in *.
+  assert (K : k = 0 \/ opens_tool (flat_map snd (skipn k ps) ++ pending_msgs s) = false).
+  { unfold k, management_cut, prefix_cut. fold ps.
+    match goal with |- context [back ?f ?k0 ?p] =>
+      destruct (back_spec f k0 p (le_n _)) as [E|E]; [left; exact E|right; exact E] end. }
+  assert (O : open_after [] (map m_role (flat_map snd (firstn k ps))) = Some []).
+  { destruct K as [K|K]; [rewrite K; reflexivity|].
+    rewrite <- (firstn_skipn k ps) in N. rewrite flat_map_app, <- !app_assoc, map_app, openai_app in N.
+    destruct (open_after [] _) as [o|] eqn:E; [|discriminate].
+    destruct o as [|j o]; [reflexivity|].
+    destruct (open_next _ _ N ltac:(discriminate)) as [i [r Er]].
+    exfalso. revert K Er. destruct (flat_map snd (skipn k ps) ++ pending_msgs s) as [|m ms] eqn:X.
+    - rewrite app_assoc, X. cbn. discriminate.
+    - rewrite app_assoc, X. cbn. intros K' Er'. injection Er'. intros _ R. rewrite R in K'. discriminate. }
+  unfold shown_prefix. fold ps. rewrite <- app_assoc, !map_app, openai_app, O.
+  rewrite plain_pass; [reflexivity|].
+  assert (C := calls_not_pinned _ _ _ H). fold (blocks s) in C.
+  assert (Sh : forall p, In p (skipn k ps) -> In (fst p) (blocks s) /\ exists tf, snd p = pos_msgs s tf (fst p)).
+  { intros p Hp. apply positions_shape. apply (in_skipn_in k). exact Hp. }
+  clear K N O. revert Sh. induction (skipn k ps) as [|p rest IH]; intro Sh; [reflexivity|].
+  cbn [flat_map]. rewrite map_app, forallb_app, (IH (fun q Hq => Sh q (or_intror Hq))).
+  rewrite andb_true_r. destruct (Sh p (or_introl eq_refl)) as [Hb [tf E]].
+  unfold pin_part, pinned_plain. destruct (b_status (fst p)) eqn:St; try reflexivity.
+  destruct (is_result (fst p)) eqn:R; [reflexivity|]. cbn [negb]. rewrite E.
+  apply roles_plain.
+  - intro Kc. exact (C (fst p) Hb St Kc).
+  - unfold is_result in R. destruct (b_kind (fst p)); congruence.
+Qed.
+
+Lemma management_render_valid s : proto_inv s -> openai_valid (management_render s).
+Proof.
+  intro H. unfold openai_valid, management_render. destruct (cache_prefix (cfg s)).
+  - exact (prefix_render_valid s H).
+  - exact (pinned_render_valid s H).
 Qed.
 
 (* Every operation keeps the conversation's shape. *)
@@ -1017,6 +1216,7 @@ Proof.
   - unfold act. destruct (resolve s ADelete us); try exact H. cbn [fst].
     apply proto_with_dash, proto_delete; exact H.
   - destruct (find_block s n); [destruct (recover s n)|]; exact H.
+  - exact H.
 Qed.
 
 Lemma proto_init c d s : init c d = Some s -> proto_inv s.
@@ -1710,6 +1910,7 @@ Proof.
   - unfold act. destruct (resolve s ADelete us); try (intros; exact R). cbn [fst].
     intros _ _. exact (rec_delete l s R).
   - destruct (find_block s n); [destruct (recover s n)|]; intros; exact R.
+  - intros; exact R.
 Qed.
 
 Lemma rec_init c d s : init c d = Some s -> rec_inv s.

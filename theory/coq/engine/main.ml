@@ -173,20 +173,21 @@ let observe status s (r : result option) =
         (csv (fun (k, v) -> key_s k ^ ":" ^ value_s v) st)
         (csv wire_s (render s))
         (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) (render s))))
-        (csv lrow_s (ledger s)) (csv shows_s (render s)) 0 s.cfg.mgmt
+        (csv lrow_s (ledger s)) (csv shows_s (render s))
+        (if s.cfg.cache_prefix then 1 else 0) (min s.mdash s.cfg.mgmt)
 
-(* Optional fields of FORMAT.md the model does not implement yet: the
-   management dashboard's actual cost (only the worst-case bound [mgmt], which
-   is also the default) and cache_prefix=1 (only 0, the default). *)
+(* The optional management dashboard cost (FORMAT.md, [mdash]): checked
+   against the bound, then applied with the model's OMdash operation once the
+   line's own operation is done (a refused operation changes nothing). *)
 let split_mdash toks =
   List.partition (fun t -> String.length t >= 6 && String.sub t 0 6 = "mdash=") toks
 let check_mdash mgmt = function
-  | [] -> ()
+  | [] -> None
   | [t] ->
       let v = nat (String.sub t 6 (String.length t - 6)) in
-      if v > mgmt then raise (Bad "mdash")
-      else if v <> mgmt then raise (Bad "unsupported:mdash")
+      if v > mgmt then raise (Bad "mdash") else Some v
   | _ -> raise (Bad "duplicate:mdash")
+let with_md s = function None -> s | Some m -> fst (step s (OMdash m))
 
 let () =
   let state = ref None and started = ref false in
@@ -204,17 +205,17 @@ let () =
               let md, rest = split_mdash rest in
               let get, opt = parse_kv ["budget"; "hard"; "fixed"; "mgmt"; "dfloor"; "dash";
                                        "cache_prefix"] rest in
-              (match opt "cache_prefix" "0" with
-               | "0" -> () | "1" -> raise (Bad "unsupported:cache_prefix")
-               | v -> raise (Bad ("cache_prefix:" ^ String.escaped v)));
+              let cp = (match opt "cache_prefix" "0" with
+               | "0" -> false | "1" -> true
+               | v -> raise (Bad ("cache_prefix:" ^ String.escaped v))) in
               let c = { budget = nat (get "budget"); hard = nat (get "hard");
                         fixed = nat (get "fixed"); mgmt = nat (get "mgmt");
-                        dfloor = nat (get "dfloor") } in
-              check_mdash c.mgmt md;
+                        dfloor = nat (get "dfloor"); cache_prefix = cp } in
+              let m = check_mdash c.mgmt md in
               let d = nat (get "dash") in
               started := true;
               (match init c d with
-               | Some s -> state := Some s; observe "ok" !state None
+               | Some s -> state := Some (with_md s m); observe "ok" !state None
                | None -> observe "refused:floor" None None)
             with Bad w -> observe ("error:" ^ w) !state None)
        | op :: rest ->
@@ -222,12 +223,12 @@ let () =
               let md, rest = split_mdash rest in
               if op = "recover" && md <> [] then raise (Bad "key:mdash");
               let o = parse_op op rest in
-              (match !state with Some s -> check_mdash s.cfg.mgmt md | None -> ());
+              let m = (match !state with Some s -> check_mdash s.cfg.mgmt md | None -> None) in
               match !state with
               | None -> observe (if !started then "refused:no_workspace" else "error:no_init") None None
               | Some s ->
                   let s', r = step s o in
-                  state := Some s';
+                  state := Some (if r.r_ok = None then with_md s' m else s');
                   observe (match r.r_ok with None -> "ok" | Some e -> "refused:" ^ reason_s e)
                     !state (Some r)
             with Bad w -> observe ("error:" ^ w) !state None));
