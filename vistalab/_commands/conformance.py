@@ -186,6 +186,17 @@ def execute_job(job: dict[str, Any], imported: Any = lambda: None) -> tuple[int,
     return _check_text(job, imported)
 
 
+#: What the isolated child runs: this module's executor, handed to the child loop of
+#: :mod:`vistalab.conformance._isolated` (which cannot import this layer).
+_CHILD = ("from vistalab._commands.conformance import _isolated_child; _isolated_child()")
+
+
+def _isolated_child() -> None:  # pragma: no cover - runs in the child
+    from vistalab.conformance._isolated import _child_main
+
+    _child_main(execute_job)
+
+
 def _execute(job: dict[str, Any], args: argparse.Namespace) -> int:
     """Run ``job``: in this process when it runs no manager code (a replay of the
     recorded output), else in an isolated child process that this one watches
@@ -196,6 +207,7 @@ def _execute(job: dict[str, Any], args: argparse.Namespace) -> int:
         from vistalab.conformance._isolated import run_isolated
 
         status, text = run_isolated(job, manager=job["manager"], timeout=job["timeout"],
+                                    child=_CHILD,
                                     import_timeout=_timeout(args.import_timeout, "import"))
     print(text)
     return status

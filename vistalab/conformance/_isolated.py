@@ -68,7 +68,7 @@ def _describe_exit(code: int) -> str:
     return f"ended its process with exit status {code} (os._exit, or a crash in native code)"
 
 
-def run_isolated(job: dict[str, Any], *, manager: str, timeout: float,
+def run_isolated(job: dict[str, Any], *, manager: str, timeout: float, child: str,
                  import_timeout: float = DEFAULT_IMPORT_TIMEOUT) -> tuple[int, str]:
     """Run one conformance job in a child process and watch it.
 
@@ -81,6 +81,11 @@ def run_isolated(job: dict[str, Any], *, manager: str, timeout: float,
         The manager's spec (named in every verdict line).
     timeout : float
         Seconds one call of the manager may take.
+    child : str
+        The Python code the child runs (``python -c``): it imports the job's
+        executor and calls :func:`_child_main` with it. The caller (the
+        command layer, which owns the executor) names it, so this module never
+        imports the layer above it.
     import_timeout : float
         Seconds the manager's import may take.
 
@@ -100,10 +105,9 @@ def run_isolated(job: dict[str, Any], *, manager: str, timeout: float,
     """
     read_fd, write_fd = os.pipe()
     config = {"job": job, "fd": write_fd, "sys_path": list(sys.path)}
-    code = "from vistalab.conformance._isolated import _child_main; _child_main()"
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE,
+            [sys.executable, "-c", child], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(write_fd,),
             close_fds=True, start_new_session=True)
     except BaseException:
@@ -262,15 +266,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
         os._exit(1)
 
 
-def _child_main() -> None:  # pragma: no cover - runs in the child
-    """The child: read the job from stdin, run it, send the verdict."""
+def _child_main(execute_job: Any) -> None:  # pragma: no cover - runs in the child
+    """The child: read the job from stdin, run it with ``execute_job(job,
+    imported=...)`` (the command layer's executor), send the verdict."""
     _die_with_parent()
     config = json.loads(sys.stdin.buffer.read())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     sys.path[:] = config["sys_path"]
     channel = _Channel(int(config["fd"]))
-    from vistalab._commands.conformance import execute_job
     from vistalab._core._oneline import ONE_LINE_ERRORS, failure_line
 
     from . import _managers
