@@ -15,6 +15,7 @@ interval of the figure's ``engine_trials`` trials.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -105,7 +106,11 @@ def test_default_lists_are_cut_to_n_and_given_lists_checked_whole():
 
 # Open: with the full figure's labels the placer still leaves clashes at several grid
 # points (crowded points at large kappa, engine labels beside their error bars); this
-# test records that and fails (strict) as soon as the placement is fixed.
+# test records that and fails (strict) as soon as the placement is fixed. It costs
+# about half a minute per grid point, so the default run leaves it out while it is a
+# known failure: VISTALAB_FIG4_GRID=1 runs it.
+@pytest.mark.skipif(not os.environ.get("VISTALAB_FIG4_GRID"),
+                    reason="known label clashes on the grid; VISTALAB_FIG4_GRID=1 runs it")
 @pytest.mark.xfail(strict=True, reason="label placement at crowded grid points not fixed yet")
 @pytest.mark.slow
 @pytest.mark.parametrize("n,kappa", GRID, ids=[f"n{n}-kappa{k}" for n, k in GRID])
