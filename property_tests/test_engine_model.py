@@ -260,8 +260,8 @@ BROKEN = {
     ),
     # newest first is not the engine's order
     "workspace_guard:order": (
-        "     match sp_cover (sp_guard_order s)",
-        "     match sp_cover (rev (sp_guard_order s))",
+        "     match sp_cover (sp_guard_order s cid data cc p t)",
+        "     match sp_cover (rev (sp_guard_order s cid data cc p t))",
     ),
     "workspace_guard:notice": (
         "     | _ => b_data b = notice /\\ b_rej b = true",

@@ -494,7 +494,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); archive [B1]; delete [B1]: the store still holds key B1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [H _]. vm_compute in H. discriminate H.
@@ -509,7 +509,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2; archive [B1;B2] (group G1); delete [G1]: the store still holds key G1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   [UG 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 1) (or_introl eq_refl)).
@@ -527,7 +527,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); delete [B1]: B1 is archived, not deleted",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
 """,
@@ -541,7 +541,7 @@ destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discrim
         run="user B1 (bytes 7); delete [B1]: recover B1 = Some 7, not None",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discriminate H'.
 """,
@@ -555,7 +555,7 @@ destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discrim
         run="user B1 (bytes 7); delete [B1]; later restore [B1]: B1 is visible again",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
   [ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
@@ -572,7 +572,7 @@ destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discrim
         run="user B1 (bytes 7); archive [B1]: reading B1's handle key yields bytes 8, not 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
 specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) 1
@@ -589,7 +589,7 @@ destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); archive [B1] (level 1): its handle shows level 2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
 specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) 1
@@ -608,7 +608,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1; archive [B1] (level 1); archive [B1] again: B1 stays at level 1, not 2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] 1 (2, 2) [] 1
   (mkBlock 1 KUser 7 0 [] (5, 5) (0, 0) 0 false Archived None 1 (2, 2) 5) eq_refl).
 cbv zeta in H.
@@ -625,7 +625,7 @@ vm_compute in Hb'. injection Hb' as <-. vm_compute in L. discriminate L.
         run="user B1 (5 tokens); archive [B1]: its ~Tok is 0, not 5",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
   (plain_block 1 KUser false 7 5) eq_refl).
 cbv zeta in H.
 destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [_ T]]]].

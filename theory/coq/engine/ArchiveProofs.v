@@ -41,6 +41,39 @@ Proof.
       exact (pos_handle _ _ _ _ _ H U).
 Qed.
 
+(* Every entry of the positions list (Spec.v, sp_positions, used by the
+   cache_prefix management rendering) is a block of the state with its
+   rendering at one of the two call contexts. *)
+Lemma in_positions s p :
+  In p (sp_positions s) -> In (fst p) (sp_blocks s) /\ exists incall, snd p = sp_position s incall (fst p).
+Proof.
+  unfold sp_positions, sp_blocks. intro H. apply in_concat in H. destruct H as [l [Hl H]].
+  apply in_map_iff in Hl. destruct Hl as [t [<- Ht]].
+  assert (Bt : In (fst p) (sp_blocks_of t) /\ exists incall, snd p = sp_position s incall (fst p)).
+  { destruct t as [b|c rs]; cbn [sp_blocks_of] in *.
+    - destruct H as [<-|[]]. split; [left; reflexivity|]. exists false. reflexivity.
+    - destruct H as [<-|H]; [split; [left; reflexivity|exists false; reflexivity]|].
+      apply in_map_iff in H. destruct H as [r [<- Hr]].
+      split; [right; exact Hr|]. eexists. reflexivity. }
+  destruct Bt as [Bt E]. split; [|exact E].
+  apply in_concat. exists (sp_blocks_of t). split; [apply in_map; exact Ht|exact Bt].
+Qed.
+
+Lemma in_firstn_sub {A} k (l : list A) x : In x (firstn k l) -> In x l.
+Proof. intro H. rewrite <- (firstn_skipn k l). apply in_app_iff. left. exact H. Qed.
+
+Lemma in_skipn_sub {A} k (l : list A) x : In x (skipn k l) -> In x l.
+Proof. intro H. rewrite <- (firstn_skipn k l). apply in_app_iff. right. exact H. Qed.
+
+Lemma positions_handle s p m n :
+  In p (sp_positions s) -> In m (snd p) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
+  exists b, In b (blocks s) /\ handle_facts s m n b.
+Proof.
+  intros Hp H U. destruct (in_positions s p Hp) as [B [incall E]].
+  exists (fst p). split; [rewrite <- sp_blocks_eq; exact B|].
+  rewrite E in H. exact (pos_handle _ _ _ _ _ H U).
+Qed.
+
 Lemma render_handle s m n :
   In m (sp_render s) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
   exists b, In b (blocks s) /\ handle_facts s m n b.
@@ -54,6 +87,16 @@ Proof.
     + apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
       unfold sp_pending in H. apply in_map_iff in H. destruct H as [p [<- _]]. discriminate.
   - unfold sp_management in H. apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
+    destruct (cache_prefix (cfg s)).
+    { (* cache_prefix: the leading run of positions, then the pinned ones after the cut *)
+      cbv zeta in H. apply in_app_iff in H. destruct H as [H|H].
+      - apply in_concat in H. destruct H as [l [Hl H]]. apply in_map_iff in Hl.
+        destruct Hl as [p [<- Hp]]. apply in_firstn_sub in Hp.
+        rewrite sp_blocks_eq. exact (positions_handle s p m n Hp H U).
+      - apply in_concat in H. destruct H as [l [Hl H]]. apply in_map_iff in Hl.
+        destruct Hl as [p [<- Hp]]. apply in_skipn_sub in Hp.
+        destruct (sp_plain_pin (fst p)); [|destruct H].
+        rewrite sp_blocks_eq. exact (positions_handle s p m n Hp H U). }
     unfold sp_pinned in H. apply in_concat in H. destruct H as [l [Hl H]]. apply in_map_iff in Hl.
     destruct Hl as [b [<- Hb]]. exists b. split; [exact Hb|].
     destruct (b_status b); try contradiction. exact (pos_handle _ _ _ _ _ H U).

@@ -165,12 +165,22 @@ Proof.
     + right. exists p. split; auto.
 Qed.
 
+(* The guard's offload order only reorders the candidates (Model.v,
+   guard_order: with cache_prefix, the results after the cut first, then
+   those inside it), so every entry of it is a candidate. *)
+Lemma guard_order_sub s1 n cs e : In e (guard_order s1 n cs) -> In e cs.
+Proof.
+  unfold guard_order. destruct (cache_prefix (cfg s1)); [|auto].
+  cbv zeta. intro H. apply in_app_iff in H.
+  destruct H as [H|H]; apply filter_In in H; tauto.
+Qed.
+
 Lemma decide_visible s1 r pc ds x :
   In x (snd (decide s1 r pc ds)) -> exists b, In b (blocks s1) /\ b_id b = x /\ b_status b = Visible.
 Proof.
   unfold decide. destruct (_ <? _); [intros []|]. destruct (_ <=? _); [intros []|].
   intro H. destruct (rounds_sub _ _ _ _ _ _ _ _ H) as [[]|[p [Hp Ep]]].
-  destruct (candidates_visible _ _ _ Hp) as [B V]. exists (fst p). auto.
+  destruct (candidates_visible _ _ _ (guard_order_sub _ _ _ _ Hp)) as [B V]. exists (fst p). auto.
 Qed.
 
 Lemma gone_offload_all xs s n :
@@ -302,6 +312,7 @@ Proof.
   - unfold act. destruct (resolve s ADelete us) as [l|e] eqn:R; cbn [fst]; [|exact G].
     exact (gone_delete l s n G).
   - destruct (find_block s n0); [destruct (recover s n0)|]; exact G.
+  - exact G.
 Qed.
 
 Lemma gone_run s os n : blk_gone s n -> blk_gone (run s os) n.
@@ -367,6 +378,7 @@ Proof.
   - unfold act. destruct (resolve s ADelete us); cbn [fst]; [|exact G].
     exact (ggone_delete l s g G).
   - destruct (find_block s n); [destruct (recover s n)|]; exact G.
+  - exact G.
 Qed.
 
 Lemma ggone_run s os g : grp_gone s g -> grp_gone (run s os) g.
