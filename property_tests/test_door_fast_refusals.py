@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-
 from vistalab.theory import DomainError, VistaLabError, suggest
 
 # ---------------------------------------------------------------- slow calls made fast
@@ -59,8 +58,9 @@ def test_sweep_config_errors_refuses_a_string_before_iterating_it():
 
 def test_the_mcp_builders_refuse_a_non_service_before_importing_mcp(monkeypatch):
     """``service=[None]`` was found out only after the (seconds-long) ``mcp`` import."""
-    import vistalab._core as core
     from vistalab.workspace import build_http_app, build_mcp_server
+
+    import vistalab._core as core
 
     def no_import(*a, **k):
         raise AssertionError("mcp imported before the service was checked")
@@ -126,8 +126,9 @@ def test_log_posterior_still_reads_its_own_observations():
 def test_every_strategy_plan_refuses_a_bad_instance(param, bad):
     """``KeepBits().plan(N=-1e300, ...)`` returned a plan with NaN/inf; now every
     registered strategy's plan refuses it, naming the parameter."""
-    from vistalab import sims
     from vistalab.theory import HandleCostModel
+
+    from vistalab import sims
 
     for name in sims.STRATEGIES:
         args = {"N": 64, "k": 8, "budget": 100.0, "cost": HandleCostModel()}
