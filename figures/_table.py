@@ -110,7 +110,23 @@ class TidyTable:
         DomainError
             If a record has a key that is not one of ``columns``.
         """
-        recs = [dict(r) for r in records]
+        if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
+            raise DomainError("records", records, "must be an iterable of dicts, one per row",
+                              "pass e.g. [{'N': 16, 'rate': 0.5}]")
+        recs = []
+        for i, r in enumerate(records):
+            if not isinstance(r, Mapping):
+                raise DomainError("records", r, "must hold dicts (column -> value), one per "
+                                  "row", "pass e.g. [{'N': 16, 'rate': 0.5}]",
+                                  context=f"record {i}")
+            recs.append(dict(r))
+        if units is not None and not isinstance(units, Mapping):
+            raise DomainError("units", units, "must be a mapping column -> unit",
+                              "pass e.g. {'rate': 'bits'} or omit it")
+        if columns is not None and (isinstance(columns, (str, bytes))
+                                    or not isinstance(columns, Iterable)):
+            raise DomainError("columns", columns, "must be a sequence of column names",
+                              "pass e.g. ['N', 'rate'] or omit it")
         if columns is None:
             seen: dict[str, None] = {}
             for r in recs:

@@ -142,6 +142,26 @@ class Interface(Protocol):
         """
 
 
+def observation_iv(y: Any, n: int, *, integer: bool = False) -> np.ndarray:
+    """One observation Y as the interface's ``observe`` returns it: a 1-D finite
+    numeric vector of length ``n`` (integers when ``integer``)."""
+    fix = "pass what the interface's observe() returned"
+    if isinstance(y, (str, bytes, bytearray)):
+        raise DomainError("y", y, f"must be a numeric vector of length {n}, not a string", fix)
+    try:
+        arr = np.asarray(y)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise DomainError("y", y, f"must be a numeric vector of length {n}", fix) from None
+    kinds = "iub" if integer else "iubf"
+    if arr.dtype.kind not in kinds or arr.shape != (n,):
+        what = "integer" if integer else "numeric"
+        raise DomainError("y", y, f"must be a 1-D {what} vector of length {n} (got dtype "
+                          f"{arr.dtype}, shape {arr.shape})", fix)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise DomainError("y", y, "must hold finite numbers (no NaN or inf)", fix)
+    return arr
+
+
 def makeroom_iv(n: Any, kappa: Any) -> tuple[int, int]:
     """Definition 2's instance: integers with 2 <= kappa < n."""
     n = as_int("n", n, lo=3, rule="must be an integer >= 3",
@@ -232,7 +252,7 @@ class LedgerInterface:
             Length-n array equal, up to an additive constant, to
             ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
         """
-        y = np.asarray(y)
+        y = observation_iv(y, self.n)
         return np.where(y == y.max(), 0.0, -np.inf)
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
@@ -479,7 +499,9 @@ class BucketsInterface:
             Length-n array equal, up to an additive constant, to
             ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
         """
-        members = self._bucket(np.arange(self.n)) == int(y)
+        y = as_int("y", y, lo=0, hi=self.M - 1, rule=f"must be a bucket index 0..{self.M - 1}",
+                   fix="pass what the interface's observe() returned")
+        members = self._bucket(np.arange(self.n)) == y
         return np.where(members, 0.0, -np.inf)
 
     def rate(self, *, trials: int | None = None, rng: Any = None) -> RateEstimate:
@@ -626,7 +648,8 @@ class GaussianInterface:
             Length-n array equal, up to an additive constant, to
             ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
         """
-        return np.asarray(y, dtype=float) * (math.log(self.kappa) / self.sigma**2)
+        y = observation_iv(y, self.n).astype(float)
+        return y * (math.log(self.kappa) / self.sigma**2)
 
     def default_rate_trials(self) -> int:
         """Monte Carlo trials of the default rate estimate.
@@ -832,7 +855,10 @@ class GibbsInterface:
             Length-n array equal, up to an additive constant, to
             ``log P(J* = j | Y = y)``; ``-inf`` marks an impossible block.
         """
-        order = np.asarray(y, dtype=np.int64)
+        order = observation_iv(y, self.n, integer=True)
+        if order.size and (order.min() < 0 or order.max() >= self.n):
+            raise DomainError("y", y, f"must be an order of the block indices 0..{self.n - 1}",
+                              "pass what the interface's observe() returned")
         lp = np.full(self.n, self._log_tail)
         lp[order[: self.kappa]] = self._log_head
         return lp

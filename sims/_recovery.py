@@ -396,6 +396,7 @@ class KeepBlocks:
         StrategyPlan
             H(R) in bits, the exact success probability and feasibility.
         """
+        N, k, budget, cost = _plan_iv(N, k, budget, cost)
         s = min(N, int(budget // k))
         return StrategyPlan(
             entropy_bits=float(s * k), exact_success=_guess_success(s / N, k),
@@ -484,6 +485,7 @@ class KeepBits:
         StrategyPlan
             H(R) in bits, the exact success probability and feasibility.
         """
+        N, k, budget, cost = _plan_iv(N, k, budget, cost)
         b = min(k, int(budget // N))
         return StrategyPlan(
             entropy_bits=float(N * b), exact_success=2.0 ** (-(k - b)),
@@ -581,6 +583,7 @@ class RandomSubset:
         StrategyPlan
             H(R) in bits, the exact success probability and feasibility.
         """
+        N, k, budget, cost = _plan_iv(N, k, budget, cost)
         h = math.ceil(math.log2(N)) if N > 1 else 0
         s = min(N, int(budget // (k + h)))
         ln_choose = math.lgamma(N + 1) - math.lgamma(s + 1) - math.lgamma(N - s + 1)
@@ -711,6 +714,7 @@ class Recover:
         StrategyPlan
             H(R) in bits, the exact success probability and feasibility.
         """
+        N, k, budget, cost = _plan_iv(N, k, budget, cost)
         feas = theory.recovery_feasibility(N, k, budget, cost=cost)
         return StrategyPlan(
             entropy_bits=feas.instruction + feas.handles_total,
@@ -939,10 +943,9 @@ def _handle_cost_iv(handle_cost: Any) -> HandleCostModel:
     return HandleCostModel(c0=c0)
 
 
-def _recovery_iv(
-    N: Any, k: Any, budget: Any, strategy: Any, trials: Any, handle_cost: Any,
-    confidence: Any, workers: Any,
-) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
+def _plan_iv(N: Any, k: Any, budget: Any, cost: Any) -> tuple[int, int, float, HandleCostModel]:
+    """The instance T_{N,k} and budget B every strategy's ``plan`` takes, checked at
+    the door (a strategy's arithmetic on -1e300 or a str would return NaN or fail)."""
     N = as_int("N", N, lo=1, fix="the history holds at least one evidence block")
     k = as_int("k", k, lo=1, fix="each evidence block has at least one bit")
     for name, value in (("N", N), ("k", k)):
@@ -953,6 +956,17 @@ def _recovery_iv(
         raise DomainError("k", k, "must keep N*k <= 2**30 bits per trial", "use fewer or "
                           "shorter blocks", context=f"N={N}, N*k={N * k}")
     budget = as_real("budget", budget, lo=0.0, fix="the prompt budget B is a number of bits >= 0")
+    if cost is not None and not isinstance(cost, HandleCostModel):
+        raise DomainError("cost", cost, "must be a theory.HandleCostModel",
+                          "pass e.g. HandleCostModel() (the default sizes)")
+    return N, k, budget, _handle_cost_iv(cost)
+
+
+def _recovery_iv(
+    N: Any, k: Any, budget: Any, strategy: Any, trials: Any, handle_cost: Any,
+    confidence: Any, workers: Any,
+) -> tuple[int, int, float, Strategy, int, HandleCostModel, float, int]:
+    N, k, budget, _ = _plan_iv(N, k, budget, None)
     if isinstance(strategy, str):
         strategy = make_strategy(strategy)
     elif not isinstance(strategy, Strategy):

@@ -575,11 +575,20 @@ def threshold_row(n: int, kappa: int, delta: float) -> ThresholdTightnessRow:
     )
 
 
+#: The default grids' rows, computed on first use (see :func:`_rows`).
+_DEFAULT_ROWS: dict[tuple[str, Any], tuple[Any, ...]] = {}
+
+
 def _rows(name: str, grid: Any, default: Any, row: Any, shape: str) -> list[Any]:
     """Validate one grid at the door (a non-empty sequence of triples) and
-    compute its rows; a bad point is reported against the grid's name."""
+    compute its rows; a bad point is reported against the grid's name. The default
+    grid's rows are computed once per process (they are frozen records of constants),
+    so a call that omits a grid costs nothing after the first."""
     if grid is None:
-        grid = default
+        key = (name, row)
+        if key not in _DEFAULT_ROWS:
+            _DEFAULT_ROWS[key] = tuple(_rows(name, default, default, row, shape))
+        return list(_DEFAULT_ROWS[key])
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
         raise DomainError(name, grid, f"must be a sequence of {shape} triples",
                           f"pass e.g. [{shape}] or omit it for the default grid")

@@ -14,9 +14,11 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from ._errors import WorkspaceArgumentError
 
 __all__ = [
     "OperationSequence",
@@ -100,10 +102,26 @@ class OperationSequence:
 
         Raises
         ------
-        KeyError
-            If ``config`` or ``ops`` is missing.
+        WorkspaceArgumentError
+            If ``d`` is not a mapping with a ``config`` mapping and an ``ops`` list of
+            mappings.
         """
-        return cls(dict(d["config"]), tuple(dict(o) for o in d["ops"]))
+        fix = "pass what to_dict() wrote: {'config': {...}, 'ops': [{'op': ...}, ...]}"
+        if not isinstance(d, Mapping):
+            raise WorkspaceArgumentError("d", d, "must be a mapping with 'config' and 'ops'", fix)
+        for key in ("config", "ops"):
+            if key not in d:
+                raise WorkspaceArgumentError("d", d, f"must have the key {key!r}", fix)
+        config, ops = d["config"], d["ops"]
+        if not isinstance(config, Mapping):
+            raise WorkspaceArgumentError("d", config, "must map 'config' to a mapping", fix)
+        ops_rule = "must map 'ops' to a list of mappings"
+        if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+            raise WorkspaceArgumentError("d", ops, ops_rule, fix)
+        ops = list(ops)
+        if not all(isinstance(o, Mapping) for o in ops):
+            raise WorkspaceArgumentError("d", ops, ops_rule, fix)
+        return cls(dict(config), tuple(dict(o) for o in ops))
 
     def __len__(self) -> int:
         return len(self.ops)

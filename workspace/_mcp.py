@@ -338,6 +338,15 @@ def _role_iv(role: Any) -> str:
     return str(role)
 
 
+def _service_iv(service: Any) -> WorkspaceService:
+    """Refuse a non-service before the (slow) ``mcp`` import."""
+    if not isinstance(service, WorkspaceService):
+        raise WorkspaceArgumentError(
+            "service", service, f"must be a WorkspaceService, not {type(service).__name__}",
+            "pass WorkspaceService(workspace)")
+    return service
+
+
 def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
     """An ``mcp`` ``MCPServer`` exposing ``service`` in ``role``.
 
@@ -361,6 +370,7 @@ def build_mcp_server(service: WorkspaceService, *, role: str = "agent") -> Any:
         The ``mcp`` package is missing (``pip install 'vista-lab[agents]'``).
     """
     role = _role_iv(role)
+    service = _service_iv(service)
     from vistalab._core import import_optional
 
     import_optional("mcp", "the workspace MCP server")
@@ -655,6 +665,7 @@ def build_http_app(service: WorkspaceService, *, token: str | None = None) -> An
     """
     import secrets
 
+    service = _service_iv(service)
     if token is None:
         token = secrets.token_urlsafe(32)
     elif not isinstance(token, str) or len(token) < 16 or not token.isprintable() \

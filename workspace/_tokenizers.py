@@ -710,6 +710,12 @@ class HFTokenizer:
         """
         import importlib.metadata
 
+        for param, value, what in (("dist", dist, "the distribution's name, e.g. 'tiktoken'"),
+                                   ("member", member, "the file's path inside it"),
+                                   ("name", name, "the registry name")):
+            if not isinstance(value, str) or not value.strip() or "\0" in value:
+                raise WorkspaceArgumentError(param, value, "must be a non-empty string "
+                                             "without NUL", f"pass {what}")
         try:
             found = importlib.metadata.distribution(dist).locate_file(member)
         except importlib.metadata.PackageNotFoundError:

@@ -131,10 +131,19 @@ def suggest(name: str, known: Iterable[str]) -> str | None:
         return None
     text = name
     # a name that differs only in case ('--n' for '--N') is the best hint
-    folded = [k for k in names if k.lower() == text.lower()]
+    low = text.lower()
+    folded = [k for k in names if k.lower() == low]
     if folded:
         return folded[0]
-    matches = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+    # difflib's ratio is at most 2*min(len)/(len+len) (its real_quick_ratio): names
+    # that cannot reach the cutoff are dropped before difflib indexes ``text``, so a
+    # megabyte-long name costs O(len) instead of seconds of matching
+    cutoff = 0.6
+    n = len(text)
+    names = [k for k in names if 2 * min(n, len(k)) >= cutoff * (n + len(k))]
+    if not names:
+        return None
+    matches = difflib.get_close_matches(text, names, n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 

@@ -74,7 +74,18 @@ class SweepConfigErrors(SweepConfigError):
     """
 
     def __init__(self, errors: Iterable[Exception], *, file: str) -> None:
+        # checked before anything iterates: a string would be taken one character at
+        # a time (a 5 MB string made 5 million "problems" and a minutes-long message)
+        if isinstance(errors, (str, bytes, bytearray)) or not isinstance(errors, Iterable):
+            raise DomainError("errors", errors, "must be an iterable of exceptions "
+                              "(the problems found)", "pass e.g. a list of SweepConfigError")
         self.errors = tuple(errors)
+        if not self.errors or not all(isinstance(e, Exception) for e in self.errors):
+            raise DomainError("errors", errors, "must hold at least one exception, and "
+                              "only exceptions", "pass e.g. a list of SweepConfigError")
+        if not isinstance(file, str):
+            raise DomainError("file", file, "must be a str (the config file's name)",
+                              "pass e.g. '<config>'")
         first = self.errors[0]
         super().__init__(getattr(first, "parameter", "config"), getattr(first, "value", None),
                          getattr(first, "rule", str(first)), getattr(first, "fix", ""),

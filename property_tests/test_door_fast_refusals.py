@@ -1,0 +1,177 @@
+"""Hostile calls refused at the door, and refused fast (DESIGN rule 6, the error
+contract): each case is one the API fuzzer found (a foreign exception, an undocumented
+NaN, or a call slow enough to pass its per-call timeout on a loaded machine). The
+speed cases are checked by what the code does (no difflib on an unmatchable name, no
+``mcp`` import for a non-service, the default grids computed once), never by timing.
+Each test fails on the code before the door was mended.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+
+import numpy as np
+import pytest
+from vistalab.theory import DomainError, VistaLabError, suggest
+
+# ---------------------------------------------------------------- slow calls made fast
+
+
+def test_suggest_skips_difflib_for_a_name_no_candidate_can_match(monkeypatch):
+    """A 5 MB name cannot reach difflib's 0.6 cutoff against short names (its ratio is
+    at most 2*min(len)/(len+len)), so difflib never indexes it; hints are unchanged."""
+    calls = []
+    real = difflib.get_close_matches
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    assert suggest("x" * 5_000_000, ["gaussian", "bucket"]) is None
+    assert calls == []
+    assert suggest("gausian", ["gaussian", "bucket"]) == "gaussian" and calls == [1]
+    assert suggest("--n", ["--N", "--k"]) == "--N"
+
+
+@pytest.mark.parametrize("name", ["gausian", "bukcet", "xyz", "gaussian-extra-long", "b"])
+def test_suggest_gives_difflib_s_own_answer(name):
+    """Checked on the stated names: the length filter drops only names difflib would
+    reject too."""
+    known = ["gaussian", "bucket", "buckets", "blind", "gibbs", "ledger"]
+    want = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    assert suggest(name, known) == (want[0] if want else None)
+
+
+def test_sweep_config_errors_refuses_a_string_before_iterating_it():
+    """A 5 MB string was taken as 5 million problems (a message built for minutes)."""
+    from vistalab.sweep import SweepConfigError, SweepConfigErrors
+
+    for bad in ("x" * 5_000_000, b"xy", None, [], [None], 3):
+        with pytest.raises(DomainError) as info:
+            SweepConfigErrors(bad, file="f.toml")
+        assert info.value.parameter == "errors"
+    one = SweepConfigError("N", -1, "must be >= 1", file="f.toml", where="[params]")
+    assert "1 problems in f.toml" in str(SweepConfigErrors([one], file="f.toml"))
+
+
+def test_the_mcp_builders_refuse_a_non_service_before_importing_mcp(monkeypatch):
+    """``service=[None]`` was found out only after the (seconds-long) ``mcp`` import."""
+    from vistalab.workspace import build_http_app, build_mcp_server
+
+    import vistalab._core as core
+
+    def no_import(*a, **k):
+        raise AssertionError("mcp imported before the service was checked")
+
+    monkeypatch.setattr(core, "import_optional", no_import)
+    for build in (build_mcp_server, build_http_app):
+        with pytest.raises(VistaLabError) as info:
+            build([None])
+        assert info.value.parameter == "service"
+
+
+def test_the_default_tightness_grids_are_computed_once():
+    """A grid left at its default is computed on first use and reused (frozen records
+    of constants); a given grid is computed each time."""
+    from vistalab.theory import _tightness as t
+
+    seen = []
+
+    def row(a, b, c):
+        seen.append((a, b, c))
+        return (a, b, c)
+
+    default = ((1, 2, 3.0), (4, 5, 6.0))
+    first = t._rows("g", None, default, row, "(a, b, c)")
+    again = t._rows("g", None, default, row, "(a, b, c)")
+    assert first == again == list(default) and len(seen) == 2
+    t._rows("g", [(7, 8, 9.0)], default, row, "(a, b, c)")
+    t._rows("g", [(7, 8, 9.0)], default, row, "(a, b, c)")
+    assert len(seen) == 4
+
+
+# ---------------------------------------------------------------- sims at the door
+
+
+def _interfaces():
+    from vistalab import sims
+
+    return [sims.LedgerInterface(n=8, kappa=2), sims.GaussianInterface(n=8, kappa=2, sigma=1.0),
+            sims.GibbsInterface(n=8, kappa=2, rate=0.5), sims.BucketsInterface(n=8, kappa=2,
+                                                                                buckets=2)]
+
+
+@pytest.mark.parametrize("bad", ["", "abc", b"xy", [], (), np.array([]), [1.0] * 7,
+                                 [math.nan] * 8, 10**400, "x" * 100_000])
+def test_log_posterior_refuses_what_observe_never_returns(bad):
+    """A string, an empty or short vector, NaN: a ``DomainError`` naming ``y`` (was a
+    numpy ``UFuncTypeError`` or a zero-size reduction error)."""
+    for iface in _interfaces():
+        with pytest.raises(DomainError) as info:
+            iface.log_posterior(bad)
+        assert info.value.parameter == "y", type(iface).__name__
+
+
+def test_log_posterior_still_reads_its_own_observations():
+    rng = np.random.default_rng(3)
+    for iface in _interfaces():
+        lp = iface.log_posterior(iface.observe(5, rng))
+        assert lp.shape == (8,) and not np.isnan(lp).any()
+
+
+@pytest.mark.parametrize("param", ["N", "k", "budget", "cost"])
+@pytest.mark.parametrize("bad", [-1e300, "x", math.nan, -1])
+def test_every_strategy_plan_refuses_a_bad_instance(param, bad):
+    """``KeepBits().plan(N=-1e300, ...)`` returned a plan with NaN/inf; now every
+    registered strategy's plan refuses it, naming the parameter."""
+    from vistalab.theory import HandleCostModel
+
+    from vistalab import sims
+
+    for name in sims.STRATEGIES:
+        args = {"N": 64, "k": 8, "budget": 100.0, "cost": HandleCostModel()}
+        args[param] = bad
+        with pytest.raises(DomainError) as info:
+            sims.make_strategy(name).plan(**args)
+        assert info.value.parameter == param, name
+
+
+# ---------------------------------------------------------------- record readers
+
+
+@pytest.mark.parametrize("bad", [{"x": math.nan}, np.float64("nan"), "ab", [1, 2], None,
+                                 {"config": {}}, {"ops": []}, {"config": 1, "ops": []},
+                                 {"config": {}, "ops": "xy"}, {"config": {}, "ops": [1]}])
+def test_operation_sequence_from_dict_refuses_malformed_input(bad):
+    """A missing key was a bare ``KeyError``; every malformed shape is refused."""
+    from vistalab.workspace import OperationSequence
+
+    with pytest.raises(VistaLabError):
+        OperationSequence.from_dict(bad)
+    seq = OperationSequence({"budget": 100}, ({"op": "x"},))
+    assert OperationSequence.from_dict(seq.to_dict()) == seq
+
+
+@pytest.mark.parametrize("kwargs", [{"records": {"x": math.nan}}, {"records": np.float64(1)},
+                                    {"records": [1]}, {"records": "ab"},
+                                    {"records": [{"a": 1}], "units": {"x": math.nan}.items()},
+                                    {"records": [{"a": 1}], "columns": 3}])
+def test_tidy_table_from_records_refuses_malformed_input(kwargs):
+    from vistalab.figures import TidyTable
+
+    with pytest.raises(DomainError):
+        TidyTable.from_records(**kwargs)
+    assert TidyTable.from_records([{"a": 1}], units={"a": "bits"}).records() == [{"a": 1}]
+
+
+@pytest.mark.parametrize("param", ["dist", "member", "name"])
+def test_hf_tokenizer_from_package_refuses_an_empty_name(param):
+    from vistalab.workspace import HFTokenizer
+
+    args = {"dist": "tiktoken", "member": "tokenizer.json", "name": "t"}
+    args[param] = ""
+    with pytest.raises(VistaLabError) as info:
+        HFTokenizer.from_package(**args)
+    assert info.value.parameter == param
