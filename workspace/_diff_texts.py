@@ -543,14 +543,15 @@ def tool_use_renames(calls: Sequence[tuple[str, Sequence[str]]]) -> dict[tuple[s
 def to_anthropic(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]],
                  wire_ids: Sequence[Mapping[str, str]]) -> dict[str, Any]:
     """The Anthropic Messages request of an OpenAI rendering: leading system
-    messages to ``system``; a tool message a ``tool_result`` block at the head of
+    messages to ``system`` (text without a non-whitespace character dropped, as the
+    Messages API requires); a tool message a ``tool_result`` block at the head of
     its user turn; same-side messages merged; empty texts dropped; a user turn
     first; the block ending the stable prefix (all but the dashboard) marked with
     ``cache_control``. ``wire_ids``: per message, its call ids on the wire."""
     system: list[dict[str, Any]] = []
     k = 0
     while k < len(messages) and messages[k]["role"] == "system":
-        if messages[k].get("content"):
+        if (messages[k].get("content") or "").strip():  # whitespace-only text: dropped
             system.append({"type": "text", "text": messages[k]["content"]})
         k += 1
     turns: list[dict[str, Any]] = []
@@ -566,7 +567,7 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[
                             "content": m.get("content") or ""})
         else:
             side = "assistant" if m["role"] == "assistant" else "user"
-            if m.get("content"):
+            if (m.get("content") or "").strip():  # whitespace-only text: dropped
                 other.append({"type": "text", "text": m["content"]})
             for c in m.get("tool_calls") or ():
                 fn = c["function"]

@@ -237,13 +237,21 @@ def _size_iv(size: Any) -> int | None:
     return size
 
 
+class _SizeMismatch(PayloadIntegrityError):
+    """A payload whose length is not the recorded one (``actual`` bytes)."""
+
+    def __init__(self, key: str, detail: str, actual: int) -> None:
+        super().__init__(key, detail)
+        self.actual = actual
+
+
 def _check_size(key: str, what: str, actual: int, recorded: int) -> None:
     """Refuse a payload whose length is not the recorded one (checked from ``fstat``
     before a byte is read, so a huge file in a payload's place is never loaded)."""
     if actual != recorded:
-        raise PayloadIntegrityError(
+        raise _SizeMismatch(
             key, f"{what} has {actual:,} bytes, the workspace recorded {recorded:,}; the "
-            "payload was modified outside the workspace, refusing to read it")
+            "payload was modified outside the workspace, refusing to read it", actual)
 
 
 def verify_payload(key: str, data: bytes, sha256: str | None) -> bytes:
@@ -692,6 +700,9 @@ def foreign_payload_problem(store: PayloadStore, key: str, data: bytes) -> str:
     try:  # this package's stores compare the length first: a huge file is not read
         existing = (store.get(key, size=len(data)) if sized_get(store)  # type: ignore[call-arg]
                     else store.get(key))
+    except _SizeMismatch as exc:  # another length: other bytes, known without reading them
+        return (f"already exists with other bytes ({exc.actual:,} bytes; the new payload "
+                f"has {len(data):,} bytes)")
     except (PayloadIntegrityError, PathEscapeError) as exc:
         return f"exists and cannot be compared ({exc})"
     if existing == data:
