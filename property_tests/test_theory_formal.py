@@ -409,9 +409,16 @@ BROKEN = {
 }
 
 
+# One altered statement per part of Statements.v (Lemma 1 at its head, App. B's
+# separation in the middle, Proposition 2 for the Gaussian channel in the last
+# section): each goes the whole way through `check_formal` on a copy of the
+# development. Every entry of BROKEN is also checked alone, below.
+END_TO_END = ("lemma1_without_one", "separation_c_equal_c0", "prop2_gaussian_tight_halved")
+
+
 @needs_coq
 @pytest.mark.slow
-@pytest.mark.parametrize("case", sorted(BROKEN))
+@pytest.mark.parametrize("case", END_TO_END)
 def test_broken_copy_is_reported_failed(tmp_path, case):
     """A copy with one statement replaced by a false one (Lemma 1 without the
     '1 +'; App. B's asymptotic separation with c = c0) does not compile; every
@@ -429,6 +436,118 @@ def test_broken_copy_is_reported_failed(tmp_path, case):
     assert {r.status for r in report.results} == {"failed"}
     assert "Statements.v" in report.message
     assert not list(src.glob("*.vo"))
+
+
+# Statements.v cut down to one theorem: its Requires, sections, notations and other
+# commands are kept, every other theorem (statement and proof) is removed, and the
+# file ends after that theorem's proof with its open sections closed. Compiled
+# against the good build, it costs the file's imports and one proof, where a whole
+# copy costs every proof before it.
+_THEOREM = re.compile(r"^(?:Theorem|Lemma|Corollary|Proposition|Remark|Fact)\s+([\w']+)", re.M)
+_PROOF_END = re.compile(r"(?:Qed|Defined)\.[ \t]*$", re.M)
+_SECTION = re.compile(r"^(Section|End)\s+([\w']+)\s*\.", re.M)
+
+
+def _theorem_spans(text: str) -> list[tuple[str, int, int]]:
+    """(name, start, end) of every theorem, statement to the end of its proof."""
+    spans = []
+    for m in _THEOREM.finditer(text):
+        end = _PROOF_END.search(text, m.end())
+        assert end is not None, f"no Qed after {m.group(1)}"
+        spans.append((m.group(1), m.start(), end.end()))
+    return spans
+
+
+def _alone(text: str, keep: set[str]) -> tuple[str, dict[str, tuple[int, int]]]:
+    """The file with only the theorems named in ``keep``, ending after the last of
+    them with its sections closed; and each kept theorem's (first, last) line."""
+    spans = _theorem_spans(text)
+    last = max(end for name, _, end in spans if name in keep)
+    out, pos, lines = [], 0, {}
+    for name, start, end in spans:
+        if start >= last:
+            break
+        out.append(text[pos:start])
+        if name in keep:
+            first = "".join(out).count("\n") + 1
+            out.append(text[start:end])
+            lines[name] = (first, first + text[start:end].count("\n"))
+        pos = end
+    body = "".join(out)
+    stack: list[str] = []
+    for m in _SECTION.finditer(body):
+        if m.group(1) == "Section":
+            stack.append(m.group(2))
+        elif stack and stack[-1] == m.group(2):
+            stack.pop()
+    return body + "".join(f"\nEnd {s}." for s in reversed(stack)) + "\n", lines
+
+
+def _target(text: str, case: str) -> str:
+    good, _ = BROKEN[case]
+    at = text.index(good)
+    return next(name for name, start, end in _theorem_spans(text) if start <= at < end)
+
+
+def _with_uses(text: str, names: set[str]) -> set[str]:
+    """``names`` and every theorem of the file their statements and proofs name,
+    transitively (an earlier theorem a proof applies is kept beside it)."""
+    spans = {name: text[start:end] for name, start, end in _theorem_spans(text)}
+    keep, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        body = spans[name]
+        todo += [t for t in spans if t not in keep and re.search(rf"\b{re.escape(t)}\b", body)]
+    return keep
+
+
+def _coqc_against_good_build(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    report = _formal.check_formal()
+    assert report.ok and report.build_dir, report.message
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "Alone.v").write_text(source)
+    return subprocess.run(
+        [_formal.find_coqc(), "-q", "-R", report.build_dir, "VistaLab", "-w",
+         "-notation-overridden", "-w", "-ambiguous-paths", "Alone.v"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
+
+
+@needs_coq
+@pytest.mark.slow
+def test_every_altered_theorem_alone_is_proved_as_stated(tmp_path):
+    """The control for the check below: Statements.v cut down to the theorems that
+    BROKEN alters and the theorems they name, unaltered, compiles against the good
+    build (so each proof needs only the file's context and what it names)."""
+    text = (_formal.coq_source_dir() / "Statements.v").read_text()
+    targets = {_target(text, case) for case in BROKEN}
+    kept = _with_uses(text, targets)
+    assert len(kept) < len(_theorem_spans(text))  # the cut removes theorems
+    source, _ = _alone(text, kept)
+    proc = _coqc_against_good_build(tmp_path, source)
+    assert proc.returncode == 0, (proc.stderr or proc.stdout)[-3000:]
+
+
+@needs_coq
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_altered_statement_alone_fails_in_its_own_proof(tmp_path, case):
+    """Each false replacement (one per statement that closes a gap between the
+    paper and the development) makes that theorem's own proof fail: its file
+    cut down to it, altered, does not compile, and coqc's error lies inside it."""
+    text = (_formal.coq_source_dir() / "Statements.v").read_text()
+    good, bad = BROKEN[case]
+    assert text.count(good) >= 1
+    name = _target(text, case)
+    source, lines = _alone(text.replace(good, bad, 1), _with_uses(text, {name}))
+    proc = _coqc_against_good_build(tmp_path, source)
+    assert proc.returncode != 0, f"{case}: the altered {name} still compiles"
+    where = re.search(r'File "\./Alone\.v", line (\d+)', proc.stderr + proc.stdout)
+    assert where, (proc.stderr or proc.stdout)[-2000:]
+    first, last = lines[name]
+    assert first <= int(where.group(1)) <= last, (case, name, lines[name], proc.stderr[-2000:])
 
 
 @needs_coq
