@@ -2,7 +2,10 @@
 
 :func:`place_labels` puts each label next to its data point, at the nearest
 candidate offset whose text box meets no line, marker, error bar, legend or
-earlier text of the axes (a thin leader line joins a label pushed further out).
+earlier text of the axes (a thin leader line joins a label pushed further out);
+the labels of one family whose points coincide on the page are written once.
+Every candidate is scored from the text's size measured once, in one array
+computation, so placing a figure's labels costs about one layout of the figure.
 :func:`find_text_clashes` lists texts of a figure that overlap each other, cross
 a plotted line or marker, or reach past the figure's edge.
 """
@@ -21,12 +24,15 @@ __all__ = ["PointLabel", "TextClash", "place_labels", "find_text_clashes"]
 #: Directions tried around a point, in order of preference (degrees; 0 = right,
 #: 90 = up): beside the point first, then above or below it.
 _ANGLES = (35.0, -35.0, 145.0, -145.0, 0.0, 180.0, 65.0, -65.0, 115.0, -115.0, 90.0, -90.0)
-#: Distances tried from the point, in points (1/72 inch), nearest first.
-_RADII = (5.0, 9.0, 14.0, 20.0, 28.0, 38.0, 50.0)
+#: Distances tried from the point, in points (1/72 inch), nearest first; the far ones
+#: reach the free part of a crowded plot.
+_RADII = (5.0, 9.0, 14.0, 20.0, 28.0, 38.0, 50.0, 65.0, 85.0, 110.0, 140.0)
 #: From this distance on a leader line joins the label to its point.
 _LEADER_FROM = 14.0
 #: Clearance kept around a placed label, in points.
 _PAD = 1.5
+#: Labels with one prefix whose points are this close, in points, are written as one.
+_JOIN = 4.0
 #: What a text clashes with when it crosses the plotted data, or leaves the figure.
 DATA = "a plotted line or marker"
 EDGE = "the figure edge"
@@ -47,12 +53,17 @@ class PointLabel:
     style : Mapping
         Text keywords for :meth:`Axes.annotate` (``color``, ``fontsize``,
         ...); alignment and offset are chosen by :func:`place_labels`.
+    prefix : str
+        The start of ``text`` shared by a family of labels (``"$\\sigma$="``);
+        labels of one family whose points coincide on the page are written
+        as one text (``"$\\sigma$=0.35, 0.5"``). Empty: never joined.
     """
 
     text: str
     x: float
     y: float
     style: Mapping[str, Any] = field(default_factory=dict)
+    prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +84,22 @@ class TextClash:
 
 
 def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
-    """Annotate ``ax`` with ``labels``, each where it overlaps the least.
+    """Annotate ``ax`` with ``labels``, each where it overlaps nothing if it can.
 
-    Every candidate offset (:data:`_ANGLES` x :data:`_RADII`, nearest first) is
-    scored by how many obstacles its text box meets: segments and markers of
-    the axes' lines, error bars, scatter points, the legend, texts already on
-    the axes and the labels placed before it (and, for a label far enough out
-    to get a leader line, the markers and texts that line crosses); a box
-    leaving the axes is ruled out. The first candidate that meets nothing is
-    taken, else the one meeting least. Call it once everything else is drawn
-    on ``ax`` and its limits are final.
+    Labels sharing a ``prefix`` whose points sit within :data:`_JOIN` points
+    of each other on the page (points a reader cannot tell apart) are written
+    once, as the prefix and their items joined by commas (``sigma=0.35,
+    0.5``), at the mean of their points. Each label then takes the first
+    candidate offset (:data:`_ANGLES` x :data:`_RADII`, nearest first) whose
+    text box stays inside the axes and meets no segment or marker of the
+    axes' lines, error bars and scatter points, no legend, no text already on
+    the axes and no label placed before it; among those, one whose leader line
+    (drawn from :data:`_LEADER_FROM` points out) crosses the fewest markers,
+    texts and earlier leaders. Only when no candidate is clear does a label
+    take the one meeting least. Each text's size is measured once and every
+    candidate is scored in one array computation, so the cost grows with
+    labels x candidates x marks, with no drawing per candidate. Call it once
+    everything else is drawn on ``ax`` and its limits are final.
 
     Parameters
     ----------
@@ -94,7 +111,8 @@ def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
     Returns
     -------
     list of matplotlib.text.Annotation
-        One per label, in order.
+        One per label, in order; labels joined into one text share its
+        annotation.
     """
     from vistalab.theory import DomainError
 
@@ -106,6 +124,8 @@ def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
     ):
         raise DomainError("labels", labels, "must be a sequence of PointLabel",
                           "pass e.g. [PointLabel('sigma = 1', x, y)]")
+    if not labels:
+        return []
     fig = ax.figure
     fig.draw_without_rendering()  # settles the layout, so display coordinates hold
     renderer = fig.canvas.get_renderer()
@@ -113,40 +133,113 @@ def place_labels(ax: Any, labels: Sequence[PointLabel]) -> list[Any]:
     rects, segments = _marks(ax, px)
     rects = np.vstack([rects, _text_rects(ax, renderer)])
     frame = ax.get_window_extent(renderer)
-    placed = []
-    for lab in labels:
-        probe = ax.annotate(lab.text, xy=(lab.x, lab.y), xytext=(0.0, 0.0),
-                            textcoords="offset points", **dict(lab.style))
-        ax_, ay_ = ax.transData.transform((lab.x, lab.y))
-        anchor = (float(ax_), float(ay_))
-        best, best_cost = (_RADII[0], _ANGLES[0]), math.inf
-        for radius in _RADII:
-            for angle in _ANGLES:
-                box = _probe_box(probe, radius, angle, renderer, _PAD * px)
-                inside = (box[0] >= frame.x0 and box[2] <= frame.x1
-                          and box[1] >= frame.y0 and box[3] <= frame.y1)
-                cost = _hits(box, rects, segments) + (0 if inside else 1000)
-                if radius >= _LEADER_FROM:
-                    cost += _leader_hits(anchor, box, rects)
-                if cost < best_cost:
-                    best, best_cost = (radius, angle), cost
-                if cost == 0:
-                    break
-            if best_cost == 0:
-                break
-        radius, angle = best
-        box = _probe_box(probe, radius, angle, renderer, _PAD * px)
-        probe.remove()
-        leader = (
-            {"arrowprops": {"arrowstyle": "-", "color": lab.style.get("color", "black"),
+    anchors = np.asarray(ax.transData.transform([(lab.x, lab.y) for lab in labels]), dtype=float)
+    groups = _joined(labels, anchors, _JOIN * px)
+    offsets = np.array([_offset(r, a) for r in _RADII for a in _ANGLES]) * px
+    # Where the box sits relative to the text's position, per candidate: the
+    # fraction of its width left of it (ha) and of its height below it (va).
+    fx = np.array([{"left": 0.0, "center": 0.5, "right": 1.0}[_ha(a)]
+                   for _ in _RADII for a in _ANGLES])
+    fy = np.array([{"bottom": 0.0, "center": 0.5, "top": 1.0}[_va(a)]
+                   for _ in _RADII for a in _ANGLES])
+    leader = np.array([r >= _LEADER_FROM for r in _RADII for _ in _ANGLES])
+    leaders = np.empty((0, 4))
+    pad = _PAD * px
+    by_label: dict[int, Any] = {}
+    for members in groups:
+        first = labels[members[0]]
+        text = _joined_text([labels[i] for i in members])
+        anchor = anchors[members].mean(axis=0)
+        at = anchors[members]
+        w, h = _text_size(ax, text, first.style, renderer)
+        pos = anchor + offsets
+        boxes = np.column_stack([pos[:, 0] - fx * w - pad, pos[:, 1] - fy * h - pad,
+                                 pos[:, 0] + (1 - fx) * w + pad, pos[:, 1] + (1 - fy) * h + pad])
+        outside = ((boxes[:, 0] < frame.x0) | (boxes[:, 2] > frame.x1)
+                   | (boxes[:, 1] < frame.y0) | (boxes[:, 3] > frame.y1))
+        hits = _box_hits(boxes, rects, segments) + 1000 * outside
+        centres = np.column_stack([0.5 * (boxes[:, 0] + boxes[:, 2]),
+                                   0.5 * (boxes[:, 1] + boxes[:, 3])])
+        lines = np.column_stack([np.broadcast_to(anchor, centres.shape), centres])
+        # The markers under the label's own points are not crossings.
+        own = ((rects[:, None, 0] <= at[None, :, 0]) & (rects[:, None, 2] >= at[None, :, 0])
+               & (rects[:, None, 1] <= at[None, :, 1])
+               & (rects[:, None, 3] >= at[None, :, 1])).any(axis=1)
+        crossings = _segment_box_pairs(lines, rects[~own]).sum(axis=1)
+        crossings += _segments_cross(lines, leaders).sum(axis=1)
+        crossings = np.where(leader, crossings, 0)
+        # Clear boxes first, then fewest leader crossings, then nearest (candidate order).
+        best = int(np.lexsort((np.arange(len(boxes)), crossings, hits))[0])
+        radius = _RADII[best // len(_ANGLES)]
+        angle = _ANGLES[best % len(_ANGLES)]
+        style = dict(first.style)
+        arrow = (
+            {"arrowprops": {"arrowstyle": "-", "color": style.get("color", "black"),
                             "lw": 0.5, "shrinkA": 0.0, "shrinkB": 3.0}}
-            if radius >= _LEADER_FROM else {}
+            if leader[best] else {}
         )
-        placed.append(ax.annotate(lab.text, xy=(lab.x, lab.y), xytext=_offset(radius, angle),
-                                  textcoords="offset points", ha=_ha(angle), va=_va(angle),
-                                  **leader, **dict(lab.style)))
-        rects = np.vstack([rects, np.asarray(box)[None, :]])
-    return placed
+        xy = tuple(ax.transData.inverted().transform(anchor))
+        ann = ax.annotate(text, xy=xy, xytext=_offset(radius, angle), textcoords="offset points",
+                          ha=_ha(angle), va=_va(angle), **arrow, **style)
+        for i in members:
+            by_label[i] = ann
+        rects = np.vstack([rects, boxes[best][None, :]])
+        if leader[best]:
+            leaders = np.vstack([leaders, lines[best][None, :]])
+    return [by_label[i] for i in range(len(labels))]
+
+
+def _joined(labels: Sequence[PointLabel], anchors: np.ndarray, within: float) -> list[list[int]]:
+    """Indices of the labels written as one text, in order of their first label:
+    labels with the same non-empty ``prefix`` and style, chained by points at most
+    ``within`` pixels apart."""
+    parent = list(range(len(labels)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(labels):
+        if not a.prefix or not a.text.startswith(a.prefix):
+            continue
+        for j in range(i):
+            b = labels[j]
+            if (b.prefix == a.prefix and b.text.startswith(b.prefix)
+                    and dict(b.style) == dict(a.style)
+                    and math.dist(anchors[i], anchors[j]) <= within):
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(labels)):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=lambda g: g[0])
+
+
+def _joined_text(members: Sequence[PointLabel]) -> str:
+    """One label's text, or the prefix and the items of several (a repeated item
+    once, with its count)."""
+    if len(members) == 1:
+        return members[0].text
+    prefix = members[0].prefix
+    items: dict[str, int] = {}
+    for lab in members:
+        item = lab.text[len(prefix):]
+        items[item] = items.get(item, 0) + 1
+    return prefix + ", ".join(k if c == 1 else f"{k} \N{MULTIPLICATION SIGN}{c}"
+                              for k, c in items.items())
+
+
+def _text_size(ax: Any, text: str, style: Mapping[str, Any], renderer: Any) -> tuple[float, float]:
+    """Width and height in pixels of ``text`` drawn on ``ax`` with ``style``."""
+    from matplotlib.text import Text
+
+    probe = ax.annotate(text, xy=(0.0, 0.0), **dict(style))
+    try:
+        e = Text.get_window_extent(probe, renderer)
+    finally:
+        probe.remove()
+    return float(e.width), float(e.height)
 
 
 def find_text_clashes(fig: Any, *, dpi: float = 200.0) -> list[TextClash]:
@@ -279,15 +372,6 @@ def _va(angle: float) -> str:
     return "bottom" if s > 1e-9 else "top" if s < -1e-9 else "center"
 
 
-def _probe_box(ann: Any, radius: float, angle: float, renderer: Any, pad: float) -> Box:
-    """The display box of ``ann`` at this offset, grown by ``pad`` pixels."""
-    ann.xyann = _offset(radius, angle)
-    ann.set_ha(_ha(angle))
-    ann.set_va(_va(angle))
-    e = ann.get_window_extent(renderer)
-    return e.x0 - pad, e.y0 - pad, e.x1 + pad, e.y1 + pad
-
-
 def _marks(ax: Any, px: float) -> tuple[np.ndarray, np.ndarray]:
     """The plotted marks of ``ax`` in display pixels: marker boxes (x0, y0, x1, y1)
     and line segments (x0, y0, x1, y1)."""
@@ -335,34 +419,32 @@ def _text_rects(ax: Any, renderer: Any) -> np.ndarray:
 
 def _hits(box: Box, rects: np.ndarray, segs: np.ndarray) -> int:
     """How many boxes and segments meet ``box``."""
-    x0, y0, x1, y1 = box
-    n = int(np.count_nonzero((rects[:, 0] < x1) & (rects[:, 2] > x0)
-                             & (rects[:, 1] < y1) & (rects[:, 3] > y0)))
+    return int(_box_hits(np.asarray(box, dtype=float)[None, :], rects, segs)[0])
+
+
+def _box_hits(boxes: np.ndarray, rects: np.ndarray, segs: np.ndarray) -> np.ndarray:
+    """For each of ``boxes`` (C x 4), how many of ``rects`` and ``segs`` it meets."""
+    b = boxes[:, None, :]
+    n = np.count_nonzero((rects[None, :, 0] < b[..., 2]) & (rects[None, :, 2] > b[..., 0])
+                         & (rects[None, :, 1] < b[..., 3]) & (rects[None, :, 3] > b[..., 1]),
+                         axis=1)
     if len(segs):
-        n += int(np.count_nonzero(_segments_meet_box(segs, box)))
+        n = n + np.count_nonzero(_segment_box_pairs(segs, boxes).T, axis=1)
     return n
 
 
-def _leader_hits(anchor: tuple[float, float], box: Box, rects: np.ndarray) -> int:
-    """How many boxes (markers, texts) the leader line crosses, not counting the
-    boxes around the anchor itself. Matplotlib draws the leader from the text's
-    centre to the anchor, so that is the segment checked."""
-    cx, cy = 0.5 * (box[0] + box[2]), 0.5 * (box[1] + box[3])
-    seg = np.array([[anchor[0], anchor[1], cx, cy]])
-    own = ((rects[:, 0] <= anchor[0]) & (rects[:, 2] >= anchor[0])
-           & (rects[:, 1] <= anchor[1]) & (rects[:, 3] >= anchor[1]))
-    return sum(bool(_segments_meet_box(seg, (r[0], r[1], r[2], r[3]))[0]) for r in rects[~own])
-
-
-def _segments_meet_box(segs: np.ndarray, box: Box) -> np.ndarray:
-    """Liang-Barsky clipping: which segments have a point inside the box."""
-    x0, y0, x1, y1 = box
-    px, py = segs[:, 0], segs[:, 1]
-    dx, dy = segs[:, 2] - px, segs[:, 3] - py
-    lo = np.zeros(len(segs))
-    hi = np.ones(len(segs))
-    ok = np.ones(len(segs), dtype=bool)
-    for p, q in ((-dx, px - x0), (dx, x1 - px), (-dy, py - y0), (dy, y1 - py)):
+def _segment_box_pairs(segs: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Liang-Barsky clipping for every pair: ``[i, j]`` is whether segment ``i``
+    (x0, y0, x1, y1) has a point inside box ``j`` (x0, y0, x1, y1)."""
+    s, b = segs[:, None, :], boxes[None, :, :]
+    px, py = s[..., 0], s[..., 1]
+    dx, dy = s[..., 2] - px, s[..., 3] - py
+    shape = np.broadcast_shapes(px.shape, b[..., 0].shape)
+    lo, hi = np.zeros(shape), np.ones(shape)
+    ok = np.ones(shape, dtype=bool)
+    for p, q in ((-dx, px - b[..., 0]), (dx, b[..., 2] - px),
+                 (-dy, py - b[..., 1]), (dy, b[..., 3] - py)):
+        p = np.broadcast_to(p, shape)
         parallel = p == 0
         ok &= ~(parallel & (q < 0))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -370,6 +452,23 @@ def _segments_meet_box(segs: np.ndarray, box: Box) -> np.ndarray:
         lo = np.where(~parallel & (p < 0), np.maximum(lo, t), lo)
         hi = np.where(~parallel & (p > 0), np.minimum(hi, t), hi)
     return ok & (lo <= hi)
+
+
+def _segments_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``[i, j]``: whether segments ``a[i]`` and ``b[j]`` properly cross."""
+    if not len(b):
+        return np.zeros((len(a), 0), dtype=bool)
+    p, r = a[:, None, :2], a[:, None, 2:] - a[:, None, :2]
+    q, s = b[None, :, :2], b[None, :, 2:] - b[None, :, :2]
+
+    def cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
+
+    den = cross(r, s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = cross(q - p, s) / den
+        u = cross(q - p, r) / den
+    return (den != 0) & (t > 0) & (t < 1) & (u > 0) & (u < 1)
 
 
 def _text_corners(t: Any, renderer: Any) -> np.ndarray:

@@ -216,11 +216,12 @@ def plot(table: TidyTable, out_dir: str | Path) -> tuple[Path, Path]:
                         mfc="none", mew=1.2, ms=9, elinewidth=1, capsize=3,
                         label="engine-measured (workspace/), by interface", zorder=4)
             labels += [PointLabel(f"engine: {r['interface']}", r["rate_bits"], r["value"],
-                                  {"fontsize": 6.5, "color": PALETTE["black"]})
+                                  {"fontsize": 6.5, "color": PALETTE["black"]},
+                                  prefix="engine: ")
                        for r in eng.records()]
         # The longer engine labels are placed first; the short sigma labels fit around them.
         labels += [PointLabel(f"$\\sigma$={r['sigma']:g}", r["rate_bits"], r["value"],
-                              {"fontsize": 6.5, "color": PALETTE["blue"]})
+                              {"fontsize": 6.5, "color": PALETTE["blue"]}, prefix="$\\sigma$=")
                    for r in mc.where(interface="gaussian").records()]
         ax.set_xlim(-0.1, top + 0.15)
         ax.set_ylim(-0.04, 1.08)

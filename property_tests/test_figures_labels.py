@@ -98,6 +98,50 @@ def test_placed_labels_avoid_lines_markers_and_each_other():
         assert find_text_clashes(fig) == []
 
 
+def test_labels_of_coinciding_points_are_written_once():
+    """Labels of one family (same prefix and style) at points that coincide on the
+    page become one text with their items, a repeated item once with its count;
+    a point apart, a label of another family and a label without a prefix stay
+    separate, and every label maps to the annotation that shows it."""
+    sig = {"fontsize": 7, "color": "blue"}
+    labels = [PointLabel("s=1", 5.0, 5.0, sig, prefix="s="),
+              PointLabel("s=2", 5.0, 5.0, sig, prefix="s="),
+              PointLabel("e: a", 5.0, 5.0, {"fontsize": 7}, prefix="e: "),
+              PointLabel("e: a", 5.001, 5.0, {"fontsize": 7}, prefix="e: "),
+              PointLabel("s=3", 8.0, 2.0, sig, prefix="s="),
+              PointLabel("s=4", 5.0, 5.0, sig)]
+    with figure_style():
+        fig, ax = _axes()
+        ax.plot([5.0, 8.0], [5.0, 2.0], "o", ms=5)
+        anns = place_labels(ax, labels)
+        assert [a.get_text() for a in anns] == [
+            "s=1, 2", "s=1, 2", "e: a \N{MULTIPLICATION SIGN}2", "e: a \N{MULTIPLICATION SIGN}2",
+            "s=3", "s=4"]
+        assert anns[0] is anns[1] and anns[2] is anns[3]
+        assert len(ax.texts) == 4 and find_text_clashes(fig) == []
+
+
+def test_crowded_points_get_clear_labels_with_leaders():
+    """Twelve labels of points one marker apart (no prefix: none is joined) find
+    clear places further out, with leader lines; written at one fixed offset the
+    same labels clash (and the placer before candidates reached past 50 pt left
+    12 clashes here)."""
+    xs = 1.0 + 0.12 * np.arange(12)
+    labels = [PointLabel(f"label {i}", float(x), 1.0, {"fontsize": 7}) for i, x in enumerate(xs)]
+    with figure_style():
+        fig, ax = _axes(width=5.0, height=4.0)
+        ax.plot(xs, np.ones(12), "o", ms=5)
+        for lab in labels:
+            ax.annotate(lab.text, (lab.x, lab.y), xytext=(3, 3), textcoords="offset points",
+                        fontsize=7)
+        assert find_text_clashes(fig)
+        fig, ax = _axes(width=5.0, height=4.0)
+        ax.plot(xs, np.ones(12), "o", ms=5)
+        anns = place_labels(ax, labels)
+        assert find_text_clashes(fig) == []
+        assert any(a.arrow_patch is not None for a in anns)
+
+
 def _plotted(name, monkeypatch, tmp_path):
     """Plot figure ``name`` from its quick table; return the matplotlib Figure."""
     fig_mod = load_figure(name)

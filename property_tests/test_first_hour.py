@@ -161,6 +161,10 @@ def test_summary_headline_names_no_failure_when_none_failed():
     assert failing.headline().startswith("some checks of the toolkit FAILED (1, listed below)")
     proved = FormalSummary(True, 25, 25, "25/25 formal theorems proved")
     assert summarize(rows, (), proved).formal.startswith("Coq: 25 of 25 formal theorems proved")
+    versioned = FormalSummary(True, 25, 25, "25/25 formal theorems proved (coqc: Coq 8.16.1)")
+    assert versioned.line() == "Coq: 25 of 25 formal theorems proved (coqc: Coq 8.16.1)"
+    partial = FormalSummary(True, 24, 25, "1 theorem failed: foo")
+    assert partial.line() == "Coq: 24 of 25 formal theorems proved (1 theorem failed: foo)"
 
 
 def test_progress_writes_one_plain_line_per_stage():

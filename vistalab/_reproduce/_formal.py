@@ -53,7 +53,16 @@ class FormalSummary:
         """
         if not self.available:
             return f"Coq not installed: {self.total} formal rows skipped ({self.message})"
-        return f"Coq: {self.proved} of {self.total} formal theorems proved ({self.message})"
+        head = f"Coq: {self.proved} of {self.total} formal theorems proved"
+        # The check's sentence repeats the count ("64/64 formal theorems proved (coqc:
+        # ...)"): only what it adds, the compiler's version, goes in the parentheses.
+        rest = self.message.strip()
+        said = f"{self.proved}/{self.total} formal theorems proved"
+        if rest.startswith(said):
+            rest = rest[len(said):].strip()
+            if rest.startswith("(") and rest.endswith(")"):
+                rest = rest[1:-1].strip()
+        return f"{head} ({rest})" if rest else head
 
 
 def formal_params() -> dict[str, Any]:
