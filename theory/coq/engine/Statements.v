@@ -15,7 +15,7 @@
 From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
 From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs
-  DeletionProofs ArchiveProofs.
+  DeletionProofs ArchiveProofs GroupProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -251,21 +251,27 @@ Proof. exact (deletion_run c d s0 ops us dm later). Qed.
 (* archive_contract.  Methodology, eq. (archive-contract):
    "read_path(h) == payload(S)"; Context Stream: "(ii) archived blocks are
    replaced by compact handles and summaries, while their original bytes are
-   stored externally".  For every handle or offload placeholder of a block
-   archived or offloaded on its own that the rendering shows (any state
-   reached by any operations, either rendering): the handle shows that
-   block's store key, its archive level and the payload stored there; the
-   store holds a payload under that key; and reading the key yields exactly
-   the block's registered bytes.  Not stated here: group handles and the
-   references nested in group payloads (Claims.v [claim_archive_contract]). *)
+   stored externally".  For every handle the rendering shows (any state
+   reached by any operations, either rendering, either cache_prefix): a
+   block's own handle or offload placeholder, or a group's handle (a group
+   nested in others shows the handle of its top-level group): the handle shows
+   its unit's store key, the unit's archive level and the payload stored
+   there (the driver interns bytes, so the payload stands for its size and
+   checksum); the store holds a payload under that key; and reading the key,
+   following every reference nested in group payloads (a member block
+   archived before by its own key, a member group by its key), yields exactly
+   the payload of the unit: each of its leaves, in the group's member order,
+   with the bytes it was registered with (GroupProofs.v: a group's payload
+   lists its members in order, inlined or referenced, every operation
+   keeping that). *)
 Theorem workspace_archive_contract (c : config) (d : nat) (s0 : state) (ops : list op) :
   init c d = Some s0 ->
   let s := run s0 ops in
-  forall m n, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
-  m_show m = SHandle (sp_key_of (UB n)) (sp_level s (UB n)) (sp_payload s (sp_key_of (UB n))) /\
-  sp_lookup (sp_key_of (UB n)) (store s) <> None /\
-  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).
-Proof. exact (archive_blocks_run c d s0 ops). Qed.
+  forall m u, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some u ->
+  m_show m = SHandle (sp_key_of u) (sp_level s u) (sp_payload s (sp_key_of u)) /\
+  sp_lookup (sp_key_of u) (store s) <> None /\
+  sp_read_path s (sp_key_of u) = Some (sp_unit_payload s u).
+Proof. exact (archive_contract_run c d s0 ops). Qed.
 
 (* ledger_levels.  Implementation Details, "Dashboard format" (~Tok, Level);
    Context Stream: "D_t is the dashboard: a factual ledger of ... token
@@ -294,3 +300,4 @@ Definition statement_of_budget : claim_budget :=
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
 Definition statement_of_guard : claim_guard := workspace_guard.
 Definition statement_of_deletion : claim_deletion := workspace_deletion.
+Definition statement_of_archive_contract : claim_archive_contract := workspace_archive_contract.
