@@ -293,8 +293,15 @@ BROKEN = {
         "  (forall n, u = UB n -> sp_deleted s' n = false /\\ recover s' n = None).",
     ),
     "workspace_archive_contract": (
-        "  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).",
-        "  sp_read_path s (sp_key_of (UB n)) = None.",
+        "  sp_read_path s (sp_key_of u) = Some (sp_unit_payload s u).",
+        "  sp_read_path s (sp_key_of u) = None.",
+    ),
+    # false only for a group handle: its level one above the group's
+    "workspace_archive_contract:group": (
+        "  m_show m = SHandle (sp_key_of u) (sp_level s u) (sp_payload s (sp_key_of u)) /\\",
+        "  m_show m = SHandle (sp_key_of u)\n"
+        "    (match u with UG _ => S (sp_level s u) | UB _ => sp_level s u end)\n"
+        "    (sp_payload s (sp_key_of u)) /\\",
     ),
     # a level not raised by archiving again
     "workspace_ledger_levels": (
