@@ -575,7 +575,7 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
-specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) 1
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) (UB 1)
   ltac:(vm_compute; left; reflexivity) eq_refl).
 destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
 """,
@@ -592,7 +592,7 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
-specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) 1
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) (UB 1)
   ltac:(vm_compute; left; reflexivity) eq_refl).
 destruct H as [H _]. vm_compute in H. discriminate H.
 """,
