@@ -289,8 +289,8 @@ BROKEN = {
     ),
     # a deleted block still live
     "workspace_deletion": (
-        "  (forall n, u = UB n -> sp_deleted s' n = true /\\ recover s' n = None).",
-        "  (forall n, u = UB n -> sp_deleted s' n = false /\\ recover s' n = None).",
+        "    sp_deleted s' n = true /\\ recover s' n = None /\\",
+        "    sp_deleted s' n = false /\\ recover s' n = None /\\",
     ),
     "workspace_archive_contract": (
         "  sp_read_path s (sp_key_of u) = Some (sp_unit_payload s u).",

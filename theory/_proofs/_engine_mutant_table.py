@@ -529,7 +529,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _]. vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -543,7 +543,7 @@ destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discrim
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [_ [H' _]]. vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -558,7 +558,26 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
   [ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _]. vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="delete_group_spares_nested_leaves",
+        bug="deleting a group turns only its direct member blocks into tombstones; the blocks "
+            "of the groups nested in it stay archived",
+        old="let dead (b : block) := match b_group b with Some h => doomed h | None => false end in",
+        new="let dead (b : block) := match b_group b with Some h => h =? g | None => false end in",
+        theorem="workspace_deletion",
+        run="user B1, B2, B3; archive [B1;B2] (G1); archive [G1;B3] (G2); delete [G2]: leaf B1 "
+            "is not a tombstone",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1;
+   OPlain KUser false 9 5 1; OArchive [UG 1; UB 3] (2, 2) [] 1] [UG 2] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 2) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 ltac:(vm_compute; left; reflexivity)) as [H' _].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(

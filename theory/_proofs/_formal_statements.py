@@ -462,8 +462,9 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "workspace_deletion",
         "deletion: delete removes the selected content permanently -- after a delete, and "
         "after any later operations, the store holds nothing under a deleted unit's key (a "
-        "block's raw bytes, a group's payload) and a deleted block is a tombstone recover "
-        "refuses (the leaves of a deleted group are not yet stated)",
+        "block's raw bytes, a group's payload) and every leaf of a deleted unit (a group's "
+        "blocks, nested groups included) is a tombstone recover refuses, with no store entry "
+        "(its own key or inlined in a group payload) holding its bytes",
     ),
     MainTheorem(
         "engine",

@@ -4,8 +4,13 @@
    by its own key (raw bytes there), each member group referenced by its key;
    so following a group handle's key and the references nested in group
    payloads yields exactly the payload of the group's leaves (eq.
-   archive-contract: read_path(h) == payload(S)).  Statements.v restates the
-   theorem proved here ([archive_contract_run]) in the paper's words. *)
+   archive-contract: read_path(h) == payload(S)).  And deletion of a group's
+   leaves (Context Stream: delete "removes the selected content
+   permanently"): every block inside a deleted group, nested groups included,
+   is a tombstone recover refuses, and no store entry (its own key, or an
+   entry inlined in any group payload, every group key being a live group's)
+   holds its bytes.  Statements.v restates the theorems proved here
+   ([archive_contract_run], [deletion_leaves_run]) in the paper's words. *)
 
 From Coq Require Import List Arith Bool Lia PeanoNat Permutation.
 Import ListNotations.
@@ -912,4 +917,311 @@ Proof.
   - unfold sp_read_path, sp_unit_payload, sp_leaves. fold (pay s).
     apply (read_group s Rc Gi); [exact Hx| |pose proof (drank_lt _ _ Hx); lia].
     pose proof (drank_lt _ _ Hx). pose proof (groups_le_store s Gi). lia.
+Qed.
+
+(* ------------------------------------------------------------------ *)
+(* Deletion of a group's leaves *)
+
+(* Every group key in the store is a live group's. *)
+Definition kg_inv (s : state) : Prop :=
+  forall h v, In (KG h, v) (store s) -> exists x, In x (groups s) /\ g_id x = h.
+
+Lemma kg_same s s' : store s' = store s -> (forall x, In x (groups s) -> exists x', In x' (groups s') /\ g_id x' = g_id x) ->
+  kg_inv s -> kg_inv s'.
+Proof.
+  intros St G K h v H. rewrite St in H. destruct (K h v H) as [x [Hx Ex]].
+  destruct (G x Hx) as [x' [Hx' E']]. exists x'. split; [exact Hx'|congruence].
+Qed.
+
+Lemma kg_sub s s' : (forall h v, In (KG h, v) (store s') -> In (KG h, v) (store s) /\
+     forall x, In x (groups s) -> g_id x = h -> exists x', In x' (groups s') /\ g_id x' = h) ->
+  kg_inv s -> kg_inv s'.
+Proof.
+  intros C K h v H. destruct (C h v H) as [H1 H2]. destruct (K h v H1) as [x [Hx Ex]]. exact (H2 x Hx Ex).
+Qed.
+
+Lemma kg_offload_all xs s : kg_inv s -> kg_inv (offload_all s xs).
+Proof.
+  unfold offload_all. revert s. induction xs as [|x xs IH]; intros s K; simpl; [exact K|].
+  apply IH. unfold offload_block; cbv zeta. destruct (find_block s x).
+  - apply (kg_sub s); [|exact K]. intros h v H. cbn [store with_store] in H. apply in_put in H.
+    destruct H as [[H _]|H]; [|discriminate]. split; [exact H|]. intros y Hy E. exists y. auto.
+  - exact K.
+Qed.
+
+Lemma kg_restore_unit s u : kg_inv s -> kg_inv (restore_unit s u).
+Proof.
+  intro K. destruct u as [n|g]; unfold restore_unit; cbv zeta; apply (kg_sub s); try exact K;
+  intros h v H; cbn [store with_store with_groups groups] in *; apply in_remove_key in H;
+  destruct H as [H E]; (split; [exact H|]); intros y Hy Ey.
+  - exists y. auto.
+  - exists (clr g y). split; [|destruct (clr_fields g y) as [I1 _]; congruence].
+    apply in_map. apply filter_In. split; [exact Hy|]. apply negb_true_iff, Nat.eqb_neq.
+    intro F. apply E. cbn. congruence.
+Qed.
+
+Lemma kg_delete_unit s u : NoDup (map g_id (groups s)) -> kg_inv s -> kg_inv (delete_unit s u).
+Proof.
+  intros N K. destruct u as [n|g]; unfold delete_unit; cbv zeta; apply (kg_sub s); try exact K;
+  intros h v H; cbn [store with_store with_groups groups] in *.
+  - apply in_remove_key in H. destruct H as [H _]. split; [exact H|]. intros y Hy Ey. exists y. auto.
+  - apply filter_In in H. destruct H as [H D]. split; [exact H|]. intros y Hy Ey. exists y.
+    split; [|exact Ey]. apply filter_In. split; [exact Hy|]. cbn [fst] in D.
+    apply negb_true_iff in D. apply negb_true_iff. apply not_true_iff_false. intro U.
+    apply not_true_iff_false in D. apply D. apply existsb_exists. exists y. rewrite Ey, Nat.eqb_refl, U. auto.
+Qed.
+
+Lemma nodup_delete_unit s u : NoDup (map g_id (groups s)) -> NoDup (map g_id (groups (delete_unit s u))).
+Proof. destruct u; unfold delete_unit; cbv zeta; cbn [groups with_store with_groups]; [auto|apply nodup_map_filter]. Qed.
+
+Lemma kg_new_group s us h st : kg_inv s -> kg_inv (new_group s us h st).
+Proof.
+  intro K. unfold new_group; cbv zeta. intros hh v H. cbn [store with_store with_counts with_groups groups] in *.
+  apply in_put in H. destruct H as [[H _]|H].
+  - destruct (K hh v H) as [x [Hx Ex]].
+    exists (if existsb (uid_eqb (UG (g_id x))) us then group_parent (Some (S (ngroups s))) x else x).
+    split; [try (apply in_or_app; left); exact (in_map (fun x0 => if existsb (uid_eqb (UG (g_id x0))) us then group_parent (Some (S (ngroups s))) x0 else x0) (groups s) x Hx)|].
+    destruct (existsb _ _); exact Ex.
+  - injection H as <- _. eexists. split; [apply in_app_iff; right; left; reflexivity|reflexivity].
+Qed.
+
+Lemma kg_archive s us h st : kg_inv s -> kg_inv (archive_units s us h st).
+Proof.
+  intro K. unfold archive_units.
+  destruct us as [|[n|g] [|u r]] eqn:Eus; try (apply kg_new_group; exact K).
+  - destruct (find_block s n) as [b|]; [|exact K]. destruct (in_prompt (b_status b)); cbv zeta.
+    + apply (kg_sub s); [|exact K]. intros hh v H. cbn [store with_store] in H. apply in_put in H.
+      destruct H as [[H _]|H]; [|discriminate]. split; [exact H|]. intros y Hy Ey. exists y. auto.
+    + exact K.
+  - destruct (find_group s g) as [x|]; [|exact K].
+    intros hh v H. destruct (K hh v H) as [y [Hy Ey]].
+    exists (if g_id y =? g then group_level_h (S (g_level x)) h y else y).
+    split; [exact (in_map (fun y => if g_id y =? g then group_level_h (S (g_level x)) h y else y) (groups s) y Hy)|]. destruct (g_id y =? g); exact Ey.
+Qed.
+
+Lemma kg_step s o : grp_inv s -> kg_inv s -> kg_inv (fst (step s o)).
+Proof.
+  intros Gi K. destruct o; cbn [step].
+  - destruct k; try exact K; unfold reg_plain; destruct (pending s); try exact K;
+    destruct (_ && _); exact K.
+  - unfold reg_call. destruct (pending s); [|exact K]. destruct ids; [exact K|].
+    destruct (negb _); exact K.
+  - unfold reg_result. destruct (negb _); [exact K|].
+    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    exact (kg_offload_all off s K).
+  - unfold act. destruct (resolve s AArchive us) as [l|e]; [|exact K]. cbn [fst].
+    apply kg_archive, K.
+  - unfold act. destruct (resolve s ARestore us) as [l|e]; [|exact K]. cbn [fst].
+    clear Gi. revert s K. induction l as [|u l IH]; intros s K; simpl; [exact K|].
+    apply IH, kg_restore_unit, K.
+  - unfold act. destruct (resolve s ADelete us) as [l|e]; [|exact K]. cbn [fst].
+    pose proof (proj1 Gi) as N. clear Gi. revert s N K. induction l as [|u l IH]; intros s N K; simpl; [exact K|].
+    apply IH; [apply nodup_delete_unit, N|apply kg_delete_unit; [exact N|exact K]].
+  - destruct (find_block s n); [destruct (recover s n)|]; exact K.
+  - exact K.
+Qed.
+
+Lemma climb_sub gs gs' : NoDup (map g_id gs) -> NoDup (map g_id gs') -> incl gs' gs -> parents_ok gs' ->
+  forall f y, In y gs' -> climb gs' f y = climb gs f y.
+Proof.
+  intros N N' Inc Q. induction f as [|f IH]; intros y Hy; [reflexivity|]. cbn [climb].
+  destruct (g_parent y) as [p|] eqn:P; [|reflexivity].
+  destruct (Q y p Hy P) as [z [Hz [Ez _]]]. subst p.
+  rewrite (find_gid gs' z N' Hz), (find_gid gs z N (Inc z Hz)). apply IH, Hz.
+Qed.
+
+Lemma under_sub s s' g y :
+  NoDup (map g_id (groups s)) -> NoDup (map g_id (groups s')) -> incl (groups s') (groups s) ->
+  parents_ok (groups s') -> length (groups s') <= length (groups s) -> In y (groups s') ->
+  under s' g y = under s g y.
+Proof.
+  intros N N' Inc Q L Hy. unfold under.
+  assert (E : climb (groups s') (length (groups s')) y = climb (groups s) (length (groups s)) y).
+  { pose proof (urank_lt _ _ Hy) as U.
+    rewrite <- (climb_fuel (groups s') N' Q (length (groups s')) y (length (groups s)) Hy); [|lia|exact L].
+    apply climb_sub; assumption. }
+  rewrite E. reflexivity.
+Qed.
+
+(* Block [n] sits in a group under top-level group [g]. *)
+Definition lc (s : state) (g n : nat) : Prop :=
+  exists b y, In b (blocks s) /\ b_id b = n /\ b_group b = Some (g_id y) /\ In y (groups s) /\
+    under s g y = true.
+
+Lemma filter_len {A} (p : A -> bool) l : length (filter p l) <= length l.
+Proof. induction l as [|a l IH]; simpl; [lia|]. destruct (p a); simpl; lia. Qed.
+
+Lemma lc_delete_unit s g n u :
+  rec_inv s -> grp_inv s -> unit_sel s u -> u <> UG g -> lc s g n -> lc (delete_unit s u) g n.
+Proof.
+  intros Rc Gi M Ne [b [y [Hb [Eb [Gb [Hy Uy]]]]]]. pose proof Gi as [N [_ [Q _]]].
+  destruct u as [m|g']; cbn [unit_sel] in M.
+  - exists b, y. unfold delete_unit; cbv zeta. split; [|auto].
+    apply in_update_keep; [exact Hb|]. rewrite (proj2 (Nat.eqb_neq _ _) (grouped_ne s m b M Hb ltac:(congruence))).
+    reflexivity.
+  - assert (Ug : under s g' y = false).
+    { unfold under in *. apply Nat.eqb_eq in Uy. apply Nat.eqb_neq. intro E. apply Ne. congruence. }
+    assert (Dy : existsb (fun x => (g_id x =? g_id y) && under s g' x) (groups s) = false).
+    { apply not_true_iff_false. intro E. apply existsb_exists in E. destruct E as [z [Hz E]].
+      apply andb_true_iff in E. destruct E as [E1 E2]. apply Nat.eqb_eq in E1.
+      rewrite (nodup_gid_eq _ z y N Hz Hy E1) in E2. congruence. }
+    pose proof (grp_delete_group s g' Rc Gi) as [N' [_ [Q' _]]].
+    assert (Hy' : In y (groups (delete_unit s (UG g')))).
+    { unfold delete_unit; cbv zeta. cbn [groups with_store with_groups]. apply filter_In.
+      rewrite Ug. auto. }
+    exists b, y. split; [|split; [exact Eb|split; [exact Gb|split; [exact Hy'|]]]].
+    + unfold delete_unit; cbv zeta. apply in_update_keep; [exact Hb|]. cbv beta. rewrite Gb, Dy. reflexivity.
+    + rewrite (under_sub s _ g y N N'); [exact Uy| | | |exact Hy'].
+      * unfold delete_unit; cbv zeta. cbn [groups with_store with_groups]. intros z Hz.
+        apply filter_In in Hz. tauto.
+      * exact Q'.
+      * unfold delete_unit; cbv zeta. cbn [groups with_store with_groups]. apply filter_len.
+Qed.
+
+Lemma same_block s b0 b : ids_ok s -> In b0 (blocks s) -> In b (blocks s) -> b_id b0 = b_id b -> b0 = b.
+Proof.
+  intros I H0 H E. pose proof (find_block_unique s b0 I H0) as F0.
+  rewrite E, (find_block_unique s b I H) in F0. congruence.
+Qed.
+
+Lemma lc_gone s g n : rec_inv s -> grp_inv s -> lc s g n -> blk_gone (delete_unit s (UG g)) n.
+Proof.
+  intros Rc Gi [b [y [Hb [Eb [Gb [Hy Uy]]]]]]. pose proof Gi as [N [_ [_ R]]]. pose proof (proj1 Rc) as I.
+  assert (Dy : existsb (fun x => (g_id x =? g_id y) && under s g x) (groups s) = true).
+  { apply existsb_exists. exists y. rewrite Nat.eqb_refl, Uy. auto. }
+  assert (Pb : protected s b = false).
+  { unfold protected. destruct (R b Hb ltac:(congruence)) as [St|St]; rewrite St; reflexivity. }
+  unfold delete_unit; cbv zeta. split; [|split].
+  - pose proof (ids_range s b I Hb). change (1 <= n <= nblocks s). lia.
+  - intros b' Hb' E'. destruct (blocks_update_in s _ b' Hb') as [b0 [Hb0 [[P0 ->]|[P0 ->]]]].
+    + rewrite (same_block s b0 b I Hb0 Hb ltac:(congruence)) in P0. congruence.
+    + assert (Ib0 : b_id b0 = n).
+      { rewrite <- E'. cbv beta. match goal with |- context [if ?c then _ else _] => destruct c end; reflexivity. }
+      rewrite (same_block s b0 b I Hb0 Hb ltac:(congruence)).
+      cbv beta. rewrite Gb, Dy. split; reflexivity.
+  - intros kv Hkv E. apply filter_In in Hkv. destruct Hkv as [_ K]. rewrite E in K.
+    rewrite <- Eb, (find_block_unique s b I Hb) in K. cbv beta in K. rewrite Gb, Dy in K. discriminate.
+Qed.
+
+Lemma fold_lc l s g n :
+  rec_inv s -> grp_inv s -> top_in s g -> lc s g n -> In (UG g) l -> (forall u, In u l -> unit_sel s u) ->
+  blk_gone (fold_left delete_unit l s) n.
+Proof.
+  revert s. induction l as [|u l IH]; intros s Rc Gi T L H M; [destruct H|]. simpl.
+  destruct (uid_eqb u (UG g)) eqn:U.
+  - apply uid_eqb_eq in U. subst u. apply gone_delete, lc_gone; assumption.
+  - assert (Ne : u <> UG g) by (intro E; subst u; cbn in U; rewrite Nat.eqb_refl in U; discriminate).
+    assert (Mu : unit_sel s u) by (apply M; left; reflexivity).
+    apply IH.
+    + apply rec_delete_unit, Rc.
+    + apply grp_delete_unit; assumption.
+    + apply top_delete_unit; assumption.
+    + apply lc_delete_unit; assumption.
+    + destruct H as [H|H]; [exfalso; exact (Ne H)|exact H].
+    + intros v Hv. apply sel_delete_unit, M. right; exact Hv.
+Qed.
+
+Lemma forall2_in_l {A B} (P : A -> B -> Prop) l1 l2 a : Forall2 P l1 l2 -> In a l1 -> exists b, In b l2 /\ P a b.
+Proof.
+  intro F. induction F as [|x y l1 l2 Pxy F IH]; [intros []|]. intros [<-|H].
+  - exists y. split; [left; reflexivity|exact Pxy].
+  - destruct (IH H) as [b [Hb Pb]]. exists b. split; [right; exact Hb|exact Pb].
+Qed.
+
+Lemma leaves_lc s g : rec_inv s -> grp_inv s ->
+  forall f x n, In x (groups s) -> under s g x = true -> In n (sp_leaves_f f s (UG (g_id x))) -> lc s g n.
+Proof.
+  intros Rc Gi. pose proof Gi as [N [P [Q _]]].
+  induction f as [|f IH]; intros x n Hx Ux Hn; [destruct Hn|].
+  cbn [sp_leaves_f] in Hn. unfold sp_group in Hn. rewrite (find_gid _ x N Hx) in Hn.
+  apply in_concat in Hn. destruct Hn as [l [Hl Hn]]. apply in_map_iff in Hl. destruct Hl as [u [<- Hu]].
+  destruct (P x Hx) as [es [_ Fa]]. destruct (forall2_in_l _ _ _ _ Fa Hu) as [e [_ Mu]].
+  destruct u as [m|h]; cbn [mem_ok] in Mu.
+  - rewrite sp_leaves_block in Hn. destruct Hn as [<-|[]].
+    destruct Mu as [b [Hb [Eb [Gb _]]]]. exists b, x. auto.
+  - destruct Mu as [_ [y [Hy [Ey [_ Py]]]]]. subst h.
+    apply (IH y n Hy); [|exact Hn]. rewrite (under_parent s g x y N Q Hx Hy Py). exact Ux.
+Qed.
+
+Lemma forall2_in_r {A B} (P : A -> B -> Prop) l1 l2 b : Forall2 P l1 l2 -> In b l2 -> exists a, In a l1 /\ P a b.
+Proof.
+  intro F. induction F as [|x y l1 l2 Pxy F IH]; [intros []|]. intros [<-|H].
+  - exists x. split; [left; reflexivity|exact Pxy].
+  - destruct (IH H) as [a [Ha Pa]]. exists a. split; [right; exact Ha|exact Pa].
+Qed.
+
+Definition all_inv2 (s : state) : Prop := all_inv s /\ kg_inv s.
+
+Lemma all2_step s o : all_inv2 s -> all_inv2 (fst (step s o)).
+Proof.
+  intros [[A [B C]] K]. split; [split; [exact (rec_step s o A)|split; [exact (gids_step s o B)|exact (grp_step s o A B C)]]|].
+  exact (kg_step s o C K).
+Qed.
+
+Lemma all2_run c d s0 ops : init c d = Some s0 -> all_inv2 (run s0 ops).
+Proof.
+  intro Init. apply run_invariant; [|intros; apply all2_step; assumption].
+  split; [exact (all_run c d s0 [] Init)|].
+  unfold init in Init. destruct (_ <=? _); inversion Init; subst. intros h v [].
+Qed.
+
+(* No store entry holds a deleted block's bytes: its own key is gone, and a
+   group payload inlines only blocks inside that group. *)
+Lemma gone_holds s n : all_inv2 s -> blk_gone s n -> forall kv, In kv (store s) -> sp_holds n kv = false.
+Proof.
+  intros [[Rc [_ Gi]] K] [_ [D Cl]] [k v] H. pose proof Rc as [I [[S1 _] [U _]]]. pose proof Gi as [_ [P _]].
+  destruct k as [m|h].
+  - destruct (S1 m v H) as [d [-> _]]. cbn [sp_holds]. apply Nat.eqb_neq. intro E. subst m.
+    exact (Cl _ H eq_refl).
+  - destruct v as [d|es]; [reflexivity|]. cbn [sp_holds].
+    destruct (K h _ H) as [x [Hx Ex]]. subst h. destruct (P x Hx) as [es' [He Fa]].
+    assert (Ee : es = es').
+    { destruct (in_lookup _ _ _ H) as [v L]. pose proof (lookup_unique _ _ _ _ U H L) as E1.
+      pose proof (lookup_unique _ _ _ _ U He L) as E2. congruence. }
+    subst es'. apply not_true_iff_false. intro E. apply existsb_exists in E. destruct E as [e [He' E]].
+    destruct e as [[m|m] d|u k']; try discriminate. apply Nat.eqb_eq in E. subst m.
+    destruct (forall2_in_r _ _ _ _ Fa He') as [u [_ Mu]].
+    destruct u as [m|h]; cbn [mem_ok] in Mu.
+    + destruct Mu as [b [Hb [Eb [Gb [Ei|[Ei _]]]]]]; [|discriminate].
+      injection Ei as Em _. destruct (D b Hb ltac:(congruence)) as [_ G]. congruence.
+    + destruct Mu as [Ei _]. discriminate.
+Qed.
+
+Theorem deletion_leaves_run (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid)
+    (dm : nat) (later : list op) :
+  init c d = Some s0 ->
+  let s := run s0 ops in
+  r_ok (snd (step s (ODelete us dm))) = None ->
+  let s' := run (fst (step s (ODelete us dm))) later in
+  forall u, In u us ->
+  sp_lookup (sp_key_of u) (store s') = None /\
+  forall n, In n (sp_leaves s u) ->
+    sp_deleted s' n = true /\ recover s' n = None /\
+    forall kv, In kv (store s') -> sp_holds n kv = false.
+Proof.
+  intros Init s Ok s' u Hu. split; [exact (proj1 (deletion_run c d s0 ops us dm later Init Ok u Hu))|].
+  intros n Hn.
+  pose proof (all2_run c d s0 ops Init) as A. fold s in A. pose proof A as [[Rc [Gd Gi]] _].
+  pose proof (proj1 Rc) as I.
+  assert (G1 : blk_gone (fst (step s (ODelete us dm))) n).
+  { destruct u as [m|g].
+    - unfold sp_leaves in Hn. rewrite sp_leaves_block in Hn. destruct Hn as [<-|[]].
+      exact (delete_gone s us dm I Gd Ok (UB m) Hu).
+    - revert Ok. cbn [step]. unfold act.
+      destruct (resolve s ADelete us) as [l|e] eqn:R; cbn [snd r_ok refuse]; [|discriminate].
+      intros _. cbn [fst]. destruct (resolve_sel _ _ _ _ R) as [_ Inc].
+      pose proof (resolve_checked _ _ _ _ R) as Ck.
+      pose proof (Ck (UG g) (Inc _ Hu)) as Cg. unfold check_unit in Cg.
+      destruct (find_group s g) as [x|] eqn:F; [|discriminate].
+      destruct (g_parent x) eqn:Px; [discriminate|].
+      apply find_some in F. destruct F as [Hx Ex]. apply Nat.eqb_eq in Ex. subst g.
+      apply (fold_lc l s (g_id x) n Rc Gi); [exists x; auto| | exact (Inc _ Hu)|].
+      + apply (leaves_lc s (g_id x) Rc Gi (S (length (groups s))) x n Hx); [|exact Hn].
+        unfold under. rewrite climb_top by exact Px. apply Nat.eqb_refl.
+      + apply (sel_units s ADelete l I Gi eq_refl Ck). discriminate. }
+  pose proof (gone_run _ later n G1) as G. fold s' in G.
+  assert (A' : all_inv2 s').
+  { unfold s'. apply run_invariant; [apply all2_step, A|intros; apply all2_step; assumption]. }
+  destruct (gone_facts s' n (proj1 (proj1 (proj1 A'))) G) as [_ [Dl Rv]].
+  split; [exact Dl|split; [exact Rv|]]. exact (gone_holds s' n A' G).
 Qed.

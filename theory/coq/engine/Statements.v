@@ -229,14 +229,16 @@ Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
 (* deletion.  Methodology, Context Stream: "Deletion is an explicit agent
    action, not a storage regime: it removes the selected content
    permanently"; the delete tool (Appendix, context_workspace_delete):
-   "Deleted content cannot be recovered".  When a
-   delete of the units [us] is done (any state reached by any operations),
-   then after it and after any later operations [later]: the store holds
-   nothing under any deleted unit's key (its payload, a block's raw bytes or
-   a group's payload, is gone), and every deleted block is a tombstone that
-   recover refuses (nothing deleted is recoverable: no later archive,
-   restore, offload or registration brings it back).  Not stated here: the
-   leaves of a deleted group (Claims.v [claim_deletion_leaves]). *)
+   "Deleted content cannot be recovered".  When a delete of the units [us]
+   is done (any state reached by any operations), then after it and after
+   any later operations [later]: the store holds nothing under any deleted
+   unit's key (its payload, a block's raw bytes or a group's payload, is
+   gone), and every leaf of a deleted unit (the block itself; for a group,
+   every block inside it or inside the groups nested in it, as they were
+   before the delete) is a tombstone that recover refuses, with no store
+   entry holding its bytes (neither its own key nor an entry inlined in any
+   group payload): nothing deleted is recoverable, and no later archive,
+   restore, offload or registration brings it back (GroupProofs.v). *)
 Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid)
     (dm : nat) (later : list op) :
   init c d = Some s0 ->
@@ -245,8 +247,10 @@ Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (
   let s' := run (fst (step s (ODelete us dm))) later in
   forall u, In u us ->
   sp_lookup (sp_key_of u) (store s') = None /\
-  (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
-Proof. exact (deletion_run c d s0 ops us dm later). Qed.
+  forall n, In n (sp_leaves s u) ->
+    sp_deleted s' n = true /\ recover s' n = None /\
+    forall kv, In kv (store s') -> sp_holds n kv = false.
+Proof. exact (deletion_leaves_run c d s0 ops us dm later). Qed.
 
 (* archive_contract.  Methodology, eq. (archive-contract):
    "read_path(h) == payload(S)"; Context Stream: "(ii) archived blocks are
@@ -299,5 +303,5 @@ Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
 Definition statement_of_guard : claim_guard := workspace_guard.
-Definition statement_of_deletion : claim_deletion := workspace_deletion.
+Definition statement_of_deletion : claim_deletion_leaves := workspace_deletion.
 Definition statement_of_archive_contract : claim_archive_contract := workspace_archive_contract.
