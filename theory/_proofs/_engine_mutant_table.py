@@ -529,7 +529,8 @@ destruct H as [H _]. vm_compute in H. discriminate H.
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -543,7 +544,8 @@ destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _]. vm_compute in
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [_ [H' _]]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [_ [H' _]].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -558,7 +560,8 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
   [ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
