@@ -568,8 +568,10 @@ vm_compute in H'. discriminate H'.
         name="delete_group_spares_nested_leaves",
         bug="deleting a group turns only its direct member blocks into tombstones; the blocks "
             "of the groups nested in it stay archived",
-        old="let dead (b : block) := match b_group b with Some h => doomed h | None => false end in",
-        new="let dead (b : block) := match b_group b with Some h => h =? g | None => false end in",
+        old="let dead (b : block) := match b_group b with Some h => doomed h"
+            " | None => false end in",
+        new="let dead (b : block) := match b_group b with Some h => h =? g"
+            " | None => false end in",
         theorem="workspace_deletion",
         run="user B1, B2, B3; archive [B1;B2] (G1); archive [G1;B3] (G2); delete [G2]: leaf B1 "
             "is not a tombstone",
