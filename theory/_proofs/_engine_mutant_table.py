@@ -529,7 +529,8 @@ destruct H as [H _]. vm_compute in H. discriminate H.
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -543,7 +544,8 @@ destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discrim
 intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [_ H']. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [_ [H' _]].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -558,7 +560,29 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
   [ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
-destruct H as [_ H]. destruct (H 1 eq_refl) as [H' _]. vm_compute in H'. discriminate H'.
+destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
+vm_compute in H'. discriminate H'.
+""",
+    ),
+    ModelMutant(
+        name="delete_group_spares_nested_leaves",
+        bug="deleting a group turns only its direct member blocks into tombstones; the blocks "
+            "of the groups nested in it stay archived",
+        old="let dead (b : block) := match b_group b with Some h => doomed h"
+            " | None => false end in",
+        new="let dead (b : block) := match b_group b with Some h => h =? g"
+            " | None => false end in",
+        theorem="workspace_deletion",
+        run="user B1, B2, B3; archive [B1;B2] (G1); archive [G1;B3] (G2); delete [G2]: leaf B1 "
+            "is not a tombstone",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1;
+   OPlain KUser false 9 5 1; OArchive [UG 1; UB 3] (2, 2) [] 1] [UG 2] 1 [] eq_refl).
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 2) (or_introl eq_refl)).
+destruct H as [_ H]. destruct (H 1 ltac:(vm_compute; left; reflexivity)) as [H' _].
+vm_compute in H'. discriminate H'.
 """,
     ),
     ModelMutant(
@@ -575,7 +599,7 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
-specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) 1
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) (UB 1)
   ltac:(vm_compute; left; reflexivity) eq_refl).
 destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
 """,
@@ -592,9 +616,52 @@ intro H.
 specialize (H (mkConfig 100 100 0 10 0 false) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
-specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) 1
+specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) (UB 1)
   ltac:(vm_compute; left; reflexivity) eq_refl).
 destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="nested_group_wrong_key",
+        bug="a new group references a member group under another group's payload key (the "
+            "next group's)",
+        old="(ERef u (KG g), S (g_level x), g_leaves x, g_tok x)",
+        new="(ERef u (KG (S g)), S (g_level x), g_leaves x, g_tok x)",
+        theorem="workspace_archive_contract",
+        run="user B1..B5; archive [B1;B2] (G1), [B3;B4] (G2), [G1;B5] (G3): reading G3's "
+            "handle key yields B3, B4, B5, not B1, B2, B5",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1;
+   OPlain KUser false 9 5 1; OPlain KUser false 10 5 1; OArchive [UB 3; UB 4] (2, 2) [] 1;
+   OPlain KUser false 11 5 1; OArchive [UG 1; UB 5] (3, 3) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UG 3)) RUser 3
+                 (SHandle (KG 3) 2 (VGrp [ERef (UG 1) (KG 2); EIn (UB 5) 11]))) (UG 3)
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="group_refs_wrong_block_key",
+        bug="a new group references an archived member block under the next block's key "
+            "(recover still finds the block by its own key)",
+        old="else (ERef u (KB n), S (b_level b), [n], b_tok b)",
+        new="else (ERef u (KB (S n)), S (b_level b), [n], b_tok b)",
+        theorem="workspace_archive_contract",
+        run="user B1, B2; archive [B1]; archive [B1;B2] (G1): reading G1's handle key finds "
+            "no payload under key B2, not B1 and B2's bytes",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+  [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1] (2, 2) [] 1;
+   OArchive [UB 1; UB 2] (3, 3) [] 1] eq_refl).
+cbv zeta in H.
+specialize (H (mkMsg (PB 1) (FHandle (UG 1)) RUser 3
+                 (SHandle (KG 1) 2 (VGrp [ERef (UB 1) (KB 2); EIn (UB 2) 8]))) (UG 1)
+  ltac:(vm_compute; left; reflexivity) eq_refl).
+destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
 """,
     ),
     ModelMutant(

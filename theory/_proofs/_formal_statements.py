@@ -462,17 +462,19 @@ ENGINE_THEOREMS: tuple[MainTheorem, ...] = (
         "workspace_deletion",
         "deletion: delete removes the selected content permanently -- after a delete, and "
         "after any later operations, the store holds nothing under a deleted unit's key (a "
-        "block's raw bytes, a group's payload) and a deleted block is a tombstone recover "
-        "refuses (the leaves of a deleted group are not yet stated)",
+        "block's raw bytes, a group's payload) and every leaf of a deleted unit (a group's "
+        "blocks, nested groups included) is a tombstone recover refuses, with no store entry "
+        "(its own key or inlined in a group payload) holding its bytes",
     ),
     MainTheorem(
         "engine",
         "workspace_archive_contract",
-        "archive_contract: read_path(h) == payload(S) (eq. archive-contract), for the handles "
-        "and placeholders of blocks archived or offloaded on their own -- each shows its "
-        "block's store key, archive level and stored payload, the store holds that key, and "
-        "reading it yields exactly the block's registered bytes (group handles and nested "
-        "references are not yet stated)",
+        "archive_contract: read_path(h) == payload(S) (eq. archive-contract), for every "
+        "handle either rendering shows -- a block's own handle or offload placeholder, or a "
+        "(top-level) group's handle: it shows its unit's store key, archive level and stored "
+        "payload, the store holds that key, and reading it, following the references nested "
+        "in group payloads, yields exactly the unit's leaves with their registered bytes, in "
+        "member order",
     ),
     MainTheorem(
         "engine",

@@ -15,7 +15,7 @@
 From Coq Require Import List Arith Lia ZArith.
 Import ListNotations.
 From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProofs GuardProofs
-  DeletionProofs ArchiveProofs.
+  DeletionProofs ArchiveProofs GroupProofs.
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
@@ -229,14 +229,16 @@ Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.
 (* deletion.  Methodology, Context Stream: "Deletion is an explicit agent
    action, not a storage regime: it removes the selected content
    permanently"; the delete tool (Appendix, context_workspace_delete):
-   "Deleted content cannot be recovered".  When a
-   delete of the units [us] is done (any state reached by any operations),
-   then after it and after any later operations [later]: the store holds
-   nothing under any deleted unit's key (its payload, a block's raw bytes or
-   a group's payload, is gone), and every deleted block is a tombstone that
-   recover refuses (nothing deleted is recoverable: no later archive,
-   restore, offload or registration brings it back).  Not stated here: the
-   leaves of a deleted group (Claims.v [claim_deletion_leaves]). *)
+   "Deleted content cannot be recovered".  When a delete of the units [us]
+   is done (any state reached by any operations), then after it and after
+   any later operations [later]: the store holds nothing under any deleted
+   unit's key (its payload, a block's raw bytes or a group's payload, is
+   gone), and every leaf of a deleted unit (the block itself; for a group,
+   every block inside it or inside the groups nested in it, as they were
+   before the delete) is a tombstone that recover refuses, with no store
+   entry holding its bytes (neither its own key nor an entry inlined in any
+   group payload): nothing deleted is recoverable, and no later archive,
+   restore, offload or registration brings it back (GroupProofs.v). *)
 Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (us : list uid)
     (dm : nat) (later : list op) :
   init c d = Some s0 ->
@@ -245,27 +247,35 @@ Theorem workspace_deletion (c : config) (d : nat) (s0 : state) (ops : list op) (
   let s' := run (fst (step s (ODelete us dm))) later in
   forall u, In u us ->
   sp_lookup (sp_key_of u) (store s') = None /\
-  (forall n, u = UB n -> sp_deleted s' n = true /\ recover s' n = None).
-Proof. exact (deletion_run c d s0 ops us dm later). Qed.
+  forall n, In n (sp_leaves s u) ->
+    sp_deleted s' n = true /\ recover s' n = None /\
+    forall kv, In kv (store s') -> sp_holds n kv = false.
+Proof. exact (deletion_leaves_run c d s0 ops us dm later). Qed.
 
 (* archive_contract.  Methodology, eq. (archive-contract):
    "read_path(h) == payload(S)"; Context Stream: "(ii) archived blocks are
    replaced by compact handles and summaries, while their original bytes are
-   stored externally".  For every handle or offload placeholder of a block
-   archived or offloaded on its own that the rendering shows (any state
-   reached by any operations, either rendering): the handle shows that
-   block's store key, its archive level and the payload stored there; the
-   store holds a payload under that key; and reading the key yields exactly
-   the block's registered bytes.  Not stated here: group handles and the
-   references nested in group payloads (Claims.v [claim_archive_contract]). *)
+   stored externally".  For every handle the rendering shows (any state
+   reached by any operations, either rendering, either cache_prefix): a
+   block's own handle or offload placeholder, or a group's handle (a group
+   nested in others shows the handle of its top-level group): the handle shows
+   its unit's store key, the unit's archive level and the payload stored
+   there (the driver interns bytes, so the payload stands for its size and
+   checksum); the store holds a payload under that key; and reading the key,
+   following every reference nested in group payloads (a member block
+   archived before by its own key, a member group by its key), yields exactly
+   the payload of the unit: each of its leaves, in the group's member order,
+   with the bytes it was registered with (GroupProofs.v: a group's payload
+   lists its members in order, inlined or referenced, every operation
+   keeping that). *)
 Theorem workspace_archive_contract (c : config) (d : nat) (s0 : state) (ops : list op) :
   init c d = Some s0 ->
   let s := run s0 ops in
-  forall m n, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some (UB n) ->
-  m_show m = SHandle (sp_key_of (UB n)) (sp_level s (UB n)) (sp_payload s (sp_key_of (UB n))) /\
-  sp_lookup (sp_key_of (UB n)) (store s) <> None /\
-  sp_read_path s (sp_key_of (UB n)) = Some (sp_unit_payload s (UB n)).
-Proof. exact (archive_blocks_run c d s0 ops). Qed.
+  forall m u, In m (render s) -> sp_handle_unit (m_form m) (m_pos m) = Some u ->
+  m_show m = SHandle (sp_key_of u) (sp_level s u) (sp_payload s (sp_key_of u)) /\
+  sp_lookup (sp_key_of u) (store s) <> None /\
+  sp_read_path s (sp_key_of u) = Some (sp_unit_payload s u).
+Proof. exact (archive_contract_run c d s0 ops). Qed.
 
 (* ledger_levels.  Implementation Details, "Dashboard format" (~Tok, Level);
    Context Stream: "D_t is the dashboard: a factual ledger of ... token
@@ -293,4 +303,5 @@ Definition statement_of_budget : claim_budget :=
   fun c d s0 ops I => workspace_budget c d s0 ops (init_floor c d s0 I) I.
 Definition statement_of_ledger : claim_ledger := workspace_ledger.
 Definition statement_of_guard : claim_guard := workspace_guard.
-Definition statement_of_deletion : claim_deletion := workspace_deletion.
+Definition statement_of_deletion : claim_deletion_leaves := workspace_deletion.
+Definition statement_of_archive_contract : claim_archive_contract := workspace_archive_contract.
