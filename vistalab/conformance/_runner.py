@@ -483,7 +483,9 @@ def check(
         violations.append(Violation(
             invariant=check_info(name).invariant, message=f.message, budget=f.budget,
             conversation=f.conversation, output=f.output, protocol=protocol,
-            confirmed=name in again, check=name,
+            confirmed=name in again, check=name, pinned=pinned,
+            declarations=_declarations(mgr, f, count, protocol, timeout),
+            counter=_counter_name(counter),
         ))
     return ConformanceReport(
         ok=not violations,
@@ -499,6 +501,42 @@ def check(
         manager=mgr.name,
         pinned=pinned,
     )
+
+
+def _counter_name(counter: Any) -> str | None:
+    """The tokenizer name a case file records (None: the default, or a callable
+    that no file can name)."""
+    from vistalab.workspace import Tokenizer
+
+    if isinstance(counter, str):
+        return counter
+    if isinstance(counter, Tokenizer):
+        return str(counter.name)
+    return None
+
+
+def _declarations(mgr: _Manager, f: _Found, count: SuiteCounter, protocol: str,
+                  timeout: float) -> tuple[dict[str, Any], ...]:
+    """What the manager's ``placeholder`` hook declares about the units of its
+    output on the counterexample (empty without the hook, or when the manager
+    raises there): saved in the case file so a replay without the manager
+    judges fidelity as the run did."""
+    from ._checks import _units
+
+    if f.output is None:
+        return ()
+    try:
+        run = mgr.run(f.conversation, f.budget, count, protocol, timeout)
+        if run.placeholder is None:
+            return ()
+        found = []
+        for unit in _units(run.output, protocol):
+            ids = run.placeholder(unit)
+            if ids is not None:
+                found.append({"unit": _plain(unit), "payloads": list(ids)})
+    except Exception:  # noqa: BLE001 - the manager fails here: nothing declared
+        return ()
+    return tuple(found)
 
 
 def replay(
@@ -549,7 +587,7 @@ def replay(
         raise DomainError("violation", violation, "must be a Violation",
                           "read a counterexample file with read_violation(path)")
     protocol = violation.protocol
-    count = as_counter(counter, protocol)
+    count = as_counter(counter if counter is not None else violation.counter, protocol)
     if manager is not None:
         mgr = as_manager(manager)
         found = evaluate(mgr, violation.conversation, violation.budget, count, protocol,
@@ -564,7 +602,8 @@ def replay(
             "pass the manager that produced it",
         )
     checks = _output_checks(violation.conversation, out, violation.budget, count, protocol,
-                            strict=strict, pinned=violation.pinned)
+                            strict=strict, pinned=violation.pinned,
+                            placeholder=violation.placeholder if violation.declarations else None)
     broken: dict[str, str] = {}
     for name, problems in checks:
         for problem in problems:
