@@ -43,6 +43,7 @@ from ._shapes import (
     closure_problems,
     complete_pending,
     coupling_problems,
+    memo_turns,
     pending_calls,
     pending_problems,
 )
@@ -80,6 +81,15 @@ def _output_checks(
     problems)`` each. The protocol rules judge the request as the provider
     receives it once the pending calls' results arrive
     (:func:`~vistalab.conformance._shapes.complete_pending`)."""
+    with memo_turns():  # the four structure checks read the same two requests
+        return _output_checks_once(conversation, out, budget, count, protocol, strict=strict,
+                                   pinned=pinned, placeholder=placeholder)
+
+
+def _output_checks_once(
+    conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str, *,
+    strict: bool, pinned: str, placeholder: Any = None,
+) -> tuple[tuple[str, list[str]], ...]:
     pending = pending_calls(conversation, protocol)
     return (
         ("budget", budget_problems(out, budget, count)),
@@ -409,8 +419,8 @@ def check(
                 raise _Hang() from None
             budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor,
                                                pinned=pinned), label="budget")
-        key = _case_key(conv, budget)
         if failing and shrink_runs >= SHRINK_RUNS:
+            key = _case_key(conv, budget)
             for k, f in failing.values():
                 if k == key:
                     raise _FOUND[f.name](f.name, f.message, conv, budget, f.output)
@@ -429,7 +439,7 @@ def check(
                 msg, out = found[name]
                 err = _FOUND[name](name, msg, conv, budget, out)
                 last[name] = err
-                failing[name] = (key, err)
+                failing[name] = (_case_key(conv, budget), err)
                 raise err
 
     test = given(st.data())(one)
