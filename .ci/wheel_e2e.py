@@ -16,7 +16,11 @@ repository, checks that:
 4. every requirement of ``vista-lab[all]`` (the wheel's own metadata) is installed
    (``.ci/extra_sizes.py --check all``), and every tutorial of ``docs/tutorials``,
    its code cells run as one script, exits 0 there with ``[all]`` alone to import;
-5. the whole shipped suite passes with ``python -m pytest --pyargs vistalab.tests
+5. a new author's path: in a folder outside the repository, a five-line test file of
+   the ``conformance`` fixture and ``pytest`` run the conformance suite on a trimmer;
+   the failure prints a shrunk counterexample and its check id and writes a standalone
+   reproducer, which reproduces the failure when run alone;
+6. the whole shipped suite passes with ``python -m pytest --pyargs vistalab.tests
    -n 2`` (in parallel, as ``make test`` runs it), and the tests that need the
    repository or the paper skip with a reason that says what to provide.
 
@@ -76,6 +80,44 @@ def check(cond: bool, what: str) -> None:
     print(f"ok: {what}")
 
 
+#: A trimmer a new author might write: it drops the oldest messages one by one, blind
+#: to tool calls (it orphans tool results).
+AUTHOR_TRIM = '''
+def trim(messages, budget, count):
+    system = [m for m in messages if m["role"] == "system"]
+    rest = [m for m in messages if m["role"] != "system"]
+    while rest and count(system + rest) > budget:
+        rest = rest[1:]
+    return system + rest
+'''
+
+#: The five-line test file of the documented path (docs/guide/conformance-workflow.md).
+AUTHOR_TEST = '''from mytrim import trim
+
+
+def test_trim(conformance):
+    conformance.check(trim, protocol="openai", examples=40)
+'''
+
+
+def author_path(py: Path, folder: Path) -> None:
+    """The five-line test fails with a counterexample; its reproducer reproduces it
+    when run alone (from another folder)."""
+    folder.mkdir()
+    (folder / "mytrim.py").write_text(AUTHOR_TRIM)
+    (folder / "test_trim.py").write_text(AUTHOR_TEST)
+    check(len(AUTHOR_TEST.strip().splitlines()) == 5, "the author's test file has five lines")
+    out = run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder, expect=1)
+    check("[protocol.orphan-result]" in out and "shrunk counterexample: [" in out,
+          "the failing test prints the check id and the shrunk counterexample")
+    scripts = [line.split("python ", 1)[1].strip() for line in out.splitlines()
+               if "reproduce alone: python" in line and "orphan_result" in line]
+    check(len(scripts) == 1 and Path(scripts[0]).is_file(), "it wrote a standalone reproducer")
+    alone = run([str(py), scripts[0]], cwd=folder.parent, expect=1)
+    check("REPRODUCED: protocol.orphan-result is still broken" in alone,
+          "the reproducer, run alone, reproduces the failure")
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vista-wheel-") as tmp_name:
         tmp = Path(tmp_name)
@@ -92,7 +134,9 @@ def main() -> int:
         for must in ("vistalab/examples/sweeps/small.toml",
                      "vistalab/examples/traces/ops_agent.json", "vistalab/tests/conftest.py",
                      "vistalab/paper_checks/data/main_results.toml",
-                     "vistalab/testing/plugin.py", "vistalab/_pytest_plugin.py"):
+                     "vistalab/testing/plugin.py", "vistalab/_pytest_plugin.py",
+                     "vistalab/examples/conformance/trim.mjs",
+                     "vistalab/examples/conformance/run_corpus.mjs"):
             check(must in names, f"the wheel ships {must}")
 
         venv = tmp / "venv"
@@ -135,6 +179,8 @@ def main() -> int:
             (folder / f"{name}.py").write_text(script, encoding="utf-8")
             run([str(py), f"{name}.py"], cwd=folder, env={"MPLBACKEND": "Agg"})
         check(True, "every tutorial ran as a script from outside the repository")
+
+        author_path(py, work / "author")
 
         out = run([str(py), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-n", "2",
                    "--dist", "worksteal", "--pyargs", *PYARGS], cwd=work)

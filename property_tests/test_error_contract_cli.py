@@ -198,6 +198,12 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     # --peers belongs to --study: without it every value is refused (never ignored)
     (("conformance",), "--peers"): ["", "bogus", "langchain-last"],
     (("conformance",), "--pinned"): NAME,
+    (("conformance",), "--counter"): [*NAME, "cl100k"],
+    # with MANAGER in the baseline line every --command is refused (one manager per run)
+    (("conformance",), "--command"): ["", "'unclosed", "no-such-program-xyz"],
+    (("conformance",), "--baseline"): [*IN_FILE, "{file}"],
+    (("conformance",), "--write-baseline"): OUT_FILE,
+    (("conformance",), "--export"): OUT_DIR,
     (("figure",), "NAME"): NAME,
 }
 # CLI audit item 5: argparse's own type errors (type=int options) name rule and fix

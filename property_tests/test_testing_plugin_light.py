@@ -49,7 +49,8 @@ def test_the_check_sees_a_heavy_plugin(tmp_path):
     assert "'numpy'" in line and "'hypothesis'" in line
 
 
-@pytest.mark.parametrize("name", ["Conformance", "vista_conformance", "vista_workspace"])
+@pytest.mark.parametrize("name", ["Conformance", "ConformanceSuite", "conformance",
+                                  "vista_conformance", "vista_workspace"])
 def test_documented_module_reexports_the_fixtures(name):
     """``vistalab.testing.plugin`` (the documented name) is the same plugin."""
     import vistalab._pytest_plugin as light

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -485,7 +486,7 @@ class _Manager:
         return int.__index__(value)
 
     def _once(self, conversation: Any, budget: int, count: Counter, protocol: str) -> Run:
-        conv = copy.deepcopy(conversation)
+        conv = _copy(conversation)
         if self.kind == "trimmer":
             # a trimmer that summarises or archives declares it with attributes
             ph = getattr(self.fn, "placeholder", None)
@@ -528,13 +529,13 @@ class _Manager:
             except BaseException as exc:  # noqa: BLE001 - reported as a crash
                 box["error"] = exc
 
-        # A daemon thread: a manager that hangs cannot be interrupted, only left
-        # behind (the check stops with ManagerTimeoutError).
+        # One daemon worker thread runs the calls, one at a time (starting a
+        # thread per call costs more than a trivial manager's call): a manager
+        # that hangs cannot be interrupted, only left behind with its worker (the
+        # check stops with ManagerTimeoutError; the next call gets a new worker).
         _watch("call")
-        t = threading.Thread(target=target, name="vista-lab-conformance-call", daemon=True)
-        t.start()
-        t.join(timeout)
-        if t.is_alive():
+        if not _worker().call(target, timeout):
+            _abandon_worker()
             raise ManagerTimeoutError(self.name, timeout)
         _watch("ret")
         if "error" in box:
@@ -543,6 +544,62 @@ class _Manager:
                 raise _Escaped(exc) from None
             raise exc
         return box["run"]  # type: ignore[no-any-return]
+
+
+def _copy(obj: Any) -> Any:
+    """A deep copy of the suite's own JSON data (the conversations it generates),
+    faster than :func:`copy.deepcopy` on dicts, lists and scalars; anything else
+    goes through ``deepcopy``."""
+    t = type(obj)
+    if t is dict:
+        return {k: _copy(v) for k, v in obj.items()}
+    if t is list:
+        return [_copy(v) for v in obj]
+    if t is str or t is int or t is float or t is bool or obj is None:
+        return obj
+    return copy.deepcopy(obj)
+
+
+class _Worker:
+    """A daemon thread that runs one job at a time for :meth:`_Manager.run`."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], None], threading.Event]] = (
+            queue.SimpleQueue())
+        self.thread = threading.Thread(target=self._loop, name="vista-lab-conformance-call",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job, done = self._jobs.get()
+            try:
+                job()
+            finally:
+                done.set()
+
+    def call(self, job: Callable[[], None], timeout: float) -> bool:
+        """Run ``job`` on the worker; False when it did not finish within ``timeout``."""
+        done = threading.Event()
+        self._jobs.put((job, done))
+        return done.wait(timeout)
+
+
+_WORKERS = threading.local()
+
+
+def _worker() -> _Worker:
+    """This thread's worker (each calling thread has its own, so two checks run
+    in two threads never wait on each other)."""
+    w = getattr(_WORKERS, "worker", None)
+    if w is None or not w.thread.is_alive():
+        w = _WORKERS.worker = _Worker()
+    return w  # type: ignore[no-any-return]
+
+
+def _abandon_worker() -> None:
+    """Leave a hung worker behind; the next call starts a new one."""
+    _WORKERS.worker = None
 
 
 def as_manager(manager: Any) -> _Manager:

@@ -56,6 +56,10 @@ def _plain(obj: Any) -> Any:
     return repr(obj)[:200]
 
 
+def _unit_key(unit: Any) -> str:
+    return json.dumps(_plain(unit), sort_keys=True, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class Violation:
     """One invariant a manager broke, with a minimal counterexample.
@@ -85,6 +89,15 @@ class Violation:
         defaults to the invariant's catch-all check.
     pinned : str
         The pinned rule it was found under (``"system"`` or ``"none"``).
+    declarations : tuple of dict
+        What the manager declared about its output on the counterexample:
+        ``{"unit": unit, "payloads": [ids]}`` for each unit its
+        ``placeholder(unit)`` hook called a placeholder (a summary, a dashboard
+        or an archived payload's stand-in). Saved in the case file, so
+        ``--replay`` without the manager judges fidelity as the run did.
+    counter : str or None
+        The tokenizer the budget was counted with (a registry name; None for
+        the default cl100k_base or a user's callable counter).
     """
 
     invariant: str
@@ -96,6 +109,28 @@ class Violation:
     confirmed: bool = False
     check: str = ""
     pinned: str = "system"
+    declarations: tuple[dict[str, Any], ...] = ()
+    counter: str | None = None
+
+    def placeholder(self, unit: Any) -> tuple[str, ...] | None:
+        """The payload ids the manager declared for ``unit`` on this
+        counterexample (None: ordinary content), from :attr:`declarations`.
+
+        Parameters
+        ----------
+        unit : object
+            A unit of the output (:func:`~vistalab.conformance.units`).
+
+        Returns
+        -------
+        tuple of str or None
+            The declared ids, or None when the unit was not declared.
+        """
+        key = _unit_key(unit)
+        for d in self.declarations:
+            if _unit_key(d.get("unit")) == key:
+                return tuple(str(i) for i in d.get("payloads") or ())
+        return None
 
     def __post_init__(self) -> None:
         if not self.check:
@@ -126,6 +161,8 @@ class Violation:
             "protocol": self.protocol,
             "confirmed": self.confirmed,
             "counterexample": self.counterexample,
+            "declarations": [_plain(d) for d in self.declarations],
+            "counter": self.counter,
         }
 
     def to_trace(self) -> dict[str, Any]:
@@ -157,6 +194,8 @@ class Violation:
             "protocol": self.protocol,
             "confirmed": self.confirmed,
             "output": _plain(self.output),
+            "declarations": [_plain(d) for d in self.declarations],
+            "counter": self.counter,
         }
         return doc
 
@@ -252,6 +291,17 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
     if pinned not in ("system", "none"):
         raise DomainError("FILE", where, "must record pinned as 'system' or 'none'",
                           "pass a file written by `vista-lab conformance --out DIR`")
+    declarations = meta.get("declarations") or []
+    if not isinstance(declarations, list) or not all(
+            isinstance(d, Mapping) and isinstance(d.get("payloads", []), list)
+            and all(isinstance(i, str) for i in d.get("payloads", [])) for d in declarations):
+        raise DomainError("FILE", where, "must record declarations as a list of "
+                          "{\"unit\", \"payloads\": [ids]} objects",
+                          "pass a file written by `vista-lab conformance --out DIR`")
+    counter = meta.get("counter")
+    if counter is not None and not isinstance(counter, str):
+        raise DomainError("FILE", where, "must record counter as a tokenizer name or null",
+                          "pass a file written by `vista-lab conformance --out DIR`")
     return Violation(
         check=str(check),
         pinned=str(pinned),
@@ -262,6 +312,8 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
         output=meta.get("output"),
         protocol=str(protocol),
         confirmed=bool(meta.get("confirmed", False)),
+        declarations=tuple(dict(d) for d in declarations),
+        counter=counter,
     )
 
 

@@ -43,6 +43,7 @@ from ._shapes import (
     closure_problems,
     complete_pending,
     coupling_problems,
+    memo_turns,
     pending_calls,
     pending_problems,
 )
@@ -80,6 +81,15 @@ def _output_checks(
     problems)`` each. The protocol rules judge the request as the provider
     receives it once the pending calls' results arrive
     (:func:`~vistalab.conformance._shapes.complete_pending`)."""
+    with memo_turns():  # the four structure checks read the same two requests
+        return _output_checks_once(conversation, out, budget, count, protocol, strict=strict,
+                                   pinned=pinned, placeholder=placeholder)
+
+
+def _output_checks_once(
+    conversation: Any, out: Any, budget: int, count: SuiteCounter, protocol: str, *,
+    strict: bool, pinned: str, placeholder: Any = None,
+) -> tuple[tuple[str, list[str]], ...]:
     pending = pending_calls(conversation, protocol)
     return (
         ("budget", budget_problems(out, budget, count)),
@@ -409,8 +419,8 @@ def check(
                 raise _Hang() from None
             budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor,
                                                pinned=pinned), label="budget")
-        key = _case_key(conv, budget)
         if failing and shrink_runs >= SHRINK_RUNS:
+            key = _case_key(conv, budget)
             for k, f in failing.values():
                 if k == key:
                     raise _FOUND[f.name](f.name, f.message, conv, budget, f.output)
@@ -429,7 +439,7 @@ def check(
                 msg, out = found[name]
                 err = _FOUND[name](name, msg, conv, budget, out)
                 last[name] = err
-                failing[name] = (key, err)
+                failing[name] = (_case_key(conv, budget), err)
                 raise err
 
     test = given(st.data())(one)
@@ -483,7 +493,9 @@ def check(
         violations.append(Violation(
             invariant=check_info(name).invariant, message=f.message, budget=f.budget,
             conversation=f.conversation, output=f.output, protocol=protocol,
-            confirmed=name in again, check=name,
+            confirmed=name in again, check=name, pinned=pinned,
+            declarations=_declarations(mgr, f, count, protocol, timeout),
+            counter=_counter_name(counter),
         ))
     return ConformanceReport(
         ok=not violations,
@@ -499,6 +511,42 @@ def check(
         manager=mgr.name,
         pinned=pinned,
     )
+
+
+def _counter_name(counter: Any) -> str | None:
+    """The tokenizer name a case file records (None: the default, or a callable
+    that no file can name)."""
+    from vistalab.workspace import Tokenizer
+
+    if isinstance(counter, str):
+        return counter
+    if isinstance(counter, Tokenizer):
+        return str(counter.name)
+    return None
+
+
+def _declarations(mgr: _Manager, f: _Found, count: SuiteCounter, protocol: str,
+                  timeout: float) -> tuple[dict[str, Any], ...]:
+    """What the manager's ``placeholder`` hook declares about the units of its
+    output on the counterexample (empty without the hook, or when the manager
+    raises there): saved in the case file so a replay without the manager
+    judges fidelity as the run did."""
+    from ._checks import _units
+
+    if f.output is None:
+        return ()
+    try:
+        run = mgr.run(f.conversation, f.budget, count, protocol, timeout)
+        if run.placeholder is None:
+            return ()
+        found = []
+        for unit in _units(run.output, protocol):
+            ids = run.placeholder(unit)
+            if ids is not None:
+                found.append({"unit": _plain(unit), "payloads": list(ids)})
+    except Exception:  # noqa: BLE001 - the manager fails here: nothing declared
+        return ()
+    return tuple(found)
 
 
 def replay(
@@ -549,7 +597,7 @@ def replay(
         raise DomainError("violation", violation, "must be a Violation",
                           "read a counterexample file with read_violation(path)")
     protocol = violation.protocol
-    count = as_counter(counter, protocol)
+    count = as_counter(counter if counter is not None else violation.counter, protocol)
     if manager is not None:
         mgr = as_manager(manager)
         found = evaluate(mgr, violation.conversation, violation.budget, count, protocol,
@@ -564,7 +612,8 @@ def replay(
             "pass the manager that produced it",
         )
     checks = _output_checks(violation.conversation, out, violation.budget, count, protocol,
-                            strict=strict, pinned=violation.pinned)
+                            strict=strict, pinned=violation.pinned,
+                            placeholder=violation.placeholder if violation.declarations else None)
     broken: dict[str, str] = {}
     for name, problems in checks:
         for problem in problems:

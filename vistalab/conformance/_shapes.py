@@ -14,7 +14,9 @@ one of them is signed -- so the relational checks below are written once.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,11 +179,37 @@ def turns(request: Any, protocol: str) -> list[Turn]:
     return _openai_turns(request)
 
 
-def _safe_turns(request: Any, protocol: str) -> list[Turn] | None:
+#: The turns of the requests being checked, while :func:`memo_turns` is active
+#: (per thread): the batch, coupling, closure and pending checks of one output read
+#: the same two requests, which nothing changes meanwhile.
+_MEMO = threading.local()
+
+
+@contextmanager
+def memo_turns() -> Iterator[None]:
+    """Within the block, :func:`_safe_turns` reads each request once (by identity;
+    the caller promises not to change a request inside the block)."""
+    previous = getattr(_MEMO, "cache", None)
+    _MEMO.cache = {}
     try:
-        return turns(request, protocol)
+        yield
+    finally:
+        _MEMO.cache = previous
+
+
+def _safe_turns(request: Any, protocol: str) -> list[Turn] | None:
+    cache = getattr(_MEMO, "cache", None)
+    if cache is not None:
+        hit = cache.get((id(request), protocol))
+        if hit is not None and hit[0] is request:
+            return hit[1]  # type: ignore[no-any-return]
+    try:
+        got: list[Turn] | None = turns(request, protocol)
     except (TypeError, AttributeError):
-        return None  # a malformed request: the protocol check says why
+        got = None  # a malformed request: the protocol check says why
+    if cache is not None:
+        cache[(id(request), protocol)] = (request, got)  # the request kept: its id stays its
+    return got
 
 
 # ----------------------------------------------------------------- batch

@@ -2,6 +2,13 @@
 ``vistalab._pytest_plugin`` (the ``pytest11`` entry point), which imports nothing
 heavy; importing this module runs the kit's ``vistalab.testing`` first."""
 
-from vistalab._pytest_plugin import Conformance, vista_conformance, vista_workspace
+from vistalab._pytest_plugin import (
+    Conformance,
+    ConformanceSuite,
+    conformance,
+    vista_conformance,
+    vista_workspace,
+)
 
-__all__ = ["Conformance", "vista_conformance", "vista_workspace"]
+__all__ = ["Conformance", "ConformanceSuite", "conformance", "vista_conformance",
+           "vista_workspace"]
