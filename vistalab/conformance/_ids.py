@@ -235,12 +235,18 @@ _RULES: tuple[tuple[str, str, str], ...] = (
      "protocol.id-pattern"),
     ("protocol", r"^item \d+: reasoning item .* is not followed by the function_call",
      "protocol.reasoning-split"),
-    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id",
+    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id"
+     r"|^content \d+: duplicate call id",
      "protocol.duplicate-id"),
     ("protocol", r"^item \d+: function_call_output answers .*, which no earlier function_call"
      r"|^item \d+: call .* answered more than once", "protocol.orphan-result"),
     ("protocol", r"^item \d+: \w+ message before the calls .* were answered",
      "protocol.dangling-call"),
+    # Gemini (vistalab.conformance._gemini.gemini_problems)
+    ("protocol", r"^content \d+: functionResponse .* answers no functionCall",
+     "protocol.orphan-result"),
+    ("protocol", r"^content \d+: the calls .* have no functionResponse"
+     r"|^content \d+: \w+ content before the calls .* were answered", "protocol.dangling-call"),
     ("protocol", r"^message \d+: tool message .* does not follow a tool call"
      r"|^message \d+: call .* answered more than once"
      r"|^message \d+: tool message answers .*, which the preceding assistant message did not "
