@@ -84,7 +84,20 @@ class GeminiIds:
     open: list[tuple[str, str]] = field(default_factory=list)
 
     def call(self, part_id: Any, name: str) -> str:
-        """The id of a new call (its own, or a made-up one)."""
+        """The id of a new call (its own, or a made-up one).
+
+        Parameters
+        ----------
+        part_id : str or None
+            The functionCall's ``id``, if it has one.
+        name : str
+            The function's name.
+
+        Returns
+        -------
+        str
+            The call id the engine registers.
+        """
         if isinstance(part_id, str) and part_id:
             cid = part_id
         else:
@@ -95,7 +108,20 @@ class GeminiIds:
 
     def answer(self, part_id: Any, name: Any) -> str:
         """The id a functionResponse answers: its own id, else the oldest open
-        call with its name (else a made-up id no call has: an orphan)."""
+        call with its name (else a made-up id no call has: an orphan).
+
+        Parameters
+        ----------
+        part_id : str or None
+            The functionResponse's ``id``, if it has one.
+        name : str
+            The function's name.
+
+        Returns
+        -------
+        str
+            The call id of the tool message the engine registers.
+        """
         if isinstance(part_id, str) and part_id:
             self.open = [(c, n) for c, n in self.open if c != part_id]
             return part_id
