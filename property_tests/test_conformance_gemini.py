@@ -543,3 +543,45 @@ def test_counter_counts_the_projection():
     unsigned = copy.deepcopy(signed)
     del unsigned["contents"][1]["parts"][0]["thoughtSignature"]
     assert count(signed) == count(unsigned)  # signatures are opaque, not counted
+
+
+def test_cli_gemini_counterexample_replays(tmp_path, capsys):
+    """`--protocol gemini` on the command line: a broken manager exits 1 and its
+    counterexample file re-checks (--replay) and replays through the workspace."""
+    from vistalab.cli import main
+
+    out = tmp_path / "out"
+    status = main(["conformance", f"{__name__}:call_dropper", "--protocol", G,
+                   "--examples", "30", "--out", str(out), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert status == 1 and "protocol.orphan-result" in doc["files"], doc
+    file = doc["files"]["protocol.orphan-result"]
+    assert main(["conformance", "--replay", file]) == 1
+    assert main(["conformance", "vistalab.conformance:tail_trimmer", "--replay", file]) == 0
+    assert main(["workspace", "replay", file, "--budget", "3000"]) == 0
+    capsys.readouterr()
+
+
+def test_identical_answers_keep_their_own_signatures():
+    """Two model answers projecting onto the same message (one signed): each
+    renders with its own parts, also when the earlier one was archived."""
+    plain = {"role": "model", "parts": [{"text": "Done."}]}
+    signed = {"role": "model", "parts": [{"text": "Done.", "thoughtSignature": "S9"}]}
+    ws = _registered(contents=(USER, plain, {"role": "user", "parts": [{"text": "again"}]},
+                               signed, {"role": "user", "parts": [{"text": "more"}]}))
+    request, _ = render_gemini(ws)
+    assert request["contents"][1] == plain and request["contents"][3] == signed
+    again, _ = render_gemini(Workspace.load(_save(ws)))
+    assert again["contents"][:5] == request["contents"][:5]
+    first = [row for row in ws.ledger_rows if row.type == "assistant_message"][0]
+    ws.archive(first.unit_id)
+    request, _ = render_gemini(ws)
+    assert signed in request["contents"] and plain not in request["contents"]
+
+
+def _save(ws):
+    import tempfile
+
+    path = tempfile.mkdtemp() + "/snap"
+    ws.save(path)
+    return path

@@ -133,21 +133,46 @@ class GeminiIds:
         return f"{SYNTHETIC_PREFIX}{self.made - 1}"
 
 
+def _next_seq(codec: AnthropicCodec) -> int:
+    """The registration number of the next Gemini original (one past the largest
+    recorded; the table is read once per codec object, a loaded or forked one
+    included)."""
+    seq = getattr(codec, "_gemini_seq", None)
+    if seq is None:
+        seq = 1 + max((int(b.get("seq", -1)) for k, v in codec.originals.items()
+                       if k.startswith(_CODEC_PREFIX) for b in v), default=-1)
+    codec._gemini_seq = seq + 1  # type: ignore[attr-defined]
+    return int(seq)
+
+
 def _record(codec: AnthropicCodec | None, msg: Mapping[str, Any],
             parts: Sequence[Mapping[str, Any]]) -> None:
-    if codec is not None:
-        # wrapped so the table stays a table of typed blocks (snapshots check it)
-        codec.originals[_CODEC_PREFIX + _key(msg)] = [
-            {"type": "gemini_part", "part": copy.deepcopy(dict(p))} for p in parts]
-
-
-def _lookup(codec: AnthropicCodec | None, msg: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """Remember ``parts`` behind ``msg``. Two contents may project onto the same
+    message (two answers of the same text, one of them signed): each is kept
+    as a variant numbered in registration order, and rendering picks for each
+    message the next variant after the one before it (:func:`openai_to_gemini`)."""
     if codec is None:
-        return None
-    found = codec.originals.get(_CODEC_PREFIX + _key(msg))
-    if found is None:
-        return None
-    return [copy.deepcopy(b["part"]) for b in found]
+        return
+    seq = _next_seq(codec)
+    # wrapped so the table stays a table of typed blocks (snapshots check it);
+    # a content without parts leaves a marker
+    variant = [{"type": "gemini_part", "seq": seq, "part": copy.deepcopy(dict(p))}
+               for p in parts] or [{"type": "gemini_part", "seq": seq}]
+    key = _CODEC_PREFIX + _key(msg)
+    codec.originals[key] = [*codec.originals.get(key, ()), *variant]  # never mutated
+
+
+def _variants(codec: AnthropicCodec | None, msg: Mapping[str, Any]
+              ) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The recorded variants behind ``msg``: ``(seq, parts)``, oldest first."""
+    if codec is None:
+        return []
+    out: dict[int, list[dict[str, Any]]] = {}
+    for b in codec.originals.get(_CODEC_PREFIX + _key(msg), ()):
+        parts = out.setdefault(int(b.get("seq", 0)), [])
+        if "part" in b:
+            parts.append(copy.deepcopy(b["part"]))
+    return sorted(out.items())
 
 
 def _json(obj: Any, where: str) -> str:
@@ -337,9 +362,16 @@ def openai_to_gemini(
     contents: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     responses_open = False  # the last content holds functionResponse parts
+    last = -1  # the registration number of the last original given back
     for m in messages:
         role = m.get("role")
-        orig = _lookup(codec, m)
+        orig: list[dict[str, Any]] | None = None
+        found = _variants(codec, m)
+        if found:
+            # messages render in registration order: the first variant after the
+            # previous original (else the oldest: the earlier ones left)
+            seq, orig = next(((q, v) for q, v in found if q > last), found[0])
+            last = max(last, seq)
         if role == "system":
             parts = orig or [{"text": _text_of(m.get("content"))}]
             if not contents:

@@ -112,6 +112,8 @@ def _format_report(report: Any, files: dict[str, str]) -> str:
 
 def _size(v: Any) -> str:
     conv = v.conversation
+    if isinstance(conv, dict) and "contents" in conv:  # Gemini
+        return f"{len(conv.get('contents') or [])}-content conversation"
     n = len(conv.get("messages") or []) if isinstance(conv, dict) else len(conv)
     return f"{n}-message conversation"
 
