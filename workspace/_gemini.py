@@ -446,6 +446,9 @@ def register_gemini(workspace: Any, content: Mapping[str, Any], ids: GeminiIds) 
         One content of the conversation, in order.
     ids : GeminiIds
         The conversation's call ids (the same object for all its contents).
+        It is not part of a snapshot: after :meth:`Workspace.load`, a response
+        without an id to a call registered before the save has no open call to
+        match (register it with the call's id, or keep the ``GeminiIds``).
 
     Raises
     ------

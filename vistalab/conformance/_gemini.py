@@ -374,9 +374,9 @@ def gemini_units(request: Any) -> list[dict[str, Any]]:
 def gemini_turns(request: Any) -> list[Any]:
     """The turns of a Gemini request (:class:`~._shapes.Turn`), one per content:
     a model content is an ``"assistant"`` turn whose calls are its functionCall
-    parts (matched by id, else by name), whose reasoning is its ``thought``
-    parts and its signed parts, and whose signed blocks are the parts carrying a
-    ``thoughtSignature``; a user content of functionResponse parts only is a
+    parts (matched by id, else by name), and whose reasoning and signed blocks
+    are the parts carrying a ``thoughtSignature`` (the docs require those back
+    as received; ``thought: true`` summaries are not required); a user content of functionResponse parts only is a
     ``"tool"`` turn."""
     from ._shapes import Turn
 
@@ -399,9 +399,10 @@ def gemini_turns(request: Any) -> list[Any]:
                 if tag is not None:
                     left.remove(tag)
                 t.results.append(tag or _tag(fr))
-            if p.get("thought") is True or "thoughtSignature" in p:
-                t.reasoning.append(_key(p))
+            # the documented rule binds the signature, not thought summaries:
+            # only signed parts are the reasoning a kept call must keep
             if "thoughtSignature" in p:
+                t.reasoning.append(_key(p))
                 t.signed.append(_key(p))
         asked = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), Mapping)
                  ] if c.get("role") == "model" else []

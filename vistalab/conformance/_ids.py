@@ -155,9 +155,9 @@ CHECKS: tuple[Check, ...] = (
           "'function_call' was provided without its required 'reasoning' item\"); Anthropic "
           "extended thinking, 'Preserving thinking blocks' (docs.anthropic.com/en/docs/"
           "build-with-claude/extended-thinking; the API requires them for the last assistant "
-          "turn of a tool loop and degrades without them elsewhere); Gemini: a model "
-          "content's thought parts and the thought signature on its first functionCall "
-          "part stay with its calls, " + _GEMINI_SIGS),
+          "turn of a tool loop and degrades without them elsewhere); Gemini: the parts of a "
+          "model content that carry a thoughtSignature (the first functionCall part of a "
+          "step) stay with its calls, " + _GEMINI_SIGS),
     Check("coupling.signed-rewritten", "coupling",
           "A signed block (a thinking block with its signature, a redacted_thinking block, a "
           "reasoning item with encrypted_content, a Gemini part with a thoughtSignature) is "
