@@ -167,6 +167,18 @@ def test_a_valid_request_has_no_problem():
     (_req(USER, {"role": "model", "parts": RESULTS["parts"]}), "protocol.shape"),
     (_req(USER, {"role": "model", "parts": [
         {"functionCall": {"name": "f", "args": "{}"}}]}, RESULTS), "protocol.shape"),
+    (_req(USER, CALLS, {"role": "user", "parts": [
+        {"functionResponse": {"name": "search", "response": "x"}}, RESULTS["parts"][1]]}),
+     "protocol.shape"),
+    (_req(USER, {"role": "model", "parts": [{"functionCall": {"args": {}}}]}),
+     "protocol.shape"),
+    (_req({"role": "user", "parts": [{"inlineData": {"data": "iVBORw0KGgo="}}]}),
+     "protocol.shape"),
+    (_req(USER, {"role": "model", "parts": [{"text": "x", "thoughtSignature": 7}]}),
+     "protocol.shape"),
+    ({**_req(USER), "systemInstruction": {"parts": [{"inlineData": {}}]}}, "protocol.shape"),
+    ({"contents": "hi"}, "protocol.shape"),
+    ([USER], "protocol.shape"),
     ({"contents": []}, "budget.empty"),
 ])
 def test_broken_requests_are_caught(request_, cid):
@@ -181,6 +193,17 @@ def test_duplicate_call_ids_are_caught():
     for p in results["parts"]:
         p["functionResponse"]["id"] = "same"
     assert "protocol.duplicate-id" in _cids(_req(USER, calls, results))
+
+
+def test_a_response_naming_an_unknown_id_is_an_orphan():
+    calls = copy.deepcopy(CALLS)
+    results = copy.deepcopy(RESULTS)
+    for k, (c, r) in enumerate(zip(calls["parts"], results["parts"], strict=True)):
+        c["functionCall"]["id"] = r["functionResponse"]["id"] = f"c{k}"
+    assert request_problems(_req(USER, calls, results), G) == []
+    results["parts"][1]["functionResponse"]["id"] = "zzz"
+    assert _cids(_req(USER, calls, results)) == {"protocol.orphan-result",
+                                                 "protocol.dangling-call"}
 
 
 def test_strict_rules():
