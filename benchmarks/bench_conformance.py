@@ -79,7 +79,7 @@ def main() -> int:
 
     as_counter(None, "openai")("")  # load the tokenizer outside the timings
     report = Report(f"conformance suite throughput, {n} conversations per run")
-    for protocol in ("openai", "anthropic"):
+    for protocol in ("openai", "anthropic", "gemini"):
         g_wall, g_cpu, drawn = best_of(lambda p=protocol: _generation_only(p, n), repeat)
         report.row(f"[{protocol}] baseline: generation only ({drawn} drawn)",
                    f"{drawn / g_cpu:8.1f} conv/s CPU ({g_cpu:.2f} s CPU, {g_wall:.2f} s wall)")

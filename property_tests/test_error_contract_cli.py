@@ -187,7 +187,7 @@ BAD: dict[tuple[tuple[str, ...], str], list[str]] = {
     (("conformance",), "MANAGER"): ["", "bogus", "no_such_module_xyz:f",
                                     "vistalab.conformance:no_such_function", "json:dumps",
                                     "vistalab.conformance:ConformanceReport"],
-    (("conformance",), "--protocol"): [*NAME, "Responses", "gemini"],
+    (("conformance",), "--protocol"): [*NAME, "Responses", "Gemini"],
     (("conformance",), "--examples"): COUNT,
     (("conformance",), "--seed"): SEED,
     (("conformance",), "--budget"): [*COUNT, "1,x"],

@@ -104,6 +104,14 @@ from ._formats import (
     render_request,
     to_openai_messages,
 )
+from ._gemini import (
+    GEMINI_PROJECTION_RULES,
+    GeminiIds,
+    gemini_to_openai,
+    openai_to_gemini,
+    register_gemini,
+    render_gemini,
+)
 from ._handles import (
     HANDLE_SHA_CHARS,
     ParsedHandle,
@@ -296,6 +304,12 @@ __all__ = [
     "detect_format",
     "anthropic_to_openai",
     "openai_to_anthropic",
+    "GEMINI_PROJECTION_RULES",
+    "GeminiIds",
+    "gemini_to_openai",
+    "openai_to_gemini",
+    "register_gemini",
+    "render_gemini",
     "anthropic_problems",
     "anthropic_tool_use_ids",
     "to_openai_messages",

@@ -109,14 +109,17 @@ INVARIANTS: tuple[Invariant, ...] = (
         "coupling",
         "A reasoning item or thinking block stays with the tool loop it belongs to (the "
         "calls it precedes), or the whole loop goes; a signed block (a thinking block's "
-        "signature, a redacted_thinking block, a reasoning item's encrypted_content) is "
-        "never kept once the turn that signed it is rewritten.",
+        "signature, a redacted_thinking block, a reasoning item's encrypted_content, a "
+        "Gemini part's thoughtSignature) is never kept once the turn that signed it is "
+        "rewritten.",
         "Methodology, 'Structure preservation'; OpenAI reasoning guide, 'Keeping reasoning "
         "items in context' (platform.openai.com/docs/guides/reasoning: a function_call sent "
         "without its reasoning item, or a reasoning item without its following item, is "
         "refused with a 400); Anthropic extended thinking, 'Preserving thinking blocks' "
         "(docs.anthropic.com/en/docs/build-with-claude/extended-thinking: pass thinking "
-        "blocks back complete and unmodified with the tool_use turn they belong to)",
+        "blocks back complete and unmodified with the tool_use turn they belong to); Gemini "
+        "API, 'Thought signatures' (ai.google.dev/gemini-api/docs/thought-signatures: pass "
+        "a signature back exactly as received, in the exact part where it was received)",
     ),
     Invariant(
         "closure",

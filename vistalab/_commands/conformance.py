@@ -30,10 +30,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("manager", metavar="MANAGER", nargs="?", default=None,
                         help="a registered name or module:function (optional with --replay)")
     parser.add_argument("--protocol", default="openai",
-                        choices=("openai", "anthropic", "responses"),
+                        choices=("openai", "anthropic", "responses", "gemini"),
                         help="wire format of the conversations: openai (chat completions), "
-                        "anthropic (Messages) or responses (OpenAI Responses input items); "
-                        "default openai")
+                        "anthropic (Messages), responses (OpenAI Responses input items) or "
+                        "gemini (Gemini generateContent contents); default openai")
     parser.add_argument("--examples", default=None, metavar="N",
                         help="conversations to generate (default 200)")
     parser.add_argument("--seed", default=None, metavar="S",
@@ -132,6 +132,8 @@ def _format_report(report: Any, files: dict[str, str]) -> str:
 
 def _size(v: Any) -> str:
     conv = v.conversation
+    if isinstance(conv, dict) and "contents" in conv:  # Gemini
+        return f"{len(conv.get('contents') or [])}-content conversation"
     n = len(conv.get("messages") or []) if isinstance(conv, dict) else len(conv)
     return f"{n}-message conversation"
 

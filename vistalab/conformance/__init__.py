@@ -3,7 +3,7 @@
 A *context manager* (a trimmer, a memory, a workspace engine) decides what an
 agent's next request holds. :func:`check` generates valid conversations with
 Hypothesis (:func:`conversations`: OpenAI chat, Anthropic Messages, OpenAI
-Responses input items) and budgets near their
+Responses input items, Gemini contents) and budgets near their
 boundaries (:func:`budgets`), runs the manager on each and checks the
 invariants of :data:`vistalab.workspace.INVARIANTS` that apply to any manager
 (:data:`CHECKED`: ``budget``, ``protocol``, ``fidelity``, ``recoverability``

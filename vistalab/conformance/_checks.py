@@ -208,7 +208,7 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
     output : list or dict
         The request: OpenAI messages, or an Anthropic ``{"system", "messages"}``
         document.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
     strict : bool
         Also check the stricter rules above.
@@ -237,6 +237,10 @@ def request_problems(output: Any, protocol: str = "openai", *, strict: bool = Fa
         from ._responses import responses_problems
 
         return responses_problems(output, strict=strict)
+    if protocol == "gemini":
+        from ._gemini import gemini_problems
+
+        return gemini_problems(output, strict=strict)
     shape = _openai_shape(output)
     if shape:
         return shape
@@ -266,7 +270,7 @@ def pinned_problems(conversation: Any, output: Any, protocol: str = "openai", *,
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
     pinned : {"system", "none"}
         What is pinned.
@@ -307,12 +311,13 @@ def _strip(obj: Any) -> Any:
     return obj
 
 
-_PROTOCOLS = ("openai", "anthropic", "responses")
+_PROTOCOLS = ("openai", "anthropic", "responses", "gemini")
 
 
 def _protocol_iv(protocol: Any) -> str:
     if not isinstance(protocol, str) or protocol not in _PROTOCOLS:
-        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
+        raise DomainError("protocol", protocol,
+                          "must be 'openai', 'anthropic', 'responses' or 'gemini'",
                           "pass the wire format of the requests")
     return protocol
 
@@ -328,9 +333,10 @@ def _request_units(name: str, request: Any, protocol: str) -> list[Any]:
     try:
         return _units(request, protocol)
     except (AttributeError, TypeError):
-        what = ("OpenAI messages or Responses items (a list of objects)"
-                if protocol != "anthropic"
-                else "an Anthropic {'system', 'messages'} object")
+        what = ("an Anthropic {'system', 'messages'} object" if protocol == "anthropic"
+                else "a Gemini {'systemInstruction', 'contents'} object"
+                if protocol == "gemini"
+                else "OpenAI messages or Responses items (a list of objects)")
         raise DomainError(name, request, f"must be {what}",
                           f"pass a {protocol} request") from None
 
@@ -342,7 +348,7 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
     ----------
     request : list or dict
         OpenAI messages, or an Anthropic ``{"system", "messages"}`` document.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -350,7 +356,9 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
     list
         OpenAI: the messages. Anthropic: each content block as
         ``{"role", "block"}`` (a string content is one text block; the system
-        prompt's blocks have role ``"system"``).
+        prompt's blocks have role ``"system"``). Gemini: each part as
+        ``{"role", "part"}`` (the systemInstruction's parts with role
+        ``"system"``).
     """
     return _request_units("request", request, _protocol_iv(protocol))
 
@@ -358,6 +366,10 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
 def _units(request: Any, protocol: str) -> list[Any]:
     """:func:`units` without the door: ``TypeError``/``AttributeError`` on a
     malformed request (the callers that check a manager's output report it)."""
+    if protocol == "gemini":
+        from ._gemini import gemini_units
+
+        return gemini_units(request)
     if protocol != "anthropic":
         if not isinstance(request, (list, tuple)) or not all(
                 isinstance(m, Mapping) for m in request):
@@ -408,7 +420,7 @@ def fidelity_problems(
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
     placeholder : callable, optional
         The manager's declarations (:class:`ManagerAdapter`).
@@ -427,7 +439,7 @@ def fidelity_problems(
         return []  # malformed output: the protocol check says why
     problems = []
     pos = 0
-    what = "block" if protocol == "anthropic" else "message"
+    what = {"anthropic": "block", "gemini": "part"}.get(protocol, "message")
     for i, u in enumerate(got):
         if _declared(placeholder, u) is not None:
             continue
@@ -479,7 +491,7 @@ def recoverability_problems(
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
     placeholder : callable, optional
         The manager's declarations; without them nothing is archived.

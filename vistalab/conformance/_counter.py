@@ -47,12 +47,22 @@ def to_counted_messages(request: Any, protocol: str) -> list[dict[str, Any]]:
     item's summary text is counted, its ``encrypted_content`` is not (it is
     opaque: the reasoning tokens the provider decrypts and bills cannot be
     counted here), and an ``input_image`` counts as the workspace's opaque
-    stand-in line, not as the provider prices images.
+    stand-in line, not as the provider prices images. Gemini: the workspace's
+    projection (:data:`vistalab.workspace.GEMINI_PROJECTION_RULES`); a
+    ``thoughtSignature`` is opaque and not counted, and an ``inlineData`` image
+    counts as its stand-in line: Gemini prices an image by its pixel size (258
+    tokens up to 384x384, 258 per 768x768 tile above; ai.google.dev/gemini-api/
+    docs/tokens), which this counter does not read, so it cannot count images
+    as Gemini does.
     """
     if protocol == "responses":
         from ._responses import to_chat
 
         return _openai_text(to_chat(list(request)))
+    if protocol == "gemini":
+        from ._gemini import to_chat as gemini_chat
+
+        return _openai_text(gemini_chat(request))
     if protocol == "anthropic":
         if isinstance(request, Mapping):
             msgs = anthropic_to_openai(request.get("messages") or [], system=request.get("system"))
@@ -125,7 +135,7 @@ class SuiteCounter:
             None when the counter is not a tokenizer.
         """
         tok = self.tokenizer
-        if tok is None or self.protocol == "responses":
+        if tok is None or self.protocol in ("responses", "gemini"):
             return None  # Responses: a model turn of several items is one counted message
         if self.protocol == "anthropic":
             system = conversation.get("system")
@@ -172,7 +182,7 @@ def as_counter(counter: Any, protocol: str) -> SuiteCounter:
         None for cl100k_base; a registered tokenizer name; a vista-lab
         Tokenizer (counted with :func:`vistalab.workspace.count_request_tokens`);
         or a callable ``count(request) -> int`` used as it is.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of the requests it will count.
 
     Returns

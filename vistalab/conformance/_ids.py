@@ -45,6 +45,15 @@ class Check:
 
 
 _PAPER_BUDGET = "Methodology, 'Workspace invariants' (|C_t| <= B)"
+_GEMINI_CONTENT = ("Gemini API reference, Content (ai.google.dev/api/caching#Content: role "
+                   "'user' or 'model', ordered parts)")
+_GEMINI_CALLS = ("Gemini API, Function calling (ai.google.dev/gemini-api/docs/function-calling; "
+                 "400 'Please ensure that the number of function response parts is equal to "
+                 "the number of function call parts of the function call turn.')")
+_GEMINI_SIGS = ("Gemini API, Thought signatures (ai.google.dev/gemini-api/docs/thought-"
+                "signatures: 'pass it back exactly as received', 'in the exact part where it "
+                "was received'; Gemini 3 answers 4xx when a signature of the current turn is "
+                "missing)")
 _OPENAI_TOOLS = ("OpenAI Chat Completions, function calling: every tool message answers a "
                  "tool_calls id of the assistant message before it")
 
@@ -69,24 +78,33 @@ CHECKS: tuple[Check, ...] = (
           "The request has the wire format's shape: OpenAI, a list of message objects with "
           "known roles and well-formed contents and calls; Anthropic, a {'system', "
           "'messages'} object whose system is a string or text blocks and whose blocks are "
-          "objects with a type.", "the provider's request schema"),
+          "objects with a type; Gemini, a {'systemInstruction', 'contents'} object whose "
+          "contents have role user or model and non-empty parts of one data field each, "
+          "functionCall parts (an object args) only in model contents and functionResponse "
+          "parts (an object response) only in user contents.",
+          "the provider's request schema; " + _GEMINI_CONTENT),
     Check("protocol.orphan-result", "protocol",
           "Every tool result answers a call of the assistant message right before its run of "
           "results, and is the only answer to it.",
           "Methodology, 'Structure preservation'; " + _OPENAI_TOOLS + "; Anthropic Messages, "
-          "tool use: each tool_result answers a tool_use of the previous assistant turn"),
+          "tool use: each tool_result answers a tool_use of the previous assistant turn; "
+          "Gemini: each functionResponse part answers a functionCall of the model content "
+          "right before it (by id when the call has one, else by name), " + _GEMINI_CALLS),
     Check("protocol.dangling-call", "protocol",
           "Every tool call is answered before the next non-tool message and before the "
           "request ends.",
           "Methodology, 'Structure preservation'; OpenAI ('An assistant message with "
           "'tool_calls' must be followed by tool messages responding to each "
           "'tool_call_id''); Anthropic ('tool_use ids were found without tool_result blocks "
-          "immediately after')"),
+          "immediately after'); Gemini: the content after a model content with functionCall "
+          "parts is a user content with one functionResponse part per call, " + _GEMINI_CALLS),
     Check("protocol.duplicate-id", "protocol",
           "Call ids are unique within an assistant message (OpenAI) and within the whole "
-          "request (Anthropic tool_use ids; Responses item ids).",
+          "request (Anthropic tool_use ids; Responses item ids; Gemini functionCall ids).",
           "OpenAI function calling; Anthropic Messages ('tool_use ids must be unique'); "
-          "OpenAI Responses (400 'Duplicate item found with id')"),
+          "OpenAI Responses (400 'Duplicate item found with id'); Gemini API reference, "
+          "FunctionCall.id ('The unique id of the function call', ai.google.dev/api/"
+          "caching#FunctionCall)"),
     Check("protocol.id-pattern", "protocol",
           "Anthropic tool_use ids match ^[a-zA-Z0-9_-]+$ and a tool_use input is an object.",
           "Anthropic Messages API, tool_use block schema"),
@@ -127,7 +145,8 @@ CHECKS: tuple[Check, ...] = (
           "Methodology, 'Structure preservation'; OpenAI function calling, 'Parallel function "
           "calling' (platform.openai.com/docs/guides/function-calling); Anthropic tool use, "
           "'Parallel tool use' (docs.anthropic.com/en/docs/agents-and-tools/tool-use/"
-          "implement-tool-use)"),
+          "implement-tool-use); Gemini, parallel functionCall parts of one model content "
+          "answered together (" + _GEMINI_CALLS + ")"),
     Check("coupling.reasoning-dropped", "coupling",
           "A kept call keeps the reasoning items or thinking blocks that preceded it in its "
           "turn (the whole tool loop goes, or its reasoning stays with it).",
@@ -136,22 +155,27 @@ CHECKS: tuple[Check, ...] = (
           "'function_call' was provided without its required 'reasoning' item\"); Anthropic "
           "extended thinking, 'Preserving thinking blocks' (docs.anthropic.com/en/docs/"
           "build-with-claude/extended-thinking; the API requires them for the last assistant "
-          "turn of a tool loop and degrades without them elsewhere)"),
+          "turn of a tool loop and degrades without them elsewhere); Gemini: the parts of a "
+          "model content that carry a thoughtSignature (the first functionCall part of a "
+          "step) stay with its calls, " + _GEMINI_SIGS),
     Check("coupling.signed-rewritten", "coupling",
           "A signed block (a thinking block with its signature, a redacted_thinking block, a "
-          "reasoning item with encrypted_content) is kept only inside its turn exactly as "
-          "the input had it.",
+          "reasoning item with encrypted_content, a Gemini part with a thoughtSignature) is "
+          "kept only inside its turn exactly as the input had it.",
           "Anthropic, 'Thinking in tool and multi-turn workflows' (platform.claude.com/docs/"
           "build-with-claude/thinking-tool-workflows: pass thinking blocks back complete and "
           "unmodified; a rebuilt assistant message is a 400); OpenAI reasoning guide "
-          "(encrypted reasoning items are returned as they were produced)"),
+          "(encrypted reasoning items are returned as they were produced); " + _GEMINI_SIGS),
     Check("closure.undefined-id", "closure",
           "Every id the request references is defined in it: each tool result's call id names "
           "a call of the request; each server tool result's tool_use_id and each tool_use "
-          "caller's tool_id name a server_tool_use of the request.",
+          "caller's tool_id name a server_tool_use of the request; each Gemini "
+          "functionResponse's id (or, without ids, its name) names a functionCall of it.",
           "Methodology, 'Structure preservation'; OpenAI Responses (400 'No tool call found for "
           "function call output with call_id ...'); Anthropic Messages (400 'unexpected "
-          "tool_use_id found in tool_result blocks')"),
+          "tool_use_id found in tool_result blocks'); Gemini API reference, FunctionResponse.id "
+          "('The id of the function call this response is for', ai.google.dev/api/"
+          "caching#FunctionResponse)"),
     Check("pending.evicted", "pending",
           "The conversation's pending calls (its last turn's calls, not answered yet) are in "
           "the request, in that turn exactly, and are not declared a placeholder or summary "
@@ -235,12 +259,18 @@ _RULES: tuple[tuple[str, str, str], ...] = (
      "protocol.id-pattern"),
     ("protocol", r"^item \d+: reasoning item .* is not followed by the function_call",
      "protocol.reasoning-split"),
-    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id",
+    ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id"
+     r"|^content \d+: duplicate call id",
      "protocol.duplicate-id"),
     ("protocol", r"^item \d+: function_call_output answers .*, which no earlier function_call"
      r"|^item \d+: call .* answered more than once", "protocol.orphan-result"),
     ("protocol", r"^item \d+: \w+ message before the calls .* were answered",
      "protocol.dangling-call"),
+    # Gemini (vistalab.conformance._gemini.gemini_problems)
+    ("protocol", r"^content \d+: functionResponse .* answers no functionCall",
+     "protocol.orphan-result"),
+    ("protocol", r"^content \d+: the calls .* have no functionResponse"
+     r"|^content \d+: \w+ content before the calls .* were answered", "protocol.dangling-call"),
     ("protocol", r"^message \d+: tool message .* does not follow a tool call"
      r"|^message \d+: call .* answered more than once"
      r"|^message \d+: tool message answers .*, which the preceding assistant message did not "

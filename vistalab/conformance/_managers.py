@@ -65,7 +65,10 @@ class ManagerAdapter(Protocol):
         messages, or an Anthropic ``{"system", "messages"}`` document.
     begin(protocol) -> None
         Optional. Called once before the first message with the
-        conversation's wire format (``"openai"`` or ``"anthropic"``).
+        conversation's wire format (``"openai"``, ``"anthropic"``,
+        ``"responses"`` or ``"gemini"``; a Gemini conversation is registered as
+        its ``systemInstruction`` as ``{"role": "system", "parts": [...]}``, then
+        each content).
     placeholder(unit) -> tuple of str, or None
         Optional. Declares a unit of the output (an OpenAI message; for Anthropic a
         ``{"role", "block"}`` pair, the system prompt's blocks having role
@@ -501,6 +504,11 @@ class _Manager:
             if system is not None:
                 adapter.register({"role": "system", "content": system})
             messages = conv.get("messages", [])
+        elif protocol == "gemini":
+            si = conv.get("systemInstruction")
+            if si is not None:
+                adapter.register({"role": "system", "parts": si.get("parts", [])})
+            messages = conv.get("contents", [])
         else:
             messages = conv
         for m in messages:

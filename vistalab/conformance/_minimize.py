@@ -70,6 +70,11 @@ def smaller_conversations(conversation: Any, protocol: str = "openai") -> Iterat
     have generated: without the system prompt, without one round (not the
     last), without one tool-call step, or without one of several parallel calls
     and its answer."""
+    if protocol == "gemini":
+        from ._gemini import gemini_smaller
+
+        yield from gemini_smaller(conversation)
+        return
     anthropic = protocol == "anthropic"
     msgs = list(conversation["messages"] if anthropic else conversation)
 
@@ -105,7 +110,9 @@ def _text_paths(obj: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...
         for k, v in obj.items():
             if k in ("content", "text", "system") and isinstance(v, str):
                 yield (*path, k)
-            elif isinstance(v, (dict, list)) and k in ("content", "messages", "system"):
+            elif isinstance(v, (dict, list)) and k in ("content", "messages", "system",
+                                                       "contents", "parts",
+                                                       "systemInstruction"):
                 yield from _text_paths(v, (*path, k))
     elif isinstance(obj, list):
         for i, v in enumerate(obj):

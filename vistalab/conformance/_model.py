@@ -182,6 +182,12 @@ class Violation:
         doc: dict[str, Any]
         if self.protocol == "anthropic":
             doc = {"system": conv.get("system"), "messages": conv.get("messages", [])}
+        elif self.protocol == "gemini":
+            # messages: the engine's projection (what `workspace replay` reads);
+            # gemini: the conversation itself (what --replay reads back)
+            from ._gemini import to_chat
+
+            doc = {"messages": to_chat(conv), "gemini": conv}
         else:
             doc = {"messages": conv}
         doc["conformance"] = {
@@ -263,9 +269,10 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
     protocol = meta.get("protocol")
     budget = meta.get("budget")
     inv = meta.get("invariant")
-    if protocol not in ("openai", "anthropic", "responses") or inv not in CHECKED:
+    if protocol not in ("openai", "anthropic", "responses", "gemini") or inv not in CHECKED:
         raise DomainError(
-            "FILE", where, "must name a protocol (openai, anthropic, responses) and a checked "
+            "FILE", where, "must name a protocol (openai, anthropic, responses, gemini) and a "
+            "checked "
             f"invariant ({', '.join(CHECKED)})",
             "pass a file written by `vista-lab conformance --out DIR`",
         )
@@ -280,6 +287,12 @@ def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violat
         {"system": doc.get("system"), "messages": messages} if protocol == "anthropic"
         else messages
     )
+    if protocol == "gemini":
+        conv = doc.get("gemini")
+        if not isinstance(conv, dict) or not isinstance(conv.get("contents"), list):
+            raise DomainError("FILE", where, "must hold the Gemini conversation's 'gemini' "
+                              "object with its 'contents' list",
+                              "pass a file written by `vista-lab conformance --out DIR`")
     from ._ids import CHECKS
 
     check = meta.get("check") or ""

@@ -24,7 +24,9 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     Parameters
     ----------
     messages : list or dict
-        OpenAI chat messages, or an Anthropic ``{"system", "messages"}`` document.
+        OpenAI chat messages, an Anthropic ``{"system", "messages"}`` document,
+        Responses input items or a Gemini ``{"systemInstruction", "contents"}``
+        document.
     budget : int
     count : callable
         The token counter the request must fit by.
@@ -39,7 +41,15 @@ def tail_trimmer(messages: Any, budget: int, count: Counter) -> Any:
     BudgetTooSmall
         When the pinned floor does not fit ``budget``.
     """
-    if isinstance(messages, dict):
+    if isinstance(messages, dict) and "contents" in messages:  # Gemini
+        from ._gemini import gemini_tail
+
+        for i in cut_points(messages, "gemini"):
+            request = gemini_tail(messages, i, keep_system=True)
+            if count(request) <= budget:
+                return request
+        floor = pinned_floor(messages, "gemini")
+    elif isinstance(messages, dict):
         turns = list(messages.get("messages") or [])
         for i in cut_points(messages, "anthropic"):
             request = {"system": messages.get("system"), "messages": turns[i:]}

@@ -208,10 +208,9 @@ def _check_iv(
     manager: Any, protocol: Any, budgets: Any, examples: Any, seed: Any, counter: Any,
     timeout: Any, strict: Any, pinned: Any = "system",
 ) -> tuple[_Manager, str, tuple[int, ...] | None, int, int, SuiteCounter, float, bool, str]:
-    if protocol not in ("openai", "anthropic", "responses"):
-        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
-                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
-                          "or 'responses' (OpenAI Responses input items)")
+    from ._strategies import _protocol_iv
+
+    _protocol_iv(protocol)
     pinned = _pinned_iv(pinned)
     mgr = as_manager(manager)
     examples, seed, timeout = _options_iv(examples, seed, timeout)
@@ -339,7 +338,7 @@ def check(
     manager : callable
         A trimmer ``manager(messages, budget, count) -> messages`` or an
         adapter factory ``factory(budget) -> ManagerAdapter`` (a class works).
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of inputs and outputs.
     budgets : int or sequence of int, optional
         Budgets to use; default: drawn near each conversation's boundaries,

@@ -150,7 +150,7 @@ def turns(request: Any, protocol: str) -> list[Turn]:
     request : list or dict
         OpenAI messages, an Anthropic ``{"system", "messages"}`` document, or
         Responses input items.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -159,7 +159,8 @@ def turns(request: Any, protocol: str) -> list[Turn]:
         OpenAI and Anthropic: one per message. Responses: one per input item,
         except that a run of model output items (``reasoning``,
         ``function_call``, an assistant ``message``) is one turn, as the one
-        response that produced it.
+        response that produced it. Gemini: one per content (the parts of a
+        model content are its calls, thoughts and signed parts).
 
     Raises
     ------
@@ -174,6 +175,10 @@ def turns(request: Any, protocol: str) -> list[Turn]:
         from ._responses import responses_turns
 
         return responses_turns(request)
+    if protocol == "gemini":
+        from ._gemini import gemini_turns
+
+        return gemini_turns(request)
     if not isinstance(request, (list, tuple)) or not all(isinstance(m, Mapping) for m in request):
         raise TypeError("OpenAI messages must be a list of objects")
     return _openai_turns(request)
@@ -225,7 +230,7 @@ def batch_problems(conversation: Any, output: Any, protocol: str = "openai") -> 
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
 
     Returns
@@ -267,7 +272,7 @@ def coupling_problems(conversation: Any, output: Any, protocol: str = "openai") 
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
 
     Returns
@@ -283,7 +288,10 @@ def coupling_problems(conversation: Any, output: Any, protocol: str = "openai") 
     for t in got:
         if t.calls:
             kept = {k for _, k in t.calls}
-            home = next((s for s in src if s.calls and kept <= {k for _, k in s.calls}), None)
+            # the input turn it is (calls may look alike across turns, e.g.
+            # Gemini calls without ids), else one whose calls it keeps some of
+            home = next((s for s in src if s.key == t.key), None) or next(
+                (s for s in src if s.calls and kept <= {k for _, k in s.calls}), None)
             if home is not None and home.reasoning and not set(home.reasoning) <= set(t.reasoning):
                 ids = [cid for cid, _ in t.calls]
                 problems.append(f"turn {t.index} keeps the calls {ids} without the reasoning "
@@ -313,7 +321,7 @@ def closure_problems(output: Any, protocol: str = "openai") -> list[str]:
     ----------
     output : list or dict
         The request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -351,7 +359,7 @@ def pending_calls(conversation: Any, protocol: str = "openai") -> list[str]:
     ----------
     conversation : list or dict
         The manager's input.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -392,7 +400,7 @@ def pending_problems(
         The manager's input.
     output : list or dict
         Its request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format of both.
     placeholder : callable, optional
         The manager's declarations (a pending call declared a placeholder was
@@ -424,6 +432,9 @@ def pending_problems(
             from ._responses import turn_items
 
             units = turn_items(output, home.index)
+        elif protocol == "gemini":
+            content = output["contents"][home.index]
+            units = [{"role": content.get("role"), "part": p} for p in content["parts"]]
         else:
             units = [output[home.index]]
         if any(placeholder(u) is not None for u in units):
@@ -441,7 +452,7 @@ def complete_pending(output: Any, protocol: str, pending: Sequence[str]) -> Any:
     ----------
     output : list or dict
         The manager's request.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
     pending : sequence of str
         The input's pending call ids (:func:`pending_calls`).
@@ -464,5 +475,9 @@ def complete_pending(output: Any, protocol: str, pending: Sequence[str]) -> Any:
     if protocol == "responses":
         return [*output, *({"type": "function_call_output", "call_id": cid,
                             "output": "(result)"} for cid in pending)]
+    if protocol == "gemini":
+        from ._gemini import gemini_complete
+
+        return gemini_complete(output, pending)
     return [*output, *({"role": "tool", "tool_call_id": cid, "content": "(result)"}
                        for cid in pending)]

@@ -18,8 +18,11 @@ from hypothesis import strategies as st
 
 from vistalab._core import DomainError
 
-__all__ = ["conversations", "budgets", "cut_points", "minimal_tail", "pinned_floor", "PINNED"]
+__all__ = ["conversations", "budgets", "cut_points", "minimal_tail", "pinned_floor", "PINNED",
+           "PROTOCOLS"]
 
+#: The wire formats the suite speaks.
+PROTOCOLS = ("openai", "anthropic", "responses", "gemini")
 #: What the suite pins (``check(..., pinned=...)``): ``"system"``, the system
 #: prompt (the default, as the paper pins protocol-required blocks); ``"none"``,
 #: for managers that may drop it.
@@ -210,10 +213,12 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
 
 
 def _protocol_iv(protocol: Any) -> str:
-    if protocol not in ("openai", "anthropic", "responses"):
-        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or 'responses'",
-                          "pass protocol='openai' (chat completions), 'anthropic' (Messages) "
-                          "or 'responses' (OpenAI Responses input items)")
+    if protocol not in PROTOCOLS:
+        raise DomainError("protocol", protocol,
+                          "must be 'openai', 'anthropic', 'responses' or 'gemini'",
+                          "pass protocol='openai' (chat completions), 'anthropic' (Messages), "
+                          "'responses' (OpenAI Responses input items) or 'gemini' (Gemini "
+                          "generateContent contents)")
     return str(protocol)
 
 
@@ -245,6 +250,14 @@ def conversations(
     ``reasoning`` items (a summary and ``encrypted_content``) before the calls
     they produced.
 
+    Gemini (``protocol="gemini"``): a ``{"systemInstruction", "contents"}``
+    document (:func:`vistalab.conformance._gemini.render_gemini`): parallel
+    ``functionCall`` parts in one model content, with ids on every call or on
+    none (results then matched by name, the same names used again), answered
+    by one user content of ``functionResponse`` parts; thought parts and a
+    ``thoughtSignature`` on the first call of a step with thinking; images as
+    ``inlineData``.
+
     Anthropic tool_use turns may open with a signed ``thinking`` block or a
     ``redacted_thinking`` block. Every conversation ends after a user message,
     after tool results, or with a pending call (an assistant turn whose calls
@@ -252,7 +265,7 @@ def conversations(
 
     Parameters
     ----------
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         The wire format.
     max_rounds : int
         Most user turns (rounds) per conversation.
@@ -277,6 +290,10 @@ def conversations(
         from ._responses import render_responses
 
         return st.builds(render_responses, abstract, st.lists(st.integers(0, 8), max_size=4))
+    if protocol == "gemini":
+        from ._gemini import render_gemini
+
+        return st.builds(render_gemini, abstract, st.booleans())
     return st.builds(_openai, abstract, st.lists(st.integers(0, 8), max_size=4))
 
 
@@ -287,7 +304,7 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -297,6 +314,15 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
         each assistant message.
     """
     protocol = _protocol_iv(protocol)
+    if protocol == "gemini":
+        if not isinstance(conversation, Mapping) or not isinstance(
+                conversation.get("contents"), (list, tuple)) or not all(
+                isinstance(c, Mapping) for c in conversation["contents"]):
+            raise DomainError("conversation", conversation, "must be a Gemini {'contents': "
+                              "[...]} document", "pass a conversation")
+        from ._gemini import gemini_cut_points
+
+        return gemini_cut_points(conversation)
     msgs_of = conversation.get("messages") if isinstance(conversation, Mapping) else conversation
     if isinstance(msgs_of, (str, bytes)) or not isinstance(msgs_of, (list, tuple)) or not all(
             isinstance(m, Mapping) for m in msgs_of) or (
@@ -321,6 +347,10 @@ def cut_points(conversation: Any, protocol: str = "openai") -> list[int]:
 
 
 def _tail(conversation: Any, protocol: str, i: int, keep_system: bool) -> Any:
+    if protocol == "gemini":
+        from ._gemini import gemini_tail
+
+        return gemini_tail(conversation, i, keep_system)
     if protocol == "anthropic":
         return {"system": conversation.get("system") if keep_system else None,
                 "messages": conversation["messages"][i:]}
@@ -336,7 +366,7 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
 
     Returns
@@ -357,6 +387,13 @@ def minimal_tail(conversation: Any, protocol: str = "openai") -> Any:
             last -= 1
         cuts = [c for c in cuts if c <= last]
         start = cuts[-1] if cuts else 0
+    elif protocol == "gemini":
+        # the last user content, or the model content its trailing results answer
+        contents = conversation["contents"]
+        start = cuts[-1] if cuts else 0
+        if len(contents) >= 2 and contents[-2].get("role") == "model" and contents[-1].get(
+                "role") == "user" and start < len(contents) - 2:
+            start = len(contents) - 2
     else:
         start = cuts[-1] if cuts else 0
     return _tail(conversation, protocol, start, keep_system=False)
@@ -385,7 +422,7 @@ def pinned_floor(conversation: Any, protocol: str = "openai", *, pinned: str = "
     ----------
     conversation : list or dict
         OpenAI messages or an Anthropic document.
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
     pinned : {"system", "none"}
         ``"system"``: the system prompt is pinned (kept); ``"none"``: it is not.
@@ -430,7 +467,7 @@ def budgets(
         OpenAI messages or an Anthropic document.
     count : callable
         The token counter (a :class:`SuiteCounter` prices tails fastest).
-    protocol : {"openai", "anthropic", "responses"}
+    protocol : {"openai", "anthropic", "responses", "gemini"}
         Its wire format.
     at_least : int
         A lower bound of the manager's own (its ``min_budget``).
@@ -470,7 +507,8 @@ def budgets(
     # above its cost), so deleting an early round while shrinking keeps the budget.
     # Tails from every message, valid or not: a trimmer that cuts between a
     # call and its results does so at exactly these budgets.
-    n_msgs = len(conversation["messages"] if protocol == "anthropic" else conversation)
+    n_msgs = len(conversation["messages"] if protocol == "anthropic" else
+                 conversation["contents"] if protocol == "gemini" else conversation)
     cuts_from_end = list(range(n_msgs - 1, -1, -1)) or [0]
     marks = {tail(i, keep) for i in cuts_from_end for keep in (False, True)}
     top = max(max(marks) + 1, floor)

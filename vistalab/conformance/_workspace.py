@@ -10,10 +10,13 @@ from typing import Any
 
 from vistalab.workspace import (
     PROTOCOL_TEXT,
+    GeminiIds,
     Workspace,
     anthropic_to_openai,
     find_handles,
     placeholder_kind,
+    register_gemini,
+    render_gemini,
 )
 from vistalab.workspace._validate import _content_iv
 
@@ -101,6 +104,8 @@ class WorkspaceAdapter:
         # registered chat message's original items
         self._run: list[dict[str, Any]] = []
         self._items: list[tuple[str, list[dict[str, Any]]]] = []
+        # Gemini: the conversation's call ids (calls may come without one)
+        self._ids = GeminiIds()
 
     @staticmethod
     def min_budget(conversation: Any) -> int:
@@ -118,6 +123,11 @@ class WorkspaceAdapter:
         int
             The floor in tokens.
         """
+        if isinstance(conversation, Mapping) and "contents" in conversation:  # Gemini
+            from ._gemini import to_chat as gemini_chat
+
+            head = {**conversation, "contents": list(conversation["contents"])[:1]}
+            return _floor(json.dumps(gemini_chat(head), sort_keys=True, default=repr))
         if isinstance(conversation, Mapping):
             system = conversation.get("system")
             msgs = list(conversation.get("messages") or [])[:1]
@@ -174,6 +184,9 @@ class WorkspaceAdapter:
         if self._format == "responses":
             self._register_item(message)
             return
+        if self._format == "gemini":
+            register_gemini(ws, message, self._ids)
+            return
         role = message.get("role") if isinstance(message, Mapping) else None
         content = message.get("content") if isinstance(message, Mapping) else None
         anthropic = isinstance(content, list) and any(
@@ -204,16 +217,19 @@ class WorkspaceAdapter:
     def begin(self, protocol: str) -> None:
         """Take messages in ``protocol`` (``"openai"``, ``"anthropic"`` or
         ``"responses"``: Responses input items, registered as chat messages, a
-        model turn as one assistant message) and render in it (without this
+        model turn as one assistant message; ``"gemini"``: Gemini contents,
+        registered through :func:`vistalab.workspace.register_gemini` and
+        rendered by :func:`vistalab.workspace.render_gemini`, each kept
+        content's original parts and thought signatures with it) and render in it (without this
         call the format is detected from the messages, as
         :func:`vistalab.workspace.detect_format` does).
 
         Parameters
         ----------
         protocol : str
-            ``"openai"``, ``"anthropic"`` or ``"responses"``.
+            ``"openai"``, ``"anthropic"``, ``"responses"`` or ``"gemini"``.
         """
-        self._format = protocol if protocol in ("anthropic", "responses") else "openai"
+        self._format = protocol if protocol in ("anthropic", "responses", "gemini") else "openai"
 
     def _render_items(self) -> list[Any]:
         """The engine's chat rendering as Responses items: a kept message is
@@ -256,6 +272,10 @@ class WorkspaceAdapter:
         """
         if self._format == "responses":
             return self._render_items()
+        if self._format == "gemini":
+            request, r = render_gemini(self.workspace)
+            self._dashboard = r.dashboard
+            return request
         r = self.workspace.render(format=self._format)
         self._dashboard = r.dashboard
         if self._format == "anthropic":
@@ -316,6 +336,14 @@ class WorkspaceAdapter:
             from ._responses import item_text
 
             return self._text_kind(item_text(unit))
+        part = unit.get("part")
+        if isinstance(part, Mapping):  # a Gemini unit
+            if isinstance(part.get("text"), str):
+                return self._text_kind(part["text"])
+            fr = part.get("functionResponse")
+            if isinstance(fr, Mapping) and isinstance(fr.get("response"), Mapping):
+                return self._text_kind(fr["response"].get("result"))
+            return None
         block = unit.get("block")
         if isinstance(block, Mapping):  # an Anthropic unit
             if block.get("type") == "text":
