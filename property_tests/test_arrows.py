@@ -12,8 +12,8 @@ imports inside functions) and enforces:
   also read the paper's tables from ``paper_checks`` (fig6; a sideways arrow
   that cannot form a cycle, since paper_checks never imports figures);
 - the conformance suite ``vistalab.conformance`` imports the core and workspace;
-- the testing kit ``vistalab.testing`` may import the layers, not the
-  application;
+- the testing kit ``vistalab.testing`` may import the layers (its pytest
+  fixtures run the conformance suite too), not the application;
 - the application layer (the rest of ``vistalab``) and the shipped tests
   import everything.
 
@@ -46,7 +46,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "sims": frozenset({"core", "theory", "workspace"}),
     "paper_checks": frozenset({"core", "theory", "sims", "workspace"}),
     "figures": frozenset({"core", "theory", "sims", "workspace", "paper_checks"}),
-    "testing": frozenset({"core", "theory", "sims", "workspace", "root"}),
+    # the kit's pytest fixtures include the conformance suite's (a sideways arrow that
+    # cannot form a cycle: conformance never imports the kit)
+    "testing": frozenset({"core", "theory", "sims", "workspace", "conformance", "root"}),
     # the conformance suite checks context managers against the workspace's invariants
     "conformance": frozenset({"core", "workspace", "root"}),
     "app": frozenset(LAYERS) - {"tests"},
@@ -69,6 +71,8 @@ STRING_IMPORTS_ALLOWED = {
                                       "checks (every public package, found by name)",
     "vistalab.conformance._peers": "whether an optional third-party peer is installed "
     "(find_spec, which does not import it)",
+    "vistalab.conformance._repro": "the folder of a user's manager given as 'module:function' "
+                                   "(find_spec, which does not import it), for its reproducer",
 }
 
 _STRING_IMPORT_CALLS = {"import_module", "find_spec", "__import__"}

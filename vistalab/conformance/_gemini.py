@@ -376,8 +376,8 @@ def gemini_turns(request: Any) -> list[Any]:
     a model content is an ``"assistant"`` turn whose calls are its functionCall
     parts (matched by id, else by name), and whose reasoning and signed blocks
     are the parts carrying a ``thoughtSignature`` (the docs require those back
-    as received; ``thought: true`` summaries are not required); a user content of functionResponse parts only is a
-    ``"tool"`` turn."""
+    as received; ``thought: true`` summaries are not required); a user content
+    of functionResponse parts only is a ``"tool"`` turn."""
     from ._shapes import Turn
 
     doc = _doc_iv(request)
