@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="one short session length")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--budget", type=int, default=4000)
+    p.add_argument("--turns", type=int, nargs="+", default=None,
+                   help="session lengths in agent turns (default 40 160; --quick: 20)")
     p.add_argument("--cache-prefix", choices=("0", "1", "both"), default="both",
                    help="the engine's cache_prefix option (default: both, each measured)")
     args = p.parse_args(argv)
@@ -100,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     budget = args.budget
     status = 0
     cps = {"0": (False,), "1": (True,), "both": (False, True)}[args.cache_prefix]
-    for cp, turns in [(cp, t) for cp in cps for t in ((20,) if args.quick else (40, 160))]:
+    lengths = args.turns or ((20,) if args.quick else (40, 160))
+    for cp, turns in [(cp, t) for cp in cps for t in lengths]:
         configs = {
             "engine alone": lambda cp=cp: Workspace(budget, cache_prefix=cp),
             "check_model=False": lambda cp=cp: Workspace(budget, cache_prefix=cp,

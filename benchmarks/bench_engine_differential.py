@@ -13,7 +13,8 @@ OpenAI and an Anthropic request that the conformance suite's checker
 by dropping operations and printed.
 
 Baseline (same run, same sequences): the engine alone, applying the operations
-without observation, recount or model. The ratio says what the differential
+through the driver with its observation switched off (no model lines, no views,
+no recount, no model). The ratio says what the differential
 check costs per operation on top of running the engine.
 
 Target: 0 divergences over >= 1,000,000 operations (default) across both
@@ -39,7 +40,7 @@ import time
 from typing import Any
 
 from vistalab.workspace import OperationSequence, Workspace, build_engine_model
-from vistalab.workspace._diff_drive import run_sequence
+from vistalab.workspace._diff_drive import _Driver, _run_folder
 from vistalab.workspace._diff_ops import RandomChoices, generate_sequence
 from vistalab.workspace._differential import _minimize, check_sequence
 
@@ -100,27 +101,39 @@ def _cpu() -> float:
 
 def _engine_only(seed: int, n: int) -> tuple[int, float]:
     """The baseline: the same sequences' operations on the engine alone."""
-    from vistalab.workspace._diff_drive import _Driver  # noqa: F401 - same config path
-
     c0 = _cpu()
     ops = 0
     for i in range(n):
         seq = _sequence(seed, i)
         ops += len(seq)
-        cfg = dict(seq.config, cache_prefix=True)  # no model lines: engine work only
-        _apply_engine_only(OperationSequence(cfg, seq.ops))
+        _apply_engine_only(seq)
     return ops, _cpu() - c0
 
 
-def _apply_engine_only(seq: OperationSequence) -> None:
-    import vistalab.workspace._diff_drive as drive
+class _EngineOnly(_Driver):
+    """The driver with its observation switched off: no model lines, no views
+    (renderings in both formats, ``read_path`` of every payload), no recount;
+    only the operations applied to the engine (and one rendering after an
+    admitted result, which the guard's own check reads)."""
 
-    saved = drive.observe
-    drive.observe = lambda d: ({}, [])  # type: ignore[assignment]
-    try:
-        run_sequence(seq, Workspace)
-    finally:
-        drive.observe = saved
+    def dash(self) -> int:
+        return 0
+
+    def _emit(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _apply_engine_only(seq: OperationSequence) -> None:
+    with _run_folder(seq) as tmp:
+        d = _EngineOnly(seq, Workspace, tmp + "/archive")
+        try:
+            for i, op in enumerate(seq.ops):
+                d.apply(i, op)
+        finally:
+            d.ws.close()
+            close = getattr(d.ws.store, "close", None)
+            if callable(close):
+                close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -244,3 +244,129 @@ TEXT_BUGS = {
     "tool_text_same_length": (ToolTextTabsAsSpaces, "fidelity"),
     "management_rendering": (ManagementLargestFirst, "dashboard"),
 }
+
+
+# ---------------------------------------------------------------- more of what the agent sees
+# Five more bugs, each in a part of the texts the seven above do not touch: the
+# ledger's Parent and Level columns, the budget line's figures, a placeholder's
+# size, a tombstone, the tool definitions and the Anthropic ids of a reused call.
+
+
+class ParentShownAsPrevious(Workspace):
+    """A tool result's row names the block registered just before it as its
+    parent (right for the first result of a call, wrong for the others)."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if row is not None and uid[0] == "B" and row.parent != "-":
+            _patched_row(self, uid, parent=f"B{int(uid[1:]) - 1}")
+
+
+class ArchivedLevelStale(Workspace):
+    """An archived block's row shows the level it had before it was archived
+    (read before the archive raised it)."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if row is not None and uid[0] == "B" and row.status == "archived" and row.level > 0:
+            _patched_row(self, uid, level=row.level - 1)
+
+
+class BudgetLineConversationWithDashboard(Workspace):
+    """The budget line's conversation figure counts the dashboard too (the total
+    and the other figures stay right)."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        real = self._renderer._head
+
+        def head(*, conversation: int, dashboard: int, **rest: Any) -> str:
+            return real(conversation=conversation + dashboard, dashboard=dashboard, **rest)
+
+        self._renderer._head = head  # type: ignore[method-assign]
+
+
+class PlaceholderSizeInCharacters(Workspace):
+    """The offload placeholder prints the result's size in characters, not bytes
+    (the same for ASCII text, smaller for anything else)."""
+
+    def _position_messages(self, b: Any, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        msgs = super()._position_messages(b, key)
+        if key[0] != "a" or b.status.value != "offloaded_placeholder":
+            return msgs
+        text = self.store.get(b.payload.key).decode("utf-8")
+        size, chars = f"size={b.payload.size:,}B", f"size={len(text):,}B"
+        return tuple({**m, "content": m["content"].replace(size, chars)} for m in msgs)
+
+
+class TombstoneNamesTheCall(Workspace):
+    """A deleted result's tombstone names its call's block instead of itself."""
+
+    def _position_messages(self, b: Any, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        msgs = super()._position_messages(b, key)
+        if key[0] != "d" or not msgs or b.parent is None:
+            return msgs
+        return tuple({**m, "content": m["content"].replace(f"{b.id} ", f"{b.parent} ", 1)}
+                     for m in msgs)
+
+
+class DeleteReasonOptional(Workspace):
+    """The delete tool's schema no longer requires a reason (the paper's tool
+    definition requires one; the engine still refuses a call without it)."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        tools = []
+        for t in self._tools:
+            if t["function"]["name"] == "context_workspace_delete":
+                fn = dict(t["function"])
+                params = dict(fn["parameters"])
+                params["required"] = ["block_id"]
+                fn["parameters"] = params
+                t = freeze({**t, "function": fn})
+            tools.append(t)
+        self._tools = tuple(tools)
+
+
+class AnthropicResultKeepsReusedId(Workspace):
+    """A reused call id is renamed on its ``tool_use`` but its ``tool_result``
+    keeps the OpenAI id (so it answers the earlier call of that id)."""
+
+    def render(self, format: str = "openai") -> Any:
+        r = super().render(format)
+        if format != "anthropic":
+            return r
+        import re
+
+        renamed = re.compile(r"(.+)_B[0-9]+(?:_[0-9]+)?\Z")
+        msgs = []
+        for m in r.messages:
+            content = m.get("content")
+            if m.get("role") == "user" and isinstance(content, (list, tuple)):
+                blocks = []
+                for blk in content:
+                    hit = renamed.match(str(blk.get("tool_use_id", "")))
+                    if blk.get("type") == "tool_result" and hit:
+                        blk = freeze({**blk, "tool_use_id": hit.group(1)})
+                    blocks.append(blk)
+                m = freeze({**m, "content": blocks})
+            msgs.append(m)
+        return replace(r, messages=tuple(msgs))
+
+
+#: More bugs in what the agent sees, in parts the seven of ``TEXT_BUGS`` leave
+#: alone, with the invariant the first divergence found names (a tombstone naming
+#: another block is read back as that block's position: the rendering's
+#: structure, "protocol"; a changed tool schema changes the request's tokens
+#: first: "budget"); each must be found within 500 sequences too.
+MORE_TEXT_BUGS = {
+    "ledger_parent": (ParentShownAsPrevious, "dashboard"),
+    "ledger_level": (ArchivedLevelStale, "dashboard"),
+    "budget_line": (BudgetLineConversationWithDashboard, "dashboard"),
+    "placeholder_size": (PlaceholderSizeInCharacters, "recoverability"),
+    "tombstone": (TombstoneNamesTheCall, "protocol"),
+    "tool_definitions": (DeleteReasonOptional, "budget"),
+    "anthropic_renamed_ids": (AnthropicResultKeepsReusedId, "protocol"),
+}

@@ -30,7 +30,7 @@ from vistalab.workspace._differential import check_sequence
 from vistalab.workspace._frozen import freeze
 from vistalab.workspace._model import build_engine_model
 
-from ._engine_bugs import TEXT_BUGS
+from ._engine_bugs import MORE_TEXT_BUGS, TEXT_BUGS
 
 
 @pytest.fixture(scope="module")
@@ -349,3 +349,49 @@ def test_folded_ledger_lines_are_compared(model):
                      ("more visible units", "other visible units")):
         bad = _edit(_reworded(old, new))
         assert check_sequence(seq, bad, model)[0] is not None, old
+
+
+def test_management_tokens_are_compared_exactly():
+    """In management mode the model charges the management dashboard the cost the
+    driver counted on its text (``mdash``), so the request's tokens must agree to
+    the token, above and below (the comparison once accepted any engine figure at
+    most the model's)."""
+    from vistalab.workspace._diff_model import compare_observations
+
+    line = "status=ok mode=management tokens={} total=9 units=- render=- store=-"
+    assert compare_observations(line.format(100), line.format(100)) == []
+    for engine in (99, 101):
+        diffs = compare_observations(line.format(engine), line.format(100))
+        assert diffs == [f"tokens: engine {engine} vs model 100"], diffs
+
+
+def test_the_store_field_follows_the_bytes_read():
+    """The store field's entries are remembered by key and bytes: a payload read
+    back with other bytes under the same key gives another entry."""
+    from vistalab.workspace._diff_model import _store_structure
+
+    one = _store_structure({"B1.txt": b"alpha", "B2.txt": b"beta"})
+    assert _store_structure({"B1.txt": b"alpha", "B2.txt": b"beta"}) == one
+    other = _store_structure({"B1.txt": b"alphA", "B2.txt": b"beta"})
+    assert other[0] != one[0] and other[1] == one[1]
+
+
+#: The seed each of ``MORE_TEXT_BUGS`` is searched with (seed 1 for all).
+_MORE_SEEDS = dict.fromkeys(MORE_TEXT_BUGS, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MORE_TEXT_BUGS))
+def test_random_search_finds_each_more_text_bug(name, model):
+    """Seven more bugs in what the agent sees (the ledger's Parent and Level, the
+    budget line, a placeholder's size, a tombstone, the tool definitions, the
+    Anthropic id of a reused call), each found within 500 generated sequences on
+    a sequence that fails again on the bug and passes on the real engine."""
+    bug, invariant = MORE_TEXT_BUGS[name]
+    report = differential_test(sequences=500, seed=_MORE_SEEDS[name], engine_factory=bug,
+                               model=model, shrink_seconds=4)
+    assert report.divergences, f"{name} not found in {report.sequences} sequences"
+    d = report.divergences[0]
+    assert d.invariant == invariant, d.line()
+    assert check_sequence(d.sequence, bug, model)[0] is not None
+    assert check_sequence(d.sequence, Workspace, model)[0] is None
