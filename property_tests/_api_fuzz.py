@@ -146,7 +146,19 @@ def _service() -> Any:
 
 
 def _factories() -> dict[str, Callable[[], Any]]:
-    """Instances whose public methods are fuzzed too (a fresh one per call)."""
+    """Instances whose public methods are fuzzed too (a fresh one per call).
+
+    The table of valid constructor arguments: each entry builds a small valid
+    instance, through the public producer where there is one (a workspace's
+    recorder for a trajectory, ``build_probe_kit`` for a probe kit), else the
+    constructor with documented valid values. The make-room interfaces are built
+    from their own ``EXAMPLE_PARAMS`` (the values the conformance kit uses) on a
+    small instance (n=8, kappa=2), so a new registered interface is covered too. A
+    class whose baseline calls do not return an instance (their defaults are long
+    runs, or the record only appears on failure, like a :class:`Divergence`) needs
+    an entry here (a class left without either is counted as ``no_instance`` by the
+    run, and the suite's sample calls every class's methods at least once).
+    """
     from vistalab.workspace import (
         AnthropicCodec,
         DiskStore,
@@ -154,7 +166,9 @@ def _factories() -> dict[str, Callable[[], Any]]:
         MemoryStore,
         TrajectoryRecorder,
     )
-    return {
+
+    from vistalab import sims
+    table: dict[str, Callable[[], Any]] = {
         "vistalab.workspace.Workspace": _workspace,
         "vistalab.workspace.WorkspaceService": _service,
         "vistalab.workspace.MemoryStore": MemoryStore,
@@ -163,7 +177,161 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.workspace.ApproxTokenizer": _tokenizer,
         "vistalab.workspace.LangChainWorkspace": lambda: LangChainWorkspace(_workspace()),
         "vistalab.workspace.TrajectoryRecorder": lambda: TrajectoryRecorder(_workspace()),
+        "vistalab.workspace.HFTokenizer": _hf_tokenizer,
+        "vistalab.workspace.Trajectory": _trajectory,
+        "vistalab.workspace.RewardTurn": lambda: _trajectory().turns[-1],
+        "vistalab.workspace.ContextAction": lambda: next(
+            a for t in _trajectory().turns for a in t.actions),
+        "vistalab.workspace.ProcessReward": lambda: _process_reward(),
+        "vistalab.workspace.GroupAdvantage": _group_advantage,
+        "vistalab.workspace.TraceReplay": _trace_replay,
+        "vistalab.workspace.ProbeKit": _probe_kit,
+        "vistalab.workspace.ProbeReport": _probe_report,
+        "vistalab.workspace.ProbeScore": lambda: _probe_report().scores[0],
+        "vistalab.workspace.OperationSequence": _operation_sequence,
+        "vistalab.workspace.Divergence": _divergence,
+        "vistalab.conformance.Peer": lambda: _conformance().get_peer("tokentrim"),
+        "vistalab.conformance.SuiteCounter": lambda: _conformance().as_counter(
+            "approx", "openai"),
+        "vistalab.conformance.Violation": _violation,
+        "vistalab.conformance.WorkspaceAdapter": lambda: _conformance().WorkspaceAdapter(
+            budget=4000),
+        "vistalab.figures.TidyTable": _tidy_table,
+        "vistalab.paper_checks.CheckContext": _check_context,
+        "vistalab.paper_checks.ClaimResult": _claim_result,
+        "vistalab.paper_checks.PaperCheckReport": _paper_check_report,
+        "vistalab.paper_checks.Statement": _statement,
+        "vistalab.theory.RecoveryOptimum": _recovery_optimum,
     }
+    for cls in sims.INTERFACES.values():
+        table[f"vistalab.sims.{cls.__name__}"] = (
+            lambda c=cls: c(n=8, kappa=2, **getattr(c, "EXAMPLE_PARAMS", {})))
+    return table
+
+
+def _conformance() -> Any:
+    import vistalab.conformance as conformance
+    return conformance
+
+
+_HF: list[Any] = []
+
+
+def _hf_tokenizer() -> Any:
+    """The registry's Hugging Face tokenizer (``deepseek_v4``, a packaged
+    ``tokenizer.json``), built once (its load takes seconds) and shared: counting
+    does not change it."""
+    if not _HF:
+        from vistalab.workspace import get_tokenizer
+        _HF.append(get_tokenizer("deepseek_v4"))
+    return _HF[0]
+
+
+def _tool_trace() -> list[dict[str, Any]]:
+    """A small OpenAI-format transcript: two tool results, then an archive call."""
+    def call(cid: str, name: str, arguments: str = "{}") -> dict[str, Any]:
+        return {"id": cid, "type": "function",
+                "function": {"name": name, "arguments": arguments}}
+    trace: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a research agent."},
+        {"role": "user", "content": "Which county changed most?"},
+    ]
+    for i in range(4):
+        trace.append({"role": "assistant", "content": f"Step {i}.",
+                      "tool_calls": [call(f"c{i}", "query")]})
+        trace.append({"role": "tool", "tool_call_id": f"c{i}",
+                      "content": " ".join(f"w{i}_{k}" for k in range(80))})
+    trace.append({"role": "assistant", "content": None,
+                  "tool_calls": [call("a1", "context_workspace_archive",
+                                      '{"block_id": "B4"}')]})
+    trace.append({"role": "tool", "tool_call_id": "a1", "content": "ok"})
+    trace.append({"role": "assistant", "content": "Kings County."})
+    return trace
+
+
+def _trajectory() -> Any:
+    from vistalab.workspace import trajectory_from_trace
+    return trajectory_from_trace(_tool_trace(), budget=4000, tokenizer="approx")
+
+
+def _process_reward() -> Any:
+    from vistalab.workspace import process_reward
+    return process_reward(_trajectory())
+
+
+def _group_advantage() -> Any:
+    from vistalab.workspace import context_grpo_advantage
+    return context_grpo_advantage([1.0, 0.0], [_process_reward(), _process_reward()])
+
+
+def _trace_replay() -> Any:
+    from vistalab.workspace import replay_trace
+    return replay_trace(_tool_trace(), budget=4000, tokenizer="approx")
+
+
+def _probe_kit() -> Any:
+    from vistalab.workspace import build_probe_kit
+    return build_probe_kit(_tool_trace(), budget=4000, tokenizer="approx", rng=0,
+                           n_blocks=2, n_pairs=1)
+
+
+def _probe_report() -> Any:
+    from vistalab.workspace import score_probe_answers
+    kit = _probe_kit()
+    return score_probe_answers(kit, [{"model": "m", "condition": "+dash",
+                                      "total": kit.total_tokens}])
+
+
+def _operation_sequence() -> Any:
+    from vistalab.workspace import OperationSequence
+    return OperationSequence(config={"budget": 4000}, ops=({"op": "user", "text": "hi"},))
+
+
+def _divergence() -> Any:
+    from vistalab.workspace import Divergence
+    return Divergence(invariant="state", source="python", step=0, detail="differs",
+                      sequence=_operation_sequence())
+
+
+def _violation() -> Any:
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
+    return _conformance().Violation(invariant="budget", message="over budget", budget=10,
+                                    conversation=conv, output=conv)
+
+
+def _tidy_table() -> Any:
+    from vistalab.figures import TidyTable
+    return TidyTable(columns=("n", "rate"), rows=((8, 0.5), (16, 1.0)),
+                     units={"rate": "bits"})
+
+
+def _check_context() -> Any:
+    from vistalab.paper_checks import DATA_DIR, CheckContext
+    return CheckContext(Path(DATA_DIR), np.random.SeedSequence(0), {})
+
+
+def _claim_result() -> Any:
+    from vistalab.paper_checks import ClaimResult
+    return ClaimResult(id="prop1-bound", section="3", where="Proposition 1",
+                       statement="the bound", tolerance="exact", kind="exact", data=(),
+                       certificates=(), status="pass", detail="", numbers={"x": 1.0},
+                       seconds=0.0)
+
+
+def _paper_check_report() -> Any:
+    from vistalab.paper_checks import DATA_DIR, PaperCheckReport
+    return PaperCheckReport(results=(_claim_result(),), data_dir=str(DATA_DIR),
+                            seed_entropy=0)
+
+
+def _statement() -> Any:
+    from vistalab.paper_checks import load_statements
+    return next(iter(load_statements().values()))
+
+
+def _recovery_optimum() -> Any:
+    from vistalab.theory import recovery_exact_optimum
+    return recovery_exact_optimum(N=3, k=1, M=4)
 
 
 #: Methods not called: they serve a transport forever or close what others use.
