@@ -411,13 +411,20 @@ def targets() -> list[Target]:
 _HARVEST: dict[str, Any] | None = None
 
 
-def _harvest() -> dict[str, Any]:
+def _harvest(needed: set[str] | None = None,
+             tick: Callable[[], None] | None = None) -> dict[str, Any]:
     """One instance per public class, found in the result (searched a few levels
     deep: items, values, fields) of each valid baseline call (the table's, and the
     no-argument call of each class), in the plan's order. Computed once per process
-    (each forked child of :func:`run_in_child` repeats it, deterministically)."""
+    (each forked child of :func:`run_in_child` repeats it, deterministically); with
+    ``needed`` (the classes the calls to come need an instance of) it stops as soon
+    as each is found, and makes no call when the set is empty. ``tick`` is called
+    after each baseline call (the child's heartbeat to its watchdog)."""
     global _HARVEST
     if _HARVEST is not None:
+        return _HARVEST
+    if needed is not None and not needed:
+        _HARVEST = {}
         return _HARVEST
     found: dict[str, Any] = {}
     classes: dict[type, str] = {}
@@ -439,7 +446,11 @@ def _harvest() -> dict[str, Any]:
                     p.default is p.empty for p in params):
                 continue
             good = {}
+        if needed is not None and needed <= found.keys():
+            break
         kind, result = _call_quietly(t.func, dict(good), 30.0)
+        if tick is not None:
+            tick()
         if kind == "ok":
             _collect(result, classes, found, 0)
     with contextlib.suppress(Exception):  # records a workspace hands out
@@ -694,17 +705,27 @@ def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
         old = signal.signal(signal.SIGALRM, _on_alarm)
         try:
             plan = _plan(values, base, sample=sample, seed=seed, only=only)
-            if any(t.owner for t, _l, _k in plan[start:]):
-                _harvest()  # before the calls: its baseline calls use the alarm too
+            factories = _factories()
+            needed = {t.owner for t, _l, _k in plan[start:]
+                      if t.owner and t.owner not in factories}
+
+            def tick() -> None:
+                if emit is not None:
+                    emit({"tick": True})
+            # before the calls (its baseline calls use the alarm too); each baseline
+            # call ticks, so a slow harvest is not mistaken for a stuck child
+            _harvest(needed, tick)
             slack: dict[str, float] = {}
             for i in range(start, len(plan)):
                 t, label, kwargs = plan[i]
                 if t.qualname not in slack:
+                    tick()
                     slack[t.qualname] = _baseline_time(t, base, timeout)
-                if emit is not None:
-                    emit({"begin": i, "qualname": t.qualname, "label": label})
                 allowed = max(timeout + slack[t.qualname],
                               SLOW.get((t.qualname, label), (0.0, ""))[0])
+                if emit is not None:
+                    emit({"begin": i, "qualname": t.qualname, "label": label,
+                          "allowed": allowed})
                 kind, detail = _one(t, kwargs, allowed)
                 if emit is not None:
                     emit({"i": i, "kind": kind, "detail": detail, "qualname": t.qualname,
@@ -814,6 +835,9 @@ def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
             mod["foreign"] += 1
         if len(report.examples) < max_examples:
             report.examples.append(f"foreign: {name} -> the process died (call {crashed})")
+        if progress:
+            print(f"  foreign: {name} -> the process died (call {crashed})",
+                  file=sys.stderr, flush=True)
         start = crashed + 1
         if total is None:
             total = _plan_size(kwargs)
@@ -866,14 +890,21 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
     import select
 
     # A watchdog: a child silent for this long is stuck in native code (an abort that
-    # never finishes, an uninterruptible wait); it is killed and the call counted.
-    silence = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    # never finishes, an uninterruptible wait); it is killed and the call counted. The
+    # current call's own allowance (a stated slow call's) extends it; the child ticks
+    # between the baseline calls that come before its first call.
+    floor = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    silence = [floor]
+
     def lines() -> Iterator[str]:
         pending = b""
         while True:
-            ready, _, _ = select.select([read_fd], [], [], silence)
+            ready, _, _ = select.select([read_fd], [], [], silence[0])
             if not ready:
                 os.kill(pid, signal.SIGKILL)
+                if _PROGRESS[0]:
+                    print(f"  killed: a child silent for {silence[0]:g} s during "
+                          f"{current[0] or 'its set-up'}", file=sys.stderr, flush=True)
                 return
             chunk = os.read(read_fd, 1 << 16)
             if not chunk:
@@ -892,8 +923,11 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
             if "done" in rec:
                 total = rec["done"]
                 continue
+            if "tick" in rec:
+                continue
             if "begin" in rec:
                 current[0] = f"{rec['qualname']}({rec['label']})"
+                silence[0] = max(floor, float(rec.get("allowed", 0.0)) + 60.0)
                 continue
             total = rec["n"]
             last = rec["i"]
