@@ -175,3 +175,17 @@ def test_hf_tokenizer_from_package_refuses_an_empty_name(param):
     with pytest.raises(VistaLabError) as info:
         HFTokenizer.from_package(**args)
     assert info.value.parameter == param
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, np.array([math.nan]), 1.5,
+                                 -1, True, "8"])
+def test_approx_byte_count_refuses_what_is_not_a_byte_count(bad):
+    """``count_utf8_bytes(nan)`` returned NaN and ``inf`` returned inf (the formula
+    ``(n + 3) // 4`` on a float); a byte count is an int >= 0."""
+    from vistalab.workspace import ApproxTokenizer
+
+    with pytest.raises(VistaLabError) as info:
+        ApproxTokenizer().count_utf8_bytes(bad)
+    assert info.value.parameter == "nbytes"
+    assert ApproxTokenizer().count_utf8_bytes(9) == 3 == ApproxTokenizer().count("é" * 4 + "x")
+    assert ApproxTokenizer().count_utf8_bytes(np.int64(8)) == 2
