@@ -189,3 +189,42 @@ def test_approx_byte_count_refuses_what_is_not_a_byte_count(bad):
     assert info.value.parameter == "nbytes"
     assert ApproxTokenizer().count_utf8_bytes(9) == 3 == ApproxTokenizer().count("é" * 4 + "x")
     assert ApproxTokenizer().count_utf8_bytes(np.int64(8)) == 2
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"tools": "x" * 100_000, "tokenizer": "x"}, "tools"),
+    ({"tools": b"xy", "tokenizer": None}, "tools"),
+    ({"tools": {"type": "function"}, "tokenizer": None}, "tools"),
+    ({"tools": [{"type": "function"}], "tokenizer": "x" * 100_000}, "tokenizer"),
+    ({"tools": [], "tokenizer": None}, "tokenizer"),
+    ({"tools": [{"type": "function"}], "tokenizer": "abc"}, "tokenizer"),
+])
+def test_tools_tokens_refuses_a_text_or_a_tokenizer_without_count_before_serialising(
+        kwargs, param, monkeypatch):
+    """A 5 MB text as ``tools`` was split into 5 million one-character "schemas" and
+    serialised (seconds under load) before the missing ``count`` failed; a text, a
+    mapping and a counter-less tokenizer are now refused before any JSON is made."""
+    from vistalab.workspace import _accounting, get_tokenizer, tools_tokens
+
+    def no_json(*a, **k):
+        raise AssertionError("serialised before the door check")
+
+    monkeypatch.setattr(_accounting, "canonical_json", no_json)
+    with pytest.raises(VistaLabError) as info:
+        tools_tokens(**kwargs)
+    assert info.value.parameter == param
+    monkeypatch.undo()
+    approx = get_tokenizer("approx")
+    schema = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    assert tools_tokens([schema], approx) > tools_tokens([], approx) == 0
+
+
+def test_message_tokens_refuses_a_text_as_tokenizer():
+    """A text has a ``count`` method (``str.count`` counts a substring), so
+    ``message_tokens(m, "abc")`` returned a number of substrings as a token count."""
+    from vistalab.workspace import get_tokenizer, message_tokens
+
+    with pytest.raises(VistaLabError) as info:
+        message_tokens({"role": "user", "content": "hi"}, "abc")
+    assert info.value.parameter == "tokenizer"
+    assert message_tokens({"role": "user", "content": "hi"}, get_tokenizer("approx")) > 0
