@@ -228,3 +228,24 @@ def test_message_tokens_refuses_a_text_as_tokenizer():
         message_tokens({"role": "user", "content": "hi"}, "abc")
     assert info.value.parameter == "tokenizer"
     assert message_tokens({"role": "user", "content": "hi"}, get_tokenizer("approx")) > 0
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"factor": math.nan}, "factor"), ({"factor": math.inf}, "factor"),
+    ({"factor": -math.inf}, "factor"), ({"factor": -2.0}, "factor"),
+    ({"factor": 2**63 + 1}, "factor"), ({"factor": 10**400}, "factor"),
+    ({"factor": 2.0, "method": math.nan}, "method"),
+])
+def test_certified_scaled_refuses_a_factor_that_is_not_a_finite_positive_double(kwargs, param):
+    """``CertifiedValue.scaled(nan)`` returned an enclosure with a NaN midpoint and
+    radius, ``scaled(inf)`` an infinite one: a certificate of nothing."""
+    from vistalab.theory import CertifiedValue
+
+    c = CertifiedValue(1.5, 1e-12, "exact")
+    with pytest.raises(DomainError) as info:
+        c.scaled(**kwargs)
+    assert info.value.parameter == param
+    with pytest.raises(DomainError, match="overflows"):
+        CertifiedValue(1e300, 1.0, "exact").scaled(1e300)
+    twice = c.scaled(2.0)
+    assert twice.lower <= 3.0 <= twice.upper and twice.method == "exact"
