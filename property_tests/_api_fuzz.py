@@ -221,6 +221,8 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.paper_checks.PaperCheckReport": _paper_check_report,
         "vistalab.paper_checks.Statement": _statement,
         "vistalab.theory.RecoveryOptimum": _recovery_optimum,
+        "vistalab.theory.StepCertificate": _step_certificate,
+        "vistalab.theory.VerificationReport": _verification_report,
     }
     for cls in sims.INTERFACES.values():
         table[f"vistalab.sims.{cls.__name__}"] = (
@@ -346,6 +348,23 @@ def _paper_check_report() -> Any:
 def _statement() -> Any:
     from vistalab.paper_checks import load_statements
     return next(iter(load_statements().values()))
+
+
+def _step_certificate() -> Any:
+    """One passed proof-step certificate, as ``certify_all`` records it (built
+    directly: ``certify_all`` itself takes seconds even for one step, and under load
+    the harvest's 30 s baseline call of it does not always finish)."""
+    from vistalab.theory import StepCertificate
+    return StepCertificate(claim="prop1", step="fano_chain_skeleton", method="lp-shannon",
+                           domain="Shannon cone, 3 variables",
+                           statement="H(X|R) <= H(E) + H(X|E,R)", ref="App. B, Step 1",
+                           status="pass", detail="", seconds=0.0, generality="all")
+
+
+def _verification_report() -> Any:
+    from vistalab.theory import VerificationReport
+    return VerificationReport(steps=(_step_certificate(),), passed=1, failed=0, seconds=0.0,
+                              only="fano_chain_skeleton")
 
 
 def _recovery_optimum() -> Any:
