@@ -249,3 +249,26 @@ def test_certified_scaled_refuses_a_factor_that_is_not_a_finite_positive_double(
         CertifiedValue(1e300, 1.0, "exact").scaled(1e300)
     twice = c.scaled(2.0)
     assert twice.lower <= 3.0 <= twice.upper and twice.method == "exact"
+
+
+@pytest.mark.parametrize("bad", ["thm1.A", b"thm1", "x" * 100_000, ["*"], ["thm1.?"], [""],
+                                 [3], None])
+def test_check_context_certificates_refuses_a_text_or_a_pattern_before_running_theory(
+        bad, monkeypatch):
+    """``certificates("abc")`` ran theory's steps for each character (a 5 MB text:
+    5 million ``certify_all`` calls) and ``certificates(["*"])`` every registered step
+    before keeping none; both are refused before theory is asked."""
+    from vistalab.paper_checks import DATA_DIR, CheckContext, _registry
+
+    def no_theory(claim_id):
+        raise AssertionError(f"theory asked for {claim_id!r}")
+
+    monkeypatch.setattr(_registry, "_certify", no_theory)
+    ctx = CheckContext(DATA_DIR, np.random.SeedSequence(0), {})
+    with pytest.raises(DomainError) as info:
+        ctx.certificates(bad)
+    assert info.value.parameter == "claim_ids"
+    assert ctx.certificates(()) == (None, "")
+    monkeypatch.setattr(_registry, "_certify", lambda cid: ())
+    assert ctx.certificates(("thm1.A",)) == (False, "certificates: thm1.A: no proof steps "
+                                                    "registered")
