@@ -272,3 +272,37 @@ def test_check_context_certificates_refuses_a_text_or_a_pattern_before_running_t
     monkeypatch.setattr(_registry, "_certify", lambda cid: ())
     assert ctx.certificates(("thm1.A",)) == (False, "certificates: thm1.A: no proof steps "
                                                     "registered")
+
+
+@pytest.mark.parametrize("bad", [None, "abc", 5, [None], [math.nan], {"messages": "x"}])
+def test_conformance_adapters_refuse_what_is_not_a_conversation(bad):
+    """``WorkspaceAdapter.min_budget``, ``SuiteCounter.costs`` and
+    ``WorkspaceAdapter.register`` raised bare ``TypeError``/``AttributeError``/
+    ``ValueError`` on a value that is not a conversation (or a message)."""
+    from vistalab.conformance import WorkspaceAdapter, as_counter
+
+    adapter, counter = WorkspaceAdapter(budget=4000), as_counter("approx", "openai")
+    for call, param in ((adapter.min_budget, "conversation"), (counter.costs, "conversation"),
+                        (adapter.register, "message")):
+        if isinstance(bad, dict) and param == "message":
+            continue  # a mapping is a message's shape (its fields are checked later)
+        with pytest.raises(DomainError) as info:
+            call(bad)
+        assert info.value.parameter == param
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
+    assert adapter.min_budget(conv) > 0 and len(counter.costs(conv)[2]) == 2
+
+
+@pytest.mark.parametrize("where", ["", "folder", "/proc/kmsg", "x" * 5000, "a\0b"])
+def test_violation_write_refuses_a_path_it_cannot_write(where, tmp_path):
+    """``Violation.write`` raised raw ``OSError``/``IsADirectoryError``/``ValueError``
+    for a folder, a pseudo file, a too-long name, a NUL or an empty path."""
+    from vistalab.conformance import Violation, read_violation
+
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
+    v = Violation(invariant="budget", message="over", budget=10, conversation=conv,
+                  output=conv)
+    with pytest.raises(DomainError) as info:
+        v.write(str(tmp_path) if where == "folder" else where)
+    assert info.value.parameter == "path"
+    assert read_violation(v.write(tmp_path / "v.json")).invariant == "budget"

@@ -25,6 +25,20 @@ from vistalab.workspace._validate import _content_iv
 __all__ = ["SuiteCounter", "as_counter", "to_counted_messages"]
 
 
+def conversation_iv(conversation: Any, name: str = "conversation") -> Any:
+    """``conversation`` if it has a conversation's shape: a list of messages
+    (mappings) or an Anthropic ``{"system", "messages"}`` document whose
+    ``messages`` is one; else a :class:`DomainError` naming ``name``."""
+    msgs = conversation.get("messages") or [] if isinstance(conversation, Mapping) \
+        else conversation
+    if isinstance(msgs, (str, bytes, Mapping)) or not isinstance(msgs, (list, tuple)) \
+            or not all(isinstance(m, Mapping) for m in msgs):
+        raise DomainError(name, conversation, "must be a list of messages (mappings) or "
+                          "an Anthropic {'system', 'messages'} document",
+                          "pass e.g. [{'role': 'user', 'content': 'hi'}]")
+    return conversation
+
+
 def _openai_text(messages: Any) -> list[dict[str, Any]]:
     """OpenAI messages with content parts joined as the workspace joins them
     (text parts by newlines, other parts as their opaque stand-in line)."""
@@ -124,6 +138,7 @@ class SuiteCounter:
             The reply priming, the system prompt's cost and each message's cost;
             None when the counter is not a tokenizer.
         """
+        conversation_iv(conversation)
         tok = self.tokenizer
         if tok is None or self.protocol == "responses":
             return None  # Responses: a model turn of several items is one counted message

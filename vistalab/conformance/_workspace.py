@@ -118,6 +118,9 @@ class WorkspaceAdapter:
         int
             The floor in tokens.
         """
+        from ._counter import conversation_iv
+
+        conversation_iv(conversation)
         if isinstance(conversation, Mapping):
             system = conversation.get("system")
             msgs = list(conversation.get("messages") or [])[:1]
@@ -169,7 +172,17 @@ class WorkspaceAdapter:
         ----------
         message : dict
             An OpenAI chat message, an Anthropic message or a Responses input item.
+
+        Raises
+        ------
+        DomainError
+            ``message`` is not a mapping.
         """
+        if not isinstance(message, Mapping):
+            from vistalab._core import DomainError
+
+            raise DomainError("message", message, "must be a mapping (one message or "
+                              "input item)", "pass e.g. {'role': 'user', 'content': 'hi'}")
         ws = self.workspace
         if self._format == "responses":
             self._register_item(message)
