@@ -306,3 +306,24 @@ def test_violation_write_refuses_a_path_it_cannot_write(where, tmp_path):
         v.write(str(tmp_path) if where == "folder" else where)
     assert info.value.parameter == "path"
     assert read_violation(v.write(tmp_path / "v.json")).invariant == "budget"
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"protocol": math.nan}, "protocol"), ({"protocol": "grpc"}, "protocol"),
+    ({"pending": math.nan}, "pending"), ({"pending": "c1"}, "pending"),
+    ({"pending": [math.nan]}, "pending"),
+])
+def test_complete_pending_refuses_a_bad_protocol_or_pending(kwargs, param):
+    """``complete_pending(nan, nan, nan)`` returned its NaN ``output`` unchanged (a NaN
+    ``pending`` is truthy, a NaN ``protocol`` matched no turns)."""
+    from vistalab.conformance import complete_pending
+
+    out = [{"role": "user", "content": "q"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    args = {"output": out, "protocol": "openai", "pending": ["c1"], **kwargs}
+    with pytest.raises(DomainError) as info:
+        complete_pending(**args)
+    assert info.value.parameter == param
+    done = complete_pending(out, "openai", ["c1"])
+    assert done[-1] == {"role": "tool", "tool_call_id": "c1", "content": "(result)"}
