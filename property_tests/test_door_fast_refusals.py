@@ -274,7 +274,8 @@ def test_check_context_certificates_refuses_a_text_or_a_pattern_before_running_t
                                                     "registered")
 
 
-@pytest.mark.parametrize("bad", [None, "abc", 5, [None], [math.nan], {"messages": "x"}])
+@pytest.mark.parametrize("bad", [None, "abc", 5, [None], [math.nan], {"messages": "x"},
+                                 {"x": math.nan}])
 def test_conformance_adapters_refuse_what_is_not_a_conversation(bad):
     """``WorkspaceAdapter.min_budget``, ``SuiteCounter.costs`` and
     ``WorkspaceAdapter.register`` raised bare ``TypeError``/``AttributeError``/

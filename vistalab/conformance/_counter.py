@@ -31,6 +31,8 @@ def conversation_iv(conversation: Any, name: str = "conversation") -> Any:
     ``messages`` is one; else a :class:`DomainError` naming ``name``."""
     msgs = conversation.get("messages") or [] if isinstance(conversation, Mapping) \
         else conversation
+    if isinstance(conversation, Mapping) and "messages" not in conversation:
+        msgs = conversation  # a mapping without messages is no conversation
     if isinstance(msgs, (str, bytes, Mapping)) or not isinstance(msgs, (list, tuple)) \
             or not all(isinstance(m, Mapping) for m in msgs):
         raise DomainError(name, conversation, "must be a list of messages (mappings) or "
