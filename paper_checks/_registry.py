@@ -554,7 +554,25 @@ class CheckContext:
             when one failed or a claim has no steps, None when certificates were
             not run or are not available; the summary says how far the passes
             reach (proved for all parameters, checked on a finite domain, sampled).
+
+        Raises
+        ------
+        DomainError
+            ``claim_ids`` is one text (its characters are not claims) or holds
+            something other than a non-empty claim id without glob characters
+            (``*``, ``?``, ``[``: a pattern would run theory's steps of every
+            matching claim, then keep none of them).
         """
+        if isinstance(claim_ids, (str, bytes)) or not isinstance(claim_ids, Iterable):
+            raise DomainError("claim_ids", claim_ids, "must be a sequence of claim ids, "
+                              "not one text", "pass e.g. ('thm1.A',) or ()")
+        claim_ids = tuple(claim_ids)
+        for cid in claim_ids:
+            if not isinstance(cid, str) or not cid or any(c in cid for c in "*?["):
+                raise DomainError("claim_ids", claim_ids, "must hold non-empty claim ids "
+                                  "without glob characters (* ? [)",
+                                  "name each theory claim, e.g. ('thm1.A', 'prop2')",
+                                  context=f"item={cid!r}")
         if not claim_ids:
             return None, ""
         source = self._certificates

@@ -25,7 +25,11 @@ one of
   callable whose valid baseline call itself takes long gets that time (x3) added
   to its timeout, so slow is not mistaken for hung; the few hostile-looking calls
   that are valid and slow (:data:`SLOW`, each with its reason) get a stated
-  allowance in the full run and are left out of the sample.
+  allowance in the full run and are left out of the sample. A method's fresh
+  instance is built before the call's timer starts (under its own allowance,
+  :data:`INSTANCE_TIMEOUT`), and the optional dependencies methods import on their
+  first call (:data:`WARM_IMPORTS`) are imported before the first call, so neither a
+  slow valid set-up nor a one-time import counts as a hang.
 
 The run happens in a forked child with an address-space limit (a reader of
 ``/dev/zero`` fails with ``MemoryError`` there, not on the machine) and ``stdin``
@@ -86,7 +90,22 @@ SLOW: dict[tuple[str, str], tuple[float, str]] = {
     **{("vistalab.workspace.build_engine_model", f"cache_dir={label}"): (
         900.0, "a valid new cache folder: the Coq model and its theorems are compiled "
                "there (about a minute)") for label in ("str", "folder")},
+    **{(f"vistalab.workspace.{cls}.count", "text=huge-str"): (
+        300.0, "a valid text of one 5-million-letter word: one BPE piece, whose merges "
+               "take superlinear time in its length (about 5 s alone, 30 s on a loaded "
+               "machine); the count is exact, so it is not refused")
+       for cls in ("Cl100kTokenizer", "O200kTokenizer", "HFTokenizer")},
 }
+
+#: Optional dependencies that public methods import on their first call (seconds on a
+#: loaded machine, once per process): imported before the timed calls, so a one-time
+#: import is not counted as a hang. A missing one is left missing (the methods then
+#: refuse with the install hint, which the run counts as the contract).
+WARM_IMPORTS = ("langchain_core.messages", "langchain_core.runnables", "langchain_core.tools")
+
+#: Seconds allowed to build the fresh instance a method is called on (its own
+#: allowance, outside the call's timeout: the factory table's builds are valid calls).
+INSTANCE_TIMEOUT = 120.0
 
 
 def public_modules() -> list[Any]:
@@ -146,7 +165,19 @@ def _service() -> Any:
 
 
 def _factories() -> dict[str, Callable[[], Any]]:
-    """Instances whose public methods are fuzzed too (a fresh one per call)."""
+    """Instances whose public methods are fuzzed too (a fresh one per call).
+
+    The table of valid constructor arguments: each entry builds a small valid
+    instance, through the public producer where there is one (a workspace's
+    recorder for a trajectory, ``build_probe_kit`` for a probe kit), else the
+    constructor with documented valid values. The make-room interfaces are built
+    from their own ``EXAMPLE_PARAMS`` (the values the conformance kit uses) on a
+    small instance (n=8, kappa=2), so a new registered interface is covered too. A
+    class whose baseline calls do not return an instance (their defaults are long
+    runs, or the record only appears on failure, like a :class:`Divergence`) needs
+    an entry here (a class left without either is counted as ``no_instance`` by the
+    run, and the suite's sample calls every class's methods at least once).
+    """
     from vistalab.workspace import (
         AnthropicCodec,
         DiskStore,
@@ -154,7 +185,9 @@ def _factories() -> dict[str, Callable[[], Any]]:
         MemoryStore,
         TrajectoryRecorder,
     )
-    return {
+
+    from vistalab import sims
+    table: dict[str, Callable[[], Any]] = {
         "vistalab.workspace.Workspace": _workspace,
         "vistalab.workspace.WorkspaceService": _service,
         "vistalab.workspace.MemoryStore": MemoryStore,
@@ -163,7 +196,180 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.workspace.ApproxTokenizer": _tokenizer,
         "vistalab.workspace.LangChainWorkspace": lambda: LangChainWorkspace(_workspace()),
         "vistalab.workspace.TrajectoryRecorder": lambda: TrajectoryRecorder(_workspace()),
+        "vistalab.workspace.HFTokenizer": _hf_tokenizer,
+        "vistalab.workspace.Trajectory": _trajectory,
+        "vistalab.workspace.RewardTurn": lambda: _trajectory().turns[-1],
+        "vistalab.workspace.ContextAction": lambda: next(
+            a for t in _trajectory().turns for a in t.actions),
+        "vistalab.workspace.ProcessReward": lambda: _process_reward(),
+        "vistalab.workspace.GroupAdvantage": _group_advantage,
+        "vistalab.workspace.TraceReplay": _trace_replay,
+        "vistalab.workspace.ProbeKit": _probe_kit,
+        "vistalab.workspace.ProbeReport": _probe_report,
+        "vistalab.workspace.ProbeScore": lambda: _probe_report().scores[0],
+        "vistalab.workspace.OperationSequence": _operation_sequence,
+        "vistalab.workspace.Divergence": _divergence,
+        "vistalab.conformance.Peer": lambda: _conformance().get_peer("tokentrim"),
+        "vistalab.conformance.SuiteCounter": lambda: _conformance().as_counter(
+            "approx", "openai"),
+        "vistalab.conformance.Violation": _violation,
+        "vistalab.conformance.WorkspaceAdapter": lambda: _conformance().WorkspaceAdapter(
+            budget=4000),
+        "vistalab.figures.TidyTable": _tidy_table,
+        "vistalab.paper_checks.CheckContext": _check_context,
+        "vistalab.paper_checks.ClaimResult": _claim_result,
+        "vistalab.paper_checks.PaperCheckReport": _paper_check_report,
+        "vistalab.paper_checks.Statement": _statement,
+        "vistalab.theory.RecoveryOptimum": _recovery_optimum,
+        "vistalab.theory.StepCertificate": _step_certificate,
+        "vistalab.theory.VerificationReport": _verification_report,
     }
+    for cls in sims.INTERFACES.values():
+        table[f"vistalab.sims.{cls.__name__}"] = (
+            lambda c=cls: c(n=8, kappa=2, **getattr(c, "EXAMPLE_PARAMS", {})))
+    return table
+
+
+def _conformance() -> Any:
+    import vistalab.conformance as conformance
+    return conformance
+
+
+_HF: list[Any] = []
+
+
+def _hf_tokenizer() -> Any:
+    """The registry's Hugging Face tokenizer (``deepseek_v4``, a packaged
+    ``tokenizer.json``), built once (its load takes seconds) and shared: counting
+    does not change it."""
+    if not _HF:
+        from vistalab.workspace import get_tokenizer
+        _HF.append(get_tokenizer("deepseek_v4"))
+    return _HF[0]
+
+
+def _tool_trace() -> list[dict[str, Any]]:
+    """A small OpenAI-format transcript: two tool results, then an archive call."""
+    def call(cid: str, name: str, arguments: str = "{}") -> dict[str, Any]:
+        return {"id": cid, "type": "function",
+                "function": {"name": name, "arguments": arguments}}
+    trace: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a research agent."},
+        {"role": "user", "content": "Which county changed most?"},
+    ]
+    for i in range(4):
+        trace.append({"role": "assistant", "content": f"Step {i}.",
+                      "tool_calls": [call(f"c{i}", "query")]})
+        trace.append({"role": "tool", "tool_call_id": f"c{i}",
+                      "content": " ".join(f"w{i}_{k}" for k in range(80))})
+    trace.append({"role": "assistant", "content": None,
+                  "tool_calls": [call("a1", "context_workspace_archive",
+                                      '{"block_id": "B4"}')]})
+    trace.append({"role": "tool", "tool_call_id": "a1", "content": "ok"})
+    trace.append({"role": "assistant", "content": "Kings County."})
+    return trace
+
+
+def _trajectory() -> Any:
+    from vistalab.workspace import trajectory_from_trace
+    return trajectory_from_trace(_tool_trace(), budget=4000, tokenizer="approx")
+
+
+def _process_reward() -> Any:
+    from vistalab.workspace import process_reward
+    return process_reward(_trajectory())
+
+
+def _group_advantage() -> Any:
+    from vistalab.workspace import context_grpo_advantage
+    return context_grpo_advantage([1.0, 0.0], [_process_reward(), _process_reward()])
+
+
+def _trace_replay() -> Any:
+    from vistalab.workspace import replay_trace
+    return replay_trace(_tool_trace(), budget=4000, tokenizer="approx")
+
+
+def _probe_kit() -> Any:
+    from vistalab.workspace import build_probe_kit
+    return build_probe_kit(_tool_trace(), budget=4000, tokenizer="approx", rng=0,
+                           n_blocks=2, n_pairs=1)
+
+
+def _probe_report() -> Any:
+    from vistalab.workspace import score_probe_answers
+    kit = _probe_kit()
+    return score_probe_answers(kit, [{"model": "m", "condition": "+dash",
+                                      "total": kit.total_tokens}])
+
+
+def _operation_sequence() -> Any:
+    from vistalab.workspace import OperationSequence
+    return OperationSequence(config={"budget": 4000}, ops=({"op": "user", "text": "hi"},))
+
+
+def _divergence() -> Any:
+    from vistalab.workspace import Divergence
+    return Divergence(invariant="state", source="python", step=0, detail="differs",
+                      sequence=_operation_sequence())
+
+
+def _violation() -> Any:
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
+    return _conformance().Violation(invariant="budget", message="over budget", budget=10,
+                                    conversation=conv, output=conv)
+
+
+def _tidy_table() -> Any:
+    from vistalab.figures import TidyTable
+    return TidyTable(columns=("n", "rate"), rows=((8, 0.5), (16, 1.0)),
+                     units={"rate": "bits"})
+
+
+def _check_context() -> Any:
+    from vistalab.paper_checks import DATA_DIR, CheckContext
+    return CheckContext(Path(DATA_DIR), np.random.SeedSequence(0), {})
+
+
+def _claim_result() -> Any:
+    from vistalab.paper_checks import ClaimResult
+    return ClaimResult(id="prop1-bound", section="3", where="Proposition 1",
+                       statement="the bound", tolerance="exact", kind="exact", data=(),
+                       certificates=(), status="pass", detail="", numbers={"x": 1.0},
+                       seconds=0.0)
+
+
+def _paper_check_report() -> Any:
+    from vistalab.paper_checks import DATA_DIR, PaperCheckReport
+    return PaperCheckReport(results=(_claim_result(),), data_dir=str(DATA_DIR),
+                            seed_entropy=0)
+
+
+def _statement() -> Any:
+    from vistalab.paper_checks import load_statements
+    return next(iter(load_statements().values()))
+
+
+def _step_certificate() -> Any:
+    """One passed proof-step certificate, as ``certify_all`` records it (built
+    directly: ``certify_all`` itself takes seconds even for one step, and under load
+    the harvest's 30 s baseline call of it does not always finish)."""
+    from vistalab.theory import StepCertificate
+    return StepCertificate(claim="prop1", step="fano_chain_skeleton", method="lp-shannon",
+                           domain="Shannon cone, 3 variables",
+                           statement="H(X|R) <= H(E) + H(X|E,R)", ref="App. B, Step 1",
+                           status="pass", detail="", seconds=0.0, generality="all")
+
+
+def _verification_report() -> Any:
+    from vistalab.theory import VerificationReport
+    return VerificationReport(steps=(_step_certificate(),), passed=1, failed=0, seconds=0.0,
+                              only="fano_chain_skeleton")
+
+
+def _recovery_optimum() -> Any:
+    from vistalab.theory import recovery_exact_optimum
+    return recovery_exact_optimum(N=3, k=1, M=4)
 
 
 #: Methods not called: they serve a transport forever or close what others use.
@@ -243,13 +449,20 @@ def targets() -> list[Target]:
 _HARVEST: dict[str, Any] | None = None
 
 
-def _harvest() -> dict[str, Any]:
+def _harvest(needed: set[str] | None = None,
+             tick: Callable[[], None] | None = None) -> dict[str, Any]:
     """One instance per public class, found in the result (searched a few levels
     deep: items, values, fields) of each valid baseline call (the table's, and the
     no-argument call of each class), in the plan's order. Computed once per process
-    (each forked child of :func:`run_in_child` repeats it, deterministically)."""
+    (each forked child of :func:`run_in_child` repeats it, deterministically); with
+    ``needed`` (the classes the calls to come need an instance of) it stops as soon
+    as each is found, and makes no call when the set is empty. ``tick`` is called
+    after each baseline call (the child's heartbeat to its watchdog)."""
     global _HARVEST
     if _HARVEST is not None:
+        return _HARVEST
+    if needed is not None and not needed:
+        _HARVEST = {}
         return _HARVEST
     found: dict[str, Any] = {}
     classes: dict[type, str] = {}
@@ -271,7 +484,11 @@ def _harvest() -> dict[str, Any]:
                     p.default is p.empty for p in params):
                 continue
             good = {}
+        if needed is not None and needed <= found.keys():
+            break
         kind, result = _call_quietly(t.func, dict(good), 30.0)
+        if tick is not None:
+            tick()
         if kind == "ok":
             _collect(result, classes, found, 0)
     with contextlib.suppress(Exception):  # records a workspace hands out
@@ -526,17 +743,30 @@ def run(*, sample: int | None = None, seed: int = 0, timeout: float = 5.0,
         old = signal.signal(signal.SIGALRM, _on_alarm)
         try:
             plan = _plan(values, base, sample=sample, seed=seed, only=only)
-            if any(t.owner for t, _l, _k in plan[start:]):
-                _harvest()  # before the calls: its baseline calls use the alarm too
+            for name in WARM_IMPORTS:
+                with contextlib.suppress(ImportError):
+                    importlib.import_module(name)
+            factories = _factories()
+            needed = {t.owner for t, _l, _k in plan[start:]
+                      if t.owner and t.owner not in factories}
+
+            def tick() -> None:
+                if emit is not None:
+                    emit({"tick": True})
+            # before the calls (its baseline calls use the alarm too); each baseline
+            # call ticks, so a slow harvest is not mistaken for a stuck child
+            _harvest(needed, tick)
             slack: dict[str, float] = {}
             for i in range(start, len(plan)):
                 t, label, kwargs = plan[i]
                 if t.qualname not in slack:
+                    tick()
                     slack[t.qualname] = _baseline_time(t, base, timeout)
-                if emit is not None:
-                    emit({"begin": i, "qualname": t.qualname, "label": label})
                 allowed = max(timeout + slack[t.qualname],
                               SLOW.get((t.qualname, label), (0.0, ""))[0])
+                if emit is not None:
+                    emit({"begin": i, "qualname": t.qualname, "label": label,
+                          "allowed": allowed + (INSTANCE_TIMEOUT if t.make else 0.0)})
                 kind, detail = _one(t, kwargs, allowed)
                 if emit is not None:
                     emit({"i": i, "kind": kind, "detail": detail, "qualname": t.qualname,
@@ -562,12 +792,17 @@ def _baseline_time(t: Target, base: dict[str, dict[str, Any]], timeout: float) -
 
 
 def _one(t: Target, kwargs: dict[str, Any], timeout: float) -> tuple[str, str]:
+    func = t.func
+    if t.make is not None:  # the instance is built under its own allowance
+        signal.setitimer(signal.ITIMER_REAL, INSTANCE_TIMEOUT)
+        try:
+            func = t.make()
+        except (Exception, _Hang):  # noqa: BLE001 - the fuzzer's own set-up failed
+            return "no_instance", t.owner
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        try:
-            func = t.make() if t.make is not None else t.func
-        except _NoInstance:
-            return "no_instance", t.owner
         with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
                 contextlib.redirect_stderr(sink):
             result = func(**kwargs)
@@ -646,6 +881,9 @@ def run_in_child(*, memory_bytes: int = 4 << 30, max_examples: int = 200,
             mod["foreign"] += 1
         if len(report.examples) < max_examples:
             report.examples.append(f"foreign: {name} -> the process died (call {crashed})")
+        if progress:
+            print(f"  foreign: {name} -> the process died (call {crashed})",
+                  file=sys.stderr, flush=True)
         start = crashed + 1
         if total is None:
             total = _plan_size(kwargs)
@@ -698,14 +936,21 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
     import select
 
     # A watchdog: a child silent for this long is stuck in native code (an abort that
-    # never finishes, an uninterruptible wait); it is killed and the call counted.
-    silence = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    # never finishes, an uninterruptible wait); it is killed and the call counted. The
+    # current call's own allowance (a stated slow call's) extends it; the child ticks
+    # between the baseline calls that come before its first call.
+    floor = max(120.0, 20 * float(kwargs.get("timeout", 5.0)))
+    silence = [floor]
+
     def lines() -> Iterator[str]:
         pending = b""
         while True:
-            ready, _, _ = select.select([read_fd], [], [], silence)
+            ready, _, _ = select.select([read_fd], [], [], silence[0])
             if not ready:
                 os.kill(pid, signal.SIGKILL)
+                if _PROGRESS[0]:
+                    print(f"  killed: a child silent for {silence[0]:g} s during "
+                          f"{current[0] or 'its set-up'}", file=sys.stderr, flush=True)
                 return
             chunk = os.read(read_fd, 1 << 16)
             if not chunk:
@@ -724,8 +969,11 @@ def _child(start: int, memory_bytes: int, kwargs: dict[str, Any], report: FuzzRe
             if "done" in rec:
                 total = rec["done"]
                 continue
+            if "tick" in rec:
+                continue
             if "begin" in rec:
                 current[0] = f"{rec['qualname']}({rec['label']})"
+                silence[0] = max(floor, float(rec.get("allowed", 0.0)) + 60.0)
                 continue
             total = rec["n"]
             last = rec["i"]

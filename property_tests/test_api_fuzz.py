@@ -40,6 +40,23 @@ def test_every_public_name_is_a_fuzz_target():
         "build_engine_model", "run_engine_model", "differential_test")} <= names
 
 
+def test_every_factory_builds_its_class():
+    """The factory table's constructor arguments are valid: each entry returns an
+    instance of the class it is filed under (a stale entry would make every method
+    of that class a ``no_instance`` in the full run), and every registered make-room
+    interface has one."""
+    import importlib
+
+    from vistalab import sims
+
+    table = fuzz._factories()
+    for qual, make in table.items():
+        module, name = qual.rsplit(".", 1)
+        cls = getattr(importlib.import_module(module), name)
+        assert isinstance(make(), cls), qual
+    assert {f"vistalab.sims.{c.__name__}" for c in sims.INTERFACES.values()} <= set(table)
+
+
 def test_slow_allowances_name_real_calls(tmp_path):
     """Each stated slow-but-valid call is a call the full run makes (a stale entry
     would silently widen nothing, or hide a renamed target)."""
@@ -98,3 +115,5 @@ def test_a_seeded_sample_of_hostile_calls_keeps_the_contract():
     assert rep.calls >= min(SAMPLE, rep.callables) and rep.callables >= 300
     bad = [e for e in rep.examples]
     assert (rep.foreign, rep.hangs, rep.nan_inf) == (0, 0, 0), "\n".join(bad[:30])
+    # every target is drawn at least once, so every class's methods met an instance
+    assert rep.no_instance == 0, rep.no_instance_classes

@@ -175,3 +175,156 @@ def test_hf_tokenizer_from_package_refuses_an_empty_name(param):
     with pytest.raises(VistaLabError) as info:
         HFTokenizer.from_package(**args)
     assert info.value.parameter == param
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, np.array([math.nan]), 1.5,
+                                 -1, True, "8"])
+def test_approx_byte_count_refuses_what_is_not_a_byte_count(bad):
+    """``count_utf8_bytes(nan)`` returned NaN and ``inf`` returned inf (the formula
+    ``(n + 3) // 4`` on a float); a byte count is an int >= 0."""
+    from vistalab.workspace import ApproxTokenizer
+
+    with pytest.raises(VistaLabError) as info:
+        ApproxTokenizer().count_utf8_bytes(bad)
+    assert info.value.parameter == "nbytes"
+    assert ApproxTokenizer().count_utf8_bytes(9) == 3 == ApproxTokenizer().count("é" * 4 + "x")
+    assert ApproxTokenizer().count_utf8_bytes(np.int64(8)) == 2
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"tools": "x" * 100_000, "tokenizer": "x"}, "tools"),
+    ({"tools": b"xy", "tokenizer": None}, "tools"),
+    ({"tools": {"type": "function"}, "tokenizer": None}, "tools"),
+    ({"tools": [{"type": "function"}], "tokenizer": "x" * 100_000}, "tokenizer"),
+    ({"tools": [], "tokenizer": None}, "tokenizer"),
+    ({"tools": [{"type": "function"}], "tokenizer": "abc"}, "tokenizer"),
+])
+def test_tools_tokens_refuses_a_text_or_a_tokenizer_without_count_before_serialising(
+        kwargs, param, monkeypatch):
+    """A 5 MB text as ``tools`` was split into 5 million one-character "schemas" and
+    serialised (seconds under load) before the missing ``count`` failed; a text, a
+    mapping and a counter-less tokenizer are now refused before any JSON is made."""
+    from vistalab.workspace import _accounting, get_tokenizer, tools_tokens
+
+    def no_json(*a, **k):
+        raise AssertionError("serialised before the door check")
+
+    monkeypatch.setattr(_accounting, "canonical_json", no_json)
+    with pytest.raises(VistaLabError) as info:
+        tools_tokens(**kwargs)
+    assert info.value.parameter == param
+    monkeypatch.undo()
+    approx = get_tokenizer("approx")
+    schema = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    assert tools_tokens([schema], approx) > tools_tokens([], approx) == 0
+
+
+def test_message_tokens_refuses_a_text_as_tokenizer():
+    """A text has a ``count`` method (``str.count`` counts a substring), so
+    ``message_tokens(m, "abc")`` returned a number of substrings as a token count."""
+    from vistalab.workspace import get_tokenizer, message_tokens
+
+    with pytest.raises(VistaLabError) as info:
+        message_tokens({"role": "user", "content": "hi"}, "abc")
+    assert info.value.parameter == "tokenizer"
+    assert message_tokens({"role": "user", "content": "hi"}, get_tokenizer("approx")) > 0
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"factor": math.nan}, "factor"), ({"factor": math.inf}, "factor"),
+    ({"factor": -math.inf}, "factor"), ({"factor": -2.0}, "factor"),
+    ({"factor": 2**63 + 1}, "factor"), ({"factor": 10**400}, "factor"),
+    ({"factor": 2.0, "method": math.nan}, "method"),
+])
+def test_certified_scaled_refuses_a_factor_that_is_not_a_finite_positive_double(kwargs, param):
+    """``CertifiedValue.scaled(nan)`` returned an enclosure with a NaN midpoint and
+    radius, ``scaled(inf)`` an infinite one: a certificate of nothing."""
+    from vistalab.theory import CertifiedValue
+
+    c = CertifiedValue(1.5, 1e-12, "exact")
+    with pytest.raises(DomainError) as info:
+        c.scaled(**kwargs)
+    assert info.value.parameter == param
+    with pytest.raises(DomainError, match="overflows"):
+        CertifiedValue(1e300, 1.0, "exact").scaled(1e300)
+    twice = c.scaled(2.0)
+    assert twice.lower <= 3.0 <= twice.upper and twice.method == "exact"
+
+
+@pytest.mark.parametrize("bad", ["thm1.A", b"thm1", "x" * 100_000, ["*"], ["thm1.?"], [""],
+                                 [3], None])
+def test_check_context_certificates_refuses_a_text_or_a_pattern_before_running_theory(
+        bad, monkeypatch):
+    """``certificates("abc")`` ran theory's steps for each character (a 5 MB text:
+    5 million ``certify_all`` calls) and ``certificates(["*"])`` every registered step
+    before keeping none; both are refused before theory is asked."""
+    from vistalab.paper_checks import DATA_DIR, CheckContext, _registry
+
+    def no_theory(claim_id):
+        raise AssertionError(f"theory asked for {claim_id!r}")
+
+    monkeypatch.setattr(_registry, "_certify", no_theory)
+    ctx = CheckContext(DATA_DIR, np.random.SeedSequence(0), {})
+    with pytest.raises(DomainError) as info:
+        ctx.certificates(bad)
+    assert info.value.parameter == "claim_ids"
+    assert ctx.certificates(()) == (None, "")
+    monkeypatch.setattr(_registry, "_certify", lambda cid: ())
+    assert ctx.certificates(("thm1.A",)) == (False, "certificates: thm1.A: no proof steps "
+                                                    "registered")
+
+
+@pytest.mark.parametrize("bad", [None, "abc", 5, [None], [math.nan], {"messages": "x"},
+                                 {"x": math.nan}])
+def test_conformance_adapters_refuse_what_is_not_a_conversation(bad):
+    """``WorkspaceAdapter.min_budget``, ``SuiteCounter.costs`` and
+    ``WorkspaceAdapter.register`` raised bare ``TypeError``/``AttributeError``/
+    ``ValueError`` on a value that is not a conversation (or a message)."""
+    from vistalab.conformance import WorkspaceAdapter, as_counter
+
+    adapter, counter = WorkspaceAdapter(budget=4000), as_counter("approx", "openai")
+    for call, param in ((adapter.min_budget, "conversation"), (counter.costs, "conversation"),
+                        (adapter.register, "message")):
+        if isinstance(bad, dict) and param == "message":
+            continue  # a mapping is a message's shape (its fields are checked later)
+        with pytest.raises(DomainError) as info:
+            call(bad)
+        assert info.value.parameter == param
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
+    assert adapter.min_budget(conv) > 0 and len(counter.costs(conv)[2]) == 2
+
+
+@pytest.mark.parametrize("where", ["", "folder", "/proc/kmsg", "x" * 5000, "a\0b"])
+def test_violation_write_refuses_a_path_it_cannot_write(where, tmp_path):
+    """``Violation.write`` raised raw ``OSError``/``IsADirectoryError``/``ValueError``
+    for a folder, a pseudo file, a too-long name, a NUL or an empty path."""
+    from vistalab.conformance import Violation, read_violation
+
+    conv = [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
+    v = Violation(invariant="budget", message="over", budget=10, conversation=conv,
+                  output=conv)
+    with pytest.raises(DomainError) as info:
+        v.write(str(tmp_path) if where == "folder" else where)
+    assert info.value.parameter == "path"
+    assert read_violation(v.write(tmp_path / "v.json")).invariant == "budget"
+
+
+@pytest.mark.parametrize("kwargs,param", [
+    ({"protocol": math.nan}, "protocol"), ({"protocol": "grpc"}, "protocol"),
+    ({"pending": math.nan}, "pending"), ({"pending": "c1"}, "pending"),
+    ({"pending": [math.nan]}, "pending"),
+])
+def test_complete_pending_refuses_a_bad_protocol_or_pending(kwargs, param):
+    """``complete_pending(nan, nan, nan)`` returned its NaN ``output`` unchanged (a NaN
+    ``pending`` is truthy, a NaN ``protocol`` matched no turns)."""
+    from vistalab.conformance import complete_pending
+
+    out = [{"role": "user", "content": "q"},
+           {"role": "assistant", "content": None, "tool_calls": [
+               {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    args = {"output": out, "protocol": "openai", "pending": ["c1"], **kwargs}
+    with pytest.raises(DomainError) as info:
+        complete_pending(**args)
+    assert info.value.parameter == param
+    done = complete_pending(out, "openai", ["c1"])
+    assert done[-1] == {"role": "tool", "tool_call_id": "c1", "content": "(result)"}

@@ -10,11 +10,12 @@ floating-point rounding (arb tracks it). Working precision is set with
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vistalab._core import PlainRecord, import_optional
+from vistalab._core import DomainError, PlainRecord, import_optional
 
 __all__ = ["CertifiedValue", "certified", "gauss_expectation", "flint"]
 
@@ -69,9 +70,34 @@ class CertifiedValue(PlainRecord):
         -------
         CertifiedValue
             An enclosure of ``factor`` times the true value.
+
+        Raises
+        ------
+        DomainError
+            ``factor`` is not a positive number exactly representable as a finite
+            double, the product overflows a double, or ``method`` is not a str.
         """
-        v = self.value * factor
-        r = self.radius * factor + abs(v) * 2.0**-52
+        try:
+            f = float(factor)
+        except (TypeError, ValueError, OverflowError):
+            f = math.nan
+        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) \
+                or not 0.0 < f < math.inf or f != factor:
+            raise DomainError("factor", factor, "must be a positive number exactly "
+                              "representable as a finite double",
+                              "pass a float factor > 0, e.g. 2.0 (the product's rounding "
+                              "is then accounted for)")
+        if method is not None and not isinstance(method, str):
+            raise DomainError("method", method, "must be a str or None",
+                              "name how the value was obtained, or omit it to keep "
+                              "this one's")
+        v = self.value * f
+        r = self.radius * f + abs(v) * 2.0**-52
+        if not math.isfinite(r):
+            raise DomainError("factor", factor, "must keep the enclosure finite (the "
+                              "product overflows a double)",
+                              "scale by a smaller factor", context=f"value={self.value!r}, "
+                              f"radius={self.radius!r}")
         return CertifiedValue(v, math.nextafter(r, math.inf), method or self.method)
 
 

@@ -80,6 +80,21 @@ def opaque_parts(text: str) -> int:
     return len(_OPAQUE_LINE.findall(text)) if "[opaque " in text else 0
 
 
+def _counter_iv(tokenizer: Any) -> Any:
+    """``tokenizer.count``, or a refusal: a text (whose ``str.count`` counts a
+    substring) or an object without a callable ``count`` is not a Tokenizer."""
+    count = getattr(tokenizer, "count", None)
+    if isinstance(tokenizer, (str, bytes, bytearray)) or not callable(count):
+        raise WorkspaceArgumentError(
+            "tokenizer",
+            tokenizer,
+            "must be a Tokenizer (an object with count(text)), not "
+            + ("a text" if isinstance(tokenizer, (str, bytes, bytearray)) else "that"),
+            "pass get_tokenizer('cl100k_base') or get_tokenizer('approx')",
+        )
+    return count
+
+
 def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     """Tokens of one rendered message.
 
@@ -106,14 +121,7 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
         raise WorkspaceArgumentError(
             "message", message, "must be a mapping (an OpenAI chat message)"
         )
-    count = getattr(tokenizer, "count", None)
-    if not callable(count):
-        raise WorkspaceArgumentError(
-            "tokenizer",
-            tokenizer,
-            "must be a Tokenizer (an object with count(text))",
-            "pass get_tokenizer('cl100k_base') or get_tokenizer('approx')",
-        )
+    count = _counter_iv(tokenizer)
     total = MESSAGE_FRAMING + count(str(message.get("role", "")))
     content = message.get("content")
     if content:
@@ -204,10 +212,26 @@ def tools_tokens(tools: Sequence[Mapping[str, Any]], tokenizer: Tokenizer) -> in
     -------
     int
         Tokens of the section (0 for no tools).
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        ``tools`` is a text or a mapping (not a sequence of schemas), or
+        ``tokenizer`` has no ``count``; both are checked before any schema is
+        serialised.
     """
+    if isinstance(tools, (str, bytes, bytearray, Mapping)):
+        raise WorkspaceArgumentError(
+            "tools",
+            tools,
+            "must be a sequence of tool schemas (mappings), not one "
+            + ("mapping" if isinstance(tools, Mapping) else "text"),
+            "pass a list of OpenAI function-calling schemas, e.g. [schema]",
+        )
+    count = _counter_iv(tokenizer)
     if not tools:
         return 0
-    return TOOLS_FRAMING + tokenizer.count(canonical_json(list(tools)))
+    return TOOLS_FRAMING + count(canonical_json(list(tools)))
 
 
 def count_request_tokens(

@@ -8,6 +8,7 @@ A new tokenizer is one class registered in :data:`TOKENIZERS`.
 
 from __future__ import annotations
 
+import numbers
 import re
 import threading
 from collections.abc import Callable
@@ -379,8 +380,17 @@ class ApproxTokenizer:
         -------
         int
             ``ceil(nbytes / 4)``.
+
+        Raises
+        ------
+        WorkspaceArgumentError
+            ``nbytes`` is not an int >= 0 (a float NaN or inf has no byte count).
         """
-        return (nbytes + 3) // 4
+        if isinstance(nbytes, bool) or not isinstance(nbytes, numbers.Integral) or nbytes < 0:
+            raise WorkspaceArgumentError("nbytes", nbytes, "must be a byte count, an int >= 0",
+                                         "pass the text's UTF-8 length, "
+                                         "len(text.encode('utf-8'))")
+        return (int(nbytes) + 3) // 4
 
     def __repr__(self) -> str:
         return "ApproxTokenizer()"

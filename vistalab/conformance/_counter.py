@@ -25,6 +25,25 @@ from vistalab.workspace._validate import _content_iv
 __all__ = ["SuiteCounter", "as_counter", "to_counted_messages"]
 
 
+def conversation_iv(conversation: Any, name: str = "conversation") -> Any:
+    """``conversation`` if it has a conversation's shape: a list of messages or
+    Responses items (mappings), an Anthropic ``{"system", "messages"}`` document
+    whose ``messages`` is one, or a Gemini ``{"contents"}`` document whose
+    ``contents`` is one; else a :class:`DomainError` naming ``name``."""
+    msgs: Any = conversation
+    if isinstance(conversation, Mapping):
+        key = "contents" if "contents" in conversation else "messages"
+        msgs = conversation.get(key) if key in conversation else conversation
+        msgs = [] if msgs is None else msgs
+    if isinstance(msgs, (str, bytes, Mapping)) or not isinstance(msgs, (list, tuple)) \
+            or not all(isinstance(m, Mapping) for m in msgs):
+        raise DomainError(name, conversation, "must be a list of messages (mappings), "
+                          "an Anthropic {'system', 'messages'} document or a Gemini "
+                          "{'contents'} document",
+                          "pass e.g. [{'role': 'user', 'content': 'hi'}]")
+    return conversation
+
+
 def _openai_text(messages: Any) -> list[dict[str, Any]]:
     """OpenAI messages with content parts joined as the workspace joins them
     (text parts by newlines, other parts as their opaque stand-in line)."""
@@ -134,6 +153,7 @@ class SuiteCounter:
             The reply priming, the system prompt's cost and each message's cost;
             None when the counter is not a tokenizer.
         """
+        conversation_iv(conversation)
         tok = self.tokenizer
         if tok is None or self.protocol in ("responses", "gemini"):
             return None  # Responses: a model turn of several items is one counted message

@@ -218,8 +218,17 @@ class Violation:
         str
             The path written.
         """
+        if not isinstance(path, (str, os.PathLike)) or not str(path) or "\0" in str(path):
+            raise DomainError("path", path, "must be a non-empty file path without NUL",
+                              "pass e.g. 'violation.json'")
         data = json.dumps(self.to_trace(), indent=2, ensure_ascii=False) + "\n"
-        return str(atomic_write(path, data.encode("utf-8")))
+        try:
+            return str(atomic_write(path, data.encode("utf-8")))
+        except (OSError, ValueError) as exc:
+            raise DomainError("path", path, f"must name a writable file ({exc.strerror or exc})"
+                              if isinstance(exc, OSError) else f"must be a usable path ({exc})",
+                              "pass a file path in a writable folder, not a folder or a "
+                              "pseudo file system") from exc
 
 
 def read_violation(source: str | os.PathLike[str] | Mapping[str, Any]) -> Violation:

@@ -123,6 +123,9 @@ class WorkspaceAdapter:
         int
             The floor in tokens.
         """
+        from ._counter import conversation_iv
+
+        conversation_iv(conversation)
         if isinstance(conversation, Mapping) and "contents" in conversation:  # Gemini
             from ._gemini import to_chat as gemini_chat
 
@@ -179,7 +182,17 @@ class WorkspaceAdapter:
         ----------
         message : dict
             An OpenAI chat message, an Anthropic message or a Responses input item.
+
+        Raises
+        ------
+        DomainError
+            ``message`` is not a mapping.
         """
+        if not isinstance(message, Mapping):
+            from vistalab._core import DomainError
+
+            raise DomainError("message", message, "must be a mapping (one message or "
+                              "input item)", "pass e.g. {'role': 'user', 'content': 'hi'}")
         ws = self.workspace
         if self._format == "responses":
             self._register_item(message)
