@@ -18,7 +18,9 @@ from ._errors import UnknownNameError, WorkspaceArgumentError
 from ._formats import FORMATS, extend_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
+    PENDING_RULE,
     pending_text,
+    rejection_text,
 )
 from ._layout import LayoutLayer
 from ._ledger import CHUNK, Ledger
@@ -212,6 +214,38 @@ class PreflightLayer(LayoutLayer):
             {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}, self.tokenizer
         )
 
+    def _pending_tail_start(self) -> int | None:
+        """The position (0-based) of the tool-call block whose calls are still
+        pending, when the management rendering keeps it (``keep_pending``);
+        every position after it is one of its results."""
+        if not self.keep_pending or not self._pending:
+            return None
+        # every pending call belongs to the newest calling block
+        return _num(next(iter(self._pending.values()))) - 1
+
+    def _pending_tail_need(self) -> int:
+        """What the management rendering needs for the pending batch: its
+        call block and results so far, a placeholder per pending call, and per
+        pending call room for a rejection notice in its place (what the guard
+        registers when a result would not fit; see :meth:`_guard`)."""
+        p = self._pending_tail_start()
+        if p is None:
+            return 0
+        shown = self._pos_tree.total(p, len(self._blocks)) + self._pending_cost()
+        return shown + len(self._pending) * self._notice_reserve()
+
+    def _notice_reserve(self) -> int:
+        """An upper bound on a rejection notice's tokens beyond its call id
+        (the notice with 13-digit figures, the longest rule named)."""
+        if self._notice_bound is None:
+            big = 10**12
+            text = rejection_text(current=big, limit=big, attempted=big, cap=big,
+                                  at_least=True, rule=PENDING_RULE)
+            self._notice_bound = message_tokens(
+                {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
+            )
+        return self._notice_bound
+
     def _pending_cost_add(self, cids: list[str]) -> None:
         """Update the running sum for calls just added to ``_pending``."""
         c = self._pending_sum
@@ -306,9 +340,11 @@ class PreflightLayer(LayoutLayer):
                 for m in pos_msgs[seq - 1]:
                     source[id(m)] = blocks[seq - 1]
         # A normal rendering ends with the placeholders answering the pending
-        # calls, then the dashboard (an overflow one stops before such a call).
+        # calls, then the dashboard; so does an overflow one that keeps the
+        # pending batch (keep_pending; else it stops before such a call).
         n, k = len(messages), len(self._pending)
-        placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if mode == "normal" else set()
+        ends_pending = mode == "normal" or self._pending_tail_start() is not None
+        placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if ends_pending else set()
         out: list[dict[str, str] | None] = []
         for m in messages:
             src = source.get(id(m))
@@ -393,6 +429,15 @@ class PreflightLayer(LayoutLayer):
             pinned_msgs.extend(self._pos_msgs[seq - 1])
             pinned_cost += self._pos_cost[seq - 1]
         fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
+        # The batch still waiting for results stays, whole, after everything
+        # else (the pending invariant; protocol validity: its calls are answered
+        # by what arrived and by placeholders). The floor reserved its room.
+        tail: list[dict[str, Any]] = []
+        p = self._pending_tail_start()
+        if p is not None:
+            self._messages_between(p, len(self._blocks), tail)
+            tail.extend(freeze(m) for m in self._pending_msgs())
+            fixed += self._pos_tree.total(p, len(self._blocks)) + self._pending_cost()
         led = self._ledger
         visible: list[str] = []
         vis_tok: list[int] = []
@@ -461,7 +506,7 @@ class PreflightLayer(LayoutLayer):
             total += extra
         else:
             body = pinned_msgs
-        msgs = head + body + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
+        msgs = head + body + tail + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,

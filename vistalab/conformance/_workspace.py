@@ -48,18 +48,22 @@ def _identity(m: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _floor(pinned_json: str) -> int:
+def _floor(pinned_json: str, calls_json: str = "[]") -> int:
     """The least budget B with ``management_floor() <= B`` once the pinned
-    messages are registered. The floor grows with the budget (its digits
-    appear in the protocol's budget notice and the dashboard), so iterating
-    B <- floor(B) from a large B settles in a few rounds."""
+    messages are registered, and ``call_floor(m) <= B`` for every tool-call
+    message m of the conversation (each is pending when it is registered, and
+    the management rendering keeps it then). The floor grows with the budget
+    (its digits appear in the protocol's budget notice and the dashboard), so
+    iterating B <- floor(B) from a large B settles in a few rounds."""
     pinned = json.loads(pinned_json)
+    calls = json.loads(calls_json)
     budget = _PROBE_BUDGET
     for _ in range(16):
         ws = Workspace(budget)
         for m in pinned:
             ws.register_message(m)
-        floor = ws.management_floor()
+        floor = max([ws.management_floor(), *(
+            ws.call_floor(m["tool_calls"], content=m.get("content") or None) for m in calls)])
         ws.close()
         if floor >= budget:
             break
@@ -105,7 +109,9 @@ class WorkspaceAdapter:
     @staticmethod
     def min_budget(conversation: Any) -> int:
         """The least budget whose management rendering fits this conversation's
-        pinned system prompt and task (:meth:`Workspace.management_floor`).
+        pinned system prompt and task (:meth:`Workspace.management_floor`) and,
+        at each of its tool-call messages, that message kept while its calls
+        wait for results (:meth:`Workspace.call_floor`).
 
         Parameters
         ----------
@@ -120,19 +126,24 @@ class WorkspaceAdapter:
         """
         if isinstance(conversation, Mapping):
             system = conversation.get("system")
-            msgs = list(conversation.get("messages") or [])[:1]
-            pinned = anthropic_to_openai(msgs, system=system)
+            msgs = list(conversation.get("messages") or [])
+            pinned = anthropic_to_openai(msgs[:1], system=system)
+            chat = anthropic_to_openai(msgs)
         else:
+            chat = list(conversation)
+            if any("type" in m for m in chat):  # Responses items
+                from ._responses import to_chat
+
+                chat = to_chat(chat)
             pinned = []
-            for m in conversation:
+            for m in chat:
                 pinned.append(m)
                 if m.get("role") == "user":
                     break
-            if any("type" in m for m in pinned):  # Responses items
-                from ._responses import to_chat
-
-                pinned = to_chat(pinned)
-        return _floor(json.dumps(pinned, sort_keys=True, default=repr))
+        calls = [{"tool_calls": m["tool_calls"], "content": m.get("content")}
+                 for m in chat if m.get("role") == "assistant" and m.get("tool_calls")]
+        return _floor(json.dumps(pinned, sort_keys=True, default=repr),
+                      json.dumps(calls, sort_keys=True, default=repr))
 
     def _flush(self) -> None:
         """Register the buffered model turn (Responses) as one assistant message."""
