@@ -6,10 +6,12 @@ actions keep it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from vistalab.workspace import BlockStateError, BudgetConfigError, Workspace
 
 from vistalab.conformance import request_problems
-from vistalab.workspace import BlockStateError, BudgetConfigError, Workspace
 
 
 def _call(cid: str, args: str = "{}") -> dict:
@@ -64,7 +66,7 @@ def test_a_call_the_budget_cannot_keep_is_refused_at_its_floor():
     """register_tool_call accepts exactly when call_floor fits the budget (the
     floor's digits move with the budget, so each budget is asked), and an
     accepted call's management rendering fits."""
-    big = [_call("c1", '{"q": "%s"}' % _text(300))]
+    big = [_call("c1", json.dumps({"q": _text(300)}))]
     probe = Workspace(100_000)
     probe.register_user("Go.")
     need = probe.call_floor(big)

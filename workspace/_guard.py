@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._accounting import REPLY_PRIMING
-from ._handles import PENDING_RULE, rejection_text
+from ._accounting import REPLY_PRIMING, message_tokens
+from ._handles import PENDING_RULE, SHORTEST_REJECTION, rejection_text
 from ._preflight import PreflightLayer
 from ._records import (
     Block,
@@ -39,13 +39,19 @@ class GuardLayer(PreflightLayer):
             and self.management_floor() > self.budget
         ):
             new_cost = self._pos_cost[b.seq - 1]
+            cap = self._result_cap(b.parent)
+            current = self._candidate_total() - new_cost
+            room = self.budget - (self.management_floor() - new_cost)
+            full = rejection_text(current=current, limit=self.budget, attempted=new_cost,
+                                  cap=cap, rule=PENDING_RULE)
+            notice = SHORTEST_REJECTION
+            for text in (full, f"{SHORTEST_REJECTION}: no room beside the pending calls"):
+                msg = {"role": "tool", "tool_call_id": b.tool_call_id, "content": text}
+                if message_tokens(msg, self.tokenizer) <= room:
+                    notice = text
+                    break
             rejected = self._reject(
-                b,
-                new_cost,
-                self._result_cap(b.parent),
-                self.budget,
-                decided_by="pending",
-                rule=PENDING_RULE,
+                b, new_cost, cap, self.budget, decided_by="pending", notice=notice
             )
             if out.get("offloaded"):
                 rejected["offloaded"] = out["offloaded"]
@@ -140,7 +146,7 @@ class GuardLayer(PreflightLayer):
         total: int | None = None,
         decided_by: str,
         at_least: bool = False,
-        rule: str = "hard limit",
+        notice: str | None = None,
     ) -> dict[str, Any]:
         """Register the rejection notice in place of ``b``. ``decided_by`` is
         ``"cap"`` (the per-result cap: the result could never fit a normal
@@ -148,12 +154,12 @@ class GuardLayer(PreflightLayer):
         the candidate under the hard limit); the effects record it with ``cap``
         so a report states the rule that actually refused the result, or
         ``"pending"`` (the management rendering that keeps the pending batch
-        would pass the budget, named by ``rule``)."""
+        would pass the budget; ``notice`` is then the text chosen to fit)."""
         current = (total if total is not None else self._candidate_total()) - new_cost
-        notice = rejection_text(
-            current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least,
-            rule=rule,
-        )
+        if notice is None:
+            notice = rejection_text(
+                current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least
+            )
         data = notice.encode("utf-8")
         self._set_record(
             replace(b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True)

@@ -21,6 +21,7 @@ __all__ = [
     "tombstone_text",
     "pending_text",
     "PENDING_RULE",
+    "SHORTEST_REJECTION",
     "rejection_text",
     "orphan_prefix",
     "ParsedHandle",
@@ -148,6 +149,10 @@ def pending_text(call_id: str) -> str:
 #: The rule named by a rejection that keeps a pending batch's management
 #: rendering within the budget (see the budget guard).
 PENDING_RULE = "budget with the pending calls kept"
+#: The guard's shortest rejection notice (when no longer one fits beside a
+#: pending batch; never longer than a pending placeholder in the shipped
+#: tokenizers, and the floor reserves any difference).
+SHORTEST_REJECTION = "[budget guard] rejected"
 
 
 def rejection_text(
@@ -350,7 +355,7 @@ def placeholder_kind(text: str) -> str | None:
         return "tombstone"
     if t.startswith("[no result registered for ") and t.endswith("]"):
         return "pending"
-    if t.startswith("[budget guard] Tool result rejected"):
+    if t.startswith("[budget guard] Tool result rejected") or t.startswith(SHORTEST_REJECTION):
         return "rejection"
     return None
 

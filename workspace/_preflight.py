@@ -18,9 +18,8 @@ from ._errors import UnknownNameError, WorkspaceArgumentError
 from ._formats import FORMATS, extend_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
-    PENDING_RULE,
+    SHORTEST_REJECTION,
     pending_text,
-    rejection_text,
 )
 from ._layout import LayoutLayer
 from ._ledger import CHUNK, Ledger
@@ -31,6 +30,7 @@ from ._records import (
     Block,
     BlockType,
 )
+from ._responses_wire import openai_to_responses
 from ._results import Candidate, Rendering
 from ._state import locked
 from ._validate import _id_summary, _num
@@ -226,8 +226,10 @@ class PreflightLayer(LayoutLayer):
     def _pending_tail_need(self) -> int:
         """What the management rendering needs for the pending batch: its
         call block and results so far, a placeholder per pending call, and per
-        pending call room for a rejection notice in its place (what the guard
-        registers when a result would not fit; see :meth:`_guard`)."""
+        pending call what the guard's shortest rejection notice may cost beyond
+        that placeholder (0 with the shipped tokenizers: the notice is shorter),
+        so a result that would not fit can always be rejected (see
+        :meth:`_guard`)."""
         p = self._pending_tail_start()
         if p is None:
             return 0
@@ -235,15 +237,16 @@ class PreflightLayer(LayoutLayer):
         return shown + len(self._pending) * self._notice_reserve()
 
     def _notice_reserve(self) -> int:
-        """An upper bound on a rejection notice's tokens beyond its call id
-        (the notice with 13-digit figures, the longest rule named)."""
+        """Tokens the shortest rejection notice (:data:`SHORTEST_REJECTION`)
+        may cost beyond a pending placeholder, bounded over call ids (a longer
+        id lengthens the placeholder only)."""
         if self._notice_bound is None:
-            big = 10**12
-            text = rejection_text(current=big, limit=big, attempted=big, cap=big,
-                                  at_least=True, rule=PENDING_RULE)
-            self._notice_bound = message_tokens(
-                {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
-            )
+            def cost(text: str) -> int:
+                return message_tokens(
+                    {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
+                )
+
+            self._notice_bound = max(0, cost(SHORTEST_REJECTION) - cost(pending_text("")))
         return self._notice_bound
 
     def _pending_cost_add(self, cids: list[str]) -> None:
@@ -288,10 +291,18 @@ class PreflightLayer(LayoutLayer):
         :func:`anthropic_tool_use_ids`), and its result the same
         ``tool_use_id``; the OpenAI rendering keeps the ids as registered.
 
+        ``format="responses"`` gives it as OpenAI Responses input items: a
+        message registered from items comes back as those items (a model
+        turn's reasoning items, with ``encrypted_content``, before its
+        ``function_call`` items: one block, so they are kept, archived and
+        restored together), anything else as message, ``function_call`` or
+        ``function_call_output`` items; ``tools`` as Responses function tools.
+
         Parameters
         ----------
         format : str
-            ``"openai"`` (default, chat messages) or ``"anthropic"`` (Messages).
+            ``"openai"`` (default, chat messages), ``"anthropic"`` (Messages)
+            or ``"responses"`` (Responses input items).
 
         Returns
         -------
@@ -305,6 +316,14 @@ class PreflightLayer(LayoutLayer):
         r = self._render_openai()
         if format == "openai":
             return r
+        if format == "responses":
+            req = openai_to_responses(r.messages, r.tools, originals=self._items_lookup())
+            return replace(
+                r,
+                format="responses",
+                messages=tuple(freeze(m) for m in req["input"]),
+                tools=tuple(freeze(t) for t in req.get("tools", ())),
+            )
         ids = self._tool_use_ids(r.messages, r.mode)
         req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)
         return replace(
@@ -314,6 +333,24 @@ class PreflightLayer(LayoutLayer):
             tools=tuple(freeze(t) for t in req.get("tools", ())),
             system=tuple(freeze(b) for b in req.get("system", ())),
         )
+
+    def _items_lookup(self) -> Any:
+        """A rendered message's original Responses items: those of the block
+        whose position rendered it (found by identity: rendered messages are
+        the position messages themselves), when that block is visible and
+        unchanged (not archived, offloaded, deleted or replaced by the guard's
+        rejection notice)."""
+        codec, pos_msgs, keys = self._codec, self._pos_msgs, self._pos_key
+        source: dict[int, str] = {}
+        for b in self._blocks:
+            if keys[b.seq - 1][:1] == ("v",) and not b.rejected:
+                for m in pos_msgs[b.seq - 1]:
+                    source[id(m)] = b.id
+
+        def lookup(m: Any) -> list[dict[str, Any]] | None:
+            return codec.block_items(source.get(id(m)))
+
+        return lookup
 
     def _tool_use_ids(
         self, messages: tuple[dict[str, Any], ...], mode: str

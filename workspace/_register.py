@@ -20,7 +20,7 @@ from ._errors import (
     ProtocolOrderError,
     WorkspaceArgumentError,
 )
-from ._formats import to_openai_messages
+from ._formats import detect_format, to_openai_messages
 from ._guard import GuardLayer
 from ._records import (
     Block,
@@ -29,6 +29,7 @@ from ._records import (
     ToolCall,
     block_payload_bytes,
 )
+from ._responses_wire import responses_to_openai
 from ._sdk import plain_sdk
 from ._state import locked
 from ._store import sha256_hex
@@ -185,6 +186,16 @@ class RegisterLayer(GuardLayer):
         check_depth("messages", messages, error=WorkspaceArgumentError)
         if system is not None:
             messages = {"system": system, "messages": messages}
+        if detect_format(messages) == "responses":
+            # Each block keeps the items it was projected from (a model turn's
+            # reasoning with its calls), for the Responses rendering.
+            doc = messages.get("input", []) if isinstance(messages, Mapping) else messages
+            out = []
+            for m, originals in responses_to_openai(doc):
+                bid = self.register_message(m)
+                self._codec.record_block_items(bid, originals)
+                out.append(bid)
+            return out
         items = to_openai_messages(messages, codec=self._codec)
         return [self.register_message(m) for m in items]
 

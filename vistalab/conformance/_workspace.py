@@ -14,6 +14,7 @@ from vistalab.workspace import (
     anthropic_to_openai,
     find_handles,
     placeholder_kind,
+    to_openai_messages,
 )
 from vistalab.workspace._validate import _content_iv
 
@@ -101,10 +102,8 @@ class WorkspaceAdapter:
         self._format = "openai"
         self._originals: list[tuple[str, dict[str, Any] | None]] = []
         self._dashboard: str | None = None
-        # Responses: the model items of the turn being registered, and each
-        # registered chat message's original items
+        # Responses: the model items of the turn being registered
         self._run: list[dict[str, Any]] = []
-        self._items: list[tuple[str, list[dict[str, Any]]]] = []
 
     @staticmethod
     def min_budget(conversation: Any) -> int:
@@ -130,11 +129,7 @@ class WorkspaceAdapter:
             pinned = anthropic_to_openai(msgs[:1], system=system)
             chat = anthropic_to_openai(msgs)
         else:
-            chat = list(conversation)
-            if any("type" in m for m in chat):  # Responses items
-                from ._responses import to_chat
-
-                chat = to_chat(chat)
+            chat = to_openai_messages(list(conversation))  # Responses items projected
             pinned = []
             for m in chat:
                 pinned.append(m)
@@ -146,29 +141,20 @@ class WorkspaceAdapter:
                       json.dumps(calls, sort_keys=True, default=repr))
 
     def _flush(self) -> None:
-        """Register the buffered model turn (Responses) as one assistant message."""
+        """Register the buffered model turn (Responses) through the engine's
+        Responses format: one assistant message, its reasoning with its calls."""
         if self._run:
-            from ._responses import run_to_chat
-
             run, self._run = self._run, []
-            self._register_chat(run_to_chat(run), run)
-
-    def _register_chat(self, chat: dict[str, Any], items: list[dict[str, Any]]) -> None:
-        joined = chat
-        if isinstance(chat.get("content"), list):
-            joined = {**chat, "content": _content_iv(chat["content"], chat.get("role"))}
-        self._items.append((_identity(joined), _plain(items)))
-        self.workspace.register_message(chat)
+            self.workspace.register_messages(run)
 
     def _register_item(self, item: Any) -> None:
-        from ._responses import _is_model, to_chat
+        from ._responses import _is_model
 
         if _is_model(item):
             self._run.append(item)  # a model turn: registered whole, with its reasoning
             return
         self._flush()
-        for chat in to_chat([item]):
-            self._register_chat(chat, [item])
+        self.workspace.register_messages([item])
 
     def register(self, message: Any) -> None:
         """Register one message in the workspace; Anthropic blocks (tool use,
@@ -214,8 +200,8 @@ class WorkspaceAdapter:
 
     def begin(self, protocol: str) -> None:
         """Take messages in ``protocol`` (``"openai"``, ``"anthropic"`` or
-        ``"responses"``: Responses input items, registered as chat messages, a
-        model turn as one assistant message) and render in it (without this
+        ``"responses"``: Responses input items, registered in the engine's
+        Responses format, a model turn as one assistant message) and render in it (without this
         call the format is detected from the messages, as
         :func:`vistalab.workspace.detect_format` does).
 
@@ -227,32 +213,17 @@ class WorkspaceAdapter:
         self._format = protocol if protocol in ("anthropic", "responses") else "openai"
 
     def _render_items(self) -> list[Any]:
-        """The engine's chat rendering as Responses items: a kept message is
-        given back as the items registered for it (a model turn with its
-        reasoning items before its calls), anything else is converted."""
-        from ._responses import chat_to_items
-
+        """The engine's Responses rendering (``Workspace.render(format=
+        "responses")``): a kept message as the items registered for it."""
         self._flush()
-        r = self.workspace.render(format="openai")
+        r = self.workspace.render(format="responses")
         self._dashboard = r.dashboard
-        out: list[Any] = []
-        pos = 0
-        for m in r.messages:
-            m = _plain(m)
-            key = _identity(m)
-            for j in range(pos, len(self._items)):
-                if self._items[j][0] == key:
-                    pos = j + 1
-                    out += self._items[j][1]
-                    break
-            else:
-                out += chat_to_items(m)
-        return out
+        return [_plain(m) for m in r.messages]
 
     def render(self, budget: int) -> Any:
         """The workspace's rendering (eq. workspace-render) in the adapter's
         format, each passed-through OpenAI message replaced by its registered
-        original (and each kept Responses model turn by its registered items).
+        original (Responses: the engine's own Responses rendering).
 
         Parameters
         ----------
