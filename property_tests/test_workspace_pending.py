@@ -111,3 +111,20 @@ def test_a_pending_batch_is_archived_whole_only():
         ws.archive("B8", "one of the batch")
     ws.register_tool_result("c4", "done")
     ws.archive("B7-B9", "the batch")  # whole, once complete
+
+
+def test_the_prefix_does_not_end_in_an_assistant_message_before_the_batch():
+    """The kept batch's turn stays exactly as registered: a management prefix
+    ending in an assistant message would merge with it (Anthropic merges
+    consecutive assistant messages), so the prefix stops before that message."""
+    ws = Workspace(3000)
+    ws.register_user("Go.")
+    ws.register_assistant("On it.")
+    ws.register_user(_text(1200, "big"))
+    ws.register_tool_call([_call("c1")])
+    r = ws.render(format="anthropic")
+    assert r.mode == "overflow"
+    turn = next(m for m in r.messages if any(
+        b.get("type") == "tool_use" for b in m["content"] if isinstance(m["content"], list)))
+    assert [b["type"] for b in turn["content"]] == ["tool_use"]
+    assert not any("On it." in json.dumps(dict(m)) for m in r.messages)

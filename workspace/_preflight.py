@@ -567,6 +567,17 @@ class PreflightLayer(LayoutLayer):
         number of leading positions shown.
         """
         s = self._prefix_cut(room)
+        p = self._pending_tail_start()
+        if p is not None:
+            # The kept batch follows the prefix: a prefix ending in an assistant
+            # message would merge with the batch's turn (Anthropic merges
+            # consecutive assistant messages, Responses reads consecutive model
+            # items as one turn), rewriting it; end the prefix before it.
+            pinned, pos_msgs = self._pinned_seqs, self._pos_msgs
+            if bisect.bisect_right(pinned, s) == len(pinned):  # no pinned block after it
+                while 0 < s and (not pos_msgs[s - 1]
+                                 or pos_msgs[s - 1][-1]["role"] == "assistant"):
+                    s -= 1
         out: list[dict[str, Any]] = []
         self._messages_upto(s, out)
         extra = self._pos_tree.total(0, s)
