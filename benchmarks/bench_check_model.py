@@ -105,10 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     lengths = args.turns or ((20,) if args.quick else (40, 160))
     for cp, turns in [(cp, t) for cp in cps for t in lengths]:
         configs = {
-            "engine alone": lambda cp=cp: Workspace(budget, cache_prefix=cp),
-            "check_model=False": lambda cp=cp: Workspace(budget, cache_prefix=cp,
-                                                         check_model=False),
-            "check_model=True": lambda cp=cp: Workspace(budget, cache_prefix=cp, check_model=exe),
+            "engine alone": lambda cp=cp: Workspace(budget, cache_prefix=cp, keep_pending=False),
+            "check_model=False": lambda cp=cp: Workspace(
+                budget, cache_prefix=cp, keep_pending=False, check_model=False),
+            "check_model=True": lambda cp=cp: Workspace(budget, cache_prefix=cp, keep_pending=False,
+                                                        check_model=exe),
         }
         assert type(configs["check_model=False"]()) is Workspace
         best = dict.fromkeys(configs, float("inf"))

@@ -339,15 +339,10 @@ def test_counter_choices():
 def test_workspace_adapter_passes(protocol):
     """vista-lab's own Workspace keeps every invariant on the sampled
     conversations (30 here; the 2,000-conversation run is the benchmark's),
-    but one: when the rendering overflows, the budget guard shows the pinned
-    prefix and the dashboard alone, and a pending call leaves the request
-    (``pending.evicted``; the call stays in the workspace's state and on the
-    dashboard). The counterexample is that guard rendering."""
+    the pending one included: its management rendering keeps the batch still
+    waiting for results (``keep_pending``)."""
     report = check(WorkspaceAdapter, protocol=protocol, examples=30, seed=3)
-    assert {v.check for v in report.violations} <= {"pending.evicted"}, [
-        v.to_dict() for v in report.violations]
-    for v in report.violations:
-        assert v.confirmed and "OVERFLOW" in json.dumps(v.output), v.to_dict()
+    assert report.ok, [v.to_dict() for v in report.violations]
 
 
 class _NoDeclarations(WorkspaceAdapter):

@@ -56,7 +56,7 @@ def test_a_shipped_session_runs_under_the_model(name, model):
     engine, harness actions), then both renderings and every block recovered:
     the engine agrees with the model at every operation."""
     items = load_trace(str(TRACES / name))
-    with Workspace(6000, cache_prefix=False, check_model=model) as ws:
+    with Workspace(6000, cache_prefix=False, keep_pending=False, check_model=model) as ws:
         drive_trace(ws, items, lambda i, a: None, lambda i, e: e)
         ws.render()
         ws.render(format="anthropic")
@@ -76,7 +76,8 @@ def test_an_agent_session_through_every_door(model, tmp_path):
     from vistalab.workspace import DiskStore
 
     store = DiskStore(str(tmp_path / "archive"))
-    with Workspace(3000, cache_prefix=False, store=store, check_model=model) as ws:
+    with Workspace(3000, cache_prefix=False, keep_pending=False, store=store,
+                   check_model=model) as ws:
         ws.register_messages([
             {"role": "system", "content": "You are careful."},
             {"role": "user", "content": [{"type": "text", "text": "Find the refunds."},
@@ -107,7 +108,7 @@ def test_an_agent_session_through_every_door(model, tmp_path):
 
 
 def test_a_fork_is_checked_with_its_own_model_process(model):
-    with Workspace(3000, cache_prefix=False, check_model=model) as ws:
+    with Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model) as ws:
         ws.register_system("You are careful.")
         ws.register_user("Find the refunds.")
         fork = ws.fork()
@@ -161,7 +162,8 @@ def test_an_injected_bug_raises_at_its_operation(name, model):
 def test_the_error_names_operation_field_and_both_values(model):
     """A guard one token off (admitting at hard_limit + 1): the result's
     registration is the operation named, with the two decisions."""
-    ws = OffByOneGuard(2500, hard_limit=2500, cache_prefix=False, check_model=model)
+    ws = OffByOneGuard(2500, hard_limit=2500, cache_prefix=False, keep_pending=False,
+                       check_model=model)
     ws.register_system("You are careful.")
     ws.register_user("Find the refunds.")
     ws.register_message(_call("c1"))
@@ -196,7 +198,7 @@ def test_a_disagreement_in_an_agent_tool_reaches_the_caller(model):
     """The agent tools turn engine errors into texts for the agent; a
     disagreement with the model is raised to the caller instead."""
     bug, _ = BUGS["result_orphaned_by_group_archive"]
-    ws = bug(3000, cache_prefix=False, protocol=False, check_model=model)
+    ws = bug(3000, cache_prefix=False, keep_pending=False, protocol=False, check_model=model)
     ws.register_system("You are careful.")
     ws.register_user("Find the refunds.")
     ws.register_assistant("Looking.")
@@ -229,10 +231,11 @@ def test_off_by_default_leaves_the_class_untouched(monkeypatch):
 
 
 def test_a_subclass_is_checked_as_itself(model):
-    ws = OffByOneGuard(3000, cache_prefix=False, check_model=model)
+    ws = OffByOneGuard(3000, cache_prefix=False, keep_pending=False, check_model=model)
     assert isinstance(ws, OffByOneGuard) and isinstance(ws, Workspace)
     assert type(ws).__name__ == "ModelChecked[OffByOneGuard]"
-    assert type(OffByOneGuard(3000, cache_prefix=False, check_model=model)) is type(ws)
+    again = OffByOneGuard(3000, cache_prefix=False, keep_pending=False, check_model=model)
+    assert type(again) is type(ws)
     ws.close()
 
 
@@ -248,17 +251,26 @@ def test_cache_prefix_true_is_refused_or_checked(model):
     tr = ModelTranslator(probe.tokenizer, 3000, probe.hard_limit, probe.store.root)
     covered = "cache_prefix=1" in tr.init_line(probe, 0)
     if covered:
-        with Workspace(3000, check_model=model) as ws:
+        with Workspace(3000, keep_pending=False, check_model=model) as ws:
             ws.register_user("Find the refunds.")
             assert ws.model_check.failure is None
     else:
         with pytest.raises(ModelCoverageError, match="cache_prefix=True") as info:
-            Workspace(3000, check_model=model)
+            Workspace(3000, keep_pending=False, check_model=model)
         assert "cache_prefix=False" in info.value.fix
 
 
+def test_keep_pending_true_is_refused(model):
+    """The engine's default management rendering keeps a pending batch; the
+    model's stops before it, so check_model refuses keep_pending=True with the
+    fix (the configuration the model covers)."""
+    with pytest.raises(ModelCoverageError, match="keep_pending=True") as info:
+        Workspace(3000, cache_prefix=False, check_model=model)
+    assert "keep_pending=False" in info.value.fix
+
+
 def test_opaque_content_parts_are_refused_before_anything_changes(model):
-    with Workspace(3000, cache_prefix=False, check_model=model) as ws:
+    with Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model) as ws:
         ws.register_user("Find the refunds.")
         before = (ws.state_hash(), len(ws.blocks))
         image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
@@ -274,21 +286,21 @@ def test_a_loaded_snapshot_is_refused(model, tmp_path):
     ws = Workspace(3000, cache_prefix=False)
     ws.register_user("Find the refunds.")
     ws.save(tmp_path / "ws.json")
-    checked = type(Workspace(3000, cache_prefix=False, check_model=model))
+    checked = type(Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model))
     with pytest.raises(ModelCoverageError, match="snapshot"):
         checked.load(tmp_path / "ws.json")
 
 
 def test_check_model_argument_is_checked():
     with pytest.raises(WorkspaceError, match="check_model"):
-        Workspace(3000, cache_prefix=False, check_model="/no/such/model")
+        Workspace(3000, cache_prefix=False, keep_pending=False, check_model="/no/such/model")
 
 
 def test_missing_coq_names_the_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("COQC", str(tmp_path / "no-coqc"))
     monkeypatch.setenv("VISTA_LAB_CACHE", str(tmp_path / "cache"))
     with pytest.raises(ModelCheckUnavailableError) as info:
-        Workspace(3000, cache_prefix=False, check_model=True)
+        Workspace(3000, cache_prefix=False, keep_pending=False, check_model=True)
     msg = str(info.value)
     assert "no-coqc" in msg and "apt-get install" in msg and "check_model" in msg
 
@@ -297,7 +309,7 @@ def test_missing_coq_names_the_fix(monkeypatch, tmp_path):
 
 
 def test_close_ends_and_reaps_the_model_process(model):
-    ws = Workspace(3000, cache_prefix=False, check_model=model)
+    ws = Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model)
     proc = ws.model_check.model.proc
     assert proc.poll() is None
     ws.close()
@@ -307,7 +319,7 @@ def test_close_ends_and_reaps_the_model_process(model):
 
 
 def test_a_dropped_workspace_ends_its_model_process(model):
-    ws = Workspace(3000, cache_prefix=False, check_model=model)
+    ws = Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model)
     proc = ws.model_check.model.proc
     del ws
     gc.collect()
@@ -319,7 +331,7 @@ def test_a_model_that_dies_is_reported(model, tmp_path):
     exe.write_text(f"#!{sys.executable}\nimport sys\nsys.exit(3)\n")
     exe.chmod(0o755)
     with pytest.raises(WorkspaceError, match=r"stopped \(exit status 3\)"):
-        Workspace(3000, cache_prefix=False, check_model=str(exe))
+        Workspace(3000, cache_prefix=False, keep_pending=False, check_model=str(exe))
 
 
 def test_the_check_changes_nothing_in_the_session(model):
@@ -337,8 +349,8 @@ def test_the_check_changes_nothing_in_the_session(model):
         out.append(ws.recover("B4"))
         return out, ws.state_hash(), [(e.op, e.ok, e.result, e.state_hash) for e in ws.events]
 
-    plain = session(Workspace(3000, cache_prefix=False))
-    with Workspace(3000, cache_prefix=False, check_model=model) as ws:
+    plain = session(Workspace(3000, cache_prefix=False, keep_pending=False))
+    with Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model) as ws:
         checked = session(ws)
     assert checked == plain
 
@@ -365,7 +377,7 @@ class _RenderDropsAMessage(Workspace):
 
 
 def test_a_read_of_other_bytes_raises_at_the_read(model):
-    ws = _ReadsOtherBytes(3000, cache_prefix=False, check_model=model)
+    ws = _ReadsOtherBytes(3000, cache_prefix=False, keep_pending=False, check_model=model)
     ws.register_user("Find the refunds.")
     ws.register_assistant("Looking at the order log now.")
     path = ws.archive("B2").path
@@ -373,7 +385,7 @@ def test_a_read_of_other_bytes_raises_at_the_read(model):
         ws.read_path(path)
     assert info.value.operation.startswith("read_path(") and info.value.field == "store"
     ws.model_check.stop()
-    real = Workspace(3000, cache_prefix=False, check_model=model)
+    real = Workspace(3000, cache_prefix=False, keep_pending=False, check_model=model)
     real.register_user("Find the refunds.")
     real.register_assistant("Looking at the order log now.")
     real.read_path(real.archive("B2").path)
@@ -381,7 +393,7 @@ def test_a_read_of_other_bytes_raises_at_the_read(model):
 
 
 def test_a_rendering_that_drops_a_message_raises(model):
-    ws = _RenderDropsAMessage(3000, cache_prefix=False, check_model=model)
+    ws = _RenderDropsAMessage(3000, cache_prefix=False, keep_pending=False, check_model=model)
     ws.register_system("You are careful.")
     with pytest.raises(ModelDisagreementError) as info:
         ws.register_user("Find the refunds.")  # the check's own rendering shows it first

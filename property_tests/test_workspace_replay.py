@@ -32,13 +32,20 @@ ORPHAN = TRACES / "malformed_orphan_tool.json"
 
 def test_replay_reports_each_turn_within_budget():
     """Algorithm 1 over a recorded trace: a rendering before every assistant
-    message, each within B, protocol-valid, switching to overflow and back."""
+    message, each within B, protocol-valid, switching to overflow and back.
+    The second batch's first result is rejected while its sibling call waits
+    (the management rendering keeps the waiting batch, and with that result it
+    would pass B), so overflow begins a turn later; with keep_pending=False
+    (the Coq engine model's rendering) it is admitted."""
     res = replay_trace(OPS, budget=3000, tokenizer="cl100k_base")
     modes = [t.mode for t in res.turns]
-    assert modes == ["normal", "normal", "overflow", "overflow", "normal", "normal"]
+    assert modes == ["normal", "normal", "normal", "overflow", "normal", "normal"]
+    old = replay_trace(OPS, budget=3000, tokenizer="cl100k_base", keep_pending=False)
+    assert [t.mode for t in old.turns] == [
+        "normal", "normal", "overflow", "overflow", "normal", "normal"]
     assert all(t.tokens <= 3000 and not t.protocol_problems for t in res.turns)
     assert [t.message_index for t in res.turns] == [2, 4, 7, 10, 14, None]
-    over = res.turns[2]
+    over = res.turns[3]
     assert over.candidate_tokens > 3000 and "## OVERFLOW" in over.dashboard
     ops = [(e["op"], e["ok"]) for t in res.turns for e in t.events]
     assert ("archive", True) in ops and ("read", True) in ops and ("delete", False) in ops
@@ -167,7 +174,7 @@ def test_cli_replay_json(capsys):
     for t in doc["turns"]:
         assert {"mode", "tokens", "budget", "dashboard", "events"} <= set(t)
         assert t["tokens"] <= t["budget"] == 3000
-    assert doc["turns"][2]["mode"] == "overflow"
+    assert doc["turns"][3]["mode"] == "overflow"
     assert all(v for k, v in doc["checks"].items() if isinstance(v, bool))
     ev = doc["turns"][1]["events"][1]
     assert ev["args"]["message"] == {
@@ -199,10 +206,13 @@ def test_cli_replay_text_and_archive_dir(tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "=== turn 3 (before message 7): mode=overflow" in out
+    assert "=== turn 3 (before message 7): mode=normal" in out
+    assert "which keeps the pending calls' batch" in out  # the guard's rejection
     assert "check log_replays_to_same_hash: ok" in out
     assert sorted(p.name for p in d.iterdir()) == ["B6.txt", "G1.txt"]
-    assert (d / "B6.txt").read_bytes().startswith(b"2026-05-01 12:00:00 INFO worker-0")
+    # B6 holds the guard's notice: the result it replaced (call_2's, while
+    # call_3 waited) did not fit beside the kept batch
+    assert (d / "B6.txt").read_bytes().startswith(b"[budget guard] Tool result rejected")
     assert Workspace.replay(log, store=MemoryStore(str(d.resolve()))).state_hash() in out
 
 

@@ -169,6 +169,11 @@ from ._protocol import (
 )
 from ._recorder import TrajectoryRecorder, trajectory_from_trace
 from ._records import Block, BlockType, Group, PayloadRef, Status, ToolCall
+from ._responses_wire import (
+    RESPONSES_PROJECTION_RULES,
+    openai_to_responses,
+    responses_to_openai,
+)
 from ._reward import (
     ADVANTAGE_EPS,
     LAMBDA_I,
@@ -297,8 +302,11 @@ __all__ = [
     # prompt-cache friendliness
     "cacheable_prefix_tokens",
     "common_prefix_messages",
-    # wire formats (OpenAI chat, Anthropic Messages)
+    # wire formats (OpenAI chat, Anthropic Messages, OpenAI Responses)
     "FORMATS",
+    "RESPONSES_PROJECTION_RULES",
+    "responses_to_openai",
+    "openai_to_responses",
     "PROJECTION_RULES",
     "AnthropicCodec",
     "detect_format",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ._accounting import message_tokens
 from ._atomic import atomic
 from ._errors import (
     BlockStateError,
@@ -17,6 +18,7 @@ from ._handles import (
     GroupEntry,
     encode_group_payload,
     parse_group_payload,
+    tombstone_text,
 )
 from ._records import (
     Block,
@@ -134,6 +136,30 @@ class ActionsLayer(RegisterLayer):
                 "has tool calls still waiting for results",
                 "register the results first",
             )
+        if (
+            action in ("archive", "delete")
+            and b.type is BlockType.TOOL_RESULT
+            and self._pending_tail_start() is not None
+            and next(iter(self._pending.values()), None) == b.parent
+        ):
+            # keep_pending: the management rendering shows this batch whole.
+            if action == "archive":
+                raise BlockStateError(
+                    b.id + where,
+                    f"answers a call of {b.parent}, whose other calls are still waiting for "
+                    "results (the batch is archived whole, once its last result arrives)",
+                    "register the remaining results first, or delete it",
+                )
+            stone = {"role": "tool", "tool_call_id": b.tool_call_id,
+                     "content": tombstone_text(b.id)}
+            grow = message_tokens(stone, self.tokenizer) - self._pos_cost[b.seq - 1]
+            if self.management_floor() + max(grow, 0) > self.budget:
+                raise BlockStateError(
+                    b.id + where,
+                    "would leave its tombstone no room in the management rendering, which "
+                    f"keeps {b.parent}'s batch while its other calls wait",
+                    "register the remaining results first",
+                )
         if action == "restore" and b.in_prompt:
             raise BlockStateError(b.id + where, "is not archived", "restore archived units only")
 

@@ -56,6 +56,17 @@ class Workspace(PersistLayer):
         of the conversation that fits beside its dashboard (default True), so
         the request keeps the prefix a provider's prompt cache holds from the
         turn before; False shows only protocol, pinned blocks and dashboard.
+    keep_pending : bool
+        The management rendering keeps the tool-call block whose calls are
+        still waiting for results, with the results that arrived and a
+        placeholder per pending call, after everything else (default True:
+        an unanswered call is never evicted or summarised away, and the
+        request stays protocol-valid). The floor reserves its room: a call
+        message the budget could not keep is refused, a result that would
+        push the batch past the budget is rejected by the guard, and the
+        batch's results are neither offloaded nor archived until its last one
+        arrives. False stops the management rendering before that block (the
+        Coq engine model's rendering, which ``check_model`` requires).
     check_model : bool or str
         Translation validation (default False): replay every operation of this
         session (registrations, the agent's archive / restore / delete, reads,
@@ -87,6 +98,8 @@ class Workspace(PersistLayer):
         The ledger layout.
     cache_prefix : bool
         Whether the management rendering keeps the cacheable prefix.
+    keep_pending : bool
+        Whether the management rendering keeps the pending tool-call batch.
 
     Notes
     -----

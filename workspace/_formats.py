@@ -24,6 +24,7 @@ from vistalab._core import MAX_JSON_DEPTH, check_depth, short_repr
 from vistalab._core._limits import json_loads, json_text_depth
 
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
+from ._responses_wire import is_responses, responses_to_openai
 
 __all__ = [
     "FORMATS",
@@ -38,7 +39,7 @@ __all__ = [
     "render_request",
 ]
 
-FORMATS = ("openai", "anthropic")
+FORMATS = ("openai", "anthropic", "responses")
 #: Block types only Anthropic Messages uses (their presence decides the format).
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
@@ -62,6 +63,8 @@ PROJECTION_RULES: dict[str, str] = {
     "prefixes '[error] '",
 }
 _JOIN = "\n\n"
+#: The codec's key space for Responses items (AnthropicCodec.record_items).
+_ITEMS_KEY = "responses:"
 
 
 def _sha(obj: Any) -> str:
@@ -112,6 +115,38 @@ class AnthropicCodec:
         """
         self.originals[_key(projected)] = [copy.deepcopy(dict(b)) for b in blocks]
 
+    def record_block_items(self, block_id: str, items: Sequence[Mapping[str, Any]]) -> None:
+        """Remember the original Responses items behind block ``block_id`` (a
+        key space of their own, by block: two model turns that project to the
+        same message keep their own items and ids).
+
+        Parameters
+        ----------
+        block_id : str
+            The block the items were registered as.
+        items : sequence of Mapping
+            The original items (deep-copied).
+        """
+        self.originals[_ITEMS_KEY + block_id] = [copy.deepcopy(dict(b)) for b in items]
+
+    def block_items(self, block_id: str | None) -> list[dict[str, Any]] | None:
+        """The original Responses items behind block ``block_id``, if recorded.
+
+        Parameters
+        ----------
+        block_id : str or None
+            A visible block's ID (None: no block).
+
+        Returns
+        -------
+        list of dict or None
+            A deep copy of the items, or None.
+        """
+        if block_id is None:
+            return None
+        found = self.originals.get(_ITEMS_KEY + block_id)
+        return copy.deepcopy(found) if found is not None else None
+
     def copy(self) -> AnthropicCodec:
         """An independent codec with the same originals (a forked workspace's).
 
@@ -154,7 +189,10 @@ class AnthropicCodec:
         for k, v in doc.items():
             if not isinstance(k, str) or not isinstance(v, list):
                 return f"entry {k!r:.40} must map a key to a list of blocks"
-            if not all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in v):
+            if k.startswith(_ITEMS_KEY):  # Responses items (a message item may omit type)
+                if not all(isinstance(b, Mapping) for b in v):
+                    return f"entry {k!r:.40} holds an item that is not an object"
+            elif not all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in v):
                 return f"entry {k!r:.40} holds a block without a string 'type'"
         return None
 
@@ -200,8 +238,10 @@ class AnthropicCodec:
 
 
 def detect_format(items: Any) -> str:
-    """``"anthropic"`` if ``items`` (a message list, or a ``{"system", "messages"}``
-    document) uses Anthropic-only structure, else ``"openai"``.
+    """``"responses"`` if ``items`` holds an OpenAI Responses item (an object
+    whose ``type`` is message, function_call, function_call_output or
+    reasoning), ``"anthropic"`` if it (a message list, or a ``{"system",
+    "messages"}`` document) uses Anthropic-only structure, else ``"openai"``.
 
     Anthropic-only: a top-level ``system`` field beside ``messages``, or any
     content block of type tool_use, tool_result, thinking, redacted_thinking,
@@ -214,12 +254,14 @@ def detect_format(items: Any) -> str:
 
     Returns
     -------
-    {"openai", "anthropic"}
+    {"openai", "anthropic", "responses"}
     """
     if isinstance(items, Mapping):
         if "system" in items and isinstance(items.get("messages"), list):
             return "anthropic"
-        items = items.get("messages", ())
+        items = items.get("messages", items.get("input", ()))
+    if is_responses(items):
+        return "responses"
     for m in items if isinstance(items, Sequence) and not isinstance(items, str) else ():
         if not isinstance(m, Mapping):
             continue
@@ -413,15 +455,20 @@ def anthropic_to_openai(
 
 
 def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> list[dict[str, Any]]:
-    """Messages in either format (or a ``{"system", "messages"}`` document) as
-    the engine's OpenAI messages; OpenAI input passes through.
+    """Messages in any of the three formats (or a ``{"system", "messages"}``
+    document) as the engine's OpenAI messages; OpenAI input passes through,
+    Anthropic messages are projected (:func:`anthropic_to_openai`), Responses
+    input items too (``responses_to_openai``: a model turn, its reasoning
+    included, one assistant message).
 
     Parameters
     ----------
     items : list or mapping
-        Messages in either format, or a ``{"system", "messages"}`` document.
+        Messages in any format, or a ``{"system", "messages"}`` document.
     codec : AnthropicCodec, optional
-        Records the originals of Anthropic-only content for the way back.
+        Records the originals of Anthropic content for the way back (the
+        originals of Responses items are recorded per block, by
+        ``Workspace.register_messages``).
 
     Returns
     -------
@@ -435,7 +482,12 @@ def to_openai_messages(items: Any, *, codec: AnthropicCodec | None = None) -> li
         than :data:`vistalab._core.MAX_JSON_DEPTH`.
     """
     _items_iv(items)
-    if detect_format(items) == "openai":
+    fmt = detect_format(items)
+    if fmt == "responses":
+        if isinstance(items, Mapping):
+            items = items.get("input", items.get("messages", []))
+        return [m for m, _ in responses_to_openai(items)]
+    if fmt == "openai":
         if isinstance(items, Mapping):
             items = items.get("messages", [])
         return [dict(m) if isinstance(m, Mapping) else m for m in items]

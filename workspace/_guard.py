@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._accounting import REPLY_PRIMING
-from ._handles import rejection_text
+from ._accounting import REPLY_PRIMING, message_tokens
+from ._handles import PENDING_RULE, SHORTEST_REJECTION, rejection_text
 from ._preflight import PreflightLayer
 from ._records import (
     Block,
@@ -23,7 +23,43 @@ class GuardLayer(PreflightLayer):
     reject with a notice (the result's block ID stays answered either way)."""
 
     def _guard(self, b: Block) -> dict[str, Any]:
-        """Admit, offload older raw results, or reject ``b`` (just registered)."""
+        """Admit, offload older raw results, or reject ``b`` (just registered).
+
+        With ``keep_pending``, while calls of ``b``'s batch are still pending,
+        the management rendering shows the batch whole (its call block, its
+        results so far, placeholders for the rest), so an admitted ``b`` must
+        also leave the management floor within the budget; else ``b`` is
+        rejected (its notice fits the room the call's registration reserved).
+        The batch's earlier results are never offloaded meanwhile: the batch
+        stays whole until its last result arrives (batch atomicity)."""
+        out = self._guard_hard(b)
+        if (
+            out.get("admitted")
+            and self._pending_tail_start() is not None
+            and self.management_floor() > self.budget
+        ):
+            new_cost = self._pos_cost[b.seq - 1]
+            cap = self._result_cap(b.parent)
+            current = self._candidate_total() - new_cost
+            room = self.budget - (self.management_floor() - new_cost)
+            full = rejection_text(current=current, limit=self.budget, attempted=new_cost,
+                                  cap=cap, rule=PENDING_RULE)
+            notice = SHORTEST_REJECTION
+            for text in (full, f"{SHORTEST_REJECTION}: no room beside the pending calls"):
+                msg = {"role": "tool", "tool_call_id": b.tool_call_id, "content": text}
+                if message_tokens(msg, self.tokenizer) <= room:
+                    notice = text
+                    break
+            rejected = self._reject(
+                b, new_cost, cap, self.budget, decided_by="pending", notice=notice
+            )
+            if out.get("offloaded"):
+                rejected["offloaded"] = out["offloaded"]
+            return rejected
+        return out
+
+    def _guard_hard(self, b: Block) -> dict[str, Any]:
+        """The per-result cap and the hard limit (see :meth:`_guard`)."""
         new_cost = self._pos_cost[b.seq - 1]
         cap = self._result_cap(b.parent)
         if new_cost > cap:
@@ -37,6 +73,9 @@ class GuardLayer(PreflightLayer):
         # offload gains add up to the excess; the gain tree finds its end in
         # O(log n) (eligible: visible, unrejected tool results other than b).
         last = b.seq - 1  # b's position, excluded
+        tail = self._pending_tail_start()
+        if tail is not None:  # the pending batch stays whole (see _guard)
+            last = min(last, tail)
         if self.cache_prefix:
             # Results the overflow rendering does not show go first (oldest
             # first among them): offloading them rewrites no position of the
@@ -107,16 +146,20 @@ class GuardLayer(PreflightLayer):
         total: int | None = None,
         decided_by: str,
         at_least: bool = False,
+        notice: str | None = None,
     ) -> dict[str, Any]:
         """Register the rejection notice in place of ``b``. ``decided_by`` is
         ``"cap"`` (the per-result cap: the result could never fit a normal
         rendering) or ``"hard_limit"`` (offloading older results could not bring
         the candidate under the hard limit); the effects record it with ``cap``
-        so a report states the rule that actually refused the result."""
+        so a report states the rule that actually refused the result, or
+        ``"pending"`` (the management rendering that keeps the pending batch
+        would pass the budget; ``notice`` is then the text chosen to fit)."""
         current = (total if total is not None else self._candidate_total()) - new_cost
-        notice = rejection_text(
-            current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least
-        )
+        if notice is None:
+            notice = rejection_text(
+                current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least
+            )
         data = notice.encode("utf-8")
         self._set_record(
             replace(b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True)

@@ -20,6 +20,8 @@ __all__ = [
     "member_stub",
     "tombstone_text",
     "pending_text",
+    "PENDING_RULE",
+    "SHORTEST_REJECTION",
     "rejection_text",
     "orphan_prefix",
     "ParsedHandle",
@@ -144,8 +146,23 @@ def pending_text(call_id: str) -> str:
     return f"[no result registered for {call_id}]"
 
 
+#: The rule named by a rejection that keeps a pending batch's management
+#: rendering within the budget (see the budget guard).
+PENDING_RULE = "budget with the pending calls kept"
+#: The guard's shortest rejection notice (when no longer one fits beside a
+#: pending batch; never longer than a pending placeholder in the shipped
+#: tokenizers, and the floor reserves any difference).
+SHORTEST_REJECTION = "[budget guard] rejected"
+
+
 def rejection_text(
-    *, current: int, limit: int, attempted: int, cap: int, at_least: bool = False
+    *,
+    current: int,
+    limit: int,
+    attempted: int,
+    cap: int,
+    at_least: bool = False,
+    rule: str = "hard limit",
 ) -> str:
     """Notice the budget guard registers instead of a result it cannot admit.
 
@@ -162,6 +179,8 @@ def rejection_text(
     at_least : bool
         ``attempted`` is a lower bound: the result was counted only until it
         exceeded the cap (a long result), and the notice says "needs over".
+    rule : str
+        The name of the limit that decided (default ``"hard limit"``).
 
     Returns
     -------
@@ -172,8 +191,9 @@ def rejection_text(
         _need(name, value, int)
     if isinstance(cap, bool) or not isinstance(cap, int):
         raise WorkspaceArgumentError("cap", cap, "must be an integer")
+    _need("rule", rule, str)
     return (
-        f"[budget guard] Tool result rejected: context ~{current:,} tokens, hard limit "
+        f"[budget guard] Tool result rejected: context ~{current:,} tokens, {rule} "
         f"{limit:,}, this result needs {'over ' if at_least else ''}+{attempted:,} "
         f"(largest admissible now ~{max(cap, 0):,}). "
         "Rerun it after freeing context or with a narrower query."
@@ -335,7 +355,7 @@ def placeholder_kind(text: str) -> str | None:
         return "tombstone"
     if t.startswith("[no result registered for ") and t.endswith("]"):
         return "pending"
-    if t.startswith("[budget guard] Tool result rejected"):
+    if t.startswith("[budget guard] Tool result rejected") or t.startswith(SHORTEST_REJECTION):
         return "rejection"
     return None
 

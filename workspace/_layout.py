@@ -88,6 +88,11 @@ class LayoutLayer(StateCore):
         for ms in self._pos_msgs[full * _CHUNK : end]:
             out.extend(ms)
 
+    def _messages_between(self, lo: int, hi: int, out: list[dict[str, Any]]) -> None:
+        """Append the messages of positions ``[lo, hi)`` to ``out``."""
+        for ms in self._pos_msgs[lo:hi]:
+            out.extend(ms)
+
     def _offload_cost(self, x: Block) -> int:
         """Tokens of tool result ``x``'s position once offloaded to a placeholder."""
         text = offload_text(

@@ -108,6 +108,7 @@ class PersistLayer(ForkLayer):
             include_read_path_tool=cfg.get("include_read_path_tool", False),
             log_path=log_path,
             cache_prefix=cfg.get("cache_prefix", True),
+            keep_pending=cfg.get("keep_pending", True),
         )
 
     @classmethod

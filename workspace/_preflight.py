@@ -18,6 +18,7 @@ from ._errors import UnknownNameError, WorkspaceArgumentError
 from ._formats import FORMATS, extend_tool_use_ids, openai_to_anthropic
 from ._frozen import FrozenDict, freeze
 from ._handles import (
+    SHORTEST_REJECTION,
     pending_text,
 )
 from ._layout import LayoutLayer
@@ -29,6 +30,7 @@ from ._records import (
     Block,
     BlockType,
 )
+from ._responses_wire import openai_to_responses
 from ._results import Candidate, Rendering
 from ._state import locked
 from ._validate import _id_summary, _num
@@ -212,6 +214,41 @@ class PreflightLayer(LayoutLayer):
             {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}, self.tokenizer
         )
 
+    def _pending_tail_start(self) -> int | None:
+        """The position (0-based) of the tool-call block whose calls are still
+        pending, when the management rendering keeps it (``keep_pending``);
+        every position after it is one of its results."""
+        if not self.keep_pending or not self._pending:
+            return None
+        # every pending call belongs to the newest calling block
+        return _num(next(iter(self._pending.values()))) - 1
+
+    def _pending_tail_need(self) -> int:
+        """What the management rendering needs for the pending batch: its
+        call block and results so far, a placeholder per pending call, and per
+        pending call what the guard's shortest rejection notice may cost beyond
+        that placeholder (0 with the shipped tokenizers: the notice is shorter),
+        so a result that would not fit can always be rejected (see
+        :meth:`_guard`)."""
+        p = self._pending_tail_start()
+        if p is None:
+            return 0
+        shown = self._pos_tree.total(p, len(self._blocks)) + self._pending_cost()
+        return shown + len(self._pending) * self._notice_reserve()
+
+    def _notice_reserve(self) -> int:
+        """Tokens the shortest rejection notice (:data:`SHORTEST_REJECTION`)
+        may cost beyond a pending placeholder, bounded over call ids (a longer
+        id lengthens the placeholder only)."""
+        if self._notice_bound is None:
+            def cost(text: str) -> int:
+                return message_tokens(
+                    {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
+                )
+
+            self._notice_bound = max(0, cost(SHORTEST_REJECTION) - cost(pending_text("")))
+        return self._notice_bound
+
     def _pending_cost_add(self, cids: list[str]) -> None:
         """Update the running sum for calls just added to ``_pending``."""
         c = self._pending_sum
@@ -254,10 +291,18 @@ class PreflightLayer(LayoutLayer):
         :func:`anthropic_tool_use_ids`), and its result the same
         ``tool_use_id``; the OpenAI rendering keeps the ids as registered.
 
+        ``format="responses"`` gives it as OpenAI Responses input items: a
+        message registered from items comes back as those items (a model
+        turn's reasoning items, with ``encrypted_content``, before its
+        ``function_call`` items: one block, so they are kept, archived and
+        restored together), anything else as message, ``function_call`` or
+        ``function_call_output`` items; ``tools`` as Responses function tools.
+
         Parameters
         ----------
         format : str
-            ``"openai"`` (default, chat messages) or ``"anthropic"`` (Messages).
+            ``"openai"`` (default, chat messages), ``"anthropic"`` (Messages)
+            or ``"responses"`` (Responses input items).
 
         Returns
         -------
@@ -271,6 +316,14 @@ class PreflightLayer(LayoutLayer):
         r = self._render_openai()
         if format == "openai":
             return r
+        if format == "responses":
+            req = openai_to_responses(r.messages, r.tools, originals=self._items_lookup())
+            return replace(
+                r,
+                format="responses",
+                messages=tuple(freeze(m) for m in req["input"]),
+                tools=tuple(freeze(t) for t in req.get("tools", ())),
+            )
         ids = self._tool_use_ids(r.messages, r.mode)
         req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)
         return replace(
@@ -280,6 +333,24 @@ class PreflightLayer(LayoutLayer):
             tools=tuple(freeze(t) for t in req.get("tools", ())),
             system=tuple(freeze(b) for b in req.get("system", ())),
         )
+
+    def _items_lookup(self) -> Any:
+        """A rendered message's original Responses items: those of the block
+        whose position rendered it (found by identity: rendered messages are
+        the position messages themselves), when that block is visible and
+        unchanged (not archived, offloaded, deleted or replaced by the guard's
+        rejection notice)."""
+        codec, pos_msgs, keys = self._codec, self._pos_msgs, self._pos_key
+        source: dict[int, str] = {}
+        for b in self._blocks:
+            if keys[b.seq - 1][:1] == ("v",) and not b.rejected:
+                for m in pos_msgs[b.seq - 1]:
+                    source[id(m)] = b.id
+
+        def lookup(m: Any) -> list[dict[str, Any]] | None:
+            return codec.block_items(source.get(id(m)))
+
+        return lookup
 
     def _tool_use_ids(
         self, messages: tuple[dict[str, Any], ...], mode: str
@@ -306,9 +377,11 @@ class PreflightLayer(LayoutLayer):
                 for m in pos_msgs[seq - 1]:
                     source[id(m)] = blocks[seq - 1]
         # A normal rendering ends with the placeholders answering the pending
-        # calls, then the dashboard (an overflow one stops before such a call).
+        # calls, then the dashboard; so does an overflow one that keeps the
+        # pending batch (keep_pending; else it stops before such a call).
         n, k = len(messages), len(self._pending)
-        placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if mode == "normal" else set()
+        ends_pending = mode == "normal" or self._pending_tail_start() is not None
+        placeholders = {id(m) for m in messages[n - 1 - k : n - 1]} if ends_pending else set()
         out: list[dict[str, str] | None] = []
         for m in messages:
             src = source.get(id(m))
@@ -393,6 +466,15 @@ class PreflightLayer(LayoutLayer):
             pinned_msgs.extend(self._pos_msgs[seq - 1])
             pinned_cost += self._pos_cost[seq - 1]
         fixed = self._fixed_tools + REPLY_PRIMING + self._protocol_cost + pinned_cost
+        # The batch still waiting for results stays, whole, after everything
+        # else (the pending invariant; protocol validity: its calls are answered
+        # by what arrived and by placeholders). The floor reserved its room.
+        tail: list[dict[str, Any]] = []
+        p = self._pending_tail_start()
+        if p is not None:
+            self._messages_between(p, len(self._blocks), tail)
+            tail.extend(freeze(m) for m in self._pending_msgs())
+            fixed += self._pos_tree.total(p, len(self._blocks)) + self._pending_cost()
         led = self._ledger
         visible: list[str] = []
         vis_tok: list[int] = []
@@ -461,7 +543,7 @@ class PreflightLayer(LayoutLayer):
             total += extra
         else:
             body = pinned_msgs
-        msgs = head + body + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
+        msgs = head + body + tail + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
         return Rendering(
             messages=tuple(msgs),
             tokens=total,
@@ -485,6 +567,17 @@ class PreflightLayer(LayoutLayer):
         number of leading positions shown.
         """
         s = self._prefix_cut(room)
+        p = self._pending_tail_start()
+        if p is not None:
+            # The kept batch follows the prefix: a prefix ending in an assistant
+            # message would merge with the batch's turn (Anthropic merges
+            # consecutive assistant messages, Responses reads consecutive model
+            # items as one turn), rewriting it; end the prefix before it.
+            pinned, pos_msgs = self._pinned_seqs, self._pos_msgs
+            if bisect.bisect_right(pinned, s) == len(pinned):  # no pinned block after it
+                while 0 < s and (not pos_msgs[s - 1]
+                                 or pos_msgs[s - 1][-1]["role"] == "assistant"):
+                    s -= 1
         out: list[dict[str, Any]] = []
         self._messages_upto(s, out)
         extra = self._pos_tree.total(0, s)

@@ -16,10 +16,11 @@ from ._accounting import (
 )
 from ._atomic import atomic
 from ._errors import (
+    BudgetConfigError,
     ProtocolOrderError,
     WorkspaceArgumentError,
 )
-from ._formats import to_openai_messages
+from ._formats import detect_format, to_openai_messages
 from ._guard import GuardLayer
 from ._records import (
     Block,
@@ -28,6 +29,7 @@ from ._records import (
     ToolCall,
     block_payload_bytes,
 )
+from ._responses_wire import responses_to_openai
 from ._sdk import plain_sdk
 from ._state import locked
 from ._store import sha256_hex
@@ -184,6 +186,16 @@ class RegisterLayer(GuardLayer):
         check_depth("messages", messages, error=WorkspaceArgumentError)
         if system is not None:
             messages = {"system": system, "messages": messages}
+        if detect_format(messages) == "responses":
+            # Each block keeps the items it was projected from (a model turn's
+            # reasoning with its calls), for the Responses rendering.
+            doc = messages.get("input", []) if isinstance(messages, Mapping) else messages
+            out = []
+            for m, originals in responses_to_openai(doc):
+                bid = self.register_message(m)
+                self._codec.record_block_items(bid, originals)
+                out.append(bid)
+            return out
         items = to_openai_messages(messages, codec=self._codec)
         return [self.register_message(m) for m in items]
 
@@ -341,6 +353,10 @@ class RegisterLayer(GuardLayer):
         WorkspaceArgumentError
             Malformed calls (no id, no name, arguments not a string), or more
             than ``MAX_TOOL_CALLS`` of them.
+        BudgetConfigError
+            With ``keep_pending``, the management rendering could not keep
+            this message while its calls wait (floor, message, placeholders
+            and a rejection notice's room per call above the budget).
         """
         tool_calls = plain_sdk(tool_calls, "tool_calls")
         if content is not None:
@@ -349,12 +365,14 @@ class RegisterLayer(GuardLayer):
         # An id may be reused once its earlier call was answered (provider APIs
         # accept it and real traces do it); results pair with calls by order.
         self._no_pending("assistant")
+        msg = _tool_call_message(content, calls)
+        cost = message_tokens(msg, self.tokenizer)
+        if self.keep_pending:
+            self._check_pending_room(cost, [c.id for c in calls])
         self._turn += 1
         seq = len(self._blocks) + 1
         bid = f"B{seq}"
         data = block_payload_bytes(BlockType.TOOL_CALL, content, calls)
-        msg = _tool_call_message(content, calls)
-        cost = message_tokens(msg, self.tokenizer)
         b = _new_block(
             seq,
             BlockType.TOOL_CALL,
@@ -470,6 +488,59 @@ class RegisterLayer(GuardLayer):
             effects,
         )
         return b.id
+
+    @locked
+    def call_floor(
+        self, tool_calls: Sequence[Mapping[str, Any]], *, content: str | None = None
+    ) -> int:
+        """The management floor once this tool-call message is registered and
+        its calls wait for results: what :meth:`register_tool_call` needs the
+        budget to hold (with ``keep_pending``; else the floor itself).
+
+        Parameters
+        ----------
+        tool_calls : sequence of dict
+            The calls, as :meth:`register_tool_call` takes them.
+        content : str or None
+            Text the assistant wrote beside the calls.
+
+        Returns
+        -------
+        int
+            Tokens: :meth:`management_floor` plus, with ``keep_pending``, the
+            call message, a placeholder per call and room for a rejection
+            notice per call.
+        """
+        tool_calls = plain_sdk(tool_calls, "tool_calls")
+        if content is not None:
+            content = _text_iv("content", content)
+        calls = _tool_calls_iv(tool_calls)
+        if not self.keep_pending:
+            return self.management_floor()
+        cost = message_tokens(_tool_call_message(content, calls), self.tokenizer)
+        return self.management_floor() + self._pending_room(cost, [c.id for c in calls])
+
+    def _pending_room(self, cost: int, call_ids: list[str]) -> int:
+        return cost + sum(self._placeholder_cost(cid) + self._notice_reserve() for cid in call_ids)
+
+    def _check_pending_room(self, cost: int, call_ids: list[str]) -> None:
+        """Refuse a tool-call message the management rendering could not keep
+        while its calls wait for results (``keep_pending``): the floor plus the
+        message, a placeholder per call and room for a rejection notice per
+        call must fit the budget."""
+        need = self._pending_room(cost, call_ids)
+        floor = self.management_floor() + need
+        if floor <= self.budget:
+            return
+        raise BudgetConfigError(
+            "tool_calls",
+            f"{len(call_ids)} call(s) of ~{cost:,} tokens",
+            f"would make the management rendering, which keeps calls still waiting for "
+            f"their results, need {floor:,} > budget {self.budget:,} tokens (floor "
+            f"{self.management_floor():,}, the call message {cost:,}, placeholders and "
+            f"room for a rejection notice per call {need - cost:,})",
+            "raise the budget, or have the agent issue fewer or shorter calls",
+        )
 
     def _call_slot(self, owner: Block, call_id: str) -> int:
         """Index of ``call_id`` among ``owner``'s calls: O(1) after the first

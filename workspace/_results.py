@@ -57,12 +57,15 @@ class Rendering:
     format : str
         ``"openai"`` (chat messages, the engine's own form) or ``"anthropic"``
         (Messages API turns of content blocks; ``tools`` in Anthropic schema
-        form; the leading system messages moved to ``system``).
+        form; the leading system messages moved to ``system``) or
+        ``"responses"`` (``messages`` are OpenAI Responses input items, ``tools``
+        Responses function tools).
     system : tuple of dict
         Anthropic top-level system blocks (empty in the OpenAI format).
 
-    Token counts are the engine's accounting of the OpenAI form in both
-    formats: the Anthropic request carries the same content, re-framed.
+    Token counts are the engine's accounting of the OpenAI form in every
+    format: the Anthropic and Responses requests carry the same content,
+    re-framed.
     """
 
     messages: tuple[dict[str, Any], ...]
@@ -85,13 +88,16 @@ class Rendering:
 
     def as_request(self) -> dict[str, Any]:
         """``{"messages": [...], "tools": [...]}`` (plus ``"system"`` in the
-        Anthropic format when there is one) as independent plain data.
+        Anthropic format when there is one; ``{"input": [...], "tools": [...]}``
+        in the Responses format) as independent plain data.
 
         Returns
         -------
         dict
             A JSON round-tripped copy: changing it does not change the rendering.
         """
+        if self.format == "responses":
+            return json.loads(json.dumps({"input": list(self.messages), "tools": list(self.tools)}))
         doc: dict[str, Any] = {"messages": list(self.messages), "tools": list(self.tools)}
         if self.system:
             doc = {"system": list(self.system), **doc}

@@ -133,6 +133,7 @@ class StateCore:
         include_read_path_tool: bool = False,
         log_path: str | os.PathLike[str] | None = None,
         cache_prefix: bool = True,
+        keep_pending: bool = True,
         check_model: bool | str | os.PathLike[str] = False,
     ) -> None:
         # check_model is taken by Workspace.__new__ (it picks the checked class,
@@ -145,6 +146,12 @@ class StateCore:
         #: The management rendering keeps the longest conversation prefix that
         #: fits (True) or shows only protocol, pinned blocks and dashboard.
         self.cache_prefix: bool = cache_prefix
+        if not isinstance(keep_pending, bool):
+            raise WorkspaceArgumentError("keep_pending", keep_pending, "must be True or False")
+        #: The management rendering keeps the tool-call block whose calls are
+        #: still pending, with its results so far and the pending placeholders
+        #: (True), or stops before it (False, the Coq engine model's rendering).
+        self.keep_pending: bool = keep_pending
         log_path = log_path_iv(log_path)
         cfg = _workspace_iv(
             budget, hard_limit, task_tools, protocol, dashboard, include_read_path_tool, store
@@ -232,6 +239,8 @@ class StateCore:
         # Running sum of the pending placeholders' tokens: (the _pending it
         # describes, its size, the sum); see PreflightLayer._pending_cost.
         self._pending_sum: tuple[dict[str, str], int, int] | None = None
+        # Tokens bounding a rejection notice (PreflightLayer._notice_reserve).
+        self._notice_bound: int | None = None
         # The latest calling block's call id -> index (see RegisterLayer._call_slot).
         self._slot_cache: tuple[str, dict[str, int]] | None = None
         # Top units remembered while no parent changes (see _tops_memo; None outside).
@@ -305,6 +314,7 @@ class StateCore:
             # Recorded only when off, so logs written before the option replay
             # to the same hashes.
             **({} if self.cache_prefix else {"cache_prefix": False}),
+            **({} if self.keep_pending else {"keep_pending": False}),
         }
 
     def _config_for_hash(self) -> dict[str, Any]:
@@ -326,7 +336,10 @@ class StateCore:
         -------
         int
             Tokens of the row-less management rendering with every pinned block
-            (what the budget must always hold).
+            and, with ``keep_pending``, the tool-call block whose calls are still
+            pending with its results so far, a placeholder for each pending
+            call and room for the guard's rejection notice in its place (what
+            the budget must always hold).
         """
         return (
             self._fixed_tools
@@ -334,7 +347,14 @@ class StateCore:
             + self._protocol_cost
             + self._pinned_cost
             + self._mgmt_dash_bound
+            + self._pending_tail_need()
         )
+
+    def _pending_tail_need(self) -> int:
+        """Tokens the management rendering reserves for the tool-call batch
+        still waiting for results (``keep_pending``; 0 here, see
+        PreflightLayer)."""
+        return 0
 
     def _check_floor(self, *, extra_pinned: int, what: str | None) -> None:
         floor = self.management_floor() + extra_pinned
@@ -740,6 +760,7 @@ class StateCore:
             dashboard=self.dashboard_config,
             include_read_path_tool=self._include_read_path,
             cache_prefix=self.cache_prefix,
+            keep_pending=self.keep_pending,
         )
         fresh._events.clear()
         fresh._event_state.clear()

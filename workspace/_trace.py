@@ -16,7 +16,13 @@ from ._bulk import bulk_build
 from ._cache import cacheable_prefix_tokens
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
-from ._formats import FORMATS, anthropic_problems, anthropic_to_openai, detect_format
+from ._formats import (
+    FORMATS,
+    anthropic_problems,
+    anthropic_to_openai,
+    detect_format,
+    to_openai_messages,
+)
 from ._protocol import protocol_problems
 from ._sdk import plain_sdk
 from ._store import PayloadStore, read_regular_file
@@ -56,7 +62,9 @@ def load_trace(source: str | os.PathLike[str] | Sequence[Any]) -> list[dict[str,
 
 def _to_items(raw: Any, src: str, codec: Any) -> list[dict[str, Any]]:
     """Checked OpenAI-form items from a parsed trace in either wire format."""
-    if detect_format(raw) == "anthropic":
+    if detect_format(raw) == "responses":
+        items = to_openai_messages(raw, codec=codec)
+    elif detect_format(raw) == "anthropic":
         if isinstance(raw, Mapping):
             items = anthropic_to_openai(
                 raw.get("messages", []), system=raw.get("system"), codec=codec

@@ -286,6 +286,9 @@ def _rejection_reason(eff: dict[str, Any]) -> str:
     if eff.get("decided_by") == "hard_limit":
         return (f"guard rejected the result (context would be {eff['current_tokens'] + attempted:,}"
                 f" tokens, over the hard limit {eff['limit']:,} even after offloading)")
+    if eff.get("decided_by") == "pending":
+        return (f"guard rejected the result (+{attempted:,} tokens: the management rendering, "
+                f"which keeps the pending calls' batch, would pass the budget {eff['limit']:,})")
     # a log written before effects named the deciding rule
     return f"guard rejected the result (+{attempted:,} tokens; hard limit {eff['limit']:,})"
 

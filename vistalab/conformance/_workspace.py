@@ -17,6 +17,7 @@ from vistalab.workspace import (
     placeholder_kind,
     register_gemini,
     render_gemini,
+    to_openai_messages,
 )
 from vistalab.workspace._validate import _content_iv
 
@@ -51,18 +52,22 @@ def _identity(m: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _floor(pinned_json: str) -> int:
+def _floor(pinned_json: str, calls_json: str = "[]") -> int:
     """The least budget B with ``management_floor() <= B`` once the pinned
-    messages are registered. The floor grows with the budget (its digits
-    appear in the protocol's budget notice and the dashboard), so iterating
-    B <- floor(B) from a large B settles in a few rounds."""
+    messages are registered, and ``call_floor(m) <= B`` for every tool-call
+    message m of the conversation (each is pending when it is registered, and
+    the management rendering keeps it then). The floor grows with the budget
+    (its digits appear in the protocol's budget notice and the dashboard), so
+    iterating B <- floor(B) from a large B settles in a few rounds."""
     pinned = json.loads(pinned_json)
+    calls = json.loads(calls_json)
     budget = _PROBE_BUDGET
     for _ in range(16):
         ws = Workspace(budget)
         for m in pinned:
             ws.register_message(m)
-        floor = ws.management_floor()
+        floor = max([ws.management_floor(), *(
+            ws.call_floor(m["tool_calls"], content=m.get("content") or None) for m in calls)])
         ws.close()
         if floor >= budget:
             break
@@ -100,17 +105,17 @@ class WorkspaceAdapter:
         self._format = "openai"
         self._originals: list[tuple[str, dict[str, Any] | None]] = []
         self._dashboard: str | None = None
-        # Responses: the model items of the turn being registered, and each
-        # registered chat message's original items
+        # Responses: the model items of the turn being registered
         self._run: list[dict[str, Any]] = []
-        self._items: list[tuple[str, list[dict[str, Any]]]] = []
         # Gemini: the conversation's call ids (calls may come without one)
         self._ids = GeminiIds()
 
     @staticmethod
     def min_budget(conversation: Any) -> int:
         """The least budget whose management rendering fits this conversation's
-        pinned system prompt and task (:meth:`Workspace.management_floor`).
+        pinned system prompt and task (:meth:`Workspace.management_floor`) and,
+        at each of its tool-call messages, that message kept while its calls
+        wait for results (:meth:`Workspace.call_floor`).
 
         Parameters
         ----------
@@ -133,44 +138,36 @@ class WorkspaceAdapter:
             return _floor(json.dumps(gemini_chat(head), sort_keys=True, default=repr))
         if isinstance(conversation, Mapping):
             system = conversation.get("system")
-            msgs = list(conversation.get("messages") or [])[:1]
-            pinned = anthropic_to_openai(msgs, system=system)
+            msgs = list(conversation.get("messages") or [])
+            pinned = anthropic_to_openai(msgs[:1], system=system)
+            chat = anthropic_to_openai(msgs)
         else:
+            chat = to_openai_messages(list(conversation))  # Responses items projected
             pinned = []
-            for m in conversation:
+            for m in chat:
                 pinned.append(m)
                 if m.get("role") == "user":
                     break
-            if any("type" in m for m in pinned):  # Responses items
-                from ._responses import to_chat
-
-                pinned = to_chat(pinned)
-        return _floor(json.dumps(pinned, sort_keys=True, default=repr))
+        calls = [{"tool_calls": m["tool_calls"], "content": m.get("content")}
+                 for m in chat if m.get("role") == "assistant" and m.get("tool_calls")]
+        return _floor(json.dumps(pinned, sort_keys=True, default=repr),
+                      json.dumps(calls, sort_keys=True, default=repr))
 
     def _flush(self) -> None:
-        """Register the buffered model turn (Responses) as one assistant message."""
+        """Register the buffered model turn (Responses) through the engine's
+        Responses format: one assistant message, its reasoning with its calls."""
         if self._run:
-            from ._responses import run_to_chat
-
             run, self._run = self._run, []
-            self._register_chat(run_to_chat(run), run)
-
-    def _register_chat(self, chat: dict[str, Any], items: list[dict[str, Any]]) -> None:
-        joined = chat
-        if isinstance(chat.get("content"), list):
-            joined = {**chat, "content": _content_iv(chat["content"], chat.get("role"))}
-        self._items.append((_identity(joined), _plain(items)))
-        self.workspace.register_message(chat)
+            self.workspace.register_messages(run)
 
     def _register_item(self, item: Any) -> None:
-        from ._responses import _is_model, to_chat
+        from ._responses import _is_model
 
         if _is_model(item):
             self._run.append(item)  # a model turn: registered whole, with its reasoning
             return
         self._flush()
-        for chat in to_chat([item]):
-            self._register_chat(chat, [item])
+        self.workspace.register_messages([item])
 
     def register(self, message: Any) -> None:
         """Register one message in the workspace; Anthropic blocks (tool use,
@@ -229,10 +226,10 @@ class WorkspaceAdapter:
 
     def begin(self, protocol: str) -> None:
         """Take messages in ``protocol`` (``"openai"``, ``"anthropic"`` or
-        ``"responses"``: Responses input items, registered as chat messages, a
-        model turn as one assistant message; ``"gemini"``: Gemini contents,
-        registered through :func:`vistalab.workspace.register_gemini` and
-        rendered by :func:`vistalab.workspace.render_gemini`, each kept
+        ``"responses"``: Responses input items, registered in the engine's
+        Responses format, a model turn as one assistant message; ``"gemini"``:
+        Gemini contents, registered through :func:`vistalab.workspace.register_gemini`
+        and rendered by :func:`vistalab.workspace.render_gemini`, each kept
         content's original parts and thought signatures with it) and render in it (without this
         call the format is detected from the messages, as
         :func:`vistalab.workspace.detect_format` does).
@@ -245,32 +242,17 @@ class WorkspaceAdapter:
         self._format = protocol if protocol in ("anthropic", "responses", "gemini") else "openai"
 
     def _render_items(self) -> list[Any]:
-        """The engine's chat rendering as Responses items: a kept message is
-        given back as the items registered for it (a model turn with its
-        reasoning items before its calls), anything else is converted."""
-        from ._responses import chat_to_items
-
+        """The engine's Responses rendering (``Workspace.render(format=
+        "responses")``): a kept message as the items registered for it."""
         self._flush()
-        r = self.workspace.render(format="openai")
+        r = self.workspace.render(format="responses")
         self._dashboard = r.dashboard
-        out: list[Any] = []
-        pos = 0
-        for m in r.messages:
-            m = _plain(m)
-            key = _identity(m)
-            for j in range(pos, len(self._items)):
-                if self._items[j][0] == key:
-                    pos = j + 1
-                    out += self._items[j][1]
-                    break
-            else:
-                out += chat_to_items(m)
-        return out
+        return [_plain(m) for m in r.messages]
 
     def render(self, budget: int) -> Any:
         """The workspace's rendering (eq. workspace-render) in the adapter's
         format, each passed-through OpenAI message replaced by its registered
-        original (and each kept Responses model turn by its registered items).
+        original (Responses: the engine's own Responses rendering).
 
         Parameters
         ----------

@@ -321,7 +321,9 @@ class WorkspaceMachine(RuleBasedStateMachine):
         data : hypothesis.strategies.DataObject
             Hypothesis's interactive draws.
         """
-        parents = [b for b in self.ws.blocks if b.in_prompt and b.type.value == "tool_call"]
+        waiting = self._waiting_batch()
+        parents = [b for b in self.ws.blocks if b.in_prompt and b.type.value == "tool_call"
+                   and b.id != waiting]
         kids = {
             p.id: [
                 c
@@ -336,6 +338,15 @@ class WorkspaceMachine(RuleBasedStateMachine):
         group = data.draw(st.sampled_from(choices))
         kind, res = self._both("archive", ",".join(c.id for c in group), "siblings")
         assert kind == "ok", res
+
+    def _waiting_batch(self) -> str | None:
+        """The tool-call block whose batch the engine keeps whole while calls of
+        it wait (``keep_pending``: its results are not archived until then)."""
+        if not getattr(self.ws, "keep_pending", False) or not self.ws.pending_calls:
+            return None
+        cid = self.ws.pending_calls[0]
+        return next((b.id for b in self.ws.blocks if b.type.value == "tool_call"
+                     and cid in b.call_ids), None)
 
     def _result(self, cid: str, size: int, data: st.DataObject) -> None:
         body = ("x" * size) if data.draw(st.booleans()) else (data.draw(_text(8)) * 40)[:size]
@@ -435,6 +446,7 @@ class WorkspaceMachine(RuleBasedStateMachine):
             for b in self.ws.blocks
             if b.status is Status.VISIBLE
             and not (b.type.value == "tool_call" and set(b.call_ids) & set(self.ws.pending_calls))
+            and not (b.parent is not None and b.parent == self._waiting_batch())
         ]
         if not visible:
             return
