@@ -176,3 +176,32 @@ def test_top_level_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_atomic_write_never_replaces_a_device_pipe_or_folder(tmp_path):
+    """A rename over a non-regular file would replace it (as root, over /dev/null:
+    the device becomes a plain file for the whole machine). A named pipe and a
+    folder stand in for a device here: each is refused with EINVAL and left as it
+    was, with no temp file behind; a regular file and a symlink are replaced."""
+    import errno
+    import stat
+
+    from vistalab._core import atomic_write
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for target, is_kind in ((fifo, stat.S_ISFIFO), (folder, stat.S_ISDIR)):
+        with pytest.raises(OSError) as info:
+            atomic_write(target, b"x")
+        assert info.value.errno == errno.EINVAL
+        assert is_kind(os.lstat(target).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "pipe"]
+    (tmp_path / "plain").write_bytes(b"old")
+    os.symlink(tmp_path / "plain", tmp_path / "link")
+    atomic_write(tmp_path / "plain", b"new")
+    atomic_write(tmp_path / "link", b"link")
+    assert (tmp_path / "plain").read_bytes() == b"new"
+    assert not (tmp_path / "link").is_symlink() and (tmp_path / "link").read_bytes() == b"link"

@@ -3,7 +3,9 @@ sweep stores and workspace payloads all go through it)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -52,6 +54,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | Non
     -------
     pathlib.Path
         ``path``.
+
+    Raises
+    ------
+    OSError
+        ``EINVAL`` if ``path`` exists and is not a regular file or a symlink: a
+        device (``/dev/null``), a named pipe, a socket or a folder is never
+        replaced (as root, a rename over ``/dev/null`` would turn the device into
+        a plain file for every program on the machine).
     """
     target = Path(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -62,6 +72,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, dir_fd: int | Non
     else:
         tmp, final = f".{target.name}.{uuid.uuid4().hex}.tmp", target.name
         flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        mode = os.stat(final, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise OSError(errno.EINVAL, "not a regular file: a device, named pipe, socket or "
+                      "folder is never replaced by a write", str(target))
     fd = os.open(tmp, flags, _FILE_MODE, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as fh:
