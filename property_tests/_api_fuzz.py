@@ -223,6 +223,11 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.theory.RecoveryOptimum": _recovery_optimum,
         "vistalab.theory.StepCertificate": _step_certificate,
         "vistalab.theory.VerificationReport": _verification_report,
+        # the record of recovery_feasibility_map, whose valid calls are long engine runs
+        "vistalab.sims.FeasibilityMap": lambda: sims.FeasibilityMap(
+            N=(8, 16), k=2, engine_threshold=(120, 150), theory_threshold=(110.0, 140.0),
+            theory_threshold_measured=(115.0, 145.0), engine_floor=(60, 70), c0=5.0,
+            relative_error=(0.08, 0.07), relative_error_measured=(0.04, 0.03)),
     }
     for cls in sims.INTERFACES.values():
         table[f"vistalab.sims.{cls.__name__}"] = (

@@ -71,6 +71,8 @@ STRING_IMPORTS_ALLOWED = {
                                       "checks (every public package, found by name)",
     "vistalab.conformance._peers": "whether an optional third-party peer is installed "
     "(find_spec, which does not import it)",
+    "vistalab.tests.test_api_fuzz": "resolves the classes the fuzzer's factory table "
+                                    "names (every public package, found by name)",
     "vistalab.conformance._repro": "the folder of a user's manager given as 'module:function' "
                                    "(find_spec, which does not import it), for its reproducer",
 }

@@ -287,8 +287,11 @@ def glance_problems(page: str) -> list[str]:
     if settings:
         listed += re.findall(r"`(\w+)`", settings.group(1))
     members = {m for m in dir(Workspace) if not m.startswith("_")}
-    members |= {"budget", "hard_limit", "tokenizer", "store", "protocol", "dashboard_config",
-                "cache_prefix"}  # instance attributes (the class docstring's Attributes)
+    # instance attributes: the names of the class docstring's Attributes section
+    doc = Workspace.__doc__ or ""
+    section = re.search(r"Attributes\n\s*-+\n(.*?)(?:\n\s*\n\s*\w[\w ]*\n\s*-+\n|\Z)", doc, re.S)
+    if section:
+        members |= set(re.findall(r"^\s{4}(\w+) :", section.group(1), re.M))
     problems = [f"not listed: {m}" for m in sorted(members - set(listed))]
     problems += [f"listed twice: {m}" for m in sorted({m for m in listed if listed.count(m) > 1})]
     problems += [f"not a member: {m}" for m in sorted(set(listed) - members)]
