@@ -180,7 +180,7 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--conformance", action="append", default=[], metavar="MODULE:FN",
                     help="also run the conformance suite on this manager (one test each)")
     group.addoption("--conformance-protocol", default="openai",
-                    choices=("openai", "anthropic", "responses"),
+                    choices=("openai", "anthropic", "responses", "gemini"),
                     help="wire format of --conformance runs (default openai)")
     group.addoption("--conformance-examples", default=200, type=int, metavar="N",
                     help="conversations per --conformance run (default 200)")

@@ -465,14 +465,15 @@ def complete_pending(output: Any, protocol: str, pending: Sequence[str]) -> Any:
     Raises
     ------
     DomainError
-        ``protocol`` is not one of the three wire formats, or ``pending`` is not a
+        ``protocol`` is not one of the four wire formats, or ``pending`` is not a
         sequence of call ids (str).
     """
     from vistalab._core import DomainError
 
-    if not isinstance(protocol, str) or protocol not in ("openai", "anthropic", "responses"):
-        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic' or "
-                          "'responses'", "pass the request's wire format")
+    if not isinstance(protocol, str) \
+            or protocol not in ("openai", "anthropic", "responses", "gemini"):
+        raise DomainError("protocol", protocol, "must be 'openai', 'anthropic', "
+                          "'responses' or 'gemini'", "pass the request's wire format")
     if isinstance(pending, (str, bytes)) or not isinstance(pending, (list, tuple)) \
             or not all(isinstance(c, str) for c in pending):
         raise DomainError("pending", pending, "must be a list of call ids (str)",
