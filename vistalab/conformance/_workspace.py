@@ -135,8 +135,9 @@ class WorkspaceAdapter:
             from ._gemini import to_chat as gemini_chat
 
             head = {**conversation, "contents": list(conversation["contents"])[:1]}
-            return _floor(json.dumps(gemini_chat(head), sort_keys=True, default=repr))
-        if isinstance(conversation, Mapping):
+            pinned = gemini_chat(head)
+            chat = gemini_chat(conversation)
+        elif isinstance(conversation, Mapping):
             system = conversation.get("system")
             msgs = list(conversation.get("messages") or [])
             pinned = anthropic_to_openai(msgs[:1], system=system)
