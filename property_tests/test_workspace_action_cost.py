@@ -182,7 +182,8 @@ def test_too_many_calls_in_one_message_are_refused_naming_the_cap():
     before anything is registered, naming the parameter, the cap and the fix."""
     from vistalab.workspace._validate import MAX_TOOL_CALLS
 
-    ws = Workspace(100_000, tokenizer="approx")
+    # a budget that holds the cap's batch while it waits (Workspace.call_floor)
+    ws = Workspace(1_000_000, tokenizer="approx")
     ws.register_user("t")
     calls = [
         {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}

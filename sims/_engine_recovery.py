@@ -173,7 +173,7 @@ def _engine_floor(tok: Any) -> int | None:
     def builds(budget: int) -> bool:
         try:
             Workspace(budget, tokenizer=tok, task_tools=_TASK_TOOLS,
-                      include_read_path_tool=True).register_user(_TASK)
+                      include_read_path_tool=True, keep_pending=False).register_user(_TASK)
         except WorkspaceError:
             return False
         return True
@@ -241,7 +241,7 @@ def simulate_recovery_engine(
         setup = _Setup(N, k, budget, strategy, tok, spec, 0)
         try:
             Workspace(budget, tokenizer=tok, task_tools=_TASK_TOOLS,
-                      include_read_path_tool=True).register_user(_TASK)
+                      include_read_path_tool=True, keep_pending=False).register_user(_TASK)
             probe = _probe(_Setup(N, k, max(budget, 1 << 20), strategy, tok, spec, 0),
                            stream(seed, 2))
         except WorkspaceError as exc:

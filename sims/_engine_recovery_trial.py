@@ -60,8 +60,12 @@ def _bits_text(gen: np.random.Generator, N: int, k: int) -> list[str]:
 
 
 def _history(setup: _Setup, texts: list[str], store: Any) -> Workspace:
+    # keep_pending=False: the recovery task's thresholds (Prop. 1, App. B) are the
+    # floor with no call waiting, the configuration the engine's Coq model covers; the
+    # default also reserves room for a waiting batch (Workspace.call_floor), which
+    # moves the measured threshold by that reserve.
     ws = Workspace(setup.budget, tokenizer=setup.tok, store=store, hard_limit=setup.hard_limit,
-                   task_tools=_TASK_TOOLS, include_read_path_tool=True)
+                   task_tools=_TASK_TOOLS, include_read_path_tool=True, keep_pending=False)
     ws.register_user(_TASK)
     # One call per block (a parallel call of N entries would be a unit the
     # guard must keep beside every result, and would outgrow small budgets).

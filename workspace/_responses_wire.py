@@ -75,7 +75,30 @@ def is_responses(items: Any) -> bool:
     """
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
         return False
-    return any(isinstance(m, Mapping) and m.get("type") in _ITEM_TYPES for m in items)
+    return any(_is_item(m) for m in items)
+
+
+#: The content part types of a Responses message item (OpenAI API reference,
+#: Responses, "input" items).
+_PART_TYPES = frozenset({"input_text", "input_image", "input_file", "output_text",
+                         "refusal"})
+
+
+def _is_item(m: Any) -> bool:
+    """A Responses item. A ``type: "message"`` object is one only when its content
+    is a text or Responses parts: an Anthropic SDK ``Message`` (``type``
+    "message" too, with ``model`` and ``stop_reason``, content in Anthropic
+    blocks such as ``text`` and ``tool_use``) is an Anthropic assistant turn."""
+    if not isinstance(m, Mapping) or m.get("type") not in _ITEM_TYPES:
+        return False
+    if m.get("type") != "message":
+        return True
+    if "stop_reason" in m and "model" in m:
+        return False
+    content = m.get("content")
+    return isinstance(content, str) or (
+        isinstance(content, Sequence)
+        and all(isinstance(p, Mapping) and p.get("type") in _PART_TYPES for p in content))
 
 
 def _is_model(item: Mapping[str, Any]) -> bool:
