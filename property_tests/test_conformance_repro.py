@@ -255,8 +255,14 @@ def test_node_runner_consumes_the_corpus(tmp_path, capsys):
     and agrees with the reference verdicts; its broken variant fails."""
     for protocol in ("openai", "anthropic"):
         folder = tmp_path / protocol
-        assert _run(capsys, "--export", str(folder), "--examples", "15",
-                    "--protocol", protocol)[0] == 0
+        # in a fresh process: the exported sample is then the same in every run (in
+        # this worker, state left by earlier tests could change what is drawn)
+        export = subprocess.run(
+            [sys.executable, "-c", "import sys; from vistalab.cli import main; "
+             "sys.exit(main(sys.argv[1:]))", "conformance", "--export", str(folder),
+             "--examples", "15", "--protocol", protocol],
+            capture_output=True, text=True, timeout=600)
+        assert export.returncode == 0, export.stdout + export.stderr
         runner = str(EXAMPLES / "run_corpus.mjs")
         ok = subprocess.run([NODE, runner, str(folder / "corpus.json")], capture_output=True,
                             text=True, timeout=120)

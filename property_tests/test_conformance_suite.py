@@ -294,7 +294,7 @@ def _trim(messages, budget, count):
 @pytest.mark.parametrize(
     "kwargs,param",
     [
-        ({"protocol": "gemini"}, "protocol"),
+        ({"protocol": "Gemini"}, "protocol"),
         ({"examples": 0}, "examples"),
         ({"examples": True}, "examples"),
         ({"seed": -1}, "seed"),

@@ -103,7 +103,9 @@ def test_stdio_end_to_end_with_the_sdk_client(tmp_path):
                 wrong = await c.call_tool("context_workspace_archive", {"blockid": "B2"})
                 assert wrong.is_error  # schema validation, still a tool error
 
-                # Overflow: two large results push the candidate past B.
+                # Overflow: two large results, one call each, push the candidate past B
+                # (one parallel batch of both would be kept whole: the guard rejects a
+                # result the waiting batch cannot hold beside the floor).
                 def call(cid: str) -> dict:
                     return {
                         "id": cid,
@@ -113,22 +115,15 @@ def test_stdio_end_to_end_with_the_sdk_client(tmp_path):
 
                 big = {
                     "messages": [
-                        {
-                            "role": "assistant",
-                            "content": None,
-                            "tool_calls": [call("c2"), call("c3")],
-                        },
+                        {"role": "assistant", "content": None, "tool_calls": [call("c2")]},
                         {"role": "tool", "tool_call_id": "c2", "content": "word " * 1500},
+                        {"role": "assistant", "content": None, "tool_calls": [call("c3")]},
                         {"role": "tool", "tool_call_id": "c3", "content": "word " * 1500},
                     ]
                 }
                 assert json.loads(_text(await c.call_tool("harness_register", big)))[
                     "block_ids"
-                ] == [
-                    "B4",
-                    "B5",
-                    "B6",
-                ]
+                ] == ["B4", "B5", "B6", "B7"]
                 rendered = json.loads(_text(await c.call_tool("harness_render", {})))
                 assert rendered["mode"] == "overflow" and rendered["tokens"] <= 3000
                 assert set(rendered["allowed_tools"]) == {
