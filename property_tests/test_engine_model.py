@@ -68,7 +68,7 @@ def test_sources_ship_beside_the_development():
     assert listed == [
         "Model.v", "Spec.v", "Claims.v", "Protocol.v", "Theorems.v", "Anthropic.v",
         "SpecProofs.v", "GuardProofs.v", "DeletionProofs.v", "ArchiveProofs.v",
-        "GroupProofs.v", "Statements.v",
+        "GroupProofs.v", "KeepPending.v", "Statements.v",
     ]
     for name in [*listed, "_CoqProject", "Extract.v", "main.ml", "FORMAT.md"]:
         assert (SRC / name).is_file(), name

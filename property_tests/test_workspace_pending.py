@@ -105,6 +105,31 @@ def test_the_guard_rejects_a_result_the_pending_batch_cannot_hold():
     assert ws.management_floor() <= ws.budget
 
 
+@pytest.mark.parametrize("slack", [0, 9, 20, 39])
+@pytest.mark.parametrize("huge", [True, False])
+def test_a_cap_rejection_inside_a_pending_batch_keeps_the_floor(slack, huge):
+    """A result over the per-result cap, while its siblings wait, is rejected
+    with a notice the kept batch has room for: the floor (which reserved the
+    shortest notice per call) stays within the budget. A full cap notice is
+    longer; at a budget within ~40 tokens of the call's floor it pushed the
+    floor past the budget. ``huge`` takes the path that stops counting at the
+    cap (the result is far over it)."""
+    calls = [_call(f"call_{i}") for i in range(3)]
+    probe = Workspace(100_000, protocol=False)
+    probe.register_user("task")
+    budget = probe.call_floor(calls) + slack
+    ws = Workspace(budget, protocol=False)
+    ws.register_user("task")
+    ws.register_tool_call(calls)
+    assert ws.management_floor() <= budget
+    ws.register_tool_result("call_0", "x " * (budget * (40 if huge else 2)))
+    assert ws.events[-1].effects.get("decided_by") == "cap", ws.events[-1].effects
+    assert ws.blocks[-1].rejected
+    assert ws.management_floor() <= budget, (ws.management_floor(), budget)
+    ws.register_tool_result("call_1", "fine")
+    assert ws.management_floor() <= budget
+
+
 def test_a_pending_batch_is_archived_whole_only():
     ws = _overflowing()
     with pytest.raises(BlockStateError, match="still waiting"):

@@ -44,12 +44,7 @@ class GuardLayer(PreflightLayer):
             room = self.budget - (self.management_floor() - new_cost)
             full = rejection_text(current=current, limit=self.budget, attempted=new_cost,
                                   cap=cap, rule=PENDING_RULE)
-            notice = SHORTEST_REJECTION
-            for text in (full, f"{SHORTEST_REJECTION}: no room beside the pending calls"):
-                msg = {"role": "tool", "tool_call_id": b.tool_call_id, "content": text}
-                if message_tokens(msg, self.tokenizer) <= room:
-                    notice = text
-                    break
+            notice = self._fitting_notice(b, full, room)
             rejected = self._reject(
                 b, new_cost, cap, self.budget, decided_by="pending", notice=notice
             )
@@ -57,6 +52,18 @@ class GuardLayer(PreflightLayer):
                 rejected["offloaded"] = out["offloaded"]
             return rejected
         return out
+
+    def _fitting_notice(self, b: Block, full: str, room: int) -> str:
+        """The longest of ``full``, a short notice and the shortest one whose
+        tool message fits ``room`` tokens: the notice of a result of a batch
+        still waiting for results, which the management rendering keeps
+        (``keep_pending``). The call's registration reserved room for the
+        shortest notice per call, so the floor stays within the budget."""
+        for text in (full, f"{SHORTEST_REJECTION}: no room beside the pending calls"):
+            msg = {"role": "tool", "tool_call_id": b.tool_call_id, "content": text}
+            if message_tokens(msg, self.tokenizer) <= room:
+                return text
+        return SHORTEST_REJECTION
 
     def _guard_hard(self, b: Block) -> dict[str, Any]:
         """The per-result cap and the hard limit (see :meth:`_guard`)."""
@@ -160,6 +167,12 @@ class GuardLayer(PreflightLayer):
             notice = rejection_text(
                 current=current, limit=limit, attempted=new_cost, cap=cap, at_least=at_least
             )
+            if self._pending_tail_start() is not None:
+                # The kept batch holds this notice: one that fits its room
+                # (a full cap or hard-limit notice is longer than the
+                # shortest one the floor reserved).
+                room = self.budget - (self.management_floor() - self._pos_cost[b.seq - 1])
+                notice = self._fitting_notice(b, notice, room)
         data = notice.encode("utf-8")
         self._set_record(
             replace(b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True)
