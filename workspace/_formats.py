@@ -25,6 +25,8 @@ from vistalab._core._limits import json_loads, json_text_depth
 
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._responses_wire import is_responses, responses_to_openai
+from ._server_tools import SERVER_BLOCKS, SERVER_PROJECTION_RULES, project_server_block, \
+    server_tool_problems
 
 __all__ = [
     "FORMATS",
@@ -43,6 +45,7 @@ FORMATS = ("openai", "anthropic", "responses")
 #: Block types only Anthropic Messages uses (their presence decides the format).
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
+    | SERVER_BLOCKS
 )
 _KNOWN_BLOCKS = _ANTHROPIC_BLOCKS | {"text"}
 _KNOWN_LIST = ", ".join(sorted(_KNOWN_BLOCKS))
@@ -61,6 +64,7 @@ PROJECTION_RULES: dict[str, str] = {
     "tool_use": "an OpenAI tool call; arguments = compact JSON of input (keys in order)",
     "tool_result": "an OpenAI tool message; content projected as above; is_error "
     "prefixes '[error] '",
+    **SERVER_PROJECTION_RULES,
 }
 _JOIN = "\n\n"
 #: The codec's key space for Responses items (AnthropicCodec.record_items).
@@ -290,6 +294,8 @@ def _project_block(b: Mapping[str, Any], where: str) -> str:
         return f"<thinking>\n{th}\n</thinking>"
     if t == "redacted_thinking":
         return "<redacted_thinking/>"
+    if t in SERVER_BLOCKS:
+        return project_server_block(b, where)
     if t in ("image", "document"):
         src = b.get("source") or {}
         if src.get("type") == "base64" and isinstance(src.get("data"), str):
@@ -442,7 +448,8 @@ def anthropic_to_openai(
                 if codec is not None:
                     codec.record(tmsg, [b])
                 out.append(tmsg)
-            elif b["type"] in ("tool_use", "thinking", "redacted_thinking"):
+            elif b["type"] in ("tool_use", "thinking", "redacted_thinking") or (
+                    b["type"] in SERVER_BLOCKS):
                 raise TraceError(i, f"block {j}: {b['type']} belongs in an assistant turn")
             else:
                 others.append(b)
@@ -765,7 +772,10 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
     empty turn, no empty or whitespace-only text block; every tool_use is answered by exactly one
     tool_result in the immediately following user turn, and tool results lead
     that turn; no tool_result elsewhere; thinking blocks only in assistant
-    turns, before that turn's tool_use blocks; tool_use ids unique and
+    turns, before that turn's tool_use blocks; every server tool use
+    (``server_tool_use``, ``mcp_tool_use``) answered by exactly one result block
+    later in its own assistant turn, and no server tool block in a user turn;
+    tool_use ids unique and
     matching the API's pattern ``^[A-Za-z0-9_-]+$``, each with a ``name``
     matching ``^[a-zA-Z0-9_-]{1,64}$`` and an object ``input``; every tool
     schema's ``name`` matching it too; every block an object with a ``type``;
@@ -843,6 +853,7 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
                 ]
                 if late:
                     problems.append(f"message {i}: thinking block(s) {late} after a tool_use")
+            problems += server_tool_problems(i, content)
             for b in uses:
                 bid = b.get("id")
                 if not isinstance(bid, str) or not _ANTHROPIC_ID.fullmatch(bid):
@@ -865,6 +876,9 @@ def anthropic_problems(request: Mapping[str, Any]) -> list[str]:
         else:
             if any(t in ("thinking", "redacted_thinking", "tool_use") for t in types):
                 problems.append(f"message {i}: thinking/tool_use block in a user turn")
+            if any(t in SERVER_BLOCKS for t in types):
+                problems.append(f"message {i}: server tool block in a user turn (the API "
+                                "returns a server tool's use and result in its assistant turn)")
             results = [b.get("tool_use_id") for b in content if b.get("type") == "tool_result"]
             n_lead = next((j for j, t in enumerate(types) if t != "tool_result"), len(types))
             if len(results) != n_lead:

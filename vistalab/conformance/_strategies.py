@@ -65,11 +65,51 @@ _USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
 _THINK = st.sampled_from((None, "thinking", "redacted"))
 
 
+#: The Anthropic server tools a tool-call step runs before its client calls
+#: (each one a use block and its result block in the same assistant turn).
+_SERVER = st.lists(st.sampled_from(
+    ("web_search", "web_fetch", "code_execution", "bash_code_execution", "mcp")), max_size=2)
+
+
 def _step(max_calls: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda text, calls, think: {"text": text, "calls": calls, "think": think},
-        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK,
+        lambda text, calls, think, server: {"text": text, "calls": calls, "think": think,
+                                            "server": server},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK, _SERVER,
     )
+
+
+def _server_blocks(kind: str, sid: str, text: str) -> list[dict[str, Any]]:
+    """A server tool's use block and its result block, as the Messages API returns
+    them in one assistant turn (field names of ``anthropic.types``:
+    ServerToolUseBlockParam, WebSearchToolResultBlockParam,
+    WebFetchToolResultBlockParam, CodeExecutionToolResultBlockParam,
+    BashCodeExecutionToolResultBlockParam; beta BetaMCPToolUseBlockParam,
+    BetaRequestMCPToolResultBlockParam)."""
+    if kind == "mcp":
+        return [{"type": "mcp_tool_use", "id": sid, "name": "lookup", "server_name": "wiki",
+                 "input": {"q": text}},
+                {"type": "mcp_tool_result", "tool_use_id": sid, "is_error": False,
+                 "content": [{"type": "text", "text": "Found: " + text}]}]
+    inp: dict[str, Any] = {"web_search": {"query": text}, "web_fetch":
+                           {"url": "https://example.com/" + str(len(text))}}.get(
+        kind, {"code": f"print({text!r})"} if kind == "code_execution"
+        else {"command": "echo " + str(len(text))})
+    content: Any
+    if kind == "web_search":
+        content = [{"type": "web_search_result", "url": "https://example.com/r",
+                    "title": text, "encrypted_content": "EqgfCioIARgB" + sid[-3:],
+                    "page_age": "1 day"}]
+    elif kind == "web_fetch":
+        content = {"type": "web_fetch_result", "url": inp["url"],
+                   "retrieved_at": "2025-09-01T12:00:00Z",
+                   "content": {"type": "document", "source": {
+                       "type": "text", "media_type": "text/plain", "data": text}}}
+    else:
+        content = {"type": f"{kind}_result", "stdout": text + "\n", "stderr": "",
+                   "return_code": 0, "content": []}
+    return [{"type": "server_tool_use", "id": sid, "name": kind, "input": inp},
+            {"type": f"{kind}_tool_result", "tool_use_id": sid, "content": content}]
 
 
 def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
@@ -190,6 +230,11 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                                "data": f"EmwKAhgB{len(msgs):03d}{n_ids:03d}"})
             if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
+            for kind in step.get("server") or ():
+                # server tools run inside the turn: use and result side by side
+                blocks += _server_blocks(kind, f"srvtoolu_{n_ids:02d}",
+                                         _visible(step["text"]) or "query")
+                n_ids += 1
             results: list[dict[str, Any]] = []
             for c in step["calls"]:
                 tid = f"toolu_{n_ids:02d}"
@@ -259,7 +304,11 @@ def conversations(
     ``inlineData``.
 
     Anthropic tool_use turns may open with a signed ``thinking`` block or a
-    ``redacted_thinking`` block. Every conversation ends after a user message,
+    ``redacted_thinking`` block, and may run server tools before their client
+    calls: a ``server_tool_use`` (web_search, web_fetch, code_execution,
+    bash_code_execution) or ``mcp_tool_use`` block followed in the same turn by
+    its result block (``web_search_tool_result``, ..., ``mcp_tool_result``), as
+    the Messages API returns them. Every conversation ends after a user message,
     after tool results, or with a pending call (an assistant turn whose calls
     are not answered yet).
 
