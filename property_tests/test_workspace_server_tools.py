@@ -17,11 +17,11 @@ import json
 
 import pytest
 from hypothesis import given
+from vistalab.workspace import Workspace, anthropic_problems
+from vistalab.workspace._errors import TraceError
 
 from vistalab.conformance import check, conversations, request_problems, tail_trimmer
 from vistalab.conformance._ids import classify
-from vistalab.workspace import Workspace, anthropic_problems
-from vistalab.workspace._errors import TraceError
 
 _RESULTS = {"web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
             "bash_code_execution_tool_result", "mcp_tool_result"}

@@ -25,8 +25,12 @@ from vistalab._core._limits import json_loads, json_text_depth
 
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._responses_wire import is_responses, responses_to_openai
-from ._server_tools import SERVER_BLOCKS, SERVER_PROJECTION_RULES, project_server_block, \
-    server_tool_problems
+from ._server_tools import (
+    SERVER_BLOCKS,
+    SERVER_PROJECTION_RULES,
+    project_server_block,
+    server_tool_problems,
+)
 
 __all__ = [
     "FORMATS",
