@@ -45,7 +45,7 @@ __all__ = [
     "render_request",
 ]
 
-FORMATS = ("openai", "anthropic", "responses")
+FORMATS = ("openai", "anthropic", "responses", "gemini")
 #: Block types only Anthropic Messages uses (their presence decides the format).
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"}
@@ -927,7 +927,7 @@ def render_request(workspace: Any, format: str = "openai") -> dict[str, Any]:
     ----------
     workspace : Workspace
         The workspace to render.
-    format : {"openai", "anthropic"}
+    format : {"openai", "anthropic", "responses", "gemini"}
         The wire format.
 
     Returns
