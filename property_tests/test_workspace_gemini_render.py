@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from vistalab.conformance import request_problems
 from vistalab.workspace import FORMATS, GeminiIds, Workspace, register_gemini, render_gemini
 from vistalab.workspace._errors import UnknownNameError
+
+from vistalab.conformance import request_problems
 
 SYSTEM = {"role": "system", "parts": [{"text": "Be brief."}]}
 USER = {"role": "user", "parts": [{"text": "hi"}]}

@@ -501,7 +501,8 @@ def gemini_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     decls = []
     for t in tools:
-        fn = t.get("function") if isinstance(t.get("function"), Mapping) else t
+        raw = t.get("function")
+        fn: Mapping[str, Any] = raw if isinstance(raw, Mapping) else t
         decl = {"name": fn.get("name"), "description": fn.get("description", "")}
         if fn.get("parameters") is not None:
             decl["parameters"] = thaw(fn["parameters"])
