@@ -16,7 +16,7 @@ import copy
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from vistalab.workspace import Workspace, anthropic_problems
 from vistalab.workspace._errors import TraceError
 
@@ -140,6 +140,7 @@ def test_generated_server_tools_pair_up(conv):
 def test_the_generator_draws_every_server_tool():
     seen: set[str] = set()
 
+    @settings(max_examples=100)  # derandomized (ci profile): a fixed sample
     @given(conversations("anthropic"))
     def collect(conv):
         for m in conv["messages"]:

@@ -11,7 +11,7 @@ after a user message or after tool results.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -65,18 +65,20 @@ _USER_FORM = st.sampled_from([(False, False), (True, False), (True, True)])
 _THINK = st.sampled_from((None, "thinking", "redacted"))
 
 
-#: The Anthropic server tools a tool-call step runs before its client calls
-#: (each one a use block and its result block in the same assistant turn).
-_SERVER = st.lists(st.sampled_from(
-    ("web_search", "web_fetch", "code_execution", "bash_code_execution", "mcp")), max_size=2)
-
-
 def _step(max_calls: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
-        lambda text, calls, think, server: {"text": text, "calls": calls, "think": think,
-                                            "server": server},
-        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK, _SERVER,
+        lambda text, calls, think: {"text": text, "calls": calls, "think": think},
+        _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK,
     )
+
+
+#: The Anthropic server tools each tool-call step runs before its client calls
+#: (step k runs the k-th list; each tool is a use block and its result block in
+#: the same assistant turn). Drawn after the abstract conversation, for Anthropic
+#: only, so the other formats' conversations stay as they were.
+_SERVERS = st.lists(st.lists(st.sampled_from(
+    ("web_search", "web_fetch", "code_execution", "bash_code_execution", "mcp")), max_size=2),
+    max_size=6)
 
 
 def _server_blocks(kind: str, sid: str, text: str) -> list[dict[str, Any]]:
@@ -199,9 +201,10 @@ def _visible(text: str | None) -> str | None:
     return text if text and text.strip() else None
 
 
-def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
+def _anthropic(conv: dict[str, Any], servers: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
     msgs: list[dict[str, Any]] = []
     n_ids = 0
+    n_steps = 0
     for rd in conv["rounds"]:
         rd = {**rd, "user": _visible(rd["user"]) or "ok",
               "answer": rd["answer"] if rd["answer"] is None else _visible(rd["answer"]) or "ok"}
@@ -230,7 +233,9 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                                "data": f"EmwKAhgB{len(msgs):03d}{n_ids:03d}"})
             if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
-            for kind in step.get("server") or ():
+            kinds = servers[n_steps] if n_steps < len(servers) else ()
+            n_steps += 1
+            for kind in kinds:
                 # server tools run inside the turn: use and result side by side
                 blocks += _server_blocks(kind, f"srvtoolu_{n_ids:02d}",
                                          _visible(step["text"]) or "query")
@@ -334,7 +339,7 @@ def conversations(
     max_steps = _bound_iv("max_steps", max_steps, 0)
     abstract = _abstract(max_rounds, max_calls, max_steps)
     if protocol == "anthropic":
-        return abstract.map(_anthropic)
+        return st.builds(_anthropic, abstract, _SERVERS)
     if protocol == "responses":
         from ._responses import render_responses
 
