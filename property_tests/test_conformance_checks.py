@@ -269,6 +269,25 @@ def commentary_stripper(request, budget, count):
     return out
 
 
+_SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result",
+                   "code_execution_tool_result", "bash_code_execution_tool_result",
+                   "mcp_tool_result")
+
+
+def server_result_mover(request, budget, count):
+    """Anthropic: moves each server tool result block out of its assistant turn
+    to the end of the next user turn (as if it were a client tool_result)."""
+    out = copy.deepcopy(tail_trimmer(request, budget, count))
+    msgs = out["messages"]
+    for i, m in enumerate(msgs[:-1]):
+        if m["role"] == "assistant" and isinstance(m["content"], list):
+            moved = [b for b in m["content"] if b.get("type") in _SERVER_RESULTS]
+            if moved and isinstance(msgs[i + 1]["content"], list):
+                m["content"] = [b for b in m["content"] if b not in moved]
+                msgs[i + 1]["content"] = msgs[i + 1]["content"] + moved
+    return out
+
+
 def pending_dropper(messages, budget, count):
     """Drops unanswered calls at the end (a 'repair' that evicts pending calls)."""
     out = tail_trimmer(messages, budget, count)
@@ -400,6 +419,7 @@ CASES = [
     ("coupling.reasoning-dropped", reasoning_stripper, "responses", False),
     ("coupling.signed-rewritten", responses_batch_splitter, "responses", False),
     ("protocol.reasoning-split", reasoning_orphaner, "responses", False),
+    ("protocol.server-tool-split", server_result_mover, "anthropic", False),
     ("closure.undefined-id", call_dropper, "responses", False),
     ("protocol.orphan-result", call_dropper, "responses", False),
     ("pending.evicted", responses_pending_dropper, "responses", False),

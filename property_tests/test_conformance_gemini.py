@@ -429,6 +429,7 @@ NOT_GEMINI = {
     "protocol.alternation": "Anthropic's alternation rule; the Gemini docs state none",
     "protocol.empty-text": "an Anthropic text-block rule",
     "protocol.reasoning-split": "a Responses reasoning-item rule",
+    "protocol.server-tool-split": "an Anthropic server-tool rule (Gemini has none)",
     "protocol.strict-system-late": "Gemini's system instruction is apart from the contents",
 }
 

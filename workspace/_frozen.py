@@ -7,7 +7,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-__all__ = ["FrozenDict", "FrozenList", "freeze", "freeze_messages"]
+__all__ = ["FrozenDict", "FrozenList", "freeze", "freeze_messages", "thaw"]
 
 
 def _refuse(*_: Any, **__: Any) -> NoReturn:
@@ -66,3 +66,13 @@ def freeze(obj: Any) -> Any:
 def freeze_messages(msgs: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
     """A position's messages, read-only."""
     return tuple(freeze(m) for m in msgs)
+
+
+def thaw(obj: Any) -> Any:
+    """``obj`` as ordinary data: every mapping a new dict and every list or
+    tuple a new list (the inverse of :func:`freeze`; str/int/None as is)."""
+    if isinstance(obj, Mapping):
+        return {k: thaw(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [thaw(v) for v in obj]
+    return obj

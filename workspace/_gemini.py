@@ -32,10 +32,13 @@ from typing import Any
 
 from ._errors import TraceError, WorkspaceArgumentError
 from ._formats import AnthropicCodec, _key
+from ._frozen import thaw
 
 __all__ = [
     "GEMINI_PROJECTION_RULES",
     "GeminiIds",
+    "gemini_request",
+    "gemini_tools",
     "gemini_to_openai",
     "openai_to_gemini",
     "register_gemini",
@@ -64,6 +67,9 @@ SYNTHETIC_PREFIX = "gemini-fc-"
 _DATA_KEYS = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
 #: Codec keys of Gemini originals (apart from the Anthropic ones).
 _CODEC_PREFIX = "gemini:"
+#: The codec key of the workspace's Gemini call ids (GeminiIds state), so they
+#: are saved in a snapshot and copied by a fork with the originals.
+_IDS_KEY = "gemini-ids"
 
 
 @dataclass
@@ -433,7 +439,21 @@ def _ws_iv(workspace: Any) -> Any:
     return codec
 
 
-def register_gemini(workspace: Any, content: Mapping[str, Any], ids: GeminiIds) -> None:
+def _saved_ids(codec: AnthropicCodec) -> GeminiIds:
+    """The call ids the codec's table holds (those of the last registration)."""
+    entry = codec.originals.get(_IDS_KEY) or [{}]
+    doc = entry[0]
+    return GeminiIds(int(doc.get("made", 0)),
+                     [(str(c), str(n)) for c, n in doc.get("open", ())])
+
+
+def _save_ids(codec: AnthropicCodec, ids: GeminiIds) -> None:
+    codec.originals[_IDS_KEY] = [{"type": "gemini_ids", "made": ids.made,
+                                  "open": [[c, n] for c, n in ids.open]}]
+
+
+def register_gemini(workspace: Any, content: Mapping[str, Any],
+                    ids: GeminiIds | None = None) -> None:
     """Register one Gemini content (or a ``{"role": "system", "parts"}``
     system instruction) in ``workspace``, its original parts kept by the
     workspace's codec.
@@ -444,11 +464,13 @@ def register_gemini(workspace: Any, content: Mapping[str, Any], ids: GeminiIds) 
         The workspace.
     content : dict
         One content of the conversation, in order.
-    ids : GeminiIds
+    ids : GeminiIds, optional
         The conversation's call ids (the same object for all its contents).
-        It is not part of a snapshot: after :meth:`Workspace.load`, a response
-        without an id to a call registered before the save has no open call to
-        match (register it with the call's id, or keep the ``GeminiIds``).
+        Without it, the workspace's own: the ids as the last registration left
+        them. Either way the state after this content is kept in the
+        workspace's wire table, so it is part of a :meth:`Workspace.save`
+        snapshot (and of a fork): after ``load``, a response without an id
+        still answers the open call of its name registered before the save.
 
     Raises
     ------
@@ -456,12 +478,67 @@ def register_gemini(workspace: Any, content: Mapping[str, Any], ids: GeminiIds) 
         If the content is not Gemini content.
     """
     codec = _ws_iv(workspace)
+    if ids is None:
+        ids = _saved_ids(codec)
     for m in gemini_to_openai([content], codec=codec, ids=ids):
         workspace.register_message(m)
+    _save_ids(codec, ids)
+
+
+def gemini_tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI function tool schemas as Gemini tools: one
+    ``{"functionDeclarations": [...]}`` tool (Gemini API reference, Tool and
+    FunctionDeclaration: ``name``, ``description``, ``parameters``), or ``[]``.
+
+    Parameters
+    ----------
+    tools : sequence of dict
+        OpenAI tool schemas (``{"type": "function", "function": {...}}``).
+
+    Returns
+    -------
+    list of dict
+    """
+    decls = []
+    for t in tools:
+        raw = t.get("function")
+        fn: Mapping[str, Any] = raw if isinstance(raw, Mapping) else t
+        decl = {"name": fn.get("name"), "description": fn.get("description", "")}
+        if fn.get("parameters") is not None:
+            decl["parameters"] = thaw(fn["parameters"])
+        decls.append(decl)
+    return [{"functionDeclarations": decls}] if decls else []
+
+
+def gemini_request(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = (),
+                   *, codec: AnthropicCodec | None = None) -> dict[str, Any]:
+    """A rendering's OpenAI messages and tools as a Gemini request.
+
+    Parameters
+    ----------
+    messages : sequence of dict
+        The rendering's messages.
+    tools : sequence of dict
+        Its tool schemas (:func:`gemini_tools`).
+    codec : AnthropicCodec, optional
+        The codec that recorded the Gemini originals.
+
+    Returns
+    -------
+    dict
+        ``{"systemInstruction", "contents", "tools"}`` (:func:`openai_to_gemini`;
+        ``tools`` only when there are some).
+    """
+    req = openai_to_gemini([thaw(m) for m in messages], codec=codec)
+    gtools = gemini_tools(tools)
+    if gtools:
+        req["tools"] = gtools
+    return req
 
 
 def render_gemini(workspace: Any) -> tuple[dict[str, Any], Any]:
-    """The workspace's current rendering as a Gemini request.
+    """The workspace's current rendering as a Gemini request (the contents of
+    ``workspace.render(format="gemini")``, without tools).
 
     Parameters
     ----------
@@ -477,12 +554,4 @@ def render_gemini(workspace: Any) -> tuple[dict[str, Any], Any]:
     """
     codec = _ws_iv(workspace)
     r = workspace.render(format="openai")
-    return openai_to_gemini([_plain(m) for m in r.messages], codec=codec), r
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
+    return openai_to_gemini([thaw(m) for m in r.messages], codec=codec), r

@@ -298,11 +298,19 @@ class PreflightLayer(LayoutLayer):
         restored together), anything else as message, ``function_call`` or
         ``function_call_output`` items; ``tools`` as Responses function tools.
 
+        ``format="gemini"`` gives it as Gemini ``generateContent`` contents
+        (:func:`~vistalab.workspace.openai_to_gemini`): ``messages`` are the
+        contents (a content registered with :func:`register_gemini` comes back
+        as its original parts, thought signatures included), ``system`` the
+        ``systemInstruction`` parts, ``tools`` one ``{"functionDeclarations"}``
+        tool.
+
         Parameters
         ----------
         format : str
-            ``"openai"`` (default, chat messages), ``"anthropic"`` (Messages)
-            or ``"responses"`` (Responses input items).
+            ``"openai"`` (default, chat messages), ``"anthropic"`` (Messages),
+            ``"responses"`` (Responses input items) or ``"gemini"`` (Gemini
+            contents).
 
         Returns
         -------
@@ -323,6 +331,18 @@ class PreflightLayer(LayoutLayer):
                 format="responses",
                 messages=tuple(freeze(m) for m in req["input"]),
                 tools=tuple(freeze(t) for t in req.get("tools", ())),
+            )
+        if format == "gemini":
+            from ._gemini import gemini_request
+
+            greq = gemini_request(r.messages, r.tools, codec=self._codec)
+            return replace(
+                r,
+                format="gemini",
+                messages=tuple(freeze(c) for c in greq["contents"]),
+                tools=tuple(freeze(t) for t in greq.get("tools", ())),
+                system=tuple(freeze(p) for p in greq.get("systemInstruction", {}).get(
+                    "parts", ())),
             )
         ids = self._tool_use_ids(r.messages, r.mode)
         req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)

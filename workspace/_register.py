@@ -151,7 +151,9 @@ class RegisterLayer(GuardLayer):
 
         ``messages`` is a list of OpenAI chat messages or of Anthropic
         Messages (``{"role", "content": [blocks]}``; text, tool_use,
-        tool_result with ``is_error``, thinking, redacted_thinking, image),
+        tool_result with ``is_error``, thinking, redacted_thinking, image,
+        document, and server tools: ``server_tool_use`` / ``mcp_tool_use`` with
+        their result blocks, kept inside their assistant turn),
         or a ``{"system", "messages"}`` document; ``system`` is an Anthropic
         top-level system prompt. Anthropic turns are projected onto the
         engine's messages (:data:`PROJECTION_RULES`): a user turn's tool

@@ -253,6 +253,10 @@ def responses_to_openai(items: Sequence[Any]) -> list[tuple[dict[str, Any], list
 
 
 def _items_of(m: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One rendered chat message whose original items are not known (a notice,
+    the dashboard, a handle, a stub result) as Responses items; a ``None``
+    content is the empty text (never the string ``"null"``), and an assistant
+    message without text gives no message item, only its calls."""
     role = m.get("role")
     content = m.get("content")
     text = content if isinstance(content, str) else (

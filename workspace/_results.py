@@ -59,9 +59,12 @@ class Rendering:
         (Messages API turns of content blocks; ``tools`` in Anthropic schema
         form; the leading system messages moved to ``system``) or
         ``"responses"`` (``messages`` are OpenAI Responses input items, ``tools``
-        Responses function tools).
+        Responses function tools) or ``"gemini"`` (``messages`` are Gemini
+        contents, ``tools`` one ``{"functionDeclarations"}`` tool, ``system``
+        the ``systemInstruction`` parts).
     system : tuple of dict
-        Anthropic top-level system blocks (empty in the OpenAI format).
+        Anthropic top-level system blocks, or Gemini systemInstruction parts
+        (empty in the OpenAI and Responses formats).
 
     Token counts are the engine's accounting of the OpenAI form in every
     format: the Anthropic and Responses requests carry the same content,
@@ -89,7 +92,8 @@ class Rendering:
     def as_request(self) -> dict[str, Any]:
         """``{"messages": [...], "tools": [...]}`` (plus ``"system"`` in the
         Anthropic format when there is one; ``{"input": [...], "tools": [...]}``
-        in the Responses format) as independent plain data.
+        in the Responses format; ``{"systemInstruction", "contents", "tools"}``
+        in the Gemini format) as independent plain data.
 
         Returns
         -------
@@ -98,6 +102,13 @@ class Rendering:
         """
         if self.format == "responses":
             return json.loads(json.dumps({"input": list(self.messages), "tools": list(self.tools)}))
+        if self.format == "gemini":
+            gdoc: dict[str, Any] = {"contents": list(self.messages)}
+            if self.system:
+                gdoc["systemInstruction"] = {"parts": list(self.system)}
+            if self.tools:
+                gdoc["tools"] = list(self.tools)
+            return json.loads(json.dumps(gdoc))
         doc: dict[str, Any] = {"messages": list(self.messages), "tools": list(self.tools)}
         if self.system:
             doc = {"system": list(self.system), **doc}

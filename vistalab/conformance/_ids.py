@@ -115,6 +115,20 @@ CHECKS: tuple[Check, ...] = (
           "No Anthropic text block is empty or only whitespace.",
           "Anthropic Messages API (400 'messages: text content blocks must be non-empty' and "
           "'messages: text content blocks must contain non-whitespace text')"),
+    Check("protocol.server-tool-split", "protocol",
+          "Anthropic: a server tool's use block (server_tool_use, mcp_tool_use) and its "
+          "result block (web_search_tool_result, web_fetch_tool_result, "
+          "code_execution_tool_result, bash_code_execution_tool_result, mcp_tool_result, ...) "
+          "stay together, in order, in the assistant turn that holds them: every use is "
+          "answered by exactly one result later in its turn, every result follows its use "
+          "there, and no server tool block sits in a user turn (a user tool_result does not "
+          "answer a server tool).",
+          "Anthropic server tools (docs.anthropic.com/en/docs/agents-and-tools/tool-use/"
+          "web-search-tool, .../code-execution-tool, .../web-fetch-tool; MCP connector, "
+          "docs.anthropic.com/en/docs/agents-and-tools/mcp-connector): the response's "
+          "content holds the server_tool_use block and its result block, which are passed "
+          "back as the assistant turn they came in; block shapes of the anthropic SDK's "
+          "ServerToolUseBlockParam, WebSearchToolResultBlockParam and siblings"),
     Check("protocol.reasoning-split", "protocol",
           "Responses: a reasoning item is immediately followed by the function_call or "
           "assistant message it produced.",
@@ -257,6 +271,8 @@ _RULES: tuple[tuple[str, str, str], ...] = (
     ("protocol", r"^message \d+ block \d+: tool_use (id .* does not match|input must be)"
      r"|^message \d+: tool_use .* (does not match \^|input must be an object)",
      "protocol.id-pattern"),
+    ("protocol", r"^message \d+ block \d+: server tool (result|use) "
+     r"|^message \d+: server tool block in a user turn", "protocol.server-tool-split"),
     ("protocol", r"^item \d+: reasoning item .* is not followed by the function_call",
      "protocol.reasoning-split"),
     ("protocol", r"^message \d+: duplicate tool(_use| call) id|^item \d+: duplicate item id"

@@ -372,26 +372,3 @@ def to_chat(items: Sequence[Any]) -> list[dict[str, Any]]:
             role = "system" if first.get("role") == "developer" else first.get("role")
             out.append({"role": role, "content": _chat_parts(first.get("content"))})
     return out
-
-
-def chat_to_items(m: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One chat message the engine rendered (a notice, a dashboard, a stub or
-    placeholder result, a kept message whose original is not known) as
-    Responses items."""
-    role = m.get("role")
-    content = m.get("content")
-    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    if role == "tool":
-        return [{"type": "function_call_output", "call_id": m.get("tool_call_id"),
-                 "output": text}]
-    if role == "assistant":
-        out: list[dict[str, Any]] = []
-        if content:
-            out.append({"type": "message", "role": "assistant",
-                        "content": [{"type": "output_text", "text": text}]})
-        for c in m.get("tool_calls") or ():
-            fn = c.get("function") or {}
-            out.append({"type": "function_call", "call_id": c.get("id"),
-                        "name": fn.get("name"), "arguments": fn.get("arguments")})
-        return out
-    return [{"type": "message", "role": role, "content": text}]

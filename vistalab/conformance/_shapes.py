@@ -134,7 +134,7 @@ def _anthropic_turns(request: Mapping[str, Any]) -> list[Turn]:
                 t.reasoning.append(_key(b))
                 if kind == "redacted_thinking" or b.get("signature"):
                     t.signed.append(_key(b))
-            elif kind == "server_tool_use":
+            elif kind in ("server_tool_use", "mcp_tool_use"):
                 t.defines.append(str(b.get("id")))
             elif isinstance(kind, str) and kind.endswith("_tool_result"):
                 t.references.append((kind, str(b.get("tool_use_id"))))

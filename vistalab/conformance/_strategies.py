@@ -11,7 +11,7 @@ after a user message or after tool results.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -70,6 +70,48 @@ def _step(max_calls: int) -> st.SearchStrategy[dict[str, Any]]:
         lambda text, calls, think: {"text": text, "calls": calls, "think": think},
         _SHORT, st.lists(_CALL, min_size=1, max_size=max_calls), _THINK,
     )
+
+
+#: The Anthropic server tools each tool-call step runs before its client calls
+#: (step k runs the k-th list; each tool is a use block and its result block in
+#: the same assistant turn). Drawn after the abstract conversation, for Anthropic
+#: only, so the other formats' conversations stay as they were.
+_SERVERS = st.lists(st.lists(st.sampled_from(
+    ("web_search", "web_fetch", "code_execution", "bash_code_execution", "mcp")), max_size=2),
+    max_size=6)
+
+
+def _server_blocks(kind: str, sid: str, text: str) -> list[dict[str, Any]]:
+    """A server tool's use block and its result block, as the Messages API returns
+    them in one assistant turn (field names of ``anthropic.types``:
+    ServerToolUseBlockParam, WebSearchToolResultBlockParam,
+    WebFetchToolResultBlockParam, CodeExecutionToolResultBlockParam,
+    BashCodeExecutionToolResultBlockParam; beta BetaMCPToolUseBlockParam,
+    BetaRequestMCPToolResultBlockParam)."""
+    if kind == "mcp":
+        return [{"type": "mcp_tool_use", "id": sid, "name": "lookup", "server_name": "wiki",
+                 "input": {"q": text}},
+                {"type": "mcp_tool_result", "tool_use_id": sid, "is_error": False,
+                 "content": [{"type": "text", "text": "Found: " + text}]}]
+    inp: dict[str, Any] = {"web_search": {"query": text}, "web_fetch":
+                           {"url": "https://example.com/" + str(len(text))}}.get(
+        kind, {"code": f"print({text!r})"} if kind == "code_execution"
+        else {"command": "echo " + str(len(text))})
+    content: Any
+    if kind == "web_search":
+        content = [{"type": "web_search_result", "url": "https://example.com/r",
+                    "title": text, "encrypted_content": "EqgfCioIARgB" + sid[-3:],
+                    "page_age": "1 day"}]
+    elif kind == "web_fetch":
+        content = {"type": "web_fetch_result", "url": inp["url"],
+                   "retrieved_at": "2025-09-01T12:00:00Z",
+                   "content": {"type": "document", "source": {
+                       "type": "text", "media_type": "text/plain", "data": text}}}
+    else:
+        content = {"type": f"{kind}_result", "stdout": text + "\n", "stderr": "",
+                   "return_code": 0, "content": []}
+    return [{"type": "server_tool_use", "id": sid, "name": kind, "input": inp},
+            {"type": f"{kind}_tool_result", "tool_use_id": sid, "content": content}]
 
 
 def _round(max_calls: int, max_steps: int) -> st.SearchStrategy[dict[str, Any]]:
@@ -159,9 +201,10 @@ def _visible(text: str | None) -> str | None:
     return text if text and text.strip() else None
 
 
-def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
+def _anthropic(conv: dict[str, Any], servers: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
     msgs: list[dict[str, Any]] = []
     n_ids = 0
+    n_steps = 0
     for rd in conv["rounds"]:
         rd = {**rd, "user": _visible(rd["user"]) or "ok",
               "answer": rd["answer"] if rd["answer"] is None else _visible(rd["answer"]) or "ok"}
@@ -190,6 +233,13 @@ def _anthropic(conv: dict[str, Any]) -> dict[str, Any]:
                                "data": f"EmwKAhgB{len(msgs):03d}{n_ids:03d}"})
             if _visible(step["text"]):
                 blocks.append({"type": "text", "text": step["text"]})
+            kinds = servers[n_steps] if n_steps < len(servers) else ()
+            n_steps += 1
+            for kind in kinds:
+                # server tools run inside the turn: use and result side by side
+                blocks += _server_blocks(kind, f"srvtoolu_{n_ids:02d}",
+                                         _visible(step["text"]) or "query")
+                n_ids += 1
             results: list[dict[str, Any]] = []
             for c in step["calls"]:
                 tid = f"toolu_{n_ids:02d}"
@@ -259,7 +309,11 @@ def conversations(
     ``inlineData``.
 
     Anthropic tool_use turns may open with a signed ``thinking`` block or a
-    ``redacted_thinking`` block. Every conversation ends after a user message,
+    ``redacted_thinking`` block, and may run server tools before their client
+    calls: a ``server_tool_use`` (web_search, web_fetch, code_execution,
+    bash_code_execution) or ``mcp_tool_use`` block followed in the same turn by
+    its result block (``web_search_tool_result``, ..., ``mcp_tool_result``), as
+    the Messages API returns them. Every conversation ends after a user message,
     after tool results, or with a pending call (an assistant turn whose calls
     are not answered yet).
 
@@ -285,7 +339,7 @@ def conversations(
     max_steps = _bound_iv("max_steps", max_steps, 0)
     abstract = _abstract(max_rounds, max_calls, max_steps)
     if protocol == "anthropic":
-        return abstract.map(_anthropic)
+        return st.builds(_anthropic, abstract, _SERVERS)
     if protocol == "responses":
         from ._responses import render_responses
 

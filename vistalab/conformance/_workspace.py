@@ -19,6 +19,7 @@ from vistalab.workspace import (
     render_gemini,
     to_openai_messages,
 )
+from vistalab.workspace._frozen import thaw as _plain
 from vistalab.workspace._validate import _content_iv
 
 __all__ = ["WorkspaceAdapter"]
@@ -29,14 +30,6 @@ _CONVERSATION_START = "[conversation start]"
 #: A tool result shown as ordinary context because its call left the prompt.
 _ORPHAN_FORM = "[tool result "
 _PROBE_BUDGET = 1_000_000
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
 
 
 def _identity(m: Mapping[str, Any]) -> str:
