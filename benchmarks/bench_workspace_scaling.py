@@ -66,9 +66,14 @@ More rows:
 * an agent that archives every result on its own (one archived unit each, all
   but ``archived_rows`` of them folded into one ledger line): archive plus
   preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
-* a 50 MB tool result is refused (the per-result cap) in under 0.5 s with
-  under 200 MB of extra peak memory (measured with ``tracemalloc`` peak over
-  the call, and the process's max RSS growth);
+* a 50 MB tool result of every text shape is refused (the per-result cap)
+  in under 50 ms with under 50 MB of extra peak memory (``tracemalloc`` peak
+  over the call, and the process's max RSS growth), per tokenizer;
+* memory (``_workspace_memory``): RSS growth of a ``--memory``-block history
+  held by the engine, as plain dicts and as LangChain messages, each in a
+  fresh interpreter of this run, against the messages' JSON (target <= 3x);
+* a short session: the engine's turn at ``--trim-blocks`` blocks against
+  memoised ``trim_messages`` on the same history (ratio <= 1);
 * replaying the event log of a 10k- and a 100k-block session
   (``Workspace.replay``) is linear: CPU time(100k) / CPU time(10k) <= 12.
 
@@ -96,6 +101,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_line  # noqa: E402
+from _workspace_memory import MEMORY_TARGET, memory_rows, short_session_turns  # noqa: E402
 
 EXPONENT_TARGET = 0.15
 #: 1 ms of CPU expressed in dict inserts on the reference machine (~50 ns each).
@@ -474,81 +480,6 @@ def copy_seconds(text: str) -> float:
     return time.perf_counter() - t0
 
 
-def _rss_bytes() -> int:
-    """Current resident set size (Linux /proc; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * resource.getpagesize()
-    except OSError:
-        return 0
-
-
-def memory_child(kind: str, n_blocks: int, seed: int) -> None:
-    """Run in a fresh interpreter: hold an ``n_blocks`` history as ``kind``
-    (``engine``, ``dicts`` or ``langchain``) and print ``rss_growth json_bytes``."""
-    import json
-
-    session = Session(seed)
-    msgs: list[dict] = [
-        {"role": "system", "content": "You are a careful data analysis agent."},
-        {"role": "user", "content": "Find the county with the largest income growth."},
-    ]
-    while len(msgs) + 2 <= n_blocks:
-        calls, cid, result = session.pair()
-        msgs.append({"role": "assistant", "content": None, "tool_calls": calls})
-        msgs.append({"role": "tool", "tool_call_id": cid, "content": result})
-    json_bytes = sum(len(json.dumps(m)) for m in msgs)
-    wire = json.dumps(msgs)  # what the history arrives as; each kind builds from it
-    del msgs
-    # Imports, the tokenizer's vocabulary and one empty workspace come first:
-    # the row measures what the history itself costs.
-    from langchain_core.messages import convert_to_messages
-    from vistalab.workspace import Workspace
-
-    Workspace(SCENARIOS["normal"], tokenizer="cl100k_base").register_messages(
-        json.loads(wire)[:40]
-    )
-    convert_to_messages(json.loads(wire)[:40])
-    gc.collect()
-    base = _rss_bytes()
-    if kind == "engine":
-        held: object = Workspace(SCENARIOS["normal"], tokenizer="cl100k_base")
-        held.register_messages(json.loads(wire))  # type: ignore[attr-defined]
-    elif kind == "dicts":
-        held = json.loads(wire)
-    else:
-        held = convert_to_messages(json.loads(wire))
-    del wire
-    gc.collect()
-    print(_rss_bytes() - base, json_bytes, held is not None)
-
-
-def memory_rows(n_blocks: int, seed: int) -> dict[str, tuple[int, int]]:
-    """RSS growth and the history's JSON bytes for each kind, each in its own
-    interpreter (same machine, same run)."""
-    import subprocess
-
-    out = {}
-    for kind in ("engine", "dicts", "langchain"):
-        code = (
-            f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
-            f"import bench_workspace_scaling as b; b.memory_child({kind!r}, {n_blocks}, {seed})"
-        )
-        proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=False
-        )
-        if proc.returncode != 0:
-            out[kind] = (-1, -1)
-            continue
-        rss, js, _ = proc.stdout.split()
-        out[kind] = (int(rss), int(js))
-    return out
-
-
-#: RSS per block at most this multiple of the messages' own JSON.
-MEMORY_TARGET = 3.0
-
-
 def replay_seconds(n_blocks: int, seed: int) -> tuple[float, float, int]:
     """CPU and wall seconds to replay the event log of an ``n_blocks``-block
     archiving session, and its events."""
@@ -586,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rearchive", default="1000,3000,10000", help="block counts, or '' to skip")
     ap.add_argument("--pending", default="100,1000,10000", help="pending calls, or '' to skip")
     ap.add_argument("--memory", type=int, default=100_000, help="blocks, 0 skips the row")
+    ap.add_argument("--trim-blocks", type=int, default=1000, help="0 skips the trim row")
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -795,6 +727,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not ok:
             failures.append("memory per block")
+
+    if args.trim_blocks:
+        eng, memo = short_session_turns(args.trim_blocks, args.seed)
+        ratio = eng / memo
+        ok = ratio <= 1.0
+        print(
+            f"short session, {args.trim_blocks:,} blocks: engine turn (register call + result, "
+            f"render) median {eng * 1e3:.2f} ms, memoised trim_messages median {memo * 1e3:.2f} "
+            f"ms, ratio engine / trim = {ratio:.2f} ({'PASS' if ok else 'FAIL'}, target <= 1)"
+        )
+        if not ok:
+            failures.append("short-session turn")
 
     if args.replay:
         small, large = (int(s) for s in args.replay.split(","))

@@ -186,7 +186,10 @@ class Ledger:
         if row.first not in self._by_first:
             self._occupy(row.first, +1)
         self._by_first[row.first] = uid
-        self._invalidate(row.first)
+        if old is None:
+            self._append_or_invalidate(uid, row)
+        else:
+            self._invalidate(row.first)
         self.rows[uid] = row
         self._in(row, turn)
         if row.archived:
@@ -226,6 +229,34 @@ class Ledger:
     def occupied(self) -> list[int]:
         """The chunks holding at least one row, ascending; do not modify."""
         return self._occupied
+
+    def _append_or_invalidate(self, uid: str, row: UnitRow) -> None:
+        """A new row after every row of its chunk (the common case: a newly
+        registered block) extends the chunk's cached tuples, which is what
+        :meth:`chunk` would rebuild; any other new row invalidates the chunk."""
+        c = (row.first - 1) // CHUNK
+        ch = self._cdata.get(c)
+        if ch is None or (ch.firsts and ch.firsts[-1] >= row.first):
+            self._invalidate(row.first)
+            return
+        self._cdata[c] = LedgerChunk(
+            ch.uids + (uid[0] + uid[1:],),
+            ch.tokens + (row.tokens,),
+            ch.firsts + (row.first,),
+            ch.flags + (row.archived,),
+            ch.archived + (uid,) if row.archived else ch.archived,
+        )
+        text = self._ctext.get(c)
+        if text is None or row.archived:
+            self._ctext.pop(c, None)
+            return
+        hk, pieces, turns, ptok = text
+        self._ctext[c] = (
+            hk,
+            pieces[:-1] + (pieces[-1] + row.prefix, row.suffix),
+            turns + (row.turn,),
+            ptok + row.piece_tokens,
+        )
 
     def _invalidate(self, first: int) -> None:
         c = (first - 1) // CHUNK

@@ -116,6 +116,22 @@ def locked(fn: Callable[Concatenate[_SelfT, _P], _R]) -> Callable[Concatenate[_S
     return wrapper
 
 
+#: The effects most events have (nothing, or an admitted tool result), one
+#: read-only dict each shared by every such event instead of a dict per event
+#: (two dicts per tool-call turn); they serialise and compare as plain dicts.
+_NO_EFFECTS = FrozenDict()
+_ADMITTED = FrozenDict(admitted=True)
+
+
+def _shared_effects(effects: dict[str, Any]) -> dict[str, Any]:
+    """``effects``, or the shared read-only dict equal to it (same JSON)."""
+    if not effects:
+        return _NO_EFFECTS
+    if len(effects) == 1 and effects.get("admitted") is True:
+        return _ADMITTED
+    return effects
+
+
 class StateCore:
     """W_t itself: the records, the incremental hash, the configuration, payload
     I/O and the event log. Only the transition layers above write these fields."""
@@ -809,7 +825,13 @@ class StateCore:
         self, op: str, args: dict[str, Any], ok: bool, result: str, effects: dict[str, Any]
     ) -> None:
         ev = Event(
-            self._event_base + len(self._events), op, args, ok, result, effects, self.state_hash()
+            self._event_base + len(self._events),
+            op,
+            args,
+            ok,
+            result,
+            _shared_effects(effects),
+            self.state_hash(),
         )
         if self._log_fh is not None:  # written first: a failed write leaves both as they were
             self._log_fh.append(ev.to_json())
