@@ -14,6 +14,7 @@ from typing import Any
 from vistalab._core import DomainError
 from vistalab.workspace import anthropic_problems, protocol_problems
 
+from ._canon import canonical_key, memo_by_request
 from ._counter import to_counted_messages
 
 __all__ = [
@@ -303,14 +304,6 @@ def pinned_problems(conversation: Any, output: Any, protocol: str = "openai", *,
 # ----------------------------------------------------------------- fidelity
 
 
-def _strip(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {k: _strip(v) for k, v in obj.items() if k not in _METADATA_KEYS}
-    if isinstance(obj, (list, tuple)):
-        return [_strip(v) for v in obj]
-    return obj
-
-
 _PROTOCOLS = ("openai", "anthropic", "responses", "gemini")
 
 
@@ -363,6 +356,7 @@ def units(request: Any, protocol: str = "openai") -> list[Any]:
     return _request_units("request", request, _protocol_iv(protocol))
 
 
+@memo_by_request
 def _units(request: Any, protocol: str) -> list[Any]:
     """:func:`units` without the door: ``TypeError``/``AttributeError`` on a
     malformed request (the callers that check a manager's output report it)."""
@@ -395,7 +389,7 @@ def _units(request: Any, protocol: str) -> list[Any]:
 
 
 def _key(unit: Any) -> str:
-    return json.dumps(_strip(unit), sort_keys=True, ensure_ascii=False, default=repr)
+    return canonical_key(unit, _METADATA_KEYS)
 
 
 def _declared(placeholder: Callable[[Any], Any] | None, unit: Any) -> Any:

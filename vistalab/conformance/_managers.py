@@ -276,61 +276,85 @@ def plain_output(out: Any, manager: str, limit: int = MAX_OUTPUT_CHARS) -> Any:
         ``out`` holds anything else (named with its path), or more than
         ``limit`` characters.
     """
-    budget = [limit]
+    left = limit
 
-    def spend(n: int) -> None:
-        budget[0] -= n
-        if budget[0] < 0:
-            raise ManagerOutputError(manager, f"it holds more than {limit:,} characters (no "
-                                     "trimmed request is that large)")
+    def over() -> ManagerOutputError:
+        return ManagerOutputError(manager, f"it holds more than {limit:,} characters (no "
+                                  "trimmed request is that large)")
 
     def bad(why: str) -> ManagerOutputError:
         return ManagerOutputError(manager, why)
 
-    def where(path: tuple[Any, ...]) -> str:
-        return "the output" + "".join(f"[{p!r}]" for p in path[:8]) + (
-            "..." if len(path) > 8 else "")
+    def where(path: Any) -> str:
+        # a path is linked, (parent, key), so a step costs one pair, not a copy
+        keys: list[Any] = []
+        while path:
+            path, k = path
+            keys.append(k)
+        keys.reverse()
+        return "the output" + "".join(f"[{p!r}]" for p in keys[:8]) + (
+            "..." if len(keys) > 8 else "")
 
-    def walk(x: Any, path: tuple[Any, ...]) -> Any:
-        if len(path) > MAX_OUTPUT_DEPTH:
+    def walk(x: Any, path: Any, depth: int) -> Any:
+        nonlocal left
+        if depth > MAX_OUTPUT_DEPTH:
             raise bad(f"{where(path)} is nested more than {MAX_OUTPUT_DEPTH} levels deep (a "
                       "request is a few levels deep)")
         t = type(x)
-        if t is str or t is bool or x is None:
-            spend(len(x) if t is str else 1)
+        if t is str:
+            left -= len(x)
+            if left < 0:
+                raise over()
             return x
-        if t is int or t is float:
-            spend(1)
+        if t is bool or x is None or t is int or t is float:
+            left -= 1
+            if left < 0:
+                raise over()
             return x
         if isinstance(x, str):
-            spend(str.__len__(x))
+            left -= str.__len__(x)
+            if left < 0:
+                raise over()
             return str.__getitem__(x, slice(None))
         if isinstance(x, bool):
-            spend(1)
+            left -= 1
+            if left < 0:
+                raise over()
             return bool(int.__index__(x))
         if isinstance(x, int):
-            spend(1)
+            left -= 1
+            if left < 0:
+                raise over()
             return int.__index__(x) + 0
         if isinstance(x, float):
-            spend(1)
+            left -= 1
+            if left < 0:
+                raise over()
             return float.__float__(x)
         try:
-            if isinstance(x, dict) or isinstance(x, Mapping):
+            if t is dict or isinstance(x, dict) or isinstance(x, Mapping):
                 items = list(dict.items(x) if isinstance(x, dict) else x.items())
-                spend(len(items))
+                left -= len(items)
+                if left < 0:
+                    raise over()
                 copy_: dict[str, Any] = {}
                 for k, v in items:
-                    if not isinstance(k, str):
-                        raise bad(f"{where(path)} has a key of type {type(k).__name__}, "
-                                  "not a string")
-                    key = str.__getitem__(k, slice(None))
-                    spend(len(key))
-                    copy_[key] = walk(v, (*path, key))
+                    if type(k) is not str:
+                        if not isinstance(k, str):
+                            raise bad(f"{where(path)} has a key of type {type(k).__name__}, "
+                                      "not a string")
+                        k = str.__getitem__(k, slice(None))
+                    left -= len(k)
+                    if left < 0:
+                        raise over()
+                    copy_[k] = walk(v, (path, k), depth + 1)
                 return copy_
-            if isinstance(x, (list, tuple)):
+            if t is list or isinstance(x, (list, tuple)):
                 seq = list(list.__iter__(x) if isinstance(x, list) else tuple.__iter__(x))
-                spend(len(seq))
-                return [walk(v, (*path, i)) for i, v in enumerate(seq)]
+                left -= len(seq)
+                if left < 0:
+                    raise over()
+                return [walk(v, (path, i), depth + 1) for i, v in enumerate(seq)]
         except ManagerOutputError:
             raise
         except BaseException as exc:  # noqa: BLE001 - a hostile container
@@ -340,7 +364,7 @@ def plain_output(out: Any, manager: str, limit: int = MAX_OUTPUT_CHARS) -> Any:
                   "only objects, lists, strings, numbers, booleans and null; return plain "
                   "dicts and lists)")
 
-    return walk(out, ())
+    return walk(out, (), 0)
 
 
 def _required_positional(fn: Any) -> int | None:

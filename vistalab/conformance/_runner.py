@@ -16,6 +16,7 @@ from hypothesis.errors import Flaky
 
 from vistalab._core import DomainError
 
+from ._canon import memo as canon_memo
 from ._checks import (
     budget_problems,
     fidelity_problems,
@@ -81,7 +82,8 @@ def _output_checks(
     problems)`` each. The protocol rules judge the request as the provider
     receives it once the pending calls' results arrive
     (:func:`~vistalab.conformance._shapes.complete_pending`)."""
-    with memo_turns():  # the four structure checks read the same two requests
+    # the checks read the same two requests: their turns, units and unit keys once
+    with memo_turns(), canon_memo():
         return _output_checks_once(conversation, out, budget, count, protocol, strict=strict,
                                    pinned=pinned, placeholder=placeholder)
 
@@ -395,6 +397,8 @@ def check(
     last: dict[str, _Found] = {}
 
     convs = conversations(protocol)
+    # built once, not per example (the same strategy draws the same budgets)
+    fixed = st.sampled_from(bud) if bud is not None else None
 
     # Hypothesis's shrinker may run the manager thousands of times on a large
     # counterexample; after SHRINK_RUNS runs it only re-raises the smallest
@@ -408,8 +412,8 @@ def check(
         if stop:
             raise _Hang()
         conv = data.draw(convs, label="conversation")
-        if bud is not None:
-            budget = data.draw(st.sampled_from(bud), label="budget")
+        if fixed is not None:
+            budget = data.draw(fixed, label="budget")
         else:
             try:
                 floor = mgr.min_budget(conv)

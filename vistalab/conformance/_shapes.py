@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._canon import canonical_key
+
 __all__ = [
     "Turn",
     "turns",
@@ -36,16 +38,8 @@ _METADATA_KEYS = frozenset({"cache_control"})
 _THINKING = ("thinking", "redacted_thinking")
 
 
-def _strip(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {k: _strip(v) for k, v in obj.items() if k not in _METADATA_KEYS}
-    if isinstance(obj, (list, tuple)):
-        return [_strip(v) for v in obj]
-    return obj
-
-
 def _key(obj: Any) -> str:
-    return json.dumps(_strip(obj), sort_keys=True, ensure_ascii=False, default=repr)
+    return canonical_key(obj, _METADATA_KEYS)
 
 
 def _short(obj: Any, limit: int = 100) -> str:
