@@ -70,11 +70,13 @@ INSTALLED = [p.name for p in PEERS if p.installed() and p.protocol == "openai"
 
 
 def test_registry_names_are_unique_and_cover_twelve_libraries():
-    """The study knows at least 25 settings of 12 libraries (3 of them JavaScript), each under one name."""
+    """The study knows at least 25 settings of 12 libraries (3 of them
+    JavaScript), each under one name."""
     names = peer_names()
     assert len(names) == len(set(names))
     assert len({p.settings for p in PEERS}) >= 25
     assert len({p.distributions[0] for p in PEERS}) >= 12
+    assert len({p.distributions[0] for p in PEERS if not p.modules}) >= 3  # the JS peers
 
 
 @pytest.mark.parametrize("name", INSTALLED)

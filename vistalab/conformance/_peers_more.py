@@ -18,7 +18,6 @@ missing is "not installed", listed with that command.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import shutil
 from collections.abc import Mapping
@@ -39,9 +38,9 @@ def js_peers_folder() -> Path:
     pathlib.Path
         ``examples/conformance/peers`` of a checkout (or of the installed package).
     """
-    spec = importlib.util.find_spec("vistalab.examples.conformance")
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    base = Path(locations[0]) if locations else Path(__file__).resolve().parents[2] / "examples" / "conformance"
+    here = Path(__file__).resolve().parents[1]
+    installed = here / "examples" / "conformance"  # the wheel: vistalab/examples/...
+    base = installed if installed.is_dir() else here.parent / "examples" / "conformance"
     return base / "peers"
 
 

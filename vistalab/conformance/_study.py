@@ -24,11 +24,11 @@ from typing import Any
 
 from vistalab._core import DomainError, atomic_write
 
+from ._judgements import judgement
 from ._managers import ManagerTimeoutError
 from ._model import CHECKED, ConformanceReport, Violation
 from ._peers import PEERS, Peer, get_peer
 from ._runner import DEFAULT_TIMEOUT, check
-from ._judgements import judgement
 from ._strategies import minimal_tail
 
 __all__ = ["PeerResult", "StudyResult", "run_study", "bug_writeup", "provider_rules"]
@@ -302,7 +302,8 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
                 "provider as it stands)."]
     else:
         rule = [violation.message]
-    if violation.invariant == "budget" and peer.counts_with:
+    if violation.check in ("budget.over", "") and violation.invariant == "budget" \
+            and peer.counts_with:
         rule.append(f"Note: the peer counts with {peer.counts_with}, not the suite's counter, "
                     "so part of the overshoot may be a difference of counting.")
     if violation.invariant in ("budget", "protocol") and isinstance(conv, list):
@@ -455,6 +456,15 @@ def _markdown(result: StudyResult, out: Path) -> str:
     lines.append("")
     bug_files = [b for r in result.rows for b in r.bugs]
     if bug_files:
+        lines += ["## Judgements", "",
+                  "Each violation, judged after reading its counterexample: a **bug**, a "
+                  "**documented behaviour** or a **counting difference**.", ""]
+        for r in result.rows:
+            for b in r.bugs:
+                cid = b.rsplit("__", 1)[1][: -len(".md")]
+                kind, why = judgement(r.peer, cid)
+                lines.append(f"- {r.peer} `{cid}`: **{kind}**. {why}".rstrip())
+        lines.append("")
         lines += ["## Bugs found", ""]
         for b in bug_files:
             lines.append((out / b).read_text(encoding="utf-8"))

@@ -63,6 +63,8 @@ async function langchain(conversation, budget, options) {
   // A message langchain kept as it was is its original dict; one it copied with shortened
   // content (allowPartial keeps the id) is the original dict with langchain's content.
   const back = (msg) => {
+    // trimMessages can hand back a hole (undefined) in its array: shown as null, as it is
+    if (msg == null) return null;
     const orig = byId.get(msg.id);
     if (orig === undefined) return { role: "user", content: textOf(msg.content) };
     return msg.content === (orig.content ?? "") ? orig : { ...orig, content: msg.content };
