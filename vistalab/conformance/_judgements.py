@@ -72,6 +72,19 @@ JUDGEMENTS: dict[tuple[str, str], tuple[str, str]] = {
         "the message it keeps is over the budget by the suite's count only.")),
     ("langchain-last-partial", "fidelity.altered"): (DOC, (
         "allow_partial=True is documented to keep part of a message's content blocks.")),
+    **{(p, "protocol.shape"): (BUG, (
+        "@langchain/core's trimMessages(includeSystem: true, startOn: 'human') returns "
+        "[undefined] when only the system message fits (langchain-core for Python returns "
+        "the system message there): an array with a hole, not a message."))
+       for p in ("langchainjs-last-system",)},
+    ("langchainjs-last-system", "crash.raised"): (BUG, (
+        "@langchain/core's trimMessages(includeSystem: true, startOn: 'human') returns "
+        "[undefined] when only the system message fits; converting that hole back fails.")),
+    **{(p, c): (DOC, (
+        "strategy 'first' keeps the first messages that fit and cuts between a call and its "
+        "results; trimMessages' docs offer endOn for that, which the setting leaves out."))
+       for p in ("langchainjs-first",)
+       for c in ("protocol.dangling-call", "closure.undefined-id")},
     **_all("langchain-first", DOC, (
         "strategy='first' keeps the first messages that fit and cuts between a call and its "
         "results; trim_messages' docstring offers end_on for that, which the setting leaves "
@@ -133,6 +146,31 @@ JUDGEMENTS: dict[tuple[str, str], tuple[str, str]] = {
        for p in ("openai-agents-session", "openai-agentsjs-session")},
     **{(p, "pending.evicted"): (DOC, _PENDING)
        for p in ("openai-agents-session", "openai-agentsjs-session")},
+    # ai (Vercel AI SDK)
+    ("ai-prune-tool-calls", "budget.over"): (COUNT, _COUNT_SIZED),
+    **_all("ai-prune-tool-calls", DOC, (
+        "pruneMessages is documented to remove tool-call and tool-result parts outside the "
+        "last K messages (and, with 'all', every one), per call id: it rewrites the assistant "
+        "message it prunes (text kept, calls gone; a message equal to a later one then reads "
+        "as reordered), keeps the calls of a parallel batch whose results it keeps, and takes "
+        "a trailing call like any other."),
+        "fidelity.altered", "fidelity.reordered", "batch.split", "pending.evicted"),
+    # @llamaindex/core (JavaScript)
+    ("llamaindexjs-chat-memory", "budget.empty"): (DOC, (
+        "ChatMemoryBuffer.getMessages() returns [] when not even the last message fits (its "
+        "code: 'if (tokenCount > this.tokenLimit && messageCount <= 0) return []').")),
+    ("llamaindexjs-chat-memory", "budget.over"): (COUNT, (
+        "ChatMemoryBuffer counts only the messages' joined contents with its own tokenizer "
+        "(no roles, calls or per-message overhead).")),
+    **_all("llamaindexjs-chat-memory", BUG, (
+        "getMessages() keeps the last N messages, stepping over an assistant message but "
+        "never over a tool result, so the kept part can start with a tool result whose call "
+        "was cut (OpenAI rejects it with HTTP 400)."),
+        "protocol.orphan-result", "closure.undefined-id"),
+    ("llamaindexjs-chat-memory", "pinned.dropped"): (DOC, (
+        "ChatMemoryBuffer keeps the last messages that fit and has no rule for the system "
+        "prompt.")),
+    ("llamaindexjs-chat-memory", "pending.evicted"): (DOC, _PENDING),
     # semantic-kernel
     ("semantic-kernel-truncation", "budget.over"): (COUNT, _COUNT_SIZED),
     ("semantic-kernel-truncation", "pending.evicted"): (DOC, (
