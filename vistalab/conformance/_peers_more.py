@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,9 +276,11 @@ def _haystack(note: bool, min_keep_steps: int = 1) -> Any:
             def to_dict(self) -> dict[str, Any]:
                 return {"type": "vista-lab-suite-counter"}
 
-        compactor = (SlidingWindowCompactor(min_keep_steps=min_keep_steps) if note
-                     else SlidingWindowCompactor(min_keep_steps=min_keep_steps,
-                                                 omission_note=None))
+        with warnings.catch_warnings():  # its ExperimentalWarning, once per construction
+            warnings.simplefilter("ignore")
+            compactor = (SlidingWindowCompactor(min_keep_steps=min_keep_steps) if note
+                         else SlidingWindowCompactor(min_keep_steps=min_keep_steps,
+                                                     omission_note=None))
         kept = compactor.compact(objs, target_tokens=budget, token_counter=SuiteCounter())
         out = _restore(objs if kept is None else kept, back, to_openai)
         made = [u for u in out if not any(u is m for m in messages)]
