@@ -171,6 +171,10 @@ JUDGEMENTS: dict[tuple[str, str], tuple[str, str]] = {
         "ChatMemoryBuffer keeps the last messages that fit and has no rule for the system "
         "prompt.")),
     ("llamaindexjs-chat-memory", "pending.evicted"): (DOC, _PENDING),
+    ("llamaindexjs-chat-memory", "crash.raised"): (BUG, (
+        "getMessages() throws 'The text contains a special token that is not allowed: "
+        "<|endoftext|>' on a message whose text is '<|endoftext|>': its tokenizer refuses "
+        "special-token text, so a conversation quoting it cannot be trimmed at all.")),
     # semantic-kernel
     ("semantic-kernel-truncation", "budget.over"): (COUNT, _COUNT_SIZED),
     ("semantic-kernel-truncation", "pending.evicted"): (DOC, (
