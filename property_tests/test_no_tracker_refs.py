@@ -33,7 +33,8 @@ def _files() -> list[Path]:
             files.append(root)
         elif root.is_dir():
             files += [p for p in root.rglob("*") if p.is_file() and p.suffix in _SUFFIXES
-                      and "_build" not in p.parts and "__pycache__" not in p.parts]
+                      and "_build" not in p.parts and "__pycache__" not in p.parts
+                      and "node_modules" not in p.parts]  # npm packages are not ours
     return sorted(set(files))
 
 

@@ -313,6 +313,28 @@ def _langchain(strategy: str, **kwargs: Any) -> Any:
     return manager
 
 
+def _langchain_approximate() -> Any:
+    from langchain_core.messages import convert_to_messages, trim_messages
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    def manager(messages: list[dict[str, Any]], budget: int, count: Count) -> list[Any]:
+        """langchain-core ``trim_messages(..., token_counter=count_tokens_approximately,
+        strategy='last', include_system=True, start_on='human')``.
+
+        Conversion: as for the other langchain settings (``convert_to_messages``;
+        kept messages map back to the original dicts by identity). Counting:
+        langchain's own approximate counter, not the suite's (``count`` is not
+        used), so an overshoot may be a difference of counting.
+        """
+        lc = convert_to_messages([{**d, "id": f"vista-{i}"} for i, d in enumerate(messages)])
+        back = {id(m): d for m, d in zip(lc, messages, strict=True)}
+        out = trim_messages(lc, max_tokens=budget, token_counter=count_tokens_approximately,
+                            strategy="last", include_system=True, start_on="human")
+        return _restore(out, back, lambda m: {"role": m.type, "content": m.content})
+
+    return manager
+
+
 # --------------------------------------------------------------------------- litellm
 
 
@@ -681,6 +703,21 @@ PEERS: tuple[Peer, ...] = (
          lambda: _langchain("last", include_system=True, allow_partial=True)),
     Peer("langchain-first", _LC, ("langchain_core",),
          f"{_LC_CALL}, strategy='first')", lambda: _langchain("first")),
+    Peer("langchain-last-system", _LC, ("langchain_core",),
+         f"{_LC_CALL}, strategy='last', include_system=True)",
+         lambda: _langchain("last", include_system=True)),
+    # the settings langchain's how-to guide on trimming recommends for chat models
+    Peer("langchain-last-documented", _LC, ("langchain_core",),
+         f"{_LC_CALL}, strategy='last', include_system=True, start_on='human', "
+         "end_on=('human', 'tool'))",
+         lambda: _langchain("last", include_system=True, start_on="human",
+                            end_on=("human", "tool"))),
+    Peer("langchain-last-approximate", _LC, ("langchain_core",),
+         "trim_messages(messages, max_tokens=B, token_counter=count_tokens_approximately, "
+         "strategy='last', include_system=True, start_on='human')",
+         _langchain_approximate,
+         counts_with="langchain-core's count_tokens_approximately (4 characters a token plus "
+         "3 a message)"),
     Peer("litellm", ("litellm",), ("litellm",),
          "litellm.trim_messages(messages, max_tokens=B)", _litellm,
          counts_with="litellm's own token_counter (cl100k_base plus its per-message overhead)"),
@@ -704,6 +741,10 @@ PEERS: tuple[Peer, ...] = (
          counts_with="the suite's counter on the messages' joined contents only (no roles, "
          "tool calls or per-message overhead: the buffer's design)"),
 )
+
+from ._peers_more import MORE_PEERS  # noqa: E402 - its module builds on Peer above
+
+PEERS = PEERS + MORE_PEERS
 
 
 def peer_names() -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from vistalab._core import DomainError, atomic_write
 
+from ._judgements import judgement
 from ._managers import ManagerTimeoutError
 from ._model import CHECKED, ConformanceReport, Violation
 from ._peers import PEERS, Peer, get_peer
@@ -266,11 +267,11 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
     conv, out, budget = violation.conversation, violation.output, violation.budget
     pkg = ", ".join(f"{d} {v}" for d, v in versions.items() if v)
     lines = [
-        f"### {peer.name}: `{violation.invariant}` broken",
+        f"### {peer.name}: `{violation.check or violation.invariant}`",
         "",
         f"- Package: {pkg}",
         f"- Call: `{peer.settings}`, budget B = {budget} tokens "
-        f"(counted by {counter_name})",
+        f"(counted by {counter_name}), format {violation.protocol}",
         f"- Input: {_n(len(conv), 'message')}, {count(conv)} tokens",
     ]
     if isinstance(out, list):
@@ -285,9 +286,9 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
     else:
         lines += ["Output:", "", "```jsonl", _jsonl(out), "```", ""]
     rule: list[str]
-    if violation.invariant == "protocol":
+    if violation.invariant == "protocol" and violation.protocol == "openai":
         rule = provider_rules(out) or [violation.message]
-    elif violation.invariant == "budget":
+    elif violation.invariant == "budget" and violation.check == "budget.over":
         got = count(out)
         rule = [f"The output costs {got} tokens, over the budget of {budget} by {got - budget}: "
                 "the request does not fit the window it was trimmed for (paper, Methodology, "
@@ -301,16 +302,19 @@ def bug_writeup(peer: Peer, violation: Violation, count: Callable[[Any], int],
                 "provider as it stands)."]
     else:
         rule = [violation.message]
-    if violation.invariant == "budget" and peer.counts_with:
+    if violation.check in ("budget.over", "") and violation.invariant == "budget" \
+            and peer.counts_with:
         rule.append(f"Note: the peer counts with {peer.counts_with}, not the suite's counter, "
                     "so part of the overshoot may be a difference of counting.")
     if violation.invariant in ("budget", "protocol") and isinstance(conv, list):
-        tail = minimal_tail(conv, "openai")
+        tail = minimal_tail(conv, violation.protocol)
         need = count(tail)
         if need <= budget:
             rule.append(f"A valid request within the budget exists: the conversation's last "
                         f"turn alone ({_n(len(tail), 'message')}) costs {need} tokens.")
+    kind, why = judgement(peer.name, violation.check or violation.invariant)
     lines += ["Rule broken: " + " ".join(rule), "",
+              f"Judgement: **{kind}**. {why}".rstrip(), "",
               f"Replay: `vista-lab conformance --replay {counterexample_file}`", ""]
     return "\n".join(lines)
 
@@ -359,35 +363,64 @@ def _one(peer: Peer, out: Path, *, examples: int, seed: int, counter: Any, timeo
     except ManagerTimeoutError as exc:
         return PeerResult(peer.name, peer.settings, "hangs", versions,
                           {inv: "hangs" for inv in CHECKED}, note=str(exc))
+    if peer.protocol != "openai":
+        from ._counter import as_counter
+
+        count = as_counter(counter, peer.protocol)
+        counter_name = count.name
     cells: dict[str, str] = {}
     bugs: list[str] = []
     for inv in CHECKED:
-        v = report.violation(inv)
-        if v is None:
+        found = report.violations_of(inv)
+        if not found:
             cells[inv] = NOT_APPLICABLE if inv == "recoverability" and not peer.archive else PASS
             continue
-        rel = f"counterexamples/{peer.name}__{inv}.json"
-        v.write(out / rel)
-        cells[inv] = rel
-        bug_rel = f"bugs/{peer.name}__{inv}.md"
-        text = bug_writeup(peer, v, count, counter_name, versions, rel)
-        atomic_write(out / bug_rel, text.encode("utf-8"))
-        bugs.append(bug_rel)
+        files = []
+        for v in found:
+            cid = v.check or inv
+            rel = f"counterexamples/{peer.name}__{cid}.json"
+            v.write(out / rel)
+            files.append(rel)
+            bug_rel = f"bugs/{peer.name}__{cid}.md"
+            text = bug_writeup(peer, v, count, counter_name, versions, rel)
+            atomic_write(out / bug_rel, text.encode("utf-8"))
+            bugs.append(bug_rel)
+        cells[inv] = " ".join(files)
     return PeerResult(peer.name, peer.settings, "checked", versions, cells, report=report,
                       bugs=tuple(bugs))
 
 
+#: Table marks of the judgements (:mod:`vistalab.conformance._judgements`).
+_MARK = {"bug": "(B)", "documented behaviour": "(D)", "counting difference": "(C)"}
+
+
+def _peer_format(name: str) -> str:
+    try:
+        return get_peer(name).protocol
+    except Exception:  # noqa: BLE001 - a Peer record not in PEERS
+        return "openai"
+
+
 def _table(result: StudyResult) -> str:
     """The Markdown table: peer, versions, one column per invariant."""
-    head = ["peer", "package versions", *CHECKED]
+    head = ["peer", "package versions", "format", *CHECKED]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in result.rows:
         vers = ", ".join(f"{d} {v}" for d, v in r.versions.items() if v) or "-"
         cells = []
         for inv in CHECKED:
             c = r.cells[inv]
-            cells.append(f"[violated]({c})" if c.endswith(".json") else c)
-        lines.append(f"| {r.peer} | {vers} | " + " | ".join(cells) + " |")
+            if not c.endswith(".json"):
+                cells.append(c)
+                continue
+            links = []
+            for f in c.split():
+                cid = f.rsplit("__", 1)[1][: -len(".json")]
+                mark = _MARK.get(judgement(r.peer, cid)[0], "?")
+                links.append(f"[{cid.split('.', 1)[-1]}]({f}) {mark}")
+            cells.append("**" + ", ".join(links) + "**")
+        fmt = _peer_format(r.peer)
+        lines.append(f"| {r.peer} | {vers} | {fmt} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -400,8 +433,13 @@ def _markdown(result: StudyResult, out: Path) -> str:
         "",
         f"{len(checked)} of {len(result.rows)} peers installed and checked; {broken} break at "
         f"least one invariant. Each peer ran on {result.examples} generated conversations "
-        f"(seed {result.seed}, OpenAI chat format), tokens counted by {result.counter}. "
-        "A pass is evidence on the sampled conversations, not a proof.",
+        f"(seed {result.seed}, in each peer's format), tokens counted by {result.counter} "
+        "(for OpenAI chat; a peer in another format is counted by the suite's default "
+        "counter of that format, named in its write-ups). "
+        "A pass is evidence on the sampled conversations, not a proof. A cell names the "
+        "check ids broken, each linked to its minimal counterexample and judged: (B) a bug, "
+        "(D) a documented behaviour, (C) a counting difference (the peer counts tokens "
+        "otherwise than the suite).",
         "",
         f"Environment: {env}.",
         "",
@@ -418,6 +456,15 @@ def _markdown(result: StudyResult, out: Path) -> str:
     lines.append("")
     bug_files = [b for r in result.rows for b in r.bugs]
     if bug_files:
+        lines += ["## Judgements", "",
+                  "Each violation, judged after reading its counterexample: a **bug**, a "
+                  "**documented behaviour** or a **counting difference**.", ""]
+        for r in result.rows:
+            for b in r.bugs:
+                cid = b.rsplit("__", 1)[1][: -len(".md")]
+                kind, why = judgement(r.peer, cid)
+                lines.append(f"- {r.peer} `{cid}`: **{kind}**. {why}".rstrip())
+        lines.append("")
         lines += ["## Bugs found", ""]
         for b in bug_files:
             lines.append((out / b).read_text(encoding="utf-8"))
