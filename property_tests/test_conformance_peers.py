@@ -306,6 +306,28 @@ def test_study_command_refuses_a_missing_out_and_an_unknown_peer(tmp_path):
                                              manager="langchain-last"))
 
 
+def test_study_command_passes_its_timeout_on(tmp_path, monkeypatch):
+    """``--study --timeout S`` is the per-call timeout of every peer's run (it was
+    dropped, and every study ran at the default), and a bad one is refused."""
+    import argparse
+
+    import vistalab.conformance._study as study
+    from vistalab._commands._conformance_study import run_study_command
+
+    seen = {}
+
+    def fake_run_study(out, **kw):
+        seen.update(kw)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(study, "run_study", fake_run_study)
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_study_command(argparse.Namespace(study=True, out=str(tmp_path), timeout="60"))
+    assert seen["timeout"] == 60.0
+    with pytest.raises(VistaLabError, match="timeout"):
+        run_study_command(argparse.Namespace(study=True, out=str(tmp_path), timeout="0"))
+
+
 @pytest.mark.slow
 def test_study_command_prints_the_table(tmp_path, capsys):
     from vistalab.cli import main

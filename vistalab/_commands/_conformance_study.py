@@ -63,7 +63,10 @@ def run_study_command(args: argparse.Namespace) -> int:
     from .._paths import output_dir
     from .._study_figure import draw_study_figure
 
+    from .conformance import _timeout
+
     result = run_study(output_dir("--out", out), peers=peers, examples=examples, seed=seed,
+                       timeout=_timeout(getattr(args, "timeout", None)),
                        figure=draw_study_figure)
     if getattr(args, "json", False):
         emit_json(result.to_dict())
