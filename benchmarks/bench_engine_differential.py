@@ -214,7 +214,7 @@ def _check_model_overhead(exe: str, lengths: list[int]) -> int:
                 k0 = _children()
                 c0 = cpu_all()
                 try:
-                    n = session(lambda kw=kw: Workspace(4000, cache_prefix=cp,
+                    n = session(lambda kw=kw, cp=cp: Workspace(4000, cache_prefix=cp,
                                                         keep_pending=False, **kw), turns)
                 except Exception as exc:  # noqa: BLE001 - reported, then exit 1
                     print(f"  cache_prefix={cp} {turns} turns, {name}: the session failed: "
