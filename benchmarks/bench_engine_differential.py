@@ -17,16 +17,28 @@ through the driver with its observation switched off (no model lines, no views,
 no recount, no model). The ratio says what the differential
 check costs per operation on top of running the engine.
 
-Target: 0 divergences over >= 1,000,000 operations (default) across both
-configurations (``cache_prefix`` True and False, both drawn by the generator),
-two worker processes by default. Printed per configuration: the
-operations, the sequences, and how many of them were compared with the model
-whole (every observation line, none cut short); then ops/s and the total time.
-Exit status 1 on any divergence or if the model executable is unavailable.
+Target: 0 divergences over >= 1,000,000 operations (``--ops 1000000``) across
+both configurations (``cache_prefix`` True and False, both drawn by the
+generator), two worker processes by default; the default ``--ops`` is small
+enough for a run of about a minute. Printed per configuration: the operations,
+the sequences, and how many of them were compared with the model whole (every
+observation line, none cut short); then ops/s, the total time and, from the
+measured rate, the projected time for a million operations.
 
-    .venv/bin/python benchmarks/bench_engine_differential.py              # 1e6 operations
-    .venv/bin/python benchmarks/bench_engine_differential.py --quick      # 2e4 operations
-    .venv/bin/python benchmarks/bench_engine_differential.py --workers 2 --seed 1
+Then the run-time check (``Workspace(..., check_model=True)``, Implementation
+Details): the agent's session of ``bench_check_model.py`` at several session
+lengths (``--check-turns``), in both configurations, CPU per operation of the
+engine alone and of the engine under the check, measured in this run; the
+ratio of the two is the check's overhead per operation, and the marginal
+ratio (the operations added since the previous length) says whether the
+per-operation cost stays flat as the session grows.
+Exit status 1 on any divergence, if fewer operations ran than asked, or if the
+model executable is unavailable.
+
+    .venv/bin/python benchmarks/bench_engine_differential.py                  # about a minute
+    .venv/bin/python benchmarks/bench_engine_differential.py --ops 1000000    # the target
+    .venv/bin/python benchmarks/bench_engine_differential.py --quick          # 2e4 operations
+    .venv/bin/python benchmarks/bench_engine_differential.py --check-turns 0  # no check_model part
 """
 
 from __future__ import annotations
@@ -99,6 +111,12 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def _children() -> float:
+    """CPU seconds of the reaped children (the model's processes)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def _engine_only(seed: int, n: int) -> tuple[int, float]:
     """The baseline: the same sequences' operations on the engine alone."""
     c0 = _cpu()
@@ -138,11 +156,15 @@ def _apply_engine_only(seq: OperationSequence) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--operations", "--ops", dest="operations", type=int, default=1_000_000,
-                   help="operations to run (default 1e6; --ops is the same)")
+    p.add_argument("--operations", "--ops", dest="operations", type=int, default=4_000,
+                   help="operations to run (default 4000, about a minute; the target is "
+                        "1000000; --ops is the same)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--quick", action="store_true", help="2e4 operations")
+    p.add_argument("--check-turns", type=int, nargs="+", default=[20, 80, 240],
+                   help="session lengths (agent turns) for check_model's overhead "
+                        "(default 20 80 240; 0: skip that part)")
     args = p.parse_args(argv)
     target = 20_000 if args.quick else args.operations
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
@@ -151,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model executable: {exe}")
 
     # Baseline on the first sequences of the same stream.
-    base_n = 150 if args.quick else 400
+    base_n = 150 if args.quick else min(400, max(50, target // 20))
     base_ops, base_cpu = _engine_only(args.seed, base_n)
 
     # Enough sequences for the target (mean length (MAX_OPS + 1) / 2 and a little more).
@@ -168,8 +190,50 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     if stopped:
         print("stopped before the target: the figures below cover the operations that ran")
-    return _summary(args, found, seqs, ops, modelled, requests, cpu, wall, base_ops, base_cpu,
-                    target)
+    status = _summary(args, found, seqs, ops, modelled, requests, cpu, wall, base_ops,
+                      base_cpu, target)
+    turns = sorted(t for t in args.check_turns if t > 0)
+    if turns and not stopped:
+        status = max(status, _check_model_overhead(exe, turns))
+    return status
+
+
+def _check_model_overhead(exe: str, lengths: list[int]) -> int:
+    """check_model's CPU per operation over the engine's alone, per session length."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_check_model import _cpu as cpu_all
+    from bench_check_model import session
+
+    print("check_model=True (the run-time check) against the engine alone, the same session:")
+    status = 0
+    for cp in (True, False):
+        prev: tuple[int, float, float] | None = None
+        for turns in lengths:
+            cost: dict[str, tuple[int, float]] = {}
+            for name, kw in (("engine", {}), ("checked", {"check_model": exe})):
+                k0 = _children()
+                c0 = cpu_all()
+                try:
+                    n = session(lambda kw=kw, cp=cp: Workspace(4000, cache_prefix=cp,
+                                                        keep_pending=False, **kw), turns)
+                except Exception as exc:  # noqa: BLE001 - reported, then exit 1
+                    print(f"  cache_prefix={cp} {turns} turns, {name}: the session failed: "
+                          f"{type(exc).__name__}: {exc}"[:400])
+                    return 1
+                cost[name] = (n, cpu_all() - c0)
+                model = _children() - k0
+            n, e = cost["engine"]
+            _, c = cost["checked"]
+            line = (f"  cache_prefix={cp}: {turns:4d} turns, {n:5d} operations: engine "
+                    f"{e / n * 1e3:7.3f} ms/op, checked {c / n * 1e3:8.3f} ms/op (of it the "
+                    f"model's process {model / n * 1e3:7.3f}), overhead {c / max(e, 1e-9):6.2f}x")
+            if prev is not None and n > prev[0]:
+                dn, de, dc = n - prev[0], e - prev[1], c - prev[2]
+                line += (f"; the {dn} operations added: {dc / dn * 1e3:8.3f} ms/op, "
+                         f"{dc / max(de, 1e-9):6.2f}x")
+            print(line, flush=True)
+            prev = (n, e, c)
+    return status
 
 
 _PROGRESS: dict[str, Any] = {"seqs": 0, "ops": 0, "modelled": 0, "requests": 0, "cpu": 0.0}
@@ -185,6 +249,8 @@ def _run_chunks(args: Any, exe: str, target: int, found: list[str], t0: float) -
     with mp.Pool(args.workers) if args.workers > 1 else _Serial() as pool:
         while ops < target:
             need = max(1, int((target - ops) / ((MAX_OPS + 1) / 2)) + 1)
+            # Chunks of at most 200 sequences, fewer for a small target.
+            chunk = max(5, min(200, need // max(1, args.workers) + 1))
             jobs = []
             for _ in range(max(1, min(args.workers * 4, need // chunk + 1))):
                 jobs.append((args.seed, start, start + chunk, exe))
@@ -220,6 +286,10 @@ def _summary(args: Any, found: list[str], seqs: int, ops: int, modelled: int, re
         print(f"  {k}: {row['operations']:,} operations in {row['sequences']:,} sequences, "
               f"{row['whole']:,} of them compared with the model whole (every line)")
     print(f"total time {wall:,.1f} s wall ({wall / 60:.1f} min), {cpu:,.1f} CPU s")
+    if ops:
+        print(f"projected for 1,000,000 operations at this rate: {1e6 / ops * cpu:,.0f} CPU s, "
+              f"{1e6 / ops * wall / 3600:,.2f} h wall with {args.workers} worker(s) "
+              f"at this machine's load")
     print(
         f"baseline (engine alone, same stream, {base_ops:,} operations): {base_rate:,.0f} ops/s "
         f"CPU; the differential check runs at {diff_rate / base_rate:.2f}x the engine's speed"

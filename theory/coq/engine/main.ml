@@ -164,16 +164,17 @@ let observe status s (r : result option) =
                     (match r.r_recovered with Some d -> name d | None -> "-")
         | None -> "-", "-", "-" in
       let st = List.sort (fun (a, _) (b, _) -> compare (key_rank a) (key_rank b)) s.store in
+      let rd = render s in  (* once: the fields below all read the same rendering *)
       Printf.printf "status=%s mode=%s tokens=%d total=%d overhead=%d conversation=%d \
                      dashboard=%d guard=%s offloaded=%s recovered=%s units=%s render=%s store=%s \
                      request=%s turns=%s ledger=%s shows=%s cache_prefix=%d mdash=%d\n"
         status (match mode_of s with Normal -> "normal" | Management -> "management")
         (tokens s) (total s) (overhead s) (conversation s) s.dash guard off rec_
-        (csv row_s (unit_rows s)) (csv msg_s (render s))
+        (csv row_s (unit_rows s)) (csv msg_s rd)
         (csv (fun (k, v) -> key_s k ^ ":" ^ value_s v) st)
-        (csv wire_s (render s))
-        (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) (render s))))
-        (csv lrow_s (ledger s)) (csv shows_s (render s))
+        (csv wire_s rd)
+        (csv turn_s (anthropic_wire (List.map (fun m -> m.m_role) rd)))
+        (csv lrow_s (ledger s)) (csv shows_s rd)
         (if s.cfg.cache_prefix then 1 else 0) (min s.mdash s.cfg.mgmt)
 
 (* The optional management dashboard cost (FORMAT.md, [mdash]): checked
