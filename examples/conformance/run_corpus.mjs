@@ -87,7 +87,16 @@ function judge(c, out, count) {
       : input.filter((m) => m.role === "system").every((m) => msgs.some((o) => key(o) === key(m)));
     if (!kept) add("pinned.dropped", "the system prompt is not kept");
   }
-  const where = msgs.map((m) => input.findIndex((x) => key(x) === key(m)));
+  // each request message at the first equal input message after the previous one's
+  // (a conversation may hold equal messages: "continue" twice), else at its first anywhere
+  let last = -1;
+  const where = msgs.map((m) => {
+    const k = key(m);
+    const after = input.findIndex((x, i) => i > last && key(x) === k);
+    const at = after >= 0 ? after : input.findIndex((x) => key(x) === k);
+    if (at >= 0) last = at;
+    return at;
+  });
   if (where.some((i) => i < 0)) add("fidelity.altered", "a message of the request is not an input message");
   else if (where.some((i, j) => j > 0 && i <= where[j - 1])) add("fidelity.reordered", "the request reorders the input");
   // tool calls and their results, within the request (ids may repeat across turns)

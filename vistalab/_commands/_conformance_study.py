@@ -62,7 +62,6 @@ def run_study_command(args: argparse.Namespace) -> int:
                                 f"{'MANAGER' if option == 'manager' else '--' + option}")
     from .._paths import output_dir
     from .._study_figure import draw_study_figure
-
     from .conformance import _timeout
 
     result = run_study(output_dir("--out", out), peers=peers, examples=examples, seed=seed,
