@@ -102,6 +102,30 @@ JUDGEMENTS: dict[tuple[str, str], tuple[str, str]] = {
         "litellm's trim_messages shortens the content of the messages it keeps (it "
         "replaces their middle by '..'), without declaring it; that is its documented way "
         "to fit a budget."), "fidelity.altered", "pinned.dropped"),
+    # tokentrim
+    ("tokentrim", "budget.empty"): (DOC, _EMPTY),
+    ("tokentrim", "budget.over"): (BUG, (
+        "tokentrim counts tiktoken tokens of str() of every field value; tiktoken refuses "
+        "the text '<|endoftext|>' (a special token), and tokentrim's bare except prints "
+        "'Failed to parse' and counts that tool result as 0 tokens, so it returns the whole "
+        "input, over the budget by any count.")),
+    **_all("tokentrim", BUG, (
+        "tokentrim keeps a tool result and drops the assistant call it answers (it keeps "
+        "the newest messages that fit, one at a time): OpenAI rejects the request (HTTP "
+        "400), and tokentrim has no option that prevents it."),
+        "protocol.orphan-result", "closure.undefined-id"),
+    ("tokentrim", "crash.raised"): (BUG, (
+        "When tokentrim must shorten a message whose content is a list of text parts "
+        "(valid OpenAI input), its shortening step encodes the list as text and raises "
+        "TypeError.")),
+    **_all("tokentrim", DOC, (
+        "tokentrim shortens a message it cannot fit by removing characters from its middle "
+        "(shorten_message_to_fit_limit, as its docstring says), the system prompt included, "
+        "without declaring it."), "fidelity.altered", "pinned.dropped"),
+    ("tokentrim", "pending.evicted"): (COUNT, (
+        "tokentrim counts the waiting call's assistant message as 52 tokens by its own "
+        "rule, against 29 for the whole input by the suite's count, so at a budget of 32 "
+        "it drops every message, the pending call with them.")),
     # autogen-core
     ("autogen-buffered", "budget.empty"): (DOC, (
         "buffer_size=1 keeps the last message, a tool result, and the context then drops a "
