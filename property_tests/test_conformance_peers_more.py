@@ -19,22 +19,9 @@ from vistalab.conformance import as_counter, request_problems  # noqa: E402
 from vistalab.conformance._peers import PEERS, get_peer, load_peer  # noqa: E402
 from vistalab.conformance._peers_more import JsPeer, js_peers_folder  # noqa: E402
 
-COUNT = as_counter(None, "openai")
-
-CHAT = [
-    {"role": "system", "content": "You are a helpful assistant."},
-    {"role": "user", "content": "What's the weather in Paris and in Rome?"},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function",
-         "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
-        {"id": "call_2", "type": "function",
-         "function": {"name": "weather", "arguments": '{"city": "Rome"}'}},
-    ]},
-    {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 18C, cloudy"},
-    {"role": "tool", "tool_call_id": "call_2", "content": "Rome: 24C, sunny"},
-    {"role": "assistant", "content": "Paris is 18C and cloudy; Rome is 24C and sunny."},
-    {"role": "user", "content": "Thanks!"},
-]
+# the parallel-call conversation of the first peers' tests
+from .test_conformance_peers import CONVERSATION as CHAT  # noqa: E402
+from .test_conformance_peers import COUNT  # noqa: E402
 
 ITEMS = [
     {"type": "message", "role": "system", "content": "You are a helpful assistant."},
