@@ -23,7 +23,6 @@ it (:class:`PeerNotInstalledError`), never a traceback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import functools
 import importlib
@@ -32,12 +31,13 @@ import importlib.util
 import json
 import logging
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vistalab._core import UnknownNameError, VistaLabError
+
+from ._patches import _patched, _silent
 
 __all__ = [
     "PEERS",
@@ -224,45 +224,6 @@ def _default_count() -> Count:
     from vistalab.conformance import as_counter
 
     return as_counter(None, "openai")
-
-
-#: Patches the adapters put on a peer's module while it runs: (id of the object,
-#: attribute) -> [active calls, the value saved by the first, whether it existed].
-_PATCHES: dict[tuple[int, str], list[Any]] = {}
-_PATCH_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _patched(obj: Any, attr: str, value: Any) -> Any:
-    """``obj.attr = value`` while at least one call is inside, restored after the
-    last one leaves. Counted, not saved per call: a call the suite's timeout left
-    behind still runs in its worker thread while the next call starts, and a
-    per-call save and restore would then restore the patch itself for good. Only
-    the peer's own module state is patched, never the process's (``sys.stdout``,
-    which a call left running would hold redirected)."""
-    key = (id(obj), attr)
-    with _PATCH_LOCK:
-        entry = _PATCHES.get(key)
-        if entry is None:
-            had = attr in vars(obj) if hasattr(obj, "__dict__") else hasattr(obj, attr)
-            entry = _PATCHES[key] = [0, getattr(obj, attr, None), had]
-            setattr(obj, attr, value)
-        entry[0] += 1
-    try:
-        yield
-    finally:
-        with _PATCH_LOCK:
-            entry[0] -= 1
-            if entry[0] == 0:
-                del _PATCHES[key]
-                if entry[2]:
-                    setattr(obj, attr, entry[1])
-                else:
-                    delattr(obj, attr)
-
-
-def _silent(*args: Any, **kwargs: Any) -> None:
-    """A ``print`` that prints nothing (put in a chatty peer's module)."""
 
 
 # --------------------------------------------------------------------------- langchain-core
