@@ -328,6 +328,8 @@ def test_report_says_what_was_compared_per_configuration(model):
     for c in cfg.values():
         assert c["compared_whole"] + c["compared_prefix"] + c["recount_only"] == c["sequences"]
     assert cfg["cache_prefix=False"]["compared_whole"] == cfg["cache_prefix=False"]["sequences"]
+    # modelled_prefix counts the sequences compared only up to a point, in either setting
+    assert report.modelled_prefix == sum(c["compared_prefix"] for c in cfg.values())
     assert report.to_dict()["configurations"] == {k: dict(v) for k, v in cfg.items()}
 
 

@@ -48,6 +48,7 @@ from ._diff_model import (
     byte_token,
     compare_observations,
     engine_observation,
+    guard_offloads,
     parse_observation,
     refusal_reason,
     resolve_spec,
@@ -281,6 +282,10 @@ class ModelCheck(_Driver):
         new = ModelCheck(ws, self.executable, lines=self.lines, ids=self.tr.ids,
                          user_seen=self.user_seen)
         new.operations = self.operations
+        # the fork's init line was this session's: the translator learns the
+        # options from it, so carry them over (the management rendering's
+        # classification depends on cache_prefix)
+        new.tr.cache_prefix = self.tr.cache_prefix
         if new.last != self.last:
             new.close("the model's replay differs")
             raise ModelCheckError("check_model: the model replayed this session's history "
@@ -593,11 +598,7 @@ class ModelCheckedWorkspace:
                 notice = rejection_text(current=0, limit=0, attempted=0, cap=0)
                 guard = "admit"
             before = state["before"]
-            offloaded = tuple(
-                x.id for x in ws.blocks
-                if x.status.value == "offloaded_placeholder"
-                and before.get(x.id) != "offloaded_placeholder"
-            )
+            offloaded, _ = guard_offloads(ws.blocks, before, eff)
             dashes = [*state["dashes"], chk.dash()]
             line = chk.tr.result_line(
                 bid=b.id, call_id=tool_call_id, name=b.name, parent=b.parent,

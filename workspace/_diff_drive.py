@@ -24,6 +24,7 @@ from ._diff_model import (
     ModelTranslator,
     byte_token,
     engine_observation,
+    guard_offloads,
     refusal_reason,
     resolve_spec,
 )
@@ -486,11 +487,9 @@ class _Driver:
         else:
             notice = rejection_text(current=0, limit=0, attempted=0, cap=0)
             guard = "admit"
-        offloaded = tuple(
-            x.id for x in ws.blocks
-            if x.status.value == "offloaded_placeholder"
-            and before_status.get(x.id) != "offloaded_placeholder"
-        )
+        offloaded, problem = guard_offloads(ws.blocks, before_status, eff)
+        if problem:
+            extra["guard_problem"] = problem
         dashes.append(self.dash())
         if not b.rejected:
             # The guard's rule (paper, Algorithm 1): an admitted result leaves the

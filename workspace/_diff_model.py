@@ -49,6 +49,7 @@ __all__ = [
     "run_model",
     "refusal_reason",
     "model_requests",
+    "guard_offloads",
 ]
 
 _SAFE = re.compile(r"[A-Za-z0-9_.-]+\Z")
@@ -235,6 +236,46 @@ class ModelTranslator:
                    "content": _member_stub(b.id, group)}
             out.append(f"{b.id}:{self.mt(msg)}")
         return ",".join(out)
+
+
+def guard_offloads(
+    blocks: Sequence[Any], before: Mapping[str, str], effects: Mapping[str, Any]
+) -> tuple[tuple[str, ...], str | None]:
+    """The blocks one result's guard moved to offloaded, in the guard's order.
+
+    The order is the one the engine's event log records and the model's guard
+    prints: under ``cache_prefix=True`` the results the management rendering
+    would not show go first (Algorithm 1 with the cached prefix kept), so it is
+    not the positions' order. Returns the ids and, when the event log names a
+    set other than the blocks whose status changed, a sentence saying so (the
+    ids are then the changed blocks in position order).
+
+    Parameters
+    ----------
+    blocks : sequence of Block
+        The workspace's blocks after the result.
+    before : mapping
+        Each block's status value before the result.
+    effects : mapping
+        The result's event effects (``offloaded``: the guard's list).
+
+    Returns
+    -------
+    tuple
+        ``(ids, problem)``; ``problem`` is None when the log and the statuses agree.
+    """
+    moved = [
+        x.id for x in blocks
+        if x.status.value == "offloaded_placeholder"
+        and before.get(x.id) != "offloaded_placeholder"
+    ]
+    logged = [str(x) for x in effects.get("offloaded") or ()]
+    if not logged or sorted(logged) == sorted(moved):
+        return tuple(logged or moved), None
+    return tuple(moved), (
+        f"the event log says the guard offloaded {','.join(logged)}, but the blocks "
+        f"moved to offloaded are {','.join(moved) or 'none'}"
+    )
 
 
 def resolve_spec(spec: Any, blocks: Sequence[Any], groups: Mapping[str, Any]

@@ -136,9 +136,7 @@ class DifferentialReport:
         Operations those sequences applied.
     modelled : int
         Sequences compared with the model's executable line by line (the rest:
-        the recount checks only): with ``cache_prefix=False`` every line, with
-        ``cache_prefix=True`` (the engine's default; the model fixes False) the
-        lines before the first management rendering or guard offload.
+        the recount checks only), in both ``cache_prefix`` configurations.
     traces : int
         Shipped traces replayed (each under several configurations).
     divergences : tuple of Divergence
@@ -153,8 +151,9 @@ class DifferentialReport:
     engine : str
         The engine under test (the factory's name; ``Workspace`` by default).
     modelled_prefix : int
-        Of ``modelled``, the ``cache_prefix=True`` sequences (compared up to their
-        first management rendering or offload).
+        Of ``modelled``, the sequences compared only up to a point where the
+        model does not describe the engine's options (``compared_prefix`` in
+        ``configurations``); 0 when every sequence was compared whole.
     requests_checked : int
         Requests built from the model's renderings (an OpenAI and an Anthropic
         one per observation) that the request checker accepted; 0 without one.
@@ -499,7 +498,7 @@ def differential_test(
             counts.sequences += 1
             counts.operations += len(seq)
             counts.modelled += int(seen)
-            counts.prefix += int(seen and bool(seq.config.get("cache_prefix")))
+            counts.prefix += int(outcome.get("compared") == "compared_prefix")
             if progress is not None:
                 progress(counts.sequences)
         if finding is not None:

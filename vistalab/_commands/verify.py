@@ -203,8 +203,8 @@ def _run_engine(args: argparse.Namespace) -> int:
         out.write(
             f"{len(report.divergences)} divergences: {report.sequences} sequences "
             f"({report.modelled} compared with the Coq model line by line, "
-            f"{report.modelled_prefix} of them under cache_prefix=True up to their first "
-            f"management rendering or offload; all with the recount checks), {report.traces} "
+            f"{report.modelled_prefix} of them only up to a point the model does not "
+            f"describe; all with the recount checks), {report.traces} "
             f"trace runs, {report.operations} operations in {report.seconds:.1f} s; "
             f"{report.requests_checked} requests built from the model's renderings "
             f"accepted by the conformance checkers; seed {report.seed}; model: {model}\n"
