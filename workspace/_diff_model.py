@@ -434,6 +434,10 @@ def render_structure(
     msgs = list(r.messages)[protocol_offset(r):]
     out: list[str] = []
     ptr = 0  # next block position a message may belong to
+    # A management rendering with cache_prefix shows a leading run of whole units,
+    # every visible position in it rendered; once a visible position was passed
+    # without being rendered the run is over, and only pinned positions follow.
+    run_over = [r.mode == "normal" or not tr.cache_prefix]
     for i, m in enumerate(msgs):
         role = _role(m)
         content = m.get("content")
@@ -451,7 +455,8 @@ def render_structure(
         # a management rendering with cache_prefix also shows a leading run of
         # visible positions (FORMAT.md, "The budget guard and the management rendering")
         pos, form = _classify(m, text, kind, blocks, groups, ptr,
-                              r.mode == "normal" or tr.cache_prefix)
+                              r.mode == "normal" or tr.cache_prefix,
+                              None if r.mode == "normal" else run_over)
         if pos is None:
             out.append(f"?/unknown/{role}")
             continue
@@ -461,7 +466,8 @@ def render_structure(
 
 
 def _classify(m: Mapping[str, Any], text: str, kind: str | None, blocks: Sequence[Any],
-              groups: Mapping[str, Any], ptr: int, normal: bool) -> tuple[int | None, str]:
+              groups: Mapping[str, Any], ptr: int, normal: bool,
+              run_over: list[bool] | None = None) -> tuple[int | None, str]:
     if kind in ("handle", "offload"):
         h = parse_handle(text)
         if h is None:
@@ -502,19 +508,27 @@ def _classify(m: Mapping[str, Any], text: str, kind: str | None, blocks: Sequenc
         b = blocks[s - 1]
         if b.status.value not in shown:
             continue
-        if m.get("tool_calls"):
-            if b.type.value == "tool_call" and [c["id"] for c in m["tool_calls"]] == list(
-                b.call_ids
-            ):
-                return s, "content"
-            continue
-        if m.get("role") == "tool":
-            if b.type.value == "tool_result" and b.tool_call_id == m.get("tool_call_id"):
-                return s, ("notice" if kind == "rejection" else "content")
-            continue
-        if b.content == text and b.role == m.get("role") and b.type.value != "tool_result":
-            return s, "content"
+        hit = _renders(m, text, b)
+        if run_over is not None and b.status.value == "visible":
+            if run_over[0]:
+                continue  # past the shown prefix: a visible position is not rendered
+            if not hit:
+                run_over[0] = True  # this visible position was not rendered
+                continue
+        if hit:
+            return s, ("notice" if kind == "rejection" and m.get("role") == "tool" else "content")
     return None, ""
+
+
+def _renders(m: Mapping[str, Any], text: str, b: Any) -> bool:
+    """Whether message ``m`` (``text`` its string content) is block ``b`` shown
+    whole: the same calls, the result of the same call, or the same text and role."""
+    if m.get("tool_calls"):
+        return b.type.value == "tool_call" and [c["id"] for c in m["tool_calls"]] == list(
+            b.call_ids)
+    if m.get("role") == "tool":
+        return b.type.value == "tool_result" and b.tool_call_id == m.get("tool_call_id")
+    return b.content == text and b.role == m.get("role") and b.type.value != "tool_result"
 
 
 def _top(gid: str, groups: Mapping[str, Any]) -> str:
