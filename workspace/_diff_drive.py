@@ -648,6 +648,24 @@ class _Driver:
             want = self.expected.get(n)
             if want is not None and data != want:
                 extra["read_mismatch"] = f"read {op['path']} {sel} gave bytes other than B{n}'s"
+            return sha256_hex(data)
+        # A whole or ranged read gives the bytes the store holds under the key (the
+        # store itself is compared with the model's after every operation), cut here
+        # without the engine's selector code: a deleted payload is not readable.
+        root = self.ws.store.root + "/"
+        key = path[len(root):] if path.startswith(root) else path
+        st = self.ws.store
+        held = st.get(key) if key in set(st.keys()) else None
+        if held is None:
+            extra["read_mismatch"] = (
+                f"read {op['path']} gave {len(data)} bytes, but the store holds no payload "
+                f"{key} (deleted, or never written)"
+            )
+        elif data != _cut_range(held, sel):
+            extra["read_mismatch"] = (
+                f"read {op['path']} {sel or '(whole)'} gave {len(data)} bytes other than "
+                f"the payload's {'range' if sel else 'bytes'} ({len(_cut_range(held, sel))} bytes)"
+            )
         return sha256_hex(data)
 
     def recover_all(self) -> None:
@@ -660,6 +678,28 @@ class _Driver:
                 self._emit(10**6, f"recover unit=B{n}", why, "-", ())
                 continue
             self._emit(10**6, f"recover unit=B{n}", "ok", "-", (), byte_token(got))
+
+
+def _cut_range(data: bytes, sel: str | None) -> bytes:
+    """The part of a payload a ``bytes=START:STOP`` (0-based, STOP excluded) or
+    ``lines=FIRST-LAST`` (1-based, inclusive, lines ending at ``\\n``) selector
+    names, clipped at the end; written from the selector's documentation
+    (``Workspace.read_path``), not from the engine's code."""
+    if not sel:
+        return data
+    kind, _, arg = sel.partition("=")
+    if kind == "bytes":
+        start, stop = (int(x) for x in arg.split(":"))
+        return data[start:stop]
+    first, last = (int(x) for x in arg.split("-"))
+    if last < first:
+        return b""
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == 0x0A]
+    if starts[-1] == len(data):
+        starts.pop()  # a final newline ends the last line; no empty line after it
+    begin = starts[first - 1] if first - 1 < len(starts) else len(data)
+    end = starts[last] if last < len(starts) else len(data)
+    return data[begin:end]
 
 
 def _leaves(uid: str, groups: Mapping[str, Any]) -> list[int]:
