@@ -31,7 +31,7 @@ from ._errors import (
 from ._events import Event, EventLogFile, event_state, logged_event
 from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
-from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
+from ._hashing import HASH_MOD, Digests, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
 from ._protocol import (
     PROTOCOL_TEXT,
@@ -70,8 +70,8 @@ _KEEP_ON_ROLLBACK = frozenset({
 })
 
 #: Containers of a workspace that change after construction; ``fork`` copies
-#: exactly these (plus the ledger, the position trees, the call-children lists
-#: and the lock).
+#: exactly these (plus the ledger, the position trees, the record digests, the
+#: call-children lists and the lock).
 MUTABLE_STATE = (
     "_blocks",
     "_groups",
@@ -80,7 +80,6 @@ MUTABLE_STATE = (
     "_answered",
     "_children",
     "_payload_owner",
-    "_digests",
     "_pos_msgs",
     "_pos_cost",
     "_pos_key",
@@ -220,7 +219,7 @@ class StateCore:
         self.set_aside_payloads: tuple[str, ...] = ()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
-        self._digests: dict[str, int] = {}
+        self._digests = Digests()
         self._acc = 0
         self._config_digest = record_digest(self._config_for_hash())
 
@@ -408,9 +407,8 @@ class StateCore:
             self._groups[rec.id] = rec
         if hashed:
             new = record_hash(rec)
-            old = self._digests.get(rec.id, 0)
+            old = self._digests.swap(rec, new)
             self._acc = (self._acc - old + new) % HASH_MOD
-            self._digests[rec.id] = new
 
     @locked
     def state_hash(self) -> str:
