@@ -15,8 +15,11 @@ from vistalab._core import DomainError, atomic_write, check_depth, read_bounded
 from vistalab._core._limits import json_loads
 
 from ._errors import TraceError, WorkspaceArgumentError, plain_door
+from ._hashing import state_hash_of
 
-__all__ = ["Event", "EventLogFile", "TornLogWarning", "read_event_log"]
+__all__ = [
+    "Event", "EventLogFile", "TornLogWarning", "event_state", "logged_event", "read_event_log",
+]
 
 
 class TornLogWarning(UserWarning):
@@ -236,6 +239,100 @@ class Event:
             effects=dict(d.get("effects") or {}),
             state_hash=str(d.get("state_hash", "")),
         )
+
+
+class _LoggedEvent(Event):
+    """An :class:`Event` as the engine's own log holds it: the state hash kept
+    as the (config digest, turn, record accumulator) it is computed from and a
+    registration's ``{"message": m}`` arguments as the message alone, so an
+    event costs a few pointers and no hex string or dict of its own. Reading
+    ``state_hash`` or ``args`` gives the same values, JSON and comparisons as
+    the plain event; copies, pickles and ``dataclasses.replace`` give a plain
+    :class:`Event`."""
+
+    __slots__ = ("_cfg", "_turn", "_acc", "_a", "_m")
+    _cfg: int
+    _turn: int
+    _acc: int
+    _a: dict[str, Any] | None
+    _m: Any
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Event:  # type: ignore[misc]
+        return Event(*args, **kwargs)  # type(ev)(...) and replace() build plain events
+
+    @property  # type: ignore[override]
+    def state_hash(self) -> str:  # noqa: D102 - Event.state_hash
+        return state_hash_of(self._cfg, self._turn, self._acc)
+
+    @property  # type: ignore[override]
+    def args(self) -> dict[str, Any]:  # noqa: D102 - Event.args
+        a = self._a
+        return {"message": self._m} if a is None else a
+
+    def _plain(self) -> Event:
+        return Event(self.seq, self.op, self.args, self.ok, self.result, self.effects,
+                     self.state_hash)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return (self.seq, self.op, self.args, self.ok, self.result, self.effects,
+                self.state_hash) == (other.seq, other.op, other.args, other.ok, other.result,
+                                     other.effects, other.state_hash)
+
+    # Unhashable, as a plain Event is (its dicts are).
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._plain())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Event, (self.seq, self.op, self.args, self.ok, self.result, self.effects,
+                        self.state_hash))
+
+    def __copy__(self) -> Event:
+        return self._plain()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Event:
+        import copy
+
+        return copy.deepcopy(self._plain(), memo)
+
+
+def logged_event(
+    seq: int,
+    op: str,
+    args: dict[str, Any],
+    ok: bool,
+    result: str,
+    effects: dict[str, Any],
+    state: tuple[int, int, int],
+) -> Event:
+    """The engine's record of one event: ``state`` is (config digest, turn,
+    record accumulator), the state hash's inputs (see ``state_hash_of``)."""
+    ev = object.__new__(_LoggedEvent)
+    put = object.__setattr__
+    put(ev, "seq", seq)
+    put(ev, "op", op)
+    put(ev, "ok", ok)
+    put(ev, "result", result)
+    put(ev, "effects", effects)
+    put(ev, "_cfg", state[0])
+    put(ev, "_turn", state[1])
+    put(ev, "_acc", state[2])
+    if len(args) == 1 and "message" in args:
+        put(ev, "_a", None)
+        put(ev, "_m", args["message"])
+    else:
+        put(ev, "_a", args)
+        put(ev, "_m", None)
+    return ev
+
+
+def event_state(ev: Event) -> tuple[int, int]:
+    """(turn, record accumulator) after a logged event (see :func:`logged_event`)."""
+    assert isinstance(ev, _LoggedEvent)
+    return ev._turn, ev._acc
 
 
 def read_event_log(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from ._records import Block, Group, record_digest
 
-__all__ = ["HASH_MOD", "record_hash", "state_hash_of", "accumulate"]
+__all__ = ["HASH_MOD", "Digests", "record_hash", "state_hash_of", "accumulate"]
 
 HASH_MOD = 1 << 256
 _DOMAIN = b"vista-workspace-v1\0"
@@ -36,3 +36,40 @@ def state_hash_of(config_digest: int, turn: int, acc: int) -> str:
     h.update(turn.to_bytes(8, "big"))
     h.update(acc.to_bytes(32, "big"))
     return h.hexdigest()
+
+
+class Digests:
+    """Each record's digest in the accumulator, to take out when the record
+    changes: a block's as 32 bytes at its position in one flat column (zero
+    bytes before its first digest, the same as no digest: nothing to take
+    out), a group's in a dict. A block costs 32 bytes here, not an int object
+    and a dict entry."""
+
+    __slots__ = ("_col", "_groups")
+
+    def __init__(self) -> None:
+        self._col = bytearray()
+        self._groups: dict[str, int] = {}
+
+    def swap(self, rec: Block | Group, new: int) -> int:
+        """Record ``new`` as ``rec``'s digest; return the one it replaces (0 if none)."""
+        if isinstance(rec, Block):
+            col, i = self._col, (rec.seq - 1) * 32
+            if len(col) < i + 32:
+                col.extend(bytes(i + 32 - len(col)))
+            old = int.from_bytes(col[i : i + 32], "big")
+            col[i : i + 32] = new.to_bytes(32, "big")
+            return old
+        old = self._groups.get(rec.id, 0)
+        self._groups[rec.id] = new
+        return old
+
+    def pop_group(self, gid: str) -> int:
+        """Forget group ``gid``'s digest and return it."""
+        return self._groups.pop(gid)
+
+    def copy(self) -> Digests:
+        """An independent copy."""
+        new = Digests.__new__(Digests)
+        new._col, new._groups = self._col[:], self._groups.copy()
+        return new

@@ -315,7 +315,7 @@ class LayoutLayer(StateCore):
         if txn is not None and gid not in txn.records:
             txn.records[gid] = self._groups[gid]
         del self._groups[gid]
-        self._acc = (self._acc - self._digests.pop(gid)) % HASH_MOD
+        self._acc = (self._acc - self._digests.pop_group(gid)) % HASH_MOD
         self._drop_urow(gid)
 
     def _unit_prompt_tokens(self, uid: str) -> int:

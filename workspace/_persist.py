@@ -517,7 +517,6 @@ class PersistLayer(ForkLayer):
             if problem is not None:
                 raise SnapshotError(src, "the wire originals", problem)
         ws._events.clear()
-        ws._event_state.clear()
         ws._install(doc, blocks, groups)
         if wire is not None:
             ws._codec.update_plain(wire)

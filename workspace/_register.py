@@ -373,7 +373,6 @@ class RegisterLayer(GuardLayer):
             self._check_pending_room(cost, [c.id for c in calls])
         self._turn += 1
         seq = len(self._blocks) + 1
-        bid = f"B{seq}"
         data = block_payload_bytes(BlockType.TOOL_CALL, content, calls)
         b = _new_block(
             seq,
@@ -385,6 +384,7 @@ class RegisterLayer(GuardLayer):
             calls=calls,
             tokens=cost,
         )
+        bid = b.id  # one ID string per block, shared by every index that names it
         for c in calls:
             self._call_owner[c.id] = bid
             self._pending[c.id] = bid
@@ -447,7 +447,11 @@ class RegisterLayer(GuardLayer):
             )
         parent_id = self._pending[tool_call_id]
         parent = self.block(parent_id)
-        call_name = parent.call_names[self._call_slot(parent, tool_call_id)]
+        slot = self._call_slot(parent, tool_call_id)
+        call_name = parent.call_names[slot]
+        # The call's own id string (equal to this one): the result's record,
+        # rendering and log share it instead of holding a copy each.
+        tool_call_id = parent.call_ids[slot]
         if name is not None and not isinstance(name, str):
             raise WorkspaceArgumentError("name", name, "must be a string or None")
         original = content
@@ -628,6 +632,22 @@ class RegisterLayer(GuardLayer):
             )
 
 
+#: One tuple per distinct list of called function names (most blocks of a
+#: session call the same few tools), bounded: beyond it a block keeps its own.
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_NAMES_CAP = 4096
+
+
+def _shared_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names``, or the equal tuple an earlier block already holds."""
+    hit = _NAMES.get(names)
+    if hit is not None:
+        return hit
+    if len(_NAMES) < _NAMES_CAP:
+        _NAMES[names] = names
+    return names
+
+
 def _new_block(
     seq: int,
     btype: BlockType,
@@ -657,7 +677,7 @@ def _new_block(
         content=content,
         tool_calls=calls,
         call_ids=tuple(c.id for c in calls or ()),
-        call_names=tuple(c.name for c in calls or ()),
+        call_names=_shared_names(tuple(c.name for c in calls or ())),
         tool_call_id=tool_call_id,
         name=name,
         size=len(data),

@@ -4,19 +4,30 @@ reaches X" in O(log n) instead of walking every block ever registered."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 
 __all__ = ["PrefixTree"]
 
-_NEG = float("-inf")
+#: "No non-empty position" in the running-total column: below any sum of real
+#: values (token counts and their differences, far under 2**60 in magnitude),
+#: so it compares as minus infinity and a sum with it stays in an int64.
+_NEG = -(1 << 62)
+
+
+def _column(code: str, n: int, fill: int = 0) -> array[int]:
+    """A flat machine-integer column of ``n`` cells, all ``fill`` (8 or 4 bytes
+    a cell and no int object, where a list holds a pointer and often an int)."""
+    return array(code, [fill]) * n
 
 
 class PrefixTree:
     """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
 
     Each node keeps the sum of its values, the largest running total over a
-    leading run of its non-empty positions (``-inf`` when it has none) and how
-    many positions are non-empty. Updates and searches cost O(log n); appends
+    leading run of its non-empty positions (``_NEG``, below any real total,
+    when it has none) and how many positions are non-empty, in flat integer
+    arrays. Updates and searches cost O(log n); appends
     are amortised O(1) plus O(log n).
     """
 
@@ -25,9 +36,9 @@ class PrefixTree:
     def __init__(self) -> None:
         self._cap = 1
         self._n = 0
-        self._sum: list[int] = [0, 0]
-        self._best: list[float] = [_NEG, _NEG]
-        self._cnt: list[int] = [0, 0]
+        self._sum = _column("q", 2)
+        self._best = _column("q", 2, _NEG)
+        self._cnt = _column("i", 2)
 
     def __len__(self) -> int:
         return self._n
@@ -35,7 +46,7 @@ class PrefixTree:
     def copy(self) -> PrefixTree:
         new = PrefixTree.__new__(PrefixTree)
         new._cap, new._n = self._cap, self._n
-        new._sum, new._best, new._cnt = self._sum.copy(), self._best.copy(), self._cnt.copy()
+        new._sum, new._best, new._cnt = self._sum[:], self._best[:], self._cnt[:]
         return new
 
     def append(self, value: int | None = None) -> None:
@@ -49,7 +60,7 @@ class PrefixTree:
     def _grow(self) -> None:
         old = self._cap
         cap = old * 2
-        s, b, c = [0] * (2 * cap), [_NEG] * (2 * cap), [0] * (2 * cap)
+        s, b, c = _column("q", 2 * cap), _column("q", 2 * cap, _NEG), _column("i", 2 * cap)
         s[cap : cap + old] = self._sum[old : 2 * old]
         b[cap : cap + old] = self._best[old : 2 * old]
         c[cap : cap + old] = self._cnt[old : 2 * old]

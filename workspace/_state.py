@@ -28,10 +28,10 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, EventLogFile
+from ._events import Event, EventLogFile, event_state, logged_event
 from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
-from ._hashing import HASH_MOD, accumulate, record_hash, state_hash_of
+from ._hashing import HASH_MOD, Digests, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
 from ._protocol import (
     PROTOCOL_TEXT,
@@ -64,14 +64,14 @@ __all__ = ["StateCore", "locked", "MUTABLE_STATE"]
 #: What a rollback keeps (not derived from the records): identity, the log,
 #: payload ownership (fixed up from the journal) and the wire originals.
 _KEEP_ON_ROLLBACK = frozenset({
-    "_lock", "_txn", "store", "_log_fh", "_events", "_event_state", "_event_base",
+    "_lock", "_txn", "store", "_log_fh", "_events", "_event_base",
     "_rewrite", "_own_keys", "_adopted_keys", "_doomed", "_saved", "_codec",
     "set_aside_payloads",
 })
 
 #: Containers of a workspace that change after construction; ``fork`` copies
-#: exactly these (plus the ledger, the position trees, the call-children lists
-#: and the lock).
+#: exactly these (plus the ledger, the position trees, the record digests, the
+#: call-children lists and the lock).
 MUTABLE_STATE = (
     "_blocks",
     "_groups",
@@ -80,7 +80,6 @@ MUTABLE_STATE = (
     "_answered",
     "_children",
     "_payload_owner",
-    "_digests",
     "_pos_msgs",
     "_pos_cost",
     "_pos_key",
@@ -91,7 +90,6 @@ MUTABLE_STATE = (
     "_group_span",
     "_gprompt",
     "_events",
-    "_event_state",
     "_doomed",
     "_own_keys",
     "_adopted_keys",
@@ -221,7 +219,7 @@ class StateCore:
         self.set_aside_payloads: tuple[str, ...] = ()
 
         # Incremental canonical hash: sum of record digests (order is in the records).
-        self._digests: dict[str, int] = {}
+        self._digests = Digests()
         self._acc = 0
         self._config_digest = record_digest(self._config_for_hash())
 
@@ -294,7 +292,6 @@ class StateCore:
 
         # Event log.
         self._events: list[Event] = []
-        self._event_state: list[tuple[int, int]] = []  # (turn, hash accumulator) per event
         # A substituted fork's log rewrite, applied when the old events are read:
         # (first event, end, [(event, new content, digest change)]).
         self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
@@ -410,9 +407,8 @@ class StateCore:
             self._groups[rec.id] = rec
         if hashed:
             new = record_hash(rec)
-            old = self._digests.get(rec.id, 0)
+            old = self._digests.swap(rec, new)
             self._acc = (self._acc - old + new) % HASH_MOD
-            self._digests[rec.id] = new
 
     @locked
     def state_hash(self) -> str:
@@ -779,7 +775,6 @@ class StateCore:
             keep_pending=self.keep_pending,
         )
         fresh._events.clear()
-        fresh._event_state.clear()
         doc = {
             "turn": txn.turn,
             "group_seq": txn.group_seq,
@@ -824,19 +819,18 @@ class StateCore:
     def _log(
         self, op: str, args: dict[str, Any], ok: bool, result: str, effects: dict[str, Any]
     ) -> None:
-        ev = Event(
+        ev = logged_event(
             self._event_base + len(self._events),
             op,
             args,
             ok,
             result,
             _shared_effects(effects),
-            self.state_hash(),
+            (self._config_digest, self._turn, self._acc),
         )
-        if self._log_fh is not None:  # written first: a failed write leaves both as they were
+        if self._log_fh is not None:  # written first: a failed write leaves the log as it was
             self._log_fh.append(ev.to_json())
         self._events.append(ev)
-        self._event_state.append((self._turn, self._acc))
 
     @locked
     def close(self) -> None:
@@ -855,7 +849,7 @@ class StateCore:
         if self._rewrite is None:
             return
         start, end, marks = self._rewrite
-        events, state = self._events, self._event_state
+        events = self._events
         delta, i = 0, 0
         for k in range(start, end):
             ev = events[k]
@@ -864,10 +858,10 @@ class StateCore:
                 args = dict(args, message=dict(args["message"], content=marks[i][1]))
                 delta = (delta + marks[i][2]) % HASH_MOD
                 i += 1
-            turn, acc = state[k]
+            turn, acc = event_state(ev)
             acc = (acc + delta) % HASH_MOD
-            state[k] = (turn, acc)
-            events[k] = Event(
-                ev.seq, ev.op, args, ev.ok, ev.result, ev.effects, self._hash_of(turn, acc)
+            events[k] = logged_event(
+                ev.seq, ev.op, args, ev.ok, ev.result, ev.effects,
+                (self._config_digest, turn, acc),
             )
         self._rewrite = None

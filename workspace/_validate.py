@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -226,7 +227,8 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
         if cid in seen:
             raise WorkspaceArgumentError("tool_calls", tool_calls, f"repeats call id {cid!r}")
         seen.add(cid)
-        out.append(ToolCall(cid, name, args))
+        # Function names repeat across a session: one interned string each.
+        out.append(ToolCall(cid, sys.intern(name) if type(name) is str else name, args))
     return tuple(out)
 
 
