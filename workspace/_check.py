@@ -253,14 +253,6 @@ class ModelCheck(_Driver):
                 "construct the workspace with cache_prefix=False to run it under "
                 "check_model, or without check_model",
             )
-        if getattr(ws, "keep_pending", False):
-            self.close("keep_pending=True is outside the model")
-            raise ModelCoverageError(
-                "keep_pending=True (the management rendering that keeps the tool-call "
-                "batch still waiting for results, and the guard and actions that go with it)",
-                "construct the workspace with keep_pending=False to run it under "
-                "check_model, or without check_model",
-            )
         self.step("Workspace(...)", line, "ok")
 
     def close(self, why: str = "the workspace was closed") -> None:
