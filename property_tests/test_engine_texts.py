@@ -319,17 +319,29 @@ def test_a_divergence_that_does_not_reproduce_is_reported_as_such(model):
 
 
 def test_report_says_what_was_compared_per_configuration(model):
-    """Per cache_prefix configuration: sequences, and how many were compared with the
-    model (and the texts written from it) whole."""
+    """Per cache_prefix configuration, and per (cache_prefix, keep_pending) pair:
+    sequences, and how many were compared with the model (and the texts written
+    from it) whole."""
+    from vistalab.workspace._differential import CONFIGURATIONS
+
     report = differential_test(sequences=12, seed=5, model=model)
     cfg = report.configurations
-    assert set(cfg) == {"cache_prefix=False", "cache_prefix=True"}
-    assert sum(c["sequences"] for c in cfg.values()) == report.sequences
+    assert tuple(cfg) == CONFIGURATIONS
+    assert set(cfg) >= {"cache_prefix=False", "cache_prefix=True"}
+    pairs = {k: v for k, v in cfg.items() if ",keep_pending=" in k}
+    assert len(pairs) == 4
+    assert sum(c["sequences"] for c in pairs.values()) == report.sequences
+    assert sum(cfg[k]["sequences"] for k in ("cache_prefix=False", "cache_prefix=True")) == \
+        report.sequences
+    for cp in (False, True):
+        both = [pairs[f"cache_prefix={cp},keep_pending={kp}"] for kp in (False, True)]
+        assert cfg[f"cache_prefix={cp}"] == {k: sum(b[k] for b in both) for k in both[0]}
     for c in cfg.values():
         assert c["compared_whole"] + c["compared_prefix"] + c["recount_only"] == c["sequences"]
-    assert cfg["cache_prefix=False"]["compared_whole"] == cfg["cache_prefix=False"]["sequences"]
-    # modelled_prefix counts the sequences compared only up to a point, in either setting
-    assert report.modelled_prefix == sum(c["compared_prefix"] for c in cfg.values())
+        assert c["compared_whole"] == c["sequences"]  # the model has every configuration
+    # modelled_prefix counts the sequences compared only up to a point, in any setting
+    assert report.modelled_prefix == sum(
+        cfg[f"cache_prefix={cp}"]["compared_prefix"] for cp in (False, True))
     assert report.to_dict()["configurations"] == {k: dict(v) for k, v in cfg.items()}
 
 

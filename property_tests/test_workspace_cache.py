@@ -97,7 +97,7 @@ def test_management_rendering_keeps_the_conversation_prefix():
 def test_prefix_stops_before_a_call_waiting_for_results():
     """A tool-call position whose results are not all registered is never put in
     the management prefix (its tool messages would be missing). With
-    keep_pending=False (the Coq model's rendering) nothing of it is shown;
+    keep_pending=False (the Coq model's rendering with keep_pending off) nothing of it is shown;
     the default keeps it after the prefix (test_workspace_pending.py)."""
     ws = _ws(keep_pending=False)
     _grow(ws, 2, 100)

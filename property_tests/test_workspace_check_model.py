@@ -49,14 +49,15 @@ def _call(cid: str, name: str = "search", args: str = '{"q": "refunds"}') -> dic
 # ---------------------------------------------------------------- real sessions
 
 
+@pytest.mark.parametrize("keep_pending", [False, True])
 @pytest.mark.parametrize("name", ["ops_agent.json", "anthropic_ops_agent.json",
                                   "parallel_weather.jsonl", "long_session.json"])
-def test_a_shipped_session_runs_under_the_model(name, model):
+def test_a_shipped_session_runs_under_the_model(name, keep_pending, model):
     """A recorded agent session (its messages, context tool calls run by the
     engine, harness actions), then both renderings and every block recovered:
     the engine agrees with the model at every operation."""
     items = load_trace(str(TRACES / name))
-    with Workspace(6000, cache_prefix=False, keep_pending=False, check_model=model) as ws:
+    with Workspace(6000, cache_prefix=False, keep_pending=keep_pending, check_model=model) as ws:
         drive_trace(ws, items, lambda i, a: None, lambda i, e: e)
         ws.render()
         ws.render(format="anthropic")
@@ -260,13 +261,28 @@ def test_cache_prefix_true_is_refused_or_checked(model):
         assert "cache_prefix=False" in info.value.fix
 
 
-def test_keep_pending_true_is_refused(model):
-    """The engine's default management rendering keeps a pending batch; the
-    model's stops before it, so check_model refuses keep_pending=True with the
-    fix (the configuration the model covers)."""
-    with pytest.raises(ModelCoverageError, match="keep_pending=True") as info:
-        Workspace(3000, cache_prefix=False, check_model=model)
-    assert "keep_pending=False" in info.value.fix
+@pytest.mark.parametrize("cache_prefix", [False, True])
+def test_keep_pending_is_checked(model, cache_prefix):
+    """The engine's default keep_pending=True is modelled: a session that overflows
+    while a batch of calls waits for results (the management rendering keeps the
+    calling message, the result so far and a placeholder, after the prefix with
+    cache_prefix) runs under check_model with no disagreement."""
+    with Workspace(3000, cache_prefix=cache_prefix, check_model=model) as ws:
+        assert ws.keep_pending
+        ws.register_user("Find the refunds.")
+        for i in range(6):
+            ws.register_message({"role": "user", "content": f"note {i} " + "ledger " * 400})
+        ws.register_message({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+            for k in (1, 2)]})
+        ws.register_tool_result("c1", "refund " * 100)
+        r = ws.render()
+        assert r.mode == "overflow"
+        roles = [m.get("role") for m in r.messages]
+        assert roles[-4:] == ["assistant", "tool", "tool", "user"]  # the batch, kept whole
+        assert (roles.count("user") > 2) == cache_prefix  # the prefix only with cache_prefix
+        chk = ws.model_check
+        assert chk is not None and chk.active and chk.failure is None
 
 
 def test_opaque_content_parts_are_refused_before_anything_changes(model):

@@ -303,9 +303,28 @@ def test_cli_verify_engine(model, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["sequences"] == 2 and doc["divergences"] == [] and doc["traces"] >= 1
     cfg = doc["configurations"]
-    assert set(cfg) == {"cache_prefix=False", "cache_prefix=True"}
-    assert sum(c["sequences"] for c in cfg.values()) == 2
+    assert {"cache_prefix=False", "cache_prefix=True"} <= set(cfg)
+    assert sum(cfg[k]["sequences"] for k in ("cache_prefix=False", "cache_prefix=True")) == 2
+    pairs = [k for k in cfg if ",keep_pending=" in k]
+    assert len(pairs) == 4 and sum(cfg[k]["sequences"] for k in pairs) == 2
     assert main(["verify", "engine", "--sequences", "1", "--seed", "2", "--max-ops", "5"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("0 divergences: 1 sequences")
     assert "  cache_prefix=False: " in out and "  cache_prefix=True: " in out
+
+
+def test_kept_batch_with_a_reused_call_id_is_placed_by_position(model):
+    """keep_pending: an overflow rendering that keeps the batch still waiting for
+    results, whose call id an older (answered, visible but not shown) call used too:
+    the kept calling message is the newest call's (B3), and engine and model agree
+    (the observation once took it for B1, the first call with those ids)."""
+    from vistalab.workspace._diff_ops import OperationSequence
+
+    cfg = {"budget": 1854, "hard_limit": None, "tokenizer": "approx", "store": "memory",
+           "format": "openai", "protocol": False, "cache_prefix": False, "keep_pending": True}
+    ops = ({"op": "call", "calls": [["call_1", "search", '{"q": "beta"}']], "text": None},
+           {"op": "result", "id": "call_1", "fit": 0},
+           {"op": "call", "calls": [["call_1", "search", '{"q": "alpha"}']], "text": None})
+    seq = OperationSequence(cfg, ops)
+    found, modelled = check_sequence(seq, Workspace, model)
+    assert modelled and found is None

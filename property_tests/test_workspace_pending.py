@@ -56,7 +56,7 @@ def test_management_rendering_keeps_the_pending_batch(cache_prefix):
 
 
 def test_the_model_rendering_stops_before_the_pending_batch():
-    """keep_pending=False (the Coq engine model's rendering) drops the batch:
+    """keep_pending=False (the Coq engine model's rendering with keep_pending off) drops the batch:
     what the default guards against."""
     r = _overflowing(keep_pending=False).render()
     assert r.mode == "overflow" and "c4" not in _calls(r.messages)

@@ -254,14 +254,6 @@ class ModelCheck(_Driver):
                 "construct the workspace with cache_prefix=False to run it under "
                 "check_model, or without check_model",
             )
-        if getattr(ws, "keep_pending", False):
-            self.close("keep_pending=True is outside the model")
-            raise ModelCoverageError(
-                "keep_pending=True (the management rendering that keeps the tool-call "
-                "batch still waiting for results, and the guard and actions that go with it)",
-                "construct the workspace with keep_pending=False to run it under "
-                "check_model, or without check_model",
-            )
         self.step("Workspace(...)", line, "ok")
 
     def close(self, why: str = "the workspace was closed") -> None:
@@ -286,6 +278,7 @@ class ModelCheck(_Driver):
         # options from it, so carry them over (the management rendering's
         # classification depends on cache_prefix)
         new.tr.cache_prefix = self.tr.cache_prefix
+        new.tr.keep_pending = self.tr.keep_pending
         if new.last != self.last:
             new.close("the model's replay differs")
             raise ModelCheckError("check_model: the model replayed this session's history "

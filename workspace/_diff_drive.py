@@ -198,8 +198,7 @@ class _Driver:
             store=store,
             protocol=cfg["protocol"],
             cache_prefix=cfg["cache_prefix"],
-            # The model's management rendering stops before a pending batch.
-            keep_pending=False,
+            keep_pending=bool(cfg.get("keep_pending", False)),
             **({} if cfg.get("hard_limit") is None else {"hard_limit": cfg["hard_limit"]}),
             **({} if cfg.get("dashboard") is None
                else {"dashboard": DashboardConfig(**cfg["dashboard"])}),

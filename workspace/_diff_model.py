@@ -31,6 +31,7 @@ from ._errors import (
     WorkspaceArgumentError,
 )
 from ._handles import (
+    SHORTEST_REJECTION,
     find_handles,
     parse_group_payload,
     parse_handle,
@@ -77,6 +78,7 @@ def refusal_reason(exc: BaseException | None, detail: str = "") -> str:
         ("is archived inside", "in_group"),
         ("is pinned", "pinned"),
         ("still waiting for results", "has_pending"),
+        ("would leave its tombstone no room", "floor"),
         ("is not archived", "not_archived"),
         ("selects no live blocks", "empty"),
     )
@@ -117,7 +119,8 @@ class ModelTranslator:
         self.hard = hard
         self.root = root
         self.ids: dict[str, str] = {}
-        self.cache_prefix = False  # the engine's option, read by init_line
+        self.cache_prefix = False  # the engine's options, read by init_line
+        self.keep_pending = False
 
     def cid(self, call_id: str) -> str:
         """A safe token for an engine call id (unsafe ids get ``c<k>``)."""
@@ -153,9 +156,19 @@ class ModelTranslator:
             ).message_tokens
         self.cache_prefix = bool(getattr(ws, "cache_prefix", False))
         cache_prefix = int(self.cache_prefix)
+        self.keep_pending = bool(getattr(ws, "keep_pending", False))
+        kp = ""
+        if self.keep_pending:
+            # the notice reserve per pending call: what the shortest rejection notice
+            # costs beyond a pending placeholder (FORMAT.md, nres)
+            def tool(text: str) -> int:
+                return self.mt({"role": "tool", "tool_call_id": "", "content": text})
+
+            nres = max(0, tool(SHORTEST_REJECTION) - tool(_pending("")))
+            kp = f" keep_pending=1 nres={nres}"
         return (
             f"init budget={self.budget} hard={self.hard} fixed={fixed} mgmt={mgmt} "
-            f"dfloor={dfloor} dash={dash} cache_prefix={cache_prefix}"
+            f"dfloor={dfloor} dash={dash} cache_prefix={cache_prefix}{kp}"
         )
 
     # ------------------------------------------------------------ registration
@@ -434,14 +447,31 @@ def render_structure(
     msgs = list(r.messages)[protocol_offset(r):]
     out: list[str] = []
     ptr = 0  # next block position a message may belong to
+    # keep_pending: a management rendering ends with the batch still waiting for
+    # results (the newest calling block, one message per position after it, a
+    # placeholder per pending call), then the dashboard; its calling message is
+    # placed by where the batch starts (an older call may have the same ids).
+    owner = batch_at = 0
+    if r.mode != "normal" and tr.keep_pending:
+        n_pend = sum(placeholder_kind(str(m.get("content") or "")) == "pending" for m in msgs)
+        calls = [s for s in range(1, len(blocks) + 1) if blocks[s - 1].type.value == "tool_call"]
+        if n_pend and calls:
+            owner = calls[-1]
+            batch_at = len(msgs) - 1 - n_pend - (len(blocks) - owner) - 1
     # A management rendering with cache_prefix shows a leading run of whole units,
     # every visible position in it rendered; once a visible position was passed
-    # without being rendered the run is over, and only pinned positions follow.
+    # without being rendered the run is over, and only pinned positions follow
+    # (until the kept batch, whose positions all render).
     run_over = [r.mode == "normal" or not tr.cache_prefix]
     for i, m in enumerate(msgs):
         role = _role(m)
         content = m.get("content")
         text = content if isinstance(content, str) else ""
+        if owner and i == batch_at and m.get("tool_calls"):
+            out.append(f"B{owner}/content/{role}")
+            ptr = owner
+            run_over[0] = False  # every position of the kept batch renders
+            continue
         if i == len(msgs) - 1 and role == DASHBOARD_ROLE and text.startswith(
             "<context_workspace_status>"
         ):
@@ -453,9 +483,10 @@ def render_structure(
             out.append(f"pending.{tr.cid(cid)}/pending/{role}")
             continue
         # a management rendering with cache_prefix also shows a leading run of
-        # visible positions (FORMAT.md, "The budget guard and the management rendering")
+        # visible positions (FORMAT.md, "The budget guard and the management rendering"),
+        # with keep_pending the batch still waiting for results
         pos, form = _classify(m, text, kind, blocks, groups, ptr,
-                              r.mode == "normal" or tr.cache_prefix,
+                              r.mode == "normal" or tr.cache_prefix or tr.keep_pending,
                               None if r.mode == "normal" else run_over)
         if pos is None:
             out.append(f"?/unknown/{role}")

@@ -64,8 +64,9 @@ class OperationSequence:
         ``budget``, ``tokenizer`` (``"approx"`` or ``"cl100k_base"``), ``store``
         (``"memory"`` or ``"disk"``), ``format`` (``"openai"`` or
         ``"anthropic"``: the wire format messages are registered and rendered
-        in), ``hard_limit`` (None: the engine's default), ``protocol`` and
-        ``cache_prefix`` (the engine's options), and sometimes ``dashboard``
+        in), ``hard_limit`` (None: the engine's default), ``protocol``,
+        ``cache_prefix`` and ``keep_pending`` (the engine's options; an absent
+        ``keep_pending`` is False), and sometimes ``dashboard``
         (``archived_rows``, ``management_rows``, ``compact``: the
         ``DashboardConfig`` the workspace is built with).
     ops : tuple of dict
@@ -319,9 +320,12 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
         "store": _pick(c, ("memory", "disk")),
         "format": _pick(c, ("openai", "anthropic")),
         "protocol": protocol,
-        # The model fixes cache_prefix=False; a quarter of the runs use the
-        # engine's default (True) and get the recount checks only.
+        # The model has both values of both options: a quarter of the runs use
+        # cache_prefix (the engine's default), two in three keep_pending (the
+        # engine's default: the management rendering keeps the batch still
+        # waiting for results).
         "cache_prefix": c.integer(0, 3) == 3,
+        "keep_pending": c.integer(0, 2) != 0,
     }
     budget = config["budget"]
     ops: list[dict[str, Any]] = []

@@ -238,7 +238,8 @@ def orphan_prefix(bid: str, name: str | None, parent: str | None) -> str:
 
 
 _NOTICE = re.compile(
-    r"\[budget guard\] Tool result rejected: context ~(?P<cur>[0-9,]+) tokens, hard limit "
+    r"\[budget guard\] Tool result rejected: context ~(?P<cur>[0-9,]+) tokens, "
+    r"(?P<rule>hard limit|budget with the pending calls kept) "
     r"(?P<lim>[0-9,]+), this result needs (?P<over>over )?\+(?P<att>[0-9,]+) "
     r"\(largest admissible now ~(?P<cap>[0-9,]+)\)\. "
     r"Rerun it after freeing context or with a narrower query\.\Z"
@@ -253,7 +254,14 @@ def notice_fields(text: str) -> dict[str, int] | None:
         return None
     n = {k: int(m.group(k).replace(",", "")) for k in ("cur", "lim", "att", "cap")}
     n["over"] = int(bool(m.group("over")))
+    n["pending"] = int(m.group("rule") != "hard limit")
     return n
+
+
+#: With keep_pending, the shorter notices the guard writes when the full one would
+#: not fit beside the batch still waiting for results (the shortest last).
+SHORT_NOTICES = ("[budget guard] rejected: no room beside the pending calls",
+                 "[budget guard] rejected")
 
 
 def id_ranges(ids: Sequence[str], limit: int = 8) -> str:
@@ -841,11 +849,20 @@ class _Builder:
         "rejected with a compact notice"): its wording, the hard limit it names and
         the result's cost in its tool form."""
         f = notice_fields(b.text or "")
+        if f is None and self.cfg.get("keep_pending") and (b.text or "") in SHORT_NOTICES:
+            return  # the notice that fits beside the waiting batch (keep_pending)
         if f is None:
             self.problems.append(f"{pos}'s rejection notice is not in the notice's format: "
                                  f"{(b.text or '')[:80]!r}")
             return
-        hard = self.cfg.get("hard")
+        if f["pending"]:
+            # keep_pending: rejected because the floor with the batch kept would pass B
+            if not self.cfg.get("keep_pending") or f["lim"] != self.cfg.get("budget"):
+                self.problems.append(f"{pos}'s rejection notice names the pending-batch "
+                                     f"budget {f['lim']:,}, the workspace's budget is "
+                                     f"{self.cfg.get('budget')} (keep_pending "
+                                     f"{bool(self.cfg.get('keep_pending'))})")
+        hard = None if f["pending"] else self.cfg.get("hard")
         if hard is not None and f["lim"] != hard:
             self.problems.append(f"{pos}'s rejection notice names hard limit {f['lim']:,}, "
                                  f"the workspace's is {hard:,}")

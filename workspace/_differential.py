@@ -39,7 +39,16 @@ __all__ = [
     "differential_test",
     "check_sequence",
     "trace_sequences",
+    "CONFIGURATIONS",
 ]
+
+#: The keys of ``DifferentialReport.configurations``: each ``cache_prefix`` value
+#: (over both ``keep_pending`` values), then each (``cache_prefix``, ``keep_pending``) pair.
+CONFIGURATIONS = (
+    "cache_prefix=False",
+    "cache_prefix=True",
+    *(f"cache_prefix={cp},keep_pending={kp}" for cp in (False, True) for kp in (False, True)),
+)
 
 #: Which invariant (``vistalab.workspace.INVARIANTS``) each observation field speaks for.
 FIELD_INVARIANT = {
@@ -136,7 +145,8 @@ class DifferentialReport:
         Operations those sequences applied.
     modelled : int
         Sequences compared with the model's executable line by line (the rest:
-        the recount checks only), in both ``cache_prefix`` configurations.
+        the recount checks only): every line, under both ``cache_prefix`` and both
+        ``keep_pending`` values (the model has all four configurations).
     traces : int
         Shipped traces replayed (each under several configurations).
     divergences : tuple of Divergence
@@ -158,7 +168,9 @@ class DifferentialReport:
         Requests built from the model's renderings (an OpenAI and an Anthropic
         one per observation) that the request checker accepted; 0 without one.
     configurations : dict
-        Per configuration (``"cache_prefix=False"``, ``"cache_prefix=True"``):
+        Per configuration: ``"cache_prefix=False"`` and ``"cache_prefix=True"``
+        (over both ``keep_pending`` values), and each pair
+        ``"cache_prefix=<bool>,keep_pending=<bool>"`` (:data:`CONFIGURATIONS`):
         ``sequences`` generated, ``compared_whole`` (every observation line
         compared with the model, and every rendering with the texts written from
         it), ``compared_prefix`` (compared up to a point where the model does
@@ -236,11 +248,12 @@ class _Counts:
     configs: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def tally(self, seq: OperationSequence, outcome: Mapping[str, Any]) -> None:
-        key = f"cache_prefix={bool(seq.config.get('cache_prefix'))}"
-        row = self.configs.setdefault(key, {"sequences": 0, "compared_whole": 0,
-                                            "compared_prefix": 0, "recount_only": 0})
-        row["sequences"] += 1
-        row[outcome.get("compared", "recount_only")] += 1
+        cp = f"cache_prefix={bool(seq.config.get('cache_prefix'))}"
+        for key in (cp, f"{cp},keep_pending={bool(seq.config.get('keep_pending'))}"):
+            row = self.configs.setdefault(key, {"sequences": 0, "compared_whole": 0,
+                                                "compared_prefix": 0, "recount_only": 0})
+            row["sequences"] += 1
+            row[outcome.get("compared", "recount_only")] += 1
 
 
 def check_sequence(
@@ -556,7 +569,7 @@ def differential_test(
         modelled_prefix=counts.prefix,
         configurations={k: counts.configs.get(k, {"sequences": 0, "compared_whole": 0,
                                                   "compared_prefix": 0, "recount_only": 0})
-                        for k in ("cache_prefix=False", "cache_prefix=True")},
+                        for k in CONFIGURATIONS},
     )
 
 
@@ -635,6 +648,7 @@ def trace_sequences(traces: Iterable[Any]) -> list[OperationSequence]:
                 "format": raw_format,
                 "protocol": True,
                 "cache_prefix": False,
+                "keep_pending": False,
             }
             out.append(OperationSequence(cfg, tuple(ops)))
     return out

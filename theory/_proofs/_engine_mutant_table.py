@@ -7,8 +7,9 @@ negation of the theorem's statement for the mutant (:mod:`._engine_mutants`
 writes ``Theorem refuted : ~ (<statement>)`` and compiles it).
 
 A script starts with ``intro H`` (the statement, for the mutant), instantiates
-it on a concrete configuration ``mkConfig B hard fixed mgmt dfloor cache_prefix`` and
-operation list, computes with ``vm_compute`` and closes on the contradiction.
+it on a concrete configuration
+``mkConfig B hard fixed mgmt dfloor cache_prefix keep_pending nres`` and operation
+list, computes with ``vm_compute`` and closes on the contradiction.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ MUTANTS: tuple[ModelMutant, ...] = (
         run="B=100; user message B1 (bytes 7); archive [B1]: recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
 specialize (H _ (or_introl eq_refl)). vm_compute in H.
@@ -80,7 +81,7 @@ discriminate (H ltac:(discriminate)).
             "recover B2 = None, not Some 5",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0 false) 0 _
+specialize (H (mkConfig 100 20 0 10 0 false false 0) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
@@ -99,7 +100,7 @@ discriminate (H ltac:(discriminate)).
             "recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1;
    OArchive [UB 1; UB 2] (2, 2) [] 1; ORestore [UG 1] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
@@ -116,7 +117,7 @@ discriminate (H ltac:(discriminate)).
         run="B=20, mgmt=10; pin a 15-token user message: floor 25 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 20 20 0 10 0 false) 0 _ [OPlain KUser true 1 15 1]
+specialize (H (mkConfig 20 20 0 10 0 false false 0) 0 _ [OPlain KUser true 1 15 1]
   ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
 """,
@@ -124,13 +125,14 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
     ModelMutant(
         name="floor_without_pinned",
         bug="the management floor leaves out the pinned blocks",
-        old="Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).",
-        new="Definition floor (s : state) : nat := fixed (cfg s) + mgmt (cfg s).",
+        old="Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s)"
+            " + tail_need s.",
+        new="Definition floor (s : state) : nat := fixed (cfg s) + mgmt (cfg s) + tail_need s.",
         theorem="workspace_budget",
         run="B=20, mgmt=10; pin two 8-token user messages: floor 26 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 20 20 0 10 0 false) 0 _
+specialize (H (mkConfig 20 20 0 10 0 false false 0) 0 _
   [OPlain KUser true 1 8 1; OPlain KUser true 2 8 1] ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
 """,
@@ -139,14 +141,14 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. lia.
         name="management_current_dashboard",
         bug="the management rendering carries the ordinary dashboard, not the management "
             "one (at most the worst-case bound the floor budgets)",
-        old="  ++ [dash_msg (mdash_cost s)].",
-        new="  ++ [dash_msg (dash s)].",
+        old="  ++ tail_msgs s ++ [dash_msg (mdash_cost s)].",
+        new="  ++ tail_msgs s ++ [dash_msg (dash s)].",
         theorem="workspace_budget",
         run="B=10, mgmt=5; a 5-token user message with an 11-token dashboard: management "
             "rendering 11 > B",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 1 5 11]
+specialize (H (mkConfig 10 10 0 5 0 false false 0) 0 _ [OPlain KUser false 1 5 11]
   ltac:(vm_compute; lia) eq_refl).
 cbv zeta in H. destruct H as [_ H]. vm_compute in H. lia.
 """,
@@ -161,7 +163,7 @@ cbv zeta in H. destruct H as [_ H]. vm_compute in H. lia.
             "Management",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 1 9 1] eq_refl).
+specialize (H (mkConfig 10 10 0 5 0 false false 0) 0 _ [OPlain KUser false 1 9 1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ H]]. vm_compute in H.
 discriminate (proj2 H (le_n _)).
 """,
@@ -176,7 +178,7 @@ discriminate (proj2 H (le_n _)).
             "costs 6",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
@@ -189,7 +191,7 @@ cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7), B2; archive [B1;B2] (group G1): recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   eq_refl).
 cbv zeta in H. vm_compute in H.
@@ -206,7 +208,7 @@ discriminate (H ltac:(discriminate)).
         run="user B1 (bytes 7); archive [B1]; restore [B1]: recover B1 = None, not Some 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1; ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. vm_compute in H.
 specialize (H _ (or_introl eq_refl)). vm_compute in H.
@@ -223,7 +225,7 @@ discriminate (H ltac:(discriminate)).
             "costs 3",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OCall [1] 1 2 [3] 1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
 """,
     ),
@@ -237,20 +239,20 @@ cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. discriminate H.
         run="one visible user message B1: the rendering holds only the dashboard",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
     ModelMutant(
         name="management_without_dashboard",
         bug="the management rendering loses its dashboard",
-        old="  ++ [dash_msg (mdash_cost s)].",
-        new="  ++ [].",
+        old="  ++ tail_msgs s ++ [dash_msg (mdash_cost s)].",
+        new="  ++ tail_msgs s ++ [].",
         theorem="workspace_fidelity",
         run="B=10; a 15-token user message: the management rendering is empty, no dashboard",
         proof="""
 intro H.
-specialize (H (mkConfig 10 10 0 5 0 false) 0 _ [OPlain KUser false 7 15 1] eq_refl).
+specialize (H (mkConfig 10 10 0 5 0 false false 0) 0 _ [OPlain KUser false 7 15 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -264,7 +266,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="one visible user message B1: the rendering is [], not [B1; dashboard]",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -279,7 +281,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1]; result B2; delete [B2]: no tombstone answers call 1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1]; ODelete [UB 2] 1]
   eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
@@ -296,7 +298,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
             "row says archived",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0 false) 0 _
+specialize (H (mkConfig 100 20 0 10 0 false false 0) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1]] eq_refl).
@@ -312,7 +314,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2: ledger ages 2 and 1, not 1 and 0",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
@@ -328,7 +330,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
             "(G2): B3's stub names G1, not G2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
@@ -346,7 +348,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1;2]; results B2, B3; archive [B2;B3] (G1): call 2 has no tool message",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OCall [1; 2] 1 2 [1; 1] 1;
    OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OResult 2 6 (10, 10) (1, 1) 1 9 (1, 1) [1];
@@ -363,7 +365,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="call B1 [1]; result B2; archive [B1]: B2 is a tool message answering no call",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OCall [1] 1 2 [1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1];
    OArchive [UB 1] (2, 2) [] 1] eq_refl).
 destruct H as [H _]. vm_compute in H. discriminate H.
@@ -380,7 +382,8 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="one user message: its ID is B2, the blocks are not B1..Bn",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] (ORecover 1) eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] (ORecover 1)
+  eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
     ),
@@ -395,7 +398,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2; archive [B1;B2]: group G1 exists while the counter says 0 groups",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   (ORecover 1) eq_refl).
 cbv zeta in H. destruct H as [_ [_ [_ [H _]]]]. vm_compute in H.
@@ -412,7 +415,7 @@ specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
             "with a 1-token dashboard: candidate 21 > 20, admitted",
         proof="""
 intro H.
-specialize (H (mkConfig 100 20 0 10 0 false) 0 _ [OCall [1] 1 2 [1] 1]
+specialize (H (mkConfig 100 20 0 10 0 false false 0) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ [H _]]]; [vm_compute; reflexivity|].
 destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
@@ -428,7 +431,7 @@ destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
             "over the cap: B2 holds 5, not the notice 9",
         proof="""
 intro H.
-specialize (H (mkConfig 20 40 0 5 0 false) 0 _ [OCall [1] 1 2 [1] 1]
+specialize (H (mkConfig 20 40 0 5 0 false false 0) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (30, 30) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [H _]; [vm_compute; reflexivity|].
 destruct H as [b [Hb [_ [_ Hg]]]]. vm_compute in Hb. injection Hb as <-.
@@ -445,7 +448,7 @@ vm_compute in Hg. destruct Hg as [Hg _]. discriminate Hg.
             "over the cap, is admitted",
         proof="""
 intro H.
-specialize (H (mkConfig 20 100 0 10 0 false) 0 _ [OCall [1] 1 5 [1] 1]
+specialize (H (mkConfig 20 100 0 10 0 false false 0) 0 _ [OCall [1] 1 5 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [H _]]; [vm_compute; reflexivity|].
 vm_compute in H. discriminate (proj2 H ltac:(lia)).
@@ -461,7 +464,7 @@ vm_compute in H. discriminate (proj2 H ltac:(lia)).
             "7 over: offloads [B4], not [B2]",
         proof="""
 intro H.
-specialize (H (mkConfig 100 30 0 10 0 false) 0 _ """ + _OFFLOAD3 + """
+specialize (H (mkConfig 100 30 0 10 0 false false 0) 0 _ """ + _OFFLOAD3 + """
   3 7 (10, 10) (1, 1) 1 9 (1, 1) [1] eq_refl).
 cbv zeta in H. destruct H as [_ [_ [_ H]]]; [vm_compute; reflexivity|].
 specialize (H 1 eq_refl ltac:(vm_compute; intro E; discriminate E)).
@@ -478,7 +481,7 @@ vm_compute in H. destruct H as [_ H]. discriminate H.
         run="user B1 (bytes 7); archive [B1]: its handle shows key B2, not B1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
 """,
@@ -494,7 +497,7 @@ cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); archive [B1]; delete [B1]: the store still holds key B1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] [UB 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [H _]. vm_compute in H. discriminate H.
@@ -509,7 +512,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1, B2; archive [B1;B2] (group G1); delete [G1]: the store still holds key G1",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1]
   [UG 1] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 1) (or_introl eq_refl)).
@@ -527,7 +530,8 @@ destruct H as [H _]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); delete [B1]: B1 is archived, not deleted",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 []
+  eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
 vm_compute in H'. discriminate H'.
@@ -542,7 +546,8 @@ vm_compute in H'. discriminate H'.
         run="user B1 (bytes 7); delete [B1]: recover B1 = Some 7, not None",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 [] eq_refl).
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1 []
+  eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [_ [H' _]].
 vm_compute in H'. discriminate H'.
@@ -557,7 +562,7 @@ vm_compute in H'. discriminate H'.
         run="user B1 (bytes 7); delete [B1]; later restore [B1]: B1 is visible again",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] [UB 1] 1
   [ORestore [UB 1] 1] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UB 1) (or_introl eq_refl)).
 destruct H as [_ H]. destruct (H 1 (or_introl eq_refl)) as [H' _].
@@ -577,7 +582,7 @@ vm_compute in H'. discriminate H'.
             "is not a tombstone",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1;
    OPlain KUser false 9 5 1; OArchive [UG 1; UB 3] (2, 2) [] 1] [UG 2] 1 [] eq_refl).
 cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity) (UG 2) (or_introl eq_refl)).
@@ -596,7 +601,7 @@ vm_compute in H'. discriminate H'.
         run="user B1 (bytes 7); archive [B1]: reading B1's handle key yields bytes 8, not 7",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
 specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 1 (VRaw 8))) (UB 1)
@@ -613,7 +618,7 @@ destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
         run="user B1 (bytes 7); archive [B1] (level 1): its handle shows level 2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] eq_refl).
 cbv zeta in H.
 specialize (H (mkMsg (PB 1) (FHandle (UB 1)) RUser 2 (SHandle (KB 1) 2 (VRaw 7))) (UB 1)
@@ -632,7 +637,7 @@ destruct H as [H _]. vm_compute in H. discriminate H.
             "handle key yields B3, B4, B5, not B1, B2, B5",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1; UB 2] (2, 2) [] 1;
    OPlain KUser false 9 5 1; OPlain KUser false 10 5 1; OArchive [UB 3; UB 4] (2, 2) [] 1;
    OPlain KUser false 11 5 1; OArchive [UG 1; UB 5] (3, 3) [] 1] eq_refl).
@@ -654,7 +659,7 @@ destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
             "no payload under key B2, not B1 and B2's bytes",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OPlain KUser false 8 5 1; OArchive [UB 1] (2, 2) [] 1;
    OArchive [UB 1; UB 2] (3, 3) [] 1] eq_refl).
 cbv zeta in H.
@@ -675,7 +680,7 @@ destruct H as [_ [_ H]]. vm_compute in H. discriminate H.
         run="user B1; archive [B1] (level 1); archive [B1] again: B1 stays at level 1, not 2",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _
   [OPlain KUser false 7 5 1; OArchive [UB 1] (2, 2) [] 1] 1 (2, 2) [] 1
   (mkBlock 1 KUser 7 0 [] (5, 5) (0, 0) 0 false Archived None 1 (2, 2) 5) eq_refl).
 cbv zeta in H.
@@ -692,11 +697,67 @@ vm_compute in Hb'. injection Hb' as <-. vm_compute in L. discriminate L.
         run="user B1 (5 tokens); archive [B1]: its ~Tok is 0, not 5",
         proof="""
 intro H.
-specialize (H (mkConfig 100 100 0 10 0 false) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
+specialize (H (mkConfig 100 100 0 10 0 false false 0) 0 _ [OPlain KUser false 7 5 1] 1 (2, 2) [] 1
   (plain_block 1 KUser false 7 5) eq_refl).
 cbv zeta in H.
 destruct (H ltac:(vm_compute; reflexivity) ltac:(vm_compute; reflexivity)) as [b' [Hb' [_ [_ T]]]].
 vm_compute in Hb'. injection Hb' as <-. vm_compute in T. discriminate T.
+""",
+    ),
+    ModelMutant(
+        name="floor_without_kept_batch",
+        bug="keep_pending: the floor leaves out the batch still waiting for results, so the "
+            "guard admits a result the management rendering that keeps the batch cannot hold",
+        old="Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s)"
+            " + tail_need s.",
+        new="Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).",
+        theorem="workspace_budget",
+        run="B=100, keep_pending; a call [1;2] (2 tokens); result 1 of 95 tokens with a 5-token "
+            "dashboard: admitted, the management rendering keeps call, result and placeholder "
+            "(98) beside the 10-token dashboard: 108 > B",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 1000 0 10 0 false true 0) 0 _
+  [OCall [1; 2] 1 2 [1; 1] 1; OResult 1 5 (95, 95) (1, 1) 1 9 (1, 1) [5]]
+  ltac:(vm_compute; lia) eq_refl).
+cbv zeta in H. destruct H as [_ [H _]]. vm_compute in H. lia.
+""",
+    ),
+    ModelMutant(
+        name="management_drops_kept_batch",
+        bug="keep_pending: the management rendering drops the tool-call batch still waiting "
+            "for results (the rendering before keep_pending)",
+        old="  ++ tail_msgs s ++ [dash_msg (mdash_cost s)].",
+        new="  ++ [dash_msg (mdash_cost s)].",
+        theorem="workspace_fidelity",
+        run="B=100, keep_pending; a call [1;2] with a 100-token dashboard: the management "
+            "rendering is the dashboard alone, not the call, its two placeholders and the "
+            "dashboard",
+        proof="""
+intro H.
+specialize (H (mkConfig 100 1000 0 10 0 false true 0) 0 _ [OCall [1; 2] 1 2 [1; 1] 100] eq_refl).
+cbv zeta in H. destruct H as [H _]. vm_compute in H. discriminate H.
+""",
+    ),
+    ModelMutant(
+        name="guard_offloads_kept_batch",
+        bug="keep_pending: the guard offloads an earlier result of the batch still waiting "
+            "for results (the batch is no longer whole)",
+        old="  let cs := if tail_on s1 then filter (fun e => b_id (fst e) <? owner s1) cs0"
+            " else cs0 in",
+        new="  let cs := cs0 in",
+        theorem="workspace_guard",
+        run="hard=30, keep_pending; a call [1;2;3]; result 1 (10 tokens) admitted; result 2 "
+            "(20 tokens) over the hard limit: the guard offloads B2 (a result of the waiting "
+            "batch) instead of rejecting B3",
+        proof="""
+intro H.
+specialize (H (mkConfig 200 30 0 10 0 false true 0) 0 _
+  [OCall [1; 2; 3] 1 2 [1; 1; 1] 1; OResult 1 5 (10, 10) (1, 1) 1 9 (1, 1) [1]]
+  2 6 (20, 20) (1, 1) 1 9 (1, 1) [1] eq_refl).
+cbv zeta in H. destruct (H ltac:(vm_compute; reflexivity)) as [_ [_ [_ G]]].
+specialize (G 1 eq_refl ltac:(vm_compute; discriminate)).
+vm_compute in G. destruct G as [G _]. discriminate G.
 """,
     ),
 )

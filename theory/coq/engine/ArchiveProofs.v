@@ -86,7 +86,15 @@ Proof.
       split; [apply in_map; exact Ht|exact Hb].
     + apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
       unfold sp_pending in H. apply in_map_iff in H. destruct H as [p [<- _]]. discriminate.
-  - unfold sp_management in H. apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
+  - unfold sp_management in H. apply in_app_iff in H. destruct H as [H|H].
+    2: { apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
+         unfold sp_kept in H. destruct (sp_keeps s); [|destruct H].
+         apply in_app_iff in H. destruct H as [H|H].
+         - destruct (rev (turns s)) as [|t r] eqn:Er; [destruct H|].
+           destruct (in_turn_handle s t m n H U) as [b [Hb F]].
+           exists b. split; [|exact F]. unfold sp_blocks. apply in_concat. exists (sp_blocks_of t).
+           split; [apply in_map; apply in_rev; rewrite Er; left; reflexivity|exact Hb].
+         - unfold sp_pending in H. apply in_map_iff in H. destruct H as [p [<- _]]. discriminate. }
     destruct (cache_prefix (cfg s)).
     { (* cache_prefix: the leading run of positions, then the pinned ones after the cut *)
       cbv zeta in H. apply in_app_iff in H. destruct H as [H|H].
@@ -177,6 +185,7 @@ Proof.
     intros t o' H. exact (proj1 (stable_step t o' H)). }
   cbn [step]. unfold act, resolve.
   destruct (first_error s AArchive [UB n]) as [e|] eqn:E; [cbn; intro X; discriminate X|].
+  wf_split; [|cbn; intro X; discriminate X].
   intros _ Hb. cbn [fst sort_by dedup dedup_acc existsb fold_right insert_by].
   pose proof (first_error_none _ _ _ E (UB n) (or_introl eq_refl)) as Ck.
   assert (F : find_block s n = Some b) by (unfold find_block; rewrite <- sp_blocks_eq; exact Hb).
@@ -192,7 +201,8 @@ Proof.
     - intro x. destruct (protected s x); [reflexivity|]. rewrite Hf. reflexivity. }
   destruct (b_status b) eqn:St; try discriminate;
   destruct (b_group b); try discriminate;
-  destruct (protected s b) eqn:P; try discriminate; cbn [in_prompt].
+  destruct (protected s b) eqn:P; try discriminate;
+  destruct (in_batch s b); try discriminate; cbn [in_prompt].
   - eexists. split.
     + eapply Sb; [reflexivity|]. intro x. cbv beta. destruct (b_id x =? n); reflexivity.
     + cbv beta. rewrite Eb, Nat.eqb_refl. cbn [set_block b_status b_level b_tok sp_block_row r_tok].

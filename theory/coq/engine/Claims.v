@@ -21,7 +21,7 @@ Definition claim_budget : Prop :=
   forall (c : config) (d : nat) (s0 : state) (ops : list op),
   init c d = Some s0 ->
   let s := run s0 ops in
-  fixed c + pinned_cost s + mgmt c <= budget c /\ tokens s <= budget c /\
+  fixed c + pinned_cost s + mgmt c + tail_need s <= budget c /\ tokens s <= budget c /\
   tokens s = sp_tokens s.
 
 Definition claim_ledger : Prop :=
@@ -54,7 +54,7 @@ Definition claim_guard : Prop :=
      match sp_cover (sp_guard_order s cid data cc p t)
              (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
               - Z.of_nat (hard c))%Z with
-     | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan
+     | Some plan => (r_guard r = GAdmit \/ r_guard r = GRejectPending) /\ r_offloaded r = plan
      | None => r_guard r = GRejectHard /\ r_offloaded r = []
      end).
 

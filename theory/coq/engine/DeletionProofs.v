@@ -165,14 +165,18 @@ Proof.
     + right. exists p. split; auto.
 Qed.
 
-(* The guard's offload order only reorders the candidates (Model.v,
-   guard_order: with cache_prefix, the results after the cut first, then
-   those inside it), so every entry of it is a candidate. *)
+(* The guard's offload order only filters and reorders the candidates
+   (Model.v, guard_order: with keep_pending, those before the kept batch;
+   with cache_prefix, the results after the cut first, then those inside
+   it), so every entry of it is a candidate. *)
 Lemma guard_order_sub s1 n cs e : In e (guard_order s1 n cs) -> In e cs.
 Proof.
-  unfold guard_order. destruct (cache_prefix (cfg s1)); [|auto].
-  cbv zeta. intro H. apply in_app_iff in H.
-  destruct H as [H|H]; apply filter_In in H; tauto.
+  unfold guard_order. cbv zeta.
+  assert (Pool : In e (if tail_on s1 then filter (fun e => b_id (fst e) <? owner s1) cs else cs) -> In e cs).
+  { destruct (tail_on s1); [intro H; apply filter_In in H; tauto|auto]. }
+  destruct (cache_prefix (cfg s1)); [|auto].
+  intro H. apply in_app_iff in H.
+  destruct H as [H|H]; apply filter_In in H; apply Pool; tauto.
 Qed.
 
 Lemma decide_visible s1 r pc ds x :
@@ -280,12 +284,13 @@ Proof.
     intro E; cbn in E; lia.
   - unfold reg_call. destruct (pending s); [|exact G]. destruct ids; [exact G|].
     destruct (negb _); cbn [fst]; [exact G|].
+    destruct (keep_pending (cfg s) && _); cbn [fst]; [exact G|].
     split; [cbn [nblocks with_dash with_counts]; lia | split; [|exact C]].
     intros b Hb. autorewrite with st in Hb. rewrite blocks_snoc in Hb.
     apply in_app_iff in Hb. destruct Hb as [Hb|[<-|[]]]; [exact (D _ Hb)|].
     intro E. cbn in E. lia.
   - unfold reg_result. destruct (negb _) eqn:Ng; [exact G|].
-    destruct (decide _ _ _ _) as [g off] eqn:Dc. cbn [fst].
+    destruct (decide _ _ _ _) as [g off] eqn:Dc. cbn [fst]. wf_split; [|exact G].
     apply Bool.negb_false_iff, andb_true_iff in Ng. destruct Ng as [_ Ng].
     assert (Off : forall x, In x off -> x <> n).
     { intros x Hx.
@@ -302,15 +307,15 @@ Proof.
     intros b Hb. unfold blocks in Hb. cbn [turns with_dash with_counts with_pending with_turns] in Hb.
     rewrite blocks_add_result in Hb by (apply last_is_call_offload_all; exact Ng).
     apply in_app_iff in Hb. destruct Hb as [Hb|[<-|[]]]; [exact (D2 _ Hb)|].
-    intro E. destruct (match g with GAdmit => false | _ => true end); cbn in E; lia.
+    intro E. rej; cbn in E; lia.
   - unfold act. destruct (resolve s AArchive us) as [l|e] eqn:R; cbn [fst]; [|exact G].
-    destruct (resolve_sel _ _ _ _ R) as [Sl _].
+    wf_split; [|exact G]. destruct (resolve_sel _ _ _ _ R) as [Sl _].
     exact (gone_archive s l h stubs n G (sel_not_gone s l n G Sl)).
   - unfold act. destruct (resolve s ARestore us) as [l|e] eqn:R; cbn [fst]; [|exact G].
-    destruct (resolve_sel _ _ _ _ R) as [Sl _].
+    wf_split; [|exact G]. destruct (resolve_sel _ _ _ _ R) as [Sl _].
     exact (gone_restore l s n G (sel_not_gone s l n G Sl)).
   - unfold act. destruct (resolve s ADelete us) as [l|e] eqn:R; cbn [fst]; [|exact G].
-    exact (gone_delete l s n G).
+    wf_split; [|exact G]. exact (gone_delete l s n G).
   - destruct (find_block s n0); [destruct (recover s n0)|]; exact G.
   - exact G.
 Qed.
@@ -367,16 +372,16 @@ Proof.
   - destruct k; try exact G; unfold reg_plain; destruct (pending s); try exact G;
     destruct (_ && _); cbn [fst]; exact G.
   - unfold reg_call. destruct (pending s); [|exact G]. destruct ids; [exact G|].
-    destruct (negb _); exact G.
+    destruct (negb _); [exact G|]. destruct (_ && _); exact G.
   - unfold reg_result. destruct (negb _); [exact G|].
-    destruct (decide _ _ _ _) as [g' off]. cbn [fst].
+    destruct (decide _ _ _ _) as [g' off]. cbn [fst]. wf_split; [|exact G].
     destruct (ggone_offload_all off s g G) as [N2 C2]. split; [cbn; lia|exact C2].
   - unfold act. destruct (resolve s AArchive us); cbn [fst]; [|exact G].
-    exact (ggone_archive s l h stubs g G).
+    wf_split; [|exact G]. exact (ggone_archive s l h stubs g G).
   - unfold act. destruct (resolve s ARestore us); cbn [fst]; [|exact G].
-    exact (ggone_restore l s g G).
+    wf_split; [|exact G]. exact (ggone_restore l s g G).
   - unfold act. destruct (resolve s ADelete us); cbn [fst]; [|exact G].
-    exact (ggone_delete l s g G).
+    wf_split; [|exact G]. exact (ggone_delete l s g G).
   - destruct (find_block s n); [destruct (recover s n)|]; exact G.
   - exact G.
 Qed.
@@ -486,6 +491,7 @@ Lemma delete_gone s us dm :
 Proof.
   intros I Gi. cbn [step]. unfold act.
   destruct (resolve s ADelete us) as [l|e] eqn:R; cbn [snd r_ok refuse]; [|discriminate].
+  wf_split; cbn [snd r_ok refuse]; [|discriminate].
   intros _ u Hu. cbn [fst]. destruct (resolve_sel _ _ _ _ R) as [_ Inc].
   pose proof (resolve_checked _ _ _ _ R u (Inc u Hu)) as Ck. specialize (Inc u Hu).
   destruct u as [n|g]; unfold check_unit in Ck; cbn [unit_gone].

@@ -653,11 +653,12 @@ Proof.
      autorewrite with st; apply blocks_snoc).
   - unfold reg_call. destruct (pending s); [|exact Gi]. destruct ids; [exact Gi|].
     destruct (negb _); cbn [fst]; [exact Gi|].
+    destruct (keep_pending (cfg s) && _); cbn [fst]; [exact Gi|].
     match goal with |- grp_inv (with_dash (with_counts (with_pending (with_turns s (turns s ++ [TC ?b []])) _ _) _ _) _) =>
       apply (grp_append s _ b Gi); [|reflexivity..] end.
     autorewrite with st. apply blocks_snoc.
   - unfold reg_result. destruct (negb _) eqn:Ng; [exact Gi|].
-    destruct (decide _ _ _ _) as [g off] eqn:Dc. cbn [fst].
+    destruct (decide _ _ _ _) as [g off] eqn:Dc. cbn [fst]. wf_split; [|exact Gi].
     apply Bool.negb_false_iff, andb_true_iff in Ng. destruct Ng as [_ Ng].
     assert (Off : forall x, In x off -> nonmem s x).
     { intros x Hx.
@@ -675,16 +676,19 @@ Proof.
     pose proof (grp_offload_all off s Gi Off) as G2.
     destruct (groups_offload_all off s) as [Gs _].
     match goal with |- context [with_turns ?s2 (add_result (turns ?s2) ?r)] =>
-      apply (grp_append s2 _ r G2); [|destruct (match g with GAdmit => false | _ => true end); reflexivity
+      apply (grp_append s2 _ r G2); [|rej; reflexivity
                                      |reflexivity|reflexivity] end.
     autorewrite with st. unfold blocks at 1, with_turns; cbn [turns].
     apply blocks_add_result. apply last_is_call_offload_all. exact Ng.
   - unfold act. destruct (resolve s AArchive us) as [l|e] eqn:Rs; [|exact Gi]. cbn [fst].
+    wf_split; [|exact Gi].
     apply grp_archive; auto. apply (checked_sel s AArchive). exact (resolve_checked _ _ _ _ Rs).
   - unfold act. destruct (resolve s ARestore us) as [l|e] eqn:Rs; [|exact Gi]. cbn [fst].
+    wf_split; [|exact Gi].
     apply grp_restore; auto. apply (sel_units s ARestore l I Gi eq_refl); [|discriminate].
     exact (resolve_checked _ _ _ _ Rs).
   - unfold act. destruct (resolve s ADelete us) as [l|e] eqn:Rs; [|exact Gi]. cbn [fst].
+    wf_split; [|exact Gi].
     apply grp_delete; auto. apply (sel_units s ADelete l I Gi eq_refl); [|discriminate].
     exact (resolve_checked _ _ _ _ Rs).
   - destruct (find_block s n); [destruct (recover s n)|]; exact Gi.
@@ -779,7 +783,15 @@ Proof.
       split; [apply in_map; exact Ht|exact Hb].
     + apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
       unfold sp_pending in H. apply in_map_iff in H. destruct H as [p [<- _]]. discriminate.
-  - unfold sp_management in H. apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
+  - unfold sp_management in H. apply in_app_iff in H. destruct H as [H|H].
+    2: { apply in_app_iff in H. destruct H as [H|[<-|[]]]; [|discriminate].
+         unfold sp_kept in H. destruct (sp_keeps s); [|destruct H].
+         apply in_app_iff in H. destruct H as [H|H].
+         - destruct (rev (turns s)) as [|t r] eqn:Er; [destruct H|].
+           destruct (in_turn_unit s t m u H U) as [b [Hb F]].
+           exists b. split; [|exact F]. unfold sp_blocks. apply in_concat. exists (sp_blocks_of t).
+           split; [apply in_map; apply in_rev; rewrite Er; left; reflexivity|exact Hb].
+         - unfold sp_pending in H. apply in_map_iff in H. destruct H as [p [<- _]]. discriminate. }
     destruct (cache_prefix (cfg s)).
     { (* cache_prefix: the leading run of positions, then the pinned ones after the cut *)
       cbv zeta in H. apply in_app_iff in H. destruct H as [H|H].
@@ -1005,16 +1017,19 @@ Proof.
   - destruct k; try exact K; unfold reg_plain; destruct (pending s); try exact K;
     destruct (_ && _); exact K.
   - unfold reg_call. destruct (pending s); [|exact K]. destruct ids; [exact K|].
-    destruct (negb _); exact K.
+    destruct (negb _); [exact K|]. destruct (_ && _); exact K.
   - unfold reg_result. destruct (negb _); [exact K|].
-    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|exact K].
     exact (kg_offload_all off s K).
   - unfold act. destruct (resolve s AArchive us) as [l|e]; [|exact K]. cbn [fst].
+    wf_split; [|exact K].
     apply kg_archive, K.
   - unfold act. destruct (resolve s ARestore us) as [l|e]; [|exact K]. cbn [fst].
+    wf_split_; [|exact K].
     clear Gi. revert s K. induction l as [|u l IH]; intros s K; simpl; [exact K|].
     apply IH, kg_restore_unit, K.
   - unfold act. destruct (resolve s ADelete us) as [l|e]; [|exact K]. cbn [fst].
+    wf_split_; [|exact K].
     pose proof (proj1 Gi) as N. clear Gi. revert s N K. induction l as [|u l IH]; intros s N K; simpl; [exact K|].
     apply IH; [apply nodup_delete_unit, N|apply kg_delete_unit; [exact N|exact K]].
   - destruct (find_block s n); [destruct (recover s n)|]; exact K.
@@ -1209,6 +1224,7 @@ Proof.
       exact (delete_gone s us dm I Gd Ok (UB m) Hu).
     - revert Ok. cbn [step]. unfold act.
       destruct (resolve s ADelete us) as [l|e] eqn:R; cbn [snd r_ok refuse]; [|discriminate].
+      wf_split_; cbn [snd r_ok refuse]; [|discriminate].
       intros _. cbn [fst]. destruct (resolve_sel _ _ _ _ R) as [_ Inc].
       pose proof (resolve_checked _ _ _ _ R) as Ck.
       pose proof (Ck (UG g) (Inc _ Hu)) as Cg. unfold check_unit in Cg.

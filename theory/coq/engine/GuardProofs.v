@@ -72,6 +72,23 @@ Proof.
   rewrite Ok in I. apply in_seq in I. lia.
 Qed.
 
+Lemma pend_guard_cap a b g : pend_guard a b g = GRejectCap <-> g = GRejectCap.
+Proof. destruct g; cbn; try (split; congruence). all: destruct (_ && _); split; congruence. Qed.
+
+Lemma pend_guard_hard a b g : pend_guard a b g = GRejectHard <-> g = GRejectHard.
+Proof. destruct g; cbn; try (split; congruence). all: destruct (_ && _); split; congruence. Qed.
+
+Lemma pend_guard_admit a b g : pend_guard a b g = GAdmit -> g = GAdmit.
+Proof. destruct g; cbn; try congruence. all: destruct (_ && _); congruence. Qed.
+
+Lemma pend_guard_cases a b g : pend_guard a b g = g \/ (g = GAdmit /\ pend_guard a b g = GRejectPending).
+Proof. destruct g; cbn; auto. all: destruct (_ && _); auto. Qed.
+
+(* The floor check that ends reg_result, with the result's hypothesis. *)
+Ltac wf_split_all :=
+  match goal with |- context [within_floor ?s ?s' ?r] =>
+    unfold within_floor in *; destruct (floor s' <=? budget (cfg s)) eqn:?WF; cbn [fst snd] in * end.
+
 Lemma guard_new_and_cap s cid data cc p t notice nc ds :
   proto_inv s -> ids_ok s ->
   let o := OResult cid data cc p t notice nc ds in
@@ -92,24 +109,27 @@ Proof.
     [simpl in R; discriminate|].
   apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
   assert (Ne : pending s <> []) by (destruct (pending s); [discriminate|discriminate]).
-  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd r_guard].
+  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd] in *.
+  wf_split_all; [|cbn in R; discriminate].
+  match goal with |- context [pend_guard ?a ?b g] => remember (pend_guard a b g) as g' eqn:Eg end.
+  cbn [r_guard].
   set (n := S (nblocks s)) in *.
   set (rb := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0) in *.
   set (s1 := with_counts (with_pending (with_turns s (add_result (turns s) rb))
                (remove_pending cid (pending s)) (owner s)) n (ngroups s)) in *.
   split.
   - set (s2 := offload_all s off).
-    set (r' := if match g with GAdmit => false | _ => true end
+    set (r' := if match g' with GAdmit => false | _ => true end
                then mkBlock n KResult notice cid [] nc p t true Visible None 0 (0, 0) 0 else rb).
     exists r'. split.
     + unfold sp_block. rewrite sp_blocks_eq. unfold blocks. cbn [turns with_dash with_counts with_pending with_turns].
       rewrite blocks_add_result by (apply last_is_call_offload_all; exact L).
-      rewrite find_app'. rewrite find_none_ids; [simpl; unfold n; destruct g; simpl; rewrite Nat.eqb_refl; reflexivity|].
+      rewrite find_app'. rewrite find_none_ids; [simpl; unfold n; destruct g'; simpl; rewrite Nat.eqb_refl; reflexivity|].
       intros b Hb E. assert (I : In (b_id b) (map b_id (blocks s2))) by (apply in_map; exact Hb).
       unfold s2 in I. rewrite (ids_of_regs _ _ (regs_offload_all off s)) in I.
       rewrite Ok in I. apply in_seq in I. unfold n in E. lia.
-    + unfold r', rb. destruct g; simpl; repeat split.
-  - unfold decide in D.
+    + unfold r', rb. destruct g'; simpl; repeat split.
+  - rewrite Eg, pend_guard_cap. unfold decide in D.
     assert (C1 : cfg s1 = cfg s) by reflexivity.
     assert (Pin : pinned_cost s1 = sp_pinned_cost s).
     { unfold pinned_cost, sp_pinned_cost. rewrite <- sp_pinned_eq, sp_costs_eq.
@@ -460,19 +480,44 @@ Proof.
   - apply Permutation_cons_app. exact IH.
 Qed.
 
-Lemma guard_order_perm s1 n cs : Permutation cs (guard_order s1 n cs).
+(* The candidates the guard may offload: with keep_pending, while the batch
+   waits, those before its call. *)
+Definition guard_pool (s1 : state) (cs : list (block * bool)) : list (block * bool) :=
+  if tail_on s1 then filter (fun e => b_id (fst e) <? owner s1) cs else cs.
+
+Lemma guard_order_perm s1 n cs : Permutation (guard_pool s1 cs) (guard_order s1 n cs).
 Proof.
-  unfold guard_order. destruct (cache_prefix (cfg s1)); [apply partition_perm|reflexivity].
+  unfold guard_order, guard_pool. destruct (cache_prefix (cfg s1)); [apply partition_perm|reflexivity].
 Qed.
+
+Lemma nodup_map_filter {A B} (f : A -> B) (P : A -> bool) l :
+  NoDup (map f l) -> NoDup (map f (filter P l)).
+Proof.
+  induction l as [|x l IH]; intro N; [constructor|]. cbn [filter map] in *. inversion N; subst.
+  destruct (P x); [|auto]. cbn [map]. constructor; [|auto].
+  intro I. apply in_map_iff in I. destruct I as [y [E Iy]]. apply filter_In in Iy.
+  apply H1. rewrite <- E. apply in_map. tauto.
+Qed.
+
+Lemma guard_pool_nodup s1 cs :
+  NoDup (map (fun e => b_id (fst e)) cs) -> NoDup (map (fun e => b_id (fst e)) (guard_pool s1 cs)).
+Proof. unfold guard_pool. destruct (tail_on s1); [apply nodup_map_filter|auto]. Qed.
+
+Lemma guard_pool_in s1 cs e : In e (guard_pool s1 cs) -> In e cs.
+Proof. unfold guard_pool. destruct (tail_on s1); [intro H; apply filter_In in H; tauto|auto]. Qed.
 
 Lemma guard_order_nodup s1 n cs :
   NoDup (map (fun e => b_id (fst e)) cs) -> NoDup (map (fun e => b_id (fst e)) (guard_order s1 n cs)).
 Proof.
-  intro N. apply (Permutation_NoDup (Permutation_map _ (guard_order_perm s1 n cs))). exact N.
+  intro N. apply (Permutation_NoDup (Permutation_map _ (guard_order_perm s1 n cs))).
+  apply guard_pool_nodup. exact N.
 Qed.
 
 Lemma guard_order_in s1 n cs e : In e (guard_order s1 n cs) -> In e cs.
-Proof. intro H. apply (Permutation_in e (Permutation_sym (guard_order_perm s1 n cs))). exact H. Qed.
+Proof.
+  intro H. apply (guard_pool_in s1). apply (Permutation_in e (Permutation_sym (guard_order_perm s1 n cs))).
+  exact H.
+Qed.
 
 (* ------------------------------------------------------------------ *)
 (* Registering the result: its tool message replaces its pending placeholder. *)
@@ -658,7 +703,9 @@ Proof.
   destruct (negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))) eqn:N;
     [simpl in R; discriminate|].
   apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
-  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd r_guard] in *. subst g.
+  destruct (decide _ _ _ ds) as [g off] eqn:D. cbn [fst snd] in *.
+  wf_split_all; [|cbn in R; discriminate]. cbn [r_guard] in G.
+  pose proof (pend_guard_admit _ _ _ G) as G0. subst g. rewrite G.
   destruct (decide_admit _ _ _ _ _ D) as [k [pre [rest [Ec [Eoff Fit]]]]].
   exists k. rewrite sp_dash_at_eq, sp_content_eq. rewrite total_with_content in Fit.
   cbn [b_id] in Ec.
@@ -803,7 +850,8 @@ Theorem guard_order s cid data cc p t notice nc dd :
   match sp_cover (sp_guard_order s cid data cc p t)
           (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
            - Z.of_nat (hard (cfg s)))%Z with
-  | Some plan => r_guard (snd (step s o)) = GAdmit /\ r_offloaded (snd (step s o)) = plan
+  | Some plan => (r_guard (snd (step s o)) = GAdmit \/ r_guard (snd (step s o)) = GRejectPending)
+                 /\ r_offloaded (snd (step s o)) = plan
   | None => r_guard (snd (step s o)) = GRejectHard /\ r_offloaded (snd (step s o)) = []
   end.
 Proof.
@@ -811,7 +859,8 @@ Proof.
   destruct (negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))) eqn:N;
     [simpl in R; discriminate|].
   apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
-  destruct (decide _ _ _ [dd]) as [g off] eqn:D. cbn [fst snd r_guard r_offloaded] in *.
+  destruct (decide _ _ _ [dd]) as [g off] eqn:D. cbn [fst snd] in *.
+  wf_split_all; [|cbn in R; discriminate]. cbn [r_guard r_offloaded] in *.
   set (n := S (nblocks s)) in *.
   set (rb := mkBlock n KResult data cid [] cc p t false Visible None 0 (0, 0) 0) in *.
   set (s1 := with_counts (with_pending (with_turns s (add_result (turns s) rb))
@@ -832,25 +881,35 @@ Proof.
     - intros b H. pose proof (ids_below s b Ok H). unfold n. lia. }
   assert (Gains : map gain (guard_order s1 n (candidates s n)) = sp_guard_order s cid data cc p t).
   { unfold guard_order, sp_guard_order. change (cfg s1) with (cfg s).
-    destruct (cache_prefix (cfg s)); [|exact Gains0].
     rewrite (sp_appended_eq s cid data cc p t). fold n rb s1.
+    assert (Kp : sp_keeps s1 = tail_on s1) by apply sp_keeps_eq.
+    assert (Pool : map gain (if tail_on s1 then filter (fun e => b_id (fst e) <? owner s1) (candidates s n)
+                             else candidates s n)
+                   = if sp_keeps s1 then filter (fun g => Nat.ltb (fst g) (owner s)) (sp_gains s)
+                     else sp_gains s).
+    { rewrite Kp. destruct (tail_on s1); [|exact Gains0].
+      rewrite (map_filter_gain (fun x => x <? owner s1)), Gains0. reflexivity. }
+    cbv zeta. destruct (cache_prefix (cfg s)); [|exact Pool].
     assert (Ek : guard_cut s1 n =
-                 let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s))) in
+                 let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s)
+                                                        + sp_need s1)) in
                  if k0 <=? nblocks s then k0 else nblocks s).
     { unfold guard_cut, floor, pinned_cost. rewrite <- sp_pinned_eq, sp_costs_eq, sp_cut_eq.
+      replace (sp_need s1) with (tail_need s1)
+        by (unfold sp_need, tail_need; rewrite Kp, sp_kept_eq, sp_costs_eq; reflexivity).
       cbn zeta. change (cfg s1) with (cfg s). unfold n. rewrite Nat.sub_1_r. cbn [Nat.pred].
       match goal with |- Nat.min ?a _ = _ => destruct (Nat.leb_spec a (nblocks s)); lia end. }
     rewrite Ek. cbn zeta.
     match goal with |- context [filter (fun e => ?K <? b_id (fst e))] => set (k := K) end.
-    rewrite map_app, (map_filter_gain (fun x => k <? x)), (map_filter_gain (fun x => negb (k <? x))), Gains0.
+    rewrite map_app, (map_filter_gain (fun x => k <? x)), (map_filter_gain (fun x => negb (k <? x))), Pool.
     reflexivity. }
   assert (Cf : cfg s1 = cfg s) by reflexivity.
   unfold decide in D. cbn [b_c] in D. rewrite Cf in D.
-  destruct (_ <? _); [inversion D; subst; contradiction|].
+  destruct (_ <? _); [inversion D; subst; cbn in NC; contradiction|].
   rewrite total_with_content in D. cbn [dash_at nth] in D.
   destruct (Nat.leb_spec (content s1 + dd) (hard (cfg s))) as [T0|T0].
   - inversion D; subst. rewrite sp_cover_nonpos by lia.
-    auto.
+    split; [cbn [pend_guard]; destruct (_ && _); auto|auto].
   - cbn [rounds] in D. change (b_id rb) with n in D. rewrite Cand in D.
     set (e := content s1 + dd - hard (cfg s)) in *.
     assert (He : (Z.of_nat e + Z.of_nat 0 - Z.of_nat 0 > 0)%Z) by (unfold e; lia).
@@ -873,8 +932,8 @@ Proof.
       rewrite total_with_content in D. cbn [dash_at nth last] in D. rewrite Cf in D.
       destruct (Nat.leb_spec (content (offload_all s1 (map (fun x => b_id (fst x)) pre)) + dd)
                   (hard (cfg s))) as [T1|T1]; [|unfold e in E4; lia].
-      inversion D; subst. auto.
-    + rewrite TC. cbn [negb] in D. inversion D; subst. auto.
+      inversion D; subst. split; [cbn [pend_guard]; destruct (_ && _); auto|auto].
+    + rewrite TC. cbn [negb] in D. inversion D; subst. cbn [pend_guard]. auto.
 Qed.
 
 Theorem guard_run c d s0 ops cid data cc p t notice nc ds :
@@ -896,7 +955,7 @@ Theorem guard_run c d s0 ops cid data cc p t notice nc ds :
      match sp_cover (sp_guard_order s cid data cc p t)
              (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
               - Z.of_nat (hard c))%Z with
-     | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan
+     | Some plan => (r_guard r = GAdmit \/ r_guard r = GRejectPending) /\ r_offloaded r = plan
      | None => r_guard r = GRejectHard /\ r_offloaded r = []
      end).
 Proof.

@@ -15,8 +15,11 @@
      own cost is given with every operation, and the management dashboard's
      ([mdash], at most the worst-case bound [mgmt] the floor reserves);
    - payload bytes and call ids are opaque naturals (the driver interns them);
-   - both values of the engine's cache_prefix option (the configuration's
-     [cache_prefix]); no snapshots; explicit unit lists instead of block-spec
+   - both values of the engine's cache_prefix and keep_pending options (the
+     configuration's [cache_prefix], [keep_pending] and [nres]); the floor is
+     kept within B by refusing an operation that would pass it (unreachable
+     but for a delete of several results of the kept batch, FORMAT.md); no
+     snapshots; explicit unit lists instead of block-spec
      strings;
    - [recover] finds a block's bytes by looking the store up (its own key, or
      an inlined entry of a group payload) rather than walking from the top
@@ -72,9 +75,16 @@ Inductive value := VRaw (d : nat) | VGrp (es : list entry).
 
 (* [cache_prefix]: the engine's option of that name (its default is true):
    the management rendering keeps the conversation's leading positions that
-   fit, and the guard offloads first what that rendering would not show. *)
+   fit, and the guard offloads first what that rendering would not show.
+   [keep_pending]: the engine's option of that name (its default is true):
+   while calls wait for results the management rendering keeps their batch
+   (the calling block, the results so far, a placeholder per pending call)
+   whole, and the floor reserves its room plus [nres] tokens per pending call
+   (_notice_reserve: what the shortest rejection notice may cost beyond a
+   pending placeholder, 0 with the shipped tokenizers). *)
 Record config := mkConfig {
-  budget : nat; hard : nat; fixed : nat; mgmt : nat; dfloor : nat; cache_prefix : bool }.
+  budget : nat; hard : nat; fixed : nat; mgmt : nat; dfloor : nat; cache_prefix : bool;
+  keep_pending : bool; nres : nat }.
 
 Record state := mkState {
   cfg : config;
@@ -269,9 +279,28 @@ Definition pinned_msgs (s : state) : list msg :=
 
 Definition pinned_cost (s : state) : nat := costs (pinned_msgs s).
 
+(* keep_pending: the batch still waiting for results is kept
+   (_pending_tail_start() is not None). *)
+Definition tail_on (s : state) : bool :=
+  keep_pending (cfg s) && match pending s with [] => false | _ => true end.
+
+Definition last_turn_msgs (s : state) : list msg :=
+  match turns s with [] => [] | t0 :: _ => turn_msgs s (last (turns s) t0) end.
+
+(* The kept batch: the newest turn (the calling block whose calls wait, and
+   the results, notices and tombstones registered for it), then a
+   placeholder per pending call (_management's tail). *)
+Definition tail_msgs (s : state) : list msg :=
+  if tail_on s then last_turn_msgs s ++ pending_msgs s else [].
+
+(* _pending_tail_need: the kept batch and [nres] per pending call. *)
+Definition tail_need (s : state) : nat :=
+  if tail_on s then costs (tail_msgs s) + length (pending s) * nres (cfg s) else 0.
+
 (* The management floor: protocol, tools, priming, pinned blocks, worst-case
-   management dashboard (StateCore.management_floor). *)
-Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s).
+   management dashboard, and with keep_pending the kept batch's need
+   (management_floor). *)
+Definition floor (s : state) : nat := fixed (cfg s) + pinned_cost s + mgmt (cfg s) + tail_need s.
 
 (* The management dashboard's cost: the one measured in this state, never
    above the worst-case bound the floor reserves (_preflight._management). *)
@@ -331,16 +360,38 @@ Definition prefix_cut (s : state) (room : nat) : nat :=
 Definition shown_prefix (s : state) (k : nat) : list msg :=
   flat_map snd (firstn k (positions s)) ++ flat_map pin_part (skipn k (positions s)).
 
+Definition is_pinned (b : block) : bool := match b_status b with Pinned => true | _ => false end.
+
+Definition ends_assistant (ms : list msg) : bool :=
+  match rev ms with
+  | m :: _ => match m_role m with RAssistant | RCalls _ => true | _ => false end
+  | [] => true   (* a position that renders nothing *)
+  end.
+
+(* With the kept batch after it, and no pinned block after it, the prefix
+   backs off over positions that render nothing or end with an assistant
+   message (which would merge with the batch's turn); the engine checks for
+   pinned blocks once, before backing off (_management_prefix). *)
+Definition kp_back (s : state) (k : nat) : nat :=
+  let ps := positions s in
+  if tail_on s && negb (existsb (fun p => is_pinned (fst p)) (skipn k ps))
+  then back k k (fun j => match nth_error ps (j - 1) with
+                          | Some p => ends_assistant (snd p)
+                          | None => false
+                          end)
+  else k.
+
 Definition management_cut (s : state) : nat :=
-  prefix_cut s (budget (cfg s) - (fixed (cfg s) + pinned_cost s + mdash_cost s)).
+  kp_back s (prefix_cut s (budget (cfg s)
+               - (fixed (cfg s) + pinned_cost s + costs (tail_msgs s) + mdash_cost s))).
 
 (* The management rendering: with cache_prefix the conversation's longest
    leading run of whole units that fits beside the floor, then the pinned
-   blocks after it; without, the pinned blocks; then the management
-   dashboard. *)
+   blocks after it; without, the pinned blocks; then, with keep_pending
+   while calls wait, their batch whole; then the management dashboard. *)
 Definition management_render (s : state) : list msg :=
   (if cache_prefix (cfg s) then shown_prefix s (management_cut s) else pinned_msgs s)
-  ++ [dash_msg (mdash_cost s)].
+  ++ tail_msgs s ++ [dash_msg (mdash_cost s)].
 
 Inductive mode := Normal | Management.
 
@@ -360,7 +411,7 @@ Inductive reason :=
   RPending | RFloor | RDuplicate | RNotPending | RUnknown | RDeleted | RInGroup
 | RPinned | RHasPending | RNotArchived | REmpty.
 
-Inductive guard := GNone | GAdmit | GRejectCap | GRejectHard.
+Inductive guard := GNone | GAdmit | GRejectCap | GRejectHard | GRejectPending.
 
 Record result := mkResult {
   r_ok : option reason;      (* None: done; Some r: refused, nothing changed *)
@@ -451,6 +502,12 @@ Definition reg_call (s : state) (ids : list nat) (data c : nat) (pend : list nat
           let n := S (nblocks s) in
           let b := mkBlock n KCall data 0 ids (c, c) (0, 0) 0 false Visible None 0 (0, 0) 0 in
           let p := combine ids (pend ++ repeat 0 (length ids)) in
+          (* keep_pending: the floor, the call, a placeholder and the notice
+             reserve per call must fit (_check_pending_room) *)
+          if keep_pending (cfg s)
+             && negb (floor s + c + sum (map snd p) + length p * nres (cfg s) <=? budget (cfg s))
+          then (s, refuse RFloor)
+          else
           (with_dash (with_counts (with_pending (with_turns s (turns s ++ [TC b []])) p n)
                         n (ngroups s)) d, done_)
       end
@@ -514,7 +571,10 @@ Fixpoint rounds (fuel : nat) (s : state) (cs : list (block * bool)) (excess : na
 Definition guard_cut (s1 : state) (n : nat) : nat :=
   Nat.min (prefix_cut s1 (budget (cfg s1) - floor s1)) (n - 1).
 
-Definition guard_order (s1 : state) (n : nat) (cs : list (block * bool)) : list (block * bool) :=
+(* With keep_pending, while calls of the batch still wait, the batch's
+   earlier results are not candidates (only positions before its call). *)
+Definition guard_order (s1 : state) (n : nat) (cs0 : list (block * bool)) : list (block * bool) :=
+  let cs := if tail_on s1 then filter (fun e => b_id (fst e) <? owner s1) cs0 else cs0 in
   if cache_prefix (cfg s1) then
     let k := guard_cut s1 n in
     filter (fun e => k <? b_id (fst e)) cs ++ filter (fun e => negb (k <? b_id (fst e))) cs
@@ -544,6 +604,19 @@ Fixpoint remove_pending (cid : nat) (p : list (nat * nat)) : list (nat * nat) :=
 Definition last_is_call (ts : list turn) : bool :=
   match rev ts with TC _ _ :: _ => true | _ => false end.
 
+(* keep_pending (_guard): an admitted result whose batch still waits is
+   rejected if the floor with it admitted ([fits] false) passes the budget. *)
+Definition pend_guard (s1 : state) (fits : bool) (g : guard) : guard :=
+  match g with
+  | GAdmit => if tail_on s1 && negb fits then GRejectPending else GAdmit
+  | x => x
+  end.
+
+(* The floor stays within the budget: an operation that would leave it above
+   is refused (see reg_result and act for when this can happen). *)
+Definition within_floor (s s' : state) (r : result) : state * result :=
+  if floor s' <=? budget (cfg s) then (s', r) else (s, refuse RFloor).
+
 Definition reg_result (s : state) (cid data : nat) (c p : nat * nat) (t notice : nat)
     (nc : nat * nat) (ds : list nat) : state * result :=
   if negb (existsb (fun q => fst q =? cid) (pending s) && last_is_call (turns s))
@@ -555,17 +628,30 @@ Definition reg_result (s : state) (cid data : nat) (c p : nat * nat) (t notice :
     let s1 := with_counts (with_pending (with_turns s (add_result (turns s) r)) pend (owner s))
                 n (ngroups s) in
     let parent_cost := match find_block s (owner s) with Some b => pos_cost s b | None => 0 end in
-    let '(g, off) := decide s1 r parent_cost ds in
+    let '(g0, off) := decide s1 r parent_cost ds in
+    let s2 := offload_all s off in
+    let fin (b : block) := with_counts (with_pending (with_turns s2 (add_result (turns s2) b))
+                                          pend (owner s)) n (ngroups s) in
+    (* keep_pending: an admitted result whose batch still waits must leave
+       the floor within the budget, else it is rejected (_guard, "pending") *)
+    let g := pend_guard s1 (floor (fin r) <=? budget (cfg s)) g0 in
     let rejected := match g with GAdmit => false | _ => true end in
     let r' := if rejected
               then mkBlock n KResult notice cid [] nc p t true Visible None 0 (0, 0) 0 else r in
-    let s2 := offload_all s off in
-    let s3 := with_counts (with_pending (with_turns s2 (add_result (turns s2) r')) pend (owner s))
-                n (ngroups s) in
-    (with_dash s3 (last ds (dash s)), mkResult None g off None).
+    let s3 := fin r' in
+    (* unreachable with the engine's notice reserve (its notice fits the
+       room the call reserved); kept harmless: the floor stays within B *)
+    within_floor s (with_dash s3 (last ds (dash s))) (mkResult None g off None).
 
 (* Unit selection (ActionsLayer._resolve / _check_block, explicit units). *)
 Inductive action := AArchive | ARestore | ADelete.
+
+(* A result of the batch still waiting for results, while it is kept. *)
+Definition batch_ids (s : state) : list nat :=
+  match rev (turns s) with TC _ rs :: _ => map b_id rs | _ => [] end.
+
+Definition in_batch (s : state) (b : block) : bool :=
+  tail_on s && existsb (Nat.eqb (b_id b)) (batch_ids s).
 
 Definition check_unit (s : state) (a : action) (u : uid) : option reason :=
   match u with
@@ -582,6 +668,16 @@ Definition check_unit (s : state) (a : action) (u : uid) : option reason :=
               | None =>
                   if protected s b then
                     match a with ARestore => Some RNotArchived | _ => Some RHasPending end
+                  else if in_batch s b then
+                    (* keep_pending: the kept batch is archived whole, once its
+                       last result arrives; a result of it is deleted only if
+                       its tombstone fits beside the floor *)
+                    match a with
+                    | AArchive => Some RHasPending
+                    | ADelete => if floor s + (b_t b - pos_cost s b) <=? budget (cfg s)
+                                 then None else Some RFloor
+                    | ARestore => Some RNotArchived
+                    end
                   else match a, st with
                        | ARestore, Visible => Some RNotArchived
                        | _, _ => None
@@ -765,7 +861,11 @@ Definition act (s : state) (a : action) (us : list uid) (h : nat * nat)
                 | ARestore => fold_left restore_unit us' s
                 | ADelete => fold_left delete_unit us' s
                 end in
-      (with_dash s' d, done_)
+      (* the floor stays within B: unreachable for archive and restore (they
+         leave the pinned blocks and the kept batch as they are); for a
+         delete, several results of the kept batch whose tombstones fit one
+         by one but not together (the engine checks each alone) *)
+      within_floor s (with_dash s' d) done_
   end.
 
 (* recover: the exact bytes of any live block (ReadLayer.recover). *)

@@ -246,16 +246,49 @@ Definition sp_cut (s : state) (room : nat) : nat :=
             end in
   sp_unit_start k1 k1 (fun k => sp_opens_tool (concat (map snd (skipn k ps)) ++ sp_pending s)).
 
+(* keep_pending: while calls wait, the batch kept whole -- the newest turn
+   (the calling block and what was registered for it), then a placeholder
+   per pending call. *)
+Definition sp_keeps (s : state) : bool :=
+  keep_pending (cfg s) && negb (Nat.eqb (length (pending s)) 0).
+
+Definition sp_kept (s : state) : list msg :=
+  if sp_keeps s then
+    match rev (turns s) with t :: _ => sp_turn s t | [] => [] end ++ sp_pending s
+  else [].
+
+(* The last message of a position is an assistant's (or it shows nothing). *)
+Definition sp_assistant_last (ms : list msg) : bool :=
+  match rev ms with
+  | [] => true
+  | m :: _ => match m_role m with RAssistant => true | RCalls _ => true | _ => false end
+  end.
+
+(* With the batch kept after the prefix and no pinned block after the cut,
+   the cut moves back over positions ending with an assistant message (or
+   showing nothing): the prefix never ends in an assistant message right
+   before the batch's calls. *)
+Definition sp_kept_cut (s : state) (k : nat) : nat :=
+  let ps := sp_positions s in
+  if sp_keeps s && forallb (fun p => match b_status (fst p) with Pinned => false | _ => true end)
+                           (skipn k ps)
+  then sp_unit_start k k (fun j => match nth_error ps (j - 1) with
+                                   | Some p => sp_assistant_last (snd p)
+                                   | None => false end)
+  else k.
+
 (* The management rendering: with cache_prefix, the positions before the cut
-   for the room the floor leaves (B minus fixed, pinned and the management
-   dashboard), then the pinned blocks after it; without, every pinned block;
-   then the management dashboard. *)
+   for the room the floor leaves (B minus fixed, pinned, the kept batch and
+   the management dashboard), then the pinned blocks after it; without,
+   every pinned block; then the kept batch (keep_pending); then the
+   management dashboard. *)
 Definition sp_management (s : state) : list msg :=
   (if cache_prefix (cfg s) then
-     let k := sp_cut s (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s) + sp_mdash s)) in
+     let k := sp_kept_cut s (sp_cut s (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s)
+                                                          + sp_costs (sp_kept s) + sp_mdash s))) in
      concat (map snd (firstn k (sp_positions s))) ++
      concat (map (fun p => if sp_plain_pin (fst p) then snd p else []) (skipn k (sp_positions s)))
-   else sp_pinned s) ++ [sp_dashboard (sp_mdash s)].
+   else sp_pinned s) ++ sp_kept s ++ [sp_dashboard (sp_mdash s)].
 
 (* C_t = preflight(C~_t, B): the candidate if it fits B, else the management
    rendering. *)
@@ -453,19 +486,30 @@ Definition sp_appended (s : state) (cid data : nat) (cc p : nat * nat) (t : nat)
      end)
     (sp_answer cid (pending s)) (owner s) (groups s) (store s) n (ngroups s) (dash s) (mdash s).
 
+(* What the floor reserves for the kept batch (keep_pending, while calls
+   wait): the batch and the notice reserve per pending call. *)
+Definition sp_need (s : state) : nat :=
+  if sp_keeps s then sp_costs (sp_kept s) + length (pending s) * nres (cfg s) else 0.
+
 (* The order the guard offloads in: oldest first; with cache_prefix, first
    the results the management rendering would not show (after its cut,
-   estimated with the worst-case dashboard on the state with the new result,
-   and before the new result), oldest first, then the others. *)
+   estimated with the worst-case dashboard and the floor's reserve for a
+   kept batch, on the state with the new result, and before the new
+   result), oldest first, then the others.  With keep_pending, while calls
+   of the new result's batch still wait, only results before the batch's
+   call are offloaded (the batch stays whole). *)
 Definition sp_guard_order (s : state) (cid data : nat) (cc p : nat * nat) (t : nat)
     : list (nat * Z) :=
+  let s1 := sp_appended s cid data cc p t in
+  let gs := if sp_keeps s1 then filter (fun g => Nat.ltb (fst g) (owner s)) (sp_gains s)
+            else sp_gains s in
   if cache_prefix (cfg s) then
-    let s1 := sp_appended s cid data cc p t in
-    let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s))) in
+    let k0 := sp_cut s1 (budget (cfg s) - (fixed (cfg s) + sp_costs (sp_pinned s1) + mgmt (cfg s)
+                                           + sp_need s1)) in
     let k := if Nat.leb k0 (nblocks s) then k0 else nblocks s in
-    filter (fun g => Nat.ltb k (fst g)) (sp_gains s) ++
-    filter (fun g => negb (Nat.ltb k (fst g))) (sp_gains s)
-  else sp_gains s.
+    filter (fun g => Nat.ltb k (fst g)) gs ++
+    filter (fun g => negb (Nat.ltb k (fst g))) gs
+  else gs.
 
 (* The shortest prefix of [l] whose gains add up to at least [need] (None:
    not even all of [l]). *)

@@ -145,12 +145,35 @@ Qed.
 Lemma sp_mdash_eq s : sp_mdash s = mdash_cost s.
 Proof. unfold sp_mdash, mdash_cost. destruct (Nat.leb_spec (mdash s) (mgmt (cfg s))); lia. Qed.
 
+Lemma sp_keeps_eq s : sp_keeps s = tail_on s.
+Proof. unfold sp_keeps, tail_on. destruct (pending s); reflexivity. Qed.
+
+Lemma sp_kept_eq s : sp_kept s = tail_msgs s.
+Proof.
+  unfold sp_kept, tail_msgs, last_turn_msgs. rewrite sp_keeps_eq. destruct (tail_on s); [|reflexivity].
+  rewrite sp_pending_eq. f_equal. destruct (turns s) as [|t0 ts] eqn:E; [reflexivity|].
+  rewrite <- E. pose proof (app_removelast_last t0 (l := turns s) ltac:(rewrite E; discriminate)) as X.
+  rewrite X at 1. rewrite rev_app_distr. cbn. rewrite sp_turn_eq. reflexivity.
+Qed.
+
+Lemma sp_kept_cut_eq s k : sp_kept_cut s k = kp_back s k.
+Proof.
+  unfold sp_kept_cut, kp_back. rewrite sp_keeps_eq, sp_positions_eq.
+  replace (forallb _ (skipn k (positions s)))
+    with (negb (existsb (fun p => is_pinned (fst p)) (skipn k (positions s)))).
+  - destruct (_ && _); [|reflexivity]. apply sp_unit_start_eq. intro x.
+    destruct (nth_error _ _); reflexivity.
+  - induction (skipn k (positions s)) as [|p r IH]; [reflexivity|]. cbn. rewrite <- IH.
+    unfold is_pinned. destruct (b_status (fst p)); reflexivity.
+Qed.
+
 Lemma sp_management_eq s : management_render s = sp_management s.
 Proof.
-  unfold management_render, sp_management. rewrite sp_mdash_eq.
+  unfold management_render, sp_management. rewrite sp_mdash_eq, sp_kept_eq.
   destruct (cache_prefix (cfg s)); [|rewrite sp_pinned_eq; reflexivity].
   unfold shown_prefix, management_cut, pinned_cost.
-  rewrite <- sp_pinned_eq, sp_costs_eq, sp_cut_eq, sp_positions_eq, !concat_map_flat. reflexivity.
+  rewrite <- sp_pinned_eq, !sp_costs_eq, sp_cut_eq, sp_kept_cut_eq, sp_positions_eq, !concat_map_flat.
+  reflexivity.
 Qed.
 
 Lemma sp_render_eq s : render s = sp_render s.

@@ -19,9 +19,12 @@ From VistaLabEngine Require Import Model Spec Claims Theorems Anthropic SpecProo
 
 (* budget.  Methodology, "Workspace invariants": "|C_t| <= B after preflight
    and final assembly."  The management floor -- fixed overhead, pinned
-   blocks and the worst-case management dashboard -- fits the budget at
-   creation (the engine refuses the configuration otherwise) and after every
-   operation (a pin that would break it is refused); then every rendering,
+   blocks, the worst-case management dashboard and, with keep_pending while
+   calls wait, the kept batch with a notice reserve per pending call
+   ([tail_need]) -- fits the budget at creation (the engine refuses the
+   configuration otherwise) and after every operation (a pin, or a tool-call
+   message whose batch would not fit, is refused; a result whose admission
+   would break it is rejected); then every rendering,
    ordinary or management, fits the budget; and |C_t| is the fixed overhead
    plus the cost of every form the specification requires (Spec.v
    [sp_tokens]: each visible block in full, each handle, placeholder, stub,
@@ -31,7 +34,7 @@ Theorem workspace_budget (c : config) (d : nat) (s0 : state) (ops : list op) :
   fixed c + mgmt c <= budget c ->
   init c d = Some s0 ->
   let s := run s0 ops in
-  fixed c + pinned_cost s + mgmt c <= budget c /\ tokens s <= budget c /\
+  fixed c + pinned_cost s + mgmt c + tail_need s <= budget c /\ tokens s <= budget c /\
   tokens s = sp_tokens s.
 Proof.
   intros _ I s.
@@ -221,7 +224,7 @@ Theorem workspace_guard (c : config) (d : nat) (s0 : state) (ops : list op)
      match sp_cover (sp_guard_order s cid data cc p t)
              (Z.of_nat (sp_content s + fst cc + dd - sp_pend_cost (pending s) cid)
               - Z.of_nat (hard c))%Z with
-     | Some plan => r_guard r = GAdmit /\ r_offloaded r = plan
+     | Some plan => (r_guard r = GAdmit \/ r_guard r = GRejectPending) /\ r_offloaded r = plan
      | None => r_guard r = GRejectHard /\ r_offloaded r = []
      end).
 Proof. exact (guard_run c d s0 ops cid data cc p t notice nc ds). Qed.

@@ -80,6 +80,19 @@ Proof.
   revert s; induction us; intro s; simpl; auto. rewrite IHus. destruct a; reflexivity.
 Qed.
 
+(* The floor check that ends reg_result and act: split on it (the refused
+   branch leaves the state as it was). *)
+Ltac wf_split :=
+  match goal with |- context [within_floor ?s ?s' ?r] =>
+    unfold within_floor; destruct (floor s' <=? budget (cfg s)) eqn:?WF; cbn [fst snd] end.
+
+Ltac wf_split_ :=
+  match goal with |- context [within_floor ?s ?s' ?r] =>
+    unfold within_floor; destruct (floor s' <=? budget (cfg s)); cbn [fst snd] end.
+
+(* Split on whether the registered result is the notice. *)
+Ltac rej := match goal with |- context [pend_guard ?a ?b ?c] => destruct (pend_guard a b c) end.
+
 Ltac crush_cfg :=
   repeat match goal with
   | |- context [match ?x with _ => _ end] => destruct x
@@ -92,12 +105,12 @@ Proof.
   - destruct k; try reflexivity; unfold reg_plain; destruct (pending s); simpl; auto;
       destruct (_ && _); reflexivity.
   - unfold reg_call. destruct (pending s); [|reflexivity]. destruct ids; [reflexivity|].
-    destruct (negb _); reflexivity.
+    destruct (negb _); [reflexivity|]. destruct (_ && _); reflexivity.
   - unfold reg_result. destruct (negb _); [reflexivity|].
-    destruct (decide _ _ _ _) as [g off]. simpl. apply cfg_offload_all.
-  - unfold act. destruct (resolve s AArchive us); simpl; auto. apply cfg_archive.
-  - unfold act. destruct (resolve s ARestore us); simpl; auto. apply cfg_restore.
-  - unfold act. destruct (resolve s ADelete us); simpl; auto. apply cfg_delete.
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [apply cfg_offload_all|reflexivity].
+  - unfold act. destruct (resolve s AArchive us); simpl; auto. wf_split; auto. apply cfg_archive.
+  - unfold act. destruct (resolve s ARestore us); simpl; auto. wf_split; auto. apply cfg_restore.
+  - unfold act. destruct (resolve s ADelete us); simpl; auto. wf_split; auto. apply cfg_delete.
   - destruct (find_block s n); [destruct (recover s n)|]; reflexivity.
   - reflexivity.
 Qed.
@@ -250,25 +263,44 @@ Proof.
     rewrite last_is_call_map; exact N.
 Qed.
 
+Lemma tail_need_nil s : pending s = [] -> tail_need s = 0.
+Proof. unfold tail_need, tail_on. intro H. rewrite H. destruct (keep_pending (cfg s)); reflexivity. Qed.
+
 Lemma floor_plain s k pin data c d :
   floor s <= budget (cfg s) -> floor (fst (reg_plain s k pin data c d)) <= budget (cfg s).
 Proof.
   unfold reg_plain. intro F.
-  destruct (pending s); [|exact F].
+  destruct (pending s) eqn:Pn; [|exact F].
+  assert (T : tail_need s = 0) by (apply tail_need_nil; exact Pn).
   assert (Hb : forall p, blocks (with_turns s (turns s ++ [TP (plain_block (S (nblocks s)) k p data c)]))
                         = blocks s ++ [plain_block (S (nblocks s)) k p data c])
     by (intro p; rewrite blocks_snoc; reflexivity).
   destruct pin; cbn [andb negb].
   - destruct (floor s + c <=? budget (cfg s)) eqn:L; cbn [negb fst]; [|exact F].
     apply Nat.leb_le in L. unfold floor, pinned_cost in *. cbn [cfg with_dash with_counts with_turns] in *.
+    rewrite tail_need_nil by (cbn; exact Pn). rewrite T in *.
     rewrite pinned_with_dash, pinned_with_counts, (pinned_msgs_app s _ _ (Hb true)).
     cbn [plain_block b_status]. rewrite costs_app.
     replace (costs (pos_msgs s false (plain_block (S (nblocks s)) k true data c))) with c
       by (destruct k; unfold costs, sum; simpl; lia).
     lia.
   - cbn [fst]. unfold floor, pinned_cost in *. cbn [cfg with_dash with_counts with_turns] in *.
+    rewrite tail_need_nil by (cbn; exact Pn). rewrite T in *.
     rewrite pinned_with_dash, pinned_with_counts, (pinned_msgs_app s _ _ (Hb false)).
     cbn [plain_block b_status]. rewrite app_nil_r. exact F.
+Qed.
+
+Lemma floor_with_dash s d : floor (with_dash s d) = floor s.
+Proof. reflexivity. Qed.
+
+Lemma pending_costs s : costs (pending_msgs s) = sum (map snd (pending s)).
+Proof. unfold costs, pending_msgs. rewrite map_map. reflexivity. Qed.
+
+Lemma last_turn_msgs_snoc s l x : turns s = l ++ [x] -> last_turn_msgs s = turn_msgs s x.
+Proof.
+  unfold last_turn_msgs. intro E. rewrite E. destruct (l ++ [x]) as [|t0 r] eqn:X.
+  - destruct l; discriminate.
+  - rewrite <- X, last_last. reflexivity.
 Qed.
 
 (* Every operation keeps the management floor within the budget. *)
@@ -276,36 +308,36 @@ Lemma floor_step s o : floor s <= budget (cfg s) -> floor (fst (step s o)) <= bu
 Proof.
   intro F. destruct o; cbn [step].
   - destruct k; try exact F; apply floor_plain; exact F.
-  - unfold reg_call. destruct (pending s); [|exact F]. destruct ids; [exact F|].
-    destruct (negb _); [exact F|]. cbn [fst].
-    unfold floor, pinned_cost in *. cbn [cfg with_dash with_counts with_turns with_pending] in *.
+  - unfold reg_call. destruct (pending s) eqn:Pn; [|exact F]. destruct ids; [exact F|].
+    destruct (negb _); [exact F|].
+    destruct (keep_pending (cfg s) && _) eqn:K; [exact F|]. cbn [fst].
+    unfold floor in *. rewrite (tail_need_nil s Pn) in F.
+    unfold pinned_cost in *. cbn [cfg with_dash with_counts with_turns with_pending] in *.
     rewrite pinned_with_dash, pinned_with_counts, pinned_with_pending.
     rewrite (pinned_msgs_app s _
       (mkBlock (S (nblocks s)) KCall data 0 (n :: ids) (c, c) (0, 0) 0 false Visible None 0 (0, 0) 0))
       by (rewrite blocks_snoc; reflexivity).
-    cbn [b_status]. rewrite app_nil_r. exact F.
+    cbn [b_status]. rewrite app_nil_r.
+    unfold tail_need, tail_on, tail_msgs, tail_on. cbn [cfg pending with_dash with_counts with_pending with_turns].
+    destruct (keep_pending (cfg s)) eqn:KP; cbn [andb] in *; [|lia].
+    apply Bool.negb_false_iff, Nat.leb_le in K.
+    rewrite (last_turn_msgs_snoc _ (turns s) (TC (mkBlock (S (nblocks s)) KCall data 0 (n :: ids) (c, c) (0, 0) 0 false Visible None 0 (0, 0) 0) [])) by reflexivity.
+    assert (NE : exists q r, combine (n :: ids) (pend ++ repeat 0 (length (n :: ids))) = q :: r)
+      by (destruct pend; cbn; eauto).
+    destruct NE as [q [r E]]. rewrite E in *. cbn iota.
+    rewrite costs_app, pending_costs. cbn [pending with_dash with_counts with_pending with_turns].
+    replace (costs (turn_msgs _ (TC (mkBlock (S (nblocks s)) KCall data 0 (n :: ids) (c, c) (0, 0) 0 false Visible None 0 (0, 0) 0) [])))
+      with c by (unfold costs, sum; cbn; lia).
+    unfold pinned_cost in *. lia.
   - unfold reg_result. destruct (negb _ ) eqn:N; [exact F|].
-    destruct (decide _ _ _ _) as [g off]. cbn [fst].
-    apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [_ N].
-    unfold floor, pinned_cost in *.
-    rewrite pinned_with_dash, pinned_with_counts, pinned_with_pending.
-    match goal with |- context [with_turns ?s2 (add_result (turns ?s2) ?r)] =>
-      assert (H : blocks (with_turns s2 (add_result (turns s2) r)) = blocks s2 ++ [r])
-        by (unfold blocks at 1, with_turns; cbn [turns]; apply blocks_add_result;
-            apply last_is_call_offload_all; exact N);
-      rewrite (pinned_msgs_app _ _ _ H) end.
-    destruct (match g with GAdmit => false | _ => true end); cbn [b_status];
-      rewrite app_nil_r, pinned_offload_all;
-      cbn [cfg with_dash with_counts with_pending with_turns]; rewrite cfg_offload_all; exact F.
-  - unfold act. destruct (resolve s AArchive us); [|exact F]. cbn [fst].
-    unfold floor, pinned_cost in *. rewrite pinned_with_dash, pinned_archive.
-    cbn [with_dash cfg]. rewrite cfg_archive. exact F.
-  - unfold act. destruct (resolve s ARestore us); [|exact F]. cbn [fst].
-    unfold floor, pinned_cost in *. rewrite pinned_with_dash, pinned_restore.
-    cbn [with_dash cfg]. rewrite cfg_restore. exact F.
-  - unfold act. destruct (resolve s ADelete us); [|exact F]. cbn [fst].
-    unfold floor, pinned_cost in *. rewrite pinned_with_dash, pinned_delete.
-    cbn [with_dash cfg]. rewrite cfg_delete. exact F.
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|exact F].
+    rewrite floor_with_dash in *. apply Nat.leb_le. assumption.
+  - unfold act. destruct (resolve s AArchive us); [|exact F].
+    wf_split; [|exact F]. rewrite floor_with_dash in *. apply Nat.leb_le. assumption.
+  - unfold act. destruct (resolve s ARestore us); [|exact F].
+    wf_split; [|exact F]. rewrite floor_with_dash in *. apply Nat.leb_le. assumption.
+  - unfold act. destruct (resolve s ADelete us); [|exact F].
+    wf_split; [|exact F]. rewrite floor_with_dash in *. apply Nat.leb_le. assumption.
   - destruct (find_block s n); [destruct (recover s n)|]; exact F.
   - exact F.
 Qed.
@@ -319,7 +351,8 @@ Qed.
 Lemma floor_init c d s : init c d = Some s -> floor s <= budget c.
 Proof.
   unfold init. destruct (fixed c + mgmt c <=? budget c) eqn:L; intro H; inversion H; subst.
-  apply Nat.leb_le in L. unfold floor, pinned_cost, pinned_msgs, blocks, costs, sum. simpl. lia.
+  apply Nat.leb_le in L. unfold floor. rewrite tail_need_nil by reflexivity.
+  unfold pinned_cost, pinned_msgs, blocks, costs, sum. simpl. lia.
 Qed.
 
 (* The management rendering's prefix (cache_prefix): what it costs beside
@@ -404,16 +437,25 @@ Qed.
 (* The rendering's tokens: within B in normal mode by preflight, within the
    floor in management mode (its dashboard is at most the bound the floor
    reserves; with cache_prefix the prefix fits the room beside it). *)
+Lemma kp_back_le s k : kp_back s k <= k.
+Proof. unfold kp_back. destruct (_ && _); [apply back_le|lia]. Qed.
+
+Lemma tail_need_ge s : costs (tail_msgs s) <= tail_need s.
+Proof. unfold tail_need, tail_msgs. destruct (tail_on s); cbn; lia. Qed.
+
 Lemma tokens_bound s : floor s <= budget (cfg s) -> tokens s <= budget (cfg s).
 Proof.
   unfold tokens, render. intro F. destruct (mode_of s) eqn:M.
   - apply mode_normal in M. rewrite total_is_rendering_cost in M. exact M.
-  - unfold management_render. rewrite costs_app. unfold floor in F.
+  - unfold management_render. rewrite !costs_app. unfold floor in F.
+    pose proof (tail_need_ge s) as T.
     replace (costs [dash_msg (mdash_cost s)]) with (mdash_cost s) by (unfold costs, sum; simpl; lia).
     assert (D : mdash_cost s <= mgmt (cfg s)) by (unfold mdash_cost; lia).
     destruct (cache_prefix (cfg s)).
     + pose proof (shown_prefix_cost s (management_cut s)).
-      pose proof (cut_room s (budget (cfg s) - (fixed (cfg s) + pinned_cost s + mdash_cost s))).
+      pose proof (cut_room s (budget (cfg s) - (fixed (cfg s) + pinned_cost s + costs (tail_msgs s) + mdash_cost s))).
+      pose proof (firstn_sum_mono (positions s) _ _ (kp_back_le s (prefix_cut s
+        (budget (cfg s) - (fixed (cfg s) + pinned_cost s + costs (tail_msgs s) + mdash_cost s))))).
       unfold management_cut in *. unfold pinned_cost in *. lia.
     + unfold pinned_cost in F. lia.
 Qed.
@@ -533,10 +575,11 @@ Proof.
     autorewrite with st; rewrite blocks_snoc, map_app, I, seq_snoc; reflexivity.
   - unfold reg_call. destruct (pending s); try unchanged I.
     destruct ids; try unchanged I. destruct (negb _); cbn [fst]; try unchanged I.
+    destruct (keep_pending (cfg s) && _); cbn [fst]; try unchanged I.
     split; [|eexists; unfold regs; autorewrite with st; rewrite blocks_snoc, map_app; reflexivity].
     autorewrite with st. rewrite blocks_snoc, map_app, I, seq_snoc; reflexivity.
   - unfold reg_result. destruct (negb _ ) eqn:N; try unchanged I.
-    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|unchanged I].
     apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [_ N].
     assert (R := regs_offload_all off s).
     match goal with |- context [with_turns ?s2 (add_result (turns ?s2) ?r)] =>
@@ -545,18 +588,18 @@ Proof.
             apply last_is_call_offload_all; exact N) end.
     autorewrite with st. split.
     + rewrite H, map_app, (ids_of_regs _ _ R), I, seq_snoc.
-      destruct (match g with GAdmit => false | _ => true end); reflexivity.
+      rej; reflexivity.
     + eexists. unfold regs at 1. rewrite H, map_app. fold (regs (offload_all s off)). rewrite R. reflexivity.
   - unfold act. destruct (resolve s AArchive us); try unchanged I.
-    cbn [fst]. assert (R := regs_archive s l h stubs). autorewrite with st. split.
+    cbn [fst]. wf_split; [|unchanged I]. assert (R := regs_archive s l h stubs). autorewrite with st. split.
     + rewrite (ids_of_regs _ _ R), I, nblocks_archive. reflexivity.
     + exists []. rewrite app_nil_r. exact R.
   - unfold act. destruct (resolve s ARestore us); try unchanged I.
-    cbn [fst]. assert (R := regs_restore l s). autorewrite with st. split.
+    cbn [fst]. wf_split; [|unchanged I]. assert (R := regs_restore l s). autorewrite with st. split.
     + rewrite (ids_of_regs _ _ R), I, nblocks_restore. reflexivity.
     + exists []. rewrite app_nil_r. exact R.
   - unfold act. destruct (resolve s ADelete us); try unchanged I.
-    cbn [fst]. assert (R := regs_delete l s). autorewrite with st. split.
+    cbn [fst]. wf_split; [|unchanged I]. assert (R := regs_delete l s). autorewrite with st. split.
     + rewrite (ids_of_regs _ _ R), I, nblocks_delete. reflexivity.
     + exists []. rewrite app_nil_r. exact R.
   - destruct (find_block s n); [destruct (recover s n)|]; unchanged I.
@@ -657,16 +700,17 @@ Proof.
   - destruct k; try (apply gstep_same; reflexivity); unfold reg_plain; destruct (pending s);
     try (apply gstep_same; reflexivity); destruct (_ && _); apply gstep_same; reflexivity.
   - unfold reg_call. destruct (pending s); try (apply gstep_same; reflexivity).
-    destruct ids; try (apply gstep_same; reflexivity). destruct (negb _); apply gstep_same; reflexivity.
+    destruct ids; try (apply gstep_same; reflexivity). destruct (negb _); try (apply gstep_same; reflexivity).
+    destruct (_ && _); apply gstep_same; reflexivity.
   - unfold reg_result. destruct (negb _ ); try (apply gstep_same; reflexivity).
-    destruct (decide _ _ _ _) as [g off]. cbn [fst]. destruct (groups_offload_all off s) as [A B].
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|apply gstep_same; reflexivity]. destruct (groups_offload_all off s) as [A B].
     apply gstep_same; [exact A | reflexivity].
   - unfold act. destruct (resolve s AArchive us); [|apply gstep_same; reflexivity].
-    apply gstep_archive.
+    wf_split; [apply gstep_archive|apply gstep_same; reflexivity].
   - unfold act. destruct (resolve s ARestore us); [|apply gstep_same; reflexivity].
-    apply gstep_restore.
+    wf_split; [apply gstep_restore|apply gstep_same; reflexivity].
   - unfold act. destruct (resolve s ADelete us); [|apply gstep_same; reflexivity].
-    apply gstep_delete.
+    wf_split; [apply gstep_delete|apply gstep_same; reflexivity].
   - destruct (find_block s n); [destruct (recover s n)|]; apply gstep_same; reflexivity.
   - apply gstep_same; reflexivity.
 Qed.
@@ -975,20 +1019,18 @@ Proof.
       destruct H as [r [<- Hr]]. exists (in_prompt (b_status c)). reflexivity.
 Qed.
 
-(* The management rendering with cache_prefix: the shown prefix leaves no
-   call open (the cut is never followed by a tool message), and the pinned
-   blocks after it are plain messages. *)
-Lemma prefix_render_valid s : proto_inv s ->
-  openai_ok [] (map m_role (shown_prefix s (management_cut s) ++ [dash_msg (mdash_cost s)])) = true.
+(* A cut that is not followed by a tool message (0, or what follows opens
+   with another message): the shown prefix leaves no call open, and the
+   pinned blocks after it are plain messages. *)
+Definition cut_closed (s : state) (k : nat) : Prop :=
+  k = 0 \/ opens_tool (flat_map snd (skipn k (positions s)) ++ pending_msgs s) = false.
+
+Lemma prefix_pass s k R : proto_inv s -> cut_closed s k ->
+  openai_ok [] (map m_role (shown_prefix s k) ++ R) = openai_ok [] R.
 Proof.
-  intro H. pose proof (normal_render_valid s H) as N. unfold openai_valid, normal_render in N.
-  rewrite <- positions_msgs in N.
-  set (k := management_cut s).
+  intros H K. pose proof (normal_render_valid s H) as N. unfold openai_valid, normal_render in N.
+  rewrite <- positions_msgs in N. unfold cut_closed in K.
   set (ps := positions s) in *.
-  assert (K : k = 0 \/ opens_tool (flat_map snd (skipn k ps) ++ pending_msgs s) = false).
-  { unfold k, management_cut, prefix_cut. fold ps.
-    match goal with |- context [back ?f ?k0 ?p] =>
-      destruct (back_spec f k0 p (le_n _)) as [E|E]; [left; exact E|right; exact E] end. }
   assert (O : open_after [] (map m_role (flat_map snd (firstn k ps))) = Some []).
   { destruct K as [K|K]; [rewrite K; reflexivity|].
     rewrite <- (firstn_skipn k ps) in N. rewrite flat_map_app, <- !app_assoc, map_app, openai_app in N.
@@ -997,8 +1039,8 @@ Proof.
     destruct (open_next _ _ N ltac:(discriminate)) as [i [r Er]].
     exfalso. revert K Er. destruct (flat_map snd (skipn k ps) ++ pending_msgs s) as [|m ms] eqn:X.
     - rewrite app_assoc, X. cbn. discriminate.
-    - rewrite app_assoc, X. cbn. intros K' Er'. injection Er'. intros _ R. rewrite R in K'. discriminate. }
-  unfold shown_prefix. fold ps. rewrite <- app_assoc, !map_app, openai_app, O.
+    - rewrite app_assoc, X. cbn. intros K' Er'. injection Er'. intros _ Rr. rewrite Rr in K'. discriminate. }
+  unfold shown_prefix. fold ps. rewrite !map_app, <- app_assoc, openai_app, O.
   rewrite plain_pass; [reflexivity|].
   assert (C := calls_not_pinned _ _ _ H). fold (blocks s) in C.
   assert (Sh : forall p, In p (skipn k ps) -> In (fst p) (blocks s) /\ exists tf, snd p = pos_msgs s tf (fst p)).
@@ -1007,17 +1049,104 @@ Proof.
   cbn [flat_map]. rewrite map_app, forallb_app, (IH (fun q Hq => Sh q (or_intror Hq))).
   rewrite andb_true_r. destruct (Sh p (or_introl eq_refl)) as [Hb [tf E]].
   unfold pin_part, pinned_plain. destruct (b_status (fst p)) eqn:St; try reflexivity.
-  destruct (is_result (fst p)) eqn:R; [reflexivity|]. cbn [negb]. rewrite E.
+  destruct (is_result (fst p)) eqn:Rs; [reflexivity|]. cbn [negb]. rewrite E.
   apply roles_plain.
   - intro Kc. exact (C (fst p) Hb St Kc).
-  - unfold is_result in R. destruct (b_kind (fst p)); congruence.
+  - unfold is_result in Rs. destruct (b_kind (fst p)); congruence.
+Qed.
+
+Lemma pinned_pass s R : proto_inv s ->
+  openai_ok [] (map m_role (pinned_msgs s) ++ R) = openai_ok [] R.
+Proof.
+  unfold proto_inv, pinned_msgs. intro H.
+  rewrite plain_pass; [reflexivity|].
+  pose proof (calls_not_pinned _ _ _ H) as C. fold (blocks s) in C.
+  induction (blocks s) as [|b bs IH]; simpl; auto.
+  rewrite map_app, forallb_app, IH by (intros x Hx; apply C; right; auto).
+  destruct (b_status b) eqn:St; simpl; auto.
+  destruct (b_kind b) eqn:K.
+  - rewrite roles_plain; auto; congruence.
+  - rewrite roles_plain; auto; congruence.
+  - rewrite roles_plain; auto; congruence.
+  - exfalso. apply (C b (or_introl eq_refl) St K).
+  - rewrite roles_result_user; auto.
+Qed.
+
+Lemma turns_ok_last ts : forall t0 d pend own,
+  turns_ok (t0 :: ts) pend own -> turn_ok (last (t0 :: ts) d) pend own.
+Proof.
+  induction ts as [|t1 ts IH]; intros t0 d pend own H; [exact H|].
+  destruct H as [_ H]. exact (IH t1 d pend own H).
+Qed.
+
+Lemma pending_roles s : map m_role (pending_msgs s) = map RTool (map fst (pending s)).
+Proof. unfold pending_msgs. rewrite !map_map. reflexivity. Qed.
+
+(* The kept batch, then the dashboard: the batch's calls, then exactly one
+   tool message per call (a result, notice or tombstone, or a placeholder). *)
+Lemma tail_valid s : proto_inv s ->
+  openai_ok [] (map m_role (tail_msgs s ++ [dash_msg (mdash_cost s)])) = true.
+Proof.
+  intro H. unfold tail_msgs. destruct (tail_on s); [|reflexivity].
+  unfold last_turn_msgs, proto_inv in *. destruct (turns s) as [|t0 ts] eqn:E.
+  - cbn in H. rewrite !map_app, pending_roles, H. reflexivity.
+  - rewrite <- app_assoc, !map_app, pending_roles.
+    apply last_turn_ok with (own := owner s). apply turns_ok_last. exact H.
+Qed.
+
+Lemma pos_msgs_one s tf b : pos_msgs s tf b = [] \/ exists m, pos_msgs s tf b = [m].
+Proof.
+  unfold pos_msgs, wrap.
+  repeat match goal with
+         | |- context [match ?x with _ => _ end] => destruct x
+         | |- context [if ?x then _ else _] => destruct x
+         end; eauto.
+Qed.
+
+Lemma skipn_nth_cons {A} (l : list A) : forall i (p : A),
+  nth_error l i = Some p -> skipn i l = p :: skipn (S i) l.
+Proof.
+  induction l as [|q l IH]; intros i p E; [destruct i; discriminate|].
+  destruct i as [|i]; cbn in E |- *; [injection E as <-; reflexivity|]. apply IH. exact E.
+Qed.
+
+Lemma back_closed s f : forall k,
+  cut_closed s k ->
+  cut_closed s (back f k (fun j => match nth_error (positions s) (j - 1) with
+                                   | Some p => ends_assistant (snd p)
+                                   | None => false end)).
+Proof.
+  induction f as [|f IH]; intros k K; cbn [back]; [exact K|].
+  destruct (Nat.ltb_spec 0 k); cbn [andb]; [|exact K].
+  destruct (nth_error (positions s) (k - 1)) as [p|] eqn:E; [|exact K].
+  destruct (ends_assistant (snd p)) eqn:A; [|exact K].
+  apply IH. right. unfold cut_closed in K.
+  assert (Sk : skipn (k - 1) (positions s) = p :: skipn k (positions s)).
+  { rewrite (skipn_nth_cons _ _ _ E). f_equal. f_equal. lia. }
+  rewrite Sk. cbn [flat_map].
+  assert (Hp : In p (positions s)) by (eapply nth_error_In; exact E).
+  destruct (positions_shape s p Hp) as [_ [tf Ep]].
+  destruct (pos_msgs_one s tf (fst p)) as [Z|[m Z]]; rewrite <- Ep in Z; rewrite Z in *.
+  - cbn [app]. destruct K as [K|K]; [lia|exact K].
+  - cbn in A |- *. destruct (m_role m); try discriminate; reflexivity.
+Qed.
+
+Lemma cut_closed_management s : cut_closed s (management_cut s).
+Proof.
+  unfold management_cut, kp_back.
+  assert (K : forall room, cut_closed s (prefix_cut s room)).
+  { intro room. unfold cut_closed, prefix_cut.
+    match goal with |- context [back ?f ?k0 ?p] =>
+      destruct (back_spec f k0 p (le_n _)) as [E|E]; [left; exact E|right; exact E] end. }
+  destruct (_ && _); [apply back_closed|]; apply K.
 Qed.
 
 Lemma management_render_valid s : proto_inv s -> openai_valid (management_render s).
 Proof.
-  intro H. unfold openai_valid, management_render. destruct (cache_prefix (cfg s)).
-  - exact (prefix_render_valid s H).
-  - exact (pinned_render_valid s H).
+  intro H. unfold openai_valid, management_render. rewrite map_app.
+  destruct (cache_prefix (cfg s)).
+  - rewrite prefix_pass by (exact H || apply cut_closed_management). exact (tail_valid s H).
+  - rewrite pinned_pass by exact H. exact (tail_valid s H).
 Qed.
 
 (* Every operation keeps the conversation's shape. *)
@@ -1188,7 +1317,8 @@ Proof.
     apply proto_with_dash, proto_with_counts; unfold proto_inv in *; cbn [with_turns turns pending owner];
     rewrite Pe in *; apply turns_ok_snoc with (owner s); auto; simpl; repeat split; discriminate.
   - unfold reg_call. destruct (pending s) eqn:Pe; try exact H.
-    destruct ids as [|i ids]; try exact H. destruct (negb _) eqn:Nd; try exact H. cbn [fst].
+    destruct ids as [|i ids]; try exact H. destruct (negb _) eqn:Nd; try exact H.
+    destruct (keep_pending (cfg s) && _); try exact H. cbn [fst].
     apply proto_with_dash, proto_with_counts. unfold proto_inv in *.
     cbn [with_pending with_turns turns pending owner]. rewrite Pe in H.
     rewrite map_fst_combine by (rewrite app_length, repeat_length; lia).
@@ -1196,7 +1326,7 @@ Proof.
     apply negb_false_iff, nodupb_NoDup in Nd.
     split; auto. split; [discriminate|]. split; auto. split; [discriminate|]. split; auto.
   - unfold reg_result. destruct (negb _ ) eqn:N; try exact H.
-    destruct (decide _ _ _ _) as [g off]. cbn [fst].
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|exact H].
     apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [Ex L].
     apply proto_with_dash, proto_with_counts. unfold proto_inv in *.
     cbn [with_pending with_turns turns pending owner].
@@ -1207,13 +1337,13 @@ Proof.
     + apply last_is_call_offload_all; exact L.
     + apply existsb_exists in Ex. destruct Ex as [q [Hq E]]. apply Nat.eqb_eq in E.
       apply in_map_iff. exists q; auto.
-    + destruct (match g with GAdmit => false | _ => true end); reflexivity.
-    + destruct (match g with GAdmit => false | _ => true end); reflexivity.
-  - unfold act. destruct (resolve s AArchive us); try exact H. cbn [fst].
+    + rej; reflexivity.
+    + rej; reflexivity.
+  - unfold act. destruct (resolve s AArchive us); try exact H. cbn [fst]. wf_split; [|exact H].
     apply proto_with_dash, proto_archive; exact H.
-  - unfold act. destruct (resolve s ARestore us); try exact H. cbn [fst].
+  - unfold act. destruct (resolve s ARestore us); try exact H. cbn [fst]. wf_split; [|exact H].
     apply proto_with_dash, proto_restore; exact H.
-  - unfold act. destruct (resolve s ADelete us); try exact H. cbn [fst].
+  - unfold act. destruct (resolve s ADelete us); try exact H. cbn [fst]. wf_split; [|exact H].
     apply proto_with_dash, proto_delete; exact H.
   - destruct (find_block s n); [destruct (recover s n)|]; exact H.
   - exact H.
@@ -1887,11 +2017,12 @@ Proof.
     (eapply (rec_append s _ (plain_block (S (nblocks s)) _ pin data c)); eauto;
      [autorewrite with st; rewrite blocks_snoc; reflexivity | destruct pin; reflexivity]).
   - unfold reg_call. destruct (pending s); try (intros; exact R).
-    destruct ids; try (intros; exact R). destruct (negb _); try (intros; exact R). cbn [fst].
+    destruct ids; try (intros; exact R). destruct (negb _); try (intros; exact R).
+    destruct (keep_pending (cfg s) && _); try (intros; exact R). cbn [fst].
     intros Ist Rst. eapply rec_append; eauto;
       [autorewrite with st; rewrite blocks_snoc; reflexivity | reflexivity..].
   - unfold reg_result. destruct (negb _ ) eqn:N; try (intros; exact R).
-    destruct (decide _ _ _ _) as [g off]. cbn [fst]. intros Ist Rst.
+    destruct (decide _ _ _ _) as [g off]. cbn [fst]. wf_split; [|intros; exact R]. intros Ist Rst.
     apply Bool.negb_false_iff, andb_true_iff in N. destruct N as [_ N].
     pose proof (rec_offload_all off s R) as R2.
     destruct (groups_offload_all off s) as [_ Ng].
@@ -1900,14 +2031,17 @@ Proof.
       apply (rec_append s2 _ r fr); auto;
       [ autorewrite with st; unfold blocks at 1, with_turns; cbn [turns];
         apply blocks_add_result; apply last_is_call_offload_all; exact N
-      | destruct (match g with GAdmit => false | _ => true end); reflexivity
-      | destruct (match g with GAdmit => false | _ => true end); reflexivity
+      | rej; reflexivity
+      | rej; reflexivity
       | rewrite Rg; exact Rst ] end.
   - unfold act. destruct (resolve s AArchive us) eqn:Rs; try (intros; exact R). cbn [fst].
+    wf_split; [|intros; exact R].
     intros _ _. exact (rec_archive s l h stubs R (resolve_selectable s us l Rs)).
   - unfold act. destruct (resolve s ARestore us); try (intros; exact R). cbn [fst].
+    wf_split; [|intros; exact R].
     intros _ _. exact (rec_restore l s R).
   - unfold act. destruct (resolve s ADelete us); try (intros; exact R). cbn [fst].
+    wf_split; [|intros; exact R].
     intros _ _. exact (rec_delete l s R).
   - destruct (find_block s n); [destruct (recover s n)|]; intros; exact R.
   - intros; exact R.

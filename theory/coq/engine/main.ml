@@ -105,6 +105,7 @@ let status_s = function
   | Offloaded -> "offloaded" | Deleted -> "deleted"
 let guard_s = function
   | GNone -> "-" | GAdmit -> "admit" | GRejectCap -> "reject:cap" | GRejectHard -> "reject:hard_limit"
+  | GRejectPending -> "reject:pending"
 let role_s = function
   | RSystem -> "system" | RUser -> "user" | RAssistant -> "assistant"
   | RCalls _ -> "calls" | RTool _ -> "tool"
@@ -205,13 +206,16 @@ let () =
               if !started then raise (Bad "init_twice");
               let md, rest = split_mdash rest in
               let get, opt = parse_kv ["budget"; "hard"; "fixed"; "mgmt"; "dfloor"; "dash";
-                                       "cache_prefix"] rest in
-              let cp = (match opt "cache_prefix" "0" with
+                                       "cache_prefix"; "keep_pending"; "nres"] rest in
+              let flag k = (match opt k "0" with
                | "0" -> false | "1" -> true
-               | v -> raise (Bad ("cache_prefix:" ^ String.escaped v))) in
+               | v -> raise (Bad (k ^ ":" ^ String.escaped v))) in
+              let cp = flag "cache_prefix" in
+              let kp = flag "keep_pending" in
               let c = { budget = nat (get "budget"); hard = nat (get "hard");
                         fixed = nat (get "fixed"); mgmt = nat (get "mgmt");
-                        dfloor = nat (get "dfloor"); cache_prefix = cp } in
+                        dfloor = nat (get "dfloor"); cache_prefix = cp;
+                        keep_pending = kp; nres = nat (opt "nres" "0") } in
               let m = check_mdash c.mgmt md in
               let d = nat (get "dash") in
               started := true;
