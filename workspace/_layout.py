@@ -112,11 +112,22 @@ class LayoutLayer(StateCore):
             return False
         return self._blocks[_num(b.parent) - 1].in_prompt
 
-    def _position_key(self, b: Block) -> tuple[Any, ...]:
-        tool_form = b.type is BlockType.TOOL_RESULT and self._parent_in_prompt(b)
+    def _position_key(self, b: Block) -> tuple[Any, ...] | str:
+        """What block ``b``'s position renders from: equal keys, equal messages.
+
+        A visible block in its usual form (a tool result answering a call in
+        the prompt, any other block as itself) is keyed by its ``sha256``
+        string alone, the record's own object (no tuple per position); every
+        other state by a tuple whose first item names it. A position's block
+        type never changes, so the string stands for exactly one tuple,
+        ``("v", usual form, visible, sha256)``."""
+        is_result = b.type is BlockType.TOOL_RESULT
+        tool_form = is_result and self._parent_in_prompt(b)
         if b.status is Status.DELETED:
             return ("d", tool_form)
         if b.in_prompt:
+            if b.status is Status.VISIBLE and tool_form is is_result:
+                return b.sha256
             return ("v", tool_form, b.status, b.sha256)
         if b.group is None:
             return ("a", tool_form, b.status, b.payload, b.replacement, b.level)
@@ -127,9 +138,14 @@ class LayoutLayer(StateCore):
             return ("g", tool_form, top, first, g.level, g.replacement)
         return ("g", tool_form, top, first)
 
-    def _position_messages(self, b: Block, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
-        kind, tool_form = key[0], key[1]
+    def _position_messages(
+        self, b: Block, key: tuple[Any, ...] | str
+    ) -> tuple[dict[str, Any], ...]:
         is_result = b.type is BlockType.TOOL_RESULT
+        if isinstance(key, str):  # visible in its usual form (see _position_key)
+            kind, tool_form = "v", is_result
+        else:
+            kind, tool_form = key[0], key[1]
         if kind == "d":
             return (
                 ({"role": "tool", "tool_call_id": b.tool_call_id, "content": tombstone_text(b.id)},)
@@ -186,7 +202,7 @@ class LayoutLayer(StateCore):
         )
 
     def _set_position(
-        self, b: Block, msgs: tuple[dict[str, Any], ...], cost: int, key: tuple[Any, ...]
+        self, b: Block, msgs: tuple[dict[str, Any], ...], cost: int, key: tuple[Any, ...] | str
     ) -> None:
         """Install what block ``b``'s position renders to and costs: the one writer
         of the position caches and the overhead / conversation sums."""

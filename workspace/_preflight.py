@@ -363,7 +363,8 @@ class PreflightLayer(LayoutLayer):
         codec, pos_msgs, keys = self._codec, self._pos_msgs, self._pos_key
         source: dict[int, str] = {}
         for b in self._blocks:
-            if keys[b.seq - 1][:1] == ("v",) and not b.rejected:
+            key = keys[b.seq - 1]
+            if (isinstance(key, str) or key[:1] == ("v",)) and not b.rejected:
                 for m in pos_msgs[b.seq - 1]:
                     source[id(m)] = b.id
 

@@ -1,0 +1,181 @@
+"""What a block costs the engine in memory, and the compact forms that keep it
+low behaving exactly as the plain ones (paper, "Implementation Details": the
+workspace keeps the whole history, every block and every event, so a long
+session's state is held for as long as the session runs).
+
+The engine's own event records keep a state hash's inputs instead of its hex
+text and a registration's message instead of an argument dict; the position
+trees hold flat integer columns; the record digests a flat byte column. Each
+is checked here against the plain form it stands for, and the bytes one
+block holds (``tracemalloc``, a deterministic count) against a bound."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import gc
+import json
+import pickle
+import random
+import tracemalloc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from vistalab.workspace import Event, Workspace, WorkspaceError, read_event_log
+from vistalab.workspace._hashing import Digests, accumulate
+from vistalab.workspace._seqtree import PrefixTree
+
+_CALL = [{"id": "c1", "type": "function", "function": {"name": "query", "arguments": "{}"}}]
+
+
+def _session(log_path: str | None = None) -> Workspace:
+    ws = Workspace(20_000, tokenizer="approx", log_path=log_path)
+    ws.register_messages([
+        {"role": "system", "content": "You are careful."},
+        {"role": "user", "content": "Find the county."},
+    ])
+    for i in range(6):
+        ws.register_tool_call([dict(_CALL[0], id=f"c{i}")], content="Looking." if i else None)
+        ws.register_tool_result(f"c{i}", f"result {i} " * 20)
+    ws.archive("B3-B4", "the first query")
+    ws.archive("B7")
+    with pytest.raises(WorkspaceError):  # a refused action is logged too
+        ws.archive("B999")
+    return ws
+
+
+def test_logged_events_equal_the_plain_events_of_their_log_file(tmp_path):
+    """Each event the engine holds equals (both ways) the plain Event its log
+    line reads back as, serialises to that very line, and its copies, pickles
+    and ``dataclasses.replace`` results are plain Events equal to it."""
+    path = tmp_path / "events.jsonl"
+    ws = _session(str(path))
+    ws.close()
+    lines = path.read_text().splitlines()
+    from_file = list(read_event_log(path))
+    held = ws.events
+    assert len(held) == len(from_file) == len(lines) > 10
+    for ev, plain, line in zip(held, from_file, lines, strict=True):
+        assert type(plain) is Event
+        assert ev == plain and plain == ev and not ev != plain
+        assert ev.to_json() == line == plain.to_json()
+        assert ev.to_plain() == plain.to_plain()
+        same = Event(**{f.name: getattr(ev, f.name) for f in dataclasses.fields(Event)})
+        assert repr(ev) == repr(same) and same == ev
+        assert ev.state_hash == plain.state_hash and ev.args == plain.args
+        for other in (copy.copy(ev), copy.deepcopy(ev), pickle.loads(pickle.dumps(ev)),
+                      dataclasses.replace(ev)):
+            assert type(other) is Event and other == ev
+        assert dataclasses.asdict(ev) == plain.to_plain()
+        changed = dataclasses.replace(ev, ok=not ev.ok)
+        assert type(changed) is Event and changed != ev
+    assert held[-1].state_hash == ws.state_hash()
+
+
+def test_a_logged_event_differs_from_a_plain_one_with_another_hash():
+    """Equality reads the hash: a plain copy with another state hash is unequal."""
+    ev = _session().events[-1]
+    other = Event.from_plain(dict(ev.to_plain(), state_hash="0" * 64))
+    assert ev != other and other != ev
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40),
+                          st.one_of(st.none(), st.integers(-60, 300))), max_size=80),
+       st.integers(0, 2**32))
+def test_prefix_tree_matches_a_plain_list(ops, seed):
+    """The flat-column tree answers as a walk over a plain list of the values:
+    totals, the first position whose running total reaches a need (with the
+    running total there), the non-empty positions and each value, through
+    appends, single and batched sets and copies (values may be negative)."""
+    rng = random.Random(seed)
+    tree, ref = PrefixTree(), []
+    for kind, pos, value in ops:
+        if kind == 0 or not ref:
+            tree.append(value)
+            ref.append(value)
+        elif kind == 1:
+            tree.set(pos % len(ref), value)
+            ref[pos % len(ref)] = value
+        elif kind == 2:
+            items = [(rng.randrange(len(ref)), rng.choice([None, rng.randint(-60, 300)]))
+                     for _ in range(rng.randint(1, 20))]
+            tree.set_many(items)
+            for i, v in items:
+                ref[i] = v
+        else:
+            tree = tree.copy()
+        lo = rng.randint(0, len(ref))
+        hi = rng.randint(lo, len(ref))
+        need = rng.randint(-100, 1500)
+        assert tree.total(lo, hi) == sum(v or 0 for v in ref[lo:hi])
+        acc, want = 0, (None, sum(v or 0 for v in ref[lo:hi]))
+        for j in range(lo, hi):
+            if ref[j] is not None:
+                acc += ref[j]
+                if acc >= need:
+                    want = (j, acc)
+                    break
+        assert tree.first_reaching(lo, hi, need) == want
+        assert list(tree.positions(lo, hi)) == [j for j in range(lo, hi) if ref[j] is not None]
+        assert [tree.value(i) for i in range(len(ref))] == ref
+
+
+def test_digest_column_keeps_the_accumulator_of_the_records():
+    """After registrations, an archive, a restore and a fork, the accumulator
+    kept through the digest column equals the one recomputed from the
+    records, in the workspace and in its fork (which has its own column)."""
+    ws = _session()
+    ws.restore("G1")
+    fork = ws.fork()
+    fork.archive("B5-B6")
+    fork.delete("B7", "not needed")
+    for w in (ws, fork):
+        records = [*w._blocks, *w._groups.values()]
+        assert w._acc == accumulate(records)
+        assert w.state_hash() == w.recompute_state_hash()
+    assert isinstance(ws._digests, Digests) and fork._digests is not ws._digests
+
+
+def _traced_bytes_per_block(n_blocks: int) -> tuple[float, int]:
+    """Bytes ``tracemalloc`` sees the engine keep per block of a tool-calling
+    history (the benchmark's memory row, counted instead of read from RSS),
+    and the history's JSON bytes."""
+    msgs = [{"role": "system", "content": "You are a careful data analysis agent."},
+            {"role": "user", "content": "Find the county with the largest income growth."}]
+    i = 0
+    while len(msgs) + 2 <= n_blocks:
+        cid = f"call_{i}"
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function",
+             "function": {"name": "query", "arguments": json.dumps({"page": i})}}]})
+        msgs.append({"role": "tool", "tool_call_id": cid,
+                     "content": f"page {i}: row estimate state population median county {i * 7}"})
+        i += 1
+    wire = json.dumps(msgs)
+    js = sum(len(json.dumps(m)) for m in msgs)
+    del msgs
+    Workspace(10_000_000, tokenizer="approx").register_messages(json.loads(wire)[:40])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        ws = Workspace(10_000_000, tokenizer="approx")
+        ws.register_messages(json.loads(wire))
+        del wire
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert ws.turn > 0
+    return held / n_blocks, js
+
+
+def test_engine_bytes_per_block_stay_bounded():
+    """A 4,000-block history costs the engine at most 2,300 bytes per block
+    as tracemalloc counts them (2,045 now; 2,613 before the compact event
+    records, trees, digest column and shared ID strings; the messages' own
+    JSON is about 140 bytes per block here)."""
+    per_block, js = _traced_bytes_per_block(4_000)
+    assert per_block <= 2_300, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
