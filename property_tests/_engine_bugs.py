@@ -6,11 +6,13 @@ transition, the way a real regression would."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
 from vistalab.workspace import Workspace
 from vistalab.workspace._frozen import freeze
+from vistalab.workspace._handles import rejection_text
 from vistalab.workspace._records import PayloadRef
 from vistalab.workspace._store import sha256_hex
 
@@ -369,4 +371,236 @@ MORE_TEXT_BUGS = {
     "tombstone": (TombstoneNamesTheCall, "protocol"),
     "tool_definitions": (DeleteReasonOptional, "budget"),
     "anthropic_renamed_ids": (AnthropicResultKeepsReusedId, "protocol"),
+}
+
+
+# ---------------------------------------------------------------- held-out style
+# Bugs written after the search, the way a reviewer's held-out engines would be:
+# each in a part of what the agent sees that none of the nineteen above breaks
+# (paper, Implementation Details: "Dashboard format", "Context-management
+# protocol"; Methodology: "Context Stream", eq. archive-contract, eq. overflow).
+
+
+class RejectionCapOneHigh(Workspace):
+    """A rejection notice's "largest admissible now" is one token above the
+    guard's per-result cap (the other figures stay right)."""
+
+    def _reject(self, b: Any, new_cost: int, cap: int, limit: int, **kw: Any) -> Any:
+        if kw.get("notice") is None and self._pending_tail_start() is None:
+            current = (kw.get("total") if kw.get("total") is not None
+                       else self._candidate_total()) - new_cost
+            kw["notice"] = rejection_text(current=current, limit=limit, attempted=new_cost,
+                                          cap=cap + 1, at_least=kw.get("at_least", False))
+        return super()._reject(b, new_cost, cap, limit, **kw)
+
+
+class ManagementPinnedNewestFirst(Workspace):
+    """The management rendering (cache_prefix) puts the pinned blocks after its
+    cached prefix newest first."""
+
+    def _management_prefix(self, room: int) -> tuple[list[dict[str, Any]], int, int]:
+        out, extra, s = super()._management_prefix(room)
+        after = [q for q in self._pinned_seqs if q > s]
+        if len(after) < 2:
+            return out, extra, s
+        n = sum(len(self._pos_msgs[q - 1]) for q in after)
+        head = out[: len(out) - n]
+        for q in reversed(after):
+            head.extend(self._pos_msgs[q - 1])
+        return head, extra, s
+
+
+class NestedGroupLevelLow(Workspace):
+    """The handle of a group that holds another group prints its level one too low."""
+
+    def _group_handle(self, g: Any) -> str:
+        text = super()._group_handle(g)
+        if any(m[0] == "G" for m in g.members):
+            text = text.replace(f" level={g.level} ", f" level={g.level - 1} ", 1)
+        return text
+
+
+class GroupSizeInCharacters(Workspace):
+    """A group's handle prints its payload's size in characters (a block's
+    handle stays right)."""
+
+    def _group_handle(self, g: Any) -> str:
+        text = super()._group_handle(g)
+        chars = len(self.store.get(g.payload.key).decode("utf-8"))
+        return text.replace(f"size={g.payload.size:,}B", f"size={chars:,}B", 1)
+
+
+class ManagementBudgetShowsHardLimit(Workspace):
+    """The management dashboard's budget line prints the hard limit where B
+    belongs (the normal dashboard stays right)."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        real = self._renderer.management
+
+        def management(rows: Any, notes: Any, *, budget: int, **rest: Any) -> Any:
+            return real(rows, notes, budget=self.hard_limit, **rest)
+
+        self._renderer.management = management  # type: ignore[method-assign]
+
+
+class ReplacementCutShort(Workspace):
+    """A block's archive handle keeps only the first 12 characters of the
+    agent's replacement text."""
+
+    def _position_messages(self, b: Any, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        msgs = super()._position_messages(b, key)
+        if key[0] != "a" or len(b.replacement) <= 12:
+            return msgs
+        cut = b.replacement[:12]
+        return tuple({**m, "content": m["content"].replace(b.replacement, cut)} for m in msgs)
+
+
+class LatePinnedShownSystem(Workspace):
+    """A pinned user message registered after the task is listed with type
+    ``system`` in its row."""
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        row = self._ledger.rows.get(uid)
+        if (row is not None and uid[0] == "B" and int(uid[1:]) > 2 and row.status == "pinned"
+                and row.type == "user_message"):
+            _patched_row(self, uid, type="system")
+
+
+class RestoredAgeRestarts(Workspace):
+    """A restored block's row takes the turn it was restored in (age 0r)."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        self._restored_at: dict[str, int] = {}
+
+    def _restore(self, block_id: Any) -> Any:
+        out = super()._restore(block_id)
+        for uid in out.blocks:
+            self._restored_at[uid] = self._turn
+            self._set_urow(uid)
+        return out
+
+    def _set_urow(self, uid: str) -> None:
+        super()._set_urow(uid)
+        at = getattr(self, "_restored_at", {}).get(uid)
+        row = self._ledger.rows.get(uid)
+        if at is not None and row is not None and not row.archived:
+            _patched_row(self, uid, turn=at)
+
+
+class GroupMemberTombstoneNamesGroup(Workspace):
+    """A result deleted with its group leaves a tombstone naming the group."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        self._deleted_in: dict[str, str] = {}
+
+    def _delete_units(self, units: list[str], reason: str, *, lost: bool = False) -> Any:
+        for u in units:
+            if u[0] == "G":
+                self._deleted_in.update((f"B{s}", u) for s in self._leaves(u))
+        return super()._delete_units(units, reason, lost=lost)
+
+    def _position_messages(self, b: Any, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        msgs = super()._position_messages(b, key)
+        g = getattr(self, "_deleted_in", {}).get(b.id)
+        if key[0] != "d" or not msgs or g is None:
+            return msgs
+        return tuple({**m, "content": m["content"].replace(f"[{b.id} ", f"[{g} ", 1)}
+                     for m in msgs)
+
+
+class FoldedCountOneHigh(Workspace):
+    """The ledger's folded line counts one archived unit more than it folds."""
+
+    def _folding(self) -> Any:
+        out = super()._folding()
+        if out[2] is None:
+            return out
+        note = re.sub(r"\(\+([0-9]+) older", lambda m: f"(+{int(m.group(1)) + 1} older", out[2])
+        return (out[0], out[1], note, out[3])
+
+
+class ArchiveDescriptionReworded(Workspace):
+    """The archive tool's description says "archives" for "archive" once."""
+
+    def __init__(self, budget: int, **kw: Any) -> None:
+        super().__init__(budget, **kw)
+        tools = []
+        for t in self._tools:
+            if t["function"]["name"] == "context_workspace_archive":
+                fn = dict(t["function"])
+                fn["description"] = fn["description"].replace("archive", "archives", 1)
+                t = freeze({**t, "function": fn})
+            tools.append(t)
+        self._tools = tuple(tools)
+
+
+class AnthropicMergedAssistantReversed(Workspace):
+    """The Anthropic request merges consecutive assistant messages with the
+    later one's text first."""
+
+    def render(self, format: str = "openai") -> Any:
+        r = super().render(format)
+        if format != "anthropic":
+            return r
+        roles = [m["role"] for m in super().render("openai").messages]
+        if not any(a == b == "assistant" for a, b in zip(roles, roles[1:], strict=False)):
+            return r
+        msgs = []
+        for m in r.messages:
+            content = m.get("content")
+            if m.get("role") == "assistant" and isinstance(content, (list, tuple)):
+                texts = [blk for blk in content if blk.get("type") == "text"]
+                if len(texts) > 1:
+                    rest = [blk for blk in content if blk.get("type") != "text"]
+                    m = freeze({**m, "content": [*reversed(texts), *rest]})
+            msgs.append(m)
+        return replace(r, messages=tuple(msgs))
+
+
+class EvenOffloadLevelTwo(Workspace):
+    """The guard's placeholder of an even-numbered block prints level=2."""
+
+    def _position_messages(self, b: Any, key: tuple[Any, ...]) -> tuple[dict[str, Any], ...]:
+        msgs = super()._position_messages(b, key)
+        if key[0] != "a" or b.status.value != "offloaded_placeholder" or b.seq % 2:
+            return msgs
+        return tuple({**m, "content": m["content"].replace(" level=1 ", " level=2 ", 1)}
+                     for m in msgs)
+
+
+class OrphanPrefixWithoutName(Workspace):
+    """A result whose call was deleted is shown without its tool's name in the
+    orphan prefix."""
+
+    def _wrap_tool_text(self, b: Any, text: str) -> Any:
+        msgs = super()._wrap_tool_text(b, text)
+        if (b.parent is None or not b.name or msgs[0]["role"] != "user"
+                or self._blocks[int(b.parent[1:]) - 1].status.value != "deleted"):
+            return msgs
+        return ({**msgs[0], "content": msgs[0]["content"].replace(f" of {b.name}", "", 1)},)
+
+
+#: Bugs in the style of a held-out set (each changes one thing the agent sees,
+#: in a part the bugs above leave alone), with the invariant the first
+#: divergence names; each must be found within 500 sequences, on a sequence the
+#: real engine passes (``test_engine_texts.py``).
+HELD_OUT_STYLE_BUGS = {
+    "rejection_cap": (RejectionCapOneHigh, "budget"),
+    "management_pinned_order": (ManagementPinnedNewestFirst, "protocol"),
+    "nested_group_level": (NestedGroupLevelLow, "fidelity"),
+    "group_handle_size": (GroupSizeInCharacters, "recoverability"),
+    "management_budget_figure": (ManagementBudgetShowsHardLimit, "dashboard"),
+    "replacement_truncated": (ReplacementCutShort, "budget"),
+    "pinned_row_type": (LatePinnedShownSystem, "dashboard"),
+    "age_after_restore": (RestoredAgeRestarts, "dashboard"),
+    "group_tombstone": (GroupMemberTombstoneNamesGroup, "protocol"),
+    "folded_count": (FoldedCountOneHigh, "dashboard"),
+    "tool_description": (ArchiveDescriptionReworded, "protocol"),
+    "anthropic_assistant_merge": (AnthropicMergedAssistantReversed, "protocol"),
+    "offload_level": (EvenOffloadLevelTwo, "fidelity"),
+    "orphan_prefix": (OrphanPrefixWithoutName, "budget"),
 }

@@ -30,7 +30,7 @@ from vistalab.workspace._differential import check_sequence
 from vistalab.workspace._frozen import freeze
 from vistalab.workspace._model import build_engine_model
 
-from ._engine_bugs import MORE_TEXT_BUGS, TEXT_BUGS
+from ._engine_bugs import HELD_OUT_STYLE_BUGS, MORE_TEXT_BUGS, TEXT_BUGS
 
 
 @pytest.fixture(scope="module")
@@ -432,6 +432,31 @@ def test_random_search_finds_each_more_text_bug(name, model):
     a sequence that fails again on the bug and passes on the real engine."""
     bug, invariant = MORE_TEXT_BUGS[name]
     report = differential_test(sequences=500, seed=_MORE_SEEDS[name], engine_factory=bug,
+                               model=model, shrink_seconds=4)
+    assert report.divergences, f"{name} not found in {report.sequences} sequences"
+    d = report.divergences[0]
+    assert d.invariant == invariant, d.line()
+    assert check_sequence(d.sequence, bug, model)[0] is not None
+    assert check_sequence(d.sequence, Workspace, model)[0] is None
+
+
+#: The seed each of ``HELD_OUT_STYLE_BUGS`` is searched with (seed 1 for all).
+_HELD_OUT_SEEDS = dict.fromkeys(HELD_OUT_STYLE_BUGS, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(HELD_OUT_STYLE_BUGS))
+def test_random_search_finds_each_held_out_style_bug(name, model):
+    """Bugs written after the search, in parts of what the agent sees the bugs
+    above leave alone (a rejection notice's cap, the pinned blocks after a
+    management prefix, a nested group's level, a group handle's size, the
+    management budget line, a cut replacement, a pinned row's type, ages after a
+    restore, a deleted group's tombstones, the folded line's count, a tool's
+    description, merged Anthropic assistant turns, a placeholder's level, an
+    orphan's prefix): each found within 500 generated sequences, on a sequence
+    that fails again on the bug and passes on the real engine."""
+    bug, invariant = HELD_OUT_STYLE_BUGS[name]
+    report = differential_test(sequences=500, seed=_HELD_OUT_SEEDS[name], engine_factory=bug,
                                model=model, shrink_seconds=4)
     assert report.divergences, f"{name} not found in {report.sequences} sequences"
     d = report.divergences[0]

@@ -31,7 +31,15 @@ from ._diff_model import (
 from ._diff_observe import observe
 from ._diff_ops import OperationSequence
 from ._diff_texts import PRIMING as REPLY_PRIMING
-from ._diff_texts import Counter, Shadow, compare_view, expected_view, message_cost, tools_cost
+from ._diff_texts import (
+    Counter,
+    Shadow,
+    compare_view,
+    expected_view,
+    message_cost,
+    notice_fields,
+    tools_cost,
+)
 from ._errors import WorkspaceError
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
@@ -222,6 +230,13 @@ class _Driver:
         self.expected: dict[int, bytes | None] = {}
         self.n_blocks = 0
         self.user_seen = False
+        # What the guard's per-result cap is made of, counted here (paper, "Context
+        # Stream"; the model's decide): the pinned blocks' messages and, per call
+        # block, its call message; the fixed costs and the smallest dashboard come
+        # from the model's init line.
+        self.pinned_cost = 0
+        self.call_cost: dict[str, int] = {}
+        self.cap_terms: dict[str, int] = {}
         self.seen_groups: set[str] = set()
         self.max_group = 0
         self.call_name: dict[str, str] = {}  # call id -> function name (latest call)
@@ -237,7 +252,9 @@ class _Driver:
         self.engine_lines: list[str] = []
         self.line_step: list[int] = []  # which operation each model line belongs to
         if self.modelled:
-            self._emit(-1, self.tr.init_line(self.ws, self.dash()), "ok", "-", ())
+            init = self.tr.init_line(self.ws, self.dash())
+            self.cap_terms = {k: int(v) for k, v in re.findall(r"(fixed|dfloor)=([0-9]+)", init)}
+            self._emit(-1, init, "ok", "-", ())
 
     # ------------------------------------------------------------ measuring
     def dash(self) -> int:
@@ -371,6 +388,8 @@ class _Driver:
             self._refused(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), exc)
         if kind == "user":
             self.user_seen = True
+        if pin:
+            self.pinned_cost += self.tr.mt({"role": kind, "content": text})
         self.shadow.add_plain(kind, text)
         self._expect_block(text.encode("utf-8"))
         self._emit(index, self.tr.plain_line(kind, text, bool(pin), self.dash()), "ok", "-", ())
@@ -406,6 +425,9 @@ class _Driver:
         # for Anthropic traces.
         got = [(i, n, _compact(a) if self.anthropic else a) for i, n, a in calls]
         self.shadow.add_call(text, got)
+        self.call_cost[bid] = self.tr.mt({"role": "assistant", "content": text, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in got]})
         data = _payload_bytes_of_call(text, got)
         self._expect_block(data if not self.anthropic else None)
         if self.anthropic:
@@ -489,6 +511,10 @@ class _Driver:
         offloaded, problem = guard_offloads(ws.blocks, before_status, eff)
         if problem:
             extra["guard_problem"] = problem
+        if b.rejected and not problem:
+            problem = self._notice_cap_problem(b.id, notice, b.parent)
+            if problem:
+                extra["guard_problem"] = problem
         dashes.append(self.dash())
         if not b.rejected:
             # The guard's rule (paper, Algorithm 1): an admitted result leaves the
@@ -512,6 +538,23 @@ class _Driver:
         )
         self._emit(index, line, "ok", guard, offloaded)
         return bid
+
+    def _notice_cap_problem(self, bid: str, notice: str, parent: str | None) -> str | None:
+        """The figure "largest admissible now" of a rejection notice against the
+        per-result cap counted here: B less the fixed costs, the pinned blocks, the
+        result's call and the smallest dashboard (at least 0)."""
+        f = notice_fields(notice)
+        if f is None or "fixed" not in self.cap_terms:
+            return None  # the wording is checked with the rendering (._diff_texts)
+        cap = self.budget - (self.cap_terms["fixed"] + self.pinned_cost
+                             + self.call_cost.get(parent or "", 0) + self.cap_terms["dfloor"])
+        if f["cap"] != max(cap, 0):
+            return (f"{bid}'s rejection notice says the largest admissible result is "
+                    f"~{f['cap']:,}, the cap is {max(cap, 0):,} (B {self.budget:,} less fixed "
+                    f"{self.cap_terms['fixed']:,}, pinned {self.pinned_cost:,}, call "
+                    f"{self.call_cost.get(parent or '', 0):,}, smallest dashboard "
+                    f"{self.cap_terms['dfloor']:,})")
+        return None
 
     def _fit_text(self, cid: str, delta: int) -> str:
         """A result at the guard's admission boundary of this engine: the longest

@@ -239,16 +239,53 @@ def _block_ref(c: Choices, n_blocks: int) -> int:
     return c.integer(1, max(1, n_blocks + (1 if c.integer(0, 9) == 0 else 0)))
 
 
-def _spec(c: Choices, n_blocks: int, n_groups: int, calls: Sequence[int] = ()) -> str:
+def _answered(calls: Sequence[int], pending: Sequence[str]) -> list[int]:
+    """The call blocks whose results are all registered (the newest call is not
+    while any call is pending)."""
+    return list(calls[:-1]) if pending else list(calls)
+
+
+def _results_range(c: Choices, calls: Sequence[int], results: dict[int, tuple[int, int]],
+                   done: Sequence[int], widths: Mapping[int, int]) -> str:
+    """The results of one call without the call (``B5-B6`` after call ``B4``);
+    mostly on a call whose results were archived before, one block wider
+    (``done``: the calls whose results are all registered, the ones aimed at;
+    ``widths``: how many calls each call block made)."""
+    if not done:
+        return f"B{_pick(c, calls) + 1}"
+    again = [cb for cb in sorted(results) if cb in done]
+    wide = [cb for cb in done if widths.get(cb, 1) >= 2]  # parallel calls first
+    cb = _pick(c, again) if again and c.integer(0, 2) else _pick(c, wide or list(done))
+    lo, hi = results.get(cb, (0, 0))
+    if hi == 0:
+        lo = 2 if widths.get(cb, 1) >= 3 and c.integer(0, 1) else 1
+        hi = lo + 1
+    elif lo > 1:
+        lo -= 1
+    else:
+        hi += 1
+    results[cb] = (lo, hi)
+    return f"B{cb + lo}-B{cb + hi}"
+
+
+def _spec(c: Choices, n_blocks: int, n_groups: int, calls: Sequence[int] = (),
+          results: dict[int, tuple[int, int]] | None = None,
+          done: Sequence[int] = (), widths: Mapping[int, int] | None = None) -> str:
     """A block selector in the forms agents write (``B3``, ``b3``, ranges with
     several separators, lists, group IDs), aimed now and then at the newest
-    block or at a tool call together with the block before it (a group that
-    takes a call and leaves its results outside)."""
+    block, at a tool call together with the block before it (a group that
+    takes a call and leaves its results outside), or at the results of a call
+    without it: ``results`` remembers the last such range per call, and the
+    next one on that call widens it by one block (a group of that group and
+    one more result, nested, whose members' calls stay in the prompt: member
+    stubs naming the top group, a handle at a level above 1)."""
     kind = _weighted(
         c,
         (("block", 5), ("range", 4), ("group", 3), ("list", 2), ("newest", 2),
-         ("call", 2), ("bad", 1)),
+         ("call", 2), ("bad", 1), ("results", 4)),
     )
+    if kind == "results" and calls and results is not None:
+        return _results_range(c, calls, results, done, widths or {})
     if kind == "newest" and n_blocks:
         return f"B{n_blocks}"
     if kind == "call" and calls:
@@ -320,11 +357,12 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
         "store": _pick(c, ("memory", "disk")),
         "format": _pick(c, ("openai", "anthropic")),
         "protocol": protocol,
-        # The model has both values of both options: a quarter of the runs use
-        # cache_prefix (the engine's default), two in three keep_pending (the
-        # engine's default: the management rendering keeps the batch still
-        # waiting for results).
-        "cache_prefix": c.integer(0, 3) == 3,
+        # The model has both values of both options: half of the runs use
+        # cache_prefix (the engine's default: its management rendering keeps the
+        # cacheable prefix, then the pinned blocks after it), two in three
+        # keep_pending (the engine's default: the management rendering keeps the
+        # batch still waiting for results).
+        "cache_prefix": c.integer(0, 1) == 1,
         "keep_pending": c.integer(0, 2) != 0,
     }
     budget = config["budget"]
@@ -335,6 +373,8 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
     next_call = 1
     archived: list[str] = []  # specs asked to be archived (restore and read target them)
     call_blocks: list[int] = []  # block numbers of the tool calls asked for
+    result_ranges: dict[int, tuple[int, int]] = {}  # call block -> results last archived
+    call_width: dict[int, int] = {}  # call block -> how many calls it made
     n = c.integer(1, max_ops)
     # A system prompt and the task first, most of the time (the agent loop's shape).
     if c.integer(0, 3) != 0:
@@ -357,8 +397,20 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
                     ("read", 2),
                     ("system", 1),
                     ("result", 1),
+                    ("pins", 2),
                 ),
             )
+        if kind == "pins":
+            # A few small pinned messages in a row (the task's follow-ups, a new
+            # system note): several pinned blocks after an overflow's cacheable
+            # prefix, each kept, in position order, by the management rendering.
+            for _ in range(c.integer(2, 3)):
+                if len(ops) >= max_ops:
+                    break
+                pk = _pick(c, ("user", "system"))
+                ops.append({"op": pk, "text": _text(c, budget, size="small"), "pinned": True})
+                n_blocks += 0 if pending else 1
+            continue
         if kind in ("system", "user", "assistant"):
             op: dict[str, Any] = {"op": kind, "text": _text(c, budget)}
             if kind != "assistant":
@@ -381,7 +433,8 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
                 used.add(cid)
                 if c.integer(0, 4) == 0:
                     name = _pick(c, _CONTEXT_TOOLS)
-                    sp = _spec(c, n_blocks, n_groups, call_blocks)
+                    sp = _spec(c, n_blocks, n_groups, call_blocks, result_ranges,
+                               _answered(call_blocks, pending), call_width)
                     args = {"block_id": sp}
                     if name == "context_workspace_delete":
                         args["reason"] = "no longer needed"
@@ -397,6 +450,7 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
             if not pending:
                 n_blocks += 1
                 call_blocks.append(n_blocks)
+                call_width[n_blocks] = len(calls)
                 pending = [cl[0] for cl in calls]
         elif kind == "result":
             if pending and c.integer(0, 9) != 0:
@@ -421,8 +475,13 @@ def generate_sequence(c: Choices, *, max_ops: int = 30) -> OperationSequence:
         elif kind in ("archive", "delete", "restore"):
             if kind != "archive" and archived and c.integer(0, 2) != 0:
                 spec = _pick(c, archived)
+            elif kind == "archive" and result_ranges and c.integer(0, 2) == 0:
+                # Widen a range of results archived before: a nested group.
+                spec = _results_range(c, sorted(result_ranges), result_ranges,
+                                      _answered(call_blocks, pending), call_width)
             else:
-                spec = _spec(c, n_blocks, n_groups, call_blocks)
+                spec = _spec(c, n_blocks, n_groups, call_blocks, result_ranges,
+                             _answered(call_blocks, pending), call_width)
             op = {"op": kind, "spec": spec}
             if kind == "archive":
                 op["replacement"] = _pick(c, ("", "", "index: rows 1-40, totals", "x" * 3))
