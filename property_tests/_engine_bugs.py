@@ -597,10 +597,9 @@ HELD_OUT_STYLE_BUGS = {
     "replacement_truncated": (ReplacementCutShort, "budget"),
     "pinned_row_type": (LatePinnedShownSystem, "dashboard"),
     "age_after_restore": (RestoredAgeRestarts, "dashboard"),
-    "group_tombstone": (GroupMemberTombstoneNamesGroup, "protocol"),
     "folded_count": (FoldedCountOneHigh, "dashboard"),
     "tool_description": (ArchiveDescriptionReworded, "protocol"),
     "anthropic_assistant_merge": (AnthropicMergedAssistantReversed, "protocol"),
     "offload_level": (EvenOffloadLevelTwo, "fidelity"),
-    "orphan_prefix": (OrphanPrefixWithoutName, "budget"),
+    "orphan_prefix": (OrphanPrefixWithoutName, "dashboard"),
 }
