@@ -267,6 +267,19 @@ def test_a_wrong_tombstone_is_caught(model):
 # ---------------------------------------------------------------- the injected bugs
 
 
+def _search_finds(name: str, bug: type, invariant: str, seed: int, model: str) -> None:
+    """The random search finds ``bug`` within 500 generated sequences at ``seed``,
+    as a divergence of ``invariant``, on a sequence that fails again on the bug
+    and passes on the real engine."""
+    report = differential_test(sequences=500, seed=seed, engine_factory=bug,
+                               model=model, shrink_seconds=4)
+    assert report.divergences, f"{name} not found in {report.sequences} sequences"
+    d = report.divergences[0]
+    assert d.invariant == invariant, d.line()
+    assert check_sequence(d.sequence, bug, model)[0] is not None
+    assert check_sequence(d.sequence, Workspace, model)[0] is None
+
+
 #: A seed per bug under which the random search reaches it early (seed 1 also finds
 #: each within 500 sequences; these keep the suite short).
 _SEEDS = {"age": 5, "status": 1, "tok": 1, "handle_path": 3, "anthropic_merged_turn": 1,
@@ -278,14 +291,7 @@ _SEEDS = {"age": 5, "status": 1, "tok": 1, "handle_path": 3, "anthropic_merged_t
 def test_random_search_finds_each_text_bug(name, model):
     """Each bug in what the agent sees is found within 500 generated sequences;
     the reported sequence fails again on the bug and passes on the real engine."""
-    bug, invariant = TEXT_BUGS[name]
-    report = differential_test(sequences=500, seed=_SEEDS[name], engine_factory=bug,
-                               model=model, shrink_seconds=4)
-    assert report.divergences, f"{name} not found in {report.sequences} sequences"
-    d = report.divergences[0]
-    assert d.invariant == invariant, d.line()
-    assert check_sequence(d.sequence, bug, model)[0] is not None
-    assert check_sequence(d.sequence, Workspace, model)[0] is None
+    _search_finds(name, *TEXT_BUGS[name], _SEEDS[name], model)
 
 
 # ---------------------------------------------------------------- only what reproduces
@@ -430,14 +436,7 @@ def test_random_search_finds_each_more_text_bug(name, model):
     budget line, a placeholder's size, a tombstone, the tool definitions, the
     Anthropic id of a reused call), each found within 500 generated sequences on
     a sequence that fails again on the bug and passes on the real engine."""
-    bug, invariant = MORE_TEXT_BUGS[name]
-    report = differential_test(sequences=500, seed=_MORE_SEEDS[name], engine_factory=bug,
-                               model=model, shrink_seconds=4)
-    assert report.divergences, f"{name} not found in {report.sequences} sequences"
-    d = report.divergences[0]
-    assert d.invariant == invariant, d.line()
-    assert check_sequence(d.sequence, bug, model)[0] is not None
-    assert check_sequence(d.sequence, Workspace, model)[0] is None
+    _search_finds(name, *MORE_TEXT_BUGS[name], _MORE_SEEDS[name], model)
 
 
 #: The seed each of ``HELD_OUT_STYLE_BUGS`` is searched with (seed 1 for all).
@@ -451,15 +450,8 @@ def test_random_search_finds_each_held_out_style_bug(name, model):
     above leave alone (a rejection notice's cap, the pinned blocks after a
     management prefix, a nested group's level, a group handle's size, the
     management budget line, a cut replacement, a pinned row's type, ages after a
-    restore, a deleted group's tombstones, the folded line's count, a tool's
+    restore, the folded line's count, a tool's
     description, merged Anthropic assistant turns, a placeholder's level, an
     orphan's prefix): each found within 500 generated sequences, on a sequence
     that fails again on the bug and passes on the real engine."""
-    bug, invariant = HELD_OUT_STYLE_BUGS[name]
-    report = differential_test(sequences=500, seed=_HELD_OUT_SEEDS[name], engine_factory=bug,
-                               model=model, shrink_seconds=4)
-    assert report.divergences, f"{name} not found in {report.sequences} sequences"
-    d = report.divergences[0]
-    assert d.invariant == invariant, d.line()
-    assert check_sequence(d.sequence, bug, model)[0] is not None
-    assert check_sequence(d.sequence, Workspace, model)[0] is None
+    _search_finds(name, *HELD_OUT_STYLE_BUGS[name], _HELD_OUT_SEEDS[name], model)
