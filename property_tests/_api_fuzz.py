@@ -551,7 +551,9 @@ def _workspace_records() -> list[Any]:
 
 
 def _collect(value: Any, classes: dict[type, str], found: dict[str, Any], depth: int) -> None:
-    qual = classes.get(type(value))
+    # the nearest public class in the MRO: the engine hands out private subclasses
+    # of some (its event log's compact records are Events)
+    qual = next((classes[c] for c in type(value).__mro__ if c in classes), None)
     if qual is not None and qual not in found:
         found[qual] = value
     if depth >= 3:

@@ -588,18 +588,21 @@ class OrphanPrefixWithoutName(Workspace):
 #: in a part the bugs above leave alone), with the invariant the first
 #: divergence names; each must be found within 500 sequences, on a sequence the
 #: real engine passes (``test_engine_texts.py``).
+#: Each bug with the invariant its divergence is reported under; a bug that shifts
+#: token figures may first show in the request's total (budget) or in the
+#: dashboard's figures, depending on the (time-bounded) shrink's sequence.
 HELD_OUT_STYLE_BUGS = {
     "rejection_cap": (RejectionCapOneHigh, "budget"),
     "management_pinned_order": (ManagementPinnedNewestFirst, "protocol"),
     "nested_group_level": (NestedGroupLevelLow, "fidelity"),
     "group_handle_size": (GroupSizeInCharacters, "recoverability"),
     "management_budget_figure": (ManagementBudgetShowsHardLimit, "dashboard"),
-    "replacement_truncated": (ReplacementCutShort, "budget"),
+    "replacement_truncated": (ReplacementCutShort, ("budget", "dashboard")),
     "pinned_row_type": (LatePinnedShownSystem, "dashboard"),
     "age_after_restore": (RestoredAgeRestarts, "dashboard"),
     "folded_count": (FoldedCountOneHigh, "dashboard"),
     "tool_description": (ArchiveDescriptionReworded, "protocol"),
     "anthropic_assistant_merge": (AnthropicMergedAssistantReversed, "protocol"),
     "offload_level": (EvenOffloadLevelTwo, "fidelity"),
-    "orphan_prefix": (OrphanPrefixWithoutName, "dashboard"),
+    "orphan_prefix": (OrphanPrefixWithoutName, ("budget", "dashboard")),
 }
