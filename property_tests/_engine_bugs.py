@@ -594,7 +594,6 @@ class OrphanPrefixWithoutName(Workspace):
 HELD_OUT_STYLE_BUGS = {
     "rejection_cap": (RejectionCapOneHigh, "budget"),
     "management_pinned_order": (ManagementPinnedNewestFirst, "protocol"),
-    "nested_group_level": (NestedGroupLevelLow, "fidelity"),
     "group_handle_size": (GroupSizeInCharacters, "recoverability"),
     "management_budget_figure": (ManagementBudgetShowsHardLimit, "dashboard"),
     "replacement_truncated": (ReplacementCutShort, ("budget", "dashboard")),

@@ -449,7 +449,7 @@ _HELD_OUT_SEEDS = dict.fromkeys(HELD_OUT_STYLE_BUGS, 1)
 def test_random_search_finds_each_held_out_style_bug(name, model):
     """Bugs written after the search, in parts of what the agent sees the bugs
     above leave alone (a rejection notice's cap, the pinned blocks after a
-    management prefix, a nested group's level, a group handle's size, the
+    management prefix, a group handle's size, the
     management budget line, a cut replacement, a pinned row's type, ages after a
     restore, the folded line's count, a tool's
     description, merged Anthropic assistant turns, a placeholder's level, an
