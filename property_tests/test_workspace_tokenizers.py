@@ -18,7 +18,12 @@ from vistalab.workspace import (
     UnknownNameError,
     get_tokenizer,
 )
-from vistalab.workspace._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
+from vistalab.workspace._dashboard import (
+    DashboardConfig,
+    DashboardRenderer,
+    LedgerRow,
+    overflow_notice,
+)
 
 from vistalab.testing import check_tokenizer
 
@@ -71,7 +76,8 @@ def test_conformance_check_fails_on_broken_tokenizers():
     assert any("says additive but" in p for p in check_tokenizer(_Broken()))
     assert any("exceeds its" in p for p in check_tokenizer(_Inflating()))
     assert check_tokenizer(object()) == [
-        "does not implement the Tokenizer protocol (missing: name, additive, count)"]
+        "does not implement the Tokenizer protocol (missing: name, additive, count)"
+    ]
 
 
 def test_cl100k_is_the_papers_encoding_and_offline(monkeypatch):
@@ -134,6 +140,63 @@ def test_dashboard_count_from_cached_pieces_is_exact(name, compact, rows, budget
     true = 3 + tok.count("user") + tok.count(d.text)
     assert d.message_tokens == true
     assert f"dashboard ~{d.message_tokens:,}" in d.text
+
+
+_FIGURE = st.one_of(st.integers(0, 10**6), st.integers(0, 10**15))
+
+
+@pytest.mark.parametrize("name", sorted(TOKENIZERS))
+@pytest.mark.parametrize("compact", [False, True])
+@given(
+    budget=st.integers(1, 10**12),
+    used=_FIGURE,
+    overhead=_FIGURE,
+    conversation=_FIGURE,
+    dashboard=_FIGURE,
+    pad=st.integers(0, 7),
+    need=st.none() | _FIGURE,
+)
+def test_dashboard_head_counted_from_pieces_is_its_count(
+    name, compact, budget, used, overhead, conversation, dashboard, pad, need
+):
+    """The fixed-point search counts each candidate head from its line and
+    word pieces (the additive contract's split positions); the sum must be
+    the head's own count, for every figure, pad line and overflow notice."""
+    tok = get_tokenizer(name)
+    if not tok.additive:
+        pytest.skip(f"{name} is not additive: its heads are counted whole or by bytes")
+    r = DashboardRenderer(tok, DashboardConfig(compact=compact))
+    overflow = "" if need is None else overflow_notice(used, budget, need)
+    head = r._head(
+        used=used,
+        budget=budget,
+        overhead=overhead,
+        conversation=conversation,
+        dashboard=dashboard,
+        overflow=overflow,
+        pad=pad,
+    )
+    assert r._head_count(head) == tok.count(head)
+
+
+class _ClaimsAdditive:
+    """A counter that says it is additive but is not: one token per started
+    three characters of the whole text (a split rounds up twice)."""
+
+    name = "claims_additive"
+    additive = True
+
+    def count(self, text: str) -> int:
+        return -(-len(text) // 3)
+
+
+def test_dashboard_head_check_fails_for_a_counter_that_is_not_additive():
+    """The piecewise head count is exact only by the additive contract; a
+    counter that breaks it is caught by the same comparison."""
+    tok = _ClaimsAdditive()
+    r = DashboardRenderer(tok, DashboardConfig())
+    head = r._head(used=518, budget=128_000, overhead=414, conversation=5, dashboard=99)
+    assert r._head_count(head) != tok.count(head)
 
 
 def test_o200k_is_offline_and_checksum_pinned(tmp_path):

@@ -99,6 +99,7 @@ class ForkLayer(ToolLayer):
         new._ledger = self._ledger.copy()
         new._fold_cache = None  # its folded-rows ledger caches; rebuilt on demand
         new._pos_tree, new._gain_tree = self._pos_tree.copy(), self._gain_tree.copy()
+        new._gain_due = self._gain_due[:]
         new._digests = self._digests.copy()
         new._codec = self._codec.copy()
         new._lock = threading.RLock()

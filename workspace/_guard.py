@@ -91,7 +91,7 @@ class GuardLayer(PreflightLayer):
             runs = [(cut, last), (0, cut)]
         else:
             runs = [(0, last)]
-        tree = self._gain_tree
+        tree = self._gains()
         offloaded: list[str] = []
         excess = total - self.hard_limit
         while True:

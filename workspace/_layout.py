@@ -27,6 +27,7 @@ from ._records import (
     Group,
     Status,
 )
+from ._seqtree import PrefixTree
 from ._spec import (
     format_id_ranges,
 )
@@ -99,6 +100,27 @@ class LayoutLayer(StateCore):
             x.id, path=self.payload_path(f"{x.id}.txt"), size=x.size, sha256=x.sha256
         )
         return sum(message_tokens(m, self.tokenizer) for m in self._wrap_tool_text(x, text))
+
+    def _gains(self) -> PrefixTree:
+        """The offload-gain tree, current: the gain (position cost minus the
+        placeholder's) of every visible, unrejected tool result other than
+        those the guard excludes itself. ``_set_position`` only marks a
+        position due; its gain is counted here, from the position's state now,
+        which is its state at its last ``_set_position`` (every change of a
+        block's status, form or cost goes through it). Each due position is
+        counted once, so the work is the eager count's, deferred."""
+        due, tree = self._gain_due, self._gain_tree
+        if due:
+            for p in dict.fromkeys(due):
+                b = self._blocks[p]
+                ok = (
+                    b.type is BlockType.TOOL_RESULT
+                    and b.status is Status.VISIBLE
+                    and not b.rejected
+                )
+                tree.set(p, self._pos_cost[p] - self._offload_cost(b) if ok else None)
+            del due[:]
+        return tree
 
     def _wrap_tool_text(self, b: Block, text: str) -> tuple[dict[str, Any], ...]:
         """``text`` at a tool result's position: a tool message while its call is
@@ -218,14 +240,17 @@ class LayoutLayer(StateCore):
         self._pos_key[s - 1] = key
         pinned = b.status is Status.PINNED
         eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE
-        gain = cost - self._offload_cost(b) if eligible and not b.rejected else None
+        if eligible and not b.rejected:  # its gain is counted when a guard needs it
+            due = self._gain_due
+            if not due or due[-1] != s - 1:
+                due.append(s - 1)
         batch = self._tree_batch
         if batch is None:
             self._pos_tree.set(s - 1, 0 if pinned else cost)
-            self._gain_tree.set(s - 1, gain)
+            self._gain_tree.set(s - 1, None)
         else:  # a long refresh: the trees are updated once at its end
             batch[0].append((s - 1, 0 if pinned else cost))
-            batch[1].append((s - 1, gain))
+            batch[1].append((s - 1, None))
         self._cont[s - 1] = bool(frozen) and frozen[0]["role"] == "tool"
         self._chunks.pop((s - 1) // _CHUNK, None)
         ps = self._pinned_seqs

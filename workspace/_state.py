@@ -7,6 +7,7 @@ import contextlib
 import functools
 import os
 import threading
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Concatenate, ParamSpec, Self, TypeVar
@@ -63,11 +64,23 @@ __all__ = ["StateCore", "locked", "MUTABLE_STATE"]
 
 #: What a rollback keeps (not derived from the records): identity, the log,
 #: payload ownership (fixed up from the journal) and the wire originals.
-_KEEP_ON_ROLLBACK = frozenset({
-    "_lock", "_txn", "store", "_log_fh", "_events", "_event_base",
-    "_rewrite", "_own_keys", "_adopted_keys", "_doomed", "_saved", "_codec",
-    "set_aside_payloads",
-})
+_KEEP_ON_ROLLBACK = frozenset(
+    {
+        "_lock",
+        "_txn",
+        "store",
+        "_log_fh",
+        "_events",
+        "_event_base",
+        "_rewrite",
+        "_own_keys",
+        "_adopted_keys",
+        "_doomed",
+        "_saved",
+        "_codec",
+        "set_aside_payloads",
+    }
+)
 
 #: Containers of a workspace that change after construction; ``fork`` copies
 #: exactly these (plus the ledger, the position trees, the record digests, the
@@ -235,6 +248,11 @@ class StateCore:
         # offload gain (its cost minus its placeholder's) of each visible,
         # unrejected tool result, searched by the budget guard;
         self._gain_tree = PrefixTree()
+        # positions whose gain is due (0-based, in the order they became due):
+        # a gain costs a tokenizer pass over the result's placeholder, which
+        # only a guard that must offload reads, so it is counted then
+        # (LayoutLayer._gains), and a session that never overflows never pays it;
+        self._gain_due = array("q")
         # Tree updates a long _refresh defers to its end (None: apply at once).
         self._tree_batch: (
             tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] | None
@@ -861,7 +879,12 @@ class StateCore:
             turn, acc = event_state(ev)
             acc = (acc + delta) % HASH_MOD
             events[k] = logged_event(
-                ev.seq, ev.op, args, ev.ok, ev.result, ev.effects,
+                ev.seq,
+                ev.op,
+                args,
+                ev.ok,
+                ev.result,
+                ev.effects,
                 (self._config_digest, turn, acc),
             )
         self._rewrite = None
