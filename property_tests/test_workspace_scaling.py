@@ -63,7 +63,7 @@ def recount_problems(ws: Workspace) -> list[str]:
             pinned.append(b.seq)
         eligible = b.type is BlockType.TOOL_RESULT and b.status is Status.VISIBLE and not b.rejected
         gain = ws._pos_cost[i] - ws._offload_cost(b) if eligible else None
-        if ws._gain_tree.value(i) != gain:
+        if ws._gains().value(i) != gain:  # the tree as the guard reads it
             out.append(f"offload gain of {b.id}")
         ms = ws._pos_msgs[i]
         if ws._cont[i] != (bool(ms) and ms[0]["role"] == "tool"):
@@ -227,6 +227,14 @@ def _corrupt_fold(ws: Workspace) -> None:
     ws._fold_cache = None
 
 
+def _drop_last_gain(ws: Workspace) -> None:
+    """Forget the newest eligible result's offload gain (as if its position had
+    never been marked due)."""
+    tree = ws._gains()
+    i = max(i for i in range(len(ws._blocks)) if tree.value(i) is not None)
+    tree.set(i, None)
+
+
 def _corrupt_chunk_text(ctext: dict) -> None:
     hidden, pieces, *rest = ctext[0]
     ctext[0] = (hidden, ("x", *pieces[1:]), *rest)
@@ -236,7 +244,8 @@ def _corrupt_chunk_text(ctext: dict) -> None:
     "corrupt",
     [
         lambda ws: ws._pos_tree.set(5, ws._pos_tree.value(5) + 1),
-        lambda ws: ws._gain_tree.set(len(ws._blocks) - 1, 10**6),
+        lambda ws: ws._gains().set(len(ws._blocks) - 1, 10**6),
+        lambda ws: _drop_last_gain(ws),
         lambda ws: ws._pinned_seqs.append(len(ws._blocks)),
         lambda ws: ws._cont.__setitem__(4, not ws._cont[4]),
         lambda ws: ws._chunks.__setitem__(0, ()),
