@@ -284,6 +284,35 @@ def test_guard_offload_fault_rolls_the_registration_back():
     assert Workspace.replay(ws.events).state_hash() == ws.state_hash()
 
 
+@pytest.mark.parametrize("answer", ["c1", "c3", "c4"])
+def test_a_failed_answer_in_a_batch_rolls_back_to_the_call_order(monkeypatch, answer):
+    """A result of a parallel batch whose registration fails (its log append
+    raises) leaves the pending calls as they were, in the calls' order, and the
+    retry answers it; the transaction logs the answer, it does not copy the
+    pending calls (answering one of N stays O(1))."""
+    ws = Workspace(100_000, tokenizer="approx", store=MemoryStore(), protocol=False)
+    ws.register_user("task")
+    ids = ("c1", "c2", "c3", "c4", "c5")
+    ws.register_tool_call([_call(i)[0] | {"id": cid} for i, cid in enumerate(ids)])
+    ws.register_tool_result("c2", "two")
+    before, pending = ws.state_hash(), ws.pending_calls
+    assert pending == ("c1", "c3", "c4", "c5")
+    real = ws._log
+
+    def full_disk(*args: Any, **kwargs: Any) -> None:
+        raise _enospc()
+
+    monkeypatch.setattr(ws, "_log", full_disk)
+    with pytest.raises(StorageError):
+        ws.register_tool_result(answer, "the answer")
+    monkeypatch.setattr(ws, "_log", real)
+    assert ws.pending_calls == pending
+    assert ws.state_hash() == before
+    ws.register_tool_result(answer, "the answer")
+    assert ws.pending_calls == tuple(c for c in pending if c != answer)
+    assert Workspace.replay(ws.events).state_hash() == ws.state_hash()
+
+
 def test_torn_last_log_line_is_recovered(tmp_path):
     """A torn last line: reading yields the intact prefix and warns with the
     tail's bytes; re-opening the log for append moves the tail aside, so new

@@ -33,9 +33,13 @@ class Txn:
 
     Attributes
     ----------
-    n_blocks, turn, group_seq, user_seen, pending, state_hash :
-        The state's scalars before the operation (``pending`` is small: the
-        unanswered calls of the newest tool-call block).
+    n_blocks, turn, group_seq, user_seen, state_hash :
+        The state's scalars before the operation.
+    pending_undo : dict
+        Call ID -> the block it was pending on before the operation (None: it
+        was not pending), for each call the operation added to or answered
+        from the pending calls. A log of the change, not a copy: answering one
+        of N pending calls stays O(1).
     records : dict
         Record ID -> its value before the operation (None: created by it).
     created : list of str
@@ -50,8 +54,8 @@ class Txn:
     turn: int
     group_seq: int
     user_seen: bool
-    pending: dict[str, str]
     state_hash: str
+    pending_undo: dict[str, str | None] = field(default_factory=dict)
     records: dict[str, Any] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)
     own_added: set[str] = field(default_factory=set)
@@ -69,7 +73,7 @@ class Txn:
             or ws._turn != self.turn
             or ws._group_seq != self.group_seq
             or ws._user_seen != self.user_seen
-            or ws._pending != self.pending
+            or bool(self.pending_undo)
         )
 
 

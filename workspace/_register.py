@@ -387,7 +387,7 @@ class RegisterLayer(GuardLayer):
         bid = b.id  # one ID string per block, shared by every index that names it
         for c in calls:
             self._call_owner[c.id] = bid
-            self._pending[c.id] = bid
+            self._pending_put(c.id, bid)
         self._pending_cost_add([c.id for c in calls])
         self._children[bid] = []
         self._append_block(b, ((msg,), cost))
@@ -563,7 +563,7 @@ class RegisterLayer(GuardLayer):
     def _answer(self, b: Block) -> None:
         assert b.tool_call_id is not None and b.parent is not None
         self._pending_cost_drop(b.tool_call_id)
-        del self._pending[b.tool_call_id]
+        self._pending_pop(b.tool_call_id)
         self._answered[b.tool_call_id] = b.id
         self._children[b.parent].append(b.id)
 

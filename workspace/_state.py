@@ -721,9 +721,42 @@ class StateCore:
             self._turn,
             self._group_seq,
             self._user_seen,
-            dict(self._pending),
             self.state_hash(),
         )
+
+    def _pending_put(self, cid: str, bid: str) -> None:
+        """Call ``cid`` of block ``bid`` now waits for its result (logged in
+        the operation's transaction, see :class:`Txn`)."""
+        txn = self._txn
+        if txn is not None and cid not in txn.pending_undo:
+            txn.pending_undo[cid] = self._pending.get(cid)
+        self._pending[cid] = bid
+
+    def _pending_pop(self, cid: str) -> None:
+        """Call ``cid`` is answered: it waits no more (logged like _pending_put)."""
+        txn = self._txn
+        if txn is not None and cid not in txn.pending_undo:
+            txn.pending_undo[cid] = self._pending.get(cid)
+        del self._pending[cid]
+
+    def _pending_before(self, txn: Txn, blocks: list[Block]) -> dict[str, str]:
+        """The pending calls as they were when ``txn`` began: the current ones
+        with the operation's changes undone, in their owner's call order (the
+        order they were registered in; an answer undone is put back in its
+        place). ``blocks`` are the records as they were."""
+        pending = dict(self._pending)
+        for cid, prev in txn.pending_undo.items():
+            if prev is None:
+                pending.pop(cid, None)
+            else:
+                pending[cid] = prev
+        owners = set(pending.values())
+        if len(owners) == 1:
+            owner = owners.pop()
+            calls = blocks[_num(owner) - 1].call_ids
+            if set(pending) <= set(calls):
+                pending = {cid: owner for cid in calls if cid in pending}
+        return pending
 
     def _commit_txn(self, txn: Txn) -> None:
         """The operation is logged: make its deferred payload deletions. One that
@@ -797,7 +830,7 @@ class StateCore:
             "turn": txn.turn,
             "group_seq": txn.group_seq,
             "user_seen": txn.user_seen,
-            "pending": txn.pending,
+            "pending": self._pending_before(txn, blocks),
             "answered": answered,
         }
         fresh._install(doc, blocks, sorted(groups.values(), key=lambda g: _num(g.id)))
