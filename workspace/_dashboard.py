@@ -36,6 +36,8 @@ DASHBOARD_ROLE = "user"
 #: Dashboard heads memoised (their keys change with every registration, so a
 #: large memo would hold one head per block).
 _HEAD_CACHE = 64
+#: Head pieces memoised (the constant lines and a few turns' figures).
+_HEAD_PIECES = 1024
 
 # The two halves of WORD_SPLITS, the additive contract's split positions: a
 # line start, and a word start within a line (see DashboardRenderer._head_count).
@@ -255,6 +257,9 @@ class DashboardRenderer:
         self.config = config
         self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
+        # Head lines and their figures' pieces (see _head_count), bounded: a
+        # turn's figures are new, so an unbounded memo would grow per block.
+        self._head_pieces: dict[str, int] = {}
         self._suffix_cache: dict[tuple[str, int, str, str], tuple[str, int]] = {}
         # (budget, overhead, conversation, body tokens) -> (dashboard tokens, head):
         # with an additive tokenizer the head's fixed point depends on nothing else.
@@ -294,19 +299,25 @@ class DashboardRenderer:
         fixed-point search counts a head several times a turn with new
         figures, and each count is then a few dictionary look-ups.
         """
-        cache, piece = self._piece_cache, self._piece
+        cache, count = self._head_pieces, self._count
+        if len(cache) > _HEAD_PIECES:  # figures of past turns: a few per registration
+            cache.clear()
+
+        def tokens(text: str) -> int:
+            n = cache.get(text)
+            if n is None:
+                n = cache[text] = count(text)
+            return n
+
         total = 0
         for chunk in _LINE_SPLITS.split(head):
             n = cache.get(chunk)
             if n is None:
                 n, start = 0, 0
                 for m in _SPACE_SPLITS.finditer(chunk):
-                    q = m.start()
-                    n += piece(chunk[start:q])
-                    start = q
-                n += piece(chunk[start:])
-                if len(cache) > 65536:
-                    cache.clear()
+                    n += tokens(chunk[start : m.start()])
+                    start = m.start()
+                n += tokens(chunk[start:])
                 cache[chunk] = n
             total += n
         return total

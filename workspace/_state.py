@@ -252,7 +252,7 @@ class StateCore:
         # a gain costs a tokenizer pass over the result's placeholder, which
         # only a guard that must offload reads, so it is counted then
         # (LayoutLayer._gains), and a session that never overflows never pays it;
-        self._gain_due = array("q")
+        self._gain_due = array("i")  # 4-byte positions
         # Tree updates a long _refresh defers to its end (None: apply at once).
         self._tree_batch: (
             tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] | None
