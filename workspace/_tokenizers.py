@@ -34,8 +34,11 @@ __all__ = [
     "CLASS_SPLITS",
     "WORD_SPLITS",
     "max_token_bytes",
+    "count_lower_bound",
     "split_points",
     "utf8_length",
+    "VocabBound",
+    "NFC_BOUNDARIES",
 ]
 
 
@@ -104,6 +107,24 @@ class Tokenizer(Protocol):
         as soon as the pieces counted exceed a limit, and no call sees (or
         token list holds) much more than one piece. An ``additive`` tokenizer
         without it gets :data:`WORD_SPLITS`.
+    count_lower_bound(text, limit=None) -> int
+        An int ``<= count(text)`` for every text, computed without tokenising
+        and reading the text a bounded window at a time; with ``limit`` it may
+        return as soon as its value exceeds ``limit`` (having read only a
+        prefix). The budget guard calls it on a long result before counting
+        any of it. The shipped BPEs derive it from their vocabulary
+        (:class:`VocabBound`: UTF-8 bytes per token, and continuation bytes
+        per token, which for CJK text gives ``chars / 16`` where the
+        character count gave ``chars / 128``, or ``chars / 1152`` after NFC).
+
+    What a refusal costs: with ``max_token_bytes`` a result of more than
+    ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
+    whose bound passes the cap after reading ``r * cap`` characters (``r`` the
+    characters per unit of bound: ``longest`` for ASCII, 16 for CJK under the
+    shipped vocabularies), whatever its length; with ``split_points`` alone,
+    after counting about ``cap`` tokens; with none of them, after counting it
+    whole. The door's check for unpaired surrogates reads a non-ASCII result
+    once in any case (one strict encode, no copy of more than a piece).
     """
 
     name: str
@@ -343,6 +364,15 @@ class VocabBound:
     extra: int
     nfc: bool = False
 
+    def __post_init__(self) -> None:
+        for field, value in (("longest", self.longest), ("extra", self.extra)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise WorkspaceArgumentError(
+                    field, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
+                )
+        if not isinstance(self.nfc, bool):
+            raise WorkspaceArgumentError("nfc", self.nfc, "must be True or False")
+
     @classmethod
     def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
         """The bound of a vocabulary given as its tokens' byte strings."""
@@ -372,6 +402,10 @@ class VocabBound:
             read (a lower bound on the whole, since ``B`` and ``B - C`` only
             grow as windows are added). O(1) for an ASCII text.
         """
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise WorkspaceArgumentError(
+                "window", window, "must be an int >= 1", "pass e.g. window=BOUND_WINDOW"
+            )
         n = len(text)
         if text.isascii():
             return -(-n // self.longest)
@@ -380,7 +414,11 @@ class VocabBound:
             end = min(n, start + window)
             if self.nfc and end < n:
                 m = NFC_BOUNDARIES.search(text, end, min(n, end + window))
-                if m is None:
+                if m is not None:
+                    end = m.start()
+                elif end + window >= n:
+                    end = n  # the text's end is a boundary too
+                else:
                     # No boundary near: a loose stretch, charged its raw bytes
                     # / NFC_SHRINK (NFC of the text from its start, a boundary,
                     # has at least that many), until it ends at a boundary.
@@ -393,7 +431,6 @@ class VocabBound:
                     ):
                         break
                     continue
-                end = m.start()
             piece = text[start:end]
             start = end
             if loose:  # the loose stretch ends here, at a boundary (or the end)
