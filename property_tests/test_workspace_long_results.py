@@ -555,3 +555,13 @@ def test_qwen3_cjk_result_over_the_cap_is_refused_with_a_true_lower_bound():
     full = message_tokens({"role": "tool", "tool_call_id": "big", "content": text}, ws.tokenizer)
     assert eff["cap"] < eff["attempted_tokens"] <= full
     assert ws.block(bid).rejected and ws.pending_calls == ()
+
+
+def test_vocabulary_bounds_are_the_ones_the_guide_quotes():
+    """docs/guide/agent-stacks.md quotes each shipped vocabulary's ``longest``
+    (128) and ``extra`` (32, 40, 32, 64, 40), from which it derives the
+    ``chars / 16`` to ``chars / 32`` rate on CJK text."""
+    want = {"cl100k_base": 32, "o200k_base": 40, "qwen3": 32, "llama3": 64, "deepseek_v4": 40}
+    for name, extra in want.items():
+        b = _tok(name).vocab_bound
+        assert (b.longest, b.extra, b.nfc) == (128, extra, name == "qwen3"), name

@@ -120,8 +120,8 @@ class Tokenizer(Protocol):
     What a refusal costs: with ``max_token_bytes`` a result of more than
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
-    characters per unit of bound: ``longest`` for ASCII, 16 for CJK under the
-    shipped vocabularies), whatever its length; with ``split_points`` alone,
+    characters per unit of bound: ``longest`` for ASCII, 16 to 32 for CJK
+    under the shipped vocabularies), whatever its length; with ``split_points`` alone,
     after counting about ``cap`` tokens; with none of them, after counting it
     whole. The door's check for unpaired surrogates reads a non-ASCII result
     once in any case (one strict encode, no copy of more than a piece).
