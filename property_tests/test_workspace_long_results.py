@@ -313,7 +313,8 @@ def vocab_violations(tok, bound, texts) -> list[tuple[str, str]]:
     encoding: its tokens' bytes do not concatenate to the UTF-8 of the text the
     bound assumes the vocabulary sees (NFC of it when ``bound.nfc``, with
     Python's unicodedata), or a token is longer than ``longest`` or leads
-    more than ``extra`` continuation bytes."""
+    more than ``extra`` continuation bytes or ``ideographs`` lead bytes of
+    U+4000-U+9FFF."""
     from vistalab.workspace._tokenizers import _extra_bytes
 
     bad = []
@@ -322,7 +323,12 @@ def vocab_violations(tok, bound, texts) -> list[tuple[str, str]]:
         seen = unicodedata.normalize("NFC", t) if bound.nfc else t
         if b"".join(parts) != seen.encode("utf-8"):
             bad.append((t, "tiling"))
-        if any(len(p) > bound.longest or _extra_bytes(p) > bound.extra for p in parts):
+        if any(
+            len(p) > bound.longest
+            or _extra_bytes(p) > bound.extra
+            or sum(0xE4 <= x <= 0xE9 for x in p) > bound.ideographs
+            for p in parts
+        ):
             bad.append((t, "token"))
     return bad
 
@@ -334,7 +340,8 @@ def test_tokens_tile_the_text_within_the_vocabulary_bound(name, texts):
     tokens' bytes concatenate to the UTF-8 of the text the vocabulary sees (NFC
     of it for qwen3, normalised by Python's unicodedata: so the two Unicode
     versions agree on these texts), and no token is longer than ``longest``
-    or leads more than ``extra`` continuation bytes. (Tokenizer contract, the
+    or leads more than ``extra`` continuation bytes or ``ideographs`` CJK
+    ideographs. (Tokenizer contract, the
     budget guard's lower bound; paper, Methodology, "Workspace invariants".)"""
     tok = _tok(name)
     assert vocab_violations(tok, tok.vocab_bound, texts) == []
@@ -349,13 +356,17 @@ def test_vocab_checks_bite_on_wrong_bounds():
 
     q = _tok("qwen3")
     b = q.vocab_bound
-    assert vocab_violations(q, VocabBound(b.longest, b.extra, nfc=False), ["\u1fef", "e\u0301"])
-    assert vocab_violations(q, VocabBound(b.longest, 1, nfc=True), ["\u2014" * 16])
-    assert vocab_violations(q, VocabBound(3, b.extra, nfc=True), ["hello world"])
+    wrong = VocabBound(b.longest, b.extra, b.ideographs, nfc=False)
+    assert vocab_violations(q, wrong, ["\u1fef", "e\u0301"])
+    assert vocab_violations(q, VocabBound(b.longest, 1, b.ideographs, nfc=True), ["\u2014" * 16])
+    assert vocab_violations(q, VocabBound(3, b.extra, b.ideographs, nfc=True), ["hello world"])
+    assert vocab_violations(q, VocabBound(b.longest, b.extra, 2, nfc=True), [" 生命周期函数"])
     c = _tok("cl100k_base")
     assert bound_violations(c, VocabBound(128, 1), ["日本語のテキスト" * 30], 64)
     assert bound_violations(c, VocabBound(2, 32), ["county year value " * 30], 64)
-    assert bound_violations(c, c.vocab_bound, ["日本語のテキスト" * 30], 64) == []
+    assert bound_violations(c, VocabBound(128, 32, 1), ["生命周期函数" * 30], 64)
+    cjk = ["日本語のテキスト" * 30, "生命周期函数" * 30]
+    assert bound_violations(c, c.vocab_bound, cjk, 64) == []
 
 
 def bound_violations(tok, bound, texts, window: int) -> list[tuple[str, int, int]]:
@@ -393,8 +404,9 @@ def test_vocab_bound_never_exceeds_the_count(name, texts, window, reps):
 def _exact_value(bound, text: str) -> int:
     """The bound computed in one go from the whole text the vocabulary sees."""
     seen = unicodedata.normalize("NFC", text) if bound.nfc else text
-    nbytes = len(seen.encode("utf-8"))
-    return bound._value(nbytes, nbytes - len(seen))
+    raw = seen.encode("utf-8")
+    ideo = sum(0xE4 <= x <= 0xE9 for x in raw)
+    return bound._value(len(raw), len(raw) - len(seen), ideo)
 
 
 # Units that start with a boundary character and hold non-boundary ones only
@@ -416,7 +428,7 @@ def test_windowed_bound_adds_up_to_the_whole_texts_bound(text, anchored, window,
     their bytes and code points add up (the NFC windows of qwen3's bound)."""
     from vistalab.workspace._tokenizers import VocabBound
 
-    for b in (VocabBound(7, 3, nfc=True), VocabBound(5, 2, nfc=False)):
+    for b in (VocabBound(7, 3, 2, nfc=True), VocabBound(5, 2, 1, nfc=False)):
         assert b.at_least(text * reps, window=window) <= _exact_value(b, text * reps)
         assert b.at_least(anchored * reps, window=window) == _exact_value(b, anchored * reps)
 
@@ -533,7 +545,7 @@ def test_cjk_result_over_the_cap_is_refused_before_any_piece_is_counted(name):
     does not is refused without one ``count`` call, with a true lower bound."""
     tok = _tok(name)
     text = _cjk(CHUNK_CHARS * 5)
-    limit = len(text) // 30  # the vocabulary bound is about chars / 16 to chars / 20
+    limit = len(text) // 30  # the vocabulary bound is chars / 6 to chars / 16
     assert len(text) / max_token_bytes_for(tok, text) < limit  # bound 1 lets it through
     spy = _CountSpy(tok)
     n, done = count_text(spy, text, limit=limit)
@@ -559,9 +571,20 @@ def test_qwen3_cjk_result_over_the_cap_is_refused_with_a_true_lower_bound():
 
 def test_vocabulary_bounds_are_the_ones_the_guide_quotes():
     """docs/guide/agent-stacks.md quotes each shipped vocabulary's ``longest``
-    (128) and ``extra`` (32, 40, 32, 64, 40), from which it derives the
-    ``chars / 16`` to ``chars / 32`` rate on CJK text."""
-    want = {"cl100k_base": 32, "o200k_base": 40, "qwen3": 32, "llama3": 64, "deepseek_v4": 40}
-    for name, extra in want.items():
+    (128), ``extra`` and ``ideographs``, from which it derives the rates on
+    CJK text (``chars / 6`` to ``chars / 16``)."""
+    want = {
+        "cl100k_base": (32, 6),
+        "o200k_base": (40, 10),
+        "qwen3": (32, 6),
+        "llama3": (64, 6),
+        "deepseek_v4": (40, 16),
+    }
+    for name, (extra, ideographs) in want.items():
         b = _tok(name).vocab_bound
-        assert (b.longest, b.extra, b.nfc) == (128, extra, name == "qwen3"), name
+        assert (b.longest, b.extra, b.ideographs, b.nfc) == (
+            128,
+            extra,
+            ideographs,
+            name == "qwen3",
+        ), name

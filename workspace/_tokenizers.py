@@ -113,14 +113,15 @@ class Tokenizer(Protocol):
         return as soon as its value exceeds ``limit`` (having read only a
         prefix). The budget guard calls it on a long result before counting
         any of it. The shipped BPEs derive it from their vocabulary
-        (:class:`VocabBound`: UTF-8 bytes per token, and continuation bytes
-        per token, which for CJK text gives ``chars / 16`` where the
-        character count gave ``chars / 128``, or ``chars / 1152`` after NFC).
+        (:class:`VocabBound`: UTF-8 bytes, continuation bytes and CJK
+        ideographs per token, which for CJK text gives ``chars / 6`` to
+        ``chars / 16`` where the character count gave ``chars / 128``, or
+        ``chars / 1152`` after NFC).
 
     What a refusal costs: with ``max_token_bytes`` a result of more than
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
-    characters per unit of bound: ``longest`` for ASCII, 16 to 32 for CJK
+    characters per unit of bound: ``longest`` for ASCII, 6 to 16 for CJK
     under the shipped vocabularies), whatever its length; with ``split_points`` alone,
     after counting about ``cap`` tokens; with none of them, after counting it
     whole. The door's check for unpaired surrogates reads a non-ASCII result
@@ -302,6 +303,15 @@ def _extra_bytes(token: bytes) -> int:
     return sum(token.translate(_EXTRA))
 
 
+# Every byte but the UTF-8 lead bytes of U+4000-U+9FFF.
+_NOT_IDEOGRAPH_LEADS = bytes(b for b in range(256) if not 0xE4 <= b <= 0xE9)
+
+
+def _ideograph_leads(data: bytes) -> int:
+    """How many of ``data``'s bytes are lead bytes of U+4000-U+9FFF."""
+    return len(data.translate(None, _NOT_IDEOGRAPH_LEADS))
+
+
 #: Characters before which no canonical normalisation ever looks back: the
 #: first character of each one's canonical decomposition is a starter
 #: (combining class 0) that is never the second character of a canonical
@@ -328,44 +338,56 @@ class VocabBound:
     """A lower bound on a byte-level BPE's count, read off its vocabulary.
 
     Such a tokenizer (after its normaliser, if any) encodes a text ``s`` to
-    tokens whose byte strings, concatenated, are ``s.encode("utf-8")``. So
-    with ``B`` its UTF-8 bytes and ``C`` its code points, and every token at
-    most ``longest`` bytes and holding the lead bytes of sequences with at
-    most ``extra`` continuation bytes in all (each code point's lead byte is
-    in exactly one token)::
+    tokens whose byte strings, concatenated, are ``s.encode("utf-8")``: each
+    token is a run of those bytes, each byte in exactly one token. So with
+    ``B`` the text's UTF-8 bytes, ``E`` the continuation bytes of its code
+    points (``B`` minus the code points) and ``I`` its code points in
+    U+4000-U+9FFF (the CJK ideographs; UTF-8 lead bytes 0xE4-0xE9), every
+    code point's lead byte lying in exactly one token::
 
-        count >= ceil(B / longest)   and   count >= ceil((B - C) / extra).
+        count >= ceil(B / longest),  count >= ceil(E / extra),  count >= ceil(I / ideographs)
 
-    The second is the strong one for non-ASCII text: a CJK ideograph has
-    ``B - C = 2``, and ``extra`` is the most any one token covers (32 for
-    Qwen's and cl100k's vocabularies: a token of sixteen em dashes), so a CJK
-    text counts at least ``C / 16`` tokens where ``C / longest`` was all the
-    character count gave.
+    where ``longest``, ``extra`` and ``ideographs`` are the most bytes, the
+    most continuation bytes of the sequences whose lead byte it holds, and
+    the most lead bytes 0xE4-0xE9 that one token of the vocabulary holds
+    (proved from the tiling; the maxima are computed from every token's
+    bytes). For CJK text the third is the strong one: ``ideographs`` is 6
+    for the Qwen, cl100k and Llama 3 vocabularies (a token such as
+    " 生命周期函数") and 10 for o200k, so a CJK text counts at least
+    ``chars / 6`` tokens where ``chars / 128`` was all the character count gave.
 
     Attributes
     ----------
     longest : int
         The vocabulary's longest token in bytes (>= 1).
     extra : int
-        The vocabulary's largest ``sum(continuation bytes of the sequences
-        whose lead byte the token holds)`` (>= 1).
+        The largest number of continuation bytes of the UTF-8 sequences whose
+        lead byte one token holds (>= 1).
+    ideographs : int
+        The most lead bytes 0xE4-0xE9 one token holds (>= 1).
     nfc : bool
-        The tokenizer normalises to NFC first: ``B`` and ``C`` are those of
-        ``NFC(s)``. The text is then read in windows that end before a
-        character of :data:`NFC_BOUNDARIES`, where NFC splits exactly; an
-        NFC-normalised window is its own NFC, another is normalised (with
-        Python's ``unicodedata``, whose Unicode version must be the
-        tokenizer's: checked by the tests on random texts, not proved). A
+        The tokenizer normalises to NFC first: ``B``, ``E`` and ``I`` are
+        those of ``NFC(s)``. The text is then read in windows that end before
+        a character of :data:`NFC_BOUNDARIES`, where NFC splits exactly (so
+        the windows' figures add up to the text's); an NFC-normalised window
+        is its own NFC, another is normalised with Python's ``unicodedata``,
+        whose Unicode version must be the tokenizer's (checked by the tests on
+        random texts through the tokenizer's own tokens, not proved). A
         stretch of more than a window without such a character is charged
-        ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``B - C``.
+        ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``E`` or ``I``.
     """
 
     longest: int
     extra: int
+    ideographs: int = 1
     nfc: bool = False
 
     def __post_init__(self) -> None:
-        for field, value in (("longest", self.longest), ("extra", self.extra)):
+        for field, value in (
+            ("longest", self.longest),
+            ("extra", self.extra),
+            ("ideographs", self.ideographs),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise WorkspaceArgumentError(
                     field, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
@@ -376,11 +398,12 @@ class VocabBound:
     @classmethod
     def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
         """The bound of a vocabulary given as its tokens' byte strings."""
-        longest = extra = 1
+        longest = extra = ideographs = 1
         for t in tokens:
             longest = max(longest, len(t))
             extra = max(extra, _extra_bytes(t))
-        return cls(longest, extra, nfc)
+            ideographs = max(ideographs, _ideograph_leads(t))
+        return cls(longest, extra, ideographs, nfc)
 
     def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
         """A lower bound on the tokenizer's count of ``text``.
@@ -398,9 +421,9 @@ class VocabBound:
         Returns
         -------
         int
-            ``max(ceil(B / longest), ceil((B - C) / extra))`` over the part
-            read (a lower bound on the whole, since ``B`` and ``B - C`` only
-            grow as windows are added). O(1) for an ASCII text.
+            The largest of the three bounds over the part read (a lower bound
+            on the whole, since ``B``, ``E`` and ``I`` only grow as windows
+            are added). O(1) for an ASCII text.
         """
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise WorkspaceArgumentError(
@@ -409,7 +432,7 @@ class VocabBound:
         n = len(text)
         if text.isascii():
             return -(-n // self.longest)
-        nbytes = extra = loose = start = 0
+        nbytes = extra = ideo = loose = start = 0
         while start < n:
             end = min(n, start + window)
             if self.nfc and end < n:
@@ -427,7 +450,7 @@ class VocabBound:
                     start = end
                     if (
                         limit is not None
-                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra) > limit
+                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo) > limit
                     ):
                         break
                     continue
@@ -435,17 +458,23 @@ class VocabBound:
             start = end
             if loose:  # the loose stretch ends here, at a boundary (or the end)
                 nbytes, loose = nbytes + -(-(loose + utf8_length(piece)) // NFC_SHRINK), 0
+            elif piece.isascii():
+                nbytes += len(piece)
             else:
-                if self.nfc and not piece.isascii() and not unicodedata.is_normalized("NFC", piece):
+                if self.nfc and not unicodedata.is_normalized("NFC", piece):
                     piece = unicodedata.normalize("NFC", piece)
-                b = utf8_length(piece)
-                nbytes, extra = nbytes + b, extra + b - len(piece)
-            if limit is not None and self._value(nbytes, extra) > limit:
+                raw = piece.encode("utf-8")
+                nbytes, extra = nbytes + len(raw), extra + len(raw) - len(piece)
+                ideo += _ideograph_leads(raw)
+            if limit is not None and self._value(nbytes, extra, ideo) > limit:
                 break
-        return self._value(nbytes + -(-loose // NFC_SHRINK), extra)
+        return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo)
 
-    def _value(self, nbytes: int, extra: int) -> int:
-        return max(-(-nbytes // self.longest), -(-extra // self.extra))
+    def _value(self, nbytes: int, extra: int, ideo: int) -> int:
+        return max(
+            -(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs)
+        )
+
 
 
 class _OfflineTiktoken:
