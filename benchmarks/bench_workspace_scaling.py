@@ -67,8 +67,9 @@ More rows:
   but ``archived_rows`` of them folded into one ledger line): archive plus
   preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
 * a 50 MB tool result of every text shape is refused (the per-result cap)
-  in under 50 ms with under 50 MB of extra peak memory (``tracemalloc`` peak
-  over the call, and the process's max RSS growth), per tokenizer;
+  in under 50 ms (the fastest of ``--big-repeats`` refusals) with under 50 MB
+  of extra peak memory (``tracemalloc`` peak over the call, and the process's
+  max RSS growth), per tokenizer;
 * memory (``_workspace_memory``): RSS growth of a ``--memory``-block history
   held by the engine, as plain dicts and as LangChain messages, each in a
   fresh interpreter of this run, against the messages' JSON (target <= 3x);
@@ -509,6 +510,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
     ap.add_argument("--big-budget", type=int, default=128_000)
     ap.add_argument("--big-tokenizers", default=",".join(TOKENIZER_NAMES))
+    ap.add_argument(
+        "--big-repeats",
+        type=int,
+        default=3,
+        help="refusals per cell (fresh workspace each); the fastest is judged",
+    )
     ap.add_argument("--replay", default="10000,100000", help="two sizes, or '' to skip")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
@@ -682,19 +689,25 @@ def main(argv: list[str] | None = None) -> int:
         nchars = args.big_mb * 10**6
         print(
             f"{args.big_mb} MB tool results (budget {args.big_budget:,}), per text shape and "
-            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms, "
-            f"tracemalloc peak MB, max RSS growth MB; 'copy' = one pass over the text "
-            f"(utf-16 encode, same run): the floor of any check of its characters"
+            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms "
+            f"(fastest of {max(1, args.big_repeats)}), tracemalloc peak MB, max RSS growth MB "
+            f"(largest); 'copy' = one pass over the text (utf-16 encode, same run, fastest): "
+            f"the floor of any check of its characters"
         )
         for shape in TEXT_SHAPES:
             text = text_shape(shape, nchars, args.seed)
-            floor = copy_seconds(text)
+            reps = max(1, args.big_repeats)
+            floor = min(copy_seconds(text) for _ in range(reps))
             for name in args.big_tokenizers.split(","):
                 try:
-                    dt, peak, rss, eff = refuse_big_result(text, name, args.big_budget)
+                    runs = [refuse_big_result(text, name, args.big_budget) for _ in range(reps)]
                 except ImportError as exc:  # an optional extra not installed
                     print(f"  {shape:<10} {name:<12} skipped ({exc})")
                     continue
+                # The fastest run is judged (a loaded machine only adds time);
+                # memory is judged on the largest.
+                dt, _, _, eff = min(runs, key=lambda r: r[0])
+                peak, rss = max(r[1] for r in runs), max(r[2] for r in runs)
                 small = peak < REFUSE_TARGET_BYTES and rss < REFUSE_TARGET_BYTES
                 ok = dt < REFUSE_TARGET_S and small
                 print(
