@@ -122,8 +122,8 @@ class Tokenizer(Protocol):
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
     characters per unit of bound: ``longest`` for ASCII, 6 to 16 for CJK
-    under the shipped vocabularies), whatever its length; with ``split_points`` alone,
-    after counting about ``cap`` tokens; with none of them, after counting it
+    under the shipped vocabularies), whatever its length; with ``split_points``
+    alone, after counting about ``cap`` tokens; with none of them, after counting it
     whole. The door's check for unpaired surrogates reads a non-ASCII result
     once in any case (one strict encode, no copy of more than a piece).
     """
@@ -353,8 +353,9 @@ class VocabBound:
     (proved from the tiling; the maxima are computed from every token's
     bytes). For CJK text the third is the strong one: ``ideographs`` is 6
     for the Qwen, cl100k and Llama 3 vocabularies (a token such as
-    " 生命周期函数") and 10 for o200k, so a CJK text counts at least
-    ``chars / 6`` tokens where ``chars / 128`` was all the character count gave.
+    " 生命周期函数"), 10 for o200k and 16 for DeepSeek-V4's, so a text of CJK
+    ideographs counts at least ``chars / 6`` to ``chars / 16`` tokens where
+    ``chars / 128`` was all the character count gave.
 
     Attributes
     ----------
@@ -471,10 +472,7 @@ class VocabBound:
         return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo)
 
     def _value(self, nbytes: int, extra: int, ideo: int) -> int:
-        return max(
-            -(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs)
-        )
-
+        return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
 
 
 class _OfflineTiktoken:
