@@ -398,7 +398,20 @@ class VocabBound:
 
     @classmethod
     def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
-        """The bound of a vocabulary given as its tokens' byte strings."""
+        """The bound of a vocabulary given as its tokens' byte strings.
+
+        Parameters
+        ----------
+        tokens : iterable of bytes
+            Every token of the vocabulary (a superset only weakens the bound).
+        nfc : bool
+            The tokenizer normalises to NFC before encoding.
+
+        Returns
+        -------
+        VocabBound
+            The maxima over the tokens (each at least 1).
+        """
         longest = extra = ideographs = 1
         for t in tokens:
             longest = max(longest, len(t))
