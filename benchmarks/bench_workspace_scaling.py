@@ -67,8 +67,9 @@ More rows:
   but ``archived_rows`` of them folded into one ledger line): archive plus
   preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
 * a 50 MB tool result of every text shape is refused (the per-result cap)
-  in under 50 ms with under 50 MB of extra peak memory (``tracemalloc`` peak
-  over the call, and the process's max RSS growth), per tokenizer;
+  in under 50 ms (the fastest of ``--big-repeats`` refusals) with under 50 MB
+  of extra peak memory (``tracemalloc`` peak over the call, and the process's
+  max RSS growth), per tokenizer;
 * memory (``_workspace_memory``): RSS growth of a ``--memory``-block history
   held by the engine, as plain dicts and as LangChain messages, each in a
   fresh interpreter of this run, against the messages' JSON (target <= 3x);
@@ -96,6 +97,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -444,16 +446,27 @@ def text_shape(shape: str, nchars: int, seed: int = 0) -> str:
     return (unit * (nchars // len(unit) + 1))[:nchars]
 
 
-def refuse_big_result(text: str, tokenizer: str, budget: int) -> tuple[float, int, int, dict]:
-    """Wall seconds, tracemalloc peak and max-RSS growth of registering ``text``
-    as a tool result on a small workspace, and the guard's effects. The
-    tokenizer's one-time loading (its vocabulary, the longest token) is done
-    before the clock starts."""
+class Refusal(NamedTuple):
+    """One refusal of a big result: wall and CPU seconds of the call, its
+    ``tracemalloc`` peak and max-RSS growth in bytes, and the guard's effects."""
+
+    wall: float
+    cpu: float
+    peak: int
+    rss: int
+    effects: dict
+
+
+def refuse_big_result(text: str, tokenizer: str, budget: int) -> Refusal:
+    """Register ``text`` as a tool result on a small workspace and measure it
+    (see :class:`Refusal`). The tokenizer's one-time loading (its vocabulary,
+    the bounds read off it) is done before the clock starts."""
     from vistalab.workspace import get_tokenizer, max_token_bytes
 
     tok = get_tokenizer(tokenizer)
     tok.count("warm up " * 10)
     max_token_bytes(tok)
+    getattr(tok, "vocab_bound", None)
     ws = new_workspace(budget, tokenizer=tok)
     ws.register_tool_call(
         [{"id": "big", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]
@@ -461,13 +474,13 @@ def refuse_big_result(text: str, tokenizer: str, budget: int) -> tuple[float, in
     gc.collect()
     rss0 = _maxrss_bytes()
     tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ws.register_tool_result("big", text)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss = _maxrss_bytes() - rss0
-    return dt, peak, rss, dict(ws.events[-1].effects)
+    return Refusal(dt, cpu, peak, rss, dict(ws.events[-1].effects))
 
 
 def copy_seconds(text: str) -> float:
@@ -509,6 +522,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
     ap.add_argument("--big-budget", type=int, default=128_000)
     ap.add_argument("--big-tokenizers", default=",".join(TOKENIZER_NAMES))
+    ap.add_argument(
+        "--big-repeats",
+        type=int,
+        default=3,
+        help="refusals per cell (fresh workspace each); the fastest is judged",
+    )
     ap.add_argument("--replay", default="10000,100000", help="two sizes, or '' to skip")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sweep-mb", type=int, default=64, help="memory swept before a cold turn")
@@ -682,25 +701,34 @@ def main(argv: list[str] | None = None) -> int:
         nchars = args.big_mb * 10**6
         print(
             f"{args.big_mb} MB tool results (budget {args.big_budget:,}), per text shape and "
-            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms, "
-            f"tracemalloc peak MB, max RSS growth MB; 'copy' = one pass over the text "
-            f"(utf-16 encode, same run): the floor of any check of its characters"
+            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms "
+            f"and CPU ms "
+            f"(fastest of {max(1, args.big_repeats)}), tracemalloc peak MB, max RSS growth MB "
+            f"(largest); 'copy' = one pass over the text (utf-16 encode, same run, fastest): "
+            f"the floor of any check of its characters"
         )
         for shape in TEXT_SHAPES:
             text = text_shape(shape, nchars, args.seed)
-            floor = copy_seconds(text)
+            reps = max(1, args.big_repeats)
+            floor = min(copy_seconds(text) for _ in range(reps))
             for name in args.big_tokenizers.split(","):
                 try:
-                    dt, peak, rss, eff = refuse_big_result(text, name, args.big_budget)
+                    runs = [refuse_big_result(text, name, args.big_budget) for _ in range(reps)]
                 except ImportError as exc:  # an optional extra not installed
                     print(f"  {shape:<10} {name:<12} skipped ({exc})")
                     continue
+                # The fastest run is judged (a loaded machine only adds time);
+                # memory is judged on the largest.
+                best = min(runs, key=lambda r: r.wall)
+                dt, cpu, eff = best.wall, min(r.cpu for r in runs), best.effects
+                peak, rss = max(r.peak for r in runs), max(r.rss for r in runs)
                 small = peak < REFUSE_TARGET_BYTES and rss < REFUSE_TARGET_BYTES
                 ok = dt < REFUSE_TARGET_S and small
                 print(
                     f"  {shape:<10} {name:<12} refused={bool(eff.get('rejected'))} "
                     f"({eff.get('decided_by')}, at_least={bool(eff.get('attempted_at_least'))}) "
-                    f"{dt * 1e3:8.1f} ms (copy {floor * 1e3:6.1f} ms) peak {peak / 2**20:5.1f} MB "
+                    f"{dt * 1e3:8.1f} ms (cpu {cpu * 1e3:6.1f}, copy {floor * 1e3:6.1f} ms) "
+                    f"peak {peak / 2**20:5.1f} MB "
                     f"RSS +{rss / 2**20:5.1f} MB "
                     f"({'PASS' if ok else 'FAIL'}, target < {REFUSE_TARGET_S * 1e3:.0f} ms and "
                     f"< {REFUSE_TARGET_BYTES // 2**20} MB)",

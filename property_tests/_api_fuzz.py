@@ -210,6 +210,7 @@ def _factories() -> dict[str, Callable[[], Any]]:
         LangChainWorkspace,
         MemoryStore,
         TrajectoryRecorder,
+        VocabBound,
     )
 
     from vistalab import sims
@@ -223,6 +224,7 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.workspace.LangChainWorkspace": lambda: LangChainWorkspace(_workspace()),
         "vistalab.workspace.TrajectoryRecorder": lambda: TrajectoryRecorder(_workspace()),
         "vistalab.workspace.HFTokenizer": _hf_tokenizer,
+        "vistalab.workspace.VocabBound": lambda: VocabBound(128, 32, nfc=True),
         "vistalab.workspace.Trajectory": _trajectory,
         "vistalab.workspace.RewardTurn": lambda: _trajectory().turns[-1],
         "vistalab.workspace.ContextAction": lambda: next(

@@ -146,10 +146,11 @@ def test_piecewise_count_equals_the_whole_count_on_long_texts(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["cl100k_base", "approx", "qwen3"])
+@pytest.mark.parametrize("name", _NAMES)
 def test_bounded_count_never_refuses_a_text_that_fits(name):
     """With a limit, count_text returns the exact count whenever it is within
-    the limit, and otherwise a lower bound that exceeds the limit."""
+    the limit, and otherwise a lower bound that exceeds the limit (the bounds,
+    the vocabulary's included, decide nothing for a text that fits)."""
     tok = _tok(name)
     for shape, text in _long_texts(CHUNK_CHARS * 2 + 100).items():
         exact = tok.count(text)
@@ -239,8 +240,352 @@ def test_check_tokenizer_reports_a_wrong_byte_bound_and_split_points():
         max_token_bytes = 1  # claims one token per byte at least: false
         split_points = None
 
+    class TooFewExtra(Liar):
+        split_points = None
+        max_token_bytes = 128
+
+        def count_lower_bound(self, text, limit=None):
+            from vistalab.workspace import VocabBound
+
+            return VocabBound(128, 1).at_least(text, limit)  # 1 continuation byte a token: false
+
     problems = check_tokenizer(Liar(), stateful_examples=0)
     assert any("split_points" in p for p in problems)
     problems = check_tokenizer(TooLong(), stateful_examples=0)
     assert any("max_token_bytes" in p for p in problems)
+    problems = check_tokenizer(TooFewExtra(), stateful_examples=0)
+    assert any("count_lower_bound" in p for p in problems)
     assert check_tokenizer(get_tokenizer("cl100k_base"), stateful_examples=0) == []
+
+
+# --- The vocabulary's lower bound (VocabBound) ---------------------------------
+
+# Characters that stress the bound: combining marks (some compose, some only
+# reorder), Hangul jamo that NFC composes and syllables it decomposes, CJK
+# compatibility ideographs (NFC maps them to other ideographs, some astral to
+# BMP: 4 bytes to 3), singletons that shrink (U+1FEF to a backtick, KELVIN SIGN
+# to K), the tokens that make ``extra`` large (em dashes, ideographic spaces),
+# astral-plane symbols and ideographs, and the boundary classes' own letters.
+_BOUND_ALPHABET = (
+    list("aeAK `-, \n中文字。，")
+    + ["\u0301", "\u0300", "\u0323", "\u0302", "\u0315", "\u0345", "\u0308", "\u0344"]
+    + ["\u1100", "\u1161", "\u11a8", "\uac00", "\ud7a3", "\u3099", "\u304b", "\u30ab"]
+    + ["\uf900", "\ufa6a", "\U0002f800", "\U0002fa1d", "\u1fef", "\u212a", "\u212b", "\u2126"]
+    + ["\u2014", "\u3000", "\u03b1", "\u03c9", "\u0419", "\u00e9", "\u00c5", "\u0390"]
+    + ["\U0001f600", "\U00020000", "\U0001d518", "\u200d", "\u0d4c", "\u0bca", "\u0cd5"]
+)
+_BOUND_TEXT = st.text(alphabet=st.sampled_from(_BOUND_ALPHABET), max_size=60) | st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60
+)
+_BOUNDED = [n for n in _NAMES if n != "approx"]  # the byte-level BPE vocabularies
+
+
+def _token_bytes(tok, text: str) -> list[bytes]:
+    """The byte strings of the tokens ``tok`` encodes ``text`` to, read with
+    each package's own decoder (shares no code with VocabBound)."""
+    if hasattr(tok, "_enc"):  # quicktok
+        return [tok._enc.decode_single_token_bytes(i) for i in tok._encode(text)]
+    if hasattr(tok, "_tok"):  # tokenizers (byte-level: one character per byte)
+        back = {c: b for b, c in _gpt2_bytes_to_unicode().items()}
+        return [
+            bytes(back[c] for c in t)
+            for t in tok._tok.encode(text, add_special_tokens=False).tokens
+        ]
+    enc = tok._load()  # tiktoken
+    return [enc.decode_single_token_bytes(i) for i in enc.encode_ordinary(text)]
+
+
+def _gpt2_bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's published byte-to-character table of the byte-level BPE
+    (``bytes_to_unicode`` in openai/gpt-2 ``encoder.py``), written out anew."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1))
+    bs += list(range(ord("\xae"), ord("\xff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs), strict=True))
+
+
+def vocab_violations(tok, bound, texts) -> list[tuple[str, str]]:
+    """(text, what) wherever a premise of ``bound`` fails for ``tok``'s real
+    encoding: its tokens' bytes do not concatenate to the UTF-8 of the text the
+    bound assumes the vocabulary sees (NFC of it when ``bound.nfc``, with
+    Python's unicodedata), or a token is longer than ``longest`` or leads
+    more than ``extra`` continuation bytes or ``ideographs`` lead bytes of
+    U+4000-U+9FFF."""
+    from vistalab.workspace._tokenizers import _extra_bytes
+
+    bad = []
+    for t in texts:
+        parts = _token_bytes(tok, t)
+        seen = unicodedata.normalize("NFC", t) if bound.nfc else t
+        if b"".join(parts) != seen.encode("utf-8"):
+            bad.append((t, "tiling"))
+        if any(
+            len(p) > bound.longest
+            or _extra_bytes(p) > bound.extra
+            or sum(0xE4 <= x <= 0xE9 for x in p) > bound.ideographs
+            for p in parts
+        ):
+            bad.append((t, "token"))
+    return bad
+
+
+@pytest.mark.parametrize("name", _BOUNDED)
+@given(texts=st.lists(_BOUND_TEXT, min_size=1, max_size=5))
+def test_tokens_tile_the_text_within_the_vocabulary_bound(name, texts):
+    """The premises of VocabBound, seen through the packages' own decoders: the
+    tokens' bytes concatenate to the UTF-8 of the text the vocabulary sees (NFC
+    of it for qwen3, normalised by Python's unicodedata: so the two Unicode
+    versions agree on these texts), and no token is longer than ``longest``
+    or leads more than ``extra`` continuation bytes or ``ideographs`` CJK
+    ideographs. (Tokenizer contract, the
+    budget guard's lower bound; paper, Methodology, "Workspace invariants".)"""
+    tok = _tok(name)
+    assert vocab_violations(tok, tok.vocab_bound, texts) == []
+
+
+def test_vocab_checks_bite_on_wrong_bounds():
+    """The premise check fails for a qwen3 bound that forgets NFC, and for
+    declared maxima below the vocabulary's; the bound check fails for a bound
+    whose ``extra`` or ``longest`` is too small (it would refuse CJK or
+    English results that fit)."""
+    from vistalab.workspace import VocabBound
+
+    q = _tok("qwen3")
+    b = q.vocab_bound
+    wrong = VocabBound(b.longest, b.extra, b.ideographs, nfc=False)
+    assert vocab_violations(q, wrong, ["\u1fef", "e\u0301"])
+    assert vocab_violations(q, VocabBound(b.longest, 1, b.ideographs, nfc=True), ["\u2014" * 16])
+    assert vocab_violations(q, VocabBound(3, b.extra, b.ideographs, nfc=True), ["hello world"])
+    assert vocab_violations(q, VocabBound(b.longest, b.extra, 2, nfc=True), [" 生命周期函数"])
+    c = _tok("cl100k_base")
+    assert bound_violations(c, VocabBound(128, 1), ["日本語のテキスト" * 30], 64)
+    assert bound_violations(c, VocabBound(2, 32), ["county year value " * 30], 64)
+    assert bound_violations(c, VocabBound(128, 32, 1), ["生命周期函数" * 30], 64)
+    cjk = ["日本語のテキスト" * 30, "生命周期函数" * 30]
+    assert bound_violations(c, c.vocab_bound, cjk, 64) == []
+
+
+def bound_violations(tok, bound, texts, window: int) -> list[tuple[str, int, int]]:
+    """(text, bound, count) wherever ``bound.at_least`` (read ``window``
+    characters at a time, with and without a limit) exceeds the count."""
+    bad = []
+    for t in texts:
+        n = tok.count(t)
+        for limit in (None, 0, n // 2):
+            got = bound.at_least(t, limit, window=window)
+            if got > n:
+                bad.append((t, got, n))
+    return bad
+
+
+@pytest.mark.parametrize("name", _BOUNDED)
+@given(
+    texts=st.lists(_BOUND_TEXT, min_size=1, max_size=4),
+    window=st.integers(1, 9),
+    reps=st.integers(1, 40),
+)
+def test_vocab_bound_never_exceeds_the_count(name, texts, window, reps):
+    """``count_lower_bound`` (VocabBound.at_least) is a lower bound on the real
+    count, read in windows of every small size (so windows end before and
+    after combining marks, jamo and boundary characters) and on the text
+    repeated (where the bound gets closest to the count). A result the bound
+    refuses could never have fitted (paper, Methodology, "Workspace
+    invariants": a result that cannot fit is replaced by a rejection notice)."""
+    tok = _tok(name)
+    texts = texts + [t * reps for t in texts]
+    assert bound_violations(tok, tok.vocab_bound, texts, window) == []
+    assert all(tok.count_lower_bound(t) <= tok.count(t) for t in texts)
+
+
+def _exact_value(bound, text: str) -> int:
+    """The bound computed in one go from the whole text the vocabulary sees."""
+    seen = unicodedata.normalize("NFC", text) if bound.nfc else text
+    raw = seen.encode("utf-8")
+    ideo = sum(0xE4 <= x <= 0xE9 for x in raw)
+    return bound._value(len(raw), len(raw) - len(seen), ideo)
+
+
+# Units that start with a boundary character and hold non-boundary ones only
+# after it (at most two), some of them not NFC-normalised.
+_ANCHORED = st.lists(
+    st.sampled_from(
+        ["a", "K", " ", "中", "가", "é", "e\u0301", "\u304b\u3099", "A\u0323\u0302", "\u03b1\u0301"]
+    ),
+    min_size=1,
+    max_size=30,
+).map("".join)
+
+
+@given(text=_BOUND_TEXT, anchored=_ANCHORED, window=st.integers(3, 9), reps=st.integers(1, 30))
+def test_windowed_bound_adds_up_to_the_whole_texts_bound(text, anchored, window, reps):
+    """Read window by window, the bound never exceeds the one computed from the
+    whole (normalised) text, and equals it when every window can end before a
+    boundary character: the windows' NFC concatenate to the text's NFC, so
+    their bytes and code points add up (the NFC windows of qwen3's bound)."""
+    from vistalab.workspace._tokenizers import VocabBound
+
+    for b in (VocabBound(7, 3, 2, nfc=True), VocabBound(5, 2, 1, nfc=False)):
+        assert b.at_least(text * reps, window=window) <= _exact_value(b, text * reps)
+        assert b.at_least(anchored * reps, window=window) == _exact_value(b, anchored * reps)
+
+
+def _second_characters() -> set[str]:
+    """Every character that is the second of a two-character canonical
+    decomposition (a superset of the second characters of primary
+    composites), plus the Hangul medial vowels and final consonants."""
+    second = {chr(c) for c in range(0x1161, 0x1176)} | {chr(c) for c in range(0x11A8, 0x11C3)}
+    for i in range(0x110000):
+        d = unicodedata.decomposition(chr(i)) if not 0xD800 <= i < 0xE000 else ""
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            second.add(chr(int(d.split()[1], 16)))
+    return second
+
+
+def boundary_violations(pattern: re.Pattern[str], second: set[str]) -> list[str]:
+    """The BMP characters ``pattern`` matches whose canonical decomposition does
+    not start with a starter that composes with nothing before it."""
+    bad = []
+    for i in range(0x10000):
+        c = chr(i)
+        if 0xD800 <= i < 0xE000 or not pattern.fullmatch(c):
+            continue
+        d0 = unicodedata.normalize("NFD", c)[0]
+        if unicodedata.combining(d0) != 0 or d0 in second:
+            bad.append(c)
+    return bad
+
+
+@pytest.mark.slow
+def test_nfc_boundaries_compose_with_nothing_before_them():
+    """Every character of NFC_BOUNDARIES decomposes to a starter that is never
+    the second character of a canonical pair (nor a Hangul vowel or final), so
+    NFC splits exactly before it (UAX #15, canonical composition algorithm);
+    and a composite of a starter is a starter, so the composition after it
+    never looks back past it (checked on Python's Unicode database). The check
+    bites: a class with a combining mark, a Hangul vowel or a Tamil vowel sign
+    fails."""
+    from vistalab.workspace._tokenizers import NFC_BOUNDARIES
+
+    second = _second_characters()
+    assert boundary_violations(NFC_BOUNDARIES, second) == []
+    for i in range(0x110000):
+        d = unicodedata.decomposition(chr(i)) if not 0xD800 <= i < 0xE000 else ""
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            first = chr(int(d.split()[0], 16))
+            if unicodedata.combining(first) == 0:
+                assert unicodedata.combining(chr(i)) == 0, hex(i)
+    for wrong in ("[a\u0301]", "[a\u1161]", "[a\u0bbe]"):
+        assert boundary_violations(re.compile(wrong), second) != [], wrong
+
+
+def nfc_split_violations(pattern: re.Pattern[str], texts) -> list[tuple[str, int]]:
+    """(text, position) where ``pattern`` matches a character before which
+    NFC does not split exactly."""
+    nfc = lambda s: unicodedata.normalize("NFC", s)  # noqa: E731
+    return [
+        (t, m.start())
+        for t in texts
+        for m in pattern.finditer(t)
+        if nfc(t) != nfc(t[: m.start()]) + nfc(t[m.start() :])
+    ]
+
+
+@given(texts=st.lists(_BOUND_TEXT, min_size=1, max_size=5))
+def test_nfc_splits_exactly_before_every_boundary_character(texts):
+    """``NFC(a + b) == NFC(a) + NFC(b)`` whenever ``b`` starts with a character
+    of NFC_BOUNDARIES (random texts rich in combining marks, jamo and
+    compatibility ideographs)."""
+    from vistalab.workspace._tokenizers import NFC_BOUNDARIES
+
+    assert nfc_split_violations(NFC_BOUNDARIES, texts) == []
+
+
+def test_nfc_split_check_bites_on_a_wrong_class():
+    """The check above fails for a class that holds a combining mark or a
+    Hangul vowel."""
+    assert nfc_split_violations(re.compile("\u0301"), ["e\u0301"]) != []
+    assert nfc_split_violations(re.compile("\u1161"), ["\u1100\u1161"]) != []
+
+
+class _CountSpy:
+    """A tokenizer seen through a wrapper that records how many characters its
+    ``count`` read (every other member is the tokenizer's own)."""
+
+    def __init__(self, tok):
+        self._t, self.counted = tok, 0
+
+    def __getattr__(self, name):
+        return getattr(self._t, name)
+
+    def count(self, text):
+        self.counted += len(text)
+        return self._t.count(text)
+
+
+def _cjk(nchars: int) -> str:
+    import random
+
+    rng = random.Random(3)
+    unit = "".join(
+        "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(8, 30)))
+        + rng.choice("，。")
+        for _ in range(2000)
+    )
+    return (unit * (nchars // len(unit) + 1))[:nchars]
+
+
+@pytest.mark.parametrize("name", ["qwen3", "cl100k_base", "deepseek_v4"])
+def test_cjk_result_over_the_cap_is_refused_before_any_piece_is_counted(name):
+    """A CJK text that the character bound lets through (``chars / 128``, or
+    ``chars / 1152`` for qwen3, is below the limit) but the vocabulary bound
+    does not is refused without one ``count`` call, with a true lower bound."""
+    tok = _tok(name)
+    text = _cjk(CHUNK_CHARS * 5)
+    limit = len(text) // 30  # the vocabulary bound is chars / 6 to chars / 16
+    assert len(text) / max_token_bytes_for(tok, text) < limit  # bound 1 lets it through
+    spy = _CountSpy(tok)
+    n, done = count_text(spy, text, limit=limit)
+    assert (done, spy.counted) == (False, 0)
+    assert limit < n <= tok.count(text)
+
+
+@pytest.mark.slow
+def test_qwen3_cjk_result_over_the_cap_is_refused_with_a_true_lower_bound():
+    """Through the workspace: a long CJK result far over qwen3's per-result cap
+    is refused by the cap, its reported size a lower bound (at most its real
+    count), and the call stays answered (paper, Methodology, "Workspace
+    invariants")."""
+    ws = _big_result_workspace("qwen3")
+    text = _cjk(CHUNK_CHARS * 3)
+    bid = ws.register_tool_result("big", text)
+    eff = ws.events[-1].effects
+    assert eff["rejected"] and eff["decided_by"] == "cap" and eff["attempted_at_least"]
+    full = message_tokens({"role": "tool", "tool_call_id": "big", "content": text}, ws.tokenizer)
+    assert eff["cap"] < eff["attempted_tokens"] <= full
+    assert ws.block(bid).rejected and ws.pending_calls == ()
+
+
+def test_vocabulary_bounds_are_the_ones_the_guide_quotes():
+    """docs/guide/agent-stacks.md quotes each shipped vocabulary's ``longest``
+    (128), ``extra`` and ``ideographs``, from which it derives the rates on
+    CJK text (``chars / 6`` to ``chars / 16``)."""
+    want = {
+        "cl100k_base": (32, 6),
+        "o200k_base": (40, 10),
+        "qwen3": (32, 6),
+        "llama3": (64, 6),
+        "deepseek_v4": (40, 16),
+    }
+    for name, (extra, ideographs) in want.items():
+        b = _tok(name).vocab_bound
+        assert (b.longest, b.extra, b.ideographs, b.nfc) == (
+            128,
+            extra,
+            ideographs,
+            name == "qwen3",
+        ), name

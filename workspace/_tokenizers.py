@@ -11,7 +11,9 @@ from __future__ import annotations
 import numbers
 import re
 import threading
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
@@ -32,8 +34,11 @@ __all__ = [
     "CLASS_SPLITS",
     "WORD_SPLITS",
     "max_token_bytes",
+    "count_lower_bound",
     "split_points",
     "utf8_length",
+    "VocabBound",
+    "NFC_BOUNDARIES",
 ]
 
 
@@ -102,6 +107,25 @@ class Tokenizer(Protocol):
         as soon as the pieces counted exceed a limit, and no call sees (or
         token list holds) much more than one piece. An ``additive`` tokenizer
         without it gets :data:`WORD_SPLITS`.
+    count_lower_bound(text, limit=None) -> int
+        An int ``<= count(text)`` for every text, computed without tokenising
+        and reading the text a bounded window at a time; with ``limit`` it may
+        return as soon as its value exceeds ``limit`` (having read only a
+        prefix). The budget guard calls it on a long result before counting
+        any of it. The shipped BPEs derive it from their vocabulary
+        (:class:`VocabBound`: UTF-8 bytes, continuation bytes and CJK
+        ideographs per token, which for CJK text gives ``chars / 6`` to
+        ``chars / 16`` where the character count gave ``chars / 128``, or
+        ``chars / 1152`` after NFC).
+
+    What a refusal costs: with ``max_token_bytes`` a result of more than
+    ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
+    whose bound passes the cap after reading ``r * cap`` characters (``r`` the
+    characters per unit of bound: ``longest`` for ASCII, 6 to 16 for CJK
+    under the shipped vocabularies), whatever its length; with ``split_points``
+    alone, after counting about ``cap`` tokens; with none of them, after counting it
+    whole. The door's check for unpaired surrogates reads a non-ASCII result
+    once in any case (one strict encode, no copy of more than a piece).
     """
 
     name: str
@@ -219,6 +243,34 @@ def max_token_bytes_for(tokenizer: Any, text: str) -> int | None:
     return max_token_bytes(tokenizer)
 
 
+def count_lower_bound(tokenizer: Any, text: str, limit: int | None = None) -> int:
+    """The tokenizer's ``count_lower_bound(text, limit)`` if it declares one,
+    else ``min(1, len(text))`` (the contract's own lower bound).
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer
+        Any object; the optional member is read with ``getattr``.
+    text : str
+        The text.
+    limit : int, optional
+        The bound may stop reading once it exceeds this.
+
+    Returns
+    -------
+    int
+        A lower bound on ``tokenizer.count(text)`` (if the tokenizer's member
+        keeps the contract: ``vistalab.testing.check_tokenizer`` checks it on
+        samples).
+    """
+    bound = getattr(tokenizer, "count_lower_bound", None)
+    if callable(bound):
+        got = bound(text, limit)
+        if not isinstance(got, bool) and isinstance(got, int):
+            return got
+    return min(1, len(text))
+
+
 def split_points(tokenizer: Any) -> re.Pattern[str] | None:
     """The positions where ``tokenizer``'s count splits exactly.
 
@@ -239,8 +291,201 @@ def split_points(tokenizer: Any) -> re.Pattern[str] | None:
     return WORD_SPLITS if getattr(tokenizer, "additive", False) else None
 
 
-def _longest(values: Any) -> int:
-    return max((len(v) for v in values), default=1)
+# Per byte: how many continuation bytes a UTF-8 sequence that starts with it
+# carries (0 for ASCII and continuation bytes, 1-3 for lead bytes; 3 for the
+# bytes 0xF5-0xFF that valid UTF-8 never holds, which only weakens the bound).
+_EXTRA = bytes([0] * 0xC0 + [1] * 0x20 + [2] * 0x10 + [3] * 0x10)
+
+
+def _extra_bytes(token: bytes) -> int:
+    """The continuation bytes of the UTF-8 sequences whose lead byte ``token``
+    holds (whether those bytes are in ``token`` or in the next token)."""
+    return sum(token.translate(_EXTRA))
+
+
+# Every byte but the UTF-8 lead bytes of U+4000-U+9FFF.
+_NOT_IDEOGRAPH_LEADS = bytes(b for b in range(256) if not 0xE4 <= b <= 0xE9)
+
+
+def _ideograph_leads(data: bytes) -> int:
+    """How many of ``data``'s bytes are lead bytes of U+4000-U+9FFF."""
+    return len(data.translate(None, _NOT_IDEOGRAPH_LEADS))
+
+
+#: Characters before which no canonical normalisation ever looks back: the
+#: first character of each one's canonical decomposition is a starter
+#: (combining class 0) that is never the second character of a canonical
+#: pair decomposition and not a Hangul medial vowel or final consonant, so it
+#: composes with nothing before it and blocks everything after it from
+#: composing with anything before it (UAX #15, "Canonical Composition
+#: Algorithm"); canonical reordering only swaps non-starters. Hence
+#: ``NFC(a + b) == NFC(a) + NFC(b)`` whenever ``b`` starts with one of them.
+#: ASCII, Latin-1, Greek and Cyrillic letters, the CJK ideographs, kana and
+#: Hangul syllables. ``property_tests/test_workspace_long_results.py`` checks
+#: every character of the class against Python's Unicode database and the
+#: equality on random texts.
+NFC_BOUNDARIES = re.compile(
+    "[\x00-\x7f\u00c0-\u00ff\u0391-\u03a9\u03b1-\u03c9\u0410-\u044f"
+    "\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
+)
+#: Characters the lower bound reads at a time (one slice, one UTF-8 encode
+#: and, for a normalising tokenizer, one NFC check per window).
+BOUND_WINDOW = 1 << 16
+
+
+@dataclass(frozen=True)
+class VocabBound:
+    """A lower bound on a byte-level BPE's count, read off its vocabulary.
+
+    Such a tokenizer (after its normaliser, if any) encodes a text ``s`` to
+    tokens whose byte strings, concatenated, are ``s.encode("utf-8")``: each
+    token is a run of those bytes, each byte in exactly one token. So with
+    ``B`` the text's UTF-8 bytes, ``E`` the continuation bytes of its code
+    points (``B`` minus the code points) and ``I`` its code points in
+    U+4000-U+9FFF (the CJK ideographs; UTF-8 lead bytes 0xE4-0xE9), every
+    code point's lead byte lying in exactly one token::
+
+        count >= ceil(B / longest),  count >= ceil(E / extra),  count >= ceil(I / ideographs)
+
+    where ``longest``, ``extra`` and ``ideographs`` are the most bytes, the
+    most continuation bytes of the sequences whose lead byte it holds, and
+    the most lead bytes 0xE4-0xE9 that one token of the vocabulary holds
+    (proved from the tiling; the maxima are computed from every token's
+    bytes). For CJK text the third is the strong one: ``ideographs`` is 6
+    for the Qwen, cl100k and Llama 3 vocabularies (a token such as
+    " 生命周期函数"), 10 for o200k and 16 for DeepSeek-V4's, so a text of CJK
+    ideographs counts at least ``chars / 6`` to ``chars / 16`` tokens where
+    ``chars / 128`` was all the character count gave.
+
+    Attributes
+    ----------
+    longest : int
+        The vocabulary's longest token in bytes (>= 1).
+    extra : int
+        The largest number of continuation bytes of the UTF-8 sequences whose
+        lead byte one token holds (>= 1).
+    ideographs : int
+        The most lead bytes 0xE4-0xE9 one token holds (>= 1).
+    nfc : bool
+        The tokenizer normalises to NFC first: ``B``, ``E`` and ``I`` are
+        those of ``NFC(s)``. The text is then read in windows that end before
+        a character of :data:`NFC_BOUNDARIES`, where NFC splits exactly (so
+        the windows' figures add up to the text's); an NFC-normalised window
+        is its own NFC, another is normalised with Python's ``unicodedata``,
+        whose Unicode version must be the tokenizer's (checked by the tests on
+        random texts through the tokenizer's own tokens, not proved). A
+        stretch of more than a window without such a character is charged
+        ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``E`` or ``I``.
+    """
+
+    longest: int
+    extra: int
+    ideographs: int = 1
+    nfc: bool = False
+
+    def __post_init__(self) -> None:
+        for field, value in (
+            ("longest", self.longest),
+            ("extra", self.extra),
+            ("ideographs", self.ideographs),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise WorkspaceArgumentError(
+                    field, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
+                )
+        if not isinstance(self.nfc, bool):
+            raise WorkspaceArgumentError("nfc", self.nfc, "must be True or False")
+
+    @classmethod
+    def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
+        """The bound of a vocabulary given as its tokens' byte strings.
+
+        Parameters
+        ----------
+        tokens : iterable of bytes
+            Every token of the vocabulary (a superset only weakens the bound).
+        nfc : bool
+            The tokenizer normalises to NFC before encoding.
+
+        Returns
+        -------
+        VocabBound
+            The maxima over the tokens (each at least 1).
+        """
+        longest = extra = ideographs = 1
+        for t in tokens:
+            longest = max(longest, len(t))
+            extra = max(extra, _extra_bytes(t))
+            ideographs = max(ideographs, _ideograph_leads(t))
+        return cls(longest, extra, ideographs, nfc)
+
+    def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
+        """A lower bound on the tokenizer's count of ``text``.
+
+        Parameters
+        ----------
+        text : str
+            Any text without unpaired surrogates.
+        limit : int, optional
+            Stop reading as soon as the bound exceeds it (then the value
+            returned exceeds ``limit``; it is still a lower bound).
+        window : int
+            Characters read at a time (tests use small ones).
+
+        Returns
+        -------
+        int
+            The largest of the three bounds over the part read (a lower bound
+            on the whole, since ``B``, ``E`` and ``I`` only grow as windows
+            are added). O(1) for an ASCII text.
+        """
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise WorkspaceArgumentError(
+                "window", window, "must be an int >= 1", "pass e.g. window=BOUND_WINDOW"
+            )
+        n = len(text)
+        if text.isascii():
+            return -(-n // self.longest)
+        nbytes = extra = ideo = loose = start = 0
+        while start < n:
+            end = min(n, start + window)
+            if self.nfc and end < n:
+                m = NFC_BOUNDARIES.search(text, end, min(n, end + window))
+                if m is not None:
+                    end = m.start()
+                elif end + window >= n:
+                    end = n  # the text's end is a boundary too
+                else:
+                    # No boundary near: a loose stretch, charged its raw bytes
+                    # / NFC_SHRINK (NFC of the text from its start, a boundary,
+                    # has at least that many), until it ends at a boundary.
+                    end = min(n, end + window)
+                    loose += utf8_length(text[start:end])
+                    start = end
+                    if (
+                        limit is not None
+                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo) > limit
+                    ):
+                        break
+                    continue
+            piece = text[start:end]
+            start = end
+            if loose:  # the loose stretch ends here, at a boundary (or the end)
+                nbytes, loose = nbytes + -(-(loose + utf8_length(piece)) // NFC_SHRINK), 0
+            elif piece.isascii():
+                nbytes += len(piece)
+            else:
+                if self.nfc and not unicodedata.is_normalized("NFC", piece):
+                    piece = unicodedata.normalize("NFC", piece)
+                raw = piece.encode("utf-8")
+                nbytes, extra = nbytes + len(raw), extra + len(raw) - len(piece)
+                ideo += _ideograph_leads(raw)
+            if limit is not None and self._value(nbytes, extra, ideo) > limit:
+                break
+        return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo)
+
+    def _value(self, nbytes: int, extra: int, ideo: int) -> int:
+        return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
 
 
 class _OfflineTiktoken:
@@ -249,7 +494,7 @@ class _OfflineTiktoken:
 
     _lock = threading.Lock()
     _shared_encoding = None
-    _shared_longest: int | None = None
+    _shared_bound: VocabBound | None = None
     #: Split points (see ``Tokenizer.split_points``): word and class boundaries.
     split_points = _WORD_AND_CLASS_SPLITS
 
@@ -270,10 +515,34 @@ class _OfflineTiktoken:
     def max_token_bytes(self) -> int:
         """The longest token of the vocabulary in bytes (computed once per
         process and class from the encoding's token byte values)."""
+        return self.vocab_bound.longest
+
+    @property
+    def vocab_bound(self) -> VocabBound:
+        """The vocabulary's :class:`VocabBound` (computed once per process and
+        class from the encoding's token byte values)."""
         cls = type(self)
-        if cls._shared_longest is None:
-            cls._shared_longest = _longest(self._load().token_byte_values())
-        return cls._shared_longest
+        if cls._shared_bound is None:
+            cls._shared_bound = VocabBound.from_tokens(self._load().token_byte_values())
+        return cls._shared_bound
+
+    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
+        """A lower bound on ``count(text)`` read off the vocabulary, without
+        tokenising (see ``Tokenizer`` and :meth:`VocabBound.at_least`).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+        limit : int, optional
+            Stop reading once the bound exceeds it.
+
+        Returns
+        -------
+        int
+            At most ``count(text)``.
+        """
+        return self.vocab_bound.at_least(text, limit)
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in this BPE encoding, special-token
@@ -521,7 +790,18 @@ class QuicktokTokenizer:
     #: Encodings whose pre-processing applies Unicode NFC first (Qwen's
     #: ``tokenizer.json`` normalizer), which can shrink the UTF-8 bytes.
     NFC = frozenset({"qwen3"})
-    _longest: dict[str, int] = {}
+    _bounds: dict[str, VocabBound] = {}
+
+    @property
+    def vocab_bound(self) -> VocabBound:
+        """The vocabulary's :class:`VocabBound` (``nfc`` for an encoding in
+        :data:`NFC`), computed once per process and encoding."""
+        hit = self._bounds.get(self.name)
+        if hit is None:
+            hit = self._bounds[self.name] = VocabBound.from_tokens(
+                self._enc.token_byte_values(), nfc=self.name in self.NFC
+            )
+        return hit
 
     @property
     def max_token_bytes(self) -> int:
@@ -529,19 +809,31 @@ class QuicktokTokenizer:
         :data:`NFC_SHRINK` for an encoding that normalises to NFC first: the
         tokens then tile the normalised text, whose UTF-8 bytes are at least
         the input's divided by that factor."""
-        hit = self._longest.get(self.name)
-        if hit is None:
-            hit = _longest(self._enc.token_byte_values())
-            if self.name in self.NFC:
-                hit *= NFC_SHRINK
-            self._longest[self.name] = hit
-        return hit
+        b = self.vocab_bound
+        return b.longest * NFC_SHRINK if b.nfc else b.longest
 
     @property
     def max_token_bytes_ascii(self) -> int:
         """The longest token in bytes: NFC leaves an ASCII text unchanged."""
-        m = self.max_token_bytes
-        return m // NFC_SHRINK if self.name in self.NFC else m
+        return self.vocab_bound.longest
+
+    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
+        """A lower bound on ``count(text)`` read off the vocabulary (after NFC
+        for ``qwen3``), without tokenising (see :meth:`VocabBound.at_least`).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+        limit : int, optional
+            Stop reading once the bound exceeds it.
+
+        Returns
+        -------
+        int
+            At most ``count(text)``.
+        """
+        return self.vocab_bound.at_least(text, limit)
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in the open model's vocabulary
@@ -666,21 +958,54 @@ class HFTokenizer:
         self.additive = additive
 
     @property
-    def max_token_bytes(self) -> int | None:
-        """The longest vocabulary token in bytes, for a file whose model is a
+    def vocab_bound(self) -> VocabBound | None:
+        """The vocabulary's :class:`VocabBound`, for a file whose model is a
         byte-level BPE without a normalizer (each vocabulary character stands
         for one byte, and the tokens tile the text's bytes); None otherwise
-        (a normalizer could change the bytes)."""
+        (a normalizer could change the bytes). A vocabulary string with a
+        character outside the byte alphabet is skipped: BPE merges only
+        join strings of that alphabet, so it is never emitted."""
         if not self._plain_bytes:
             return None
-        hit = self._longest.get(id(self._tok))
+        hit = self._bounds.get(id(self._tok))
         if hit is None:
-            hit = self._longest[id(self._tok)] = _longest(
-                self._tok.get_vocab(with_added_tokens=False)
+            back = {c: b for b, c in _byte_alphabet().items()}
+            tokens = (
+                bytes(back[c] for c in v)
+                for v in self._tok.get_vocab(with_added_tokens=False)
+                if all(c in back for c in v)
             )
+            hit = self._bounds[id(self._tok)] = VocabBound.from_tokens(tokens)
         return hit
 
-    _longest: dict[int, int] = {}
+    @property
+    def max_token_bytes(self) -> int | None:
+        """The longest vocabulary token in bytes (see :attr:`vocab_bound`), or
+        None when the file's model is not a plain byte-level BPE."""
+        b = self.vocab_bound
+        return None if b is None else b.longest
+
+    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
+        """A lower bound on ``count(text)`` read off the vocabulary (see
+        :meth:`VocabBound.at_least`); ``min(1, len(text))`` for a file that is
+        not a plain byte-level BPE.
+
+        Parameters
+        ----------
+        text : str
+            The text.
+        limit : int, optional
+            Stop reading once the bound exceeds it.
+
+        Returns
+        -------
+        int
+            At most ``count(text)``.
+        """
+        b = self.vocab_bound
+        return min(1, len(text)) if b is None else b.at_least(text, limit)
+
+    _bounds: dict[int, VocabBound] = {}
 
     @classmethod
     def from_package(
@@ -750,6 +1075,15 @@ class HFTokenizer:
 
     def __repr__(self) -> str:
         return f"HFTokenizer(name={self.name!r})"
+
+
+def _byte_alphabet() -> dict[int, str]:
+    """The byte-level pre-tokeniser's character for each byte (GPT-2's
+    ``bytes_to_unicode``: printable Latin-1 bytes stand for themselves, the
+    others for U+0100 onwards in byte order)."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    rest = [b for b in range(256) if b not in keep]
+    return {**{b: chr(b) for b in keep}, **{b: chr(0x100 + i) for i, b in enumerate(rest)}}
 
 
 def _byte_level_plain(doc: dict[str, Any]) -> bool:

@@ -72,9 +72,10 @@ def check_tokenizer(tok: Any, samples: Sequence[str] = TOKENIZER_SAMPLES, *,
     additive across a word boundary (``a + " b"``) when the tokenizer says it
     is. The optional members are checked when present: ``max_token_bytes``
     (no sample may count fewer than ``ceil(bytes / max_token_bytes)``; for
-    ASCII samples likewise ``max_token_bytes_ascii``) and
-    ``split_points`` (every declared position splits the sample's count
-    exactly). Then a workspace driven with ``tok`` by the stateful
+    ASCII samples likewise ``max_token_bytes_ascii``),
+    ``count_lower_bound`` (never above a sample's count, with or without a
+    limit) and ``split_points`` (every declared position splits the sample's
+    count exactly). Then a workspace driven with ``tok`` by the stateful
     machine (:class:`WorkspaceMachine`) must keep every invariant.
 
     Parameters
@@ -152,9 +153,9 @@ def _stateful_examples_iv(stateful_examples: Any) -> int:
 
 
 def _optional_members(tok: Any, counts: dict[str, int]) -> list[str]:
-    """The optional ``max_token_bytes`` and ``split_points`` members, checked on
-    the samples: the byte bound never above a count, and every declared split
-    position splitting the count exactly."""
+    """The optional ``max_token_bytes``, ``count_lower_bound`` and
+    ``split_points`` members, checked on the samples: the bounds never above a
+    count, and every declared split position splitting the count exactly."""
     import math
     import re
 
@@ -179,6 +180,28 @@ def _optional_members(tok: Any, counts: dict[str, int]) -> list[str]:
                 if text.isascii() and n < math.ceil(len(text) / ma):
                     problems.append(f"count({text!r}) = {n} is below ceil(bytes / "
                                     f"max_token_bytes_ascii) = {math.ceil(len(text) / ma)}")
+    bound = getattr(tok, "count_lower_bound", None)
+    if bound is not None:
+        if not callable(bound):
+            problems.append(f"count_lower_bound {bound!r} is not callable (or None)")
+        else:
+            for text, n in counts.items():
+                for limit in (None, 0):
+                    try:
+                        lb = bound(text, limit)
+                    except Exception as exc:  # noqa: BLE001
+                        problems.append(f"count_lower_bound({text!r}, {limit}) raised "
+                                        f"{_describe(exc)}")
+                        break
+                    if isinstance(lb, bool) or not isinstance(lb, (int, np.integer)):
+                        problems.append(f"count_lower_bound({text!r}, {limit}) = {lb!r} is "
+                                        "not an int")
+                        break
+                    if lb > n:
+                        problems.append(f"count({text!r}) = {n} is below count_lower_bound("
+                                        f"{text!r}, {limit}) = {lb}: the guard would refuse "
+                                        "results that fit")
+                        break
     pat = getattr(tok, "split_points", None)
     if pat is not None:
         if not isinstance(pat, re.Pattern):
