@@ -265,7 +265,7 @@ class LayoutLayer(StateCore):
             cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
             self._set_position(b, msgs, cost, key)
             if b.group is not None:
-                self._gprompt.pop(self._top_unit(b), None)
+                self._group_prompt_changed(self._top_unit(b))
             if b.in_prompt and b.tokens != cost:
                 self._set_record(replace(b, tokens=cost), hashed=False)
             if b.group is None and b.status is not Status.DELETED:
@@ -325,6 +325,11 @@ class LayoutLayer(StateCore):
     def _drop_urow(self, uid: str) -> None:
         self._ledger.drop(uid, self._turn)
         self._gprompt.pop(uid, None)
+
+    def _group_prompt_changed(self, gid: str) -> None:
+        """A leaf of top-level group ``gid`` changed its position cost."""
+        self._gprompt.pop(gid, None)
+        self._ledger.prompt_changed(gid)
 
     def _drop_group_record(self, gid: str) -> None:
         txn = self._txn
