@@ -179,6 +179,9 @@ class Ledger:
     def __contains__(self, uid: object) -> bool:
         return uid in self.rows
 
+    def __len__(self) -> int:
+        return len(self.rows)
+
     def uid_at(self, first: int) -> str:
         """The unit whose row sits at first leaf ``first``."""
         return self._by_first[first]
