@@ -233,13 +233,16 @@ class Ledger:
         if old is not None:
             self._out(old, turn)
             self.archived_ids.discard(uid)
-            self._unplace(uid, old.first)
+            if old.first == row.first and self._by_first.get(row.first) == uid:
+                self._patch(row)  # the row keeps its place (the common replacement)
+            else:
+                self._unplace(uid, old.first)
         if row.first not in self._by_first:
             self._occupy(row.first, +1)
         self._by_first[row.first] = uid
         if old is None:
             self._append_or_invalidate(uid, row)
-        else:
+        elif old.first != row.first:
             self._invalidate(row.first)
         self.rows[uid] = row
         self._in(row, turn)
@@ -315,6 +318,27 @@ class Ledger:
         c = (first - 1) // CHUNK
         self._cdata.pop(c, None)
         self._ctext.pop(c, None)
+        self._cprompt.pop(c, None)
+
+    def _patch(self, row: UnitRow) -> None:
+        """A replaced row in its old place: the cached chunk's columns get its
+        ~Tok and archived flag (one tuple copy each, not a rebuild of the
+        chunk from the rows); its text and prompt column are dropped."""
+        c = (row.first - 1) // CHUNK
+        self._ctext.pop(c, None)
+        self._cprompt.pop(c, None)
+        ch = self._cdata.get(c)
+        if ch is None:
+            return
+        i = bisect.bisect_left(ch.firsts, row.first)
+        flags, archived = ch.flags, ch.archived
+        if flags[i] != row.archived:
+            flags = flags[:i] + (row.archived,) + flags[i + 1 :]
+            archived = tuple(u for u, a in zip(ch.uids, flags, strict=True) if a)
+        tokens = ch.tokens
+        if tokens[i] != row.tokens:
+            tokens = tokens[:i] + (row.tokens,) + tokens[i + 1 :]
+        self._cdata[c] = LedgerChunk(ch.uids, tokens, ch.firsts, flags, archived)
 
     def chunk(self, c: int) -> LedgerChunk:
         """The rows whose first leaf is in positions ``c * CHUNK + 1 ..

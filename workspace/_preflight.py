@@ -494,7 +494,9 @@ class PreflightLayer(LayoutLayer):
         ranked = ix.largest(k)
         while True:
             top = sorted(ranked[:k])
-            shown = [self._ledger_row(uid_at(f)) for f in top]
+            units = [uid_at(f) for f in top]
+            shown = [self._ledger_row(u) for u in units]
+            rows = [led.rows[u] for u in units]
             notes = []
             if ix.visible > k:
                 notes.append(
@@ -511,6 +513,7 @@ class PreflightLayer(LayoutLayer):
                 overhead=cand.overhead,
                 conversation=cand.conversation,
                 dashboard=cand.dashboard_tokens,
+                pieces=[(r.prefix, r.suffix, r.piece_tokens) for r in rows],
             )
             total = fixed + dash.message_tokens
             if total <= self.budget or k == 0:
