@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ._accounting import MESSAGE_FRAMING
 from ._errors import WorkspaceArgumentError
-from ._tokenizers import Tokenizer, utf8_length
+from ._tokenizers import WORD_SPLITS, Tokenizer, utf8_length
 
 __all__ = [
     "DashboardConfig",
@@ -391,9 +391,22 @@ class DashboardRenderer:
             tokens += n + m
         return "".join(parts), tokens
 
+    def _head_tokens(self, head: str) -> int:
+        """``count(head)`` for an additive tokenizer, summed over the pieces
+        between the positions where its contract says counts add up
+        (:data:`WORD_SPLITS`), each counted once and cached: consecutive heads
+        differ in a few figures, so a head costs a few short counts, not a
+        count of its whole text (a budget line and, in overflow, the notice)."""
+        cache = self._piece_cache
+        n = 0
+        for piece in WORD_SPLITS.split(head):
+            c = cache.get(piece)
+            n += self._piece(piece) if c is None else c
+        return n
+
     def _message_tokens(self, head: str, body: str, body_tokens: int) -> int:
         if self._additive:
-            return self._role_cost + self._count(head) + body_tokens + self._piece(CLOSE_TAG)
+            return self._role_cost + self._head_tokens(head) + body_tokens + self._piece(CLOSE_TAG)
         if self._by_bytes is not None:
             return self._role_cost + self._by_bytes(
                 utf8_length(head) + body_tokens + self._piece(CLOSE_TAG)
@@ -491,7 +504,7 @@ class DashboardRenderer:
             )
             if by_bytes is not None:  # body_tokens is the body's UTF-8 bytes
                 return head, self._role_cost + by_bytes(utf8_length(head) + body_tokens + close)
-            return head, self._count(head) + tail
+            return head, self._head_tokens(head) + tail
 
         # The start the full recount uses for a byte-counted tokenizer (an ASCII
         # body: its characters are its bytes), so the same fixed point is found.

@@ -85,7 +85,15 @@ class LayoutLayer(StateCore):
         full = end // _CHUNK
         for c in range(full):
             out.extend(self._chunk(c))
-        for ms in self._pos_msgs[full * _CHUNK : end]:
+        start = full * _CHUNK
+        if end - start > _CHUNK // 8 and start + _CHUNK <= len(self._pos_msgs):
+            # A leading part of a run whose positions all exist (the overflow
+            # prefix ends inside one; those rarely change): a slice of the
+            # joined run, not one extend per position.
+            n = sum(map(len, self._pos_msgs[start:end]))
+            out.extend(self._chunk(full)[:n])
+            return
+        for ms in self._pos_msgs[start:end]:
             out.extend(ms)
 
     def _messages_between(self, lo: int, hi: int, out: list[dict[str, Any]]) -> None:

@@ -98,7 +98,8 @@ class Ledger:
         "archived_version",
         "fold",
         "index",
-        "_cprompt",
+        "_cols",
+        "_cols_dirty",
     )
 
     def __init__(
@@ -139,8 +140,10 @@ class Ledger:
         #: With ``indexed``: what the management rendering reads, kept up to
         #: date by put and drop (a ledger of sums only does without).
         self.index: ManagementIndex | None = ManagementIndex() if indexed else None
-        # Per chunk with archived rows: (the chunk, its prompt-token column).
-        self._cprompt: dict[int, tuple[LedgerChunk, tuple[int, ...]]] = {}
+        # token_columns' list, one entry per occupied chunk (None: rebuild it
+        # whole), and the chunks changed since it was last read.
+        self._cols: list[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] | None = None
+        self._cols_dirty: set[int] = set()
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -157,7 +160,8 @@ class Ledger:
         new.archived_version = self.archived_version
         new.fold = None if self.fold is None else self.fold.copy()
         new.index = None if self.index is None else self.index.copy()
-        new._cprompt = self._cprompt.copy()
+        new._cols = None if self._cols is None else self._cols.copy()
+        new._cols_dirty = self._cols_dirty.copy()
         return new
 
     def for_sums(self, rows: list[UnitRow]) -> Ledger:
@@ -191,32 +195,45 @@ class Ledger:
     ) -> list[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]]:
         """Per chunk holding rows, in position order: its units, their ~Tok and
         their tokens in the candidate rendering (``prompt_of`` of each archived
-        unit; a visible unit's ~Tok is its prompt cost). Immutable tuples, so a
-        rendering may read them later; the prompt column of a chunk with
-        archived rows is cached until the chunk or one of its groups changes."""
-        out = []
-        cache = self._cprompt
-        for c in self._occupied:
-            ch = self.chunk(c)
-            if not ch.archived:
-                out.append((ch.uids, ch.tokens, ch.tokens))
-                continue
-            hit = cache.get(c)
-            if hit is None or hit[0] is not ch:
-                prompts = tuple(
-                    prompt_of(u) if a else t
-                    for u, t, a in zip(ch.uids, ch.tokens, ch.flags, strict=True)
-                )
-                hit = cache[c] = (ch, prompts)
-            out.append((ch.uids, ch.tokens, hit[1]))
-        return out
+        unit; a visible unit's ~Tok is its prompt cost), as a new list of
+        immutable tuples, so a rendering may read them later. The list is kept
+        between calls and only the chunks changed since are rebuilt (a turn
+        changes one), so a call costs a list copy, not a pass over the rows."""
+        cols = self._cols
+        if cols is None:
+            cols = self._cols = [self._column(c, prompt_of) for c in self._occupied]
+            self._cols_dirty.clear()
+        elif self._cols_dirty:
+            occ = self._occupied
+            for c in self._cols_dirty:
+                i = bisect.bisect_left(occ, c)
+                if i < len(occ) and occ[i] == c:
+                    cols[i] = self._column(c, prompt_of)
+            self._cols_dirty.clear()
+        return cols.copy()
+
+    def _column(
+        self, c: int, prompt_of: Callable[[str], int]
+    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+        ch = self.chunk(c)
+        if not ch.archived:
+            return ch.uids, ch.tokens, ch.tokens
+        prompts = tuple(
+            prompt_of(u) if a else t for u, t, a in zip(ch.uids, ch.tokens, ch.flags, strict=True)
+        )
+        return ch.uids, ch.tokens, prompts
+
+    def _changed(self, c: int) -> None:
+        """Chunk ``c``'s rows or an archived unit's prompt tokens in it changed."""
+        if self._cols is not None:
+            self._cols_dirty.add(c)
 
     def prompt_changed(self, uid: str) -> None:
         """Archived unit ``uid``'s tokens in the candidate rendering changed
         without its row (a group's leaf did)."""
         row = self.rows.get(uid)
         if row is not None:
-            self._cprompt.pop((row.first - 1) // CHUNK, None)
+            self._changed((row.first - 1) // CHUNK)
 
     def put(self, uid: str, row: UnitRow, turn: int) -> None:
         """Insert or replace ``uid``'s row; ``turn`` is the workspace's turn now."""
@@ -278,9 +295,11 @@ class Ledger:
             self._per_chunk[c] = n
             if n == change:  # was empty
                 bisect.insort(self._occupied, c)
+                self._cols = None
         else:
             del self._per_chunk[c]
             del self._occupied[bisect.bisect_left(self._occupied, c)]
+            self._cols = None
 
     def occupied(self) -> list[int]:
         """The chunks holding at least one row, ascending; do not modify."""
@@ -295,6 +314,7 @@ class Ledger:
         if ch is None or (ch.firsts and ch.firsts[-1] >= row.first):
             self._invalidate(row.first)
             return
+        self._changed(c)
         self._cdata[c] = LedgerChunk(
             ch.uids + (uid[0] + uid[1:],),
             ch.tokens + (row.tokens,),
@@ -318,15 +338,15 @@ class Ledger:
         c = (first - 1) // CHUNK
         self._cdata.pop(c, None)
         self._ctext.pop(c, None)
-        self._cprompt.pop(c, None)
+        self._changed(c)
 
     def _patch(self, row: UnitRow) -> None:
         """A replaced row in its old place: the cached chunk's columns get its
         ~Tok and archived flag (one tuple copy each, not a rebuild of the
-        chunk from the rows); its text and prompt column are dropped."""
+        chunk from the rows); its text is dropped."""
         c = (row.first - 1) // CHUNK
         self._ctext.pop(c, None)
-        self._cprompt.pop(c, None)
+        self._changed(c)
         ch = self._cdata.get(c)
         if ch is None:
             return

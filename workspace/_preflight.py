@@ -526,9 +526,12 @@ class PreflightLayer(LayoutLayer):
             total += extra
         else:
             body = pinned_msgs
-        msgs = head + body + tail + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
+        # body is a new list: extend it in place (a copy touches every message)
+        body[:0] = head
+        body += tail
+        body.append(FrozenDict(role=DASHBOARD_ROLE, content=dash.text))
         return Rendering(
-            messages=tuple(msgs),
+            messages=tuple(body),
             tokens=total,
             mode="overflow",
             dashboard=dash.text,
