@@ -409,8 +409,9 @@ def test_anthropic_ids_kept_incrementally_equal_a_walk_over_every_block():
     seen_renamed = 0
     for k in range(120):
         cid = rng.choice(["call_0", "call_1", f"c{k}", "bad id"])
-        ws.register_tool_call([{"id": cid, "type": "function",
-                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_call(
+            [{"id": cid, "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
         if k % 9 != 4:  # sometimes render while the call still waits
             ws.register_tool_result(cid, "result " * rng.choice((2, 30)))
         r = ws.render()
@@ -496,8 +497,9 @@ def test_fold_kept_row_by_row_equals_a_recount_after_every_action(keep):
     ws.register_user("go")
     units: list[str] = []
     for k in range(160):
-        ws.register_tool_call([{"id": f"c{k}", "type": "function",
-                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_call(
+            [{"id": f"c{k}", "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
         ws.register_tool_result(f"c{k}", "row " * rng.choice((3, 10, 60)))
         visible = [b.id for b in ws._blocks[-30:] if b.status is Status.VISIBLE]
         roll = rng.random()

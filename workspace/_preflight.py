@@ -63,7 +63,10 @@ class PreflightLayer(LayoutLayer):
         assert fold is not None
         if not fold.folded:
             out: tuple[int, Any, str | None, Ledger | None] = (
-                led.archived_version, set(), None, None
+                led.archived_version,
+                set(),
+                None,
+                None,
             )
         else:
             note = (
@@ -239,6 +242,7 @@ class PreflightLayer(LayoutLayer):
         may cost beyond a pending placeholder, bounded over call ids (a longer
         id lengthens the placeholder only)."""
         if self._notice_bound is None:
+
             def cost(text: str) -> int:
                 return message_tokens(
                     {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
@@ -339,8 +343,7 @@ class PreflightLayer(LayoutLayer):
                 format="gemini",
                 messages=tuple(freeze(c) for c in greq["contents"]),
                 tools=tuple(freeze(t) for t in greq.get("tools", ())),
-                system=tuple(freeze(p) for p in greq.get("systemInstruction", {}).get(
-                    "parts", ())),
+                system=tuple(freeze(p) for p in greq.get("systemInstruction", {}).get("parts", ())),
             )
         ids = self._tool_use_ids(r.messages, r.mode)
         req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)
@@ -561,8 +564,7 @@ class PreflightLayer(LayoutLayer):
             # items as one turn), rewriting it; end the prefix before it.
             pinned, pos_msgs = self._pinned_seqs, self._pos_msgs
             if bisect.bisect_right(pinned, s) == len(pinned):  # no pinned block after it
-                while 0 < s and (not pos_msgs[s - 1]
-                                 or pos_msgs[s - 1][-1]["role"] == "assistant"):
+                while 0 < s and (not pos_msgs[s - 1] or pos_msgs[s - 1][-1]["role"] == "assistant"):
                     s -= 1
         out: list[dict[str, Any]] = []
         self._messages_upto(s, out)
