@@ -12,7 +12,7 @@ import random
 
 import pytest
 from vistalab.workspace import Workspace, WorkspaceError
-from vistalab.workspace._dashboard import CLOSE_TAG
+from vistalab.workspace._dashboard import CLOSE_TAG, parse_ledger_rows
 from vistalab.workspace._records import BlockType, Status
 from vistalab.workspace._seqtree import PrefixTree
 from vistalab.workspace._validate import _id_summary
@@ -101,6 +101,10 @@ def recount_problems(ws: Workspace) -> list[str]:
     )
     if note != want_note:
         out.append("fold summary line")
+    try:
+        out += _management_index_problems(ws)
+    except (KeyError, IndexError) as exc:  # an index pointing at a row that is not there
+        out.append(f"management index ({type(exc).__name__}: {exc})")
     # The candidate dashboard's ledger body, assembled row by row from scratch.
     body = "" if note is None else note + "\n"
     for u in by_position:
@@ -110,6 +114,72 @@ def recount_problems(ws: Workspace) -> list[str]:
     ws._candidate_cache = None
     if not ws._candidate().dashboard.endswith(body + CLOSE_TAG):
         out.append("candidate dashboard text")
+    return out
+
+
+def _management_index_problems(ws: Workspace) -> list[str]:
+    """The management rendering's index and the rendering's per-unit token
+    columns against a plain walk over the rows, and, in overflow, the
+    management dashboard's listed rows and summary lines against the walk the
+    paper's overflow ledger describes ("Dashboard format": the largest visible
+    units, ties older first, listed by ID; the rest summarised)."""
+    out: list[str] = []
+    led = ws._ledger
+    ix = led.index
+    rows = led.rows
+    by_position = sorted(rows, key=lambda u: rows[u].first)
+    visible = [u for u in by_position if not rows[u].archived]
+    archived = [u for u in by_position if rows[u].archived]
+    if (ix.visible, ix.visible_tokens) != (len(visible), sum(rows[u].tokens for u in visible)):
+        out.append("management index (visible count and tokens)")
+    firsts = [rows[u].first for u in visible]
+    runs: list[tuple[int, int]] = []
+    for f in firsts:
+        if runs and runs[-1][1] == f - 1:
+            runs[-1] = (runs[-1][0], f)
+        else:
+            runs.append((f, f))
+    if ix.runs() != runs:
+        out.append("management index (runs of visible positions)")
+    ranked = sorted(visible, key=lambda u: (-rows[u].tokens, rows[u].first))
+    if [led.uid_at(f) for f in ix.largest(len(visible))] != ranked:
+        out.append("management index (visible units by size)")
+    arch = ix.archived
+    if (arch.firsts, arch.tokens) != (
+        [rows[u].first for u in archived],
+        sum(rows[u].tokens for u in archived),
+    ):
+        out.append("management index (archived units in position order)")
+    if arch.summary() != _id_summary(archived):
+        out.append("management index (archived summary)")
+    r = ws.render()
+    if list(r.block_tokens.items()) != [(u, rows[u].tokens) for u in by_position]:
+        out.append("rendering block_tokens")
+    want_prompt = [(u, sum(ws._pos_cost[q - 1] for q in ws._leaves(u))) for u in by_position]
+    if list(r.prompt_tokens.items()) != want_prompt:
+        out.append("rendering prompt_tokens")
+    if r.mode == "overflow":
+        body = r.dashboard.split("\n")
+        listed = [row.unit_id for row in parse_ledger_rows(r.dashboard)]
+        k = len(listed)
+        top = set(ranked[:k])
+        if listed != [u for u in visible if u in top]:
+            out.append("management dashboard (listed units)")
+        notes = [line for line in body if line.startswith("(+")]
+        want = []
+        if len(visible) > k:
+            rest = [u for u in visible if u not in top]
+            want.append(
+                f"(+{len(rest)} more visible units: {_id_summary(rest)}; "
+                f"~{sum(rows[u].tokens for u in rest):,} tok)"
+            )
+        if archived:
+            want.append(
+                f"(+{len(archived)} archived units: {_id_summary(archived)}; "
+                f"~{sum(rows[u].tokens for u in archived):,} tok)"
+            )
+        if notes != want:
+            out.append("management dashboard (summary lines)")
     return out
 
 
@@ -235,6 +305,12 @@ def _drop_last_gain(ws: Workspace) -> None:
     tree.set(i, None)
 
 
+def _corrupt_columns(ws: Workspace) -> None:
+    ws.render()  # the columns are kept from here on
+    uids, tokens, prompts = ws._ledger._cols[0]
+    ws._ledger._cols[0] = (uids, (tokens[0] + 1, *tokens[1:]), prompts)
+
+
 def _corrupt_chunk_text(ctext: dict) -> None:
     hidden, pieces, *rest = ctext[0]
     ctext[0] = (hidden, ("x", *pieces[1:]), *rest)
@@ -255,6 +331,10 @@ def _corrupt_chunk_text(ctext: dict) -> None:
         lambda ws: _corrupt_chunk_text(ws._ledger._ctext),
         lambda ws: ws._ledger._occupied.pop(),
         lambda ws: _corrupt_fold(ws),
+        lambda ws: ws._ledger.index._ends.__setitem__(0, ws._ledger.index._ends[0] - 1),
+        lambda ws: ws._ledger.index._by_size[ws._ledger.index._sizes[-1]].reverse(),
+        lambda ws: ws._ledger.index.archived.firsts.pop(),
+        lambda ws: _corrupt_columns(ws),
     ],
 )
 def test_recount_check_fails_on_a_broken_index(corrupt):
@@ -338,8 +418,9 @@ def test_anthropic_ids_kept_incrementally_equal_a_walk_over_every_block():
     seen_renamed = 0
     for k in range(120):
         cid = rng.choice(["call_0", "call_1", f"c{k}", "bad id"])
-        ws.register_tool_call([{"id": cid, "type": "function",
-                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_call(
+            [{"id": cid, "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
         if k % 9 != 4:  # sometimes render while the call still waits
             ws.register_tool_result(cid, "result " * rng.choice((2, 30)))
         r = ws.render()
@@ -425,8 +506,9 @@ def test_fold_kept_row_by_row_equals_a_recount_after_every_action(keep):
     ws.register_user("go")
     units: list[str] = []
     for k in range(160):
-        ws.register_tool_call([{"id": f"c{k}", "type": "function",
-                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_call(
+            [{"id": f"c{k}", "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
         ws.register_tool_result(f"c{k}", "row " * rng.choice((3, 10, 60)))
         visible = [b.id for b in ws._blocks[-30:] if b.status is Status.VISIBLE]
         roll = rng.random()

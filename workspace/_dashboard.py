@@ -415,17 +415,25 @@ class DashboardRenderer:
         ]
         return "\n".join(lines) + "\n"
 
-    def _body(self, rows: Sequence[LedgerRow], notes: Sequence[str]) -> tuple[str, int]:
+    def _body(
+        self,
+        rows: Sequence[LedgerRow],
+        notes: Sequence[str],
+        pieces: Sequence[tuple[str, str, int]] | None = None,
+    ) -> tuple[str, int]:
         parts: list[str] = []
         tokens = 0
         for note in notes:
             text, n = self.note_piece(note)
             parts.append(text)
             tokens += n
-        for row in rows:
-            prefix, suffix, n = self.row_parts(
-                row.unit_id, row.tokens, row.type, row.level, row.parent, row.status
-            )
+        for i, row in enumerate(rows):
+            if pieces is None:
+                prefix, suffix, n = self.row_parts(
+                    row.unit_id, row.tokens, row.type, row.level, row.parent, row.status
+                )
+            else:
+                prefix, suffix, n = pieces[i]
             age, m = self.age_piece(row.age)
             parts += (prefix, age, suffix)
             tokens += n + m
@@ -552,9 +560,11 @@ class DashboardRenderer:
         overhead: int,
         conversation: int,
         dashboard: int,
+        pieces: Sequence[tuple[str, str, int]] | None = None,
     ) -> DashboardText:
         """The overflow dashboard: the candidate's figures (what preflight
-        compared with the budget), an overflow notice and a capped ledger."""
+        compared with the budget), an overflow notice and a capped ledger.
+        ``pieces``, if given, are the rows' :meth:`row_parts`, already made."""
         overflow = overflow_notice(used, budget, used - budget)
         head = self._head(
             used=used,
@@ -564,7 +574,7 @@ class DashboardRenderer:
             dashboard=dashboard,
             overflow=overflow,
         )
-        body, body_tokens = self._body(rows, notes)
+        body, body_tokens = self._body(rows, notes, pieces)
         return DashboardText(head + body + CLOSE_TAG, self._message_tokens(head, body, body_tokens))
 
     def worst_case_management_bytes(self, budget: int) -> int:

@@ -86,7 +86,15 @@ class LayoutLayer(StateCore):
         full = end // _CHUNK
         for c in range(full):
             out.extend(self._chunk(c))
-        for ms in self._pos_msgs[full * _CHUNK : end]:
+        start = full * _CHUNK
+        if end - start > _CHUNK // 8 and start + _CHUNK <= len(self._pos_msgs):
+            # A leading part of a run whose positions all exist (the overflow
+            # prefix ends inside one; those rarely change): a slice of the
+            # joined run, not one extend per position.
+            n = sum(map(len, self._pos_msgs[start:end]))
+            out.extend(self._chunk(full)[:n])
+            return
+        for ms in self._pos_msgs[start:end]:
             out.extend(ms)
 
     def _messages_between(self, lo: int, hi: int, out: list[dict[str, Any]]) -> None:
@@ -290,7 +298,7 @@ class LayoutLayer(StateCore):
             cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
             self._set_position(b, msgs, cost, key)
             if b.group is not None:
-                self._gprompt.pop(self._top_unit(b), None)
+                self._group_prompt_changed(self._top_unit(b))
             if b.in_prompt and b.tokens != cost:
                 self._set_record(replace(b, tokens=cost), hashed=False)
             if b.group is None and b.status is not Status.DELETED:
@@ -350,6 +358,11 @@ class LayoutLayer(StateCore):
     def _drop_urow(self, uid: str) -> None:
         self._ledger.drop(uid, self._turn)
         self._gprompt.pop(uid, None)
+
+    def _group_prompt_changed(self, gid: str) -> None:
+        """A leaf of top-level group ``gid`` changed its position cost."""
+        self._gprompt.pop(gid, None)
+        self._ledger.prompt_changed(gid)
 
     def _drop_group_record(self, gid: str) -> None:
         txn = self._txn

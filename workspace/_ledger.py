@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK", "Fold"]
+__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK", "Fold", "UnitOrder", "ManagementIndex"]
 
 #: Block positions per ledger chunk (rows are grouped by their first leaf).
 CHUNK = 256
@@ -97,10 +97,17 @@ class Ledger:
         "_occupied",
         "archived_version",
         "fold",
+        "index",
+        "_cols",
+        "_cols_dirty",
     )
 
     def __init__(
-        self, age_piece: Callable[[int], tuple[str, int]], keep: int | None = None
+        self,
+        age_piece: Callable[[int], tuple[str, int]],
+        keep: int | None = None,
+        *,
+        indexed: bool = False,
     ) -> None:
         self.rows: dict[str, UnitRow] = {}
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
@@ -130,6 +137,13 @@ class Ledger:
         #: With ``keep``: the archived rows split into the ``keep`` newest and
         #: the folded rest, kept up to date by put and drop.
         self.fold: Fold | None = None if keep is None else Fold(keep, Ledger(age_piece))
+        #: With ``indexed``: what the management rendering reads, kept up to
+        #: date by put and drop (a ledger of sums only does without).
+        self.index: ManagementIndex | None = ManagementIndex() if indexed else None
+        # token_columns' list, one entry per occupied chunk (None: rebuild it
+        # whole), and the chunks changed since it was last read.
+        self._cols: list[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]] | None = None
+        self._cols_dirty: set[int] = set()
 
     def copy(self) -> Ledger:
         """An independent copy (rows are immutable and shared)."""
@@ -145,6 +159,9 @@ class Ledger:
         new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
         new.archived_version = self.archived_version
         new.fold = None if self.fold is None else self.fold.copy()
+        new.index = None if self.index is None else self.index.copy()
+        new._cols = None if self._cols is None else self._cols.copy()
+        new._cols_dirty = self._cols_dirty.copy()
         return new
 
     def for_sums(self, rows: list[UnitRow]) -> Ledger:
@@ -169,9 +186,60 @@ class Ledger:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def uid_at(self, first: int) -> str:
+        """The unit whose row sits at first leaf ``first``."""
+        return self._by_first[first]
+
+    def token_columns(
+        self, prompt_of: Callable[[str], int]
+    ) -> list[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]]:
+        """Per chunk holding rows, in position order: its units, their ~Tok and
+        their tokens in the candidate rendering (``prompt_of`` of each archived
+        unit; a visible unit's ~Tok is its prompt cost), as a new list of
+        immutable tuples, so a rendering may read them later. The list is kept
+        between calls and only the chunks changed since are rebuilt (a turn
+        changes one), so a call costs a list copy, not a pass over the rows."""
+        cols = self._cols
+        if cols is None:
+            cols = self._cols = [self._column(c, prompt_of) for c in self._occupied]
+            self._cols_dirty.clear()
+        elif self._cols_dirty:
+            occ = self._occupied
+            for c in self._cols_dirty:
+                i = bisect.bisect_left(occ, c)
+                if i < len(occ) and occ[i] == c:
+                    cols[i] = self._column(c, prompt_of)
+            self._cols_dirty.clear()
+        return cols.copy()
+
+    def _column(
+        self, c: int, prompt_of: Callable[[str], int]
+    ) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+        ch = self.chunk(c)
+        if not ch.archived:
+            return ch.uids, ch.tokens, ch.tokens
+        prompts = tuple(
+            prompt_of(u) if a else t for u, t, a in zip(ch.uids, ch.tokens, ch.flags, strict=True)
+        )
+        return ch.uids, ch.tokens, prompts
+
+    def _changed(self, c: int) -> None:
+        """Chunk ``c``'s rows or an archived unit's prompt tokens in it changed."""
+        if self._cols is not None:
+            self._cols_dirty.add(c)
+
+    def prompt_changed(self, uid: str) -> None:
+        """Archived unit ``uid``'s tokens in the candidate rendering changed
+        without its row (a group's leaf did)."""
+        row = self.rows.get(uid)
+        if row is not None:
+            self._changed((row.first - 1) // CHUNK)
+
     def put(self, uid: str, row: UnitRow, turn: int) -> None:
         """Insert or replace ``uid``'s row; ``turn`` is the workspace's turn now."""
         old = self.rows.get(uid)
+        if self.index is not None:
+            self.index.put(uid, old, row)
         if row.archived or (old is not None and old.archived):
             self.archived_version = next(_VERSIONS)
             if self.fold is not None:
@@ -182,13 +250,16 @@ class Ledger:
         if old is not None:
             self._out(old, turn)
             self.archived_ids.discard(uid)
-            self._unplace(uid, old.first)
+            if old.first == row.first and self._by_first.get(row.first) == uid:
+                self._patch(row)  # the row keeps its place (the common replacement)
+            else:
+                self._unplace(uid, old.first)
         if row.first not in self._by_first:
             self._occupy(row.first, +1)
         self._by_first[row.first] = uid
         if old is None:
             self._append_or_invalidate(uid, row)
-        else:
+        elif old.first != row.first:
             self._invalidate(row.first)
         self.rows[uid] = row
         self._in(row, turn)
@@ -199,6 +270,8 @@ class Ledger:
         """Remove ``uid``'s row if it has one."""
         row = self.rows.pop(uid, None)
         if row is not None:
+            if self.index is not None:
+                self.index.drop(uid, row)
             if row.archived:
                 self.archived_version = next(_VERSIONS)
                 if self.fold is not None:
@@ -222,9 +295,11 @@ class Ledger:
             self._per_chunk[c] = n
             if n == change:  # was empty
                 bisect.insort(self._occupied, c)
+                self._cols = None
         else:
             del self._per_chunk[c]
             del self._occupied[bisect.bisect_left(self._occupied, c)]
+            self._cols = None
 
     def occupied(self) -> list[int]:
         """The chunks holding at least one row, ascending; do not modify."""
@@ -239,6 +314,7 @@ class Ledger:
         if ch is None or (ch.firsts and ch.firsts[-1] >= row.first):
             self._invalidate(row.first)
             return
+        self._changed(c)
         self._cdata[c] = LedgerChunk(
             ch.uids + (uid[0] + uid[1:],),
             ch.tokens + (row.tokens,),
@@ -262,6 +338,27 @@ class Ledger:
         c = (first - 1) // CHUNK
         self._cdata.pop(c, None)
         self._ctext.pop(c, None)
+        self._changed(c)
+
+    def _patch(self, row: UnitRow) -> None:
+        """A replaced row in its old place: the cached chunk's columns get its
+        ~Tok and archived flag (one tuple copy each, not a rebuild of the
+        chunk from the rows); its text is dropped."""
+        c = (row.first - 1) // CHUNK
+        self._ctext.pop(c, None)
+        self._changed(c)
+        ch = self._cdata.get(c)
+        if ch is None:
+            return
+        i = bisect.bisect_left(ch.firsts, row.first)
+        flags, archived = ch.flags, ch.archived
+        if flags[i] != row.archived:
+            flags = flags[:i] + (row.archived,) + flags[i + 1 :]
+            archived = tuple(u for u, a in zip(ch.uids, flags, strict=True) if a)
+        tokens = ch.tokens
+        if tokens[i] != row.tokens:
+            tokens = tokens[:i] + (row.tokens,) + tokens[i + 1 :]
+        self._cdata[c] = LedgerChunk(ch.uids, tokens, ch.firsts, flags, archived)
 
     def chunk(self, c: int) -> LedgerChunk:
         """The rows whose first leaf is in positions ``c * CHUNK + 1 ..
@@ -400,6 +497,81 @@ class Ledger:
         self._age = (turn, self._age[1] + sign * self._age_piece(turn - row_turn)[1])  # type: ignore[index]
 
 
+class UnitOrder:
+    """Units by first leaf, ascending, with their ~Tok sum, so the summary line
+    of a set of units (``_id_summary`` of them in position order) is written
+    from its first few items: adding or removing a unit costs O(log n) plus a
+    memmove, instead of a pass over the set per line written.
+
+    ``firsts`` are the units' first leaves in position order (``group_firsts``
+    those of groups)."""
+
+    __slots__ = ("firsts", "_at", "group_firsts", "tokens")
+
+    def __init__(self) -> None:
+        self.firsts: list[int] = []
+        # first leaf -> units (two only for a moment, within one action: a new
+        # group's row arrives before its first member's row leaves)
+        self._at: dict[int, list[str]] = {}
+        self.group_firsts: list[int] = []
+        self.tokens = 0
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def copy(self) -> UnitOrder:
+        new = UnitOrder()
+        new.firsts = self.firsts.copy()
+        new._at = {f: us.copy() for f, us in self._at.items()}
+        new.group_firsts, new.tokens = self.group_firsts.copy(), self.tokens
+        return new
+
+    def add(self, uid: str, row: UnitRow) -> None:
+        bisect.insort(self.firsts, row.first)
+        self._at.setdefault(row.first, []).append(uid)
+        if uid[0] != "B":
+            bisect.insort(self.group_firsts, row.first)
+        self.tokens += row.tokens
+
+    def remove(self, uid: str, row: UnitRow) -> None:
+        del self.firsts[bisect.bisect_left(self.firsts, row.first)]
+        at = self._at[row.first]
+        at.remove(uid)
+        if not at:
+            del self._at[row.first]
+        if uid[0] != "B":
+            del self.group_firsts[bisect.bisect_left(self.group_firsts, row.first)]
+        self.tokens -= row.tokens
+
+    def summary(self, limit: int = 8) -> str:
+        """``_id_summary`` of the units in position order, from its first
+        ``limit`` items: runs of consecutive blocks found by bisection (a
+        block's first leaf is its number), a group ends a run."""
+        firsts, at, groups = self.firsts, self._at, self.group_firsts
+        parts: list[str] = []
+        i, n = 0, len(firsts)
+        while i < n and len(parts) < limit:
+            uid = at[firsts[i]][0]
+            if uid[0] != "B":
+                parts.append(uid)
+                i += 1
+                continue
+            g = bisect.bisect_right(groups, firsts[i])
+            end = bisect.bisect_left(firsts, groups[g]) if g < len(groups) else n
+            lo, hi, first = i, end - 1, firsts[i]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if firsts[mid] - first == mid - i:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            parts.append(uid if lo == i else f"{uid}-{at[firsts[lo]][0]}")
+            i = lo + 1
+        if i < n:
+            parts.append(f"+{n - i} more")
+        return ",".join(parts)
+
+
 class Fold:
     """The archived rows split into the ``keep`` newest (shown in the ledger)
     and the rest (folded into one summary line), kept up to date row by row:
@@ -407,41 +579,28 @@ class Fold:
     memmove, instead of a pass over every archived unit.
 
     ``folded`` maps the folded units to their rows; ``sums`` holds their
-    running sums (piece tokens, age tokens); ``firsts`` their first leaves in
-    position order (``group_firsts`` those of groups), so the summary line is
-    written from its first few items."""
+    running sums (piece tokens, age tokens); ``order`` their first leaves in
+    position order, so the summary line is written from its first few items."""
 
-    __slots__ = (
-        "keep",
-        "shown",
-        "folded",
-        "_heap",
-        "firsts",
-        "_at",
-        "group_firsts",
-        "tokens",
-        "sums",
-    )
+    __slots__ = ("keep", "shown", "folded", "_heap", "order", "sums")
 
     def __init__(self, keep: int, sums: Ledger) -> None:
         self.keep = keep
         self.shown: dict[str, UnitRow] = {}  # the keep newest archived units
         self.folded: dict[str, UnitRow] = {}
         self._heap: list[tuple[int, str]] = []  # (-newest, uid), stale entries skipped
-        self.firsts: list[int] = []
-        # first leaf -> folded units (two only for a moment, within one action:
-        # a new group's row arrives before its first member's row leaves)
-        self._at: dict[int, list[str]] = {}
-        self.group_firsts: list[int] = []
-        self.tokens = 0
+        self.order = UnitOrder()
         self.sums = sums
+
+    @property
+    def tokens(self) -> int:
+        """~Tok of the folded units."""
+        return self.order.tokens
 
     def copy(self) -> Fold:
         new = Fold(self.keep, self.sums.copy())
         new.shown, new.folded = self.shown.copy(), self.folded.copy()
-        new._heap, new.firsts = self._heap.copy(), self.firsts.copy()
-        new._at = {f: us.copy() for f, us in self._at.items()}
-        new.group_firsts, new.tokens = self.group_firsts.copy(), self.tokens
+        new._heap, new.order = self._heap.copy(), self.order.copy()
         return new
 
     def add(self, uid: str, row: UnitRow, turn: int) -> None:
@@ -481,49 +640,190 @@ class Fold:
             heapq.heapify(heap)
         else:
             heapq.heappush(heap, (-row.newest, uid))
-        bisect.insort(self.firsts, row.first)
-        self._at.setdefault(row.first, []).append(uid)
-        if uid[0] != "B":
-            bisect.insort(self.group_firsts, row.first)
-        self.tokens += row.tokens
+        self.order.add(uid, row)
         self.sums.put(uid, row, turn)
 
     def _fold_out(self, uid: str, turn: int) -> None:
         row = self.folded.pop(uid)
-        del self.firsts[bisect.bisect_left(self.firsts, row.first)]
-        at = self._at[row.first]
-        at.remove(uid)
-        if not at:
-            del self._at[row.first]
-        if uid[0] != "B":
-            del self.group_firsts[bisect.bisect_left(self.group_firsts, row.first)]
-        self.tokens -= row.tokens
+        self.order.remove(uid, row)
         self.sums.drop(uid, turn)
 
     def summary(self, limit: int = 8) -> str:
-        """``_id_summary`` of the folded units in position order, from its
-        first ``limit`` items: runs of consecutive blocks found by bisection
-        (a block's first leaf is its number), a group ends a run."""
-        firsts, at, groups = self.firsts, self._at, self.group_firsts
+        """``_id_summary`` of the folded units in position order (see
+        :meth:`UnitOrder.summary`)."""
+        return self.order.summary(limit)
+
+
+class ManagementIndex:
+    """What the management rendering (eq. overflow) reads, kept up to date row
+    by row by :meth:`Ledger.put` and :meth:`Ledger.drop`, so that rendering it
+    costs O(rows it prints), not O(units ever registered):
+
+    * the visible rows' first leaves as runs of consecutive positions (the
+      summary of the visible units the ledger does not list is written from
+      its first few runs), their count and ~Tok sum, and per ~Tok value the
+      first leaves holding it, ascending (the largest rows, ties older first,
+      are read off from the largest value down);
+    * the archived rows in position order (:class:`UnitOrder`).
+
+    Visible rows are blocks (a group's row is always archived), so a visible
+    row's first leaf is its block number.
+    """
+
+    __slots__ = (
+        "_starts",
+        "_ends",
+        "visible",
+        "visible_tokens",
+        "_by_size",
+        "_sizes",
+        "archived",
+    )
+
+    def __init__(self) -> None:
+        # Runs of visible first leaves: [_starts[i], _ends[i]], ascending, disjoint
+        # and not adjacent.
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self.visible = 0
+        self.visible_tokens = 0
+        self._by_size: dict[int, list[int]] = {}
+        self._sizes: list[int] = []  # the keys of _by_size, ascending
+        self.archived = UnitOrder()
+
+    def copy(self) -> ManagementIndex:
+        new = ManagementIndex()
+        new._starts, new._ends = self._starts.copy(), self._ends.copy()
+        new.visible, new.visible_tokens = self.visible, self.visible_tokens
+        new._by_size = {t: fs.copy() for t, fs in self._by_size.items()}
+        new._sizes, new.archived = self._sizes.copy(), self.archived.copy()
+        return new
+
+    # ----------------------------------------------------------- updates
+    def put(self, uid: str, old: UnitRow | None, row: UnitRow) -> None:
+        if old is None:
+            self._enter(uid, row)
+        elif old.archived != row.archived or old.first != row.first or old.tokens != row.tokens:
+            self._leave(uid, old)
+            self._enter(uid, row)
+
+    def drop(self, uid: str, row: UnitRow) -> None:
+        self._leave(uid, row)
+
+    def _enter(self, uid: str, row: UnitRow) -> None:
+        if row.archived:
+            self.archived.add(uid, row)
+            return
+        self.visible += 1
+        self.visible_tokens += row.tokens
+        self._run_add(row.first)
+        fs = self._by_size.get(row.tokens)
+        if fs is None:
+            self._by_size[row.tokens] = [row.first]
+            bisect.insort(self._sizes, row.tokens)
+        elif row.first > fs[-1]:
+            fs.append(row.first)
+        else:
+            bisect.insort(fs, row.first)
+
+    def _leave(self, uid: str, row: UnitRow) -> None:
+        if row.archived:
+            self.archived.remove(uid, row)
+            return
+        self.visible -= 1
+        self.visible_tokens -= row.tokens
+        self._run_remove(row.first)
+        fs = self._by_size[row.tokens]
+        if len(fs) == 1:
+            del self._by_size[row.tokens]
+            del self._sizes[bisect.bisect_left(self._sizes, row.tokens)]
+        else:
+            del fs[bisect.bisect_left(fs, row.first)]
+
+    def _run_add(self, p: int) -> None:
+        starts, ends = self._starts, self._ends
+        if not ends or p > ends[-1]:  # after every run: a newly registered block
+            if ends and ends[-1] == p - 1:
+                ends[-1] = p
+            else:
+                starts.append(p)
+                ends.append(p)
+            return
+        i = bisect.bisect_right(starts, p) - 1  # the run before p (p is in none)
+        left = i >= 0 and ends[i] == p - 1
+        right = i + 1 < len(starts) and starts[i + 1] == p + 1
+        if left and right:
+            ends[i] = ends[i + 1]
+            del starts[i + 1], ends[i + 1]
+        elif left:
+            ends[i] = p
+        elif right:
+            starts[i + 1] = p
+        else:
+            starts.insert(i + 1, p)
+            ends.insert(i + 1, p)
+
+    def _run_remove(self, p: int) -> None:
+        starts, ends = self._starts, self._ends
+        i = bisect.bisect_right(starts, p) - 1  # the run holding p
+        s, e = starts[i], ends[i]
+        if s == e:
+            del starts[i], ends[i]
+        elif p == s:
+            starts[i] = p + 1
+        elif p == e:
+            ends[i] = p - 1
+        else:
+            ends[i] = p - 1
+            starts.insert(i + 1, p + 1)
+            ends.insert(i + 1, e)
+
+    # ----------------------------------------------------------- reads
+    def runs(self) -> list[tuple[int, int]]:
+        """The runs of visible first leaves, ascending (first and last, inclusive)."""
+        return list(zip(self._starts, self._ends, strict=True))
+
+    def largest(self, k: int) -> list[int]:
+        """First leaves of the ``k`` visible rows with the most ~Tok (ties: the
+        older first), in that order."""
+        out: list[int] = []
+        by_size = self._by_size
+        for t in reversed(self._sizes):
+            out.extend(by_size[t][: k - len(out)])
+            if len(out) >= k:
+                break
+        return out
+
+    def visible_summary(self, skip: list[int], name: Callable[[int], str], limit: int = 8) -> str:
+        """``_id_summary`` of the visible units but those at first leaves
+        ``skip`` (ascending, all visible), in position order; ``name`` gives the
+        unit at a first leaf. Reads the runs until ``limit`` items are written:
+        O(limit + len(skip)) runs."""
         parts: list[str] = []
-        i, n = 0, len(firsts)
-        while i < n and len(parts) < limit:
-            uid = at[firsts[i]][0]
-            if uid[0] != "B":
-                parts.append(uid)
-                i += 1
-                continue
-            g = bisect.bisect_right(groups, firsts[i])
-            end = bisect.bisect_left(firsts, groups[g]) if g < len(groups) else n
-            lo, hi, first = i, end - 1, firsts[i]
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if firsts[mid] - first == mid - i:
-                    lo = mid
+        covered = j = 0
+        m = len(skip)
+
+        def item(a: int, b: int) -> str:
+            return name(a) if a == b else f"{name(a)}-{name(b)}"
+
+        for s, e in zip(self._starts, self._ends, strict=True):
+            while s <= e and len(parts) < limit:
+                while j < m and skip[j] < s:
+                    j += 1
+                if j < m and skip[j] <= e:  # the run breaks at a unit left out
+                    t = skip[j]
+                    j += 1
+                    if t > s:
+                        parts.append(item(s, t - 1))
+                        covered += t - s
+                    s = t + 1
                 else:
-                    hi = mid - 1
-            parts.append(uid if lo == i else f"{uid}-{at[firsts[lo]][0]}")
-            i = lo + 1
-        if i < n:
-            parts.append(f"+{n - i} more")
+                    parts.append(item(s, e))
+                    covered += e - s + 1
+                    s = e + 1
+            if len(parts) >= limit:
+                break
+        rest = self.visible - m - covered
+        if rest:
+            parts.append(f"+{rest} more")
         return ",".join(parts)

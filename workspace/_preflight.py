@@ -4,9 +4,7 @@ check, the normal rendering and the management rendering on overflow."""
 from __future__ import annotations
 
 import bisect
-import heapq
 import itertools
-from dataclasses import replace
 from typing import Any
 
 from ._accounting import (
@@ -31,9 +29,9 @@ from ._records import (
     BlockType,
 )
 from ._responses_wire import openai_to_responses
-from ._results import Candidate, Rendering
+from ._results import Candidate, Rendering, replace_rendering, with_token_columns
 from ._state import locked
-from ._validate import _id_summary, _num
+from ._validate import _num
 
 __all__ = ["PreflightLayer"]
 
@@ -65,7 +63,10 @@ class PreflightLayer(LayoutLayer):
         assert fold is not None
         if not fold.folded:
             out: tuple[int, Any, str | None, Ledger | None] = (
-                led.archived_version, set(), None, None
+                led.archived_version,
+                set(),
+                None,
+                None,
             )
         else:
             note = (
@@ -241,6 +242,7 @@ class PreflightLayer(LayoutLayer):
         may cost beyond a pending placeholder, bounded over call ids (a longer
         id lengthens the placeholder only)."""
         if self._notice_bound is None:
+
             def cost(text: str) -> int:
                 return message_tokens(
                     {"role": "tool", "tool_call_id": "", "content": text}, self.tokenizer
@@ -326,7 +328,7 @@ class PreflightLayer(LayoutLayer):
             return r
         if format == "responses":
             req = openai_to_responses(r.messages, r.tools, originals=self._items_lookup())
-            return replace(
+            return replace_rendering(
                 r,
                 format="responses",
                 messages=tuple(freeze(m) for m in req["input"]),
@@ -336,17 +338,16 @@ class PreflightLayer(LayoutLayer):
             from ._gemini import gemini_request
 
             greq = gemini_request(r.messages, r.tools, codec=self._codec)
-            return replace(
+            return replace_rendering(
                 r,
                 format="gemini",
                 messages=tuple(freeze(c) for c in greq["contents"]),
                 tools=tuple(freeze(t) for t in greq.get("tools", ())),
-                system=tuple(freeze(p) for p in greq.get("systemInstruction", {}).get(
-                    "parts", ())),
+                system=tuple(freeze(p) for p in greq.get("systemInstruction", {}).get("parts", ())),
             )
         ids = self._tool_use_ids(r.messages, r.mode)
         req = openai_to_anthropic(r.messages, r.tools, codec=self._codec, tool_use_ids=ids)
-        return replace(
+        return replace_rendering(
             r,
             format="anthropic",
             messages=tuple(freeze(m) for m in req["messages"]),
@@ -424,31 +425,12 @@ class PreflightLayer(LayoutLayer):
             out.append(ids or None)
         return out
 
-    def _unit_tokens(self) -> tuple[dict[str, int], dict[str, int]]:
-        """(block_tokens, prompt_tokens) of every top-level unit, in position
-        order, from the ledger's chunks."""
-        led, pos_cost, gp = self._ledger, self._pos_cost, self._unit_prompt_tokens
-        block: dict[str, int] = {}
-        prompt: dict[str, int] = {}
-        for c in led.occupied():
-            ch = led.chunk(c)
-            if not ch.uids:
-                continue
-            block.update(zip(ch.uids, ch.tokens, strict=True))
-            if ch.archived and any(u[0] == "G" for u in ch.archived):
-                prompt.update(
-                    (u, pos_cost[f - 1] if u[0] == "B" else gp(u))
-                    for u, f in zip(ch.uids, ch.firsts, strict=True)
-                )
-            else:
-                prompt.update(zip(ch.uids, [pos_cost[f - 1] for f in ch.firsts], strict=True))
-        return block, prompt
-
     def _render_openai(self) -> Rendering:
         cand = self._candidate_counts()
         if cand.total <= self.budget and cand.dashboard is None:
             cand = self._candidate()
-        block_tokens, prompt_tokens = self._unit_tokens()
+        # block_tokens and prompt_tokens are built from these if read (O(units)).
+        columns = self._ledger.token_columns(self._unit_prompt_tokens)
         head: list[dict[str, Any]] = [self._protocol_msg] if self._protocol_msg else []
         common: dict[str, Any] = dict(
             tools=self._tools,
@@ -457,8 +439,8 @@ class PreflightLayer(LayoutLayer):
             overhead_tokens=cand.overhead,
             conversation_tokens=cand.conversation,
             dashboard_tokens=cand.dashboard_tokens,
-            block_tokens=block_tokens,
-            prompt_tokens=prompt_tokens,
+            block_tokens={},
+            prompt_tokens={},
             state_hash=self.state_hash(),
             turn=self._turn,
         )
@@ -468,7 +450,7 @@ class PreflightLayer(LayoutLayer):
             self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
             msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
-            return Rendering(
+            r = Rendering(
                 messages=tuple(msgs),
                 tokens=cand.total,
                 mode="normal",
@@ -476,7 +458,9 @@ class PreflightLayer(LayoutLayer):
                 allowed_tools=tuple(t["function"]["name"] for t in self._tools),
                 **common,
             )
-        return self._management(cand, head, common)
+        else:
+            r = self._management(cand, head, common)
+        return with_token_columns(r, columns)
 
     def _management(
         self, cand: Candidate, head: list[dict[str, Any]], common: dict[str, Any]
@@ -496,51 +480,31 @@ class PreflightLayer(LayoutLayer):
             self._messages_between(p, len(self._blocks), tail)
             tail.extend(freeze(m) for m in self._pending_msgs())
             fixed += self._pos_tree.total(p, len(self._blocks)) + self._pending_cost()
+        # The ledger's index gives every figure below in O(rows printed): the
+        # visible units by size and in runs of positions, the archived units in
+        # position order, and the sums of both.
         led = self._ledger
-        visible: list[str] = []
-        vis_tok: list[int] = []
-        vis_first: list[int] = []
-        archived: list[str] = []
-        arch_tokens = 0
-        for c in led.occupied():
-            ch = led.chunk(c)
-            if not ch.archived:
-                visible.extend(ch.uids)
-                vis_tok.extend(ch.tokens)
-                vis_first.extend(ch.firsts)
-                continue
-            for u, t, f, a in zip(ch.uids, ch.tokens, ch.firsts, ch.flags, strict=True):
-                if a:
-                    archived.append(u)
-                    arch_tokens += t
-                else:
-                    visible.append(u)
-                    vis_tok.append(t)
-                    vis_first.append(f)
-        vis_tokens = sum(vis_tok)
+        ix = led.index
+        assert ix is not None
+        uid_at = led.uid_at
         archived_note = ""
-        if archived:
-            archived_note = (
-                f"(+{len(archived)} archived units: {_id_summary(archived)}; ~{arch_tokens:,} tok)"
-            )
-        k = min(self.dashboard_config.management_rows, len(visible))
+        arch = ix.archived
+        if arch:
+            archived_note = f"(+{len(arch)} archived units: {arch.summary()}; ~{arch.tokens:,} tok)"
+        k = min(self.dashboard_config.management_rows, ix.visible)
         # The k largest (ties: older first), listed in position order, as the
         # overflow heading says (the paper's ledger is by ID, "Dashboard format").
-        ranked = [
-            visible[i]
-            for i in heapq.nsmallest(
-                k, range(len(visible)), key=lambda i: (-vis_tok[i], vis_first[i])
-            )
-        ]
+        ranked = ix.largest(k)
         while True:
-            top = set(ranked[:k])
-            shown = [self._ledger_row(u) for u in visible if u in top]
+            top = sorted(ranked[:k])
+            units = [uid_at(f) for f in top]
+            shown = [self._ledger_row(u) for u in units]
+            rows = [led.rows[u] for u in units]
             notes = []
-            if len(visible) > k:
-                rest = [u for u in visible if u not in top]
+            if ix.visible > k:
                 notes.append(
-                    f"(+{len(rest)} more visible units: {_id_summary(rest)}; "
-                    f"~{vis_tokens - sum(r.tokens for r in shown):,} tok)"
+                    f"(+{ix.visible - k} more visible units: {ix.visible_summary(top, uid_at)}; "
+                    f"~{ix.visible_tokens - sum(r.tokens for r in shown):,} tok)"
                 )
             if archived_note:
                 notes.append(archived_note)
@@ -552,6 +516,7 @@ class PreflightLayer(LayoutLayer):
                 overhead=cand.overhead,
                 conversation=cand.conversation,
                 dashboard=cand.dashboard_tokens,
+                pieces=[(r.prefix, r.suffix, r.piece_tokens) for r in rows],
             )
             total = fixed + dash.message_tokens
             if total <= self.budget or k == 0:
@@ -564,9 +529,12 @@ class PreflightLayer(LayoutLayer):
             total += extra
         else:
             body = pinned_msgs
-        msgs = head + body + tail + [FrozenDict(role=DASHBOARD_ROLE, content=dash.text)]
+        # body is a new list: extend it in place (a copy touches every message)
+        body[:0] = head
+        body += tail
+        body.append(FrozenDict(role=DASHBOARD_ROLE, content=dash.text))
         return Rendering(
-            messages=tuple(msgs),
+            messages=tuple(body),
             tokens=total,
             mode="overflow",
             dashboard=dash.text,
@@ -596,8 +564,7 @@ class PreflightLayer(LayoutLayer):
             # items as one turn), rewriting it; end the prefix before it.
             pinned, pos_msgs = self._pinned_seqs, self._pos_msgs
             if bisect.bisect_right(pinned, s) == len(pinned):  # no pinned block after it
-                while 0 < s and (not pos_msgs[s - 1]
-                                 or pos_msgs[s - 1][-1]["role"] == "assistant"):
+                while 0 < s and (not pos_msgs[s - 1] or pos_msgs[s - 1][-1]["role"] == "assistant"):
                     s -= 1
         out: list[dict[str, Any]] = []
         self._messages_upto(s, out)

@@ -4,16 +4,77 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["Rendering", "ArchiveResult", "DeleteResult", "RestoreResult", "Candidate"]
 
 # ----------------------------------------------------------------- results
 
+#: Per chunk of ledger rows: the units, their ~Tok and their prompt tokens.
+TokenColumns = Sequence[tuple[Sequence[str], Sequence[int], Sequence[int]]]
+_UNIT_FIELDS = ("block_tokens", "prompt_tokens")
+
+
+class _UnitTokensOnRead:
+    """Base of :class:`Rendering`: a rendering made by :func:`with_token_columns`
+    builds its ``block_tokens`` and ``prompt_tokens`` dicts when one is first
+    read, from immutable columns taken when it was rendered, so a rendering
+    whose per-unit figures nobody reads costs O(what it shows), not O(units
+    ever registered). Read, they are ordinary dicts, stored in the fields."""
+
+    __slots__ = ("_columns",)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when ordinary look-up fails: here, a field not built yet.
+        if name in _UNIT_FIELDS:
+            try:
+                columns = object.__getattribute__(self, "_columns")
+            except AttributeError:
+                columns = None
+            if columns is not None:
+                block: dict[str, int] = {}
+                prompt: dict[str, int] = {}
+                for uids, tokens, prompts in columns:
+                    block.update(zip(uids, tokens, strict=True))
+                    prompt.update(zip(uids, prompts, strict=True))
+                object.__setattr__(self, "block_tokens", block)
+                object.__setattr__(self, "prompt_tokens", prompt)
+                object.__setattr__(self, "_columns", None)
+                return block if name == "block_tokens" else prompt
+            try:  # built meanwhile by another thread
+                return object.__getattribute__(self, name)
+            except AttributeError:
+                pass
+        raise AttributeError(
+            f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self
+        )
+
+
+def with_token_columns(r: Rendering, columns: TokenColumns) -> Rendering:
+    """``r`` with ``block_tokens`` and ``prompt_tokens`` to be built from
+    ``columns`` when first read (whatever ``r`` holds in them is dropped)."""
+    object.__delattr__(r, "block_tokens")
+    object.__delattr__(r, "prompt_tokens")
+    object.__setattr__(r, "_columns", columns)
+    return r
+
+
+def replace_rendering(r: Rendering, **changes: Any) -> Rendering:
+    """``dataclasses.replace(r, **changes)``, leaving per-unit figures not
+    built yet still unbuilt."""
+    try:
+        columns = object.__getattribute__(r, "_columns")
+    except AttributeError:
+        columns = None
+    if columns is None:
+        return replace(r, **changes)
+    return with_token_columns(replace(r, block_tokens={}, prompt_tokens={}, **changes), columns)
+
 
 @dataclass(frozen=True, slots=True)
-class Rendering:
+class Rendering(_UnitTokensOnRead):
     """What the model receives at one turn, after preflight (eq. workspace-render).
 
     Attributes

@@ -283,7 +283,9 @@ class StateCore:
         # Incremental preflight (additive tokenizers, no folded rows): the ledger
         # body costs the sum of its rows' cached pieces plus one age piece per
         # row, so the ledger's sums give |C~_t| without walking the units.
-        self._ledger = Ledger(self._renderer.age_piece, keep=self.dashboard_config.archived_rows)
+        self._ledger = Ledger(
+            self._renderer.age_piece, keep=self.dashboard_config.archived_rows, indexed=True
+        )
         self._total_cache: tuple[int, int] | None = None  # (version, |C~_t|)
         # The fold of the archived rows (see PreflightLayer._folding); replaced,
         # never mutated, so a fork may share it.
