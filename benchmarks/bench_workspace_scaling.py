@@ -41,6 +41,11 @@ The cache states of a timed turn:
     work that grows with N (the warm and cold columns are each flat), so it
     is printed, with its exponent, but not judged.
 
+Every scenario runs once per ``--tokenizers`` x ``--texts`` pair (``all``
+for every shipped tokenizer, every text shape: words, one long line of hex,
+base64, CJK, compact JSON), and one table closes the sweep: a row per pair, a
+column per mode.
+
 The fitted exponent p of cost ~ N^p (least squares on log-log over the sizes)
 is printed per scenario for each turn column and for the render. Targets:
 p <= 0.15 for every scenario's warm and cold turn (flat). A rendering may
@@ -63,6 +68,12 @@ More rows:
   tokenizer wrapped in one ``try``, ``vistalab._core._door``): a turn with
   the net against the same turn with every wrapper removed, alternating in
   the same run; its overhead must stay under ``NET_TARGET`` of a turn;
+* per tokenizer and text shape, two more modes beside the scenarios, judged
+  and printed as columns of the same table: re-archiving ``B3-B<last>`` (the
+  previous group plus 20 new blocks, so groups nest one level per call) at
+  ``--rearchive`` blocks, fitted exponent <= ``REARCHIVE_TARGET`` (linear in
+  the blocks it covers), and answering one call of one assistant message
+  holding ``--pending`` calls, exponent <= 0.15;
 * an agent that archives every result on its own (one archived unit each, all
   but ``archived_rows`` of them folded into one ledger line): archive plus
   preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
@@ -83,6 +94,9 @@ process; the median and wall time printed beside); building the workspaces
 is not timed per turn, its wall time is printed. Exit status 1 if a target is missed.
 
     .venv/bin/python benchmarks/bench_workspace_scaling.py [--sizes 1000,10000,30000,100000]
+    .venv/bin/python benchmarks/bench_workspace_scaling.py --tokenizers all --texts all \\
+        --sizes 1000,3000,10000 --turns 20 --big-mb 0 --replay '' --net-blocks 0 \\
+        --archived '' --memory 0 --trim-blocks 0    # the sweep alone
 """
 
 from __future__ import annotations
@@ -338,14 +352,23 @@ def dict_insert_seconds(n: int = 200_000, repeat: int = 5) -> float:
     return best / n
 
 
-def rearchive_costs(sizes: list[int], seed: int, per: int = 5, step: int = 20) -> list[float]:
+def rearchive_costs(
+    sizes: list[int],
+    seed: int,
+    per: int = 5,
+    step: int = 20,
+    *,
+    tokenizer: str = "cl100k_base",
+    shape: str = "word",
+) -> list[float]:
     """Lower-quartile CPU seconds of one re-archive ``B3-B<last>`` (the previous
     group plus ``step`` new blocks, so groups nest one level per call) once the
-    workspace holds ``n`` blocks, for each ``n`` in ``sizes``. The agent is
-    grown by re-archiving every ``step`` blocks (untimed)."""
-    ws = new_workspace(SCENARIOS["normal"])
+    workspace holds ``n`` blocks, for each ``n`` in ``sizes``, with results of
+    text ``shape`` counted by ``tokenizer``. The agent is grown by re-archiving
+    every ``step`` blocks (untimed)."""
+    ws = new_workspace(SCENARIOS["normal"], tokenizer=tokenizer)
     agent = Agent(ws, archiving=False)
-    session = Session(seed)
+    session = Session(seed, shape)
     out = []
 
     def grow_and_rearchive() -> float:
@@ -362,12 +385,21 @@ def rearchive_costs(sizes: list[int], seed: int, per: int = 5, step: int = 20) -
     return out
 
 
-def pending_answer_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
+def pending_answer_costs(
+    counts: list[int],
+    seed: int,
+    per: int = 200,
+    *,
+    tokenizer: str = "cl100k_base",
+    shape: str = "word",
+) -> list[float]:
     """Lower-quartile CPU seconds of answering one call of one assistant message
-    holding ``n`` calls, for each ``n`` in ``counts`` (fresh workspaces)."""
+    holding ``n`` calls, for each ``n`` in ``counts`` (fresh workspaces), with
+    short results of text ``shape`` counted by ``tokenizer``."""
+    text = "" if shape == "word" else text_shape(shape, 1 << 16, seed)
     out = []
     for n in counts:
-        ws = new_workspace(SCENARIOS["normal"])
+        ws = new_workspace(SCENARIOS["normal"], tokenizer=tokenizer)
         ws.register_tool_call(
             [
                 {"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}
@@ -376,8 +408,13 @@ def pending_answer_costs(counts: list[int], seed: int, per: int = 200) -> list[f
         )
         times = []
         for i in range(min(per, n)):
+            if shape == "word":
+                result = f"page {i}: county year value"
+            else:
+                at = (i * 7919) % (len(text) - 40)
+                result = f"page {i}: " + text[at : at + 24]
             c0 = time.process_time()
-            ws.register_tool_result(f"c{n - 1 - i}", f"page {i}: county year value")
+            ws.register_tool_result(f"c{n - 1 - i}", result)
             times.append(time.process_time() - c0)
         out.append(lower_quartile(times))
         del ws
@@ -512,12 +549,115 @@ def replay_seconds(n_blocks: int, seed: int) -> tuple[float, float, int]:
     return cpu, wall, len(events)
 
 
+def scenario_cell(
+    scen: str,
+    tok: str,
+    shape: str,
+    sizes: list[int],
+    args: argparse.Namespace,
+    sweep: Sweeper,
+    base: float,
+    failures: list[str],
+    name: str,
+) -> tuple[tuple[float, float], bool] | None:
+    """Grow one agent of scenario ``scen`` through ``sizes``, print a row per size
+    and the fitted exponents; return the turn's (warm, cold) exponents and
+    whether both meet the target (None with fewer than two sizes)."""
+    ws = new_workspace(SCENARIOS[scen], tokenizer=tok)
+    agent = Agent(ws, archiving=scen == "archiving")
+    session = Session(args.seed, shape)
+    rows = []
+    for n in sizes:
+        build = grow(ws, agent, session, n)
+        m = timed_turns(ws, agent, session, args.turns, sweep)
+        worst = max(m["turn_cpu"], m["warm"], m["cold"])
+        rows.append((n, m))
+        print(
+            f"{name:<10} {n:>7,} {m['mode']:>8} {m['warm'] * 1e3:>8.3f} "
+            f"{m['cold'] * 1e3:>8.3f} {m['turn_cpu'] * 1e3:>15.3f} "
+            f"{m['turn_median'] * 1e3:>7.3f} {m['turn_wall'] * 1e3:>7.3f} "
+            f"{worst / base:>8,.0f} {m['render_cpu'] * 1e3:>9.3f} "
+            f"{m['render_wall'] * 1e3:>7.3f} {m['render_msgs']:>7,.0f} "
+            f"{m['visible']:>7,.0f} {build:>8.1f}",
+            flush=True,
+        )
+    out = None
+    ns = [n for n, _ in rows]
+    if len(ns) >= 2:
+        p_warm = exponent(ns, [m["warm"] for _, m in rows])
+        p_cold = exponent(ns, [m["cold"] for _, m in rows])
+        p_after = exponent(ns, [m["turn_cpu"] for _, m in rows])
+        p_render = exponent(ns, [m["render_cpu"] for _, m in rows])
+        p_per_vis = exponent(ns, [m["render_cpu"] / m["visible"] for _, m in rows])
+        ok_t = p_warm <= EXPONENT_TARGET and p_cold <= EXPONENT_TARGET
+        out = ((p_warm, p_cold), ok_t)
+        ok_r = p_render <= EXPONENT_TARGET or p_per_vis <= EXPONENT_TARGET
+        print(
+            f"{name:<10} exponent: turn warm {p_warm:+.3f}, cold {p_cold:+.3f} "
+            f"({'PASS' if ok_t else 'FAIL'}, target both <= {EXPONENT_TARGET}; after render "
+            f"{p_after:+.3f}, not judged); render {p_render:+.3f}, per visible unit "
+            f"{p_per_vis:+.3f} ({'PASS' if ok_r else 'FAIL'}, target: either <= "
+            f"{EXPONENT_TARGET})",
+            flush=True,
+        )
+        if not ok_t:
+            failures.append(f"{name} turn exponent")
+        if not ok_r:
+            failures.append(f"{name} render exponent")
+    n_last, m_last = rows[-1]
+    if n_last >= 100_000:
+        ratio = max(m_last["turn_cpu"], m_last["warm"], m_last["cold"]) / base
+        ok = ratio <= TURN_TARGET_DICT_INSERTS
+        print(
+            f"{name:<10} {n_last:,}-block turn (largest column) = {ratio:,.0f} dict inserts "
+            f"({'PASS' if ok else 'FAIL'}, target <= {TURN_TARGET_DICT_INSERTS:,})"
+        )
+        if not ok:
+            failures.append(f"{name} 100k turn")
+    del ws, agent
+    gc.collect()
+    return out
+
+
+def print_table(
+    table: dict[tuple[str, str], dict[str, tuple[tuple[float, ...], bool]]],
+    rsizes: list[int],
+    pcounts: list[int],
+) -> None:
+    """The sweep's one table: a row per tokenizer and text shape, a column per
+    mode (the turn's warm/cold exponents per scenario, the re-archive's and
+    the pending answer's exponent); a missed target is marked ``!``."""
+    modes = list(dict.fromkeys(m for cell in table.values() for m in cell))
+    if not modes:
+        return
+    print(
+        f"fitted exponents per tokenizer x text x mode (scenarios: turn warm/cold, target <= "
+        f"{EXPONENT_TARGET}; rearchive over {','.join(map(str, rsizes))} blocks, target <= "
+        f"{REARCHIVE_TARGET}; pending over {','.join(map(str, pcounts))} calls, target <= "
+        f"{EXPONENT_TARGET}; ! = missed):"
+    )
+    width = 13
+    print(f"  {'tokenizer':<12} {'text':<10} " + " ".join(f"{m:>{width}}" for m in modes))
+    for (tok, shape), cell in table.items():
+        txt = []
+        for m in modes:
+            got = cell.get(m)
+            if got is None:
+                txt.append(" " * width)
+                continue
+            ps, ok = got
+            txt.append(("/".join(f"{p:+.2f}" for p in ps) + ("" if ok else "!")).rjust(width))
+        print(f"  {tok:<12} {shape:<10} " + " ".join(txt), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,10000,30000,100000")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
-    ap.add_argument("--tokenizers", default="cl100k_base", help="e.g. " + ",".join(TOKENIZER_NAMES))
-    ap.add_argument("--texts", default="word", help="result shapes: " + ",".join(TEXT_SHAPES))
+    ap.add_argument(
+        "--tokenizers", default="cl100k_base", help="'all' or e.g. " + ",".join(TOKENIZER_NAMES)
+    )
+    ap.add_argument("--texts", default="word", help="'all' or of " + ",".join(TEXT_SHAPES))
     ap.add_argument("--turns", type=int, default=60, help="timed turns per size")
     ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
     ap.add_argument("--big-budget", type=int, default=128_000)
@@ -549,6 +689,10 @@ def main(argv: list[str] | None = None) -> int:
         args.big_mb, args.big_tokenizers = 5, "cl100k_base,approx"
         args.rearchive, args.archived = "1000,2000,4000", "1000,3000"
         args.memory = 10_000
+    if args.tokenizers == "all":
+        args.tokenizers = ",".join(TOKENIZER_NAMES)
+    if args.texts == "all":
+        args.texts = ",".join(TEXT_SHAPES)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     scenarios = [s for s in args.scenarios.split(",") if s]
 
@@ -567,83 +711,51 @@ def main(argv: list[str] | None = None) -> int:
         f"{'(wall)':>7} {'msgs':>7} {'visible':>7} {'build s':>8}"
     )
     print(head)
-    cells = [
-        (tok, shape, name)
-        for tok in args.tokenizers.split(",")
-        for shape in args.texts.split(",")
-        for name in scenarios
-    ]
-    table: list[tuple[str, str, str, float, float]] = []
-    for tok, shape, scen in cells:
-        name = scen if (tok, shape) == ("cl100k_base", "word") else f"{scen}/{tok}/{shape}"
-        budget = SCENARIOS[scen]
+    rsizes = [int(c) for c in args.rearchive.split(",") if c]
+    pcounts = [int(c) for c in args.pending.split(",") if c]
+    pairs = [(tok, shape) for tok in args.tokenizers.split(",") for shape in args.texts.split(",")]
+    # (tokenizer, text) -> mode -> (exponents, passed): the one table printed after the sweep.
+    table: dict[tuple[str, str], dict[str, tuple[tuple[float, ...], bool]]] = {}
+    for tok, shape in pairs:
         try:
-            ws = new_workspace(budget, tokenizer=tok)
+            new_workspace(SCENARIOS["normal"], tokenizer=tok)
         except ImportError as exc:
-            print(f"{name}: skipped ({exc})")
+            print(f"{tok}: skipped ({exc})")
             continue
-        agent = Agent(ws, archiving=scen == "archiving")
-        session = Session(args.seed, shape)
-        rows = []
-        for n in sizes:
-            build = grow(ws, agent, session, n)
-            m = timed_turns(ws, agent, session, args.turns, sweep)
-            worst = max(m["turn_cpu"], m["warm"], m["cold"])
-            rows.append((n, m))
+        tag = "" if (tok, shape) == ("cl100k_base", "word") else f"/{tok}/{shape}"
+        cell = table[tok, shape] = {}
+        for scen in scenarios:
+            got = scenario_cell(scen, tok, shape, sizes, args, sweep, base, failures, scen + tag)
+            if got is not None:
+                cell[scen] = got
+        if len(rsizes) >= 2:
+            costs = rearchive_costs(rsizes, args.seed, tokenizer=tok, shape=shape)
+            p_re = exponent(rsizes, costs)
+            ok = p_re <= REARCHIVE_TARGET
+            cell["rearchive"] = ((p_re,), ok)
+            txt = [f"{c * 1e3:.2f} ms at {n:,}" for n, c in zip(rsizes, costs, strict=True)]
             print(
-                f"{name:<10} {n:>7,} {m['mode']:>8} {m['warm'] * 1e3:>8.3f} "
-                f"{m['cold'] * 1e3:>8.3f} {m['turn_cpu'] * 1e3:>15.3f} "
-                f"{m['turn_median'] * 1e3:>7.3f} {m['turn_wall'] * 1e3:>7.3f} "
-                f"{worst / base:>8,.0f} {m['render_cpu'] * 1e3:>9.3f} "
-                f"{m['render_wall'] * 1e3:>7.3f} {m['render_msgs']:>7,.0f} "
-                f"{m['visible']:>7,.0f} {build:>8.1f}",
+                f"re-archive{tag} B3-B<last> (previous group + 20 new blocks): {', '.join(txt)} "
+                f"blocks covered; exponent {p_re:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
+                f"{REARCHIVE_TARGET}: linear in the blocks it covers)",
                 flush=True,
             )
-        ns = [n for n, _ in rows]
-        if len(ns) >= 2:
-            p_warm = exponent(ns, [m["warm"] for _, m in rows])
-            p_cold = exponent(ns, [m["cold"] for _, m in rows])
-            p_after = exponent(ns, [m["turn_cpu"] for _, m in rows])
-            p_render = exponent(ns, [m["render_cpu"] for _, m in rows])
-            p_per_vis = exponent(ns, [m["render_cpu"] / m["visible"] for _, m in rows])
-            ok_t = p_warm <= EXPONENT_TARGET and p_cold <= EXPONENT_TARGET
-            table.append((tok, shape, scen, p_warm, p_cold))
-            ok_r = p_render <= EXPONENT_TARGET or p_per_vis <= EXPONENT_TARGET
+            if not ok:
+                failures.append(f"re-archive{tag} exponent")
+        if len(pcounts) >= 2:
+            costs = pending_answer_costs(pcounts, args.seed, tokenizer=tok, shape=shape)
+            p_pe = exponent(pcounts, costs)
+            ok = p_pe <= EXPONENT_TARGET
+            cell["pending"] = ((p_pe,), ok)
+            txt = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(pcounts, costs, strict=True)]
             print(
-                f"{name:<10} exponent: turn warm {p_warm:+.3f}, cold {p_cold:+.3f} "
-                f"({'PASS' if ok_t else 'FAIL'}, target both <= {EXPONENT_TARGET}; after render "
-                f"{p_after:+.3f}, not judged); render {p_render:+.3f}, per visible unit "
-                f"{p_per_vis:+.3f} ({'PASS' if ok_r else 'FAIL'}, target: either <= "
-                f"{EXPONENT_TARGET})"
-            )
-            if not ok_t:
-                failures.append(f"{name} turn exponent")
-            if not ok_r:
-                failures.append(f"{name} render exponent")
-        n_last, m_last = rows[-1]
-        if n_last >= 100_000:
-            ratio = max(m_last["turn_cpu"], m_last["warm"], m_last["cold"]) / base
-            ok = ratio <= TURN_TARGET_DICT_INSERTS
-            print(
-                f"{name:<10} {n_last:,}-block turn (largest column) = {ratio:,.0f} dict inserts "
-                f"({'PASS' if ok else 'FAIL'}, target <= {TURN_TARGET_DICT_INSERTS:,})"
+                f"answer one of N pending calls{tag}: {', '.join(txt)} pending; exponent "
+                f"{p_pe:+.3f} ({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})",
+                flush=True,
             )
             if not ok:
-                failures.append(f"{name} 100k turn")
-        del ws, agent
-        gc.collect()
-
-    if len(table) > 1:
-        print(f"fitted exponents of the turn (warm / cold), target <= {EXPONENT_TARGET}:")
-        scen_names = list(dict.fromkeys(t[2] for t in table))
-        print(f"  {'tokenizer':<12} {'text':<10} " + " ".join(f"{n:>17}" for n in scen_names))
-        by = {(t[0], t[1], t[2]): (t[3], t[4]) for t in table}
-        for tok, shape in dict.fromkeys((t[0], t[1]) for t in table):
-            cells_txt = []
-            for n in scen_names:
-                w = by.get((tok, shape, n))
-                cells_txt.append(f"{w[0]:+.2f}/{w[1]:+.2f}".rjust(17) if w else " " * 17)
-            print(f"  {tok:<12} {shape:<10} " + " ".join(cells_txt))
+                failures.append(f"pending-answer{tag} exponent")
+    print_table(table, rsizes, pcounts)
 
     if args.net_blocks:
         net, bare, wrapped = net_cost(args.net_blocks, args.seed)
@@ -656,33 +768,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         if not ok:
             failures.append("error contract's net")
-
-    if args.rearchive:
-        rsizes = [int(c) for c in args.rearchive.split(",")]
-        costs = rearchive_costs(rsizes, args.seed)
-        p_re = exponent(rsizes, costs)
-        ok = p_re <= REARCHIVE_TARGET
-        cells = [f"{c * 1e3:.2f} ms at {n:,}" for n, c in zip(rsizes, costs, strict=True)]
-        print(
-            f"re-archive B3-B<last> (previous group + 20 new blocks): {', '.join(cells)} blocks "
-            f"covered; exponent {p_re:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
-            f"{REARCHIVE_TARGET}: linear in the blocks it covers)"
-        )
-        if not ok:
-            failures.append("re-archive exponent")
-
-    if args.pending:
-        pcounts = [int(c) for c in args.pending.split(",")]
-        costs = pending_answer_costs(pcounts, args.seed)
-        p_pe = exponent(pcounts, costs)
-        ok = p_pe <= EXPONENT_TARGET
-        cells = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(pcounts, costs, strict=True)]
-        print(
-            f"answer one of N pending calls: {', '.join(cells)} pending; exponent {p_pe:+.3f} "
-            f"({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})"
-        )
-        if not ok:
-            failures.append("pending-answer exponent")
 
     if args.archived:
         counts = [int(c) for c in args.archived.split(",")]

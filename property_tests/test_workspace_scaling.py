@@ -531,3 +531,51 @@ def test_fold_kept_row_by_row_equals_a_recount_after_every_action(keep):
         ws._candidate_cache = None
         assert ws._fast_total() == ws._candidate().total, k
     assert ws._ledger.archived_rows > keep + 5
+
+
+def test_folded_rows_age_sum_advances_without_a_pass_over_the_folded_units():
+    """The folded archived rows' age tokens (subtracted from the ledger's sums
+    when the newest ``archived_rows`` are listed and the rest fold into one
+    line; paper, "Does the dashboard scale?") advance by one turn with a few
+    look-ups of the tokenizer's step ages, not by re-pricing every folded
+    unit's age: in a session of 300 turns whose 40 oldest results are archived
+    (38 folded, each of its own turn, far fewer units than turns), every turn
+    after the fold's first sum prices at most a handful of age pieces, and the
+    sums equal a recount at every turn."""
+    from vistalab.workspace import DashboardConfig
+
+    ws = Workspace(1_000_000, dashboard=DashboardConfig(archived_rows=2))
+    ws.register_system("sys")
+    ws.register_user("task")
+    led = ws._ledger
+
+    def one_result(k: int) -> str:
+        cid = f"c{k}"
+        ws.register_tool_call(
+            [{"id": cid, "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
+        return ws.register_tool_result(cid, f"page {k}: county year value")
+
+    results = [one_result(k) for k in range(300)]
+    for bid in results[:40]:
+        ws.archive(bid, "done")
+    folded = led.fold.sums
+    assert len(led.fold.folded) == 38 and len(folded._turns) == 38
+    priced: list[int] = []
+    age_piece = folded._age_piece
+
+    def counting(age: int) -> tuple[str, int]:
+        priced.append(age)
+        return age_piece(age)
+
+    one_result(300)
+    ws._fast_total()  # the fold's first age sum: one pass over its units
+    folded._age_piece = counting
+    for k in range(301, 321):
+        priced.clear()
+        one_result(k)
+        assert ws._fast_total() == ws._candidate().total
+        assert len(priced) <= 8, priced
+        scratch = sum(cnt * age_piece(ws.turn - t)[1] for t, cnt in folded._turns.items())
+        assert folded.age_tokens(ws.turn) == scratch
+    assert recount_problems(ws) == []

@@ -9,7 +9,16 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["UnitRow", "Ledger", "LedgerChunk", "CHUNK", "Fold", "UnitOrder", "ManagementIndex"]
+__all__ = [
+    "UnitRow",
+    "Ledger",
+    "LedgerChunk",
+    "CHUNK",
+    "Fold",
+    "UnitOrder",
+    "ManagementIndex",
+    "AgeSteps",
+]
 
 #: Block positions per ledger chunk (rows are grouped by their first leaf).
 CHUNK = 256
@@ -88,7 +97,6 @@ class Ledger:
         "_age",
         "_age_piece",
         "_steps",
-        "_steps_upto",
         "archived_ids",
         "_by_first",
         "_cdata",
@@ -116,12 +124,10 @@ class Ledger:
         self._turns: dict[int, int] = {}  # row turn -> rows with that turn
         self._age: tuple[int, int] | None = None  # (turn, age tokens)
         self._age_piece = age_piece
-        # Ages where a row's age piece changes its token count: (a, d) means
-        # tokens(age a + 1) - tokens(age a) = d != 0, for every a < _steps_upto.
-        # A few per tokenizer (cl100k: at 99 and 999), so advancing the age sum
-        # by one turn costs a few look-ups instead of a pass over every turn.
-        self._steps: list[tuple[int, int]] = []
-        self._steps_upto = 0
+        # Ages where a row's age piece changes its token count (see AgeSteps),
+        # so advancing the age sum by one turn costs a few look-ups instead of
+        # a pass over every turn.
+        self._steps = AgeSteps()
         # Rows by first leaf, and per chunk of positions the flat row data and
         # the ledger text around the age fields (dropped when a row in it changes).
         self._by_first: dict[int, str] = {}
@@ -135,8 +141,14 @@ class Ledger:
         #: Changes whenever an archived row is added, changed or removed.
         self.archived_version = 0
         #: With ``keep``: the archived rows split into the ``keep`` newest and
-        #: the folded rest, kept up to date by put and drop.
-        self.fold: Fold | None = None if keep is None else Fold(keep, Ledger(age_piece))
+        #: the folded rest, kept up to date by put and drop. Its sums ledger
+        #: shares this ledger's step ages: it holds few rows (one per folded
+        #: unit), too few to pay for learning the steps up to the current turn
+        #: on its own, so it would sum over every folded unit's turn each turn.
+        self.fold: Fold | None = None
+        if keep is not None:
+            self.fold = Fold(keep, Ledger(age_piece))
+            self.fold.sums._steps = self._steps
         #: With ``indexed``: what the management rendering reads, kept up to
         #: date by put and drop (a ledger of sums only does without).
         self.index: ManagementIndex | None = ManagementIndex() if indexed else None
@@ -153,7 +165,7 @@ class Ledger:
         new.archived_ids = self.archived_ids.copy()
         new._turns = self._turns.copy()
         new._age = self._age
-        new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
+        new._steps = self._steps.copy()
         new._by_first = self._by_first.copy()
         new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
         new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
@@ -162,6 +174,8 @@ class Ledger:
         new.index = None if self.index is None else self.index.copy()
         new._cols = None if self._cols is None else self._cols.copy()
         new._cols_dirty = self._cols_dirty.copy()
+        if new.fold is not None:
+            new.fold.sums._steps = new._steps
         return new
 
     def for_sums(self, rows: list[UnitRow]) -> Ledger:
@@ -170,7 +184,7 @@ class Ledger:
         turn by turn from this ledger's known step ages), built in one pass; it
         has no rows by ID and takes no puts."""
         new = Ledger(self._age_piece)
-        new._steps, new._steps_upto = self._steps.copy(), self._steps_upto
+        new._steps = self._steps.copy()
         turns: dict[int, int] = {}
         piece = archived = 0
         for r in rows:
@@ -433,14 +447,15 @@ class Ledger:
         start, n = cached
         steps = turn - start
         rows = len(self._turns)
-        if steps < 0 or turn - self._steps_upto > 4 * rows + 64:
+        if steps < 0 or turn - self._steps.upto > 4 * rows + 64:
             return False
-        self._extend_steps(turn)
-        if steps * (len(self._steps) + 1) > rows:
+        self._steps.extend(turn, self._age_piece)
+        ages = self._steps.ages
+        if steps * (len(ages) + 1) > rows:
             return False
         turns = self._turns
         for k in range(start, turn):
-            for a, d in self._steps:
+            for a, d in ages:
                 if a > k:
                     break
                 cnt = turns.get(k - a)
@@ -448,21 +463,6 @@ class Ledger:
                     n += cnt * d
         self._age = (turn, n)
         return True
-
-    def _extend_steps(self, upto: int) -> None:
-        """Know every step age below ``upto`` (ages never exceed the turn)."""
-        a = self._steps_upto
-        if a >= upto:
-            return
-        age_piece = self._age_piece
-        prev = age_piece(a)[1]
-        while a < upto:
-            nxt = age_piece(a + 1)[1]
-            if nxt != prev:
-                self._steps.append((a, nxt - prev))
-            prev = nxt
-            a += 1
-        self._steps_upto = upto
 
     def recount(self) -> tuple[int, int]:
         """(piece tokens, archived rows) summed from scratch (checks the sums)."""
@@ -570,6 +570,39 @@ class UnitOrder:
         if i < n:
             parts.append(f"+{n - i} more")
         return ",".join(parts)
+
+
+class AgeSteps:
+    """The ages where a row's age piece changes its token count: ``(a, d)`` in
+    ``ages`` means ``tokens(age a + 1) - tokens(age a) = d != 0``, listed for
+    every ``a < upto``. A few per tokenizer (cl100k: at 99 and 999); a function
+    of the age pieces alone, so a ledger and its fold's sums share one."""
+
+    __slots__ = ("ages", "upto")
+
+    def __init__(self) -> None:
+        self.ages: list[tuple[int, int]] = []
+        self.upto = 0
+
+    def copy(self) -> AgeSteps:
+        """An independent copy (a fork's ledger learns its own steps)."""
+        new = AgeSteps()
+        new.ages, new.upto = self.ages.copy(), self.upto
+        return new
+
+    def extend(self, upto: int, age_piece: Callable[[int], tuple[str, int]]) -> None:
+        """Know every step age below ``upto`` (ages never exceed the turn)."""
+        a = self.upto
+        if a >= upto:
+            return
+        prev = age_piece(a)[1]
+        while a < upto:
+            nxt = age_piece(a + 1)[1]
+            if nxt != prev:
+                self.ages.append((a, nxt - prev))
+            prev = nxt
+            a += 1
+        self.upto = upto
 
 
 class Fold:
