@@ -393,8 +393,9 @@ def test_per_unit_tokens_read_later_describe_the_rendered_state(budget, mode):
 
     ws = _ws(budget, tokenizer="cl100k_base")
     for i in range(12):
-        ws.register_tool_call([{"id": f"c{i}", "type": "function",
-                                "function": {"name": "q", "arguments": "{}"}}])
+        ws.register_tool_call(
+            [{"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
         ws.register_tool_result(f"c{i}", "row, 12.5\n" * (5 + 9 * i))
     ws.archive("B4", "")
     ws.archive("B6-B9", "several")
