@@ -381,6 +381,47 @@ def test_handle_cost_is_measurable():
     assert res.freed_tokens == ws.block("B3").tokens - cost
 
 
+@pytest.mark.parametrize(("budget", "mode"), [(2000, "overflow"), (60000, "normal")])
+def test_per_unit_tokens_read_later_describe_the_rendered_state(budget, mode):
+    """Eq. workspace-render: a rendering's ``block_tokens`` and ``prompt_tokens``
+    (built when first read) are those of the state it rendered, however the
+    workspace changed since, in every format, and they are ordinary dicts
+    (JSON, pickle, ``dataclasses.replace`` and equality see the same entries)."""
+    import copy
+    import dataclasses
+    import pickle
+
+    ws = _ws(budget, tokenizer="cl100k_base")
+    for i in range(12):
+        ws.register_tool_call(
+            [{"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+        )
+        ws.register_tool_result(f"c{i}", "row, 12.5\n" * (5 + 9 * i))
+    ws.archive("B4", "")
+    ws.archive("B6-B9", "several")
+    later = {f: ws.render(f) for f in ("openai", "anthropic", "responses", "gemini")}
+    assert later["openai"].mode == mode
+    now = {f: ws.render(f) for f in later}
+    want = (dict(now["openai"].block_tokens), dict(now["openai"].prompt_tokens))
+    assert "G1" in want[0] and want[0]["B4"] != want[1]["B4"]
+    ws.restore("G1")
+    ws.delete("B5", "done")
+    ws.register_user("more " * 300)
+    ws.archive("B3", "")
+    assert ws.render().block_tokens != want[0]
+    for f, r in later.items():
+        assert (r.block_tokens, r.prompt_tokens) == want, f
+        assert list(r.block_tokens) == list(want[0])  # position order
+        assert type(r.block_tokens) is dict and r.block_tokens is r.block_tokens
+        assert json.loads(json.dumps(r.prompt_tokens)) == want[1]
+        assert r == now[f] and r.mode == now[f].mode
+    fresh = ws.render()
+    assert pickle.loads(pickle.dumps(fresh)) == fresh == copy.deepcopy(fresh)
+    assert dataclasses.replace(fresh, turn=0).block_tokens == ws.render().block_tokens
+    with pytest.raises(AttributeError, match="has no attribute 'block_count'"):
+        fresh.block_count  # noqa: B018
+
+
 def test_delete_removes_payloads_and_keeps_tombstones(tmp_path):
     """Deletion is explicit and permanent: payload files go, IDs are never reused."""
     ws = _ws(store=DiskStore(tmp_path / "a"))
