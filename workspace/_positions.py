@@ -94,11 +94,10 @@ class PositionMessages(list):  # type: ignore[type-arg]
             v = usual_messages(v)
             list.__setitem__(self, i, v)
             return v
-        if type(i) is slice:
-            lazy = [k for k, x in enumerate(v) if type(x) is Block]
-            if lazy:
-                where = range(*i.indices(len(self)))
-                for k in lazy:
+        if type(i) is slice and Block in map(type, v):  # the scan runs in C
+            where = range(*i.indices(len(self)))
+            for k, x in enumerate(v):
+                if type(x) is Block:
                     v[k] = self[where[k]]
         return v
 
