@@ -616,9 +616,12 @@ class RegisterLayer(GuardLayer):
         return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
 
     def _logged_message(self, seq: int, msg: dict[str, Any]) -> dict[str, Any]:
-        """``msg`` for the event log, as the very (read-only) dict block ``seq``'s
-        position renders when the two are equal: one copy of a message per block,
-        not one in the log and another in the rendering cache."""
+        """``msg`` for the event log: one copy of a message per block, not one in
+        the log and another in the rendering cache. While block ``seq``'s
+        position holds its record (messages not built yet), a tool call's is
+        its text and the record's own calls (the log keeps a tool result's as
+        its call id and text); otherwise the very (read-only) dict the position
+        renders, when the two are equal."""
         shown = self._pos_msgs.held(seq - 1)
         if type(shown) is Block:  # not built yet: the log keeps the record's parts
             if shown.type is BlockType.TOOL_CALL and is_usual(shown, (msg,)):
