@@ -222,13 +222,16 @@ def test_fork_copies_every_mutable_container_by_name():
     """``fork`` copies the containers named in MUTABLE_STATE (plus the ledger,
     the children lists and the lock): every list, dict or set attribute of a
     workspace is named there, so a new container cannot be shared by accident."""
+    from vistalab.workspace._positions import PositionMessages
     from vistalab.workspace._state import MUTABLE_STATE
 
     ws = Workspace(20_000, tokenizer="approx")
     ws.register_user("task")
-    containers = {k for k, v in vars(ws).items() if type(v) in (list, dict, set)}
+    kinds = (list, dict, set, PositionMessages)
+    containers = {k for k, v in vars(ws).items() if type(v) in kinds}
     assert containers == set(MUTABLE_STATE)
     f = ws.fork()
     for name in MUTABLE_STATE:
         assert getattr(f, name) is not getattr(ws, name)
+        assert type(getattr(f, name)) is type(getattr(ws, name))
     assert f._ledger is not ws._ledger and f._lock is not ws._lock

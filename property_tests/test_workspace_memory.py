@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vistalab.workspace import Event, Workspace, WorkspaceError, read_event_log
+from vistalab.workspace._frozen import FrozenDict, freeze_messages
 from vistalab.workspace._hashing import Digests, accumulate
 from vistalab.workspace._seqtree import PrefixTree
 
@@ -173,9 +174,71 @@ def _traced_bytes_per_block(n_blocks: int) -> tuple[float, int]:
 
 
 def test_engine_bytes_per_block_stay_bounded():
-    """A 4,000-block history costs the engine at most 2,300 bytes per block
-    as tracemalloc counts them (2,045 now; 2,613 before the compact event
-    records, trees, digest column and shared ID strings; the messages' own
-    JSON is about 140 bytes per block here)."""
+    """A 4,000-block history costs the engine at most 1,575 bytes per block
+    as tracemalloc counts them (1,406 now; 2,045 before positions held their
+    records instead of rendered messages, registration events their parts and
+    ledger rows their standard texts by what they are made from; 2,613 before
+    the compact event records, trees, digest column and shared ID strings;
+    the messages' own JSON is about 140 bytes per block here)."""
     per_block, js = _traced_bytes_per_block(4_000)
-    assert per_block <= 2_300, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
+    assert per_block <= 1_575, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
+
+
+def _eager_messages(ws: Workspace, i: int) -> tuple:
+    b = ws._blocks[i]
+    return freeze_messages(ws._position_messages(b, ws._position_key(b)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(1, 40)), max_size=30))
+def test_positions_read_as_the_messages_they_stand_for(ops):
+    """Each position reads as the read-only messages the layout gives its
+    block (the same keys in the same order), through registrations, archives,
+    restores, offloads, deletions and forks; a record not read yet is the
+    block itself, and once read a position returns the very same objects."""
+    ws = Workspace(6_000, tokenizer="approx")
+    ws.register_messages([{"role": "system", "content": "sys"},
+                          {"role": "user", "content": "task"}])
+    for k, (op, n) in enumerate(ops):
+        live = [b.id for b in ws.blocks if b.status.value in ("visible", "archived")
+                and b.type.value != "system" and b.seq > 2]
+        try:
+            if op <= 2 or not live:
+                cid = f"c{k}"
+                ws.register_tool_call([dict(_CALL[0], id=cid)], content=None if op else "x")
+                ws.register_tool_result(cid, "row " * (n * (30 if op == 2 else 1)))
+            elif op == 3:
+                ws.archive(live[n % len(live)], "done")
+            elif op == 4:
+                ws.restore(live[n % len(live)])
+            else:
+                ws.delete(live[n % len(live)], "not needed")
+        except WorkspaceError:
+            pass
+        if k % 7 == 6:
+            ws = ws.fork()
+    pos = ws._pos_msgs
+    for i in range(len(pos)):
+        held = pos.held(i)
+        assert type(held) is tuple or held is ws._blocks[i]
+        want = _eager_messages(ws, i)
+        got = pos[i]
+        assert got == want and [list(m) for m in got] == [list(m) for m in want]
+        assert all(type(m) is FrozenDict for m in got) and pos[i] is got
+    assert list(pos) == [pos[i] for i in range(len(pos))]
+
+
+def test_ledger_rows_keep_a_text_they_cannot_remake():
+    """A row given texts other than the standard ones keeps them as given; a
+    standard one holds its unit's ID and reads back the same text."""
+    ws = _session()
+    uid, row = next((u, r) for u, r in ws._ledger.rows.items() if r.parent != "-")
+    assert tuple.__getitem__(row, 5) is uid and type(tuple.__getitem__(row, 6)) is bool
+    text = row.prefix, row.suffix
+    ws._ledger.put(uid, row._replace(prefix=text[0], suffix=text[1]), ws.turn)
+    assert tuple.__getitem__(ws._ledger.rows[uid], 5) is uid
+    assert (ws._ledger.rows[uid].prefix, ws._ledger.rows[uid].suffix) == text
+    odd = row._replace(prefix=f"{uid:<5}  9,999", suffix="  other  -  visible\n")
+    ws._ledger.put(uid, odd, ws.turn)
+    assert ws._ledger.rows[uid].prefix == f"{uid:<5}  9,999"
+    assert ws._ledger.rows[uid].suffix == "  other  -  visible\n"

@@ -255,7 +255,6 @@ class DashboardRenderer:
         self._incremental = self._additive or self._by_bytes is not None
         self._measure: Callable[[str], int] = self._count if self._additive else utf8_length
         self.config = config
-        self._age_cache: dict[int, tuple[str, int]] = {}
         self._piece_cache: dict[str, int] = {}
         # Head lines and their figures' pieces (see _head_count), bounded: a
         # turn's figures are new, so an unbounded memo would grow per block.
@@ -345,15 +344,16 @@ class DashboardRenderer:
         return prefix, hit[0], ptok
 
     def age_piece(self, age: int) -> tuple[str, int]:
-        """The Age cell (``"   8r"``) and its tokens, from a small cache."""
-        hit = self._age_cache.get(age)
-        if hit is None:
+        """The Age cell (``"   8r"``) and its tokens, read from :meth:`age_table`
+        (two flat lists for every age up to the oldest asked for, not a dict
+        entry and a pair per age)."""
+        texts, tokens = self._age_texts, self._age_tokens
+        if age >= len(texts):
+            texts, tokens = self.age_table(age)
+        elif age < 0:  # never a row's age; counted, not cached
             text = age_text(age)
-            hit = (text, self._measure(text) if self._incremental else 0)
-            if len(self._age_cache) > 100_000:
-                self._age_cache.clear()
-            self._age_cache[age] = hit
-        return hit
+            return text, (self._measure(text) if self._incremental else 0)
+        return texts[age], tokens[age]
 
     def age_table(self, upto: int) -> tuple[list[str], list[int]]:
         """Age fields of every age ``0 .. upto`` and their tokens (0 for a

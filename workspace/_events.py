@@ -15,10 +15,12 @@ from vistalab._core import DomainError, atomic_write, check_depth, read_bounded
 from vistalab._core._limits import json_loads
 
 from ._errors import TraceError, WorkspaceArgumentError, plain_door
+from ._frozen import FrozenDict, FrozenList
 from ._hashing import state_hash_of
 
 __all__ = [
-    "Event", "EventLogFile", "TornLogWarning", "event_state", "logged_event", "read_event_log",
+    "CallParts", "Event", "EventLogFile", "TornLogWarning", "call_message", "event_state",
+    "logged_event", "read_event_log",
 ]
 
 
@@ -241,20 +243,62 @@ class Event:
         )
 
 
+class CallParts(tuple):  # type: ignore[type-arg]
+    """An assistant tool-call message handed to :func:`logged_event` as
+    ``(content, calls)``: the text and the block's own tuple of
+    :class:`~._records.ToolCall` (the log then shares them with the record
+    instead of holding a dict per call)."""
+
+    __slots__ = ()
+
+
+def call_message(content: str | None, calls: tuple[Any, ...]) -> dict[str, Any]:
+    """The read-only message of ``CallParts((content, calls))``: what freezing
+    ``{"role": "assistant", "content": ..., "tool_calls": [c.to_openai() ...]}`` gives."""
+    return FrozenDict(
+        role="assistant",
+        content=content,
+        tool_calls=FrozenList(
+            FrozenDict(
+                id=c.id, type="function", function=FrozenDict(name=c.name, arguments=c.arguments)
+            )
+            for c in calls
+        ),
+    )
+
+
+_TOOL_KEYS = ("role", "tool_call_id", "content")
+
+
+def _tool_parts(m: Any) -> bool:
+    """``m`` is exactly ``{"role": "tool", "tool_call_id": str, "content": str}``."""
+    return (
+        (type(m) is dict or type(m) is FrozenDict)
+        and len(m) == 3
+        and tuple(m) == _TOOL_KEYS
+        and m["role"] == "tool"
+        and type(m["tool_call_id"]) is str
+        and type(m["content"]) is str
+    )
+
+
 class _LoggedEvent(Event):
     """An :class:`Event` as the engine's own log holds it: the state hash kept
     as the (config digest, turn, record accumulator) it is computed from and a
-    registration's ``{"message": m}`` arguments as the message alone, so an
-    event costs a few pointers and no hex string or dict of its own. Reading
-    ``state_hash`` or ``args`` gives the same values, JSON and comparisons as
-    the plain event; copies, pickles and ``dataclasses.replace`` give a plain
-    :class:`Event`."""
+    registration's ``{"message": m}`` arguments as the message alone (a tool
+    result's as its call id and text, a tool call's as its text and the
+    block's calls), so an event costs a few pointers and no hex string or dict
+    of its own. Reading ``state_hash`` or ``args`` gives the same values, JSON
+    and comparisons as the plain event (the message read-only); copies,
+    pickles and ``dataclasses.replace`` give a plain :class:`Event`."""
 
     __slots__ = ("_cfg", "_turn", "_acc", "_a", "_m")
     _cfg: int
     _turn: int
     _acc: int
-    _a: dict[str, Any] | None
+    #: The arguments; or None (``_m`` is the message), a call id (``_m`` is a
+    #: tool result's text) or a tuple of calls (``_m`` is their message's text).
+    _a: dict[str, Any] | str | tuple[Any, ...] | None
     _m: Any
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Event:  # type: ignore[misc]
@@ -267,7 +311,13 @@ class _LoggedEvent(Event):
     @property  # type: ignore[override]
     def args(self) -> dict[str, Any]:  # noqa: D102 - Event.args
         a = self._a
-        return {"message": self._m} if a is None else a
+        if a is None:
+            return {"message": self._m}
+        if type(a) is str:
+            return {"message": FrozenDict(role="tool", tool_call_id=a, content=self._m)}
+        if type(a) is tuple:
+            return {"message": call_message(self._m, a)}
+        return a  # type: ignore[return-value]
 
     def _plain(self) -> Event:
         return Event(self.seq, self.op, self.args, self.ok, self.result, self.effects,
@@ -321,9 +371,19 @@ def logged_event(
     put(ev, "_turn", state[1])
     put(ev, "_acc", state[2])
     if len(args) == 1 and "message" in args:
-        put(ev, "_a", None)
-        put(ev, "_m", args["message"])
+        m = args["message"]
+        if type(m) is CallParts:
+            put(ev, "_a", m[1])
+            put(ev, "_m", m[0])
+        elif _tool_parts(m):
+            put(ev, "_a", m["tool_call_id"])
+            put(ev, "_m", m["content"])
+        else:
+            put(ev, "_a", None)
+            put(ev, "_m", m)
     else:
+        if any(type(v) is CallParts for v in args.values()):
+            args = {k: call_message(*v) if type(v) is CallParts else v for k, v in args.items()}
         put(ev, "_a", args)
         put(ev, "_m", None)
     return ev

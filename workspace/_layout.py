@@ -21,6 +21,7 @@ from ._handles import (
 )
 from ._hashing import HASH_MOD
 from ._ledger import UnitRow
+from ._positions import is_usual
 from ._records import (
     Block,
     BlockType,
@@ -242,8 +243,10 @@ class LayoutLayer(StateCore):
             self._sys_cost += delta
         else:
             self._conv_cost += delta
-        frozen = freeze_messages(msgs)
-        self._pos_msgs[s - 1] = frozen
+        # A visible block in its usual form is held as its record; its messages
+        # are built when first read (see _positions).
+        lazy = isinstance(key, str) and is_usual(b, msgs)
+        self._pos_msgs[s - 1] = b if lazy else freeze_messages(msgs)
         self._pos_cost[s - 1] = cost
         self._pos_key[s - 1] = key
         pinned = b.status is Status.PINNED
@@ -259,7 +262,7 @@ class LayoutLayer(StateCore):
         else:  # a long refresh: the trees are updated once at its end
             batch[0].append((s - 1, 0 if pinned else cost))
             batch[1].append((s - 1, None))
-        self._cont[s - 1] = bool(frozen) and frozen[0]["role"] == "tool"
+        self._cont[s - 1] = bool(msgs) and msgs[0]["role"] == "tool"
         self._chunks.pop((s - 1) // _CHUNK, None)
         ps = self._pinned_seqs
         k = bisect.bisect_left(ps, s)

@@ -9,6 +9,8 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ._dashboard import row_prefix, row_suffix
+
 __all__ = [
     "UnitRow",
     "Ledger",
@@ -27,7 +29,22 @@ CHUNK = 256
 _VERSIONS = itertools.count(1)
 
 
-class UnitRow(NamedTuple):
+class _RowFields(NamedTuple):
+    first: int
+    turn: int
+    archived: bool
+    newest: int
+    tokens: int
+    prefix: str
+    suffix: str
+    piece_tokens: int
+    type: str
+    level: int
+    parent: str
+    status: str
+
+
+class UnitRow(_RowFields):
     """One top-level unit's ledger row, cached until the unit changes.
 
     Attributes
@@ -47,20 +64,44 @@ class UnitRow(NamedTuple):
         Tokens of ``prefix`` plus ``suffix`` (the age piece is counted apart).
     type, parent, status : str
         The row's printed fields; ``level`` its compression level.
+
+    A row the ledger keeps holds the texts it can remake from its own fields
+    by what they are made from: ``prefix`` as the unit's ID (shared with the
+    ledger's key; a printed prefix always has a space in it) and ``suffix``
+    as the layout, compact or not (a bool), when they are the dashboard's
+    standard texts (paper, "Dashboard format"). Reading ``prefix`` or
+    ``suffix`` gives the text either way.
     """
 
-    first: int
-    turn: int
-    archived: bool
-    newest: int
-    tokens: int
-    prefix: str
-    suffix: str
-    piece_tokens: int
-    type: str
-    level: int
-    parent: str
-    status: str
+    __slots__ = ()
+
+    @property
+    def prefix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
+        p = tuple.__getitem__(self, 5)
+        return p if " " in p else row_prefix(p, self[4])
+
+    @property
+    def suffix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
+        s = tuple.__getitem__(self, 6)
+        if type(s) is bool:
+            return row_suffix(self[8], self[9], self[10], self[11], compact=s)
+        return s  # type: ignore[no-any-return]
+
+
+def _kept(uid: str, row: UnitRow) -> UnitRow:
+    """``row`` holding its standard texts by what they are made from (see UnitRow)."""
+    p, s = tuple.__getitem__(row, 5), tuple.__getitem__(row, 6)
+    kp, ks = p, s
+    if p is not uid and " " in p and p == row_prefix(uid, row.tokens):
+        kp = uid
+    if type(s) is not bool and row.parent != "-":  # else one shared text per kind of row
+        for compact in (False, True):
+            if s == row_suffix(row.type, row.level, row.parent, row.status, compact=compact):
+                ks = compact
+                break
+    if kp is p and ks is s:
+        return row
+    return row._replace(prefix=kp, suffix=ks)
 
 
 class LedgerChunk(NamedTuple):
@@ -251,6 +292,7 @@ class Ledger:
 
     def put(self, uid: str, row: UnitRow, turn: int) -> None:
         """Insert or replace ``uid``'s row; ``turn`` is the workspace's turn now."""
+        row = _kept(uid, row)
         old = self.rows.get(uid)
         if self.index is not None:
             self.index.put(uid, old, row)

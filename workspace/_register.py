@@ -20,8 +20,10 @@ from ._errors import (
     ProtocolOrderError,
     WorkspaceArgumentError,
 )
+from ._events import CallParts
 from ._formats import detect_format, to_openai_messages
 from ._guard import GuardLayer
+from ._positions import is_usual
 from ._records import (
     Block,
     BlockType,
@@ -614,10 +616,17 @@ class RegisterLayer(GuardLayer):
         return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
 
     def _logged_message(self, seq: int, msg: dict[str, Any]) -> dict[str, Any]:
-        """``msg`` for the event log, as the very (read-only) dict block ``seq``'s
-        position renders when the two are equal: one copy of a message per block,
-        not one in the log and another in the rendering cache."""
-        shown = self._pos_msgs[seq - 1]
+        """``msg`` for the event log: one copy of a message per block, not one in
+        the log and another in the rendering cache. While block ``seq``'s
+        position holds its record (messages not built yet), a tool call's is
+        its text and the record's own calls (the log keeps a tool result's as
+        its call id and text); otherwise the very (read-only) dict the position
+        renders, when the two are equal."""
+        shown = self._pos_msgs.held(seq - 1)
+        if type(shown) is Block:  # not built yet: the log keeps the record's parts
+            if shown.type is BlockType.TOOL_CALL and is_usual(shown, (msg,)):
+                return CallParts((shown.content, shown.tool_calls))  # type: ignore[return-value]
+            return msg
         if len(shown) == 1 and shown[0] == msg:
             return shown[0]
         return msg

@@ -34,6 +34,7 @@ from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, Digests, accumulate, record_hash, state_hash_of
 from ._ledger import Ledger
+from ._positions import PositionMessages, same_rendering
 from ._protocol import (
     PROTOCOL_TEXT,
     budget_notice,
@@ -237,7 +238,7 @@ class StateCore:
         self._config_digest = record_digest(self._config_for_hash())
 
         # Render caches (derived, never hashed).
-        self._pos_msgs: list[tuple[dict[str, Any], ...]] = []
+        self._pos_msgs = PositionMessages()
         self._pos_cost: list[int] = []
         self._pos_key: list[tuple[Any, ...] | str] = []
         # Per-position indexes kept by _set_position (the position caches' one
@@ -418,9 +419,18 @@ class StateCore:
     def _set_record(self, rec: Block | Group, *, hashed: bool = True) -> None:
         txn = self._txn
         if isinstance(rec, Block):
+            old = self._blocks[rec.seq - 1]
             if txn is not None and rec.id not in txn.records and rec.seq <= txn.n_blocks:
-                txn.records[rec.id] = self._blocks[rec.seq - 1]
+                txn.records[rec.id] = old
             self._blocks[rec.seq - 1] = rec
+            pos = self._pos_msgs
+            if old is not rec and rec.seq <= len(pos) and pos.unread(rec.seq - 1, old):
+                # The position renders the old record's messages: the new one
+                # stands in for it if it renders the same, else they are built now.
+                if same_rendering(old, rec):
+                    pos[rec.seq - 1] = rec
+                else:
+                    pos[rec.seq - 1]  # noqa: B018 - reading builds them
         else:
             if txn is not None and rec.id not in txn.records:
                 txn.records[rec.id] = self._groups.get(rec.id)
