@@ -451,7 +451,9 @@ def test_strict_checks_need_strict():
 
 
 def test_two_bugs_of_one_invariant_are_both_reported():
-    report = check(orphan_or_dangling, examples=120, seed=3)
+    # 300 examples: at 120 this seed's search stopped after the first bug on one
+    # tree and not on another (the draws after a find depend on the run).
+    report = check(orphan_or_dangling, examples=300, seed=3)
     protocol = {v.check for v in report.violations_of("protocol")}
     assert {"protocol.orphan-result", "protocol.dangling-call"} <= protocol, protocol
 

@@ -7,7 +7,7 @@ import bisect
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from ._dashboard import row_prefix, row_suffix
 
@@ -77,20 +77,21 @@ class UnitRow(_RowFields):
 
     @property
     def prefix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        p = tuple.__getitem__(self, 5)
+        p = cast(str, tuple.__getitem__(self, 5))
         return p if " " in p else row_prefix(p, self[4])
 
     @property
     def suffix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        s = tuple.__getitem__(self, 6)
+        s = cast("str | bool", tuple.__getitem__(self, 6))
         if type(s) is bool:
             return row_suffix(self[8], self[9], self[10], self[11], compact=s)
-        return s  # type: ignore[no-any-return]
+        return cast(str, s)
 
 
 def _kept(uid: str, row: UnitRow) -> UnitRow:
     """``row`` holding its standard texts by what they are made from (see UnitRow)."""
-    p, s = tuple.__getitem__(row, 5), tuple.__getitem__(row, 6)
+    p = cast(str, tuple.__getitem__(row, 5))
+    s = cast("str | bool", tuple.__getitem__(row, 6))
     kp, ks = p, s
     if p is not uid and " " in p and p == row_prefix(uid, row.tokens):
         kp = uid
@@ -101,7 +102,7 @@ def _kept(uid: str, row: UnitRow) -> UnitRow:
                 break
     if kp is p and ks is s:
         return row
-    return row._replace(prefix=kp, suffix=ks)
+    return row._replace(prefix=kp, suffix=ks)  # type: ignore[arg-type]  # see UnitRow
 
 
 class LedgerChunk(NamedTuple):

@@ -623,7 +623,7 @@ class RegisterLayer(GuardLayer):
         its call id and text); otherwise the very (read-only) dict the position
         renders, when the two are equal."""
         shown = self._pos_msgs.held(seq - 1)
-        if type(shown) is Block:  # not built yet: the log keeps the record's parts
+        if isinstance(shown, Block):  # not built yet: the log keeps the record's parts
             if shown.type is BlockType.TOOL_CALL and is_usual(shown, (msg,)):
                 return CallParts((shown.content, shown.tool_calls))  # type: ignore[return-value]
             return msg

@@ -436,9 +436,9 @@ class StateCore:
                 txn.records[rec.id] = self._groups.get(rec.id)
             self._groups[rec.id] = rec
         if hashed:
-            new = record_hash(rec)
-            old = self._digests.swap(rec, new)
-            self._acc = (self._acc - old + new) % HASH_MOD
+            digest = record_hash(rec)
+            was = self._digests.swap(rec, digest)
+            self._acc = (self._acc - was + digest) % HASH_MOD
 
     @locked
     def state_hash(self) -> str:
