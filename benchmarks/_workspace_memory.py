@@ -26,7 +26,9 @@ def _rss_bytes() -> int:
 
 def memory_child(kind: str, n_blocks: int, seed: int) -> None:
     """Run in a fresh interpreter: hold an ``n_blocks`` history as ``kind``
-    (``engine``, ``dicts`` or ``langchain``) and print ``rss_growth json_bytes``."""
+    (``engine``; ``engine, rendered``, the same after one ``render()``, whose
+    caches an agent loop keeps filled; ``dicts`` or ``langchain``) and print
+    ``rss_growth json_bytes``."""
     import json
 
     from bench_workspace_scaling import SCENARIOS, Session
@@ -54,9 +56,11 @@ def memory_child(kind: str, n_blocks: int, seed: int) -> None:
     convert_to_messages(json.loads(wire)[:40])
     gc.collect()
     base = _rss_bytes()
-    if kind == "engine":
+    if kind in ("engine", "engine, rendered"):
         held: object = Workspace(SCENARIOS["normal"], tokenizer="cl100k_base")
         held.register_messages(json.loads(wire))  # type: ignore[attr-defined]
+        if kind == "engine, rendered":  # what an agent loop holds: its caches filled
+            held.render()  # type: ignore[attr-defined]
     elif kind == "dicts":
         held = json.loads(wire)
     else:
@@ -72,7 +76,7 @@ def memory_rows(n_blocks: int, seed: int) -> dict[str, tuple[int, int]]:
     import subprocess
 
     out = {}
-    for kind in ("engine", "dicts", "langchain"):
+    for kind in ("engine", "engine, rendered", "dicts", "langchain"):
         code = (
             f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
             f"import _workspace_memory as b; b.memory_child({kind!r}, {n_blocks}, {seed})"

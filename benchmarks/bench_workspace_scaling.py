@@ -74,6 +74,10 @@ More rows:
   ``--rearchive`` blocks, fitted exponent <= ``REARCHIVE_TARGET`` (linear in
   the blocks it covers), and answering one call of one assistant message
   holding ``--pending`` calls, exponent <= 0.15;
+* the actions on one large group (``--group-actions`` blocks): ``archive
+  B3-B<n>``, ``restore`` of that group, and ``delete B3-B<n>`` of it, each
+  changing every block but the system prompt and task; fitted exponent <=
+  ``REARCHIVE_TARGET`` (linear in what it changes);
 * an agent that archives every result on its own (one archived unit each, all
   but ``archived_rows`` of them folded into one ledger line): archive plus
   preflight at 1k and 10k archived units; the fitted exponent must be <= 0.15;
@@ -82,8 +86,10 @@ More rows:
   of extra peak memory (``tracemalloc`` peak over the call, and the process's
   max RSS growth), per tokenizer;
 * memory (``_workspace_memory``): RSS growth of a ``--memory``-block history
-  held by the engine, as plain dicts and as LangChain messages, each in a
-  fresh interpreter of this run, against the messages' JSON (target <= 3x);
+  held by the engine (registered, and registered then rendered once: an agent
+  loop renders every turn, and a rendering's caches stay), as plain dicts and
+  as LangChain messages, each in a fresh interpreter of this run, against the
+  messages' JSON (target <= 3x, for both engine rows);
 * a short session: the engine's turn at ``--trim-blocks`` blocks against
   memoised ``trim_messages`` on the same history (ratio <= 1);
 * replaying the event log of a 10k- and a 100k-block session
@@ -441,6 +447,37 @@ def archive_costs(counts: list[int], seed: int, per: int = 200) -> list[float]:
     return out
 
 
+def group_action_costs(sizes: list[int], seed: int) -> dict[str, list[float]]:
+    """CPU seconds of the actions on one large group, for each ``n`` in
+    ``sizes`` (a fresh workspace of ``n`` blocks each): ``archive B3-B<n>``
+    (one group of every block but the system prompt and task), ``restore`` of
+    that group, and ``delete B3-B<n>`` of the archived group on a twin. Each
+    changes ``n - 2`` blocks, so each must be linear in ``n``."""
+    out: dict[str, list[float]] = {"archive": [], "restore": [], "delete": []}
+    for n in sizes:
+        twins = []
+        for _ in range(2):
+            ws = new_workspace(SCENARIOS["normal"])
+            agent, session = Agent(ws, archiving=False), Session(seed)
+            while len(ws._blocks) < n:
+                agent.turn(session)
+            twins.append(ws)
+        first, last = 3, len(twins[0]._blocks)
+        c0 = time.process_time()
+        gid = twins[0].archive(f"B{first}-B{last}", "older query results").unit_id
+        out["archive"].append(time.process_time() - c0)
+        c0 = time.process_time()
+        twins[0].restore(gid)
+        out["restore"].append(time.process_time() - c0)
+        twins[1].archive(f"B{first}-B{last}", "older query results")
+        c0 = time.process_time()
+        twins[1].delete(f"B{first}-B{last}", "superseded")
+        out["delete"].append(time.process_time() - c0)
+        del twins
+        gc.collect()
+    return out
+
+
 def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -675,6 +712,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--archived", default="1000,10000", help="archived units, or '' to skip")
     ap.add_argument("--rearchive", default="1000,3000,10000", help="block counts, or '' to skip")
     ap.add_argument("--pending", default="100,1000,10000", help="pending calls, or '' to skip")
+    ap.add_argument(
+        "--group-actions",
+        default="1000,3000,10000",
+        help="block counts of the archive / restore / delete of one large group, or '' to skip",
+    )
     ap.add_argument("--memory", type=int, default=100_000, help="blocks, 0 skips the row")
     ap.add_argument("--trim-blocks", type=int, default=1000, help="0 skips the trim row")
     ap.add_argument(
@@ -688,6 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         args.sizes, args.turns, args.replay, args.net_blocks = "1000,3000,10000", 20, "", 0
         args.big_mb, args.big_tokenizers = 5, "cl100k_base,approx"
         args.rearchive, args.archived = "1000,2000,4000", "1000,3000"
+        args.group_actions = "1000,2000,4000"
         args.memory = 10_000
     if args.tokenizers == "all":
         args.tokenizers = ",".join(TOKENIZER_NAMES)
@@ -782,6 +825,20 @@ def main(argv: list[str] | None = None) -> int:
         if not ok:
             failures.append("archive exponent")
 
+    if args.group_actions:
+        gsizes = [int(c) for c in args.group_actions.split(",")]
+        for action, costs in group_action_costs(gsizes, args.seed).items():
+            p_g = exponent(gsizes, costs)
+            ok = p_g <= REARCHIVE_TARGET
+            cells = [f"{c * 1e3:.1f} ms at {n:,}" for n, c in zip(gsizes, costs, strict=True)]
+            print(
+                f"{action} one group of every block but the first two: {', '.join(cells)} "
+                f"blocks; exponent {p_g:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
+                f"{REARCHIVE_TARGET}: linear in the blocks it changes)"
+            )
+            if not ok:
+                failures.append(f"group {action} exponent")
+
     if args.big_mb:
         nchars = args.big_mb * 10**6
         print(
@@ -831,12 +888,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{k} {v[0] / 2**20:.1f} MiB ({v[0] / js:.2f}x JSON)" if v[0] >= 0 else f"{k} failed"
             for k, v in rows_m.items()
         ]
-        eng = rows_m["engine"][0]
+        # Judged on the larger engine row: a loop renders every turn, and a
+        # rendering fills caches (read-only messages, ledger chunk texts) it keeps.
+        held = [rows_m[k][0] for k in ("engine", "engine, rendered")]
+        eng = -1 if min(held) < 0 else max(held)
         ok = 0 <= eng <= MEMORY_TARGET * js
         print(
             f"memory at {args.memory:,} blocks (history JSON {js / 2**20:.1f} MiB): "
-            f"{', '.join(cells)}; engine per block {eng / args.memory:,.0f} B "
-            f"({'PASS' if ok else 'FAIL'}, target <= {MEMORY_TARGET:g}x JSON)"
+            f"{', '.join(cells)}; engine per block {held[0] / args.memory:,.0f} B, "
+            f"{held[1] / args.memory:,.0f} B rendered "
+            f"({'PASS' if ok else 'FAIL'}, target <= {MEMORY_TARGET:g}x JSON, both)"
         )
         if not ok:
             failures.append("memory per block")
