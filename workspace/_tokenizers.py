@@ -14,7 +14,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
 from vistalab._core._limits import json_loads
@@ -488,7 +488,39 @@ class VocabBound:
         return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
 
 
-class _OfflineTiktoken:
+class _VocabBounded:
+    """``count_lower_bound`` for a tokenizer that exposes its ``vocab_bound``
+    (a :class:`VocabBound`, or None when its vocabulary is not a plain
+    byte-level BPE)."""
+
+    if TYPE_CHECKING:  # each tokenizer class defines it
+
+        @property
+        def vocab_bound(self) -> VocabBound | None: ...
+
+    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
+        """A lower bound on ``count(text)`` read off the vocabulary (after the
+        tokenizer's normaliser, e.g. NFC for ``qwen3``), without tokenising
+        (see :meth:`VocabBound.at_least`); ``min(1, len(text))`` when the
+        tokenizer has no vocabulary bound.
+
+        Parameters
+        ----------
+        text : str
+            The text.
+        limit : int, optional
+            Stop reading once the bound exceeds it.
+
+        Returns
+        -------
+        int
+            At most ``count(text)``.
+        """
+        b = self.vocab_bound
+        return min(1, len(text)) if b is None else b.at_least(text, limit)
+
+
+class _OfflineTiktoken(_VocabBounded):
     """A tiktoken encoding built once per process and class by ``cls._build()``
     (loading BPE ranks takes ~0.1 s), counted with ``encode_ordinary``."""
 
@@ -525,24 +557,6 @@ class _OfflineTiktoken:
         if cls._shared_bound is None:
             cls._shared_bound = VocabBound.from_tokens(self._load().token_byte_values())
         return cls._shared_bound
-
-    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
-        """A lower bound on ``count(text)`` read off the vocabulary, without
-        tokenising (see ``Tokenizer`` and :meth:`VocabBound.at_least`).
-
-        Parameters
-        ----------
-        text : str
-            The text.
-        limit : int, optional
-            Stop reading once the bound exceeds it.
-
-        Returns
-        -------
-        int
-            At most ``count(text)``.
-        """
-        return self.vocab_bound.at_least(text, limit)
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in this BPE encoding, special-token
@@ -748,7 +762,7 @@ class O200kTokenizer(_OfflineTiktoken):
         return "O200kTokenizer()"
 
 
-class QuicktokTokenizer:
+class QuicktokTokenizer(_VocabBounded):
     """An open model's tokenizer from the vocabularies ``quicktok-v1`` ships
     offline: ``qwen3`` (Qwen2.5 / Qwen3) or ``llama3`` (Llama 3.x).
 
@@ -817,24 +831,6 @@ class QuicktokTokenizer:
         """The longest token in bytes: NFC leaves an ASCII text unchanged."""
         return self.vocab_bound.longest
 
-    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
-        """A lower bound on ``count(text)`` read off the vocabulary (after NFC
-        for ``qwen3``), without tokenising (see :meth:`VocabBound.at_least`).
-
-        Parameters
-        ----------
-        text : str
-            The text.
-        limit : int, optional
-            Stop reading once the bound exceeds it.
-
-        Returns
-        -------
-        int
-            At most ``count(text)``.
-        """
-        return self.vocab_bound.at_least(text, limit)
-
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in the open model's vocabulary
         (special-token strings counted as text).
@@ -866,7 +862,7 @@ class QuicktokTokenizer:
 NFC_SHRINK = 9
 
 
-class HFTokenizer:
+class HFTokenizer(_VocabBounded):
     """An open model's ``tokenizer.json`` counted with Hugging Face ``tokenizers``.
 
     The file's added (special) tokens are dropped before loading, so a
@@ -984,26 +980,6 @@ class HFTokenizer:
         None when the file's model is not a plain byte-level BPE."""
         b = self.vocab_bound
         return None if b is None else b.longest
-
-    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
-        """A lower bound on ``count(text)`` read off the vocabulary (see
-        :meth:`VocabBound.at_least`); ``min(1, len(text))`` for a file that is
-        not a plain byte-level BPE.
-
-        Parameters
-        ----------
-        text : str
-            The text.
-        limit : int, optional
-            Stop reading once the bound exceeds it.
-
-        Returns
-        -------
-        int
-            At most ``count(text)``.
-        """
-        b = self.vocab_bound
-        return min(1, len(text)) if b is None else b.at_least(text, limit)
 
     _bounds: dict[int, VocabBound] = {}
 
