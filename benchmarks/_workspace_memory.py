@@ -9,7 +9,9 @@ import gc
 import resource
 import statistics
 import sys
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 #: RSS per block at most this multiple of the messages' own JSON.
 MEMORY_TARGET = 3.0
@@ -92,18 +94,57 @@ def memory_rows(n_blocks: int, seed: int) -> dict[str, tuple[int, int]]:
     return out
 
 
-def short_session_turns(n_blocks: int, seed: int, turns: int = 40) -> tuple[float, float]:
-    """Median seconds of the engine's turn (register a call and its result,
-    render) at ``n_blocks`` blocks and of memoised ``trim_messages`` on the
-    same history, in this run (``bench_workspace_speed``'s transcript)."""
+class ShortSession(NamedTuple):
+    """Medians of the short-session row, in seconds per turn.
+
+    ``engine``: register a call and its result, render. ``trim``: the same two
+    messages appended to a LangChain history and one memoised
+    ``trim_messages`` call (the new messages counted once, on first use, as a
+    memoised loop counts them). ``trim_warm``: one more call right after, every
+    count already memoised (the baseline's best case, printed beside)."""
+
+    engine: float
+    trim: float
+    trim_warm: float
+
+
+def short_session_turns(n_blocks: int, seed: int, turns: int = 60) -> ShortSession:
+    """The engine's turn and a memoised ``trim_messages`` loop's turn on the
+    same ``n_blocks`` history (``bench_workspace_speed``'s transcript), timed
+    alternately turn by turn (so load drift on a shared machine hits both
+    sides alike) after 10 warm-up turns; see :class:`ShortSession`."""
     import bench_workspace_speed as speed
     from vistalab.workspace import MemoryStore
 
     messages = speed.make_transcript(n_blocks, seed)
     ws, agent, _ = speed.build(messages, 128_000, MemoryStore())
-    speed.engine_turns(ws, agent, 10, seed + 7)  # warm the caches
-    per_turn = speed.engine_turns(ws, agent, turns, seed)
-    _, memoised, _ = speed.trim_times(messages, 128_000, 3)
-    del ws, agent
+    loop = speed.TrimLoop(messages, 128_000)
+    loop.trim(True)  # fill the memo with the history's counts
+    extra = speed.make_transcript(2 * (turns + 10) + 3, seed + 1)[2:]
+    eng: list[float] = []
+    trim: list[float] = []
+    warm: list[float] = []
+    for k in range(turns + 10):
+        call, result = dict(extra[2 * k]), dict(extra[2 * k + 1])
+        cid = f"bench_{k}"
+        call["tool_calls"] = [dict(call["tool_calls"][0], id=cid)]
+        result["tool_call_id"] = cid
+        t0 = time.perf_counter()
+        ws.register_tool_call(call["tool_calls"], content=call["content"])
+        ws.register_tool_result(cid, result["content"])
+        ws.render()
+        t1 = time.perf_counter()
+        loop.add(call)
+        loop.add(result)
+        loop.trim(True)
+        t2 = time.perf_counter()
+        loop.trim(True)
+        t3 = time.perf_counter()
+        agent.maybe_archive()  # the agent's own decision, not part of the timed turn
+        if k >= 10:
+            eng.append(t1 - t0)
+            trim.append(t2 - t1)
+            warm.append(t3 - t2)
+    del ws, agent, loop
     gc.collect()
-    return statistics.median(per_turn), statistics.median(memoised)
+    return ShortSession(statistics.median(eng), statistics.median(trim), statistics.median(warm))

@@ -1,7 +1,8 @@
 """Workspace engine speed on a 10^4-block transcript, against langchain-core's
 ``trim_messages`` fitting the same transcript to the same budget, in one run.
 
-What is compared (issue "workspace/", section 8):
+What is compared (the engine of the paper's Implementation Details against the
+baseline a LangChain agent loop uses):
 
 * engine, per turn: on a workspace that already holds the transcript's blocks,
   one agent turn = ``register_tool_call`` + ``register_tool_result`` (through
@@ -166,29 +167,38 @@ def engine_turns(ws, agent: Agent, turns: int, seed: int) -> list[float]:
     return out
 
 
-def trim_times(
-    messages: list[dict], budget: int, repeats: int
-) -> tuple[list[float], list[float], int]:
-    """Seconds per trim_messages call: counting every call, and with memoised counts."""
-    from langchain_core.messages import (
-        AIMessage,
-        BaseMessage,
-        HumanMessage,
-        SystemMessage,
-        ToolMessage,
-        trim_messages,
-    )
-    from vistalab.workspace import get_tokenizer, message_tokens
+class TrimLoop:
+    """A LangChain loop's side of the comparison: the history as LangChain
+    messages and one ``trim_messages`` call (strategy "last", include_system,
+    start_on human/ai) fitting it to ``budget``.
 
-    tok = get_tokenizer("cl100k_base")
-    lc: list[BaseMessage] = []
-    # trim_messages may copy messages; the message id survives, so it keys the
-    # original OpenAI form (a dict look-up, negligible next to tokenising).
-    openai_of: dict[str, dict] = {}
-    for i, m in enumerate(messages):
-        mid = f"m{i}"
+    Its ``token_counter`` is the engine's own per-message count
+    (``workspace.message_tokens``, cl100k_base) on the same OpenAI-format
+    message, so both sides count identical numbers; with ``memoised`` each
+    message is counted once (a dict keyed by the message id) and looked up
+    after, otherwise on every call (``trim_messages`` has no cache).
+    """
+
+    def __init__(self, messages: list[dict], budget: int) -> None:
+        from vistalab.workspace import get_tokenizer
+
+        self.budget = budget
+        self.tok = get_tokenizer("cl100k_base")
+        self.lc: list = []
+        # trim_messages may copy messages; the message id survives, so it keys
+        # the original OpenAI form (a dict look-up, negligible next to tokenising).
+        self.openai_of: dict[str, dict] = {}
+        self.memo: dict[str, int] = {}
+        for m in messages:
+            self.add(m)
+
+    def add(self, m: dict) -> None:
+        """Append one OpenAI-format message (converted to LangChain's type)."""
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+        mid = f"m{len(self.lc)}"
         if m["role"] == "system":
-            x: BaseMessage = SystemMessage(m["content"], id=mid)
+            x = SystemMessage(m["content"], id=mid)
         elif m["role"] == "user":
             x = HumanMessage(m["content"], id=mid)
         elif m["role"] == "tool":
@@ -203,47 +213,62 @@ def trim_times(
                 for c in m.get("tool_calls") or ()
             ]
             x = AIMessage(m["content"] or "", tool_calls=calls, id=mid)
-        lc.append(x)
-        openai_of[mid] = m
+        self.lc.append(x)
+        self.openai_of[mid] = m
 
-    # Same per-message count as the engine's ledger, preflight and guard, summed
-    # over the list trim_messages asks about (what it does itself for a
-    # per-message counter).
-    def counter(msgs: list[BaseMessage]) -> int:
-        return sum(message_tokens(openai_of[str(m.id)], tok) for m in msgs)
+    def count(self, msgs: list) -> int:
+        """Tokens of ``msgs``, every message counted now."""
+        from vistalab.workspace import message_tokens
 
-    memo: dict[str, int] = {}
+        return sum(message_tokens(self.openai_of[str(m.id)], self.tok) for m in msgs)
 
-    def count_memo(m: BaseMessage) -> int:
-        n = memo.get(str(m.id))
-        if n is None:
-            n = memo[str(m.id)] = message_tokens(openai_of[str(m.id)], tok)
-        return n
+    def count_memo(self, msgs: list) -> int:
+        """Tokens of ``msgs``, each message counted once per loop."""
+        from vistalab.workspace import message_tokens
 
-    def memo_counter(msgs: list[BaseMessage]) -> int:
-        return sum(count_memo(m) for m in msgs)
+        memo, total = self.memo, 0
+        for m in msgs:
+            mid = str(m.id)
+            n = memo.get(mid)
+            if n is None:
+                n = memo[mid] = message_tokens(self.openai_of[mid], self.tok)
+            total += n
+        return total
 
-    def run(fn) -> tuple[float, list]:
-        t0 = time.perf_counter()
-        kept = trim_messages(
-            lc,
-            max_tokens=budget,
-            token_counter=fn,
+    def trim(self, memoised: bool) -> list:
+        """One ``trim_messages`` call over the whole history."""
+        from langchain_core.messages import trim_messages
+
+        return trim_messages(
+            self.lc,
+            max_tokens=self.budget,
+            token_counter=self.count_memo if memoised else self.count,
             strategy="last",
             include_system=True,
             start_on=("human", "ai"),
         )
+
+
+def trim_times(
+    messages: list[dict], budget: int, repeats: int
+) -> tuple[list[float], list[float], int]:
+    """Seconds per trim_messages call: counting every call, and with memoised counts."""
+    loop = TrimLoop(messages, budget)
+
+    def run(memoised: bool) -> tuple[float, list]:
+        t0 = time.perf_counter()
+        kept = loop.trim(memoised)
         return time.perf_counter() - t0, kept
 
     plain, memoised = [], []
     kept: list = []
     for _ in range(repeats):
-        dt, kept = run(counter)
+        dt, kept = run(False)
         plain.append(dt)
-    run(memo_counter)  # fill the memo: its best case excludes the first count
+    run(True)  # fill the memo: its best case excludes the first count
     for _ in range(repeats):
-        memoised.append(run(memo_counter)[0])
-    fitted = counter(kept)
+        memoised.append(run(True)[0])
+    fitted = loop.count(kept)
     assert fitted <= budget, (fitted, budget)
     return plain, memoised, len(kept)
 
