@@ -7,6 +7,7 @@ guard counts with the same tokenizer as the dashboard)."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import unicodedata
@@ -197,14 +198,62 @@ def test_long_result_that_fits_is_admitted_with_its_exact_cost(name):
     assert ws._pos_cost[ws.block(bid).seq - 1] == want
 
 
-def test_invalid_unicode_in_a_long_result_names_its_index():
-    """The surrogate check reads a long text a piece at a time and still names
-    the exact index of an unpaired surrogate."""
-    ws = _big_result_workspace("approx")
+def test_invalid_unicode_in_an_admitted_long_result_names_its_index():
+    """A long result the guard would admit is checked whole for unpaired
+    surrogates, a piece at a time, and the error names the exact index;
+    nothing is registered."""
+    ws = _big_result_workspace("approx", budget=1_000_000)
     at = CHUNK_CHARS * 2 + 5
     text = "é" * at + "\ud800" + "x" * 10
+    before = ws.state_hash()
+    assert count_text(ws.tokenizer, text.replace("\ud800", "?"), limit=ws._result_cap("B3"))[1]
     with pytest.raises(WorkspaceArgumentError, match=f"unpaired surrogate at index {at}"):
         ws.register_tool_result("big", text)
+    assert ws.state_hash() == before
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen3"])
+def test_unpaired_surrogate_in_the_part_the_guard_reads_is_refused_cleanly(name):
+    """A surrogate where the refusal reads (the vocabulary bound's first
+    window) raises the door's error naming its index, not the tokenizer's own
+    exception. (``approx`` refuses this text from its length alone, reading
+    none of it: the next test.)"""
+    ws = _big_result_workspace(name)
+    text = "中文" * 5 + "\ud800" + "中文" * 400_000
+    with pytest.raises(WorkspaceArgumentError, match="unpaired surrogate at index 10"):
+        ws.register_tool_result("big", text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "approx", "qwen3"])
+def test_refused_result_with_a_surrogate_past_what_the_guard_read(tmp_path, name):
+    """A result refused by the cap is not read past what the refusal needed:
+    an unpaired surrogate further on does not stop the refusal, never reaches
+    a record or a rendering, and the event log keeps the text exactly: its
+    JSON line is valid UTF-8 (the surrogate escaped) and a replay of the log
+    file rebuilds the same state."""
+    log = tmp_path / "events.jsonl"
+    ws = Workspace(8_000, tokenizer=name, log_path=log)
+    ws.register_system("sys")
+    ws.register_user("task")
+    ws.register_tool_call(
+        [{"id": "big", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]
+    )
+    text = "中文字" * 400_000 + "\ud800" + "end"
+    bid = ws.register_tool_result("big", text)
+    b = ws.block(bid)
+    assert b.rejected and "\ud800" not in b.content
+    ev = ws.events[-1]
+    assert ev.effects["attempted_at_least"] and ev.args["message"]["content"] is text
+    line = ev.to_json()
+    line.encode("utf-8")  # valid UTF-8: the surrogate is a JSON escape
+    assert json.loads(line)["args"]["message"]["content"] == text
+    ws.render()
+    ws.close()
+    raw = log.read_bytes()
+    raw.decode("utf-8")
+    again = Workspace.replay(log, tokenizer=get_tokenizer(name))
+    assert again.state_hash() == ws.state_hash()
+    assert again.events[-1].args["message"]["content"] == text
 
 
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=50))

@@ -207,9 +207,21 @@ class Event:
         Returns
         -------
         str
-            ``json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)``.
+            ``json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)``;
+            for a tool result the guard refused before reading it to its end
+            (``effects["attempted_at_least"]``), whose text the engine did not
+            check for unpaired surrogates, the same with ``ensure_ascii=True``
+            when the text holds one: JSON escapes, so the line is valid UTF-8
+            and ``json.loads`` gives back the very text.
         """
-        return json.dumps(self.to_plain(), sort_keys=True, ensure_ascii=False)
+        plain = self.to_plain()
+        line = json.dumps(plain, sort_keys=True, ensure_ascii=False)
+        if self.effects.get("attempted_at_least"):
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:
+                line = json.dumps(plain, sort_keys=True, ensure_ascii=True)
+        return line
 
     @classmethod
     @plain_door("Event")

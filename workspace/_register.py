@@ -428,9 +428,13 @@ class RegisterLayer(GuardLayer):
         ProtocolOrderError
             No pending call has this ID.
         WorkspaceArgumentError
-            ``tool_call_id`` is empty or ``content`` not a string.
+            ``tool_call_id`` is empty, or ``content`` is not a string or holds
+            an unpaired surrogate (a long result refused by the per-result cap
+            is checked only as far as the guard read it: see
+            :meth:`_register_long_result`).
         """
-        content = _text_iv("content", content)
+        if not isinstance(content, str) or len(content) <= CHUNK_CHARS:
+            content = _text_iv("content", content)
         if not isinstance(tool_call_id, str) or not tool_call_id:
             raise WorkspaceArgumentError(
                 "tool_call_id", tool_call_id, "must be a non-empty string", "pass the call's id"
@@ -463,6 +467,7 @@ class RegisterLayer(GuardLayer):
                 seq, parent, tool_call_id, call_name, content
             )
         else:
+            _text_iv("content", content)
             data = content.encode("utf-8")
             b = _new_block(
                 seq,
@@ -576,12 +581,26 @@ class RegisterLayer(GuardLayer):
         until it passes the per-result cap, so an oversized one is refused after
         reading about cap tokens of it, not all of it, with no copy of it held
         beyond one piece. Same outcome as the ordinary path, except that a
-        refused one reports a lower bound on its size (``attempted_at_least``)."""
+        refused one reports a lower bound on its size (``attempted_at_least``).
+
+        Unpaired surrogates: a result that is admitted is checked whole (the
+        ordinary path's error, naming the index), as is one whose count fails
+        (a tokenizer may raise on such a character). One refused by the cap is
+        not read past what the refusal needed, so the check, one pass over the
+        text, does not set a refusal's cost; its text reaches only the event
+        log, whose JSON form escapes any unpaired surrogate (``Event.to_json``:
+        valid UTF-8 that reads back to the same text), never a rendering, a
+        record or the archive."""
         msg = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
         head = message_tokens({**msg, "content": ""}, self.tokenizer)
         cap = self._result_cap(parent.id)
-        body, exact = count_text(self.tokenizer, content, limit=cap - head)
+        try:
+            body, exact = count_text(self.tokenizer, content, limit=cap - head)
+        except Exception:
+            _text_iv("content", content)  # the clear error, when the text is at fault
+            raise
         if exact:
+            _text_iv("content", content)
             cost = message_tokens(msg, self.tokenizer) if "[opaque " in content else head + body
             size, digest = _utf8_size_sha256(content)
         else:

@@ -124,8 +124,8 @@ class Tokenizer(Protocol):
     characters per unit of bound: ``longest`` for ASCII, 6 to 16 for CJK
     under the shipped vocabularies), whatever its length; with ``split_points``
     alone, after counting about ``cap`` tokens; with none of them, after counting it
-    whole. The door's check for unpaired surrogates reads a non-ASCII result
-    once in any case (one strict encode, no copy of more than a piece).
+    whole. A refused result is not read further for unpaired surrogates (an
+    admitted one is checked whole, one strict encode a piece at a time).
     """
 
     name: str
