@@ -17,15 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vistalab.workspace import TOKENIZERS, Workspace, WorkspaceArgumentError, get_tokenizer
 from vistalab.workspace._accounting import CHUNK_CHARS, count_text, message_tokens
-from vistalab.workspace._tokenizers import (
-    CLASS_SPLITS,
+from vistalab.workspace._bounds import (
     NFC_SHRINK,
-    WORD_SPLITS,
     max_token_bytes,
     max_token_bytes_for,
-    split_points,
     utf8_length,
 )
+from vistalab.workspace._tokenizers import CLASS_SPLITS, WORD_SPLITS, split_points
 
 from vistalab.testing import check_tokenizer
 
@@ -365,7 +363,7 @@ def vocab_violations(tok, bound, texts) -> list[tuple[str, str]]:
     Python's unicodedata), or a token is longer than ``longest`` or leads
     more than ``extra`` continuation bytes or ``ideographs`` lead bytes of
     U+4000-U+9FFF."""
-    from vistalab.workspace._tokenizers import _extra_bytes
+    from vistalab.workspace._bounds import _extra_bytes
 
     bad = []
     for t in texts:
@@ -476,7 +474,7 @@ def test_windowed_bound_adds_up_to_the_whole_texts_bound(text, anchored, window,
     whole (normalised) text, and equals it when every window can end before a
     boundary character: the windows' NFC concatenate to the text's NFC, so
     their bytes and code points add up (the NFC windows of qwen3's bound)."""
-    from vistalab.workspace._tokenizers import VocabBound
+    from vistalab.workspace._bounds import VocabBound
 
     for b in (VocabBound(7, 3, 2, nfc=True), VocabBound(5, 2, 1, nfc=False)):
         assert b.at_least(text * reps, window=window) <= _exact_value(b, text * reps)
@@ -518,7 +516,7 @@ def test_nfc_boundaries_compose_with_nothing_before_them():
     never looks back past it (checked on Python's Unicode database). The check
     bites: a class with a combining mark, a Hangul vowel or a Tamil vowel sign
     fails."""
-    from vistalab.workspace._tokenizers import NFC_BOUNDARIES
+    from vistalab.workspace._bounds import NFC_BOUNDARIES
 
     second = _second_characters()
     assert boundary_violations(NFC_BOUNDARIES, second) == []
@@ -549,7 +547,7 @@ def test_nfc_splits_exactly_before_every_boundary_character(texts):
     """``NFC(a + b) == NFC(a) + NFC(b)`` whenever ``b`` starts with a character
     of NFC_BOUNDARIES (random texts rich in combining marks, jamo and
     compatibility ideographs)."""
-    from vistalab.workspace._tokenizers import NFC_BOUNDARIES
+    from vistalab.workspace._bounds import NFC_BOUNDARIES
 
     assert nfc_split_violations(NFC_BOUNDARIES, texts) == []
 

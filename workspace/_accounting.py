@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ._bounds import count_lower_bound, max_token_bytes_for
 from ._errors import WorkspaceArgumentError
-from ._tokenizers import Tokenizer, count_lower_bound, max_token_bytes_for, split_points
+from ._tokenizers import Tokenizer, split_points
 
 __all__ = [
     "MESSAGE_FRAMING",

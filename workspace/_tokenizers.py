@@ -11,14 +11,21 @@ from __future__ import annotations
 import numbers
 import re
 import threading
-import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 from vistalab._core import import_optional
 from vistalab._core._limits import json_loads
 
+from ._bounds import (
+    NFC_BOUNDARIES,
+    NFC_SHRINK,
+    VocabBound,
+    _VocabBounded,
+    count_lower_bound,
+    max_token_bytes,
+    utf8_length,
+)
 from ._errors import UnknownNameError, WorkspaceArgumentError
 
 __all__ = [
@@ -147,35 +154,6 @@ class Tokenizer(Protocol):
         """
 
 
-#: Texts up to this many characters are encoded to UTF-8 in one go; longer
-#: ones a piece at a time (bounded memory).
-_UTF8_PIECE = 1 << 16
-
-
-def utf8_length(text: str) -> int:
-    """UTF-8 bytes of ``text``, encoded a piece at a time for a long non-ASCII
-    text (no copy of more than one piece; a ``str`` slice never splits a code
-    point). O(1) for an ASCII text.
-
-    Parameters
-    ----------
-    text : str
-        Any text without unpaired surrogates.
-
-    Returns
-    -------
-    int
-        ``len(text.encode("utf-8"))``.
-    """
-    if text.isascii():
-        return len(text)
-    if len(text) <= _UTF8_PIECE:
-        return len(text.encode("utf-8"))
-    return sum(
-        len(text[i : i + _UTF8_PIECE].encode("utf-8")) for i in range(0, len(text), _UTF8_PIECE)
-    )
-
-
 #: Where an additive tokenizer's count splits exactly (see ``Tokenizer.additive``):
 #: before a space that follows a non-space, or after a newline before a
 #: character that is neither whitespace nor ``/``.
@@ -213,64 +191,6 @@ CLASS_SPLITS = re.compile(
 _WORD_AND_CLASS_SPLITS = re.compile(WORD_SPLITS.pattern + "|" + CLASS_SPLITS.pattern)
 
 
-def max_token_bytes(tokenizer: Any) -> int | None:
-    """The tokenizer's ``max_token_bytes`` if it declares a valid one.
-
-    Parameters
-    ----------
-    tokenizer : Tokenizer
-        Any object; the optional member is read with ``getattr``.
-
-    Returns
-    -------
-    int or None
-        The declared int >= 1, else None (then only ``count >= 1`` bounds a
-        text from below).
-    """
-    m = getattr(tokenizer, "max_token_bytes", None)
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        return None
-    return m
-
-
-def max_token_bytes_for(tokenizer: Any, text: str) -> int | None:
-    """The byte bound that applies to ``text``: ``max_token_bytes_ascii`` for
-    an ASCII text when declared (an int >= 1), else :func:`max_token_bytes`."""
-    if text.isascii():
-        m = getattr(tokenizer, "max_token_bytes_ascii", None)
-        if not isinstance(m, bool) and isinstance(m, int) and m >= 1:
-            return m
-    return max_token_bytes(tokenizer)
-
-
-def count_lower_bound(tokenizer: Any, text: str, limit: int | None = None) -> int:
-    """The tokenizer's ``count_lower_bound(text, limit)`` if it declares one,
-    else ``min(1, len(text))`` (the contract's own lower bound).
-
-    Parameters
-    ----------
-    tokenizer : Tokenizer
-        Any object; the optional member is read with ``getattr``.
-    text : str
-        The text.
-    limit : int, optional
-        The bound may stop reading once it exceeds this.
-
-    Returns
-    -------
-    int
-        A lower bound on ``tokenizer.count(text)`` (if the tokenizer's member
-        keeps the contract: ``vistalab.testing.check_tokenizer`` checks it on
-        samples).
-    """
-    bound = getattr(tokenizer, "count_lower_bound", None)
-    if callable(bound):
-        got = bound(text, limit)
-        if not isinstance(got, bool) and isinstance(got, int):
-            return got
-    return min(1, len(text))
-
-
 def split_points(tokenizer: Any) -> re.Pattern[str] | None:
     """The positions where ``tokenizer``'s count splits exactly.
 
@@ -289,235 +209,6 @@ def split_points(tokenizer: Any) -> re.Pattern[str] | None:
     if isinstance(pat, re.Pattern):
         return pat
     return WORD_SPLITS if getattr(tokenizer, "additive", False) else None
-
-
-# Per byte: how many continuation bytes a UTF-8 sequence that starts with it
-# carries (0 for ASCII and continuation bytes, 1-3 for lead bytes; 3 for the
-# bytes 0xF5-0xFF that valid UTF-8 never holds, which only weakens the bound).
-_EXTRA = bytes([0] * 0xC0 + [1] * 0x20 + [2] * 0x10 + [3] * 0x10)
-
-
-def _extra_bytes(token: bytes) -> int:
-    """The continuation bytes of the UTF-8 sequences whose lead byte ``token``
-    holds (whether those bytes are in ``token`` or in the next token)."""
-    return sum(token.translate(_EXTRA))
-
-
-# Every byte but the UTF-8 lead bytes of U+4000-U+9FFF.
-_NOT_IDEOGRAPH_LEADS = bytes(b for b in range(256) if not 0xE4 <= b <= 0xE9)
-
-
-def _ideograph_leads(data: bytes) -> int:
-    """How many of ``data``'s bytes are lead bytes of U+4000-U+9FFF."""
-    return len(data.translate(None, _NOT_IDEOGRAPH_LEADS))
-
-
-#: Characters before which no canonical normalisation ever looks back: the
-#: first character of each one's canonical decomposition is a starter
-#: (combining class 0) that is never the second character of a canonical
-#: pair decomposition and not a Hangul medial vowel or final consonant, so it
-#: composes with nothing before it and blocks everything after it from
-#: composing with anything before it (UAX #15, "Canonical Composition
-#: Algorithm"); canonical reordering only swaps non-starters. Hence
-#: ``NFC(a + b) == NFC(a) + NFC(b)`` whenever ``b`` starts with one of them.
-#: ASCII, Latin-1, Greek and Cyrillic letters, the CJK ideographs, kana and
-#: Hangul syllables. ``property_tests/test_workspace_long_results.py`` checks
-#: every character of the class against Python's Unicode database and the
-#: equality on random texts.
-NFC_BOUNDARIES = re.compile(
-    "[\x00-\x7f\u00c0-\u00ff\u0391-\u03a9\u03b1-\u03c9\u0410-\u044f"
-    "\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
-)
-#: Characters the lower bound reads at a time (one slice, one UTF-8 encode
-#: and, for a normalising tokenizer, one NFC check per window).
-BOUND_WINDOW = 1 << 16
-
-
-@dataclass(frozen=True)
-class VocabBound:
-    """A lower bound on a byte-level BPE's count, read off its vocabulary.
-
-    Such a tokenizer (after its normaliser, if any) encodes a text ``s`` to
-    tokens whose byte strings, concatenated, are ``s.encode("utf-8")``: each
-    token is a run of those bytes, each byte in exactly one token. So with
-    ``B`` the text's UTF-8 bytes, ``E`` the continuation bytes of its code
-    points (``B`` minus the code points) and ``I`` its code points in
-    U+4000-U+9FFF (the CJK ideographs; UTF-8 lead bytes 0xE4-0xE9), every
-    code point's lead byte lying in exactly one token::
-
-        count >= ceil(B / longest),  count >= ceil(E / extra),  count >= ceil(I / ideographs)
-
-    where ``longest``, ``extra`` and ``ideographs`` are the most bytes, the
-    most continuation bytes of the sequences whose lead byte it holds, and
-    the most lead bytes 0xE4-0xE9 that one token of the vocabulary holds
-    (proved from the tiling; the maxima are computed from every token's
-    bytes). For CJK text the third is the strong one: ``ideographs`` is 6
-    for the Qwen, cl100k and Llama 3 vocabularies (a token such as
-    " 生命周期函数"), 10 for o200k and 16 for DeepSeek-V4's, so a text of CJK
-    ideographs counts at least ``chars / 6`` to ``chars / 16`` tokens where
-    ``chars / 128`` was all the character count gave.
-
-    Attributes
-    ----------
-    longest : int
-        The vocabulary's longest token in bytes (>= 1).
-    extra : int
-        The largest number of continuation bytes of the UTF-8 sequences whose
-        lead byte one token holds (>= 1).
-    ideographs : int
-        The most lead bytes 0xE4-0xE9 one token holds (>= 1).
-    nfc : bool
-        The tokenizer normalises to NFC first: ``B``, ``E`` and ``I`` are
-        those of ``NFC(s)``. The text is then read in windows that end before
-        a character of :data:`NFC_BOUNDARIES`, where NFC splits exactly (so
-        the windows' figures add up to the text's); an NFC-normalised window
-        is its own NFC, another is normalised with Python's ``unicodedata``,
-        whose Unicode version must be the tokenizer's (checked by the tests on
-        random texts through the tokenizer's own tokens, not proved). A
-        stretch of more than a window without such a character is charged
-        ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``E`` or ``I``.
-    """
-
-    longest: int
-    extra: int
-    ideographs: int = 1
-    nfc: bool = False
-
-    def __post_init__(self) -> None:
-        for field, value in (
-            ("longest", self.longest),
-            ("extra", self.extra),
-            ("ideographs", self.ideographs),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise WorkspaceArgumentError(
-                    field, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
-                )
-        if not isinstance(self.nfc, bool):
-            raise WorkspaceArgumentError("nfc", self.nfc, "must be True or False")
-
-    @classmethod
-    def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
-        """The bound of a vocabulary given as its tokens' byte strings.
-
-        Parameters
-        ----------
-        tokens : iterable of bytes
-            Every token of the vocabulary (a superset only weakens the bound).
-        nfc : bool
-            The tokenizer normalises to NFC before encoding.
-
-        Returns
-        -------
-        VocabBound
-            The maxima over the tokens (each at least 1).
-        """
-        longest = extra = ideographs = 1
-        for t in tokens:
-            longest = max(longest, len(t))
-            extra = max(extra, _extra_bytes(t))
-            ideographs = max(ideographs, _ideograph_leads(t))
-        return cls(longest, extra, ideographs, nfc)
-
-    def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
-        """A lower bound on the tokenizer's count of ``text``.
-
-        Parameters
-        ----------
-        text : str
-            Any text without unpaired surrogates.
-        limit : int, optional
-            Stop reading as soon as the bound exceeds it (then the value
-            returned exceeds ``limit``; it is still a lower bound).
-        window : int
-            Characters read at a time (tests use small ones).
-
-        Returns
-        -------
-        int
-            The largest of the three bounds over the part read (a lower bound
-            on the whole, since ``B``, ``E`` and ``I`` only grow as windows
-            are added). O(1) for an ASCII text.
-        """
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise WorkspaceArgumentError(
-                "window", window, "must be an int >= 1", "pass e.g. window=BOUND_WINDOW"
-            )
-        n = len(text)
-        if text.isascii():
-            return -(-n // self.longest)
-        nbytes = extra = ideo = loose = start = 0
-        while start < n:
-            end = min(n, start + window)
-            if self.nfc and end < n:
-                m = NFC_BOUNDARIES.search(text, end, min(n, end + window))
-                if m is not None:
-                    end = m.start()
-                elif end + window >= n:
-                    end = n  # the text's end is a boundary too
-                else:
-                    # No boundary near: a loose stretch, charged its raw bytes
-                    # / NFC_SHRINK (NFC of the text from its start, a boundary,
-                    # has at least that many), until it ends at a boundary.
-                    end = min(n, end + window)
-                    loose += utf8_length(text[start:end])
-                    start = end
-                    if (
-                        limit is not None
-                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo) > limit
-                    ):
-                        break
-                    continue
-            piece = text[start:end]
-            start = end
-            if loose:  # the loose stretch ends here, at a boundary (or the end)
-                nbytes, loose = nbytes + -(-(loose + utf8_length(piece)) // NFC_SHRINK), 0
-            elif piece.isascii():
-                nbytes += len(piece)
-            else:
-                if self.nfc and not unicodedata.is_normalized("NFC", piece):
-                    piece = unicodedata.normalize("NFC", piece)
-                raw = piece.encode("utf-8")
-                nbytes, extra = nbytes + len(raw), extra + len(raw) - len(piece)
-                ideo += _ideograph_leads(raw)
-            if limit is not None and self._value(nbytes, extra, ideo) > limit:
-                break
-        return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo)
-
-    def _value(self, nbytes: int, extra: int, ideo: int) -> int:
-        return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
-
-
-class _VocabBounded:
-    """``count_lower_bound`` for a tokenizer that exposes its ``vocab_bound``
-    (a :class:`VocabBound`, or None when its vocabulary is not a plain
-    byte-level BPE)."""
-
-    if TYPE_CHECKING:  # each tokenizer class defines it
-
-        @property
-        def vocab_bound(self) -> VocabBound | None: ...
-
-    def count_lower_bound(self, text: str, limit: int | None = None) -> int:
-        """A lower bound on ``count(text)`` read off the vocabulary (after the
-        tokenizer's normaliser, e.g. NFC for ``qwen3``), without tokenising
-        (see :meth:`VocabBound.at_least`); ``min(1, len(text))`` when the
-        tokenizer has no vocabulary bound.
-
-        Parameters
-        ----------
-        text : str
-            The text.
-        limit : int, optional
-            Stop reading once the bound exceeds it.
-
-        Returns
-        -------
-        int
-            At most ``count(text)``.
-        """
-        b = self.vocab_bound
-        return min(1, len(text)) if b is None else b.at_least(text, limit)
 
 
 class _OfflineTiktoken(_VocabBounded):
@@ -849,17 +540,6 @@ class QuicktokTokenizer(_VocabBounded):
 
     def __repr__(self) -> str:
         return f"QuicktokTokenizer({self.name!r})"
-
-
-#: By how much NFC can shrink a text's UTF-8 bytes at most: NFD(s) is the
-#: characters' own decompositions (then reordered), and NFC(s) is a sequence of
-#: characters whose decompositions concatenate to NFD(s), so
-#: ``bytes(s) <= R2 * bytes(NFD(s)) <= R2 * R1 * bytes(NFC(s))`` with
-#: ``R1 = max bytes(NFD(c)) / bytes(c)`` (3: U+0390, and Hangul syllables) and
-#: ``R2 = max bytes(c) / bytes(NFD(c))`` (3: U+1FEF -> U+0060) over all code
-#: points. ``property_tests/test_workspace_long_results.py`` recomputes both
-#: from Python's Unicode database (checked on every code point of that version).
-NFC_SHRINK = 9
 
 
 class HFTokenizer(_VocabBounded):
