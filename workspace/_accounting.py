@@ -43,7 +43,13 @@ REPLY_PRIMING = 3
 
 def canonical_json(obj: Any) -> str:
     """Compact, key-sorted, ASCII-safe JSON: identical bytes on every platform."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _CANONICAL.encode(obj)
+
+
+#: The encoder ``json.dumps(obj, sort_keys=True, separators=(",", ":"),
+#: ensure_ascii=True)`` builds on each call, built once (it holds no state
+#: between calls, so threads may share it).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 #: Tokens charged for one non-text content part (an image, audio, a file), on top

@@ -301,22 +301,17 @@ class DashboardRenderer:
         cache, count = self._head_pieces, self._count
         if len(cache) > _HEAD_PIECES:  # figures of past turns: a few per registration
             cache.clear()
-
-        def tokens(text: str) -> int:
-            n = cache.get(text)
-            if n is None:
-                n = cache[text] = count(text)
-            return n
-
+        get = cache.get
         total = 0
         for chunk in _LINE_SPLITS.split(head):
-            n = cache.get(chunk)
+            n = get(chunk)
             if n is None:
-                n, start = 0, 0
-                for m in _SPACE_SPLITS.finditer(chunk):
-                    n += tokens(chunk[start : m.start()])
-                    start = m.start()
-                n += tokens(chunk[start:])
+                n = 0
+                for piece in _SPACE_SPLITS.split(chunk):
+                    m = get(piece)
+                    if m is None:
+                        m = cache[piece] = count(piece)
+                    n += m
                 cache[chunk] = n
             total += n
         return total

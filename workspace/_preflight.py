@@ -36,6 +36,10 @@ from ._validate import _num
 __all__ = ["PreflightLayer"]
 
 
+#: Placeholder costs remembered at most (a turn asks for its calls' ids).
+_PLACEHOLDER_MEMO = 4096
+
+
 class PreflightLayer(LayoutLayer):
     """The candidate rendering C~_t, preflight against B, and the management
     rendering on overflow (eq. overflow)."""
@@ -98,13 +102,15 @@ class PreflightLayer(LayoutLayer):
             tokens += n
         turn = self._turn
         ages, age_tokens = self._renderer.age_table(turn)
+        # Indexed by a row's turn t (0 <= t <= turn): the fields of age turn - t.
+        age_of, tokens_of = ages[turn::-1].__getitem__, age_tokens[turn::-1].__getitem__
         chain = itertools.chain.from_iterable
         for c in led.occupied():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
                 # pieces has one more entry than turns: the last is appended below
-                parts.extend(chain(zip(pieces, [ages[turn - t] for t in turns], strict=False)))
-                tokens += ptok + sum([age_tokens[turn - t] for t in turns])
+                parts.extend(chain(zip(pieces, map(age_of, turns), strict=False)))
+                tokens += ptok + sum(map(tokens_of, turns))
             parts.append(pieces[-1])
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
@@ -211,9 +217,19 @@ class PreflightLayer(LayoutLayer):
         return total
 
     def _placeholder_cost(self, cid: str) -> int:
-        return message_tokens(
-            {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)}, self.tokenizer
-        )
+        """Tokens of the placeholder answering pending call ``cid``: asked for
+        when the call is registered (its room, the running sum) and answered,
+        so it is counted once per id (a bounded memo: ids of past turns go)."""
+        memo = self._placeholder_memo
+        n = memo.get(cid)
+        if n is None:
+            if len(memo) >= _PLACEHOLDER_MEMO:
+                memo.clear()
+            n = memo[cid] = message_tokens(
+                {"role": "tool", "tool_call_id": cid, "content": pending_text(cid)},
+                self.tokenizer,
+            )
+        return n
 
     def _pending_tail_start(self) -> int | None:
         """The position (0-based) of the tool-call block whose calls are still

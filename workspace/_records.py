@@ -430,6 +430,11 @@ class Group:
         )
 
 
+#: ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``'s
+#: encoder, built once (stateless between calls).
+_PAYLOAD_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def block_payload_bytes(
     btype: BlockType, content: str | None, tool_calls: tuple[ToolCall, ...] | None
 ) -> bytes:
@@ -445,9 +450,7 @@ def block_payload_bytes(
             "content": content,
             "tool_calls": [c.to_openai() for c in (tool_calls or ())],
         }
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-            "utf-8"
-        )
+        return _PAYLOAD_JSON.encode(obj).encode("utf-8")
     return (content or "").encode("utf-8")
 
 

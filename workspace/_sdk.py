@@ -55,6 +55,8 @@ MAX_DEPTH = 8
 
 _SHAPE_MARKERS = ("role", "type", "function")
 _SCALARS = (str, bytes, bytearray, int, float, bool, type(None))
+#: The same types exactly: a set look-up before the isinstance checks.
+_EXACT_SCALARS = frozenset(_SCALARS)
 
 
 def plain_sdk(value: Any, parameter: str = "message") -> Any:
@@ -77,9 +79,10 @@ def plain_sdk(value: Any, parameter: str = "message") -> Any:
 
 
 def _plain(value: Any, parameter: str, depth: int) -> Any:
-    if isinstance(value, _SCALARS) or depth > MAX_DEPTH:
+    kind = type(value)
+    if kind in _EXACT_SCALARS or depth > MAX_DEPTH or isinstance(value, _SCALARS):
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):  # exact dicts skip the ABC check
         out = {k: _plain(v, parameter, depth + 1) for k, v in value.items()}
         if all(out[k] is v for k, v in value.items()):
             return value

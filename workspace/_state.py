@@ -109,6 +109,7 @@ MUTABLE_STATE = (
     "_adopted_keys",
     "_anth_used",
     "_anth_renames",
+    "_placeholder_memo",
 )
 
 _SelfT = TypeVar("_SelfT", bound="StateCore")
@@ -274,6 +275,8 @@ class StateCore:
         self._pending_sum: tuple[dict[str, str], int, int] | None = None
         # Tokens bounding a rejection notice (PreflightLayer._notice_reserve).
         self._notice_bound: int | None = None
+        # Placeholder tokens per pending call id (PreflightLayer._placeholder_cost).
+        self._placeholder_memo: dict[str, int] = {}
         # The latest calling block's call id -> index (see RegisterLayer._call_slot).
         self._slot_cache: tuple[str, dict[str, int]] | None = None
         # Top units remembered while no parent changes (see _tops_memo; None outside).
