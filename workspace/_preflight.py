@@ -102,15 +102,15 @@ class PreflightLayer(LayoutLayer):
             tokens += n
         turn = self._turn
         ages, age_tokens = self._renderer.age_table(turn)
-        # Indexed by a row's turn t (0 <= t <= turn): the fields of age turn - t.
-        age_of, tokens_of = ages[turn::-1].__getitem__, age_tokens[turn::-1].__getitem__
+        # A row of turn t shows the age field of turn - t (mapped in C, per row).
+        age_of, tokens_of, back = ages.__getitem__, age_tokens.__getitem__, turn.__sub__
         chain = itertools.chain.from_iterable
         for c in led.occupied():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
                 # pieces has one more entry than turns: the last is appended below
-                parts.extend(chain(zip(pieces, map(age_of, turns), strict=False)))
-                tokens += ptok + sum(map(tokens_of, turns))
+                parts.extend(chain(zip(pieces, map(age_of, map(back, turns)), strict=False)))
+                tokens += ptok + sum(map(tokens_of, map(back, turns)))
             parts.append(pieces[-1])
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
