@@ -242,3 +242,47 @@ def test_ledger_rows_keep_a_text_they_cannot_remake():
     ws._ledger.put(uid, odd, ws.turn)
     assert ws._ledger.rows[uid].prefix == f"{uid:<5}  9,999"
     assert ws._ledger.rows[uid].suffix == "  other  -  visible\n"
+
+
+def test_event_columns_read_back_the_events_stored():
+    """The columnar log reads back, at every index and slice, events equal (and
+    serialising the same) to those stored, through appends with consecutive or
+    other sequence numbers and config digests, stores over old entries, copies
+    and a clear; a copy is independent of later changes to its source."""
+    from vistalab.workspace._events import CallParts, EventColumns, logged_event
+    from vistalab.workspace._records import ToolCall
+
+    ws = _session()
+    calls = (ToolCall("c9", "query", "{}"),)
+    made = [
+        logged_event(0, "init", {"config": {"budget": 1}}, True, "", {}, (7, 0, 0)),
+        logged_event(1, "register", {"message": CallParts(("x", calls))}, True, "B1", {},
+                     (7, 1, 2**256 - 1)),
+        logged_event(2, "register", {"message": {"role": "tool", "tool_call_id": "c9",
+                                                 "content": "r"}}, True, "B2", {}, (7, 1, 5)),
+        logged_event(3, "archive", {"ids": "B1-B2"}, False, "no", {"why": 1}, (7, 1, 5)),
+    ]
+    col, ref = EventColumns(), []
+    for ev in made:
+        col.append(ev)
+        ref.append(ev)
+    odd = logged_event(9, "read", {"id": "B1"}, True, "B1.txt", {}, (8, 4, 3))
+    col.append(odd)  # another sequence number and config digest: kept as given
+    ref.append(odd)
+    snap = col.copy()
+    col[1] = logged_event(1, "register", {"message": {"role": "user", "content": "u"}}, True,
+                          "B1", {}, (7, 2, 11))
+    ref[1] = col[1]
+    for log, want in ((col, ref), (snap, [*made, odd])):
+        assert len(log) == len(want)
+        for k in range(-len(want), len(want)):
+            assert log[k] == want[k] and log[k].to_json() == want[k].to_json()
+            assert log[k].state_hash == want[k].state_hash
+        assert list(log) == want and log[1:4] == want[1:4] and log[::-2] == want[::-2]
+        with pytest.raises(IndexError):
+            log[len(want)]
+    col.clear()
+    assert len(col) == 0 and list(col) == [] and len(snap) == 5
+    for ev in ws.events:
+        col.append(ev)
+    assert tuple(col) == ws.events

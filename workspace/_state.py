@@ -29,7 +29,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, EventLogFile, event_state, logged_event
+from ._events import Event, EventColumns, EventLogFile, event_state, logged_event
 from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, Digests, accumulate, record_hash, state_hash_of
@@ -311,8 +311,8 @@ class StateCore:
         ).message_tokens
         self._check_floor(extra_pinned=0, what=None)
 
-        # Event log.
-        self._events: list[Event] = []
+        # Event log (columns; an entry read is built as its Event).
+        self._events = EventColumns()
         # A substituted fork's log rewrite, applied when the old events are read:
         # (first event, end, [(event, new content, digest change)]).
         self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
