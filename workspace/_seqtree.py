@@ -24,21 +24,22 @@ def _column(code: str, n: int, fill: int = 0) -> array[int]:
 class PrefixTree:
     """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
 
-    Each node keeps the sum of its values, the largest running total over a
-    leading run of its non-empty positions (``_NEG``, below any real total,
-    when it has none) and how many positions are non-empty, in flat integer
-    arrays. Updates and searches cost O(log n); appends
-    are amortised O(1) plus O(log n).
+    Each node keeps the sum of its values and the largest running total over
+    a leading run of its non-empty positions, in two flat integer arrays. That
+    total is exactly ``_NEG`` when the node has no non-empty position (an
+    empty leaf holds 0 and ``_NEG``, and ``max(_NEG, 0 + _NEG)`` stays
+    ``_NEG``) and a real total otherwise, so it also says which nodes are
+    empty. Updates and searches cost O(log n); appends are amortised O(1) plus
+    O(log n).
     """
 
-    __slots__ = ("_cap", "_sum", "_best", "_cnt", "_n")
+    __slots__ = ("_cap", "_sum", "_best", "_n")
 
     def __init__(self) -> None:
         self._cap = 1
         self._n = 0
         self._sum = _column("q", 2)
         self._best = _column("q", 2, _NEG)
-        self._cnt = _column("i", 2)
 
     def __len__(self) -> int:
         return self._n
@@ -46,7 +47,7 @@ class PrefixTree:
     def copy(self) -> PrefixTree:
         new = PrefixTree.__new__(PrefixTree)
         new._cap, new._n = self._cap, self._n
-        new._sum, new._best, new._cnt = self._sum[:], self._best[:], self._cnt[:]
+        new._sum, new._best = self._sum[:], self._best[:]
         return new
 
     def append(self, value: int | None = None) -> None:
@@ -60,50 +61,47 @@ class PrefixTree:
     def _grow(self) -> None:
         old = self._cap
         cap = old * 2
-        s, b, c = _column("q", 2 * cap), _column("q", 2 * cap, _NEG), _column("i", 2 * cap)
+        s, b = _column("q", 2 * cap), _column("q", 2 * cap, _NEG)
         s[cap : cap + old] = self._sum[old : 2 * old]
         b[cap : cap + old] = self._best[old : 2 * old]
-        c[cap : cap + old] = self._cnt[old : 2 * old]
         for i in range(cap - 1, 0, -1):
             l, r = 2 * i, 2 * i + 1
             s[i] = s[l] + s[r]
             b[i] = max(b[l], s[l] + b[r])
-            c[i] = c[l] + c[r]
-        self._cap, self._sum, self._best, self._cnt = cap, s, b, c
+        self._cap, self._sum, self._best = cap, s, b
 
     def set(self, i: int, value: int | None) -> None:
         """Give position ``i`` this value, or make it empty (None)."""
-        s, b, c = self._sum, self._best, self._cnt
+        s, b = self._sum, self._best
         k = i + self._cap
         if value is None:
-            if not c[k]:
+            if b[k] == _NEG:
                 return
-            s[k], b[k], c[k] = 0, _NEG, 0
+            s[k], b[k] = 0, _NEG
         else:
-            if c[k] and s[k] == value:
+            if b[k] != _NEG and s[k] == value:
                 return
-            s[k], b[k], c[k] = value, value, 1
+            s[k], b[k] = value, value
         k >>= 1
         while k:
             l, r = 2 * k, 2 * k + 1
             s[k] = s[l] + s[r]
             b[k] = max(b[l], s[l] + b[r])
-            c[k] = c[l] + c[r]
             k >>= 1
 
     def set_many(self, items: list[tuple[int, int | None]]) -> None:
         """:meth:`set` for many positions at once: the leaves first, then each
         node above them once, level by level, so ``k`` positions in one run
         cost O(k + log n) instead of O(k log n) (an archive of a long range)."""
-        s, b, c = self._sum, self._best, self._cnt
+        s, b = self._sum, self._best
         cap = self._cap
         nodes: set[int] = set()
         for i, value in items:
             k = i + cap
             if value is None:
-                s[k], b[k], c[k] = 0, _NEG, 0
+                s[k], b[k] = 0, _NEG
             else:
-                s[k], b[k], c[k] = value, value, 1
+                s[k], b[k] = value, value
             nodes.add(k >> 1)
         while nodes and 0 not in nodes:
             up: set[int] = set()
@@ -111,13 +109,12 @@ class PrefixTree:
                 l, r = 2 * k, 2 * k + 1
                 s[k] = s[l] + s[r]
                 b[k] = max(b[l], s[l] + b[r])
-                c[k] = c[l] + c[r]
                 up.add(k >> 1)
             nodes = up
 
     def value(self, i: int) -> int | None:
         k = i + self._cap
-        return self._sum[k] if self._cnt[k] else None
+        return None if self._best[k] == _NEG else self._sum[k]
 
     def _cover(self, lo: int, hi: int) -> list[int]:
         """Nodes covering positions ``[lo, hi)``, left to right."""
@@ -162,14 +159,14 @@ class PrefixTree:
 
     def positions(self, lo: int, hi: int) -> Iterator[int]:
         """The non-empty positions in ``[lo, hi)``, ascending (O(log n) each)."""
-        c, cap = self._cnt, self._cap
+        b, cap = self._best, self._cap
         for top in self._cover(max(lo, 0), min(hi, self._n)):
-            if not c[top]:
+            if b[top] == _NEG:
                 continue
             stack = [top]
             while stack:
                 k = stack.pop()
-                if not c[k]:
+                if b[k] == _NEG:
                     continue
                 if k >= cap:
                     yield k - cap

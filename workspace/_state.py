@@ -20,6 +20,7 @@ from ._accounting import (
     tools_tokens,
 )
 from ._atomic import Txn
+from ._bulk import bulk_build
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import (
     BudgetConfigError,
@@ -487,7 +488,8 @@ class StateCore:
     def events(self) -> tuple[Event, ...]:
         """The event log so far (``init`` first)."""
         self._apply_rewrite()
-        return tuple(self._events)
+        with bulk_build():  # one event object built per entry, none of them cyclic
+            return tuple(self._events)
 
     @property
     def event_count(self) -> int:
