@@ -228,7 +228,7 @@ def test_fork_copies_every_mutable_container_by_name():
 
     ws = Workspace(20_000, tokenizer="approx")
     ws.register_user("task")
-    kinds = (list, dict, set, PositionMessages, EventColumns)
+    kinds = (list, dict, set, bytearray, PositionMessages, EventColumns)
     containers = {k for k, v in vars(ws).items() if type(v) in kinds}
     assert containers == set(MUTABLE_STATE)
     f = ws.fork()

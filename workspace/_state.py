@@ -260,8 +260,8 @@ class StateCore:
             tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] | None
         ) = None
         # whether a position continues the unit before it (its first message is
-        # a tool message answering the call above it);
-        self._cont: list[bool] = []
+        # a tool message answering the call above it), a byte each;
+        self._cont = bytearray()
         # pinned positions, ascending; and the messages of each run of
         # _CHUNK positions, joined (dropped when one of them changes).
         self._pinned_seqs: list[int] = []
