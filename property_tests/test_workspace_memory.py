@@ -3,9 +3,10 @@ low behaving exactly as the plain ones (paper, "Implementation Details": the
 workspace keeps the whole history, every block and every event, so a long
 session's state is held for as long as the session runs).
 
-The engine's own event records keep a state hash's inputs instead of its hex
-text and a registration's message instead of an argument dict; the position
-trees hold flat integer columns; the record digests a flat byte column. Each
+The engine's own event log keeps a state hash's inputs instead of its hex
+text and a registration's message instead of an argument dict, in columns
+(an entry read is built as its Event); the position trees hold flat integer
+columns; the record digests a flat byte column. Each
 is checked here against the plain form it stands for, and the bytes one
 block holds (``tracemalloc``, a deterministic count) against a bound."""
 
@@ -174,14 +175,16 @@ def _traced_bytes_per_block(n_blocks: int) -> tuple[float, int]:
 
 
 def test_engine_bytes_per_block_stay_bounded():
-    """A 4,000-block history costs the engine at most 1,575 bytes per block
-    as tracemalloc counts them (1,406 now; 2,045 before positions held their
-    records instead of rendered messages, registration events their parts and
-    ledger rows their standard texts by what they are made from; 2,613 before
-    the compact event records, trees, digest column and shared ID strings;
-    the messages' own JSON is about 140 bytes per block here)."""
+    """A 4,000-block history costs the engine at most 1,290 bytes per block
+    as tracemalloc counts them (1,175 now; 1,365 before the event log became
+    columns and the position trees dropped their count column and leaf sums;
+    2,045 before positions held their records instead of rendered messages,
+    registration events their parts and ledger rows their standard texts by
+    what they are made from; 2,613 before the compact event records, trees,
+    digest column and shared ID strings; the messages' own JSON is about 140
+    bytes per block here)."""
     per_block, js = _traced_bytes_per_block(4_000)
-    assert per_block <= 1_575, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
+    assert per_block <= 1_290, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
 
 
 def _eager_messages(ws: Workspace, i: int) -> tuple:
