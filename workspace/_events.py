@@ -296,7 +296,9 @@ class _LoggedEvent(Event):
     __slots__ = ("_cfg", "_turn", "_acc", "_a", "_m")
     _cfg: int
     _turn: int
-    _acc: int
+    #: The record accumulator, or its 32 big-endian bytes (an entry read
+    #: from :class:`EventColumns`; turned into the int when it is needed).
+    _acc: int | bytes
     #: The arguments; or None (``_m`` is the message), a call id (``_m`` is a
     #: tool result's text) or a tuple of calls (``_m`` is their message's text).
     _a: dict[str, Any] | str | tuple[Any, ...] | None
@@ -307,7 +309,7 @@ class _LoggedEvent(Event):
 
     @property  # type: ignore[override]
     def state_hash(self) -> str:  # noqa: D102 - Event.state_hash
-        return state_hash_of(self._cfg, self._turn, self._acc)
+        return state_hash_of(self._cfg, self._turn, _acc_int(self._acc))
 
     @property  # type: ignore[override]
     def args(self) -> dict[str, Any]:  # noqa: D102 - Event.args
@@ -389,6 +391,28 @@ def _event_of(
     put(ev, "_a", a)
     put(ev, "_m", m)
     return ev
+
+
+def _acc_int(acc: int | bytes) -> int:
+    return acc if isinstance(acc, int) else int.from_bytes(acc, "big")
+
+
+def _acc_bytes(acc: int | bytes) -> bytes:
+    return acc.to_bytes(32, "big") if isinstance(acc, int) else acc
+
+
+# The slots' own setters (an event is built by setting each, as frozen
+# dataclasses do, without the per-call attribute look-up of object.__setattr__).
+_SET_SEQ = vars(Event)["seq"].__set__
+_SET_OP = vars(Event)["op"].__set__
+_SET_OK = vars(Event)["ok"].__set__
+_SET_RESULT = vars(Event)["result"].__set__
+_SET_EFFECTS = vars(Event)["effects"].__set__
+_SET_CFG = vars(_LoggedEvent)["_cfg"].__set__
+_SET_TURN = vars(_LoggedEvent)["_turn"].__set__
+_SET_ACC = vars(_LoggedEvent)["_acc"].__set__
+_SET_A = vars(_LoggedEvent)["_a"].__set__
+_SET_M = vars(_LoggedEvent)["_m"].__set__
 
 
 def logged_event(
@@ -486,24 +510,50 @@ class EventColumns:
         self._result.append(ev.result)
         self._effects.append(ev.effects)
         self._turn.append(ev._turn)
-        self._acc += ev._acc.to_bytes(32, "big")
+        self._acc += _acc_bytes(ev._acc)
         self._a.append(ev._a)
         self._m.append(ev._m)
 
     def _at(self, k: int) -> Event:
-        op, ok = self._kinds[self._code[k]]
-        return _event_of(
-            self._seq0 + k if self._seqs is None else self._seqs[k],
-            op,
-            ok,
-            self._result[k],
-            self._effects[k],
-            self._cfg0 if self._cfgs is None else self._cfgs[k],
-            self._turn[k],
-            int.from_bytes(self._acc[32 * k : 32 * k + 32], "big"),
-            self._a[k],
-            self._m[k],
-        )
+        return self._build(k, k + 1)[0]
+
+    def _build(self, lo: int, hi: int) -> list[Event]:
+        """The events of entries ``lo .. hi-1`` (``0 <= lo <= hi <= len``), built
+        column by column (a whole log's worth costs about a microsecond an event)."""
+        seqs = range(self._seq0 + lo, self._seq0 + hi) if self._seqs is None else self._seqs[lo:hi]
+        cfgs = [self._cfg0] * (hi - lo) if self._cfgs is None else self._cfgs[lo:hi]
+        kinds = self._kinds
+        acc = bytes(self._acc[32 * lo : 32 * hi])  # bytes: no buffer export of the column
+        new = object.__new__
+        cls = _LoggedEvent
+        out: list[Event] = []
+        add = out.append
+        for j, seq, code, result, effects, cfg, turn, a, m in zip(
+            range(0, 32 * (hi - lo), 32),
+            seqs,
+            self._code[lo:hi],
+            self._result[lo:hi],
+            self._effects[lo:hi],
+            cfgs,
+            self._turn[lo:hi],
+            self._a[lo:hi],
+            self._m[lo:hi],
+            strict=True,
+        ):
+            ev = new(cls)
+            op, ok = kinds[code]
+            _SET_SEQ(ev, seq)
+            _SET_OP(ev, op)
+            _SET_OK(ev, ok)
+            _SET_RESULT(ev, result)
+            _SET_EFFECTS(ev, effects)
+            _SET_CFG(ev, cfg)
+            _SET_TURN(ev, turn)
+            _SET_ACC(ev, acc[j : j + 32])
+            _SET_A(ev, a)
+            _SET_M(ev, m)
+            add(ev)
+        return out
 
     def _index(self, k: int) -> int:
         n = len(self._result)
@@ -515,7 +565,10 @@ class EventColumns:
 
     def __getitem__(self, k: int | slice) -> Any:
         if isinstance(k, slice):
-            return [self._at(i) for i in range(*k.indices(len(self._result)))]
+            lo, hi, step = k.indices(len(self._result))
+            if step == 1:
+                return self._build(lo, max(lo, hi))
+            return [self._at(i) for i in range(lo, hi, step)]
         return self._at(self._index(k))
 
     def __setitem__(self, k: int, ev: Event) -> None:
@@ -534,12 +587,12 @@ class EventColumns:
         self._result[k] = ev.result
         self._effects[k] = ev.effects
         self._turn[k] = ev._turn
-        self._acc[32 * k : 32 * k + 32] = ev._acc.to_bytes(32, "big")
+        self._acc[32 * k : 32 * k + 32] = _acc_bytes(ev._acc)
         self._a[k] = ev._a
         self._m[k] = ev._m
 
     def __iter__(self) -> Iterator[Event]:
-        return (self._at(i) for i in range(len(self._result)))
+        return iter(self._build(0, len(self._result)))
 
     def copy(self) -> EventColumns:
         """An independent copy (the cells' strings and dicts are immutable, shared)."""
@@ -562,7 +615,7 @@ class EventColumns:
 def event_state(ev: Event) -> tuple[int, int]:
     """(turn, record accumulator) after a logged event (see :func:`logged_event`)."""
     assert isinstance(ev, _LoggedEvent)
-    return ev._turn, ev._acc
+    return ev._turn, _acc_int(ev._acc)
 
 
 def read_event_log(
