@@ -259,10 +259,18 @@ def test_event_columns_read_back_the_events_stored():
     calls = (ToolCall("c9", "query", "{}"),)
     made = [
         logged_event(0, "init", {"config": {"budget": 1}}, True, "", {}, (7, 0, 0)),
-        logged_event(1, "register", {"message": CallParts(("x", calls))}, True, "B1", {},
-                     (7, 1, 2**256 - 1)),
-        logged_event(2, "register", {"message": {"role": "tool", "tool_call_id": "c9",
-                                                 "content": "r"}}, True, "B2", {}, (7, 1, 5)),
+        logged_event(
+            1, "register", {"message": CallParts(("x", calls))}, True, "B1", {}, (7, 1, 2**256 - 1)
+        ),
+        logged_event(
+            2,
+            "register",
+            {"message": {"role": "tool", "tool_call_id": "c9", "content": "r"}},
+            True,
+            "B2",
+            {},
+            (7, 1, 5),
+        ),
         logged_event(3, "archive", {"ids": "B1-B2"}, False, "no", {"why": 1}, (7, 1, 5)),
     ]
     col, ref = EventColumns(), []
@@ -273,8 +281,9 @@ def test_event_columns_read_back_the_events_stored():
     col.append(odd)  # another sequence number and config digest: kept as given
     ref.append(odd)
     snap = col.copy()
-    col[1] = logged_event(1, "register", {"message": {"role": "user", "content": "u"}}, True,
-                          "B1", {}, (7, 2, 11))
+    col[1] = logged_event(
+        1, "register", {"message": {"role": "user", "content": "u"}}, True, "B1", {}, (7, 2, 11)
+    )
     ref[1] = col[1]
     for log, want in ((col, ref), (snap, [*made, odd])):
         assert len(log) == len(want)
