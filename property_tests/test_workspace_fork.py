@@ -222,12 +222,13 @@ def test_fork_copies_every_mutable_container_by_name():
     """``fork`` copies the containers named in MUTABLE_STATE (plus the ledger,
     the children lists and the lock): every list, dict or set attribute of a
     workspace is named there, so a new container cannot be shared by accident."""
+    from vistalab.workspace._events import EventColumns
     from vistalab.workspace._positions import PositionMessages
     from vistalab.workspace._state import MUTABLE_STATE
 
     ws = Workspace(20_000, tokenizer="approx")
     ws.register_user("task")
-    kinds = (list, dict, set, PositionMessages)
+    kinds = (list, dict, set, bytearray, PositionMessages, EventColumns)
     containers = {k for k, v in vars(ws).items() if type(v) in kinds}
     assert containers == set(MUTABLE_STATE)
     f = ws.fork()

@@ -3,9 +3,10 @@ low behaving exactly as the plain ones (paper, "Implementation Details": the
 workspace keeps the whole history, every block and every event, so a long
 session's state is held for as long as the session runs).
 
-The engine's own event records keep a state hash's inputs instead of its hex
-text and a registration's message instead of an argument dict; the position
-trees hold flat integer columns; the record digests a flat byte column. Each
+The engine's own event log keeps a state hash's inputs instead of its hex
+text and a registration's message instead of an argument dict, in columns
+(an entry read is built as its Event); the position trees hold flat integer
+columns; the record digests a flat byte column. Each
 is checked here against the plain form it stands for, and the bytes one
 block holds (``tracemalloc``, a deterministic count) against a bound."""
 
@@ -174,14 +175,16 @@ def _traced_bytes_per_block(n_blocks: int) -> tuple[float, int]:
 
 
 def test_engine_bytes_per_block_stay_bounded():
-    """A 4,000-block history costs the engine at most 1,575 bytes per block
-    as tracemalloc counts them (1,406 now; 2,045 before positions held their
-    records instead of rendered messages, registration events their parts and
-    ledger rows their standard texts by what they are made from; 2,613 before
-    the compact event records, trees, digest column and shared ID strings;
-    the messages' own JSON is about 140 bytes per block here)."""
+    """A 4,000-block history costs the engine at most 1,290 bytes per block
+    as tracemalloc counts them (1,175 now; 1,365 before the event log became
+    columns and the position trees dropped their count column and leaf sums;
+    2,045 before positions held their records instead of rendered messages,
+    registration events their parts and ledger rows their standard texts by
+    what they are made from; 2,613 before the compact event records, trees,
+    digest column and shared ID strings; the messages' own JSON is about 140
+    bytes per block here)."""
     per_block, js = _traced_bytes_per_block(4_000)
-    assert per_block <= 1_575, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
+    assert per_block <= 1_290, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
 
 
 def _eager_messages(ws: Workspace, i: int) -> tuple:
@@ -242,3 +245,56 @@ def test_ledger_rows_keep_a_text_they_cannot_remake():
     ws._ledger.put(uid, odd, ws.turn)
     assert ws._ledger.rows[uid].prefix == f"{uid:<5}  9,999"
     assert ws._ledger.rows[uid].suffix == "  other  -  visible\n"
+
+
+def test_event_columns_read_back_the_events_stored():
+    """The columnar log reads back, at every index and slice, events equal (and
+    serialising the same) to those stored, through appends with consecutive or
+    other sequence numbers and config digests, stores over old entries, copies
+    and a clear; a copy is independent of later changes to its source."""
+    from vistalab.workspace._events import CallParts, EventColumns, logged_event
+    from vistalab.workspace._records import ToolCall
+
+    ws = _session()
+    calls = (ToolCall("c9", "query", "{}"),)
+    made = [
+        logged_event(0, "init", {"config": {"budget": 1}}, True, "", {}, (7, 0, 0)),
+        logged_event(
+            1, "register", {"message": CallParts(("x", calls))}, True, "B1", {}, (7, 1, 2**256 - 1)
+        ),
+        logged_event(
+            2,
+            "register",
+            {"message": {"role": "tool", "tool_call_id": "c9", "content": "r"}},
+            True,
+            "B2",
+            {},
+            (7, 1, 5),
+        ),
+        logged_event(3, "archive", {"ids": "B1-B2"}, False, "no", {"why": 1}, (7, 1, 5)),
+    ]
+    col, ref = EventColumns(), []
+    for ev in made:
+        col.append(ev)
+        ref.append(ev)
+    odd = logged_event(9, "read", {"id": "B1"}, True, "B1.txt", {}, (8, 4, 3))
+    col.append(odd)  # another sequence number and config digest: kept as given
+    ref.append(odd)
+    snap = col.copy()
+    col[1] = logged_event(
+        1, "register", {"message": {"role": "user", "content": "u"}}, True, "B1", {}, (7, 2, 11)
+    )
+    ref[1] = col[1]
+    for log, want in ((col, ref), (snap, [*made, odd])):
+        assert len(log) == len(want)
+        for k in range(-len(want), len(want)):
+            assert log[k] == want[k] and log[k].to_json() == want[k].to_json()
+            assert log[k].state_hash == want[k].state_hash
+        assert list(log) == want and log[1:4] == want[1:4] and log[::-2] == want[::-2]
+        with pytest.raises(IndexError):
+            log[len(want)]
+    col.clear()
+    assert len(col) == 0 and list(col) == [] and len(snap) == 5
+    for ev in ws.events:
+        col.append(ev)
+    assert tuple(col) == ws.events

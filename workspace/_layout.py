@@ -69,7 +69,7 @@ class LayoutLayer(StateCore):
         self._pos_key.append(())
         self._pos_tree.append(None)  # filled by _set_position, which always follows
         self._gain_tree.append(None)
-        self._cont.append(False)
+        self._cont.append(0)
         self._chunks.pop((len(self._pos_msgs) - 1) // _CHUNK, None)
 
     def _chunk(self, c: int) -> tuple[dict[str, Any], ...]:

@@ -435,7 +435,7 @@ class Ledger:
                 r = rows[u]
                 uids.append(u[0] + u[1:])  # a fresh copy, next to its neighbours
                 tokens.append(r.tokens)
-                firsts.append(s)
+                firsts.append(r.first)  # == s, the row's own int (no new one per row)
                 flags.append(r.archived)
                 if r.archived:
                     archived.append(u)

@@ -95,7 +95,7 @@ class TrajectoryRecorder:
         self._close()
         r = self._ws.render()
         self._open = {
-            "start": len(self._ws.events),
+            "start": self._ws.event_count,
             "rendering": r,
             "message_index": message_index,
         }
@@ -125,13 +125,14 @@ class TrajectoryRecorder:
     def _close(self) -> None:
         if self._open is None:
             return
-        events = self._ws.events
+        # this turn's events and the one before (not a copy of the whole log)
         start = self._open["start"]
+        events = self._ws.events_since(start - 1)
         r = self._open["rendering"]
         actions: list[ContextAction] = []
         growth: list[int] = []
         errors: list[str] = []
-        for k in range(start, len(events)):
+        for k in range(1, len(events)):
             ev = events[k]
             if ev.op in ACTION_OPS:
                 actions.append(_action_from_event(ev, events[k - 1].state_hash))

@@ -24,21 +24,23 @@ def _column(code: str, n: int, fill: int = 0) -> array[int]:
 class PrefixTree:
     """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
 
-    Each node keeps the sum of its values, the largest running total over a
-    leading run of its non-empty positions (``_NEG``, below any real total,
-    when it has none) and how many positions are non-empty, in flat integer
-    arrays. Updates and searches cost O(log n); appends
-    are amortised O(1) plus O(log n).
+    Each node keeps the largest running total over a leading run of its
+    non-empty positions, and each inner node the sum of its values, in two
+    flat integer arrays. That total is exactly ``_NEG`` when the node has no
+    non-empty position (an empty leaf holds ``_NEG``, and ``max(_NEG, 0 +
+    _NEG)`` stays ``_NEG``) and a real total otherwise, so it also says which
+    nodes are empty; a leaf's total is its value, which is also its sum (0
+    when empty), so leaves keep no sum cell. Updates and searches cost
+    O(log n); appends are amortised O(1) plus O(log n).
     """
 
-    __slots__ = ("_cap", "_sum", "_best", "_cnt", "_n")
+    __slots__ = ("_cap", "_sum", "_best", "_n")
 
     def __init__(self) -> None:
         self._cap = 1
         self._n = 0
-        self._sum = _column("q", 2)
-        self._best = _column("q", 2, _NEG)
-        self._cnt = _column("i", 2)
+        self._sum = _column("q", 1)  # inner nodes 1 .. cap-1 (cell 0 unused)
+        self._best = _column("q", 2, _NEG)  # every node 1 .. 2*cap-1
 
     def __len__(self) -> int:
         return self._n
@@ -46,8 +48,14 @@ class PrefixTree:
     def copy(self) -> PrefixTree:
         new = PrefixTree.__new__(PrefixTree)
         new._cap, new._n = self._cap, self._n
-        new._sum, new._best, new._cnt = self._sum[:], self._best[:], self._cnt[:]
+        new._sum, new._best = self._sum[:], self._best[:]
         return new
+
+    def _node_sum(self, k: int) -> int:
+        if k < self._cap:
+            return self._sum[k]
+        v = self._best[k]
+        return 0 if v == _NEG else v
 
     def append(self, value: int | None = None) -> None:
         """Add position ``n`` (empty when ``value`` is None)."""
@@ -60,64 +68,81 @@ class PrefixTree:
     def _grow(self) -> None:
         old = self._cap
         cap = old * 2
-        s, b, c = _column("q", 2 * cap), _column("q", 2 * cap, _NEG), _column("i", 2 * cap)
-        s[cap : cap + old] = self._sum[old : 2 * old]
+        s, b = _column("q", cap), _column("q", 2 * cap, _NEG)
         b[cap : cap + old] = self._best[old : 2 * old]
-        c[cap : cap + old] = self._cnt[old : 2 * old]
-        for i in range(cap - 1, 0, -1):
+        for i in range(cap - 1, cap // 2 - 1, -1):  # the leaves' parents
+            bl, br = b[2 * i], b[2 * i + 1]
+            sl = 0 if bl == _NEG else bl
+            s[i] = sl + (0 if br == _NEG else br)
+            b[i] = max(bl, sl + br)
+        for i in range(cap // 2 - 1, 0, -1):
             l, r = 2 * i, 2 * i + 1
             s[i] = s[l] + s[r]
             b[i] = max(b[l], s[l] + b[r])
-            c[i] = c[l] + c[r]
-        self._cap, self._sum, self._best, self._cnt = cap, s, b, c
+        self._cap, self._sum, self._best = cap, s, b
 
     def set(self, i: int, value: int | None) -> None:
         """Give position ``i`` this value, or make it empty (None)."""
-        s, b, c = self._sum, self._best, self._cnt
-        k = i + self._cap
+        b = self._best
+        cap = self._cap
+        k = i + cap
         if value is None:
-            if not c[k]:
+            if b[k] == _NEG:
                 return
-            s[k], b[k], c[k] = 0, _NEG, 0
+            b[k] = _NEG
         else:
-            if c[k] and s[k] == value:
+            if b[k] == value:  # non-empty with this value (no value is _NEG)
                 return
-            s[k], b[k], c[k] = value, value, 1
+            b[k] = value
+        k >>= 1
+        if not k:
+            return
+        s = self._sum
+        l = 2 * k  # k is a leaf's parent
+        bl, br = b[l], b[l + 1]
+        sl = 0 if bl == _NEG else bl
+        s[k] = sl + (0 if br == _NEG else br)
+        b[k] = max(bl, sl + br)
         k >>= 1
         while k:
             l, r = 2 * k, 2 * k + 1
             s[k] = s[l] + s[r]
             b[k] = max(b[l], s[l] + b[r])
-            c[k] = c[l] + c[r]
             k >>= 1
 
     def set_many(self, items: list[tuple[int, int | None]]) -> None:
         """:meth:`set` for many positions at once: the leaves first, then each
         node above them once, level by level, so ``k`` positions in one run
         cost O(k + log n) instead of O(k log n) (an archive of a long range)."""
-        s, b, c = self._sum, self._best, self._cnt
+        s, b = self._sum, self._best
         cap = self._cap
         nodes: set[int] = set()
         for i, value in items:
             k = i + cap
-            if value is None:
-                s[k], b[k], c[k] = 0, _NEG, 0
-            else:
-                s[k], b[k], c[k] = value, value, 1
+            b[k] = _NEG if value is None else value
             nodes.add(k >> 1)
+        if not nodes or 0 in nodes:
+            return
+        up: set[int] = set()
+        for k in nodes:  # the leaves' parents
+            bl, br = b[2 * k], b[2 * k + 1]
+            sl = 0 if bl == _NEG else bl
+            s[k] = sl + (0 if br == _NEG else br)
+            b[k] = max(bl, sl + br)
+            up.add(k >> 1)
+        nodes = up
         while nodes and 0 not in nodes:
-            up: set[int] = set()
+            up = set()
             for k in nodes:
                 l, r = 2 * k, 2 * k + 1
                 s[k] = s[l] + s[r]
                 b[k] = max(b[l], s[l] + b[r])
-                c[k] = c[l] + c[r]
                 up.add(k >> 1)
             nodes = up
 
     def value(self, i: int) -> int | None:
-        k = i + self._cap
-        return self._sum[k] if self._cnt[k] else None
+        v = self._best[i + self._cap]
+        return None if v == _NEG else v
 
     def _cover(self, lo: int, hi: int) -> list[int]:
         """Nodes covering positions ``[lo, hi)``, left to right."""
@@ -138,38 +163,38 @@ class PrefixTree:
 
     def total(self, lo: int, hi: int) -> int:
         """Sum of the values in ``[lo, hi)``."""
-        s = self._sum
-        return sum(s[k] for k in self._cover(max(lo, 0), min(hi, self._n)))
+        node_sum = self._node_sum
+        return sum(node_sum(k) for k in self._cover(max(lo, 0), min(hi, self._n)))
 
     def first_reaching(self, lo: int, hi: int, need: int) -> tuple[int | None, int]:
         """The first non-empty position ``j`` in ``[lo, hi)`` where the running
         total of the values from ``lo`` reaches ``need``, and that total; or
         ``(None, total of the whole range)``."""
-        s, b = self._sum, self._best
+        s, b, cap = self._sum, self._best, self._cap
         acc = 0
         for k in self._cover(max(lo, 0), min(hi, self._n)):
             if acc + b[k] >= need:
-                while k < self._cap:
+                while k < cap:
                     l = 2 * k
                     if acc + b[l] >= need:
                         k = l
                     else:
-                        acc += s[l]
+                        acc += s[l] if l < cap else (0 if b[l] == _NEG else b[l])
                         k = l + 1
-                return k - self._cap, acc + s[k]
-            acc += s[k]
+                return k - cap, acc + (0 if b[k] == _NEG else b[k])  # the leaf's value
+            acc += s[k] if k < cap else (0 if b[k] == _NEG else b[k])
         return None, acc
 
     def positions(self, lo: int, hi: int) -> Iterator[int]:
         """The non-empty positions in ``[lo, hi)``, ascending (O(log n) each)."""
-        c, cap = self._cnt, self._cap
+        b, cap = self._best, self._cap
         for top in self._cover(max(lo, 0), min(hi, self._n)):
-            if not c[top]:
+            if b[top] == _NEG:
                 continue
             stack = [top]
             while stack:
                 k = stack.pop()
-                if not c[k]:
+                if b[k] == _NEG:
                     continue
                 if k >= cap:
                     yield k - cap

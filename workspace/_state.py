@@ -20,6 +20,7 @@ from ._accounting import (
     tools_tokens,
 )
 from ._atomic import Txn
+from ._bulk import bulk_build
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
 from ._errors import (
     BudgetConfigError,
@@ -29,7 +30,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
-from ._events import Event, EventLogFile, event_state, logged_event
+from ._events import Event, EventColumns, EventLogFile, event_state, logged_event
 from ._formats import AnthropicCodec
 from ._frozen import FrozenDict, freeze
 from ._hashing import HASH_MOD, Digests, accumulate, record_hash, state_hash_of
@@ -260,8 +261,8 @@ class StateCore:
             tuple[list[tuple[int, int | None]], list[tuple[int, int | None]]] | None
         ) = None
         # whether a position continues the unit before it (its first message is
-        # a tool message answering the call above it);
-        self._cont: list[bool] = []
+        # a tool message answering the call above it), a byte each;
+        self._cont = bytearray()
         # pinned positions, ascending; and the messages of each run of
         # _CHUNK positions, joined (dropped when one of them changes).
         self._pinned_seqs: list[int] = []
@@ -314,8 +315,8 @@ class StateCore:
         ).message_tokens
         self._check_floor(extra_pinned=0, what=None)
 
-        # Event log.
-        self._events: list[Event] = []
+        # Event log (columns; an entry read is built as its Event).
+        self._events = EventColumns()
         # A substituted fork's log rewrite, applied when the old events are read:
         # (first event, end, [(event, new content, digest change)]).
         self._rewrite: tuple[int, int, tuple[tuple[int, str, int], ...]] | None = None
@@ -490,7 +491,8 @@ class StateCore:
     def events(self) -> tuple[Event, ...]:
         """The event log so far (``init`` first)."""
         self._apply_rewrite()
-        return tuple(self._events)
+        with bulk_build():  # one event object built per entry, none of them cyclic
+            return tuple(self._events)
 
     @property
     def event_count(self) -> int:
