@@ -62,6 +62,7 @@ from ._errors import (
     WorkspaceArgumentError,
     WorkspaceError,
 )
+from ._events import last_event
 from ._handles import rejection_text
 from ._sdk import plain_sdk
 from ._validate import _tool_calls_iv
@@ -583,7 +584,7 @@ class ModelCheckedWorkspace:
         def ok(chk: ModelCheck, value: str) -> tuple[str, dict[str, Any]]:
             ws = chk.ws
             b = ws.blocks[-1]
-            eff = ws.events[-1].effects
+            eff = last_event(ws).effects
             if b.rejected:
                 notice = b.content or ""
                 guard = "reject:" + str(eff.get("decided_by", "cap"))

@@ -41,6 +41,7 @@ from ._diff_texts import (
     tools_cost,
 )
 from ._errors import WorkspaceError
+from ._events import last_event
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
 from ._store import DiskStore, MemoryStore, sha256_hex
@@ -501,7 +502,7 @@ class _Driver:
             if callable(probe) and self.modelled:
                 del ws._candidate_total
         b = ws.blocks[-1]
-        eff = ws.events[-1].effects if hasattr(ws, "events") else {}
+        eff = last_event(ws).effects if hasattr(ws, "events") else {}
         if b.rejected:
             notice = b.content or ""
             guard = "reject:" + str(eff.get("decided_by", "cap"))
@@ -569,7 +570,7 @@ class _Driver:
         def admitted(n: int) -> bool:
             probe = fork(store=MemoryStore(root=root))
             probe.register_tool_result(cid, "a" * n)
-            eff = probe.events[-1].effects
+            eff = last_event(probe).effects
             return bool(eff.get("admitted")) and not eff.get("offloaded")
 
         lo, hi = 0, 8 * self.budget
@@ -757,7 +758,7 @@ def _last_archive(ws: Any) -> Any:
     """The archive result of the tool call just run, read back from its event."""
     from ._results import ArchiveResult
 
-    ev = ws.events[-1]
+    ev = last_event(ws)
     e = ev.effects
     return ArchiveResult(e["unit"], ev.result, e["level"], e["size"], e["sha256"],
                          tuple(e["members"]), e["freed_tokens"])

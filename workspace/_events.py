@@ -21,7 +21,7 @@ from ._hashing import state_hash_of
 
 __all__ = [
     "CallParts", "Event", "EventColumns", "EventLogFile", "TornLogWarning", "call_message",
-    "event_state", "logged_event", "read_event_log",
+    "event_state", "last_event", "logged_event", "read_event_log",
 ]
 
 
@@ -628,6 +628,16 @@ def event_state(ev: Event) -> tuple[int, int]:
     """(turn, record accumulator) after a logged event (see :func:`logged_event`)."""
     assert isinstance(ev, _LoggedEvent)
     return ev._turn, _acc_int(ev._acc)
+
+
+def last_event(ws: Any) -> Event:
+    """The newest event of workspace ``ws``, without building its whole log
+    (``ws.events`` builds an :class:`Event` per entry): through
+    ``events_since`` when ``ws`` has it, else ``ws.events[-1]``."""
+    since = getattr(ws, "events_since", None)
+    if callable(since):
+        return since(ws.event_count - 1)[-1]  # type: ignore[no-any-return]
+    return ws.events[-1]  # type: ignore[no-any-return]
 
 
 def read_event_log(

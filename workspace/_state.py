@@ -489,7 +489,11 @@ class StateCore:
     @property
     @locked
     def events(self) -> tuple[Event, ...]:
-        """The event log so far (``init`` first)."""
+        """The event log so far (``init`` first).
+
+        Each entry is built from the log's columns when this is read (about
+        2 microseconds an event): read one turn's events with
+        :meth:`events_since` (``event_count`` taken before the turn)."""
         self._apply_rewrite()
         with bulk_build():  # one event object built per entry, none of them cyclic
             return tuple(self._events)
