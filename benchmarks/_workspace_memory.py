@@ -120,15 +120,11 @@ def short_session_turns(n_blocks: int, seed: int, turns: int = 60) -> ShortSessi
     ws, agent, _ = speed.build(messages, 128_000, MemoryStore())
     loop = speed.TrimLoop(messages, 128_000)
     loop.trim(True)  # fill the memo with the history's counts
-    extra = speed.make_transcript(2 * (turns + 10) + 3, seed + 1)[2:]
     eng: list[float] = []
     trim: list[float] = []
     warm: list[float] = []
-    for k in range(turns + 10):
-        call, result = dict(extra[2 * k]), dict(extra[2 * k + 1])
-        cid = f"bench_{k}"
-        call["tool_calls"] = [dict(call["tool_calls"][0], id=cid)]
-        result["tool_call_id"] = cid
+    for k, (call, result) in enumerate(speed.turn_pairs(turns + 10, seed)):
+        cid = result["tool_call_id"]
         t0 = time.perf_counter()
         ws.register_tool_call(call["tool_calls"], content=call["content"])
         ws.register_tool_result(cid, result["content"])

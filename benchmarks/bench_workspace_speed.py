@@ -148,8 +148,9 @@ def build(messages: list[dict], budget: int, store) -> tuple[object, Agent, floa
     return ws, agent, time.perf_counter() - t0
 
 
-def engine_turns(ws, agent: Agent, turns: int, seed: int) -> list[float]:
-    """Seconds per turn of register(call) + register(result) + render()."""
+def turn_pairs(turns: int, seed: int) -> list[tuple[dict, dict]]:
+    """``turns`` new (tool call, result) message pairs of the transcript's kind,
+    with call ids ``bench_<k>`` (the timed turns' new messages)."""
     extra = make_transcript(2 * turns + 3, seed + 1)[2:]
     out = []
     for k in range(turns):
@@ -157,6 +158,15 @@ def engine_turns(ws, agent: Agent, turns: int, seed: int) -> list[float]:
         cid = f"bench_{k}"
         call["tool_calls"] = [dict(call["tool_calls"][0], id=cid)]
         result["tool_call_id"] = cid
+        out.append((call, result))
+    return out
+
+
+def engine_turns(ws, agent: Agent, turns: int, seed: int) -> list[float]:
+    """Seconds per turn of register(call) + register(result) + render()."""
+    out = []
+    for call, result in turn_pairs(turns, seed):
+        cid = result["tool_call_id"]
         t0 = time.perf_counter()
         ws.register_tool_call(call["tool_calls"], content=call["content"])
         ws.register_tool_result(cid, result["content"])
