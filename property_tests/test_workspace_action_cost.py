@@ -119,6 +119,47 @@ def test_groups_nested_deeper_than_the_recursion_limit_still_work():
     assert ws.recompute_state_hash() == ws.state_hash()
 
 
+@pytest.mark.parametrize("stub", [False, True])
+def test_rearchive_renders_only_the_positions_it_changes(stub):
+    """Re-archiving the previous group plus new blocks re-renders the new
+    blocks and the nested group's leaves that render something (its handle;
+    with ``stub``, a result archived while its call stays visible, whose stub
+    names the top unit), not the other ~400 members; every position then
+    equals its rendering from scratch."""
+    ws = Workspace(10_000_000, tokenizer="approx")
+    ws.register_system("s")
+    ws.register_user("t")  # pinned: the task
+    ws.register_user("a note")
+    _pairs(ws, 200)
+    if stub:  # G1's B5 is a result whose call B4 stays visible
+        ws.archive("B3,B5", "a note and one result")
+        ws.archive("G1,B6-B403", "older")
+        spec = "G2,B404-B423"
+    else:
+        ws.archive("B3-B403", "older")
+        spec = "B3-B423"
+    _pairs(ws, 10, start=200)
+    refreshed: list[int] = []
+    set_position = ws._set_position
+
+    def spy(b, msgs, cost, key):
+        refreshed.append(b.seq)
+        set_position(b, msgs, cost, key)
+
+    ws._set_position = spy
+    ws.archive(spec, "older still")
+    del ws._set_position
+    assert sorted(refreshed) == [*([3, 5] if stub else [3]), *range(404, 424)]
+    if stub:  # B5's stub names the new top unit
+        (answer,) = [m for m in ws.render().messages if m.get("tool_call_id") == "c0"]
+        assert "G3" in answer["content"], answer
+    before = ws.render().messages
+    ws._pos_key[:] = [()] * len(ws._pos_key)  # forget every position: render from scratch
+    ws._refresh(range(1, len(ws._blocks) + 1))
+    assert ws.render().messages == before
+    assert ws.recompute_state_hash() == ws.state_hash()
+
+
 def test_answering_pending_calls_in_any_order():
     """Results of a many-call message pair with their calls in any order; a
     repeated or unknown id is refused naming it."""

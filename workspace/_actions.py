@@ -43,6 +43,12 @@ from ._validate import MAX_REPLACEMENT_CHARS, _num, _text_iv
 __all__ = ["ActionsLayer"]
 
 
+def _in_range(block_id: str, rng: Any) -> str:
+    """The block an error names, with the range it was selected through
+    (formatted only when the error is raised: ranges check every block)."""
+    return block_id if rng is None else f"{block_id} (in range {rng})"
+
+
 class ActionsLayer(RegisterLayer):
     """Archive / delete / restore transitions (the agent's and the harness's)."""
 
@@ -111,14 +117,13 @@ class ActionsLayer(RegisterLayer):
         return [u for u, _ in sorted(units.items(), key=lambda t: t[1])]
 
     def _check_block(self, b: Block, action: str, *, explicit: bool, rng: Any = None) -> None:
-        where = f" (in range {rng})" if rng is not None else ""
         if b.status is Status.DELETED:
             raise BlockStateError(
                 b.id, "was deleted; its content is gone", "drop it from the selection"
             )
         if b.status is Status.PINNED and action in ("archive", "delete"):
             raise BlockStateError(
-                b.id + where,
+                _in_range(b.id, rng),
                 f"is pinned (protocol-required) and cannot be {action}d",
                 "leave it out of the selection" if explicit else "start or end the range around it",
             )
@@ -132,7 +137,7 @@ class ActionsLayer(RegisterLayer):
             and next(iter(self._pending.values()), None) == b.id
         ):
             raise BlockStateError(
-                b.id + where,
+                _in_range(b.id, rng),
                 "has tool calls still waiting for results",
                 "register the results first",
             )
@@ -145,23 +150,28 @@ class ActionsLayer(RegisterLayer):
             # keep_pending: the management rendering shows this batch whole.
             if action == "archive":
                 raise BlockStateError(
-                    b.id + where,
+                    _in_range(b.id, rng),
                     f"answers a call of {b.parent}, whose other calls are still waiting for "
                     "results (the batch is archived whole, once its last result arrives)",
                     "register the remaining results first, or delete it",
                 )
-            stone = {"role": "tool", "tool_call_id": b.tool_call_id,
-                     "content": tombstone_text(b.id)}
+            stone = {
+                "role": "tool",
+                "tool_call_id": b.tool_call_id,
+                "content": tombstone_text(b.id),
+            }
             grow = message_tokens(stone, self.tokenizer) - self._pos_cost[b.seq - 1]
             if self.management_floor() + max(grow, 0) > self.budget:
                 raise BlockStateError(
-                    b.id + where,
+                    _in_range(b.id, rng),
                     "would leave its tombstone no room in the management rendering, which "
                     f"keeps {b.parent}'s batch while its other calls wait",
                     "register the remaining results first",
                 )
         if action == "restore" and b.in_prompt:
-            raise BlockStateError(b.id + where, "is not archived", "restore archived units only")
+            raise BlockStateError(
+                _in_range(b.id, rng), "is not archived", "restore archived units only"
+            )
 
     @atomic
     def archive(self, block_id: str, replacement: str = "") -> ArchiveResult:
@@ -256,12 +266,15 @@ class ActionsLayer(RegisterLayer):
         ref = self._put(key, encode_group_payload(gid, level, entries))
         self._group_seq += 1
         group = Group(gid, tuple(units), level, ref, replacement)
-        leaves: list[int] = []
+        leaves: list[int] = []  # the positions to refresh
+        lo, hi = len(self._blocks) + 1, 0
         tokens = 0
         for uid in units:
             if uid[0] == "G":
                 self._set_record(replace(self._groups[uid], parent=gid))
-                leaves.extend(self._leaves(uid))
+                leaves.extend(self._rendering_leaves(uid))
+                g_lo, g_hi = self._group_span[uid]
+                lo, hi = min(lo, g_lo), max(hi, g_hi)
                 tokens += self._group_tokens[uid]
                 continue
             b = self._blocks[_num(uid) - 1]
@@ -278,10 +291,11 @@ class ActionsLayer(RegisterLayer):
                 b = replace(b, group=gid)
             self._set_record(b)
             leaves.append(b.seq)
+            lo, hi = min(lo, b.seq), max(hi, b.seq)
             tokens += b.tokens
         self._set_record(group)
         self._group_tokens[gid] = tokens
-        self._group_span[gid] = (min(leaves), max(leaves))
+        self._group_span[gid] = (lo, hi)
         self._payload_owner[key] = gid
         for uid in units:
             self._drop_urow(uid)  # members are no longer actionable units

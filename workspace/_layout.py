@@ -41,6 +41,10 @@ __all__ = ["LayoutLayer"]
 _CHUNK = 256
 #: A refresh of more positions than this updates the position trees in one pass.
 _BATCH_FROM = 16
+#: The key of an archived group's member that renders to nothing (not the
+#: handle's leaf, no answer owed to a visible call); it names no top unit, so
+#: nesting the group in a new one leaves the position as it is.
+_SILENT_MEMBER = ("g", False, None, False)
 
 
 class LayoutLayer(StateCore):
@@ -167,6 +171,8 @@ class LayoutLayer(StateCore):
         if first:  # the handle sits here: its level and text are part of the key
             g = self._groups[top]
             return ("g", tool_form, top, first, g.level, g.replacement)
+        if not tool_form:  # renders to nothing whatever its top unit: a re-archive
+            return _SILENT_MEMBER  # leaves the positions of nested members alone
         return ("g", tool_form, top, first)
 
     def _position_messages(
@@ -308,6 +314,16 @@ class LayoutLayer(StateCore):
                 self._set_urow(b.id)
             else:
                 self._drop_urow(b.id)
+
+    def _rendering_leaves(self, gid: str) -> list[int]:
+        """The leaves of archived group ``gid`` whose position renders something
+        (the handle's leaf, the stubs a visible call needs). Nesting ``gid`` in
+        a new group changes no other position: a member that renders nothing
+        cannot become the new group's first leaf (that is the first of all its
+        leaves) and its call stays out of the prompt, so its key stays
+        ``_SILENT_MEMBER``."""
+        keys = self._pos_key
+        return [s for s in self._leaves(gid) if keys[s - 1] != _SILENT_MEMBER]
 
     def _affected(self, leaves: Iterable[int]) -> set[int]:
         """Leaves plus the results of any tool-call leaf (their form depends on it)."""
