@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import socket
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -126,6 +127,23 @@ _ROWS = st.lists(
 )
 
 
+_RENDERERS: dict[tuple[str, bool], tuple[Any, DashboardRenderer]] = {}
+
+
+def _renderer(name: str, compact: bool) -> tuple[Any, DashboardRenderer]:
+    """One renderer per tokenizer and layout, kept across examples as a
+    workspace keeps its own (its age table, up to age 10**5 here, is counted
+    once rather than per example)."""
+    hit = _RENDERERS.get((name, compact))
+    if hit is None:
+        tok = get_tokenizer(name)
+        hit = _RENDERERS[name, compact] = (
+            tok,
+            DashboardRenderer(tok, DashboardConfig(compact=compact)),
+        )
+    return hit
+
+
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))
 @pytest.mark.parametrize("compact", [False, True])
 @given(rows=_ROWS, budget=st.integers(500, 10**6), other=st.integers(0, 10**6), fold=st.booleans())
@@ -133,8 +151,7 @@ def test_dashboard_count_from_cached_pieces_is_exact(name, compact, rows, budget
     """Methodology, "Workspace invariants": the dashboard's printed cost equals
     its real token count (computed from cached row pieces and solved as a fixed
     point, since the figure is printed inside the dashboard)."""
-    tok = get_tokenizer(name)
-    r = DashboardRenderer(tok, DashboardConfig(compact=compact))
+    tok, r = _renderer(name, compact)
     notes = ["(+12 older archived units folded: B2,B5-B9,G3; ~52,000 tok)"] if fold else []
     d = r.ledger(rows, notes, budget=budget, overhead=other // 3, conversation=other)
     true = 3 + tok.count("user") + tok.count(d.text)
