@@ -116,25 +116,21 @@ import argparse
 import contextlib
 import gc
 import math
-import resource
 import statistics
 import sys
 import time
-import tracemalloc
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_line  # noqa: E402
 from _workspace_memory import MEMORY_TARGET, memory_rows, short_session_turns  # noqa: E402
+from _workspace_refusal import refusal_rows  # noqa: E402
 
 EXPONENT_TARGET = 0.15
 #: 1 ms of CPU expressed in dict inserts on the reference machine (~50 ns each).
 TURN_TARGET_DICT_INSERTS = 20_000
-REFUSE_TARGET_S = 0.05
-REFUSE_TARGET_BYTES = 50 * 2**20
 REPLAY_RATIO_TARGET = 12.0
 #: Re-archiving the previous group plus new blocks: linear in the blocks covered.
 REARCHIVE_TARGET = 1.1
@@ -350,6 +346,33 @@ def exponent(sizes: list[int], costs: list[float]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
+def exponent_row(
+    what: str,
+    sizes: list[int],
+    costs: list[float],
+    target: float,
+    *,
+    unit: str,
+    digits: int,
+    why: str = "",
+) -> tuple[float, bool]:
+    """Fit, print and judge one cost-against-size row: ``what`` followed by
+    each cost in ms (``digits`` decimals) at its size in ``unit``, the fitted
+    exponent and PASS / FAIL against ``target`` (``why`` says what it means)."""
+    p = exponent(sizes, costs)
+    ok = p <= target
+    cells = ", ".join(
+        f"{c * 1e3:.{digits}f} ms at {n:,}" for n, c in zip(sizes, costs, strict=True)
+    )
+    note = f": {why}" if why else ""
+    print(
+        f"{what}: {cells} {unit}; exponent {p:+.3f} "
+        f"({'PASS' if ok else 'FAIL'}, target <= {target}{note})",
+        flush=True,
+    )
+    return p, ok
+
+
 def dict_insert_seconds(n: int = 200_000, repeat: int = 5) -> float:
     """Best-of CPU seconds per insert of a fresh key into a dict (the baseline)."""
     keys = [f"k{i}" for i in range(n)]
@@ -483,10 +506,6 @@ def group_action_costs(sizes: list[int], seed: int) -> dict[str, list[float]]:
     return out
 
 
-def _maxrss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 #: Text shapes of the refusal rows (and of the sweep's results).
 TEXT_SHAPES = ("word", "long line", "base64", "CJK", "JSON")
 #: Tokenizers of the refusal rows: every shipped one.
@@ -523,53 +542,6 @@ def text_shape(shape: str, nchars: int, seed: int = 0) -> str:
     else:
         raise ValueError(shape)
     return (unit * (nchars // len(unit) + 1))[:nchars]
-
-
-class Refusal(NamedTuple):
-    """One refusal of a big result: wall and CPU seconds of the call, its
-    ``tracemalloc`` peak and max-RSS growth in bytes, and the guard's effects."""
-
-    wall: float
-    cpu: float
-    peak: int
-    rss: int
-    effects: dict
-
-
-def refuse_big_result(text: str, tokenizer: str, budget: int) -> Refusal:
-    """Register ``text`` as a tool result on a small workspace and measure it
-    (see :class:`Refusal`). The tokenizer's one-time loading (its vocabulary,
-    the bounds read off it) is done before the clock starts."""
-    from vistalab.workspace import get_tokenizer, max_token_bytes
-
-    tok = get_tokenizer(tokenizer)
-    tok.count("warm up " * 10)
-    max_token_bytes(tok)
-    getattr(tok, "vocab_bound", None)
-    ws = new_workspace(budget, tokenizer=tok)
-    ws.register_tool_call(
-        [{"id": "big", "type": "function", "function": {"name": "dump", "arguments": "{}"}}]
-    )
-    gc.collect()
-    rss0 = _maxrss_bytes()
-    tracemalloc.start()
-    t0, c0 = time.perf_counter(), time.process_time()
-    ws.register_tool_result("big", text)
-    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    rss = _maxrss_bytes() - rss0
-    return Refusal(dt, cpu, peak, rss, dict(ws.events[-1].effects))
-
-
-def copy_seconds(text: str) -> float:
-    """Wall seconds of one copy of ``text`` a piece at a time (the cost of
-    looking at every character once: the floor for any check of its bytes)."""
-    piece = 1 << 16
-    t0 = time.perf_counter()
-    for i in range(0, len(text), piece):
-        text[i : i + piece].encode("utf-16-le", "surrogatepass")
-    return time.perf_counter() - t0
 
 
 def replay_seconds(n_blocks: int, seed: int) -> tuple[float, float, int]:
@@ -794,29 +766,29 @@ def main(argv: list[str] | None = None) -> int:
                 cell[scen] = got
         if len(rsizes) >= 2:
             costs = rearchive_costs(rsizes, args.seed, tokenizer=tok, shape=shape)
-            p_re = exponent(rsizes, costs)
-            ok = p_re <= REARCHIVE_TARGET
-            cell["rearchive"] = ((p_re,), ok)
-            txt = [f"{c * 1e3:.2f} ms at {n:,}" for n, c in zip(rsizes, costs, strict=True)]
-            print(
-                f"re-archive{tag} B3-B<last> (previous group + 20 new blocks): {', '.join(txt)} "
-                f"blocks covered; exponent {p_re:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
-                f"{REARCHIVE_TARGET}: linear in the blocks it covers)",
-                flush=True,
+            p_re, ok = exponent_row(
+                f"re-archive{tag} B3-B<last> (previous group + 20 new blocks)",
+                rsizes,
+                costs,
+                REARCHIVE_TARGET,
+                unit="blocks covered",
+                digits=2,
+                why="linear in the blocks it covers",
             )
+            cell["rearchive"] = ((p_re,), ok)
             if not ok:
                 failures.append(f"re-archive{tag} exponent")
         if len(pcounts) >= 2:
             costs = pending_answer_costs(pcounts, args.seed, tokenizer=tok, shape=shape)
-            p_pe = exponent(pcounts, costs)
-            ok = p_pe <= EXPONENT_TARGET
-            cell["pending"] = ((p_pe,), ok)
-            txt = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(pcounts, costs, strict=True)]
-            print(
-                f"answer one of N pending calls{tag}: {', '.join(txt)} pending; exponent "
-                f"{p_pe:+.3f} ({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})",
-                flush=True,
+            p_pe, ok = exponent_row(
+                f"answer one of N pending calls{tag}",
+                pcounts,
+                costs,
+                EXPONENT_TARGET,
+                unit="pending",
+                digits=3,
             )
+            cell["pending"] = ((p_pe,), ok)
             if not ok:
                 failures.append(f"pending-answer{tag} exponent")
     print_table(table, rsizes, pcounts)
@@ -836,12 +808,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.archived:
         counts = [int(c) for c in args.archived.split(",")]
         costs = archive_costs(counts, args.seed)
-        p_arch = exponent(counts, costs)
-        ok = p_arch <= EXPONENT_TARGET
-        cells = [f"{c * 1e3:.3f} ms at {n:,}" for n, c in zip(counts, costs, strict=True)]
-        print(
-            f"archive one result + preflight: {', '.join(cells)} archived units; exponent "
-            f"{p_arch:+.3f} ({'PASS' if ok else 'FAIL'}, target <= {EXPONENT_TARGET})"
+        _, ok = exponent_row(
+            "archive one result + preflight",
+            counts,
+            costs,
+            EXPONENT_TARGET,
+            unit="archived units",
+            digits=3,
         )
         if not ok:
             failures.append("archive exponent")
@@ -849,58 +822,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.group_actions:
         gsizes = [int(c) for c in args.group_actions.split(",")]
         for action, costs in group_action_costs(gsizes, args.seed).items():
-            p_g = exponent(gsizes, costs)
-            ok = p_g <= REARCHIVE_TARGET
-            cells = [f"{c * 1e3:.1f} ms at {n:,}" for n, c in zip(gsizes, costs, strict=True)]
-            print(
-                f"{action} one group of every block but the first two: {', '.join(cells)} "
-                f"blocks; exponent {p_g:+.3f} ({'PASS' if ok else 'FAIL'}, target <= "
-                f"{REARCHIVE_TARGET}: linear in the blocks it changes)"
+            _, ok = exponent_row(
+                f"{action} one group of every block but the first two",
+                gsizes,
+                costs,
+                REARCHIVE_TARGET,
+                unit="blocks",
+                digits=1,
+                why="linear in the blocks it changes",
             )
             if not ok:
                 failures.append(f"group {action} exponent")
 
     if args.big_mb:
-        nchars = args.big_mb * 10**6
-        print(
-            f"{args.big_mb} MB tool results (budget {args.big_budget:,}), per text shape and "
-            f"tokenizer: refused by (cap; at_least = before counting to the end), wall ms "
-            f"and CPU ms "
-            f"(fastest of {max(1, args.big_repeats)}), tracemalloc peak MB, max RSS growth MB "
-            f"(largest); 'copy' = one pass over the text (utf-16 encode, same run, fastest): "
-            f"the floor of any check of its characters"
-        )
-        for shape in TEXT_SHAPES:
-            text = text_shape(shape, nchars, args.seed)
-            reps = max(1, args.big_repeats)
-            floor = min(copy_seconds(text) for _ in range(reps))
-            for name in args.big_tokenizers.split(","):
-                try:
-                    runs = [refuse_big_result(text, name, args.big_budget) for _ in range(reps)]
-                except ImportError as exc:  # an optional extra not installed
-                    print(f"  {shape:<10} {name:<12} skipped ({exc})")
-                    continue
-                # The fastest run is judged (a loaded machine only adds time);
-                # memory is judged on the largest.
-                best = min(runs, key=lambda r: r.wall)
-                dt, cpu, eff = best.wall, min(r.cpu for r in runs), best.effects
-                peak, rss = max(r.peak for r in runs), max(r.rss for r in runs)
-                small = peak < REFUSE_TARGET_BYTES and rss < REFUSE_TARGET_BYTES
-                ok = dt < REFUSE_TARGET_S and small
-                print(
-                    f"  {shape:<10} {name:<12} refused={bool(eff.get('rejected'))} "
-                    f"({eff.get('decided_by')}, at_least={bool(eff.get('attempted_at_least'))}) "
-                    f"{dt * 1e3:8.1f} ms (cpu {cpu * 1e3:6.1f}, copy {floor * 1e3:6.1f} ms) "
-                    f"peak {peak / 2**20:5.1f} MB "
-                    f"RSS +{rss / 2**20:5.1f} MB "
-                    f"({'PASS' if ok else 'FAIL'}, target < {REFUSE_TARGET_S * 1e3:.0f} ms and "
-                    f"< {REFUSE_TARGET_BYTES // 2**20} MB)",
-                    flush=True,
-                )
-                if not ok or not eff.get("rejected"):
-                    failures.append(f"big result refusal ({shape}, {name})")
-            del text
-            gc.collect()
+        refusal_rows(args.big_mb, args, failures)
 
     if args.memory:
         rows_m = memory_rows(args.memory, args.seed)
