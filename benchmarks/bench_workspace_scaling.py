@@ -689,7 +689,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--texts", default="word", help="'all' or of " + ",".join(TEXT_SHAPES))
     ap.add_argument("--turns", type=int, default=60, help="timed turns per size")
-    ap.add_argument("--big-mb", type=int, default=50, help="0 skips the refusal rows")
+    ap.add_argument(
+        "--big-mb",
+        default="1,50",
+        help="result sizes in MB of the refusal rows, e.g. 1,50 (1 MB: a few times the cap, "
+        "refused from the split-point bound; 50 MB: from the byte bound); 0 skips them",
+    )
     ap.add_argument("--big-budget", type=int, default=128_000)
     ap.add_argument("--big-tokenizers", default=",".join(TOKENIZER_NAMES))
     ap.add_argument(
@@ -834,8 +839,9 @@ def main(argv: list[str] | None = None) -> int:
             if not ok:
                 failures.append(f"group {action} exponent")
 
-    if args.big_mb:
-        refusal_rows(args.big_mb, args, failures)
+    for mb in (int(x) for x in str(args.big_mb).split(",") if x.strip()):
+        if mb > 0:
+            refusal_rows(mb, args, failures)
 
     if args.memory:
         rows_m = memory_rows(args.memory, args.seed)

@@ -209,9 +209,11 @@ def _factories() -> dict[str, Callable[[], Any]]:
         DiskStore,
         LangChainWorkspace,
         MemoryStore,
+        SplitBound,
         TrajectoryRecorder,
         VocabBound,
     )
+    from vistalab.workspace._tokenizers import WORD_SPLITS
 
     from vistalab import sims
     table: dict[str, Callable[[], Any]] = {
@@ -225,6 +227,7 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.workspace.TrajectoryRecorder": lambda: TrajectoryRecorder(_workspace()),
         "vistalab.workspace.HFTokenizer": _hf_tokenizer,
         "vistalab.workspace.VocabBound": lambda: VocabBound(128, 32, nfc=True),
+        "vistalab.workspace.SplitBound": lambda: SplitBound.of(WORD_SPLITS),
         "vistalab.workspace.Trajectory": _trajectory,
         "vistalab.workspace.RewardTurn": lambda: _trajectory().turns[-1],
         "vistalab.workspace.ContextAction": lambda: next(

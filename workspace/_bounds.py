@@ -16,6 +16,8 @@ __all__ = [
     "BOUND_WINDOW",
     "NFC_BOUNDARIES",
     "NFC_SHRINK",
+    "PAIR_SPLIT_PATTERNS",
+    "SplitBound",
     "VocabBound",
     "count_lower_bound",
     "max_token_bytes",
@@ -308,6 +310,135 @@ class VocabBound:
         return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
 
 
+#: Split-point patterns (see ``Tokenizer.split_points``) whose every match is
+#: decided by the two characters around it: each alternative is a one-character
+#: look-behind and a one-character look-ahead, as in the shipped ``WORD_SPLITS``
+#: and ``CLASS_SPLITS`` (registered by ``_tokenizers``). :class:`SplitBound`
+#: counts their matches on bytes.
+PAIR_SPLIT_PATTERNS: set[re.Pattern[str]] = set()
+
+
+class SplitBound:
+    """A lower bound on an additive tokenizer's count from its split points.
+
+    When ``count(t) == count(t[:q]) + count(t[q:])`` at every match ``q`` of
+    the tokenizer's split points (the contract of ``Tokenizer.split_points``;
+    a match in ``t`` is still one in ``t[q:]`` and ``t[:q]``, since its look-
+    around characters are kept), ``k`` matches cut a non-empty text into
+    ``k + 1`` non-empty pieces that are counted apart, and every non-empty
+    text counts at least one token, so ``count(t) >= k + 1``. Word text has a
+    split point before nearly every space, base64, hex and JSON one every few
+    characters (letter/digit and letter/punctuation changes), so the bound is
+    a large share of the count where the vocabulary's byte bound
+    (:class:`VocabBound`) gives ``chars / 128``.
+
+    The matches are counted without the regex: a pattern of
+    :data:`PAIR_SPLIT_PATTERNS` matches at a position exactly when the pair of
+    characters around it is one of the pairs it accepts, so the ASCII
+    characters fall into classes (same matches on either side; computed from
+    the pattern on all 128 x 128 pairs), the text's UTF-8 bytes are mapped to
+    their class codes (``bytes.translate``; a byte of a non-ASCII character
+    gets a code no accepted pair holds) and the adjacent pairs of codes that
+    the pattern accepts are counted (numpy, a window at a time). Positions
+    next to a non-ASCII character are not counted, which only weakens the
+    bound.
+
+    Parameters
+    ----------
+    pattern : re.Pattern
+        One of :data:`PAIR_SPLIT_PATTERNS` (the shipped ``WORD_SPLITS``,
+        ``CLASS_SPLITS`` and their union).
+
+    Raises
+    ------
+    WorkspaceArgumentError
+        Any other pattern (its matches may look further than one character).
+    """
+
+    _built: dict[re.Pattern[str], SplitBound] = {}
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        if pattern not in PAIR_SPLIT_PATTERNS:
+            raise WorkspaceArgumentError(
+                "pattern",
+                getattr(pattern, "pattern", pattern),
+                "must be a split-point pattern decided by the two characters around each "
+                "match (one of PAIR_SPLIT_PATTERNS)",
+                "use VocabBound or count the text",
+            )
+        chars = [chr(i) for i in range(128)]
+        hit = [[any(m.start() == 1 for m in pattern.finditer(a + b)) for b in chars] for a in chars]
+        # A character's class: its row (as the left one) and column (as the right one).
+        sig = [(tuple(hit[a]), tuple(hit[b][a] for b in range(128))) for a in range(128)]
+        codes: dict[tuple[Any, ...], int] = {}
+        table = bytearray(256)
+        for a in range(128):
+            table[a] = codes.setdefault(sig[a], len(codes))
+        table[128:] = bytes([len(codes)]) * 128  # bytes of non-ASCII characters
+        k = len(codes) + 1
+        rep = {code: sig.index(key) for key, code in codes.items()}
+        accept = bytearray(k * k)  # accept[ca * k + cb]: the pair of codes is a split point
+        for ca, a in rep.items():
+            for cb, b in rep.items():
+                accept[ca * k + cb] = hit[a][b]
+        self._table, self._k, self._accept = bytes(table), k, bytes(accept)
+
+    @classmethod
+    def of(cls, pattern: re.Pattern[str]) -> SplitBound:
+        """The bound of ``pattern``, built once per process.
+
+        Parameters
+        ----------
+        pattern : re.Pattern
+            One of :data:`PAIR_SPLIT_PATTERNS`.
+
+        Returns
+        -------
+        SplitBound
+        """
+        got = cls._built.get(pattern)
+        if got is None:
+            got = cls._built[pattern] = cls(pattern)
+        return got
+
+    def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
+        """``1 +`` the split points of ``text`` between two ASCII characters
+        (0 for an empty text): at most ``count(text)``.
+
+        Parameters
+        ----------
+        text : str
+            Any text (an unpaired surrogate is read as a non-ASCII character).
+        limit : int, optional
+            Stop reading as soon as the bound exceeds it (the value returned
+            then exceeds ``limit``; it is still a lower bound).
+        window : int
+            Characters read at a time.
+
+        Returns
+        -------
+        int
+            The bound over the part read.
+        """
+        if not text:
+            return 0
+        import numpy as np  # only for long texts: the engine's import stays light
+
+        table, k = self._table, self._k
+        accept = np.frombuffer(self._accept, dtype=np.bool_)
+        found, start, n, last = 1, 0, len(text), b""
+        while start < n:
+            piece = text[start : start + window].encode("utf-8", "surrogatepass")
+            start += window
+            data = last + piece.translate(table)  # the pair across the windows too
+            codes = np.frombuffer(data, dtype=np.uint8).astype(np.intp)
+            found += int(np.count_nonzero(accept[codes[:-1] * k + codes[1:]]))
+            last = data[-1:]
+            if limit is not None and found > limit:
+                break
+        return found
+
+
 class _VocabBounded:
     """``count_lower_bound`` for a tokenizer that exposes its ``vocab_bound``
     (a :class:`VocabBound`, or None when its vocabulary is not a plain
@@ -319,10 +450,12 @@ class _VocabBounded:
         def vocab_bound(self) -> VocabBound | None: ...
 
     def count_lower_bound(self, text: str, limit: int | None = None) -> int:
-        """A lower bound on ``count(text)`` read off the vocabulary (after the
-        tokenizer's normaliser, e.g. NFC for ``qwen3``), without tokenising
-        (see :meth:`VocabBound.at_least`); ``min(1, len(text))`` when the
-        tokenizer has no vocabulary bound.
+        """A lower bound on ``count(text)`` without tokenising: the larger of
+        the one read off the vocabulary (after the tokenizer's normaliser, e.g.
+        NFC for ``qwen3``; see :meth:`VocabBound.at_least`; ``min(1,
+        len(text))`` without one) and, when its split points are one of
+        :data:`PAIR_SPLIT_PATTERNS`, the one they give
+        (:meth:`SplitBound.at_least`).
 
         Parameters
         ----------
@@ -337,7 +470,11 @@ class _VocabBounded:
             At most ``count(text)``.
         """
         b = self.vocab_bound
-        return min(1, len(text)) if b is None else b.at_least(text, limit)
+        got = min(1, len(text)) if b is None else b.at_least(text, limit)
+        splits = getattr(self, "split_points", None)
+        if splits in PAIR_SPLIT_PATTERNS and (limit is None or got <= limit):
+            got = max(got, SplitBound.of(splits).at_least(text, limit))
+        return got
 
 
 #: By how much NFC can shrink a text's UTF-8 bytes at most: NFD(s) is the

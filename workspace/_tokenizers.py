@@ -20,6 +20,8 @@ from vistalab._core._limits import json_loads
 from ._bounds import (
     NFC_BOUNDARIES,
     NFC_SHRINK,
+    PAIR_SPLIT_PATTERNS,
+    SplitBound,
     VocabBound,
     _VocabBounded,
     count_lower_bound,
@@ -45,6 +47,7 @@ __all__ = [
     "split_points",
     "utf8_length",
     "VocabBound",
+    "SplitBound",
     "NFC_BOUNDARIES",
 ]
 
@@ -123,13 +126,17 @@ class Tokenizer(Protocol):
         (:class:`VocabBound`: UTF-8 bytes, continuation bytes and CJK
         ideographs per token, which for CJK text gives ``chars / 6`` to
         ``chars / 16`` where the character count gave ``chars / 128``, or
-        ``chars / 1152`` after NFC).
+        ``chars / 1152`` after NFC) and from their split points
+        (:class:`SplitBound`: ``1 +`` the split points between two ASCII
+        characters, at least a third of the count on word text, JSON,
+        base64 and hex).
 
     What a refusal costs: with ``max_token_bytes`` a result of more than
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
-    characters per unit of bound: ``longest`` for ASCII, 6 to 16 for CJK
-    under the shipped vocabularies), whatever its length; with ``split_points``
+    characters per unit of bound: about 5 to 8 for ASCII text with split
+    points, ``longest`` for ASCII without, 6 to 16 for CJK under the shipped
+    vocabularies), whatever its length; with ``split_points``
     alone, after counting about ``cap`` tokens; with none of them, after counting it
     whole. A refused result is not read further for unpaired surrogates (an
     admitted one is checked whole, one strict encode a piece at a time).
@@ -189,6 +196,8 @@ CLASS_SPLITS = re.compile(
     f"(?<=[{_LETTERS}])(?=[{_DIGITS}{_PUNCT}])|(?<=[{_DIGITS}])(?=[{_LETTERS}{_PUNCT}])"
 )
 _WORD_AND_CLASS_SPLITS = re.compile(WORD_SPLITS.pattern + "|" + CLASS_SPLITS.pattern)
+# Every alternative of these is a one-character look-behind and look-ahead.
+PAIR_SPLIT_PATTERNS.update((WORD_SPLITS, CLASS_SPLITS, _WORD_AND_CLASS_SPLITS))
 
 
 def split_points(tokenizer: Any) -> re.Pattern[str] | None:
