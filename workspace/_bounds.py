@@ -14,6 +14,8 @@ from ._errors import WorkspaceArgumentError
 
 __all__ = [
     "BOUND_WINDOW",
+    "CLASS_SPLITS",
+    "WORD_SPLITS",
     "NFC_BOUNDARIES",
     "NFC_SHRINK",
     "PAIR_SPLIT_PATTERNS",
@@ -310,12 +312,46 @@ class VocabBound:
         return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
 
 
+#: Where an additive tokenizer's count splits exactly (see ``Tokenizer.additive``):
+#: before a space that follows a non-space, or after a newline before a
+#: character that is neither whitespace nor ``/``.
+WORD_SPLITS = re.compile(r"(?<=\S)(?= )|(?<=\n)(?=[^\s/])")
+
+# Character classes of the class split points (see CLASS_SPLITS): letters and
+# digits the tokenizers' pre-tokenisers classify the same way in every Unicode
+# version (ASCII, and the CJK Unified Ideographs of Unicode 1.1), and
+# punctuation that is never a combining mark, never the second character of a
+# canonical composition (so NFC never joins it to what precedes it), and not the
+# apostrophe the contraction rules start with.
+_LETTERS = "A-Za-z\u4e00-\u9fa5"
+_DIGITS = "0-9"
+_PUNCT = (
+    "!\"#$%&()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~"
+    "\u3001\u3002\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f"
+)
+#: Split points by character class, for the pre-tokenisers of the shipped
+#: vocabularies: between a letter and a digit (either order), and between a
+#: letter or digit and a following punctuation mark. No pre-token of
+#: cl100k_base, o200k_base, Llama-3, Qwen2/3 or DeepSeek-V3/V4 holds a letter
+#: followed by a digit (or a digit by a letter: digits form pre-tokens of their
+#: own), nor a letter or digit followed by one of these marks (a pre-token that
+#: starts with punctuation may continue with letters, never the reverse), and
+#: none of those patterns looks behind, so the pre-tokens after such a position
+#: depend only on the text after it, and those before it only on the text
+#: before it. BPE merges stay inside pre-tokens, so the count splits exactly
+#: there. Base64, hex dumps, identifiers, JSON and CJK text have such
+#: positions every few characters, with or without whitespace.
+#: ``property_tests/test_workspace_long_results.py`` checks the equality for
+#: each shipped tokenizer on random texts.
+CLASS_SPLITS = re.compile(
+    f"(?<=[{_LETTERS}])(?=[{_DIGITS}{_PUNCT}])|(?<=[{_DIGITS}])(?=[{_LETTERS}{_PUNCT}])"
+)
+_WORD_AND_CLASS_SPLITS = re.compile(WORD_SPLITS.pattern + "|" + CLASS_SPLITS.pattern)
 #: Split-point patterns (see ``Tokenizer.split_points``) whose every match is
-#: decided by the two characters around it: each alternative is a one-character
-#: look-behind and a one-character look-ahead, as in the shipped ``WORD_SPLITS``
-#: and ``CLASS_SPLITS`` (registered by ``_tokenizers``). :class:`SplitBound`
+#: decided by the two characters around it: each alternative of these is a
+#: one-character look-behind and a one-character look-ahead. :class:`SplitBound`
 #: counts their matches on bytes.
-PAIR_SPLIT_PATTERNS: set[re.Pattern[str]] = set()
+PAIR_SPLIT_PATTERNS = frozenset((WORD_SPLITS, CLASS_SPLITS, _WORD_AND_CLASS_SPLITS))
 
 
 class SplitBound:

@@ -18,9 +18,11 @@ from vistalab._core import import_optional
 from vistalab._core._limits import json_loads
 
 from ._bounds import (
+    _WORD_AND_CLASS_SPLITS,
+    CLASS_SPLITS,
     NFC_BOUNDARIES,
     NFC_SHRINK,
-    PAIR_SPLIT_PATTERNS,
+    WORD_SPLITS,
     SplitBound,
     VocabBound,
     _VocabBounded,
@@ -159,45 +161,6 @@ class Tokenizer(Protocol):
         int
             Its number of tokens.
         """
-
-
-#: Where an additive tokenizer's count splits exactly (see ``Tokenizer.additive``):
-#: before a space that follows a non-space, or after a newline before a
-#: character that is neither whitespace nor ``/``.
-WORD_SPLITS = re.compile(r"(?<=\S)(?= )|(?<=\n)(?=[^\s/])")
-
-# Character classes of the class split points (see CLASS_SPLITS): letters and
-# digits the tokenizers' pre-tokenisers classify the same way in every Unicode
-# version (ASCII, and the CJK Unified Ideographs of Unicode 1.1), and
-# punctuation that is never a combining mark, never the second character of a
-# canonical composition (so NFC never joins it to what precedes it), and not the
-# apostrophe the contraction rules start with.
-_LETTERS = "A-Za-z\u4e00-\u9fa5"
-_DIGITS = "0-9"
-_PUNCT = (
-    "!\"#$%&()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~"
-    "\u3001\u3002\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f"
-)
-#: Split points by character class, for the pre-tokenisers of the shipped
-#: vocabularies: between a letter and a digit (either order), and between a
-#: letter or digit and a following punctuation mark. No pre-token of
-#: cl100k_base, o200k_base, Llama-3, Qwen2/3 or DeepSeek-V3/V4 holds a letter
-#: followed by a digit (or a digit by a letter: digits form pre-tokens of their
-#: own), nor a letter or digit followed by one of these marks (a pre-token that
-#: starts with punctuation may continue with letters, never the reverse), and
-#: none of those patterns looks behind, so the pre-tokens after such a position
-#: depend only on the text after it, and those before it only on the text
-#: before it. BPE merges stay inside pre-tokens, so the count splits exactly
-#: there. Base64, hex dumps, identifiers, JSON and CJK text have such
-#: positions every few characters, with or without whitespace.
-#: ``property_tests/test_workspace_long_results.py`` checks the equality for
-#: each shipped tokenizer on random texts.
-CLASS_SPLITS = re.compile(
-    f"(?<=[{_LETTERS}])(?=[{_DIGITS}{_PUNCT}])|(?<=[{_DIGITS}])(?=[{_LETTERS}{_PUNCT}])"
-)
-_WORD_AND_CLASS_SPLITS = re.compile(WORD_SPLITS.pattern + "|" + CLASS_SPLITS.pattern)
-# Every alternative of these is a one-character look-behind and look-ahead.
-PAIR_SPLIT_PATTERNS.update((WORD_SPLITS, CLASS_SPLITS, _WORD_AND_CLASS_SPLITS))
 
 
 def split_points(tokenizer: Any) -> re.Pattern[str] | None:
