@@ -267,6 +267,8 @@ class DashboardRenderer:
         # Age fields of ages 0 .. len - 1 and their tokens, for whole ledgers.
         self._age_texts: list[str] = []
         self._age_tokens: list[int] = []
+        # The same tables reversed (see age_columns), and the texts they reverse.
+        self._age_reversed: tuple[list[str], list[str], list[int]] | None = None
 
     @property
     def additive(self) -> bool:
@@ -371,6 +373,20 @@ class DashboardRenderer:
             tokens = [0] * cap
         self._age_texts, self._age_tokens = texts, tokens
         return texts, tokens
+
+    def age_columns(self, upto: int) -> tuple[list[str], list[int], int]:
+        """The age fields and their tokens of :meth:`age_table` in reverse
+        order, and ``top``: entry ``top - a`` is age ``a``'s (``a <= upto``);
+        do not modify. At turn ``T`` the row of turn ``t`` reads entry
+        ``top - T + t``, so the rows of a run of turns read one contiguous
+        slice, whatever ``T`` is (a rendering picks each chunk's ages out of
+        one slice with a fixed ``operator.itemgetter``, see
+        ``PreflightLayer._candidate``). Rebuilt when the table grows."""
+        texts, tokens = self.age_table(upto)
+        rev = self._age_reversed
+        if rev is None or rev[0] is not texts:
+            rev = self._age_reversed = (texts, texts[::-1], tokens[::-1])
+        return rev[1], rev[2], len(texts) - 1
 
     def note_piece(self, note: str) -> tuple[str, int]:
         """A free-text ledger line (folded units) with its newline, and its tokens."""

@@ -4,7 +4,8 @@ check, the normal rendering and the management rendering on overflow."""
 from __future__ import annotations
 
 import bisect
-import itertools
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._accounting import (
@@ -38,6 +39,18 @@ __all__ = ["PreflightLayer"]
 
 #: Placeholder costs remembered at most (a turn asks for its calls' ids).
 _PLACEHOLDER_MEMO = 4096
+
+
+def _age_getter(
+    turns: tuple[int, ...],
+) -> tuple[tuple[int, ...], int, int, Callable[[Sequence[Any]], tuple[Any, ...]]]:
+    """``(turns, lo, hi, pick)``: ``pick`` takes the entries of a chunk's rows
+    (of ``turns``, within ``lo .. hi``) from a slice starting at turn ``lo``,
+    always as a tuple."""
+    lo, hi = min(turns), max(turns)
+    if len(turns) == 1:
+        return turns, lo, hi, tuple
+    return turns, lo, hi, operator.itemgetter(*[t - lo for t in turns])
 
 
 class PreflightLayer(LayoutLayer):
@@ -101,17 +114,28 @@ class PreflightLayer(LayoutLayer):
             parts.append(text)
             tokens += n
         turn = self._turn
-        ages, age_tokens = self._renderer.age_table(turn)
-        # A row of turn t shows the age field of turn - t (mapped in C, per row).
-        age_of, tokens_of, back = ages.__getitem__, age_tokens.__getitem__, turn.__sub__
-        chain = itertools.chain.from_iterable
+        # A row of turn t shows the age field of turn - t: entry base + t of the
+        # reversed tables, so a chunk's rows (turns lo .. hi) read one slice,
+        # picked by the chunk's own itemgetter (built once per chunk text).
+        texts, toks, top = self._renderer.age_columns(turn)
+        base = top - turn
+        getters = self._age_getters
         for c in led.occupied():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
-                # pieces has one more entry than turns: the last is appended below
-                parts.extend(chain(zip(pieces, map(age_of, map(back, turns)), strict=False)))
-                tokens += ptok + sum(map(tokens_of, map(back, turns)))
-            parts.append(pieces[-1])
+                got = getters.get(c)
+                if got is None or got[0] is not turns:
+                    got = getters[c] = _age_getter(turns)
+                _, lo, hi, pick = got
+                ages = pick(texts[base + lo : base + hi + 1])
+                tokens += ptok + sum(pick(toks[base + lo : base + hi + 1]))
+                # pieces has one more entry than turns: piece, age, ..., piece
+                row = [pieces[-1]] * (2 * len(pieces) - 1)
+                row[::2] = pieces
+                row[1::2] = ages
+                parts += row
+            else:
+                parts.append(pieces[-1])
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_body(

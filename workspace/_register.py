@@ -467,8 +467,17 @@ class RegisterLayer(GuardLayer):
                 seq, parent, tool_call_id, call_name, content
             )
         else:
-            _text_iv("content", content)
+            if len(content) > CHUNK_CHARS:  # a shorter one was checked above
+                _text_iv("content", content)
             data = content.encode("utf-8")
+            # The usual case (its call in the prompt): the position renders the
+            # tool message, counted here once and seeded into the layout, so the
+            # record is made with its cost (tokens are not hashed) and set once.
+            msg = (
+                {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+                if parent.in_prompt
+                else None
+            )
             b = _new_block(
                 seq,
                 BlockType.TOOL_RESULT,
@@ -479,9 +488,10 @@ class RegisterLayer(GuardLayer):
                 parent=parent_id,
                 tool_call_id=tool_call_id,
                 name=call_name,
+                tokens=0 if msg is None else message_tokens(msg, self.tokenizer),
             )
             self._answer(b)
-            self._append_block(b)
+            self._append_block(b, None if msg is None else ((msg,), b.tokens))
             effects = self._guard(b)
         self._log(
             "register",
