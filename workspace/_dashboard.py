@@ -47,6 +47,7 @@ def _budget_lines() -> str:
     """The head's first lines, before the budget bar."""
     return f"{OPEN_TAG}\n## Context Budget\n"
 
+
 # The two halves of WORD_SPLITS, the additive contract's split positions: a
 # line start, and a word start within a line (see DashboardRenderer._head_count).
 _LINE_SPLITS = re.compile(r"(?<=\n)(?=[^\s/])")
@@ -610,7 +611,9 @@ class DashboardRenderer:
                 head = head_for(d, pad)
                 return head, self._role_cost + by_bytes(utf8_length(head) + body_tokens + close)
             if not pad:  # the head is written once, for the figure found
-                return "", self._plain_head_count(fixed + d, budget, overhead, conversation, d) + tail
+                return "", self._plain_head_count(
+                    fixed + d, budget, overhead, conversation, d
+                ) + tail
             head = head_for(d, pad)
             return head, self._head_count(head) + tail
 

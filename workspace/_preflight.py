@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._accounting import (
@@ -41,16 +40,22 @@ __all__ = ["PreflightLayer"]
 _PLACEHOLDER_MEMO = 4096
 
 
-def _age_getter(
-    turns: tuple[int, ...],
-) -> tuple[tuple[int, ...], int, int, Callable[[Sequence[Any]], tuple[Any, ...]]]:
-    """``(turns, lo, hi, pick)``: ``pick`` takes the entries of a chunk's rows
-    (of ``turns``, within ``lo .. hi``) from a slice starting at turn ``lo``,
-    always as a tuple."""
-    lo, hi = min(turns), max(turns)
-    if len(turns) == 1:
-        return turns, lo, hi, tuple
-    return turns, lo, hi, operator.itemgetter(*[t - lo for t in turns])
+def _age_getter(turns: tuple[int, ...], old: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """``(turns, lo, hi, pick, offsets)``: ``pick`` takes the entries of a
+    chunk's rows (of ``turns``, within ``lo .. hi``) from a slice starting at
+    turn ``lo``, always as a tuple (``offsets``: each row's turn minus ``lo``).
+    A chunk that only gained a row at its end since ``old`` extends its
+    offsets by one (the newest chunk does, every registration)."""
+    n = len(turns)
+    if n == 1:
+        return turns, turns[0], turns[0], tuple, (0,)
+    if old is not None and len(old[0]) == n - 1 and old[1] <= turns[-1] and turns[:-1] == old[0]:
+        lo = old[1]
+        offsets = old[4] + (turns[-1] - lo,)
+        return turns, lo, max(old[2], turns[-1]), operator.itemgetter(*offsets), offsets
+    lo = min(turns)
+    offsets = tuple([t - lo for t in turns])
+    return turns, lo, max(turns), operator.itemgetter(*offsets), offsets
 
 
 class PreflightLayer(LayoutLayer):
@@ -125,8 +130,8 @@ class PreflightLayer(LayoutLayer):
             if turns:
                 got = getters.get(c)
                 if got is None or got[0] is not turns:
-                    got = getters[c] = _age_getter(turns)
-                _, lo, hi, pick = got
+                    got = getters[c] = _age_getter(turns, got)
+                _, lo, hi, pick, _ = got
                 ages = pick(texts[base + lo : base + hi + 1])
                 tokens += ptok + sum(pick(toks[base + lo : base + hi + 1]))
                 # pieces has one more entry than turns: piece, age, ..., piece
@@ -187,9 +192,9 @@ class PreflightLayer(LayoutLayer):
         tc = self._total_cache
         if tc is not None and tc[0] == self._version:
             return tc[1]
-        total = self._fast_total()
-        if total is None:
-            return self._candidate().total
+        # The split is kept (the candidate's counts), so the rendering that
+        # usually follows a guard's check does not sum the rows again.
+        total = self._candidate_counts().total
         self._total_cache = (self._version, total)
         return total
 

@@ -463,9 +463,7 @@ class RegisterLayer(GuardLayer):
         original = content
         seq = len(self._blocks) + 1
         if len(content) > CHUNK_CHARS and parent.in_prompt:
-            b, effects = self._register_long_result(
-                seq, parent, tool_call_id, call_name, content
-            )
+            b, effects = self._register_long_result(seq, parent, tool_call_id, call_name, content)
         else:
             if len(content) > CHUNK_CHARS:  # a shorter one was checked above
                 _text_iv("content", content)
