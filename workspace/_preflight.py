@@ -40,6 +40,23 @@ __all__ = ["PreflightLayer"]
 _PLACEHOLDER_MEMO = 4096
 
 
+#: The names of the schemas of one tools tuple (a workspace's tools never change).
+_NAMES_OF: dict[int, tuple[tuple[dict[str, Any], ...], tuple[str, ...]]] = {}
+
+
+def _tool_names(tools: tuple[dict[str, Any], ...]) -> tuple[str, ...]:
+    """``tuple(t["function"]["name"] for t in tools)``, remembered for the last
+    few tools tuples seen (held, so an id is never reused while remembered)."""
+    hit = _NAMES_OF.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    names = tuple(t["function"]["name"] for t in tools)
+    if len(_NAMES_OF) >= 64:
+        _NAMES_OF.clear()
+    _NAMES_OF[id(tools)] = (tools, names)
+    return names
+
+
 def _age_getter(turns: tuple[int, ...], old: tuple[Any, ...] | None) -> tuple[Any, ...]:
     """``(turns, lo, hi, pick, offsets)``: ``pick`` takes the entries of a
     chunk's rows (of ``turns``, within ``lo .. hi``) from a slice starting at
@@ -486,7 +503,7 @@ class PreflightLayer(LayoutLayer):
             dashboard_tokens=cand.dashboard_tokens,
             block_tokens={},
             prompt_tokens={},
-            state_hash=self.state_hash(),
+            state_hash=self._hash_of(self._turn, self._acc),  # state_hash(), under our lock
             turn=self._turn,
         )
         if cand.total <= self.budget:
@@ -500,7 +517,7 @@ class PreflightLayer(LayoutLayer):
                 tokens=cand.total,
                 mode="normal",
                 dashboard=cand.dashboard,
-                allowed_tools=tuple(t["function"]["name"] for t in self._tools),
+                allowed_tools=_tool_names(self._tools),
                 **common,
             )
         else:

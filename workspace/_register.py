@@ -393,7 +393,7 @@ class RegisterLayer(GuardLayer):
         self._pending_cost_add([c.id for c in calls])
         self._children[bid] = []
         self._append_block(b, ((msg,), cost))
-        self._log("register", {"message": self._logged_message(seq, msg)}, True, bid, {})
+        self._log("register", {"message": self._logged_message(seq, msg, b)}, True, bid, {})
         return bid
 
     @atomic
@@ -452,7 +452,7 @@ class RegisterLayer(GuardLayer):
                 f"latest tool-call block (pending: {known})"
             )
         parent_id = self._pending[tool_call_id]
-        parent = self.block(parent_id)
+        parent = self._blocks[_num(parent_id) - 1]  # a pending call's block exists
         slot = self._call_slot(parent, tool_call_id)
         call_name = parent.call_names[slot]
         # The call's own id string (equal to this one): the result's record,
@@ -642,16 +642,19 @@ class RegisterLayer(GuardLayer):
             return b, self._guard(b)
         return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
 
-    def _logged_message(self, seq: int, msg: dict[str, Any]) -> dict[str, Any]:
+    def _logged_message(
+        self, seq: int, msg: dict[str, Any], usual: Block | None = None
+    ) -> dict[str, Any]:
         """``msg`` for the event log: one copy of a message per block, not one in
         the log and another in the rendering cache. While block ``seq``'s
         position holds its record (messages not built yet), a tool call's is
         its text and the record's own calls (the log keeps a tool result's as
         its call id and text); otherwise the very (read-only) dict the position
-        renders, when the two are equal."""
+        renders, when the two are equal. ``usual``: a block ``msg`` is known to
+        be the usual message of (the layout held it lazily for ``(msg,)``)."""
         shown = self._pos_msgs.held(seq - 1)
         if isinstance(shown, Block):  # not built yet: the log keeps the record's parts
-            if shown.type is BlockType.TOOL_CALL and is_usual(shown, (msg,)):
+            if shown.type is BlockType.TOOL_CALL and (shown is usual or is_usual(shown, (msg,))):
                 return CallParts((shown.content, shown.tool_calls))  # type: ignore[return-value]
             return msg
         if len(shown) == 1 and shown[0] == msg:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vistalab._core import DomainError, check_depth
+from vistalab._core import MAX_JSON_DEPTH, DomainError, check_depth
 from vistalab._core._paths import output_file
 
 from ._accounting import (
@@ -227,7 +227,10 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
                 "tool_calls", tool_calls, f"item {i} arguments must be a JSON string"
             )
         _text_iv("arguments", args)
-        check_depth("arguments", args, error=WorkspaceArgumentError)
+        # Brackets inside strings do not nest, so a text with few brackets is
+        # shallow enough without the character scan.
+        if args.count("{") + args.count("[") > MAX_JSON_DEPTH:
+            check_depth("arguments", args, error=WorkspaceArgumentError)
         _text_iv("tool_calls id", cid)
         tool_name_iv(f"tool_calls item {i} name", name)
         if cid in seen:
