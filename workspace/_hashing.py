@@ -4,6 +4,7 @@ record's change updates it in O(1) and any order of updates gives the same hash.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 
 from ._records import Block, Group, record_digest
@@ -17,8 +18,55 @@ _DOMAIN = b"vista-workspace-v1\0"
 def record_hash(rec: Block | Group) -> int:
     """The digest a record adds to the accumulator (a block's content is not in
     it: its ``sha256`` is)."""
+    if type(rec) is Block:
+        text = _block_json(rec)
+        if text is not None:
+            return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
     plain = rec.to_plain(with_content=False) if isinstance(rec, Block) else rec.to_plain()
     return record_digest(plain)
+
+
+_esc = json.encoder.encode_basestring_ascii
+#: The keys of ``Block.to_plain(with_content=False)``, sorted as the canonical
+#: JSON writes them (``property_tests/test_workspace_record_json.py`` checks
+#: :func:`_block_json` against ``canonical_json`` of ``to_plain``).
+_BLOCK_KEYS = (
+    "call_ids call_names group id kind level name parent payload reason rejected "
+    "replacement role seq sha256 size status tool_call_id turn type"
+).split()
+
+
+def _block_json(b: Block) -> str | None:
+    """``canonical_json(b.to_plain(with_content=False))``, written directly for a
+    block whose fields have their plain types (every block the engine makes),
+    else None (the caller encodes the plain data)."""
+    p = b.payload
+    ints = (b.seq, b.turn, b.level, b.size)
+    strs = (b.id, b.role, b.sha256, b.replacement, b.reason, *b.call_ids, *b.call_names)
+    opts = (b.group, b.name, b.parent, b.tool_call_id)
+    if (
+        any(type(v) is not int for v in ints)
+        or any(type(v) is not str for v in strs)
+        or any(v is not None and type(v) is not str for v in opts)
+        or type(b.rejected) is not bool
+        or (
+            p is not None
+            and (type(p.key) is not str or type(p.size) is not int or type(p.sha256) is not str)
+        )
+    ):
+        return None
+    group, name, parent, call_id = ("null" if v is None else _esc(v) for v in opts)
+    payload = "null" if p is None else f"[{_esc(p.key)},{p.size!r},{_esc(p.sha256)}]"
+    return (
+        f'{{"call_ids":[{",".join(map(_esc, b.call_ids))}],'
+        f'"call_names":[{",".join(map(_esc, b.call_names))}],'
+        f'"group":{group},"id":{_esc(b.id)},"kind":"block","level":{b.level!r},'
+        f'"name":{name},"parent":{parent},"payload":{payload},'
+        f'"reason":{_esc(b.reason)},"rejected":{"true" if b.rejected else "false"},'
+        f'"replacement":{_esc(b.replacement)},"role":{_esc(b.role)},"seq":{b.seq!r},'
+        f'"sha256":{_esc(b.sha256)},"size":{b.size!r},"status":{_esc(b.status.value)},'
+        f'"tool_call_id":{call_id},"turn":{b.turn!r},"type":{_esc(b.type.value)}}}'
+    )
 
 
 def accumulate(records: Iterable[Block | Group]) -> int:
