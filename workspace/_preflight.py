@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from ._accounting import (
+    MESSAGE_FRAMING,
     REPLY_PRIMING,
     message_tokens,
 )
@@ -277,6 +278,15 @@ class PreflightLayer(LayoutLayer):
             )
         return n
 
+    def _placeholder_bound(self, cid: str) -> int:
+        """At least :meth:`_placeholder_cost` of ``cid``, without tokenising the
+        placeholder's text: its UTF-8 bytes bound its count (the Tokenizer
+        contract, ``count(text) <= len(text.encode("utf-8"))``)."""
+        text = pending_text(cid)
+        if "[opaque " in text:  # an opaque-part line costs more than its bytes
+            return self._placeholder_cost(cid)
+        return MESSAGE_FRAMING + self.tokenizer.count("tool") + len(text.encode("utf-8"))
+
     def _pending_tail_start(self) -> int | None:
         """The position (0-based) of the tool-call block whose calls are still
         pending, when the management rendering keeps it (``keep_pending``);
@@ -314,7 +324,13 @@ class PreflightLayer(LayoutLayer):
         return self._notice_bound
 
     def _pending_cost_add(self, cids: list[str]) -> None:
-        """Update the running sum for calls just added to ``_pending``."""
+        """Update the running sum for calls just added to ``_pending``. A
+        single call (then the only pending one: a tool-call message waits for
+        no earlier call) leaves the sum describing the pending calls before
+        it, so its placeholder is counted when the sum is first read, which,
+        when its result arrives before any rendering, is never."""
+        if len(cids) == 1:
+            return
         c = self._pending_sum
         if c is not None and c[0] is self._pending and c[1] == len(self._pending) - len(cids):
             add = sum(self._placeholder_cost(cid) for cid in cids)

@@ -548,7 +548,12 @@ class RegisterLayer(GuardLayer):
         """Refuse a tool-call message the management rendering could not keep
         while its calls wait for results (``keep_pending``): the floor plus the
         message, a placeholder per call and room for a rejection notice per
-        call must fit the budget."""
+        call must fit the budget. The placeholders are first bounded by their
+        bytes: a message that fits with those bounds fits, uncounted."""
+        reserve = self._notice_reserve()
+        bound = cost + sum(self._placeholder_bound(cid) + reserve for cid in call_ids)
+        if self.management_floor() + bound <= self.budget:
+            return
         need = self._pending_room(cost, call_ids)
         floor = self.management_floor() + need
         if floor <= self.budget:
