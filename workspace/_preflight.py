@@ -62,15 +62,17 @@ def _age_getter(turns: tuple[int, ...], old: tuple[Any, ...] | None) -> tuple[An
     """``(turns, lo, hi, pick, offsets)``: ``pick`` takes the entries of a
     chunk's rows (of ``turns``, within ``lo .. hi``) from a slice starting at
     turn ``lo``, always as a tuple (``offsets``: each row's turn minus ``lo``).
-    A chunk that only gained a row at its end since ``old`` extends its
-    offsets by one (the newest chunk does, every registration)."""
+    A chunk that only gained rows at its end since ``old`` (the newest chunk
+    does, every registration) extends its offsets by theirs."""
     n = len(turns)
     if n == 1:
         return turns, turns[0], turns[0], tuple, (0,)
-    if old is not None and len(old[0]) == n - 1 and old[1] <= turns[-1] and turns[:-1] == old[0]:
+    if old is not None and 0 < len(old[0]) < n and turns[: len(old[0])] == old[0]:
+        new = turns[len(old[0]) :]
         lo = old[1]
-        offsets = old[4] + (turns[-1] - lo,)
-        return turns, lo, max(old[2], turns[-1]), operator.itemgetter(*offsets), offsets
+        if min(new) >= lo:
+            offsets = old[4] + tuple([t - lo for t in new])
+            return turns, lo, max(old[2], *new), operator.itemgetter(*offsets), offsets
     lo = min(turns)
     offsets = tuple([t - lo for t in turns])
     return turns, lo, max(turns), operator.itemgetter(*offsets), offsets
