@@ -355,16 +355,28 @@ class DashboardRenderer:
         for piece in (
             "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]",
             f" {int(frac * 100)}%",
-            f"  (~{used:,}",
             f" {budget:,}",
             f" ~{overhead:,}",
-            f" ~{conversation:,}",
-            f" ~{dashboard:,}\n\n",
-        ):
+        ):  # figures that stay for many turns: remembered
             n = get(piece)
             if n is None:
                 n = cache[piece] = self._count(piece)
             total += n
+        # The figures that change every registration are counted together: each
+        # piece but the last ends with a digit and the next starts with a space,
+        # a split position of the additive contract, so the count of the joined
+        # text is the sum of theirs (one tokenizer call, not one each).
+        fresh = []
+        for piece in (f"  (~{used:,}", f" ~{conversation:,}", f" ~{dashboard:,}\n\n"):
+            n = get(piece)
+            if n is None:
+                fresh.append(piece)
+            else:
+                total += n
+        if len(fresh) == 1:
+            total += cache.setdefault(fresh[0], self._count(fresh[0]))
+        elif fresh:
+            total += self._count("".join(fresh))
         return total
 
     def _blocks_lines(self) -> str:
@@ -383,7 +395,8 @@ class DashboardRenderer:
         The prefix ends with a digit and the age and suffix pieces start with
         a space, so an additive tokenizer counts the row as the sum of the
         three pieces (0 tokens are reported for non-additive tokenizers,
-        which count the assembled text instead).
+        which count the assembled text instead). A suffix only this row has
+        (it names a parent) is counted with the prefix, in one call.
         """
         prefix = row_prefix(unit_id, tokens)
         m = self._measure
@@ -391,9 +404,9 @@ class DashboardRenderer:
         hit = self._suffix_cache.get(key)
         if hit is None:
             suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
-            hit = (suffix, m(suffix) if self._incremental else 0)
-            if parent == "-":  # one shared text per (type, level, status), not one per row
-                self._suffix_cache[key] = hit
+            if parent != "-":  # a text of this row alone: counted with its prefix, at once
+                return prefix, suffix, (m(prefix + suffix) if self._incremental else 0)
+            hit = self._suffix_cache[key] = (suffix, m(suffix) if self._incremental else 0)
         ptok = (m(prefix) + hit[1]) if self._incremental else 0
         return prefix, hit[0], ptok
 
