@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from ._records import Block, Group, record_digest
+from ._records import Block, BlockType, Group, Status, record_digest
 
 __all__ = ["HASH_MOD", "Digests", "record_hash", "state_hash_of", "accumulate"]
 
@@ -26,7 +26,8 @@ def record_hash(rec: Block | Group) -> int:
     return record_digest(plain)
 
 
-_esc = json.encoder.encode_basestring_ascii
+_esc = json.encoder.encode_basestring_ascii  # a StrEnum member is written as its value
+_INT, _STR, _OPT = {int}, {str}, {str, type(None)}
 #: The keys of ``Block.to_plain(with_content=False)``, sorted as the canonical
 #: JSON writes them (``property_tests/test_workspace_record_json.py`` checks
 #: :func:`_block_json` against ``canonical_json`` of ``to_plain``).
@@ -41,21 +42,24 @@ def _block_json(b: Block) -> str | None:
     block whose fields have their plain types (every block the engine makes),
     else None (the caller encodes the plain data)."""
     p = b.payload
-    ints = (b.seq, b.turn, b.level, b.size)
-    strs = (b.id, b.role, b.sha256, b.replacement, b.reason, *b.call_ids, *b.call_names)
     opts = (b.group, b.name, b.parent, b.tool_call_id)
+    # The type checks run in C (a set of the fields' types).
     if (
-        any(type(v) is not int for v in ints)
-        or any(type(v) is not str for v in strs)
-        or any(v is not None and type(v) is not str for v in opts)
+        set(map(type, (b.seq, b.turn, b.level, b.size))) != _INT
+        or set(map(type, (b.id, b.role, b.sha256, b.replacement, b.reason))) != _STR
+        or not set(map(type, b.call_ids + b.call_names)) <= _STR
+        or not set(map(type, opts)) <= _OPT
         or type(b.rejected) is not bool
-        or (
-            p is not None
-            and (type(p.key) is not str or type(p.size) is not int or type(p.sha256) is not str)
-        )
+        or type(b.status) is not Status
+        or type(b.type) is not BlockType
+        or (p is not None and (type(p.key), type(p.size), type(p.sha256)) != (str, int, str))
     ):
         return None
-    group, name, parent, call_id = ("null" if v is None else _esc(v) for v in opts)
+    g, n, par, cid = opts
+    group = "null" if g is None else _esc(g)
+    name = "null" if n is None else _esc(n)
+    parent = "null" if par is None else _esc(par)
+    call_id = "null" if cid is None else _esc(cid)
     payload = "null" if p is None else f"[{_esc(p.key)},{p.size!r},{_esc(p.sha256)}]"
     return (
         f'{{"call_ids":[{",".join(map(_esc, b.call_ids))}],'
@@ -64,8 +68,8 @@ def _block_json(b: Block) -> str | None:
         f'"name":{name},"parent":{parent},"payload":{payload},'
         f'"reason":{_esc(b.reason)},"rejected":{"true" if b.rejected else "false"},'
         f'"replacement":{_esc(b.replacement)},"role":{_esc(b.role)},"seq":{b.seq!r},'
-        f'"sha256":{_esc(b.sha256)},"size":{b.size!r},"status":{_esc(b.status.value)},'
-        f'"tool_call_id":{call_id},"turn":{b.turn!r},"type":{_esc(b.type.value)}}}'
+        f'"sha256":{_esc(b.sha256)},"size":{b.size!r},"status":{_esc(b.status)},'
+        f'"tool_call_id":{call_id},"turn":{b.turn!r},"type":{_esc(b.type)}}}'
     )
 
 
