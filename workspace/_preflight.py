@@ -152,8 +152,13 @@ class PreflightLayer(LayoutLayer):
                 if got is None or got[0] is not turns:
                     got = getters[c] = _age_getter(turns, got)
                 _, lo, hi, pick, _ = got
-                ages = pick(texts[base + lo : base + hi + 1])
-                tokens += ptok + sum(pick(toks[base + lo : base + hi + 1]))
+                if base + lo >= 0 and hi <= turn:
+                    ages = pick(texts[base + lo : base + hi + 1])
+                    tokens += ptok + sum(pick(toks[base + lo : base + hi + 1]))
+                else:  # a row past the table (never for a consistent state): per row
+                    fwd, fwd_tokens = self._renderer.age_table(turn)
+                    ages = tuple(fwd[turn - t] for t in turns)
+                    tokens += ptok + sum(fwd_tokens[turn - t] for t in turns)
                 # pieces has one more entry than turns: piece, age, ..., piece
                 row = [pieces[-1]] * (2 * len(pieces) - 1)
                 row[::2] = pieces
