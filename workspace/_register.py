@@ -708,6 +708,10 @@ def _new_block(
     tokens: int = 0,
 ) -> Block:
     """The record of a newly registered message (``data``: its exact payload bytes)."""
+    if calls:
+        call_ids, names = tuple([c.id for c in calls]), tuple([c.name for c in calls])
+    else:
+        call_ids = names = ()
     return Block(
         id=f"B{seq}",
         seq=seq,
@@ -720,8 +724,8 @@ def _new_block(
         level=0,
         content=content,
         tool_calls=calls,
-        call_ids=tuple(c.id for c in calls or ()),
-        call_names=_shared_names(tuple(c.name for c in calls or ())),
+        call_ids=call_ids,
+        call_names=_shared_names(names),
         tool_call_id=tool_call_id,
         name=name,
         size=len(data),
