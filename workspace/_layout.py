@@ -339,18 +339,15 @@ class LayoutLayer(StateCore):
             archived = not b.in_prompt
             tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
             type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
-        _, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
-        # The dashboard's standard texts, held by what they are made from (the
-        # form Ledger.put keeps; see UnitRow): the ID, and the layout flag for a
-        # suffix of this row alone.
+        prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
         row = UnitRow(
             first,
             turn,
             archived,
             newest,
             tokens,
-            uid,
-            suffix if parent == "-" else self.dashboard_config.compact,  # type: ignore[arg-type]
+            prefix,
+            suffix,
             ptok,
             type_,
             level,
