@@ -124,7 +124,7 @@ def message_tokens(message: Mapping[str, Any], tokenizer: Tokenizer) -> int:
     int
         Its tokens in the engine's accounting.
     """
-    if not isinstance(message, Mapping):
+    if type(message) is not dict and not isinstance(message, Mapping):
         raise WorkspaceArgumentError(
             "message", message, "must be a mapping (an OpenAI chat message)"
         )

@@ -38,6 +38,15 @@ DASHBOARD_ROLE = "user"
 _HEAD_CACHE = 64
 #: Head pieces memoised (the constant lines and a few turns' figures).
 _HEAD_PIECES = 1024
+#: The constant word-start pieces of the head's budget-bar chunk, between its
+#: figures (see DashboardRenderer._plain_head_count).
+_HEAD_WORDS = (" /", " tokens)\n  overhead", " |", " conversation", " |", " dashboard")
+
+
+def _budget_lines() -> str:
+    """The head's first lines, before the budget bar."""
+    return f"{OPEN_TAG}\n## Context Budget\n"
+
 
 # The two halves of WORD_SPLITS, the additive contract's split positions: a
 # line start, and a word start within a line (see DashboardRenderer._head_count).
@@ -263,10 +272,14 @@ class DashboardRenderer:
         # (budget, overhead, conversation, body tokens) -> (dashboard tokens, head):
         # with an additive tokenizer the head's fixed point depends on nothing else.
         self._head_cache: dict[tuple[int, int, int, int], tuple[int, str]] = {}
+        # Tokens of the head's constant pieces (see _plain_head_count).
+        self._head_const: int | None = None
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
         # Age fields of ages 0 .. len - 1 and their tokens, for whole ledgers.
         self._age_texts: list[str] = []
         self._age_tokens: list[int] = []
+        # The same tables reversed (see age_columns), and the texts they reverse.
+        self._age_reversed: tuple[list[str], list[str], list[int]] | None = None
 
     @property
     def additive(self) -> bool:
@@ -316,6 +329,64 @@ class DashboardRenderer:
             total += n
         return total
 
+    def _plain_head_count(
+        self, used: int, budget: int, overhead: int, conversation: int, dashboard: int
+    ) -> int:
+        """:meth:`_head_count` of the head :meth:`_head` writes for these
+        figures with no pad or overflow line, without writing it: the head's
+        line-start pieces are its constant lines and one chunk, the budget bar's
+        line and the split line below it (which starts with a space) up to the
+        blank line, and that chunk's word-start pieces are its figures (an
+        integer printed with ``,`` holds no space) between constant words."""
+        cache = self._head_pieces
+        if len(cache) > _HEAD_PIECES:  # figures of past turns: a few per registration
+            cache.clear()
+        const = self._head_const
+        if const is None:
+            const = self._head_const = (
+                self._head_count(_budget_lines())
+                + self._head_count(self._blocks_lines())
+                + sum(map(self._head_count, _HEAD_WORDS))
+            )
+        frac = used / budget
+        filled = min(BAR_CELLS, int(frac * BAR_CELLS))
+        get = cache.get
+        total = const
+        for piece in (
+            "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]",
+            f" {int(frac * 100)}%",
+            f" {budget:,}",
+            f" ~{overhead:,}",
+        ):  # figures that stay for many turns: remembered
+            n = get(piece)
+            if n is None:
+                n = cache[piece] = self._count(piece)
+            total += n
+        # The figures that change every registration are counted together: each
+        # piece but the last ends with a digit and the next starts with a space,
+        # a split position of the additive contract, so the count of the joined
+        # text is the sum of theirs (one tokenizer call, not one each).
+        fresh = []
+        for piece in (f"  (~{used:,}", f" ~{conversation:,}", f" ~{dashboard:,}\n\n"):
+            n = get(piece)
+            if n is None:
+                fresh.append(piece)
+            else:
+                total += n
+        if len(fresh) == 1:
+            total += cache.setdefault(fresh[0], self._count(fresh[0]))
+        elif fresh:
+            total += self._count("".join(fresh))
+        return total
+
+    def _blocks_lines(self) -> str:
+        """The head's last lines: the ledger's title, column heading and rule."""
+        compact = self.config.compact
+        return (
+            f"{_BLOCKS_TITLE}\n{_HEADER_COMPACT if compact else _HEADER_FULL}\n"
+            f"{_RULE_COMPACT if compact else _RULE_FULL}\n"
+        )
+
     def row_parts(
         self, unit_id: str, tokens: int, type_: str, level: int, parent: str, status: str
     ) -> tuple[str, str, int]:
@@ -324,7 +395,8 @@ class DashboardRenderer:
         The prefix ends with a digit and the age and suffix pieces start with
         a space, so an additive tokenizer counts the row as the sum of the
         three pieces (0 tokens are reported for non-additive tokenizers,
-        which count the assembled text instead).
+        which count the assembled text instead). A suffix only this row has
+        (it names a parent) is counted with the prefix, in one call.
         """
         prefix = row_prefix(unit_id, tokens)
         m = self._measure
@@ -332,9 +404,9 @@ class DashboardRenderer:
         hit = self._suffix_cache.get(key)
         if hit is None:
             suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
-            hit = (suffix, m(suffix) if self._incremental else 0)
-            if parent == "-":  # one shared text per (type, level, status), not one per row
-                self._suffix_cache[key] = hit
+            if parent != "-":  # a text of this row alone: counted with its prefix, at once
+                return prefix, suffix, (m(prefix + suffix) if self._incremental else 0)
+            hit = self._suffix_cache[key] = (suffix, m(suffix) if self._incremental else 0)
         ptok = (m(prefix) + hit[1]) if self._incremental else 0
         return prefix, hit[0], ptok
 
@@ -371,6 +443,20 @@ class DashboardRenderer:
             tokens = [0] * cap
         self._age_texts, self._age_tokens = texts, tokens
         return texts, tokens
+
+    def age_columns(self, upto: int) -> tuple[list[str], list[int], int]:
+        """The age fields and their tokens of :meth:`age_table` in reverse
+        order, and ``top``: entry ``top - a`` is age ``a``'s (``a <= upto``);
+        do not modify. At turn ``T`` the row of turn ``t`` reads entry
+        ``top - T + t``, so the rows of a run of turns read one contiguous
+        slice, whatever ``T`` is (a rendering picks each chunk's ages out of
+        one slice with a fixed ``operator.itemgetter``, see
+        ``PreflightLayer._candidate``). Rebuilt when the table grows."""
+        texts, tokens = self.age_table(upto)
+        rev = self._age_reversed
+        if rev is None or rev[0] is not texts:
+            rev = self._age_reversed = (texts, texts[::-1], tokens[::-1])
+        return rev[1], rev[2], len(texts) - 1
 
     def note_piece(self, note: str) -> tuple[str, int]:
         """A free-text ledger line (folded units) with its newline, and its tokens."""
@@ -523,8 +609,8 @@ class DashboardRenderer:
         by_bytes = self._by_bytes
         close = self._piece(CLOSE_TAG)
 
-        def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
-            head = self._head(
+        def head_for(d: int, pad: int = 0) -> str:
+            return self._head(
                 used=fixed + d,
                 budget=budget,
                 overhead=overhead,
@@ -532,14 +618,24 @@ class DashboardRenderer:
                 dashboard=d,
                 pad=pad,
             )
+
+        def tokens_for(d: int, pad: int = 0) -> tuple[str, int]:
             if by_bytes is not None:  # body_tokens is the body's UTF-8 bytes
+                head = head_for(d, pad)
                 return head, self._role_cost + by_bytes(utf8_length(head) + body_tokens + close)
+            if not pad:  # the head is written once, for the figure found
+                return "", self._plain_head_count(
+                    fixed + d, budget, overhead, conversation, d
+                ) + tail
+            head = head_for(d, pad)
             return head, self._head_count(head) + tail
 
         # The start the full recount uses for a byte-counted tokenizer (an ASCII
         # body: its characters are its bytes), so the same fixed point is found.
         start = body_tokens + 90 if by_bytes is None else (body_tokens + 3) // 4 + 90
         d, head = _fixed_point(tokens_for, start=start)
+        if not head:
+            head = head_for(d)
         if len(self._head_cache) >= _HEAD_CACHE:  # drop the oldest: a turn asks a few keys
             del self._head_cache[next(iter(self._head_cache))]
         self._head_cache[key] = (d, head)

@@ -42,8 +42,9 @@ class GuardLayer(PreflightLayer):
             cap = self._result_cap(b.parent)
             current = self._candidate_total() - new_cost
             room = self.budget - (self.management_floor() - new_cost)
-            full = rejection_text(current=current, limit=self.budget, attempted=new_cost,
-                                  cap=cap, rule=PENDING_RULE)
+            full = rejection_text(
+                current=current, limit=self.budget, attempted=new_cost, cap=cap, rule=PENDING_RULE
+            )
             notice = self._fitting_notice(b, full, room)
             rejected = self._reject(
                 b, new_cost, cap, self.budget, decided_by="pending", notice=notice
@@ -91,7 +92,7 @@ class GuardLayer(PreflightLayer):
             runs = [(cut, last), (0, cut)]
         else:
             runs = [(0, last)]
-        tree = self._gains()
+        tree = self._gains_before(b.seq - 1)
         offloaded: list[str] = []
         excess = total - self.hard_limit
         while True:
@@ -122,6 +123,20 @@ class GuardLayer(PreflightLayer):
             if total <= self.hard_limit:
                 return {"admitted": True, "offloaded": offloaded}
             excess = total - self.hard_limit
+
+    def _gains_before(self, end: int) -> Any:
+        """The offload-gain tree, current for the positions before ``end`` (the
+        result being guarded, which the plan never reads): that result's own
+        gain, due since it was placed, stays due, so a result that is then
+        rejected (and so never eligible) is never counted for it."""
+        due = self._gain_due
+        if not due or due[-1] < end:
+            return self._gains()
+        held = due.pop()
+        try:
+            return self._gains()
+        finally:
+            due.append(held)
 
     def _result_cap(self, parent: str | None) -> int:
         """The largest result (message tokens) a normal rendering of B tokens
@@ -174,10 +189,19 @@ class GuardLayer(PreflightLayer):
                 room = self.budget - (self.management_floor() - self._pos_cost[b.seq - 1])
                 notice = self._fitting_notice(b, notice, room)
         data = notice.encode("utf-8")
-        self._set_record(
-            replace(b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True)
+        # What _refresh would do for this position (a visible result of no
+        # group, its notice in place of its text), with the record made once,
+        # with its cost (tokens are not hashed).
+        msgs = self._wrap_tool_text(b, notice)
+        cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
+        rec = replace(
+            b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True, tokens=cost
         )
-        self._refresh([b.seq])
+        self._set_record(rec)
+        key = self._position_key(rec)
+        if key != self._pos_key[rec.seq - 1]:
+            self._set_position(rec, msgs, cost, key)
+            self._set_urow(rec.id)
         self._touch()
         return {
             "admitted": False,

@@ -4,9 +4,10 @@ record's change updates it in O(1) and any order of updates gives the same hash.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 
-from ._records import Block, Group, record_digest
+from ._records import Block, BlockType, Group, Status, record_digest
 
 __all__ = ["HASH_MOD", "Digests", "record_hash", "state_hash_of", "accumulate"]
 
@@ -17,8 +18,59 @@ _DOMAIN = b"vista-workspace-v1\0"
 def record_hash(rec: Block | Group) -> int:
     """The digest a record adds to the accumulator (a block's content is not in
     it: its ``sha256`` is)."""
+    if type(rec) is Block:
+        text = _block_json(rec)
+        if text is not None:
+            return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
     plain = rec.to_plain(with_content=False) if isinstance(rec, Block) else rec.to_plain()
     return record_digest(plain)
+
+
+_esc = json.encoder.encode_basestring_ascii  # a StrEnum member is written as its value
+_INT, _STR, _OPT = {int}, {str}, {str, type(None)}
+#: The keys of ``Block.to_plain(with_content=False)``, sorted as the canonical
+#: JSON writes them (``property_tests/test_workspace_record_json.py`` checks
+#: :func:`_block_json` against ``canonical_json`` of ``to_plain``).
+_BLOCK_KEYS = (
+    "call_ids call_names group id kind level name parent payload reason rejected "
+    "replacement role seq sha256 size status tool_call_id turn type"
+).split()
+
+
+def _block_json(b: Block) -> str | None:
+    """``canonical_json(b.to_plain(with_content=False))``, written directly for a
+    block whose fields have their plain types (every block the engine makes),
+    else None (the caller encodes the plain data)."""
+    p = b.payload
+    opts = (b.group, b.name, b.parent, b.tool_call_id)
+    # The type checks run in C (a set of the fields' types).
+    if (
+        set(map(type, (b.seq, b.turn, b.level, b.size))) != _INT
+        or set(map(type, (b.id, b.role, b.sha256, b.replacement, b.reason))) != _STR
+        or not set(map(type, b.call_ids + b.call_names)) <= _STR
+        or not set(map(type, opts)) <= _OPT
+        or type(b.rejected) is not bool
+        or type(b.status) is not Status
+        or type(b.type) is not BlockType
+        or (p is not None and (type(p.key), type(p.size), type(p.sha256)) != (str, int, str))
+    ):
+        return None
+    g, n, par, cid = opts
+    group = "null" if g is None else _esc(g)
+    name = "null" if n is None else _esc(n)
+    parent = "null" if par is None else _esc(par)
+    call_id = "null" if cid is None else _esc(cid)
+    payload = "null" if p is None else f"[{_esc(p.key)},{p.size!r},{_esc(p.sha256)}]"
+    return (
+        f'{{"call_ids":[{",".join(map(_esc, b.call_ids))}],'
+        f'"call_names":[{",".join(map(_esc, b.call_names))}],'
+        f'"group":{group},"id":{_esc(b.id)},"kind":"block","level":{b.level!r},'
+        f'"name":{name},"parent":{parent},"payload":{payload},'
+        f'"reason":{_esc(b.reason)},"rejected":{"true" if b.rejected else "false"},'
+        f'"replacement":{_esc(b.replacement)},"role":{_esc(b.role)},"seq":{b.seq!r},'
+        f'"sha256":{_esc(b.sha256)},"size":{b.size!r},"status":{_esc(b.status)},'
+        f'"tool_call_id":{call_id},"turn":{b.turn!r},"type":{_esc(b.type)}}}'
+    )
 
 
 def accumulate(records: Iterable[Block | Group]) -> int:

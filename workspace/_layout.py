@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 from ._accounting import (
@@ -99,8 +100,7 @@ class LayoutLayer(StateCore):
             n = sum(map(len, self._pos_msgs[start:end]))
             out.extend(self._chunk(full)[:n])
             return
-        for ms in self._pos_msgs[start:end]:
-            out.extend(ms)
+        out.extend(chain.from_iterable(self._pos_msgs[start:end]))
 
     def _messages_between(self, lo: int, hi: int, out: list[dict[str, Any]]) -> None:
         """Append the messages of positions ``[lo, hi)`` to ``out``."""

@@ -94,11 +94,16 @@ class PositionMessages(list):  # type: ignore[type-arg]
             v = usual_messages(v)
             list.__setitem__(self, i, v)
             return v
-        if type(i) is slice and Block in map(type, v):  # the scan runs in C
+        if type(i) is slice and Block in map(type, v):  # the scans run in C
             where = range(*i.indices(len(self)))
-            for k, x in enumerate(v):
-                if type(x) is Block:
-                    v[k] = self[where[k]]
+            kinds = list(map(type, v))
+            k = kinds.index(Block)
+            while True:
+                v[k] = self[where[k]]
+                try:
+                    k = kinds.index(Block, k + 1)
+                except ValueError:
+                    break
         return v
 
     def __iter__(self) -> Iterator[tuple[dict[str, Any], ...]]:

@@ -4,10 +4,11 @@ check, the normal rendering and the management rendering on overflow."""
 from __future__ import annotations
 
 import bisect
-import itertools
+import operator
 from typing import Any
 
 from ._accounting import (
+    MESSAGE_FRAMING,
     REPLY_PRIMING,
     message_tokens,
 )
@@ -38,6 +39,43 @@ __all__ = ["PreflightLayer"]
 
 #: Placeholder costs remembered at most (a turn asks for its calls' ids).
 _PLACEHOLDER_MEMO = 4096
+
+
+#: The names of the schemas of one tools tuple (a workspace's tools never change).
+_NAMES_OF: dict[int, tuple[tuple[dict[str, Any], ...], tuple[str, ...]]] = {}
+
+
+def _tool_names(tools: tuple[dict[str, Any], ...]) -> tuple[str, ...]:
+    """``tuple(t["function"]["name"] for t in tools)``, remembered for the last
+    few tools tuples seen (held, so an id is never reused while remembered)."""
+    hit = _NAMES_OF.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    names = tuple(t["function"]["name"] for t in tools)
+    if len(_NAMES_OF) >= 64:
+        _NAMES_OF.clear()
+    _NAMES_OF[id(tools)] = (tools, names)
+    return names
+
+
+def _age_getter(turns: tuple[int, ...], old: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """``(turns, lo, hi, pick, offsets)``: ``pick`` takes the entries of a
+    chunk's rows (of ``turns``, within ``lo .. hi``) from a slice starting at
+    turn ``lo``, always as a tuple (``offsets``: each row's turn minus ``lo``).
+    A chunk that only gained rows at its end since ``old`` (the newest chunk
+    does, every registration) extends its offsets by theirs."""
+    n = len(turns)
+    if n == 1:
+        return turns, turns[0], turns[0], tuple, (0,)
+    if old is not None and 0 < len(old[0]) < n and turns[: len(old[0])] == old[0]:
+        new = turns[len(old[0]) :]
+        lo = old[1]
+        if min(new) >= lo:
+            offsets = old[4] + tuple([t - lo for t in new])
+            return turns, lo, max(old[2], *new), operator.itemgetter(*offsets), offsets
+    lo = min(turns)
+    offsets = tuple([t - lo for t in turns])
+    return turns, lo, max(turns), operator.itemgetter(*offsets), offsets
 
 
 class PreflightLayer(LayoutLayer):
@@ -101,17 +139,33 @@ class PreflightLayer(LayoutLayer):
             parts.append(text)
             tokens += n
         turn = self._turn
-        ages, age_tokens = self._renderer.age_table(turn)
-        # A row of turn t shows the age field of turn - t (mapped in C, per row).
-        age_of, tokens_of, back = ages.__getitem__, age_tokens.__getitem__, turn.__sub__
-        chain = itertools.chain.from_iterable
+        # A row of turn t shows the age field of turn - t: entry base + t of the
+        # reversed tables, so a chunk's rows (turns lo .. hi) read one slice,
+        # picked by the chunk's own itemgetter (built once per chunk text).
+        texts, toks, top = self._renderer.age_columns(turn)
+        base = top - turn
+        getters = self._age_getters
         for c in led.occupied():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
-                # pieces has one more entry than turns: the last is appended below
-                parts.extend(chain(zip(pieces, map(age_of, map(back, turns)), strict=False)))
-                tokens += ptok + sum(map(tokens_of, map(back, turns)))
-            parts.append(pieces[-1])
+                got = getters.get(c)
+                if got is None or got[0] is not turns:
+                    got = getters[c] = _age_getter(turns, got)
+                _, lo, hi, pick, _ = got
+                if base + lo >= 0 and hi <= turn:
+                    ages = pick(texts[base + lo : base + hi + 1])
+                    tokens += ptok + sum(pick(toks[base + lo : base + hi + 1]))
+                else:  # a row past the table (never for a consistent state): per row
+                    fwd, fwd_tokens = self._renderer.age_table(turn)
+                    ages = tuple(fwd[turn - t] for t in turns)
+                    tokens += ptok + sum(fwd_tokens[turn - t] for t in turns)
+                # pieces has one more entry than turns: piece, age, ..., piece
+                row = [pieces[-1]] * (2 * len(pieces) - 1)
+                row[::2] = pieces
+                row[1::2] = ages
+                parts += row
+            else:
+                parts.append(pieces[-1])
         overhead = self.overhead_tokens
         conversation = self._conv_cost + self._pending_cost()
         dash = self._renderer.ledger_body(
@@ -163,9 +217,9 @@ class PreflightLayer(LayoutLayer):
         tc = self._total_cache
         if tc is not None and tc[0] == self._version:
             return tc[1]
-        total = self._fast_total()
-        if total is None:
-            return self._candidate().total
+        # The split is kept (the candidate's counts), so the rendering that
+        # usually follows a guard's check does not sum the rows again.
+        total = self._candidate_counts().total
         self._total_cache = (self._version, total)
         return total
 
@@ -231,6 +285,15 @@ class PreflightLayer(LayoutLayer):
             )
         return n
 
+    def _placeholder_bound(self, cid: str) -> int:
+        """At least :meth:`_placeholder_cost` of ``cid``, without tokenising the
+        placeholder's text: its UTF-8 bytes bound its count (the Tokenizer
+        contract, ``count(text) <= len(text.encode("utf-8"))``)."""
+        text = pending_text(cid)
+        if "[opaque " in text:  # an opaque-part line costs more than its bytes
+            return self._placeholder_cost(cid)
+        return MESSAGE_FRAMING + self.tokenizer.count("tool") + len(text.encode("utf-8"))
+
     def _pending_tail_start(self) -> int | None:
         """The position (0-based) of the tool-call block whose calls are still
         pending, when the management rendering keeps it (``keep_pending``);
@@ -268,7 +331,13 @@ class PreflightLayer(LayoutLayer):
         return self._notice_bound
 
     def _pending_cost_add(self, cids: list[str]) -> None:
-        """Update the running sum for calls just added to ``_pending``."""
+        """Update the running sum for calls just added to ``_pending``. A
+        single call (then the only pending one: a tool-call message waits for
+        no earlier call) leaves the sum describing the pending calls before
+        it, so its placeholder is counted when the sum is first read, which,
+        when its result arrives before any rendering, is never."""
+        if len(cids) == 1:
+            return
         c = self._pending_sum
         if c is not None and c[0] is self._pending and c[1] == len(self._pending) - len(cids):
             add = sum(self._placeholder_cost(cid) for cid in cids)
@@ -457,7 +526,7 @@ class PreflightLayer(LayoutLayer):
             dashboard_tokens=cand.dashboard_tokens,
             block_tokens={},
             prompt_tokens={},
-            state_hash=self.state_hash(),
+            state_hash=self._hash_of(self._turn, self._acc),  # state_hash(), under our lock
             turn=self._turn,
         )
         if cand.total <= self.budget:
@@ -471,7 +540,7 @@ class PreflightLayer(LayoutLayer):
                 tokens=cand.total,
                 mode="normal",
                 dashboard=cand.dashboard,
-                allowed_tools=tuple(t["function"]["name"] for t in self._tools),
+                allowed_tools=_tool_names(self._tools),
                 **common,
             )
         else:

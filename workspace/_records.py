@@ -433,6 +433,8 @@ class Group:
 #: ``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``'s
 #: encoder, built once (stateless between calls).
 _PAYLOAD_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+#: The string encoder it uses (non-ASCII kept).
+_PAYLOAD_ESC = json.encoder.encode_basestring
 
 
 def block_payload_bytes(
@@ -446,9 +448,21 @@ def block_payload_bytes(
     JSON (non-ASCII kept as UTF-8), which round-trips exactly.
     """
     if btype is BlockType.TOOL_CALL:
+        calls = tool_calls or ()
+        if (content is None or type(content) is str) and all(
+            type(c.id) is str and type(c.name) is str and type(c.arguments) is str for c in calls
+        ):  # the encoder's output, written directly (keys in sorted order)
+            esc = _PAYLOAD_ESC
+            items = ",".join(
+                f'{{"function":{{"arguments":{esc(c.arguments)},"name":{esc(c.name)}}},'
+                f'"id":{esc(c.id)},"type":"function"}}'
+                for c in calls
+            )
+            text = "null" if content is None else esc(content)
+            return f'{{"content":{text},"tool_calls":[{items}]}}'.encode()
         obj = {
             "content": content,
-            "tool_calls": [c.to_openai() for c in (tool_calls or ())],
+            "tool_calls": [c.to_openai() for c in calls],
         }
         return _PAYLOAD_JSON.encode(obj).encode("utf-8")
     return (content or "").encode("utf-8")

@@ -393,7 +393,7 @@ class RegisterLayer(GuardLayer):
         self._pending_cost_add([c.id for c in calls])
         self._children[bid] = []
         self._append_block(b, ((msg,), cost))
-        self._log("register", {"message": self._logged_message(seq, msg)}, True, bid, {})
+        self._log("register", {"message": self._logged_message(seq, msg, b)}, True, bid, {})
         return bid
 
     @atomic
@@ -452,7 +452,7 @@ class RegisterLayer(GuardLayer):
                 f"latest tool-call block (pending: {known})"
             )
         parent_id = self._pending[tool_call_id]
-        parent = self.block(parent_id)
+        parent = self._blocks[_num(parent_id) - 1]  # a pending call's block exists
         slot = self._call_slot(parent, tool_call_id)
         call_name = parent.call_names[slot]
         # The call's own id string (equal to this one): the result's record,
@@ -463,12 +463,19 @@ class RegisterLayer(GuardLayer):
         original = content
         seq = len(self._blocks) + 1
         if len(content) > CHUNK_CHARS and parent.in_prompt:
-            b, effects = self._register_long_result(
-                seq, parent, tool_call_id, call_name, content
-            )
+            b, effects = self._register_long_result(seq, parent, tool_call_id, call_name, content)
         else:
-            _text_iv("content", content)
+            if len(content) > CHUNK_CHARS:  # a shorter one was checked above
+                _text_iv("content", content)
             data = content.encode("utf-8")
+            # The usual case (its call in the prompt): the position renders the
+            # tool message, counted here once and seeded into the layout, so the
+            # record is made with its cost (tokens are not hashed) and set once.
+            msg = (
+                {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+                if parent.in_prompt
+                else None
+            )
             b = _new_block(
                 seq,
                 BlockType.TOOL_RESULT,
@@ -479,9 +486,10 @@ class RegisterLayer(GuardLayer):
                 parent=parent_id,
                 tool_call_id=tool_call_id,
                 name=call_name,
+                tokens=0 if msg is None else message_tokens(msg, self.tokenizer),
             )
             self._answer(b)
-            self._append_block(b)
+            self._append_block(b, None if msg is None else ((msg,), b.tokens))
             effects = self._guard(b)
         self._log(
             "register",
@@ -540,7 +548,12 @@ class RegisterLayer(GuardLayer):
         """Refuse a tool-call message the management rendering could not keep
         while its calls wait for results (``keep_pending``): the floor plus the
         message, a placeholder per call and room for a rejection notice per
-        call must fit the budget."""
+        call must fit the budget. The placeholders are first bounded by their
+        bytes: a message that fits with those bounds fits, uncounted."""
+        reserve = self._notice_reserve()
+        bound = cost + sum(self._placeholder_bound(cid) + reserve for cid in call_ids)
+        if self.management_floor() + bound <= self.budget:
+            return
         need = self._pending_room(cost, call_ids)
         floor = self.management_floor() + need
         if floor <= self.budget:
@@ -634,16 +647,19 @@ class RegisterLayer(GuardLayer):
             return b, self._guard(b)
         return b, self._reject(b, cost, cap, self.hard_limit, decided_by="cap", at_least=True)
 
-    def _logged_message(self, seq: int, msg: dict[str, Any]) -> dict[str, Any]:
+    def _logged_message(
+        self, seq: int, msg: dict[str, Any], usual: Block | None = None
+    ) -> dict[str, Any]:
         """``msg`` for the event log: one copy of a message per block, not one in
         the log and another in the rendering cache. While block ``seq``'s
         position holds its record (messages not built yet), a tool call's is
         its text and the record's own calls (the log keeps a tool result's as
         its call id and text); otherwise the very (read-only) dict the position
-        renders, when the two are equal."""
+        renders, when the two are equal. ``usual``: a block ``msg`` is known to
+        be the usual message of (the layout held it lazily for ``(msg,)``)."""
         shown = self._pos_msgs.held(seq - 1)
         if isinstance(shown, Block):  # not built yet: the log keeps the record's parts
-            if shown.type is BlockType.TOOL_CALL and is_usual(shown, (msg,)):
+            if shown.type is BlockType.TOOL_CALL and (shown is usual or is_usual(shown, (msg,))):
                 return CallParts((shown.content, shown.tool_calls))  # type: ignore[return-value]
             return msg
         if len(shown) == 1 and shown[0] == msg:
@@ -692,6 +708,10 @@ def _new_block(
     tokens: int = 0,
 ) -> Block:
     """The record of a newly registered message (``data``: its exact payload bytes)."""
+    if calls:
+        call_ids, names = tuple([c.id for c in calls]), tuple([c.name for c in calls])
+    else:
+        call_ids = names = ()
     return Block(
         id=f"B{seq}",
         seq=seq,
@@ -704,8 +724,8 @@ def _new_block(
         level=0,
         content=content,
         tool_calls=calls,
-        call_ids=tuple(c.id for c in calls or ()),
-        call_names=_shared_names(tuple(c.name for c in calls or ())),
+        call_ids=call_ids,
+        call_names=_shared_names(names),
         tool_call_id=tool_call_id,
         name=name,
         size=len(data),

@@ -82,7 +82,32 @@ def _plain(value: Any, parameter: str, depth: int) -> Any:
     kind = type(value)
     if kind in _EXACT_SCALARS or depth > MAX_DEPTH or isinstance(value, _SCALARS):
         return value
-    if kind is dict or isinstance(value, Mapping):  # exact dicts skip the ABC check
+    if kind is dict:
+        # Plain data (the usual input) comes back as it is: only values that
+        # are not exact scalars are looked into, and nothing is copied unless
+        # one of them changes.
+        changed: dict[Any, Any] | None = None
+        for k, v in value.items():
+            if type(v) not in _EXACT_SCALARS:
+                nv = _plain(v, parameter, depth + 1)
+                if nv is not v:
+                    if changed is None:
+                        changed = {}
+                    changed[k] = nv
+        if changed is None:
+            return value
+        return {k: changed[k] if k in changed else v for k, v in value.items()}
+    if kind is list or kind is tuple:
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            if type(v) not in _EXACT_SCALARS:
+                nv = _plain(v, parameter, depth + 1)
+                if nv is not v:
+                    if items is None:
+                        items = list(value)
+                    items[i] = nv
+        return value if items is None else items
+    if isinstance(value, Mapping):
         out = {k: _plain(v, parameter, depth + 1) for k, v in value.items()}
         if all(out[k] is v for k, v in value.items()):
             return value

@@ -111,6 +111,7 @@ MUTABLE_STATE = (
     "_anth_used",
     "_anth_renames",
     "_placeholder_memo",
+    "_age_getters",
 )
 
 _SelfT = TypeVar("_SelfT", bound="StateCore")
@@ -284,6 +285,8 @@ class StateCore:
         self._top_memo: dict[str, str] | None = None
         self._version = 0
         self._candidate_cache: Candidate | None = None
+        # Per ledger chunk, its rows' age pickers (see PreflightLayer._candidate).
+        self._age_getters: dict[int, tuple[Any, ...]] = {}
         self._pinned_cost = 0
         # Incremental preflight (additive tokenizers, no folded rows): the ledger
         # body costs the sum of its rows' cached pieces plus one age piece per

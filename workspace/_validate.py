@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vistalab._core import DomainError, check_depth
+from vistalab._core import MAX_JSON_DEPTH, DomainError, check_depth
 from vistalab._core._paths import output_file
 
 from ._accounting import (
@@ -168,18 +168,20 @@ def tool_name_iv(parameter: str, name: Any) -> str:
     naming ``parameter`` (the value shown bounded)."""
     if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
         raise WorkspaceArgumentError(
-            parameter, name, "must match ^[a-zA-Z0-9_-]{1,64}$ (the OpenAI and Anthropic "
-            "rule for tool names)", "use letters, digits, '_' and '-', at most 64 of them, "
-            "e.g. 'read_file'")
+            parameter,
+            name,
+            "must match ^[a-zA-Z0-9_-]{1,64}$ (the OpenAI and Anthropic rule for tool names)",
+            "use letters, digits, '_' and '-', at most 64 of them, e.g. 'read_file'",
+        )
     return name
 
 
 def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
     if (
-        not isinstance(tool_calls, Sequence)
-        or isinstance(tool_calls, (str, bytes))
-        or not tool_calls
-    ):
+        type(tool_calls) is not list
+        and type(tool_calls) is not tuple
+        and (not isinstance(tool_calls, Sequence) or isinstance(tool_calls, (str, bytes)))
+    ) or not tool_calls:
         raise WorkspaceArgumentError(
             "tool_calls", tool_calls, "must be a non-empty list of OpenAI tool calls"
         )
@@ -187,8 +189,7 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
         raise WorkspaceArgumentError(
             "tool_calls",
             f"a list of {len(tool_calls):,} calls",
-            f"must hold at most {MAX_TOOL_CALLS:,} calls (MAX_TOOL_CALLS) in one assistant "
-            "message",
+            f"must hold at most {MAX_TOOL_CALLS:,} calls (MAX_TOOL_CALLS) in one assistant message",
             "split the calls over several assistant turns (answer each batch first)",
         )
     out: list[ToolCall] = []
@@ -198,9 +199,14 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
             tool_name_iv(f"tool_calls item {i} name", call.name)
             out.append(call)
             continue
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        cid = call.get("id") if isinstance(call, Mapping) else None
-        if not isinstance(fn, Mapping) or not isinstance(cid, str) or not cid:
+        mapping = type(call) is dict or isinstance(call, Mapping)
+        fn = call.get("function") if mapping else None
+        cid = call.get("id") if mapping else None
+        if (
+            (type(fn) is not dict and not isinstance(fn, Mapping))
+            or not isinstance(cid, str)
+            or not cid
+        ):
             raise WorkspaceArgumentError(
                 "tool_calls",
                 tool_calls,
@@ -221,7 +227,10 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
                 "tool_calls", tool_calls, f"item {i} arguments must be a JSON string"
             )
         _text_iv("arguments", args)
-        check_depth("arguments", args, error=WorkspaceArgumentError)
+        # Brackets inside strings do not nest, so a text with few brackets is
+        # shallow enough without the character scan.
+        if args.count("{") + args.count("[") > MAX_JSON_DEPTH:
+            check_depth("arguments", args, error=WorkspaceArgumentError)
         _text_iv("tool_calls id", cid)
         tool_name_iv(f"tool_calls item {i} name", name)
         if cid in seen:
