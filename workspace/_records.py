@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from enum import EnumType, StrEnum
 from typing import Any
@@ -24,6 +25,7 @@ __all__ = [
     "block_payload_bytes",
     "decode_block_payload",
     "record_digest",
+    "digest_key",
 ]
 
 
@@ -54,8 +56,11 @@ class _LookupEnum(StrEnum, metaclass=_LookupEnumType):
         from ._errors import WorkspaceArgumentError
 
         raise WorkspaceArgumentError(
-            "value", value, f"must be a {cls.__name__}: one of "
-            f"{', '.join(m.value for m in cls)}", f"pass e.g. {next(iter(cls)).value!r}")
+            "value",
+            value,
+            f"must be a {cls.__name__}: one of {', '.join(m.value for m in cls)}",
+            f"pass e.g. {next(iter(cls)).value!r}",
+        )
 
 
 class BlockType(_LookupEnum):
@@ -351,6 +356,62 @@ class Block:
             rejected=bool(d.get("rejected", False)),
             reason=d.get("reason", ""),
         )
+
+
+#: A digest as the engine writes it: exactly 64 lowercase hex digits.
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z", re.ASCII)
+
+
+class _HexDigest:
+    """A record's ``sha256`` field, stored compactly: a digest of 64 lowercase hex
+    digits is held as its 256-bit integer (60 bytes instead of a 113-byte
+    string, one per block); any other text (``""`` once deleted) as given.
+    Reading gives the very text written, so equality, hashing, ``repr``, pickles,
+    ``to_plain`` and every snapshot are unchanged. Wraps the slot the dataclass
+    made; its ``raw`` reads the stored value (an ``int`` or the text).
+
+    The text last read is remembered with its integer (one pair, replaced as a
+    whole), so a record rebuilt from another's fields (``dataclasses.replace``
+    reads each field and passes it on) holds the very integer the old one
+    held, which other structures may share (a position key), not an equal copy."""
+
+    __slots__ = ("raw", "_set", "_last")
+
+    def __init__(self, slot: Any) -> None:
+        self.raw = slot.__get__
+        self._set = slot.__set__
+        self._last: tuple[str, int] = ("", 0)
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        v = self.raw(obj, cls)
+        if type(v) is str:
+            return v
+        text = f"{v:064x}"
+        self._last = (text, v)
+        return text
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        last = self._last
+        if value is last[0] and last[0]:
+            value = last[1]
+        elif type(value) is str and _HEX64.match(value):
+            value = int(value, 16)
+        self._set(obj, value)
+
+
+PayloadRef.sha256 = _HexDigest(PayloadRef.__dict__["sha256"])  # type: ignore[assignment]
+Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment]
+_BLOCK_SHA_RAW = Block.__dict__["sha256"].raw
+
+
+def digest_key(b: Block) -> int | str:
+    """What ``b.sha256`` is made from, without formatting it: its digest as an
+    ``int`` (equal for equal digests), or the text when it is not a hex digest.
+    A position key (see the layout's ``_position_key``) holds this shared object,
+    not a string of its own per position."""
+    return _BLOCK_SHA_RAW(b, Block)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
