@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ._ledger_rows import RowTable, UnitRow, _kept
+from ._ledger_rows import FirstIndex, RowTable, UnitRow, _kept
 
 __all__ = [
     "UnitRow",
@@ -96,7 +96,7 @@ class Ledger:
         self._steps = AgeSteps()
         # Rows by first leaf, and per chunk of positions the flat row data and
         # the ledger text around the age fields (dropped when a row in it changes).
-        self._by_first: dict[int, str] = {}
+        self._by_first = FirstIndex()  # first leaf -> unit (a list by position)
         self._cdata: dict[int, LedgerChunk] = {}
         self._ctext: dict[int, tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], int]] = {}
         # Rows per chunk, and the chunks holding any, ascending: a session that

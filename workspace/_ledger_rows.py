@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, cast
 from ._dashboard import row_prefix, row_suffix
 from ._records import BlockType, Status
 
-__all__ = ["UnitRow", "RowTable"]
+__all__ = ["UnitRow", "RowTable", "FirstIndex"]
 
 
 class _RowFields(NamedTuple):
@@ -310,3 +310,73 @@ class _View:
 
     def __len__(self) -> int:
         return len(self._table)
+
+
+class FirstIndex:
+    """The unit whose row sits at each first leaf, read and written like a
+    ``dict[int, str]`` (``get``, ``[first]``, ``in``, ``del``, ``copy``): a
+    list by position (8 bytes a leaf) rather than a dict entry per row (about
+    50 at 100,000 rows); a key that is not a positive ``int`` is kept in a dict."""
+
+    __slots__ = ("_at", "_other")
+
+    def __init__(self) -> None:
+        self._at: list[str | None] = []
+        self._other: dict[int, str] = {}
+
+    def copy(self) -> FirstIndex:
+        new = FirstIndex.__new__(FirstIndex)
+        new._at, new._other = self._at.copy(), self._other.copy()
+        return new
+
+    def get(self, first: int, default: str | None = None) -> str | None:
+        if type(first) is int and 0 < first <= len(self._at):
+            u = self._at[first - 1]
+            return default if u is None else u
+        return self._other.get(first, default)
+
+    def __getitem__(self, first: int) -> str:
+        u = self.get(first)
+        if u is None:
+            raise KeyError(first)
+        return u
+
+    def __contains__(self, first: object) -> bool:
+        return self.get(first) is not None  # type: ignore[arg-type]
+
+    def __setitem__(self, first: int, uid: str) -> None:
+        if type(first) is int and first > 0:
+            at = self._at
+            if first > len(at):
+                at.extend([None] * (first - len(at)))
+            at[first - 1] = uid
+        else:
+            self._other[first] = uid
+
+    def __delitem__(self, first: int) -> None:
+        if type(first) is int and 0 < first <= len(self._at) and self._at[first - 1] is not None:
+            self._at[first - 1] = None
+        else:
+            del self._other[first]
+
+    def pop(self, first: int, *default: str | None) -> str | None:
+        u = self.get(first)
+        if u is None:
+            if default:
+                return default[0]
+            raise KeyError(first)
+        del self[first]
+        return u
+
+    def items(self) -> Iterator[tuple[int, str]]:
+        """(first leaf, unit) pairs: the list's in position order, then the others."""
+        for i, u in enumerate(self._at):
+            if u is not None:
+                yield i + 1, u
+        yield from self._other.items()
+
+    def __iter__(self) -> Iterator[int]:
+        return (f for f, _ in self.items())
+
+    def __len__(self) -> int:
+        return len(self._at) - self._at.count(None) + len(self._other)
