@@ -144,7 +144,7 @@ class LayoutLayer(StateCore):
             return False
         return self._blocks[_num(b.parent) - 1].in_prompt
 
-    def _position_key(self, b: Block) -> tuple[Any, ...] | int | str:
+    def _position_key(self, b: Block) -> tuple[Any, ...] | bytes | str:
         """What block ``b``'s position renders from: equal keys, equal messages.
 
         A visible block in its usual form (a tool result answering a call in
@@ -171,7 +171,7 @@ class LayoutLayer(StateCore):
         return ("g", tool_form, top, first)
 
     def _position_messages(
-        self, b: Block, key: tuple[Any, ...] | int | str
+        self, b: Block, key: tuple[Any, ...] | bytes | str
     ) -> tuple[dict[str, Any], ...]:
         is_result = b.type is BlockType.TOOL_RESULT
         if not isinstance(key, tuple):  # visible in its usual form (see _position_key)
@@ -238,7 +238,7 @@ class LayoutLayer(StateCore):
         b: Block,
         msgs: tuple[dict[str, Any], ...],
         cost: int,
-        key: tuple[Any, ...] | int | str,
+        key: tuple[Any, ...] | bytes | str,
     ) -> None:
         """Install what block ``b``'s position renders to and costs: the one writer
         of the position caches and the overhead / conversation sums."""

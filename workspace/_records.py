@@ -364,15 +364,15 @@ _HEX64 = re.compile(r"[0-9a-f]{64}\Z", re.ASCII)
 
 class _HexDigest:
     """A record's ``sha256`` field, stored compactly: a digest of 64 lowercase hex
-    digits is held as its 256-bit integer (60 bytes instead of a 113-byte
+    digits is held as its 32 raw bytes (a 65-byte object instead of a 113-byte
     string, one per block); any other text (``""`` once deleted) as given.
     Reading gives the very text written, so equality, hashing, ``repr``, pickles,
     ``to_plain`` and every snapshot are unchanged. Wraps the slot the dataclass
-    made; its ``raw`` reads the stored value (an ``int`` or the text).
+    made; its ``raw`` reads the stored value (``bytes`` or the text).
 
-    The text last read is remembered with its integer (one pair, replaced as a
+    The text last read is remembered with its bytes (one pair, replaced as a
     whole), so a record rebuilt from another's fields (``dataclasses.replace``
-    reads each field and passes it on) holds the very integer the old one
+    reads each field and passes it on) holds the very bytes object the old one
     held, which other structures may share (a position key), not an equal copy."""
 
     __slots__ = ("raw", "_set", "_last")
@@ -380,7 +380,7 @@ class _HexDigest:
     def __init__(self, slot: Any) -> None:
         self.raw = slot.__get__
         self._set = slot.__set__
-        self._last: tuple[str, int] = ("", 0)
+        self._last: tuple[str, bytes] = ("", b"")
 
     def __get__(self, obj: Any, cls: Any = None) -> Any:
         if obj is None:
@@ -388,7 +388,7 @@ class _HexDigest:
         v = self.raw(obj, cls)
         if type(v) is str:
             return v
-        text = f"{v:064x}"
+        text = v.hex()
         self._last = (text, v)
         return text
 
@@ -397,7 +397,7 @@ class _HexDigest:
         if value is last[0] and last[0]:
             value = last[1]
         elif type(value) is str and _HEX64.match(value):
-            value = int(value, 16)
+            value = bytes.fromhex(value)
         self._set(obj, value)
 
 
@@ -406,9 +406,9 @@ Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment]
 _BLOCK_SHA_RAW = Block.__dict__["sha256"].raw
 
 
-def digest_key(b: Block) -> int | str:
-    """What ``b.sha256`` is made from, without formatting it: its digest as an
-    ``int`` (equal for equal digests), or the text when it is not a hex digest.
+def digest_key(b: Block) -> bytes | str:
+    """What ``b.sha256`` is made from, without formatting it: its digest's raw
+    ``bytes`` (equal for equal digests), or the text when it is not a hex digest.
     A position key (see the layout's ``_position_key``) holds this shared object,
     not a string of its own per position."""
     return _BLOCK_SHA_RAW(b, Block)  # type: ignore[no-any-return]
