@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import EnumType, StrEnum
 from typing import Any
 
@@ -170,7 +170,44 @@ class PayloadRef:
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
+#: The defaults of a block's rarely set fields, in :class:`_Rare` order.
+_RARE_DEFAULTS: tuple[Any, ...] = (None, "", False, "")
+
+
+class _Rare:
+    """One of a block's rarely set fields (``payload``, ``replacement``,
+    ``rejected``, ``reason``: set only for an archived, offloaded, rejected or
+    deleted block). The four share one slot, ``_rare``: None while all hold
+    their defaults (most blocks, three slots fewer each), else the tuple of
+    the four values. A dataclass field whose default is a descriptor (the
+    dataclasses documentation, "Descriptor-typed fields"): the class reads the
+    default, ``__init__`` writes through ``__set__``."""
+
+    __slots__ = ("k", "default")
+
+    def __init__(self, k: int) -> None:
+        self.k, self.default = k, _RARE_DEFAULTS[k]
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.default
+        x = _RARE_GET(obj)
+        return self.default if x is None else x[self.k]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        # A frozen record is written only by __init__ and __setstate__, each
+        # field once and in order: ``payload`` (k = 0) first of the four.
+        x = _RARE_GET(obj) if self.k else None
+        if x is None:
+            if value is self.default:
+                _RARE_SET(obj, None)
+                return
+            x = _RARE_DEFAULTS
+        x = (*x[: self.k], value, *x[self.k + 1 :])
+        _RARE_SET(obj, None if all(v is d for v, d in zip(x, _RARE_DEFAULTS, strict=True)) else x)
+
+
+@dataclass(frozen=True)
 class Block:
     """One registered message.
 
@@ -238,10 +275,39 @@ class Block:
     size: int
     sha256: str
     tokens: int
-    payload: PayloadRef | None = None
-    replacement: str = ""
-    rejected: bool = False
-    reason: str = ""
+    payload: PayloadRef | None = _Rare(0)  # type: ignore[assignment]
+    replacement: str = _Rare(1)  # type: ignore[assignment]
+    rejected: bool = _Rare(2)  # type: ignore[assignment]
+    reason: str = _Rare(3)  # type: ignore[assignment]
+
+    __slots__ = (
+        "id",
+        "seq",
+        "type",
+        "role",
+        "turn",
+        "parent",
+        "status",
+        "group",
+        "level",
+        "content",
+        "tool_calls",
+        "call_ids",
+        "call_names",
+        "tool_call_id",
+        "name",
+        "size",
+        "sha256",
+        "tokens",
+        "_rare",  # payload, replacement, rejected, reason (see _Rare)
+    )
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, f) for f in _BLOCK_FIELDS]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for f, v in zip(_BLOCK_FIELDS, state, strict=True):
+            object.__setattr__(self, f, v)  # a frozen record: as __init__ writes
 
     @property
     def is_live(self) -> bool:
@@ -356,6 +422,11 @@ class Block:
             rejected=bool(d.get("rejected", False)),
             reason=d.get("reason", ""),
         )
+
+
+_RARE_GET = Block.__dict__["_rare"].__get__
+_RARE_SET = Block.__dict__["_rare"].__set__
+_BLOCK_FIELDS = tuple(f.name for f in fields(Block))
 
 
 #: A digest as the engine writes it: exactly 64 lowercase hex digits.
