@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass, fields
 from enum import EnumType, StrEnum
+from operator import attrgetter
 from typing import Any
 
 from vistalab._core._limits import json_loads
@@ -424,6 +425,38 @@ class Block:
         )
 
 
+class _CallIds:
+    """``Block.call_ids``: while the block holds its calls (a visible tool
+    call) and they match, the IDs are read off them, so the slot holds
+    None instead of a tuple of its own; once the calls are dropped (archived)
+    the slot keeps the tuple it was given. Written by ``__init__`` and
+    ``__setstate__`` after ``tool_calls`` (field order)."""
+
+    __slots__ = ("raw", "_set")
+
+    def __init__(self, slot: Any) -> None:
+        self.raw, self._set = slot.__get__, slot.__set__
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        v = self.raw(obj, cls)
+        return tuple(map(_CALL_ID, obj.tool_calls)) if v is None else v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        calls = obj.tool_calls
+        if (
+            type(value) is tuple
+            and calls is not None
+            and len(calls) == len(value)
+            and all(c.id == v for c, v in zip(calls, value, strict=True))
+        ):
+            value = None
+        self._set(obj, value)
+
+
+_CALL_ID = attrgetter("id")
+Block.call_ids = _CallIds(Block.__dict__["call_ids"])  # type: ignore[assignment]
 _RARE_GET = Block.__dict__["_rare"].__get__
 _RARE_SET = Block.__dict__["_rare"].__set__
 _BLOCK_FIELDS = tuple(f.name for f in fields(Block))
