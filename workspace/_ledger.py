@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ._ledger_rows import FirstIndex, RowTable, UnitRow, _kept
+from ._ledger_rows import FirstIndex, RowTable, TurnCounts, UnitRow, _kept
 
 __all__ = [
     "UnitRow",
@@ -87,7 +87,8 @@ class Ledger:
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
         self.archived_ids: set[str] = set()  # units with an archived row
-        self._turns: dict[int, int] = {}  # row turn -> rows with that turn
+        # row turn -> rows with that turn (the main ledger's as a list by turn)
+        self._turns: dict[int, int] | TurnCounts = TurnCounts() if indexed else {}
         self._age: tuple[int, int] | None = None  # (turn, age tokens)
         self._age_piece = age_piece
         # Ages where a row's age piece changes its token count (see AgeSteps),
