@@ -347,22 +347,19 @@ class Ledger:
         (c + 1) * CHUNK``, in position order (built once per change)."""
         hit = self._cdata.get(c)
         if hit is None:
-            by_first, rows = self._by_first, self.rows
+            brief = self.rows.brief_at
             uids: list[str] = []
             tokens: list[int] = []
             firsts: list[int] = []
             flags: list[bool] = []
             archived: list[str] = []
-            for s in range(c * CHUNK + 1, (c + 1) * CHUNK + 1):
-                u = by_first.get(s)
-                if u is None:
-                    continue
-                r = rows[u]
+            for s, u in self._by_first.units_in(c * CHUNK + 1, (c + 1) * CHUNK + 1):
+                tok, first, arch = brief(s, u)
                 uids.append(u[0] + u[1:])  # a fresh copy, next to its neighbours
-                tokens.append(r.tokens)
-                firsts.append(r.first)  # == s, the row's own int (no new one per row)
-                flags.append(r.archived)
-                if r.archived:
+                tokens.append(tok)
+                firsts.append(first)  # == s, the row's own int (no new one per row)
+                flags.append(arch)
+                if arch:
                     archived.append(u)
             hit = self._cdata[c] = LedgerChunk(
                 tuple(uids), tuple(tokens), tuple(firsts), tuple(flags), tuple(archived)
@@ -378,7 +375,7 @@ class Ledger:
         hk = tuple(u for u in ch.archived if u in hidden) if hidden and ch.archived else ()
         hit = self._ctext.get(c)
         if hit is None or hit[0] != hk:
-            rows = self.rows
+            parts = self.rows.text_parts
             pieces: list[str] = []
             turns: list[int] = []
             ptok = 0
@@ -386,11 +383,11 @@ class Ledger:
             for u in ch.uids:
                 if hk and u in hk:
                     continue
-                r = rows[u]
-                pieces.append(prev + r.prefix)
-                prev = r.suffix
-                turns.append(r.turn)
-                ptok += r.piece_tokens
+                prefix, suffix, t, pt = parts(u)
+                pieces.append(prev + prefix)
+                prev = suffix
+                turns.append(t)
+                ptok += pt
             pieces.append(prev)
             hit = self._ctext[c] = (hk, tuple(pieces), tuple(turns), ptok)
         return hit[1], hit[2], hit[3]

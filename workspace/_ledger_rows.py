@@ -187,6 +187,48 @@ class RowTable:
             ),
         )
 
+    def brief(self, uid: str) -> tuple[int, int, bool]:
+        """(~Tok, first leaf, archived) of ``uid``'s row, read off its cells
+        without making the row (a chunk of the ledger reads these per row)."""
+        i = _slot(uid)
+        if 0 <= i < len(self._code):
+            c = self._code[i]
+            if c:
+                return self._tok[i], self._first[i], not c & 1  # type: ignore[return-value]
+        r = self._other[uid]
+        return r.tokens, r.first, r.archived
+
+    def brief_at(self, first: int, uid: str) -> tuple[int, int, bool]:
+        """:meth:`brief` of the unit whose row sits at first leaf ``first``
+        (``uid``, from the ledger's index of first leaves): a row kept whole is
+        looked up by ID; any other is the block row at ``first`` (a block row in
+        the columns sits at its own number), read without parsing ``uid``."""
+        r = self._other.get(uid) if self._other else None
+        if r is not None:
+            return r.tokens, r.first, r.archived
+        c = self._code[first - 1] if 0 < first <= len(self._code) else 0
+        if not c:
+            raise KeyError(uid)
+        return self._tok[first - 1], self._first[first - 1], not c & 1  # type: ignore[return-value]
+
+    def text_parts(self, uid: str) -> tuple[str, str, int, int]:
+        """(prefix, suffix, turn, piece tokens) of ``uid``'s row, as the row
+        reads them (the ledger's text of a chunk is made of these)."""
+        i = _slot(uid)
+        if 0 <= i < len(self._code):
+            c = self._code[i]
+            if c:
+                s = self._sfx[i]
+                if s >= 2:
+                    suffix = self._texts[s - 2]
+                else:
+                    _, type_, status = _DECODE[c]  # type: ignore[misc]
+                    suffix = row_suffix(type_, self._lvl[i], self._par[i], status, compact=s == 1)  # type: ignore[arg-type]
+                tok = self._tok[i]
+                return row_prefix(uid, tok), suffix, self._turn[i], self._ptok[i]  # type: ignore[arg-type,return-value]
+        r = self._other[uid]
+        return r.prefix, r.suffix, r.turn, r.piece_tokens
+
     def get(self, uid: str, default: UnitRow | None = None) -> UnitRow | None:
         i = _slot(uid)
         if 0 <= i < len(self._code) and self._code[i]:
@@ -358,6 +400,16 @@ class FirstIndex:
             self._at[first - 1] = None
         else:
             del self._other[first]
+
+    def units_in(self, lo: int, hi: int) -> list[tuple[int, str]]:
+        """(first leaf, unit) for every first leaf in ``lo .. hi - 1``, ascending."""
+        start = max(lo, 1)
+        at = self._at[start - 1 : max(hi, 1) - 1]
+        out = [(start + k, u) for k, u in enumerate(at) if u is not None]
+        if self._other:
+            out.extend((f, u) for f, u in self._other.items() if type(f) is int and lo <= f < hi)
+            out.sort(key=lambda fu: fu[0])
+        return out
 
     def pop(self, first: int, *default: str | None) -> str | None:
         u = self.get(first)
