@@ -347,20 +347,11 @@ class Ledger:
         (c + 1) * CHUNK``, in position order (built once per change)."""
         hit = self._cdata.get(c)
         if hit is None:
-            brief = self.rows.brief_at
-            uids: list[str] = []
-            tokens: list[int] = []
-            firsts: list[int] = []
-            flags: list[bool] = []
-            archived: list[str] = []
-            for s, u in self._by_first.units_in(c * CHUNK + 1, (c + 1) * CHUNK + 1):
-                tok, first, arch = brief(s, u)
-                uids.append(u[0] + u[1:])  # a fresh copy, next to its neighbours
-                tokens.append(tok)
-                firsts.append(first)  # == s, the row's own int (no new one per row)
-                flags.append(arch)
-                if arch:
-                    archived.append(u)
+            # uids are fresh copies, next to their neighbours; firsts the rows'
+            # own ints (== the positions, no new one per row)
+            uids, tokens, firsts, flags, archived = self.rows.briefs(
+                self._by_first.units_in(c * CHUNK + 1, (c + 1) * CHUNK + 1)
+            )
             hit = self._cdata[c] = LedgerChunk(
                 tuple(uids), tuple(tokens), tuple(firsts), tuple(flags), tuple(archived)
             )

@@ -187,29 +187,38 @@ class RowTable:
             ),
         )
 
-    def brief(self, uid: str) -> tuple[int, int, bool]:
-        """(~Tok, first leaf, archived) of ``uid``'s row, read off its cells
-        without making the row (a chunk of the ledger reads these per row)."""
-        i = _slot(uid)
-        if 0 <= i < len(self._code):
-            c = self._code[i]
-            if c:
-                return self._tok[i], self._first[i], not c & 1  # type: ignore[return-value]
-        r = self._other[uid]
-        return r.tokens, r.first, r.archived
-
-    def brief_at(self, first: int, uid: str) -> tuple[int, int, bool]:
-        """:meth:`brief` of the unit whose row sits at first leaf ``first``
-        (``uid``, from the ledger's index of first leaves): a row kept whole is
-        looked up by ID; any other is the block row at ``first`` (a block row in
-        the columns sits at its own number), read without parsing ``uid``."""
-        r = self._other.get(uid) if self._other else None
-        if r is not None:
-            return r.tokens, r.first, r.archived
-        c = self._code[first - 1] if 0 < first <= len(self._code) else 0
-        if not c:
-            raise KeyError(uid)
-        return self._tok[first - 1], self._first[first - 1], not c & 1  # type: ignore[return-value]
+    def briefs(
+        self, units: list[tuple[int, str]]
+    ) -> tuple[list[str], list[int], list[int], list[bool], list[str]]:
+        """For units at their first leaves (``(first, uid)`` from the ledger's
+        index of first leaves), in order: fresh copies of their IDs, their ~Tok,
+        first leaves and archived flags, and the archived ones' IDs, read off
+        the cells without making the rows. A row kept whole is looked up by
+        ID; any other is the block row at ``first`` (a block row in the columns
+        sits at its own number), so ``uid`` is not parsed."""
+        code, tok, firsts_col, other = self._code, self._tok, self._first, self._other
+        n = len(code)
+        uids: list[str] = []
+        tokens: list[int] = []
+        firsts: list[int] = []
+        flags: list[bool] = []
+        archived: list[str] = []
+        for first, uid in units:
+            r = other.get(uid) if other else None
+            if r is not None:
+                t, f, a = r.tokens, r.first, r.archived
+            else:
+                c = code[first - 1] if 0 < first <= n else 0
+                if not c:
+                    raise KeyError(uid)
+                t, f, a = tok[first - 1], firsts_col[first - 1], not c & 1
+            uids.append(uid[0] + uid[1:])
+            tokens.append(t)  # type: ignore[arg-type]
+            firsts.append(f)  # type: ignore[arg-type]
+            flags.append(a)
+            if a:
+                archived.append(uid)
+        return uids, tokens, firsts, flags, archived
 
     def text_parts(self, uid: str) -> tuple[str, str, int, int]:
         """(prefix, suffix, turn, piece tokens) of ``uid``'s row, as the row
