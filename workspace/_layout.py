@@ -28,6 +28,7 @@ from ._records import (
     BlockType,
     Group,
     Status,
+    digest_key,
 )
 from ._seqtree import PrefixTree
 from ._spec import (
@@ -147,14 +148,14 @@ class LayoutLayer(StateCore):
             return False
         return self._blocks[_num(b.parent) - 1].in_prompt
 
-    def _position_key(self, b: Block) -> tuple[Any, ...] | str:
+    def _position_key(self, b: Block) -> tuple[Any, ...] | bytes | str:
         """What block ``b``'s position renders from: equal keys, equal messages.
 
         A visible block in its usual form (a tool result answering a call in
-        the prompt, any other block as itself) is keyed by its ``sha256``
-        string alone, the record's own object (no tuple per position); every
-        other state by a tuple whose first item names it. A position's block
-        type never changes, so the string stands for exactly one tuple,
+        the prompt, any other block as itself) is keyed by its digest alone
+        (:func:`digest_key`: the record's own object, no tuple per position);
+        every other state by a tuple whose first item names it. A position's
+        block type never changes, so the digest stands for exactly one tuple,
         ``("v", usual form, visible, sha256)``."""
         is_result = b.type is BlockType.TOOL_RESULT
         tool_form = is_result and self._parent_in_prompt(b)
@@ -162,7 +163,7 @@ class LayoutLayer(StateCore):
             return ("d", tool_form)
         if b.in_prompt:
             if b.status is Status.VISIBLE and tool_form is is_result:
-                return b.sha256
+                return digest_key(b)
             return ("v", tool_form, b.status, b.sha256)
         if b.group is None:
             return ("a", tool_form, b.status, b.payload, b.replacement, b.level)
@@ -176,10 +177,10 @@ class LayoutLayer(StateCore):
         return ("g", tool_form, top, first)
 
     def _position_messages(
-        self, b: Block, key: tuple[Any, ...] | str
+        self, b: Block, key: tuple[Any, ...] | bytes | str
     ) -> tuple[dict[str, Any], ...]:
         is_result = b.type is BlockType.TOOL_RESULT
-        if isinstance(key, str):  # visible in its usual form (see _position_key)
+        if not isinstance(key, tuple):  # visible in its usual form (see _position_key)
             kind, tool_form = "v", is_result
         else:
             kind, tool_form = key[0], key[1]
@@ -239,7 +240,11 @@ class LayoutLayer(StateCore):
         )
 
     def _set_position(
-        self, b: Block, msgs: tuple[dict[str, Any], ...], cost: int, key: tuple[Any, ...] | str
+        self,
+        b: Block,
+        msgs: tuple[dict[str, Any], ...],
+        cost: int,
+        key: tuple[Any, ...] | bytes | str,
     ) -> None:
         """Install what block ``b``'s position renders to and costs: the one writer
         of the position caches and the overhead / conversation sums."""
@@ -251,7 +256,7 @@ class LayoutLayer(StateCore):
             self._conv_cost += delta
         # A visible block in its usual form is held as its record; its messages
         # are built when first read (see _positions).
-        lazy = isinstance(key, str) and is_usual(b, msgs)
+        lazy = not isinstance(key, tuple) and is_usual(b, msgs)
         self._pos_msgs[s - 1] = b if lazy else freeze_messages(msgs)
         self._pos_cost[s - 1] = cost
         self._pos_key[s - 1] = key

@@ -7,9 +7,9 @@ import bisect
 import heapq
 import itertools
 from collections.abc import Callable
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
-from ._dashboard import row_prefix, row_suffix
+from ._ledger_rows import FirstIndex, RowTable, TurnCounts, UnitRow, _kept
 
 __all__ = [
     "UnitRow",
@@ -27,82 +27,6 @@ CHUNK = 256
 #: Archived-set versions, unique across every ledger and copy (so a fork and
 #: its parent never share a version number for different archived rows).
 _VERSIONS = itertools.count(1)
-
-
-class _RowFields(NamedTuple):
-    first: int
-    turn: int
-    archived: bool
-    newest: int
-    tokens: int
-    prefix: str
-    suffix: str
-    piece_tokens: int
-    type: str
-    level: int
-    parent: str
-    status: str
-
-
-class UnitRow(_RowFields):
-    """One top-level unit's ledger row, cached until the unit changes.
-
-    Attributes
-    ----------
-    first, newest : int
-        Sequence numbers of the unit's first and newest leaf block (position
-        order is by ``first``; archived rows are kept newest first).
-    turn : int
-        The turn of the newest leaf (the row's age is ``ws.turn - turn``).
-    archived : bool
-        True for archived units (blocks out of the prompt and groups).
-    tokens : int
-        ~Tok as the ledger prints it.
-    prefix, suffix : str
-        The row's text before and after its age field.
-    piece_tokens : int
-        Tokens of ``prefix`` plus ``suffix`` (the age piece is counted apart).
-    type, parent, status : str
-        The row's printed fields; ``level`` its compression level.
-
-    A row the ledger keeps holds the texts it can remake from its own fields
-    by what they are made from: ``prefix`` as the unit's ID (shared with the
-    ledger's key; a printed prefix always has a space in it) and ``suffix``
-    as the layout, compact or not (a bool), when they are the dashboard's
-    standard texts (paper, "Dashboard format"). Reading ``prefix`` or
-    ``suffix`` gives the text either way.
-    """
-
-    __slots__ = ()
-
-    @property
-    def prefix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        p = cast(str, tuple.__getitem__(self, 5))
-        return p if " " in p else row_prefix(p, self[4])
-
-    @property
-    def suffix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        s = cast("str | bool", tuple.__getitem__(self, 6))
-        if type(s) is bool:
-            return row_suffix(self[8], self[9], self[10], self[11], compact=s)
-        return cast(str, s)
-
-
-def _kept(uid: str, row: UnitRow) -> UnitRow:
-    """``row`` holding its standard texts by what they are made from (see UnitRow)."""
-    p = cast(str, tuple.__getitem__(row, 5))
-    s = cast("str | bool", tuple.__getitem__(row, 6))
-    kp, ks = p, s
-    if p is not uid and " " in p and p == row_prefix(uid, row.tokens):
-        kp = uid
-    if type(s) is not bool and row.parent != "-":  # else one shared text per kind of row
-        for compact in (False, True):
-            if s == row_suffix(row.type, row.level, row.parent, row.status, compact=compact):
-                ks = compact
-                break
-    if kp is p and ks is s:
-        return row
-    return row._replace(prefix=kp, suffix=ks)  # type: ignore[arg-type]  # see UnitRow
 
 
 class LedgerChunk(NamedTuple):
@@ -159,11 +83,12 @@ class Ledger:
         *,
         indexed: bool = False,
     ) -> None:
-        self.rows: dict[str, UnitRow] = {}
+        self.rows = RowTable()  # see RowTable: a block's row as column cells
         self.piece_tokens = 0  # sum of every row's prefix + suffix tokens
         self.archived_rows = 0
         self.archived_ids: set[str] = set()  # units with an archived row
-        self._turns: dict[int, int] = {}  # row turn -> rows with that turn
+        # row turn -> rows with that turn (the main ledger's as a list by turn)
+        self._turns: dict[int, int] | TurnCounts = TurnCounts() if indexed else {}
         self._age: tuple[int, int] | None = None  # (turn, age tokens)
         self._age_piece = age_piece
         # Ages where a row's age piece changes its token count (see AgeSteps),
@@ -172,7 +97,7 @@ class Ledger:
         self._steps = AgeSteps()
         # Rows by first leaf, and per chunk of positions the flat row data and
         # the ledger text around the age fields (dropped when a row in it changes).
-        self._by_first: dict[int, str] = {}
+        self._by_first = FirstIndex()  # first leaf -> unit (a list by position)
         self._cdata: dict[int, LedgerChunk] = {}
         self._ctext: dict[int, tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...], int]] = {}
         # Rows per chunk, and the chunks holding any, ascending: a session that
@@ -422,23 +347,11 @@ class Ledger:
         (c + 1) * CHUNK``, in position order (built once per change)."""
         hit = self._cdata.get(c)
         if hit is None:
-            by_first, rows = self._by_first, self.rows
-            uids: list[str] = []
-            tokens: list[int] = []
-            firsts: list[int] = []
-            flags: list[bool] = []
-            archived: list[str] = []
-            for s in range(c * CHUNK + 1, (c + 1) * CHUNK + 1):
-                u = by_first.get(s)
-                if u is None:
-                    continue
-                r = rows[u]
-                uids.append(u[0] + u[1:])  # a fresh copy, next to its neighbours
-                tokens.append(r.tokens)
-                firsts.append(r.first)  # == s, the row's own int (no new one per row)
-                flags.append(r.archived)
-                if r.archived:
-                    archived.append(u)
+            # uids are fresh copies, next to their neighbours; firsts the rows'
+            # own ints (== the positions, no new one per row)
+            uids, tokens, firsts, flags, archived = self.rows.briefs(
+                self._by_first.units_in(c * CHUNK + 1, (c + 1) * CHUNK + 1)
+            )
             hit = self._cdata[c] = LedgerChunk(
                 tuple(uids), tuple(tokens), tuple(firsts), tuple(flags), tuple(archived)
             )
@@ -453,7 +366,7 @@ class Ledger:
         hk = tuple(u for u in ch.archived if u in hidden) if hidden and ch.archived else ()
         hit = self._ctext.get(c)
         if hit is None or hit[0] != hk:
-            rows = self.rows
+            parts = self.rows.text_parts
             pieces: list[str] = []
             turns: list[int] = []
             ptok = 0
@@ -461,11 +374,11 @@ class Ledger:
             for u in ch.uids:
                 if hk and u in hk:
                     continue
-                r = rows[u]
-                pieces.append(prev + r.prefix)
-                prev = r.suffix
-                turns.append(r.turn)
-                ptok += r.piece_tokens
+                prefix, suffix, t, pt = parts(u)
+                pieces.append(prev + prefix)
+                prev = suffix
+                turns.append(t)
+                ptok += pt
             pieces.append(prev)
             hit = self._ctext[c] = (hk, tuple(pieces), tuple(turns), ptok)
         return hit[1], hit[2], hit[3]

@@ -450,7 +450,7 @@ class PreflightLayer(LayoutLayer):
         source: dict[int, str] = {}
         for b in self._blocks:
             key = keys[b.seq - 1]
-            if (isinstance(key, str) or key[:1] == ("v",)) and not b.rejected:
+            if (not isinstance(key, tuple) or key[:1] == ("v",)) and not b.rejected:
                 for m in pos_msgs[b.seq - 1]:
                     source[id(m)] = b.id
 

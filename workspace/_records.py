@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, fields
 from enum import EnumType, StrEnum
+from operator import attrgetter
 from typing import Any
 
 from vistalab._core._limits import json_loads
@@ -24,6 +26,7 @@ __all__ = [
     "block_payload_bytes",
     "decode_block_payload",
     "record_digest",
+    "digest_key",
 ]
 
 
@@ -54,8 +57,11 @@ class _LookupEnum(StrEnum, metaclass=_LookupEnumType):
         from ._errors import WorkspaceArgumentError
 
         raise WorkspaceArgumentError(
-            "value", value, f"must be a {cls.__name__}: one of "
-            f"{', '.join(m.value for m in cls)}", f"pass e.g. {next(iter(cls)).value!r}")
+            "value",
+            value,
+            f"must be a {cls.__name__}: one of {', '.join(m.value for m in cls)}",
+            f"pass e.g. {next(iter(cls)).value!r}",
+        )
 
 
 class BlockType(_LookupEnum):
@@ -165,7 +171,44 @@ class PayloadRef:
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
+#: The defaults of a block's rarely set fields, in :class:`_Rare` order.
+_RARE_DEFAULTS: tuple[Any, ...] = (None, "", False, "")
+
+
+class _Rare:
+    """One of a block's rarely set fields (``payload``, ``replacement``,
+    ``rejected``, ``reason``: set only for an archived, offloaded, rejected or
+    deleted block). The four share one slot, ``_rare``: None while all hold
+    their defaults (most blocks, three slots fewer each), else the tuple of
+    the four values. A dataclass field whose default is a descriptor (the
+    dataclasses documentation, "Descriptor-typed fields"): the class reads the
+    default, ``__init__`` writes through ``__set__``."""
+
+    __slots__ = ("k", "default")
+
+    def __init__(self, k: int) -> None:
+        self.k, self.default = k, _RARE_DEFAULTS[k]
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.default
+        x = _RARE_GET(obj)
+        return self.default if x is None else x[self.k]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        # A frozen record is written only by __init__ and __setstate__, each
+        # field once and in order: ``payload`` (k = 0) first of the four.
+        x = _RARE_GET(obj) if self.k else None
+        if x is None:
+            if value is self.default:
+                _RARE_SET(obj, None)
+                return
+            x = _RARE_DEFAULTS
+        x = (*x[: self.k], value, *x[self.k + 1 :])
+        _RARE_SET(obj, None if all(v is d for v, d in zip(x, _RARE_DEFAULTS, strict=True)) else x)
+
+
+@dataclass(frozen=True)
 class Block:
     """One registered message.
 
@@ -233,10 +276,39 @@ class Block:
     size: int
     sha256: str
     tokens: int
-    payload: PayloadRef | None = None
-    replacement: str = ""
-    rejected: bool = False
-    reason: str = ""
+    payload: PayloadRef | None = _Rare(0)  # type: ignore[assignment]
+    replacement: str = _Rare(1)  # type: ignore[assignment]
+    rejected: bool = _Rare(2)  # type: ignore[assignment]
+    reason: str = _Rare(3)  # type: ignore[assignment]
+
+    __slots__ = (
+        "id",
+        "seq",
+        "type",
+        "role",
+        "turn",
+        "parent",
+        "status",
+        "group",
+        "level",
+        "content",
+        "tool_calls",
+        "call_ids",
+        "call_names",
+        "tool_call_id",
+        "name",
+        "size",
+        "sha256",
+        "tokens",
+        "_rare",  # payload, replacement, rejected, reason (see _Rare)
+    )
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, f) for f in _BLOCK_FIELDS]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for f, v in zip(_BLOCK_FIELDS, state, strict=True):
+            object.__setattr__(self, f, v)  # a frozen record: as __init__ writes
 
     @property
     def is_live(self) -> bool:
@@ -351,6 +423,99 @@ class Block:
             rejected=bool(d.get("rejected", False)),
             reason=d.get("reason", ""),
         )
+
+
+class _CallIds:
+    """``Block.call_ids``: while the block holds its calls (a visible tool
+    call) and they match, the IDs are read off them, so the slot holds
+    None instead of a tuple of its own; once the calls are dropped (archived)
+    the slot keeps the tuple it was given. Written by ``__init__`` and
+    ``__setstate__`` after ``tool_calls`` (field order)."""
+
+    __slots__ = ("raw", "_set")
+
+    def __init__(self, slot: Any) -> None:
+        self.raw, self._set = slot.__get__, slot.__set__
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        v = self.raw(obj, cls)
+        return tuple(map(_CALL_ID, obj.tool_calls)) if v is None else v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        calls = obj.tool_calls
+        if (
+            type(value) is tuple
+            and calls is not None
+            and len(calls) == len(value)
+            and all(c.id == v for c, v in zip(calls, value, strict=True))
+        ):
+            value = None
+        self._set(obj, value)
+
+
+_CALL_ID = attrgetter("id")
+Block.call_ids = _CallIds(Block.__dict__["call_ids"])  # type: ignore[assignment]
+_RARE_GET = Block.__dict__["_rare"].__get__
+_RARE_SET = Block.__dict__["_rare"].__set__
+_BLOCK_FIELDS = tuple(f.name for f in fields(Block))
+
+
+#: A digest as the engine writes it: exactly 64 lowercase hex digits.
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z", re.ASCII)
+
+
+class _HexDigest:
+    """A record's ``sha256`` field, stored compactly: a digest of 64 lowercase hex
+    digits is held as its 32 raw bytes (a 65-byte object instead of a 113-byte
+    string, one per block); any other text (``""`` once deleted) as given.
+    Reading gives the very text written, so equality, hashing, ``repr``, pickles,
+    ``to_plain`` and every snapshot are unchanged. Wraps the slot the dataclass
+    made; its ``raw`` reads the stored value (``bytes`` or the text).
+
+    The text last read is remembered with its bytes (one pair, replaced as a
+    whole), so a record rebuilt from another's fields (``dataclasses.replace``
+    reads each field and passes it on) holds the very bytes object the old one
+    held, which other structures may share (a position key), not an equal copy."""
+
+    __slots__ = ("raw", "_set", "_last")
+
+    def __init__(self, slot: Any) -> None:
+        self.raw = slot.__get__
+        self._set = slot.__set__
+        self._last: tuple[str, bytes] = ("", b"")
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        v = self.raw(obj, cls)
+        if type(v) is str:
+            return v
+        text = v.hex()
+        self._last = (text, v)
+        return text
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        last = self._last
+        if value is last[0] and last[0]:
+            value = last[1]
+        elif type(value) is str and _HEX64.match(value):
+            value = bytes.fromhex(value)
+        self._set(obj, value)
+
+
+PayloadRef.sha256 = _HexDigest(PayloadRef.__dict__["sha256"])  # type: ignore[assignment]
+Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment]
+_BLOCK_SHA_RAW = Block.__dict__["sha256"].raw
+
+
+def digest_key(b: Block) -> bytes | str:
+    """What ``b.sha256`` is made from, without formatting it: its digest's raw
+    ``bytes`` (equal for equal digests), or the text when it is not a hex digest.
+    A position key (see the layout's ``_position_key``) holds this shared object,
+    not a string of its own per position."""
+    return _BLOCK_SHA_RAW(b, Block)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,7 @@ class StateCore:
         # Render caches (derived, never hashed).
         self._pos_msgs = PositionMessages()
         self._pos_cost: list[int] = []
-        self._pos_key: list[tuple[Any, ...] | str] = []
+        self._pos_key: list[tuple[Any, ...] | bytes | str] = []
         # Per-position indexes kept by _set_position (the position caches' one
         # writer), so no turn walks every block ever registered:
         # prompt cost of each position (0 while pinned: the floor pays for it),
