@@ -7,7 +7,7 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import replace
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 from ._accounting import (
     message_tokens,
@@ -216,7 +216,7 @@ class LayoutLayer(StateCore):
             return ({"role": b.role, "content": text},)
         # Member of an archived group: the top unit's handle sits at its first
         # leaf; other members keep a stub only where a visible call needs an answer.
-        top, first = key[2], key[3]
+        top, first = cast("tuple[Any, ...]", key)[2:4]
         if first:
             text = self._group_handle(self._groups[top])
             if tool_form:

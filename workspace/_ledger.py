@@ -429,7 +429,7 @@ class Ledger:
         self.piece_tokens += row.piece_tokens
         self.archived_rows += row.archived
         t = row.turn
-        self._turns[t] = self._turns.get(t, 0) + 1
+        self._turns[t] = (self._turns.get(t) or 0) + 1  # counts are >= 1
         self._shift_age(turn, t, +1)
 
     def _out(self, row: UnitRow, turn: int) -> None:

@@ -129,8 +129,10 @@ class RowTable:
     group's, a text of its own) is kept whole in a dict. Iteration gives the
     column rows in block order, then the others in insertion order."""
 
-    __slots__ = ("_code", "_sfx", "_lvl", "_first", "_turn", "_tok", "_ptok", "_par", "_n")
-    __slots__ += ("_other", "_texts", "_text_code")
+    __slots__ = (
+        "_code", "_sfx", "_lvl", "_first", "_turn", "_tok", "_ptok", "_par", "_n",
+        "_other", "_texts", "_text_code",
+    )
 
     def __init__(self) -> None:
         self._code = bytearray()  # per block: 0 no row, else 1 + archived + 2 * (type + 5 * status)
@@ -211,7 +213,7 @@ class RowTable:
                 c = code[first - 1] if 0 < first <= n else 0
                 if not c:
                     raise KeyError(uid)
-                t, f, a = tok[first - 1], firsts_col[first - 1], not c & 1
+                t, f, a = tok[first - 1], firsts_col[first - 1], not c & 1  # type: ignore[assignment]
             uids.append(uid[0] + uid[1:])
             tokens.append(t)  # type: ignore[arg-type]
             firsts.append(f)  # type: ignore[arg-type]

@@ -456,7 +456,7 @@ class _CallIds:
 
 
 _CALL_ID = attrgetter("id")
-Block.call_ids = _CallIds(Block.__dict__["call_ids"])  # type: ignore[assignment]
+Block.call_ids = _CallIds(Block.__dict__["call_ids"])  # type: ignore[assignment,misc]
 _RARE_GET = Block.__dict__["_rare"].__get__
 _RARE_SET = Block.__dict__["_rare"].__set__
 _BLOCK_FIELDS = tuple(f.name for f in fields(Block))
@@ -505,8 +505,8 @@ class _HexDigest:
         self._set(obj, value)
 
 
-PayloadRef.sha256 = _HexDigest(PayloadRef.__dict__["sha256"])  # type: ignore[assignment]
-Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment]
+PayloadRef.sha256 = _HexDigest(PayloadRef.__dict__["sha256"])  # type: ignore[assignment,misc]
+Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment,misc]
 _BLOCK_SHA_RAW = Block.__dict__["sha256"].raw
 
 
