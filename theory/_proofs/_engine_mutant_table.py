@@ -417,7 +417,7 @@ specialize (H _ (or_introl eq_refl)). vm_compute in H. lia.
 intro H.
 specialize (H (mkConfig 100 20 0 10 0 false false 0) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
-cbv zeta in H. destruct H as [_ [_ [H _]]]; [vm_compute; reflexivity|].
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity)). destruct H as [_ [_ [H _]]].
 destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
 """,
     ),
@@ -433,7 +433,7 @@ destruct (H eq_refl) as [k Hk]. destruct k as [|[|k]]; vm_compute in Hk; lia.
 intro H.
 specialize (H (mkConfig 20 40 0 5 0 false false 0) 0 _ [OCall [1] 1 2 [1] 1]
   1 5 (30, 30) (1, 1) 1 9 (1, 1) [1] eq_refl).
-cbv zeta in H. destruct H as [H _]; [vm_compute; reflexivity|].
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity)). destruct H as [H _].
 destruct H as [b [Hb [_ [_ Hg]]]]. vm_compute in Hb. injection Hb as <-.
 vm_compute in Hg. destruct Hg as [Hg _]. discriminate Hg.
 """,
@@ -450,7 +450,7 @@ vm_compute in Hg. destruct Hg as [Hg _]. discriminate Hg.
 intro H.
 specialize (H (mkConfig 20 100 0 10 0 false false 0) 0 _ [OCall [1] 1 5 [1] 1]
   1 5 (18, 18) (1, 1) 1 9 (1, 1) [1] eq_refl).
-cbv zeta in H. destruct H as [_ [H _]]; [vm_compute; reflexivity|].
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity)). destruct H as [_ [H _]].
 vm_compute in H. discriminate (proj2 H ltac:(lia)).
 """,
     ),
@@ -466,7 +466,7 @@ vm_compute in H. discriminate (proj2 H ltac:(lia)).
 intro H.
 specialize (H (mkConfig 100 30 0 10 0 false false 0) 0 _ """ + _OFFLOAD3 + """
   3 7 (10, 10) (1, 1) 1 9 (1, 1) [1] eq_refl).
-cbv zeta in H. destruct H as [_ [_ [_ H]]]; [vm_compute; reflexivity|].
+cbv zeta in H. specialize (H ltac:(vm_compute; reflexivity)). destruct H as [_ [_ [_ H]]].
 specialize (H 1 eq_refl ltac:(vm_compute; intro E; discriminate E)).
 vm_compute in H. destruct H as [_ H]. discriminate H.
 """,
