@@ -567,3 +567,43 @@ def test_reused_build_never_masks_a_changed_earlier_file(tmp_path):
     assert not report.ok
     assert {r.status for r in report.results} == {"failed"}
     assert "Entropy.v" in report.message
+
+
+def test_concurrent_builds_of_one_development_compile_it_once(tmp_path):
+    """Two callers compiling the same sources into the same cache entry at once
+    (two xdist workers, two ``vista-lab verify``): the second waits for the first
+    and compiles nothing. A stand-in ``coqc`` logs each file it compiles and
+    takes 0.3 s, so without the lock both callers would compile every file."""
+    import sys
+    import threading
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "_CoqProject").write_text("-R . Fake\nA.v\nB.v\n")
+    for name in ("A.v", "B.v"):
+        (src / name).write_text("(* fake *)\n")
+    log = tmp_path / "compiled.log"
+    fake = tmp_path / "coqc"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, time, pathlib\n"
+        "time.sleep(0.3)\n"
+        "name = sys.argv[-1]\n"
+        f"with open({str(log)!r}, 'a') as fh: fh.write(name + '\\n')\n"
+        "pathlib.Path(name[:-2] + '.vo').write_text('vo')\n"
+    )
+    fake.chmod(0o755)
+    dest = tmp_path / "cache" / "build"
+    errors: list[object] = []
+
+    def build() -> None:
+        errors.append(_formal._compile(src, ["A.v", "B.v"], dest, str(fake), 60.0))
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [None, None]
+    assert sorted(log.read_text().split()) == ["A.v", "B.v"]
+    assert (dest / ".built").is_file() and (dest / "B.vo").is_file()

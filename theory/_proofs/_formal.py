@@ -30,6 +30,7 @@ theorems that prove its general case.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -38,7 +39,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -272,8 +273,44 @@ def _compile(
     A file whose sources up to it are byte-identical to those of a finished
     build by the same coqc (``donor_roots``) is copied from it, not recompiled
     (a copy with only Statements.v changed recompiles only that file).
+    Concurrent calls for one ``dest`` take turns (a lock file beside it): the
+    later ones find the build finished and compile nothing.
     Returns an error message, or None on success."""
     dest.parent.mkdir(parents=True, exist_ok=True)
+    with _dest_lock(dest):
+        if (dest / ".built").exists():
+            return None
+        return _compile_unlocked(src, files, dest, coqc, timeout, flags, version, donor_roots)
+
+
+@contextlib.contextmanager
+def _dest_lock(dest: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``dest``'s lock file for the block (none where
+    the platform has no ``flock``: concurrent builds then both compile, and the
+    rename below keeps the first)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    with open(dest.parent / (dest.name + ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _compile_unlocked(
+    src: Path,
+    files: list[str],
+    dest: Path,
+    coqc: str,
+    timeout: float,
+    flags: list[str] | None,
+    version: str,
+    donor_roots: Iterable[Path],
+) -> str | None:
     tmp = Path(tempfile.mkdtemp(prefix=dest.name + ".tmp-", dir=dest.parent))
     donors = _donors(donor_roots, version) if version else []
     try:
