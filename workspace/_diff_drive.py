@@ -31,15 +31,8 @@ from ._diff_model import (
 from ._diff_observe import observe
 from ._diff_ops import OperationSequence
 from ._diff_texts import PRIMING as REPLY_PRIMING
-from ._diff_texts import (
-    Counter,
-    Shadow,
-    compare_view,
-    expected_view,
-    message_cost,
-    notice_fields,
-    tools_cost,
-)
+from ._diff_texts import Counter, message_cost, notice_fields, tools_cost
+from ._diff_view import Shadow, compare_view, expected_view
 from ._errors import WorkspaceError
 from ._events import last_event
 from ._handles import placeholder_kind, rejection_text
