@@ -49,18 +49,15 @@ from ._makeroom import (
     simulate_makeroom,
 )
 from ._policies import POLICIES, BayesPolicy, Policy, RandomPolicy, make_policy
-from ._recovery import (
+from ._recovery import RecoveryResult, simulate_recovery
+from ._recovery_protocol import Archive, Strategy, StrategyPlan
+from ._recovery_strategies import (
     STRATEGIES,
-    Archive,
     KeepBits,
     KeepBlocks,
     RandomSubset,
     Recover,
-    RecoveryResult,
-    Strategy,
-    StrategyPlan,
     make_strategy,
-    simulate_recovery,
 )
 
 __all__ = [
