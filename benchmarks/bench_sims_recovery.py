@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import numpy as np  # noqa: E402
 from _common import Report, best_of, run, warm_allocator  # noqa: E402
-from vistalab.sims._recovery import _random_blocks  # noqa: E402
+from vistalab.sims._recovery_bits import _random_blocks  # noqa: E402
 
 from vistalab import sims  # noqa: E402
 

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     _claims_thm1,
     _engine_claims,
 )
+from ._context import DEFAULT_ENTROPY, CheckContext, Unavailable
 from ._data import (
     DATA_DIR,
     PaperTable,
@@ -32,17 +33,9 @@ from ._data import (
     load_table,
     table_keys,
 )
+from ._records import STAGES, STATUSES, Claim, ClaimResult, Outcome, PaperCheckReport
 from ._registry import (
-    DEFAULT_ENTROPY,
     SECTIONS,
-    STAGES,
-    STATUSES,
-    CheckContext,
-    Claim,
-    ClaimResult,
-    Outcome,
-    PaperCheckReport,
-    Unavailable,
     add_plugin,
     all_claims,
     claim,

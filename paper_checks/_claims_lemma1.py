@@ -11,7 +11,9 @@ import numpy as np
 
 from vistalab import theory
 
-from ._registry import CheckContext, Outcome, claim
+from ._context import CheckContext
+from ._records import Outcome
+from ._registry import claim
 from ._theory_formulas import FLOAT_TOL, _formula
 
 L1 = "Theory: Lemma 1"

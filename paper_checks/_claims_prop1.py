@@ -9,7 +9,9 @@ from typing import Any
 
 from vistalab import sims, theory
 
-from ._registry import CheckContext, Outcome, claim
+from ._context import CheckContext
+from ._records import Outcome
+from ._registry import claim
 from ._theory_formulas import FLOAT_TOL, _close, _formula
 
 P1 = "Theory: Proposition 1"

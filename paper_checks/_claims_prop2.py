@@ -11,7 +11,9 @@ import numpy as np
 
 from vistalab import theory
 
-from ._registry import CheckContext, Outcome, claim
+from ._context import CheckContext
+from ._records import Outcome
+from ._registry import claim
 from ._theory_formulas import FLOAT_TOL, MC_FLOOR, MC_SE, _close, _formula
 
 P2 = "Theory: Proposition 2"

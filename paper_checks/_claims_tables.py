@@ -9,9 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from ._context import CheckContext
 from ._data import PaperTable
 from ._numeric import eval_interval, fmt, interval_of, percent_counts, rounds_to
-from ._registry import CheckContext, Outcome, claim
+from ._records import Outcome
+from ._registry import claim
 
 ROUNDING = ("the paper prints one decimal, so a percentage p is consistent with a count c "
             "of n when |100c/n - p| <= 0.05")

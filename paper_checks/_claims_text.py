@@ -6,8 +6,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ._context import CheckContext
 from ._numeric import rounds_to
-from ._registry import CheckContext, Outcome, claim, register_not_checkable
+from ._records import Outcome
+from ._registry import claim, register_not_checkable
 
 INTRO = "Abstract and Introduction"
 MAIN = "3.2 Main results (Tables 1, 2)"

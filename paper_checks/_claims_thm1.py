@@ -11,7 +11,9 @@ from typing import Any
 from vistalab import theory
 
 from ._claims_lemma1 import _channel_table
-from ._registry import CheckContext, Outcome, claim
+from ._context import CheckContext
+from ._records import Outcome
+from ._registry import claim
 from ._theory_formulas import FLOAT_TOL, _close, _formula
 
 T1 = "Theory: Theorem 1"

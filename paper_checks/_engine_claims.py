@@ -14,7 +14,9 @@ from typing import Any
 
 from vistalab import sims
 
-from ._registry import CheckContext, Outcome, claim
+from ._context import CheckContext
+from ._records import Outcome
+from ._registry import claim
 
 SECTION = "Engine-backed checks"
 MC_SE = 4.0  # Monte Carlo comparisons allow 4 standard errors (as sims' own checks)

@@ -16,17 +16,10 @@ from vistalab.theory import DomainError
 from vistalab._core import seed_sequence
 from vistalab._core._limits import toml_loads
 
+from ._context import DEFAULT_ENTROPY, CheckContext, Unavailable
 from ._data import DATA_DIR
-from ._registry import (
-    DEFAULT_ENTROPY,
-    CheckContext,
-    Claim,
-    ClaimResult,
-    Outcome,
-    PaperCheckReport,
-    Unavailable,
-    select_claims,
-)
+from ._records import Claim, ClaimResult, Outcome, PaperCheckReport
+from ._registry import select_claims
 
 __all__ = ["data_dir_iv", "run_claims"]
 

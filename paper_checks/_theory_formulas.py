@@ -15,7 +15,7 @@ from typing import Any
 
 from vistalab.theory import DomainError
 
-from ._registry import CheckContext
+from ._context import CheckContext
 
 FLOAT_TOL = 1e-9  # closed forms evaluated in double precision
 MC_SE = 4.0  # Monte Carlo comparisons allow 4 standard errors

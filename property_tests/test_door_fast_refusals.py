@@ -258,18 +258,18 @@ def test_check_context_certificates_refuses_a_text_or_a_pattern_before_running_t
     """``certificates("abc")`` ran theory's steps for each character (a 5 MB text:
     5 million ``certify_all`` calls) and ``certificates(["*"])`` every registered step
     before keeping none; both are refused before theory is asked."""
-    from vistalab.paper_checks import DATA_DIR, CheckContext, _registry
+    from vistalab.paper_checks import DATA_DIR, CheckContext, _context
 
     def no_theory(claim_id):
         raise AssertionError(f"theory asked for {claim_id!r}")
 
-    monkeypatch.setattr(_registry, "_certify", no_theory)
+    monkeypatch.setattr(_context, "_certify", no_theory)
     ctx = CheckContext(DATA_DIR, np.random.SeedSequence(0), {})
     with pytest.raises(DomainError) as info:
         ctx.certificates(bad)
     assert info.value.parameter == "claim_ids"
     assert ctx.certificates(()) == (None, "")
-    monkeypatch.setattr(_registry, "_certify", lambda cid: ())
+    monkeypatch.setattr(_context, "_certify", lambda cid: ())
     assert ctx.certificates(("thm1.A",)) == (False, "certificates: thm1.A: no proof steps "
                                                     "registered")
 

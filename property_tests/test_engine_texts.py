@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from vistalab.workspace import OperationSequence, Workspace, differential_test
 from vistalab.workspace import _diff_texts as texts
+from vistalab.workspace import _diff_view as view
 from vistalab.workspace._diff_ops import minimal_budget
 from vistalab.workspace._differential import check_sequence
 from vistalab.workspace._frozen import freeze
@@ -42,24 +43,58 @@ def model() -> str:
 # ---------------------------------------------------------------- independence
 
 
+def _imports(path: Path) -> tuple[set[str], set[tuple[int, str]]]:
+    """The absolute modules and the (level, module) relative imports of a file."""
+    source = path.read_text(encoding="utf-8")
+    assert "import_module" not in source and "__import__" not in source
+    absolute: set[str] = set()
+    relative: set[tuple[int, str]] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                relative.add((node.level, node.module or ""))
+            else:
+                absolute.add(node.module or "")
+        elif isinstance(node, ast.Import):
+            absolute.update(a.name for a in node.names)
+    return absolute, relative
+
+
+_STDLIB_AND_TIKTOKEN = {"__future__", "hashlib", "json", "re", "collections.abc", "dataclasses",
+                        "typing", "tiktoken"}
+
+
+def _assert_no_engine_code(absolute: set[str], relative: set[tuple[int, str]],
+                           siblings: set[str]) -> None:
+    assert absolute <= _STDLIB_AND_TIKTOKEN, absolute - _STDLIB_AND_TIKTOKEN
+    assert not any(m.startswith(("vistalab", "_")) for m in absolute - {"__future__"})
+    assert relative <= {(1, m) for m in siblings}, f"relative import from {relative}"
+    assert not {m for _, m in relative} & set(texts.ENGINE_FORMATTERS)
+
+
 def test_the_texts_module_shares_no_code_with_the_engine():
     """_diff_texts imports only the standard library and the tokenizer library:
     none of the engine's formatters, layout, ledger, accounting or tokenizers."""
-    tree = ast.parse(Path(texts.__file__).read_text(encoding="utf-8"))
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"relative import from {node.module}"
-            imported.add(node.module or "")
-        elif isinstance(node, ast.Import):
-            imported.update(a.name for a in node.names)
-    allowed = {"__future__", "hashlib", "json", "re", "collections.abc", "dataclasses",
-               "typing", "tiktoken"}
-    assert imported <= allowed, imported - allowed
-    source = Path(texts.__file__).read_text(encoding="utf-8")
-    assert "import_module" not in source and "__import__" not in source
-    assert "vistalab" not in imported and not any(m.startswith("_") for m in imported - {
-        "__future__"})
+    _assert_no_engine_code(*_imports(Path(texts.__file__)), siblings=set())
+
+
+def test_the_expected_view_shares_no_code_with_the_engine():
+    """_diff_view (the expected view and its comparison) imports the standard
+    library and the texts module only: none of the engine's modules either."""
+    _assert_no_engine_code(*_imports(Path(view.__file__)), siblings={"_diff_texts"})
+
+
+def test_the_independence_check_bites(tmp_path):
+    """An expected view that imports an engine module, by a relative or an
+    absolute import, fails the check."""
+    source = Path(view.__file__).read_text(encoding="utf-8")
+    anchor = "from ._diff_texts import ("
+    for line in ("from ._layout import layout\n", "from . import _dashboard\n",
+                 "from vistalab.workspace._ledger import Ledger\n", "import numpy\n"):
+        mutant = tmp_path / "_diff_view.py"
+        mutant.write_text(source.replace(anchor, line + anchor, 1), encoding="utf-8")
+        with pytest.raises(AssertionError):
+            _assert_no_engine_code(*_imports(mutant), siblings={"_diff_texts"})
 
 
 def test_the_counter_counts_with_the_library():

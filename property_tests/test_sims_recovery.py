@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from vistalab.sims._recovery import _random_blocks
+from vistalab.sims._recovery_bits import _random_blocks
 
 from vistalab import sims, theory
 
@@ -251,7 +251,7 @@ def test_byte_shift_bit_helpers_match_unpacked_bits(nbits, slack, seed):
     """Benchmark audit item 2: the byte-shift helpers behind the packed states
     (read ``nbits`` bits at any offset, OR a packed field in at any offset)
     give exactly the bytes of unpacking to one byte per bit and packing back."""
-    from vistalab.sims._recovery import _or_bits, _pack_index, _read_bits
+    from vistalab.sims._recovery_bits import _or_bits, _pack_index, _read_bits
     gen = np.random.default_rng(seed)
     total = nbits + slack
     state = _random_blocks(gen, (5,), total)

@@ -216,7 +216,7 @@ def test_a_disagreement_in_an_agent_tool_reaches_the_caller(model):
 
 def test_off_by_default_leaves_the_class_untouched(monkeypatch):
     """No option: the plain class, its own methods, no model process started."""
-    import vistalab.workspace._check as check
+    import vistalab.workspace._check_model as check
 
     def no_process(*a, **k):
         raise AssertionError("a model process was started")

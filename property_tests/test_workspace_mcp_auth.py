@@ -21,7 +21,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 import httpx  # noqa: E402
 from vistalab.workspace import Workspace, WorkspaceService, build_http_app  # noqa: E402
-from vistalab.workspace._mcp import HEADER_TIMEOUT_S  # noqa: E402
+from vistalab.workspace._mcp_transport import HEADER_TIMEOUT_S  # noqa: E402
 
 from ._http_server import TOKEN, http_client, serving_http  # noqa: E402
 

@@ -28,16 +28,10 @@ from ._gaussian import (
     gaussian_exact_mean_z,
     gaussian_exact_z_tail,
 )
-from ._interfaces import (
-    INTERFACES,
-    BlindInterface,
-    BucketsInterface,
-    GaussianInterface,
-    GibbsInterface,
-    Interface,
-    LedgerInterface,
-    make_interface,
-)
+from ._interfaces import Interface
+from ._interfaces_continuous import GaussianInterface, GibbsInterface
+from ._interfaces_discrete import BlindInterface, BucketsInterface, LedgerInterface
+from ._interfaces_registry import INTERFACES, make_interface
 from ._makeroom import (
     CHECK_SIGMAS,
     FAST_BLOCK,
@@ -49,18 +43,15 @@ from ._makeroom import (
     simulate_makeroom,
 )
 from ._policies import POLICIES, BayesPolicy, Policy, RandomPolicy, make_policy
-from ._recovery import (
+from ._recovery import RecoveryResult, simulate_recovery
+from ._recovery_protocol import Archive, Strategy, StrategyPlan
+from ._recovery_strategies import (
     STRATEGIES,
-    Archive,
     KeepBits,
     KeepBlocks,
     RandomSubset,
     Recover,
-    RecoveryResult,
-    Strategy,
-    StrategyPlan,
     make_strategy,
-    simulate_recovery,
 )
 
 __all__ = [

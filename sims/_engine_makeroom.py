@@ -41,7 +41,8 @@ from ._engine_makeroom_layout import (
 )
 from ._engine_makeroom_observe import _observe
 from ._engine_makeroom_result import EngineMakeRoomResult, _result, _Tally
-from ._interfaces import Interface, make_interface
+from ._interfaces import Interface
+from ._interfaces_registry import make_interface
 from ._makeroom import simulate_makeroom
 from ._policies import Policy, make_policy
 from ._seeding import MAX_ENGINE_TRIALS, SeedInfo, block_sizes, root_seed, stream, trials_iv

@@ -21,7 +21,8 @@ from vistalab.theory._validate import as_int
 
 from vistalab import theory
 
-from ._interfaces import INTERFACES, Interface, make_interface, makeroom_iv
+from ._interfaces import Interface, makeroom_iv
+from ._interfaces_registry import INTERFACES, make_interface
 from ._policies import POLICIES, Policy, make_policy
 from ._seeding import (
     MAX_TRIALS,

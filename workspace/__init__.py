@@ -129,9 +129,9 @@ from ._mcp import (
     MCP_HARNESS_TOOLS,
     ROLES,
     WorkspaceService,
-    build_http_app,
     build_mcp_server,
 )
+from ._mcp_transport import build_http_app
 from ._model import (
     ENGINE_MODEL_INSTALL_HINT,
     EngineModelBuildError,

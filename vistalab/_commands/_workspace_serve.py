@@ -129,12 +129,12 @@ def _task_tools(value: str | None) -> list[Any]:
 
 def _serve_stdio(service: Any, role: str) -> None:
     """The stdio transport with the request limits applied before the SDK parses a
-    line (see :func:`vistalab.workspace._mcp.stdio_streams`)."""
+    line (see :func:`vistalab.workspace._mcp_transport.stdio_streams`)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
     from vistalab.workspace import build_mcp_server
-    from vistalab.workspace._mcp import stdio_streams
+    from vistalab.workspace._mcp_transport import stdio_streams
 
     server = build_mcp_server(service, role=role)
 
@@ -198,7 +198,7 @@ def _serve_http(service: Any, port: int, token_file: str | None) -> None:
     import uvicorn
 
     from vistalab.workspace import build_http_app
-    from vistalab.workspace._mcp import timed_http_protocol
+    from vistalab.workspace._mcp_transport import timed_http_protocol
 
     given = os.environ.get("VISTA_LAB_MCP_TOKEN")
     if given is not None and (len(given) < 16 or any(c.isspace() for c in given)):
