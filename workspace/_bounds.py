@@ -311,6 +311,13 @@ class CharBound:
         prefixes: dict[bytes, int] = {}
         most = 1
         for t in tokens:
+            if not isinstance(t, bytes):
+                raise WorkspaceArgumentError(
+                    "tokens",
+                    f"an item {t!r:.40}",
+                    "must hold the tokens' byte strings (bytes)",
+                    "pass e.g. encoding.token_byte_values()",
+                )
             m = _lead_count(t)
             most = max(most, m)
             if t.isascii():
@@ -522,12 +529,13 @@ class VocabBound:
             :class:`CharBound`.
         """
         tokens = list(tokens)
+        chars = CharBound.from_tokens(tokens)  # checks that they are bytes
         longest = extra = ideographs = 1
         for t in tokens:
             longest = max(longest, len(t))
             extra = max(extra, _extra_bytes(t))
             ideographs = max(ideographs, _ideograph_leads(t))
-        return cls(longest, extra, ideographs, nfc, CharBound.from_tokens(tokens))
+        return cls(longest, extra, ideographs, nfc, chars)
 
     def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
         """A lower bound on the tokenizer's count of ``text``.
@@ -599,7 +607,7 @@ class VocabBound:
                 break
         return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo, weight)
 
-    def _value(self, nbytes: int, extra: int, ideo: int, weight: int) -> int:
+    def _value(self, nbytes: int, extra: int, ideo: int, weight: int = 0) -> int:
         got = max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
         return got if self.chars is None else max(got, -(-weight // self.chars.scale))
 
