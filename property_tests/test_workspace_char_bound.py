@@ -102,7 +102,7 @@ def _seen(tok, text: str) -> str:
 # syllables and jamo, Cyrillic, Greek, Arabic, Devanagari, Thai, combining marks
 # (some compose under NFC), emoji with skin tones and ZWJ joins, and the
 # characters the vocabularies hold in long runs (spaces, dashes, ideographic
-# spaces).
+# spaces), and the characters and texts listed below.
 _ASCII = st.text(alphabet=st.sampled_from(list("abcXYZ019 .,;:!?'\"()-_/\n\t{}[]=+")), max_size=12)
 _COMMON_CJK = st.text(
     alphabet=st.sampled_from(list("的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年")),
@@ -118,6 +118,12 @@ _OTHER = st.lists(
         + ["\u0301", "\u0300", "\u0323", "\u0302", "\u0308", "\u0345", "\u0344", "e\u0301"]
         + ["\U0001f600", "\U0001f44d\U0001f3fd", "\U0001f468\u200d\U0001f469\u200d\U0001f467"]
         + ["\u2014" * 4, "    ", "\u3000" * 3, "\U0001d518", "\U000e0041", "\U0010fffd"]
+        # NFC maps these to characters that vocabularies hold in long runs.
+        + ["\u037e", "\u1fef", "\u212a", "\U0002f996", "\u0958"]
+        # Texts some token of which ends with a partial character (its lead
+        # byte and maybe some continuation bytes) that it holds more lead
+        # bytes than any token holding that whole character.
+        + ["обраЂ", " दुर्ऽ", "superscriptsubscript\U0001d440"]
     ),
     max_size=12,
 ).map("".join)
@@ -157,6 +163,9 @@ def _premise_violations(tok, text: str) -> list[tuple[bytes, str, int, int]]:
 @example(text="龥丂" + "攡" * 3 + "。", window=2, reps=20)
 @example(text="e\u0301\u0323 " + "\u2014" * 8, window=3, reps=12)
 @example(text="生命周期函数 的 \U0001f468\u200d\U0001f469", window=5, reps=9)
+@example(text="обраЂ дуб  दुर्ऽ superscriptsubscript\U0001d440", window=4, reps=2)
+@example(text="\u037e", window=3, reps=30)
+@example(text="\U0002f996", window=2, reps=30)
 def test_char_bound_never_exceeds_the_count(name, text, window, reps):
     """On mixed-script texts and their repetitions (where the bound gets
     closest to the count): every token of the real encoding holds at most
