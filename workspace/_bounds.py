@@ -462,7 +462,14 @@ class VocabBound:
     for the Qwen, cl100k and Llama 3 vocabularies (a token such as
     " 生命周期函数"), 10 for o200k and 16 for DeepSeek-V4's, so a text of CJK
     ideographs counts at least ``chars / 6`` to ``chars / 16`` tokens where
-    ``chars / 128`` was all the character count gave.
+    ``chars / 128`` was all the character count gave. A fourth bound weighs
+    each code point by the longest token that could hold it
+    (:class:`CharBound`, field ``chars``): ``count >= ceil(sum 1 / L(c))``,
+    about ``chars / 2`` on uniformly drawn ideographs (``chars / 1.2`` under
+    DeepSeek-V4; most of them are rare, held only by tokens that split them)
+    and ``chars / 6`` to ``chars / 2`` on text of common characters drawn by
+    Zipf's law (measured by ``benchmarks/_workspace_refusal.py``), whatever
+    the longest CJK token. The value is the largest of the four.
 
     Attributes
     ----------
@@ -483,6 +490,12 @@ class VocabBound:
         random texts through the tokenizer's own tokens, not proved). A
         stretch of more than a window without such a character is charged
         ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``E`` or ``I``.
+        The per-character weights are summed over the same normalised windows
+        (the code points of ``NFC(s)`` are those of the windows' NFC), and a
+        loose stretch adds nothing to them either.
+    chars : CharBound or None
+        The vocabulary's per-character bound (read off it by
+        :meth:`from_tokens`); None leaves it out.
     """
 
     longest: int
@@ -553,9 +566,9 @@ class VocabBound:
         Returns
         -------
         int
-            The largest of the three bounds over the part read (a lower bound
-            on the whole, since ``B``, ``E`` and ``I`` only grow as windows
-            are added). O(1) for an ASCII text.
+            The largest of the bounds over the part read (a lower bound on the
+            whole, since ``B``, ``E``, ``I`` and the weights' sum only grow as
+            windows are added). O(1) for an ASCII text (the byte bound alone).
         """
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise WorkspaceArgumentError(
@@ -788,8 +801,9 @@ class _VocabBounded:
     def count_lower_bound(self, text: str, limit: int | None = None) -> int:
         """A lower bound on ``count(text)`` without tokenising: the larger of
         the one read off the vocabulary (after the tokenizer's normaliser, e.g.
-        NFC for ``qwen3``; see :meth:`VocabBound.at_least`; ``min(1,
-        len(text))`` without one) and, when its split points are one of
+        NFC for ``qwen3``; see :meth:`VocabBound.at_least`, which includes the
+        per-character weights of :class:`CharBound`; ``min(1, len(text))``
+        without one) and, when its split points are one of
         :data:`PAIR_SPLIT_PATTERNS`, the one they give
         (:meth:`SplitBound.at_least`).
 
