@@ -128,7 +128,11 @@ class Tokenizer(Protocol):
         (:class:`VocabBound`: UTF-8 bytes, continuation bytes and CJK
         ideographs per token, which for CJK text gives ``chars / 6`` to
         ``chars / 16`` where the character count gave ``chars / 128``, or
-        ``chars / 1152`` after NFC) and from their split points
+        ``chars / 1152`` after NFC; and per-character weights, ``1 / L(c)``
+        with ``L(c)`` the most code points held by a token that could hold
+        ``c``'s lead byte (``VocabBound.chars``), about ``chars / 2`` on
+        uniformly drawn ideographs and ``chars / 6`` to ``chars / 2`` on
+        common-character text) and from their split points
         (:class:`SplitBound`: ``1 +`` the split points between two ASCII
         characters, at least a third of the count on word text, JSON,
         base64 and hex).
@@ -137,7 +141,7 @@ class Tokenizer(Protocol):
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
     characters per unit of bound: about 5 to 8 for ASCII text with split
-    points, ``longest`` for ASCII without, 6 to 16 for CJK under the shipped
+    points, ``longest`` for ASCII without, 2 to 6 for CJK under the shipped
     vocabularies), whatever its length; with ``split_points``
     alone, after counting about ``cap`` tokens; with none of them, after counting it
     whole. A refused result is not read further for unpaired surrogates (an
