@@ -318,3 +318,35 @@ def test_char_bound_validates_its_arguments():
     with pytest.raises(WorkspaceArgumentError, match="window"):
         _tiny().at_least("ab", window=0)
     assert CharBound(b"\x01\xff", 300).max_leads("\x01") == 300
+
+
+@pytest.mark.parametrize("name", _BPE)
+def test_max_token_bytes_is_the_bounds_longest_without_building_it(name, monkeypatch):
+    """``max_token_bytes`` (read on every guarded result) is the ``longest``
+    of the vocabulary bound (times ``NFC_SHRINK`` for a normalising
+    tokenizer) but is read without building that bound and its per-character
+    table: with the caches empty it leaves the bound unbuilt."""
+    from vistalab.workspace._bounds import NFC_SHRINK, VocabBound
+
+    tok = _tok(name)
+    cls = type(tok)
+    for attr in ("_shared_longest", "_shared_bound"):  # tiktoken's class caches
+        if hasattr(cls, attr):
+            monkeypatch.setattr(cls, attr, None)
+    for attr in ("_longest", "_bounds"):
+        if isinstance(getattr(cls, attr, None), dict):
+            monkeypatch.setattr(cls, attr, {})
+    built = []
+    real = VocabBound.from_tokens.__func__
+    monkeypatch.setattr(
+        VocabBound,
+        "from_tokens",
+        classmethod(lambda c, *a, **k: built.append(1) or real(c, *a, **k)),
+    )
+    m = tok.max_token_bytes
+    assert built == []
+    b = tok.vocab_bound
+    assert built == [1]
+    assert m == (b.longest * NFC_SHRINK if b.nfc else b.longest)
+    assert getattr(tok, "max_token_bytes_ascii", b.longest) == b.longest
+    assert b.longest == max(map(len, _vocab(tok)))
