@@ -380,12 +380,15 @@ class CharBound:
 
     def weight(self, text: str) -> int:
         """``D`` times the sum of ``1 / L(c)`` over the code points of
-        ``text``, exactly (``D`` is :attr:`scale`).
+        ``text``, exactly (``D`` is :attr:`scale`). Weights add up:
+        ``weight(a + b) == weight(a) + weight(b)``, so a long text is weighed
+        a window at a time.
 
         Parameters
         ----------
         text : str
-            Any text without unpaired surrogates (the part read, whole).
+            Any text without unpaired surrogates (read whole: pass one window
+            of a long text at a time).
 
         Returns
         -------
