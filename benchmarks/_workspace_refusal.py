@@ -116,3 +116,165 @@ def refusal_rows(megabytes: int, args: argparse.Namespace, failures: list[str]) 
                 failures.append(f"big result refusal ({shape}, {name})")
         del text
         gc.collect()
+
+
+#: 500 frequent Chinese characters, most frequent first (typed from the head of
+#: a modern-Chinese character frequency list; the order is approximate).
+_COMMON_CJK = (
+    "的一是不了在人有我他这个们中来上大为和国地到以说时要就出会可也你对生能而子那得于着下自之年过发后作里"
+    "用道行所然家种事成方多经么去法学如都同现当没动面起看定天分还进好小部其些主样理心她本前开但因只从想实"
+    "日军者意无力它与长把机十民第公此已工使情明性知全三又关点正业外将两高间由问很最重并物手应战向头文体政"
+    "美相见被利什二等产或新己制身果加西斯月话合回特代内信表化老给世位次度门任常先海通教儿原东声提立及比员"
+    "解水名真论处走义各入几口认条平系气题活尔更别打女变四神总何电数安少报才结反受目太量再感建务做接必场件"
+    "计管期市直德资命山金指克许统区保至队形社便空决治展马科司五基眼书非则听白却界达光放强即像难且权思王象"
+    "完设式色路记南品住告类求据程北边死张该交规万取拉格望觉术领共确传师观清今切院让识候带导争运笑飞风步改"
+    "收根干造言联持组每济车亲极林服快办议往元英士证近失转夫令准布始怎呢存未远叫台单影具罗字爱击流备兵连调"
+    "深商算质团集百需价花党华城石级整府离况亚请技际约示复病息究线似官火断精满支视消越器容照须九增研写称企"
+    "八功吗包片史委乎查轻易早曾除农找装广显吧阿李标谈吃图念六引历首医局突专费号尽另周较注语仅考落青随选列"
+)
+
+#: CJK text shapes beyond the benchmark's own (whose ideographs are uniform over
+#: U+4E00-U+9FA5, so most are rare and sit only in tokens that split them):
+#: ``zipf500``, sentences of characters drawn from :data:`_COMMON_CJK` with
+#: probability proportional to ``1 / rank`` (Zipf's law, as real text draws
+#: them), and ``o200k tokens``, the o200k_base vocabulary's own tokens made of
+#: ideographs alone, drawn uniformly (text that vocabulary encodes in its
+#: longest CJK tokens). Both end each sentence of 8-30 characters with a
+#: full-width comma or full stop, like the benchmark's.
+REAL_CJK_SHAPES = ("zipf500", "o200k tokens")
+
+
+def real_cjk(shape: str, nchars: int, seed: int = 0) -> str:
+    """``nchars`` characters of one of :data:`REAL_CJK_SHAPES` (a ~0.25 M
+    character unit drawn once and repeated)."""
+    import random
+
+    rng = random.Random(seed)
+    if shape == "zipf500":
+        weights = [1 / r for r in range(1, len(_COMMON_CJK) + 1)]
+
+        def sentence() -> str:
+            return "".join(rng.choices(_COMMON_CJK, weights, k=rng.randint(8, 30)))
+
+    elif shape == "o200k tokens":
+        from vistalab.workspace import get_tokenizer
+
+        words = sorted(
+            {
+                w
+                for t in get_tokenizer("o200k_base")._load().token_byte_values()  # type: ignore[attr-defined]
+                for w in [t.decode("utf-8", "replace")]
+                if w and all("\u4e00" <= c <= "\u9fa5" for c in w)
+            }
+        )
+
+        def sentence() -> str:
+            out = ""
+            target = rng.randint(8, 30)
+            while len(out) < target:
+                out += rng.choice(words)
+            return out
+
+    else:
+        raise ValueError(shape)
+    unit = "".join(sentence() + rng.choice("，。") for _ in range(12_000))
+    return (unit * (nchars // len(unit) + 1))[:nchars]
+
+
+def bound_ratio_rows(tokenizers: list[str], nchars: int, seed: int = 0) -> None:
+    """Print, per CJK text shape and tokenizer, the true count of ``nchars``
+    characters and the lower bounds' shares of it: ``old`` (bytes,
+    continuation bytes, ideographs: ``VocabBound`` without ``chars``),
+    ``chars`` (``CharBound``, on the text the vocabulary sees) and ``guard``
+    (``count_lower_bound``, the larger of all), and the characters the guard
+    reads before its bound passes a 128,000-token cap (``chars / bound``
+    times the cap; the refusal's cost grows with it)."""
+    import dataclasses
+    import unicodedata
+
+    from bench_workspace_scaling import text_shape
+    from vistalab.workspace import get_tokenizer
+
+    print(
+        f"lower bound / true count on {nchars:,} characters of CJK text, per shape "
+        f"and tokenizer (old = bytes, continuation bytes and ideographs; chars = "
+        f"per-character weights; guard = count_lower_bound, the larger)"
+    )
+    for shape in ("CJK", *REAL_CJK_SHAPES):
+        text = text_shape(shape, nchars, seed) if shape == "CJK" else real_cjk(shape, nchars, seed)
+        for name in tokenizers:
+            try:
+                tok = get_tokenizer(name)
+            except ImportError as exc:
+                print(f"  {shape:<13} {name:<12} skipped ({exc})")
+                continue
+            b = tok.vocab_bound  # type: ignore[attr-defined]
+            n = tok.count(text)
+            seen = unicodedata.normalize("NFC", text) if b.nfc else text
+            old = dataclasses.replace(b, chars=None).at_least(text)
+            chars = b.chars.at_least(seen)
+            guard = tok.count_lower_bound(text)  # type: ignore[attr-defined]
+            print(
+                f"  {shape:<13} {name:<12} count {n:>9,} ({n / nchars:.2f}/char)  "
+                f"old {old / n:.3f}  chars {chars / n:.3f}  guard {guard / n:.3f}  "
+                f"reads {128_000 * nchars / guard:>11,.0f} chars to pass 128,000",
+                flush=True,
+            )
+
+
+def main() -> int:
+    """``python benchmarks/_workspace_refusal.py``: the bound-ratio table and
+    the 1 MB refusal rows of the realistic CJK shapes."""
+    import sys
+
+    from _common import machine_line
+
+    p = argparse.ArgumentParser(description=main.__doc__)
+    p.add_argument("--tokenizers", default="cl100k_base,o200k_base,qwen3,llama3,deepseek_v4")
+    p.add_argument("--ratio-chars", type=int, default=250_000)
+    p.add_argument("--big-mb", type=int, default=1)
+    p.add_argument("--big-budget", type=int, default=128_000)
+    p.add_argument("--big-repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    print(f"# {machine_line()}")
+    names = args.tokenizers.split(",")
+    bound_ratio_rows(names, args.ratio_chars, args.seed)
+    failures: list[str] = []
+    if args.big_mb:
+        print(
+            f"{args.big_mb} MB realistic CJK results (budget {args.big_budget:,}), "
+            f"fastest of {args.big_repeats}"
+        )
+        for shape in REAL_CJK_SHAPES:
+            text = real_cjk(shape, args.big_mb * 10**6, args.seed)
+            for name in names:
+                runs = [
+                    refuse_big_result(text, name, args.big_budget) for _ in range(args.big_repeats)
+                ]
+                best = min(runs, key=lambda r: r.wall)
+                peak, rss = max(r.peak for r in runs), max(r.rss for r in runs)
+                ok = (
+                    best.wall < REFUSE_TARGET_S
+                    and peak < REFUSE_TARGET_BYTES
+                    and rss < REFUSE_TARGET_BYTES
+                    and bool(best.effects.get("rejected"))
+                )
+                print(
+                    f"  {shape:<13} {name:<12} refused={bool(best.effects.get('rejected'))} "
+                    f"(at_least={bool(best.effects.get('attempted_at_least'))}) "
+                    f"{best.wall * 1e3:8.1f} ms (cpu {best.cpu * 1e3:6.1f}) "
+                    f"peak {peak / 2**20:5.1f} MB "
+                    f"RSS +{rss / 2**20:5.1f} MB ({'PASS' if ok else 'FAIL'})",
+                    flush=True,
+                )
+                if not ok:
+                    failures.append(f"{shape}, {name}")
+    if failures:
+        print("MISS: " + ", ".join(failures))
+    sys.stdout.flush()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

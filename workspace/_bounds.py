@@ -4,10 +4,12 @@ BPE's tokens, which the budget guard applies before counting a long result."""
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ._errors import WorkspaceArgumentError
@@ -15,6 +17,7 @@ from ._errors import WorkspaceArgumentError
 __all__ = [
     "BOUND_WINDOW",
     "CLASS_SPLITS",
+    "CharBound",
     "WORD_SPLITS",
     "NFC_BOUNDARIES",
     "NFC_SHRINK",
@@ -157,6 +160,289 @@ NFC_BOUNDARIES = re.compile(
 BOUND_WINDOW = 1 << 16
 
 
+# The UTF-8 continuation bytes (deleted to count a token's lead bytes).
+_CONTINUATION = bytes(range(0x80, 0xC0))
+# UTF-8 sequence lengths by lead byte (0 for continuation bytes and the bytes
+# 0xF8-0xFF that start no sequence), and the code points of each length.
+_SEQ_LEN = bytes([1] * 0x80 + [0] * 0x40 + [2] * 0x20 + [3] * 0x10 + [4] * 0x08 + [0] * 0x08)
+_SEQ_RANGE = {2: (0x80, 0x7FF), 3: (0x800, 0xFFFF), 4: (0x10000, 0x10FFFF)}
+#: Stored per-code-point values up to this are the value itself; this one
+#: stands for :attr:`CharBound.most`.
+_LEADS_CAP = 255
+
+
+def _lead_count(token: bytes) -> int:
+    """How many code points' lead bytes ``token`` holds wherever it tiles
+    valid UTF-8: its bytes that are not continuation bytes."""
+    return len(token.translate(None, _CONTINUATION))
+
+
+def _prefix_range(prefix: bytes) -> tuple[int, int]:
+    """The code points whose UTF-8 encoding starts with ``prefix`` (a lead
+    byte of a sequence longer than ``prefix``, then continuation bytes), as
+    ``(lo, hi)``; ``lo > hi`` when there are none (an overlong or too-large
+    prefix such as ``C0`` or ``F4 90``). UTF-8 keeps code point order, so the
+    code points sharing a prefix are the consecutive ones its bits fix."""
+    k, j = _SEQ_LEN[prefix[0]], len(prefix)
+    bits = prefix[0] & (0x7F >> k)
+    for b in prefix[1:]:
+        bits = bits << 6 | (b & 0x3F)
+    free = 6 * (k - j)
+    lo, hi = _SEQ_RANGE[k]
+    return max(lo, bits << free), min(hi, ((bits + 1) << free) - 1)
+
+
+def _trailing_prefix(token: bytes) -> bytes:
+    """The proper prefix of a code point's encoding that ``token`` ends with
+    (its last lead byte and the continuation bytes after it, fewer than that
+    lead's sequence needs), or ``b""``."""
+    i = len(token) - 1
+    while i >= 0 and 0x80 <= token[i] < 0xC0 and len(token) - i < 4:
+        i -= 1
+    if i < 0 or 0x80 <= token[i] < 0xC0:
+        return b""
+    return token[i:] if _SEQ_LEN[token[i]] > len(token) - i else b""
+
+
+@dataclass(frozen=True)
+class CharBound:
+    """A lower bound on a byte-level BPE's count from per-character weights
+    read off its vocabulary (the general form of ``VocabBound.ideographs``).
+
+    Such a tokenizer (after its normaliser, if any) encodes a text ``s`` to
+    tokens whose byte strings, concatenated, are ``s.encode("utf-8")``, each
+    byte in exactly one token. Call a byte that is not a continuation byte
+    (0x80-0xBF) a lead byte: each code point of ``s`` has exactly one, so it
+    lies in exactly one token. For a code point ``c`` let ``L(c)`` be the most
+    lead bytes held by a vocabulary token that could hold ``c``'s lead byte
+    in such a tiling. A token ``t`` that holds it starts at or before it, so
+    either ``t`` holds ``c``'s whole encoding, or ``t`` ends inside it: ``t``
+    ends with a proper non-empty prefix of ``c``'s encoding (its lead byte
+    and some of its continuation bytes). Hence::
+
+        L(c) = max lead bytes of a token that contains enc(c), or ends with
+               a proper non-empty prefix of enc(c)
+
+    Now take an encoding of ``s`` into ``count`` tokens. A token holding
+    ``m`` lead bytes holds the lead bytes of ``m`` code points of ``s`` (its
+    lead bytes are exactly theirs), and each of them has ``L(c) >= m``
+    (this token could hold its lead byte), so their weights ``1 / L(c)`` sum
+    to at most ``m * (1 / m) = 1`` (a token with no lead byte holds none).
+    Summing over the tokens, each code point counted once::
+
+        count >= sum over the code points c of s of 1 / L(c),
+
+    and since ``count`` is an integer, ``count >= ceil(that sum)``. The sum
+    is computed exactly: with ``D`` a common multiple of every ``L`` value,
+    each code point adds the integer ``D // L(c)``, and the bound is the
+    integer ceiling of the total over ``D`` (no floating point).
+
+    The maxima are read once off the vocabulary (:meth:`from_tokens`): a
+    token's lead bytes at which a complete valid encoding starts are the code
+    points it contains (Python's strict UTF-8 decoder with ``errors=
+    "ignore"`` yields exactly those), and a trailing proper prefix fixes the
+    top bits of the code points it can start, a range of consecutive code
+    points. A vocabulary superset only raises ``L``, which weakens the bound.
+    A code point that no token can hold gets the most lead bytes of any
+    token (it cannot occur in a tiling at all; that value bounds every
+    token's ``m``, so the argument holds whatever the vocabulary).
+
+    Per character this is the strongest bound of this kind: a rare CJK
+    ideograph that every vocabulary token holding it splits (a token ending
+    with its lead byte, the next with its continuation bytes) has ``L(c)``
+    of 1 or 2, against ``ideographs`` = 10 for o200k_base and 16 for
+    DeepSeek-V4, whose longest CJK tokens set that field for every ideograph.
+    Texts of common characters, which sit in long tokens, gain less (their
+    ``L`` is close to ``ideographs``, or above it when those tokens also hold
+    a space), so :class:`VocabBound` takes the larger of both.
+
+    Attributes
+    ----------
+    leads : bytes
+        ``leads[i]`` is ``L(chr(i))`` for ``i < len(leads) - 1``; the last
+        entry is ``L`` of every code point from ``len(leads) - 1`` on (the
+        table is cut where it turns constant). A value of 255 stands for
+        :attr:`most`. Every entry is >= 1.
+    most : int
+        The most lead bytes of any vocabulary token (>= 1; the value of the
+        entries 255, so it is >= 255 when there are any).
+    """
+
+    leads: bytes = field(repr=False)
+    most: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.leads, bytes) or not self.leads or 0 in self.leads:
+            raise WorkspaceArgumentError(
+                "leads",
+                self.leads if not isinstance(self.leads, bytes) else f"<{len(self.leads)} bytes>",
+                "must be non-empty bytes with every entry >= 1",
+                "read it off the vocabulary: CharBound.from_tokens",
+            )
+        low = _LEADS_CAP if _LEADS_CAP in self.leads else 1
+        if isinstance(self.most, bool) or not isinstance(self.most, int) or self.most < low:
+            raise WorkspaceArgumentError(
+                "most",
+                self.most,
+                f"must be an int >= {low} (the most lead bytes of a token; entries "
+                f"{_LEADS_CAP} stand for it)",
+                "read it off the vocabulary: CharBound.from_tokens",
+            )
+
+    @classmethod
+    def from_tokens(cls, tokens: Iterable[bytes]) -> CharBound:
+        """The bound of a vocabulary given as its tokens' byte strings.
+
+        Parameters
+        ----------
+        tokens : iterable of bytes
+            Every token of the vocabulary (a superset only weakens the bound).
+
+        Returns
+        -------
+        CharBound
+            ``L`` of every code point (see the class docstring).
+        """
+        import numpy as np
+
+        parts: list[str] = []
+        sizes: list[int] = []
+        counts: list[int] = []
+        prefixes: dict[bytes, int] = {}
+        most = 1
+        for t in tokens:
+            if not isinstance(t, bytes):
+                raise WorkspaceArgumentError(
+                    "tokens",
+                    f"an item {t!r:.40}",
+                    "must hold the tokens' byte strings (bytes)",
+                    "pass e.g. encoding.token_byte_values()",
+                )
+            m = _lead_count(t)
+            most = max(most, m)
+            if t.isascii():
+                parts.append(t.decode("ascii"))
+            else:
+                parts.append(t.decode("utf-8", "ignore"))
+                p = _trailing_prefix(t)
+                if p and m > prefixes.get(p, 0):
+                    prefixes[p] = m
+            sizes.append(len(parts[-1]))
+            counts.append(m)
+        table = np.zeros(0x110000, dtype=np.int64)
+        held = np.frombuffer("".join(parts).encode("utf-32-le"), dtype="<u4")
+        np.maximum.at(table, held, np.repeat(np.asarray(counts, dtype=np.int64), sizes))
+        for p, m in prefixes.items():
+            lo, hi = _prefix_range(p)
+            if lo <= hi:
+                np.maximum(table[lo : hi + 1], m, out=table[lo : hi + 1])
+        table[table == 0] = most
+        np.minimum(table, _LEADS_CAP, out=table)
+        # Cut where the table turns constant: the last entry stands for the rest.
+        changes = np.flatnonzero(table[1:] != table[:-1])
+        end = int(changes[-1]) + 2 if len(changes) else 1
+        return cls(table[:end].astype(np.uint8).tobytes(), most)
+
+    def max_leads(self, char: str) -> int:
+        """``L(char)``: the most lead bytes of a token that could hold the
+        lead byte of ``char`` (a single character).
+
+        Parameters
+        ----------
+        char : str
+            One character.
+
+        Returns
+        -------
+        int
+            ``L(char)`` (>= 1).
+        """
+        if not isinstance(char, str) or len(char) != 1:
+            raise WorkspaceArgumentError(
+                "char", char, "must be a single character", "pass e.g. char='中'"
+            )
+        v = self.leads[min(ord(char), len(self.leads) - 1)]
+        return self.most if v == _LEADS_CAP else v
+
+    @cached_property
+    def _scale(self) -> tuple[int, list[int]]:
+        """``D``, a common multiple of every ``L`` value, and ``D // v`` for
+        each stored value ``v`` (0 for 0, which no entry holds)."""
+        d = math.lcm(*range(1, _LEADS_CAP), self.most)
+        per = [0, *(d // v for v in range(1, _LEADS_CAP)), d // self.most]
+        return d, per
+
+    @cached_property
+    def _table(self) -> Any:
+        import numpy as np
+
+        return np.frombuffer(self.leads, dtype=np.uint8)
+
+    def weight(self, text: str) -> int:
+        """``D`` times the sum of ``1 / L(c)`` over the code points of
+        ``text``, exactly (``D`` is :attr:`scale`). Weights add up:
+        ``weight(a + b) == weight(a) + weight(b)``, so a long text is weighed
+        a window at a time.
+
+        Parameters
+        ----------
+        text : str
+            Any text without unpaired surrogates (read whole: pass one window
+            of a long text at a time).
+
+        Returns
+        -------
+        int
+            The scaled sum; ``ceil(weight / scale)`` is the bound.
+        """
+        import numpy as np
+
+        if not text:
+            return 0
+        cps = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+        idx = np.minimum(cps, np.uint32(len(self.leads) - 1))
+        hist = np.bincount(self._table[idx], minlength=_LEADS_CAP + 1)
+        per = self._scale[1]
+        return sum(int(hist[v]) * per[v] for v in np.flatnonzero(hist))
+
+    @property
+    def scale(self) -> int:
+        """``D``: :meth:`weight` divided by it is the sum of the weights."""
+        return self._scale[0]
+
+    def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
+        """``ceil(sum of 1 / L(c))`` over the code points of ``text`` (read a
+        window at a time), a lower bound on the count of a tokenizer that
+        does not normalise (for one that does, :class:`VocabBound` applies
+        this to the normalised text).
+
+        Parameters
+        ----------
+        text : str
+            Any text without unpaired surrogates.
+        limit : int, optional
+            Stop reading as soon as the bound exceeds it (then the value
+            returned exceeds ``limit``; it is still a lower bound).
+        window : int
+            Characters read at a time.
+
+        Returns
+        -------
+        int
+            The bound over the part read.
+        """
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise WorkspaceArgumentError(
+                "window", window, "must be an int >= 1", "pass e.g. window=BOUND_WINDOW"
+            )
+        d, total = self.scale, 0
+        for start in range(0, len(text), window):
+            total += self.weight(text[start : start + window])
+            if limit is not None and -(-total // d) > limit:
+                break
+        return -(-total // d)
+
+
 @dataclass(frozen=True)
 class VocabBound:
     """A lower bound on a byte-level BPE's count, read off its vocabulary.
@@ -179,7 +465,14 @@ class VocabBound:
     for the Qwen, cl100k and Llama 3 vocabularies (a token such as
     " 生命周期函数"), 10 for o200k and 16 for DeepSeek-V4's, so a text of CJK
     ideographs counts at least ``chars / 6`` to ``chars / 16`` tokens where
-    ``chars / 128`` was all the character count gave.
+    ``chars / 128`` was all the character count gave. A fourth bound weighs
+    each code point by the longest token that could hold it
+    (:class:`CharBound`, field ``chars``): ``count >= ceil(sum 1 / L(c))``,
+    about ``chars / 2`` on uniformly drawn ideographs (``chars / 1.2`` under
+    DeepSeek-V4; most of them are rare, held only by tokens that split them)
+    and ``chars / 6`` to ``chars / 2`` on text of common characters drawn by
+    Zipf's law (measured by ``benchmarks/_workspace_refusal.py``), whatever
+    the longest CJK token. The value is the largest of the four.
 
     Attributes
     ----------
@@ -200,25 +493,39 @@ class VocabBound:
         random texts through the tokenizer's own tokens, not proved). A
         stretch of more than a window without such a character is charged
         ``B / NFC_SHRINK`` of its raw bytes and nothing towards ``E`` or ``I``.
+        The per-character weights are summed over the same normalised windows
+        (the code points of ``NFC(s)`` are those of the windows' NFC), and a
+        loose stretch adds nothing to them either.
+    chars : CharBound or None
+        The vocabulary's per-character bound (read off it by
+        :meth:`from_tokens`); None leaves it out.
     """
 
     longest: int
     extra: int
     ideographs: int = 1
     nfc: bool = False
+    chars: CharBound | None = None
 
     def __post_init__(self) -> None:
-        for field, value in (
+        for name, value in (
             ("longest", self.longest),
             ("extra", self.extra),
             ("ideographs", self.ideographs),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise WorkspaceArgumentError(
-                    field, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
+                    name, value, "must be an int >= 1", "read it off the vocabulary: from_tokens"
                 )
         if not isinstance(self.nfc, bool):
             raise WorkspaceArgumentError("nfc", self.nfc, "must be True or False")
+        if self.chars is not None and not isinstance(self.chars, CharBound):
+            raise WorkspaceArgumentError(
+                "chars",
+                self.chars,
+                "must be a CharBound or None",
+                "read it off the vocabulary: CharBound.from_tokens, or leave it out",
+            )
 
     @classmethod
     def from_tokens(cls, tokens: Iterable[bytes], *, nfc: bool = False) -> VocabBound:
@@ -234,14 +541,17 @@ class VocabBound:
         Returns
         -------
         VocabBound
-            The maxima over the tokens (each at least 1).
+            The maxima over the tokens (each at least 1) and their
+            :class:`CharBound`.
         """
+        tokens = list(tokens)
+        chars = CharBound.from_tokens(tokens)  # checks that they are bytes
         longest = extra = ideographs = 1
         for t in tokens:
             longest = max(longest, len(t))
             extra = max(extra, _extra_bytes(t))
             ideographs = max(ideographs, _ideograph_leads(t))
-        return cls(longest, extra, ideographs, nfc)
+        return cls(longest, extra, ideographs, nfc, chars)
 
     def at_least(self, text: str, limit: int | None = None, *, window: int = BOUND_WINDOW) -> int:
         """A lower bound on the tokenizer's count of ``text``.
@@ -259,9 +569,9 @@ class VocabBound:
         Returns
         -------
         int
-            The largest of the three bounds over the part read (a lower bound
-            on the whole, since ``B``, ``E`` and ``I`` only grow as windows
-            are added). O(1) for an ASCII text.
+            The largest of the bounds over the part read (a lower bound on the
+            whole, since ``B``, ``E``, ``I`` and the weights' sum only grow as
+            windows are added). O(1) for an ASCII text (the byte bound alone).
         """
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             raise WorkspaceArgumentError(
@@ -270,7 +580,8 @@ class VocabBound:
         n = len(text)
         if text.isascii():
             return -(-n // self.longest)
-        nbytes = extra = ideo = loose = start = 0
+        nbytes = extra = ideo = weight = loose = start = 0
+        chars = self.chars
         while start < n:
             end = min(n, start + window)
             if self.nfc and end < n:
@@ -288,7 +599,8 @@ class VocabBound:
                     start = end
                     if (
                         limit is not None
-                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo) > limit
+                        and self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo, weight)
+                        > limit
                     ):
                         break
                     continue
@@ -296,20 +608,24 @@ class VocabBound:
             start = end
             if loose:  # the loose stretch ends here, at a boundary (or the end)
                 nbytes, loose = nbytes + -(-(loose + utf8_length(piece)) // NFC_SHRINK), 0
-            elif piece.isascii():
-                nbytes += len(piece)
             else:
-                if self.nfc and not unicodedata.is_normalized("NFC", piece):
-                    piece = unicodedata.normalize("NFC", piece)
-                raw = piece.encode("utf-8")
-                nbytes, extra = nbytes + len(raw), extra + len(raw) - len(piece)
-                ideo += _ideograph_leads(raw)
-            if limit is not None and self._value(nbytes, extra, ideo) > limit:
+                if piece.isascii():
+                    nbytes += len(piece)
+                else:
+                    if self.nfc and not unicodedata.is_normalized("NFC", piece):
+                        piece = unicodedata.normalize("NFC", piece)
+                    raw = piece.encode("utf-8")
+                    nbytes, extra = nbytes + len(raw), extra + len(raw) - len(piece)
+                    ideo += _ideograph_leads(raw)
+                if chars is not None:
+                    weight += chars.weight(piece)
+            if limit is not None and self._value(nbytes, extra, ideo, weight) > limit:
                 break
-        return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo)
+        return self._value(nbytes + -(-loose // NFC_SHRINK), extra, ideo, weight)
 
-    def _value(self, nbytes: int, extra: int, ideo: int) -> int:
-        return max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
+    def _value(self, nbytes: int, extra: int, ideo: int, weight: int = 0) -> int:
+        got = max(-(-nbytes // self.longest), -(-extra // self.extra), -(-ideo // self.ideographs))
+        return got if self.chars is None else max(got, -(-weight // self.chars.scale))
 
 
 #: Where an additive tokenizer's count splits exactly (see ``Tokenizer.additive``):
@@ -488,8 +804,9 @@ class _VocabBounded:
     def count_lower_bound(self, text: str, limit: int | None = None) -> int:
         """A lower bound on ``count(text)`` without tokenising: the larger of
         the one read off the vocabulary (after the tokenizer's normaliser, e.g.
-        NFC for ``qwen3``; see :meth:`VocabBound.at_least`; ``min(1,
-        len(text))`` without one) and, when its split points are one of
+        NFC for ``qwen3``; see :meth:`VocabBound.at_least`, which includes the
+        per-character weights of :class:`CharBound`; ``min(1, len(text))``
+        without one) and, when its split points are one of
         :data:`PAIR_SPLIT_PATTERNS`, the one they give
         (:meth:`SplitBound.at_least`).
 

@@ -128,7 +128,11 @@ class Tokenizer(Protocol):
         (:class:`VocabBound`: UTF-8 bytes, continuation bytes and CJK
         ideographs per token, which for CJK text gives ``chars / 6`` to
         ``chars / 16`` where the character count gave ``chars / 128``, or
-        ``chars / 1152`` after NFC) and from their split points
+        ``chars / 1152`` after NFC; and per-character weights, ``1 / L(c)``
+        with ``L(c)`` the most code points held by a token that could hold
+        ``c``'s lead byte (``VocabBound.chars``), about ``chars / 2`` on
+        uniformly drawn ideographs and ``chars / 6`` to ``chars / 2`` on
+        common-character text) and from their split points
         (:class:`SplitBound`: ``1 +`` the split points between two ASCII
         characters, at least a third of the count on word text, JSON,
         base64 and hex).
@@ -137,7 +141,7 @@ class Tokenizer(Protocol):
     ``m * cap`` characters is refused in O(1); with ``count_lower_bound``, one
     whose bound passes the cap after reading ``r * cap`` characters (``r`` the
     characters per unit of bound: about 5 to 8 for ASCII text with split
-    points, ``longest`` for ASCII without, 6 to 16 for CJK under the shipped
+    points, ``longest`` for ASCII without, 2 to 6 for CJK under the shipped
     vocabularies), whatever its length; with ``split_points``
     alone, after counting about ``cap`` tokens; with none of them, after counting it
     whole. A refused result is not read further for unpaired surrogates (an
@@ -190,6 +194,7 @@ class _OfflineTiktoken(_VocabBounded):
     _lock = threading.Lock()
     _shared_encoding = None
     _shared_bound: VocabBound | None = None
+    _shared_longest: int | None = None
     #: Split points (see ``Tokenizer.split_points``): word and class boundaries.
     split_points = _WORD_AND_CLASS_SPLITS
 
@@ -209,8 +214,16 @@ class _OfflineTiktoken(_VocabBounded):
     @property
     def max_token_bytes(self) -> int:
         """The longest token of the vocabulary in bytes (computed once per
-        process and class from the encoding's token byte values)."""
-        return self.vocab_bound.longest
+        process and class from the encoding's token byte values): the
+        ``longest`` of :attr:`vocab_bound`, read without building the rest of
+        that bound (its per-character table is only needed for long results)."""
+        cls = type(self)
+        if cls._shared_longest is None:
+            if cls._shared_bound is not None:
+                cls._shared_longest = cls._shared_bound.longest
+            else:
+                cls._shared_longest = _longest(self._load().token_byte_values())
+        return cls._shared_longest
 
     @property
     def vocab_bound(self) -> VocabBound:
@@ -468,6 +481,7 @@ class QuicktokTokenizer(_VocabBounded):
     #: ``tokenizer.json`` normalizer), which can shrink the UTF-8 bytes.
     NFC = frozenset({"qwen3"})
     _bounds: dict[str, VocabBound] = {}
+    _longest: dict[str, int] = {}
 
     @property
     def vocab_bound(self) -> VocabBound:
@@ -486,13 +500,20 @@ class QuicktokTokenizer(_VocabBounded):
         :data:`NFC_SHRINK` for an encoding that normalises to NFC first: the
         tokens then tile the normalised text, whose UTF-8 bytes are at least
         the input's divided by that factor."""
-        b = self.vocab_bound
-        return b.longest * NFC_SHRINK if b.nfc else b.longest
+        m = self.max_token_bytes_ascii
+        return m * NFC_SHRINK if self.name in self.NFC else m
 
     @property
     def max_token_bytes_ascii(self) -> int:
-        """The longest token in bytes: NFC leaves an ASCII text unchanged."""
-        return self.vocab_bound.longest
+        """The longest token in bytes: NFC leaves an ASCII text unchanged (the
+        ``longest`` of :attr:`vocab_bound`, read without building the rest of
+        that bound)."""
+        hit = self._longest.get(self.name)
+        if hit is None:
+            b = self._bounds.get(self.name)
+            hit = b.longest if b is not None else _longest(self._enc.token_byte_values())
+            self._longest[self.name] = hit
+        return hit
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in the open model's vocabulary
@@ -618,22 +639,34 @@ class HFTokenizer(_VocabBounded):
         hit = self._bounds.get(id(self._tok))
         if hit is None:
             back = {c: b for b, c in _byte_alphabet().items()}
-            tokens = (
-                bytes(back[c] for c in v)
-                for v in self._tok.get_vocab(with_added_tokens=False)
-                if all(c in back for c in v)
-            )
+            tokens = (bytes(back[c] for c in v) for v in self._byte_level_vocab())
             hit = self._bounds[id(self._tok)] = VocabBound.from_tokens(tokens)
         return hit
 
+    def _byte_level_vocab(self) -> list[str]:
+        """The vocabulary strings made of byte-alphabet characters alone (one
+        character per byte)."""
+        alphabet = set(_byte_alphabet().values())
+        return [
+            v for v in self._tok.get_vocab(with_added_tokens=False) if alphabet.issuperset(v)
+        ]
+
     @property
     def max_token_bytes(self) -> int | None:
-        """The longest vocabulary token in bytes (see :attr:`vocab_bound`), or
+        """The longest vocabulary token in bytes (the ``longest`` of
+        :attr:`vocab_bound`, read without building the rest of that bound), or
         None when the file's model is not a plain byte-level BPE."""
-        b = self.vocab_bound
-        return None if b is None else b.longest
+        if not self._plain_bytes:
+            return None
+        hit = self._longest.get(id(self._tok))
+        if hit is None:
+            b = self._bounds.get(id(self._tok))
+            hit = b.longest if b is not None else _longest(self._byte_level_vocab())
+            self._longest[id(self._tok)] = hit
+        return hit
 
     _bounds: dict[int, VocabBound] = {}
+    _longest: dict[int, int] = {}
 
     @classmethod
     def from_package(
@@ -703,6 +736,13 @@ class HFTokenizer(_VocabBounded):
 
     def __repr__(self) -> str:
         return f"HFTokenizer(name={self.name!r})"
+
+
+def _longest(tokens: Any) -> int:
+    """The longest of ``tokens`` (byte strings, or byte-alphabet strings of one
+    character per byte), at least 1: what :meth:`VocabBound.from_tokens` reads
+    as ``longest``."""
+    return max(1, max(map(len, tokens), default=1))
 
 
 def _byte_alphabet() -> dict[int, str]:
