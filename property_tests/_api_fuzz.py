@@ -206,6 +206,7 @@ def _factories() -> dict[str, Callable[[], Any]]:
     """
     from vistalab.workspace import (
         AnthropicCodec,
+        CharBound,
         DiskStore,
         LangChainWorkspace,
         MemoryStore,
@@ -228,6 +229,8 @@ def _factories() -> dict[str, Callable[[], Any]]:
         "vistalab.workspace.HFTokenizer": _hf_tokenizer,
         "vistalab.workspace.VocabBound": lambda: VocabBound(128, 32, nfc=True),
         "vistalab.workspace.SplitBound": lambda: SplitBound.of(WORD_SPLITS),
+        "vistalab.workspace.CharBound": lambda: CharBound.from_tokens(
+            [b"ab", b"\xe4\xb8", b"\x80", "\u4e00\u4e01".encode()]),
         "vistalab.workspace.Trajectory": _trajectory,
         "vistalab.workspace.RewardTurn": lambda: _trajectory().turns[-1],
         "vistalab.workspace.ContextAction": lambda: next(

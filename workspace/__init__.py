@@ -57,6 +57,7 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
+from ._bounds import CharBound
 from ._cache import cacheable_prefix_tokens, common_prefix_messages
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._diff_ops import OperationSequence
@@ -262,6 +263,7 @@ __all__ = [
     "max_token_bytes",
     "count_lower_bound",
     "SplitBound",
+    "CharBound",
     "VocabBound",
     "split_points",
     "MESSAGE_FRAMING",

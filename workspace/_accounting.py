@@ -177,7 +177,7 @@ def count_text(tokenizer: Tokenizer, text: str, limit: int | None = None) -> tup
     2. For a text longer than ``CHUNK_CHARS``, ``count_lower_bound(text,
        limit)`` when declared, before any piece is counted: it reads the text
        a window at a time and stops once it passes ``limit`` (for the shipped
-       vocabularies, after 6 to 16 times ``limit`` characters of CJK text).
+       vocabularies, after 2 to 6 times ``limit`` characters of CJK text).
     3. While counting pieces: the pieces counted so far plus bound 1 for
        the rest of the current piece, so a text without split points is read
        only until its pieces pass ``limit``; split points are looked for in
