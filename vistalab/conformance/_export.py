@@ -177,6 +177,7 @@ def export_corpus(folder: str | os.PathLike[str], *, protocol: str = "openai",
     from ._ids import CHECKS
     from ._managers import as_manager
     from ._runner import _check_iv
+    from ._seeded import seed_only
     from ._strategies import budgets, conversations, pinned_floor
 
     _, protocol, _, examples, seed, count, _, strict, pinned = _check_iv(
@@ -213,7 +214,8 @@ def export_corpus(folder: str | os.PathLike[str], *, protocol: str = "openai",
                           for name, mgr in references.items()},
         })
 
-    draw()
+    with seed_only():
+        draw()
     doc = {"kind": CORPUS_TAG, "version": 1, "protocol": protocol, "pinned": pinned,
            "strict": strict, "counter": count.name, "seed": seed,
            "checks": {c.id: c.statement for c in checks}, "cases": cases}

@@ -39,6 +39,7 @@ from ._managers import (
 )
 from ._minimize import minimize
 from ._model import ConformanceReport, Violation
+from ._seeded import seed_only
 from ._shapes import (
     batch_problems,
     closure_problems,
@@ -256,6 +257,13 @@ class _Hang(Exception):
     pass
 
 
+class _ShrinkSpent(BaseException):
+    """Ends Hypothesis's run once the shrink budget is spent: from then on every
+    example passes unless it repeats a failure already found, so nothing later
+    can yield a new or smaller counterexample (a BaseException, so Hypothesis
+    does not take it for a failure of its own)."""
+
+
 def _collect(exc: BaseException) -> list[_Found]:
     if isinstance(exc, _Found):
         return [exc]
@@ -401,11 +409,11 @@ def check(
     fixed = st.sampled_from(bud) if bud is not None else None
 
     # Hypothesis's shrinker may run the manager thousands of times on a large
-    # counterexample; after SHRINK_RUNS runs it only re-raises the smallest
-    # failure found so far (so the shrink ends, consistently), and the deletion
-    # pass of _minimal finishes the job.
+    # counterexample; after SHRINK_RUNS runs the run ends (_ShrinkSpent) with the
+    # smallest failure of each check found so far, and the deletion pass of
+    # _minimal finishes the job.
     shrink_runs = 0
-    failing: dict[str, tuple[str, _Found]] = {}
+    failing: dict[str, tuple[tuple[int, str], _Found]] = {}
 
     def one(data: Any) -> None:
         nonlocal tried, shrink_runs
@@ -423,11 +431,7 @@ def check(
             budget = data.draw(budget_strategy(conv, count, protocol, at_least=floor,
                                                pinned=pinned), label="budget")
         if failing and shrink_runs >= SHRINK_RUNS:
-            key = _case_key(conv, budget)
-            for k, f in failing.values():
-                if k == key:
-                    raise _FOUND[f.name](f.name, f.message, conv, budget, f.output)
-            return
+            raise _ShrinkSpent()
         tried += 1
         if failing:
             shrink_runs += 1
@@ -442,7 +446,10 @@ def check(
                 msg, out = found[name]
                 err = _FOUND[name](name, msg, conv, budget, out)
                 last[name] = err
-                failing[name] = (_case_key(conv, budget), err)
+                key = _case_key(conv, budget)
+                size = (len(key), key)
+                if name not in failing or size < failing[name][0]:
+                    failing[name] = (size, err)
                 raise err
 
     test = given(st.data())(one)
@@ -458,30 +465,40 @@ def check(
         verbosity=Verbosity.quiet,
         print_blob=False,
     )(test)
-    while len(known) < len(_ORDER):
-        new: list[_Found] = []
-        before = set(last)
-        shrink_runs = 0
-        failing.clear()
-        try:
-            test()
-        except _Hang:
-            raise stop[0] from None
-        except Flaky as exc:
-            new = _collect(exc) or [last[n] for n in set(last) - before]
-        except BaseExceptionGroup as exc:
-            if stop:
+    with seed_only():
+        while len(known) < len(_ORDER):
+            new: list[_Found] = []
+            before = set(last)
+            shrink_runs = 0
+            failing.clear()
+            try:
+                try:
+                    test()
+                except BaseExceptionGroup as exc:
+                    # Hypothesis groups an exception that ends a run among several
+                    # failures' replays: the budget's end is still the run's end.
+                    if exc.subgroup(_ShrinkSpent) is None:
+                        raise
+                    raise _ShrinkSpent() from None
+            except _ShrinkSpent:
+                new = [f for _, f in failing.values()]
+            except _Hang:
                 raise stop[0] from None
-            new = _collect(exc)
-        except _Found as exc:
-            new = [exc]
-        if stop:
-            raise stop[0]
-        new = [f for f in new if f.name not in known]
-        if not new:
-            break
-        for f in new:
-            known[f.name] = f
+            except Flaky as exc:
+                new = _collect(exc) or [last[n] for n in set(last) - before]
+            except BaseExceptionGroup as exc:
+                if stop:
+                    raise stop[0] from None
+                new = _collect(exc)
+            except _Found as exc:
+                new = [exc]
+            if stop:
+                raise stop[0]
+            new = [f for f in new if f.name not in known]
+            if not new:
+                break
+            for f in new:
+                known[f.name] = f
     violations = []
     for name in _ORDER:
         if name not in known:
