@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+PEERS  := examples/conformance/peers
+PEERS_STAMP := $(PEERS)/node_modules/.package-lock.json
 
 # Coq + mathcomp (ssreflect, and analysis for measures and integrals) for the formal
 # proofs (theory/coq), OCaml for the engine model's
@@ -30,8 +32,19 @@ reproduce: $(STAMP)
 # In parallel on every core (pytest-xdist; worksteal balances the slow files). The
 # suite is deterministic under it: Hypothesis runs derandomized without a database
 # (property_tests/conftest.py) and every test writes under its own tmp_path.
-test: $(STAMP) coq-deps
+test: $(STAMP) coq-deps $(PEERS_STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
+
+# The JavaScript context managers of the conformance study (examples/conformance/peers,
+# pinned by its package-lock.json; about 6 s from the npm registry). Without npm, or if
+# the install fails, their tests skip and say how to install them.
+$(PEERS_STAMP): $(PEERS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix $(PEERS) --no-audit --no-fund --loglevel=error \
+	    || echo "peers: npm ci --prefix $(PEERS) failed (the JavaScript peers' tests will skip)"; \
+	else \
+	  echo "peers: npm not found; install Node.js and npm, then: npm ci --prefix $(PEERS) (the JavaScript peers' tests will skip)"; \
+	fi
 
 # Install Coq when running as root with apt-get (CI on a fresh machine);
 # otherwise print one line naming the command, and the formal tests skip.

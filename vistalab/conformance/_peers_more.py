@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import warnings
 from collections.abc import Mapping
@@ -226,6 +227,9 @@ def _sk_truncation() -> Any:
 
 
 def _haystack(note: bool, min_keep_steps: int = 1) -> Any:
+    # haystack reports usage to PostHog unless told not to; the study runs offline
+    # (the user's own setting wins).
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
     from haystack.dataclasses import ChatMessage, ToolCall
     from haystack.hooks.compaction import SlidingWindowCompactor
     from haystack.token_counters import TokenCounter
