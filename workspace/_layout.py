@@ -60,12 +60,9 @@ class LayoutLayer(StateCore):
         self._blocks.append(b)
         self._new_position()
         self._set_record(b)
-        if seed is None:
-            self._refresh([b.seq])
-        else:  # the caller already counted the message; do not tokenise twice
-            msgs, cost = seed
-            self._set_position(b, msgs, cost, self._position_key(b))
-            self._set_urow(b.id)
+        # ``seed``: the caller already counted the message; do not tokenise twice.
+        # A new block is in no group, so no tops memo is needed.
+        self._refresh_one(b, seed)
         self._touch()
 
     def _new_position(self) -> None:
@@ -303,22 +300,38 @@ class LayoutLayer(StateCore):
             self._refresh_each(order)
 
     def _refresh_each(self, order: list[int]) -> None:
+        blocks, refresh = self._blocks, self._refresh_one
         for s in order:
-            b = self._blocks[s - 1]
-            key = self._position_key(b)
-            if key == self._pos_key[s - 1]:
-                continue
+            refresh(blocks[s - 1])
+
+    def _refresh_one(
+        self, b: Block, known: tuple[tuple[dict[str, Any], ...], int] | None = None
+    ) -> None:
+        """Bring block ``b``'s position up to date with its record: its messages,
+        cost, key, the record's cost and the unit's ledger row. ``known``: the
+        ``(messages, cost)`` the caller already made for the position's new
+        key (a new block's counted message, a rejection notice), used instead
+        of building and counting them again. The one step every position
+        change goes through (:meth:`_refresh`, a registration, the guard's
+        rejection), so they cannot drift apart."""
+        s = b.seq
+        key = self._position_key(b)
+        if key == self._pos_key[s - 1]:
+            return
+        if known is None:
             msgs = self._position_messages(b, key)
             cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
-            self._set_position(b, msgs, cost, key)
-            if b.group is not None:
-                self._group_prompt_changed(self._top_unit(b))
-            if b.in_prompt and b.tokens != cost:
-                self._set_record(replace(b, tokens=cost), hashed=False)
-            if b.group is None and b.status is not Status.DELETED:
-                self._set_urow(b.id)
-            else:
-                self._drop_urow(b.id)
+        else:
+            msgs, cost = known
+        self._set_position(b, msgs, cost, key)
+        if b.group is not None:
+            self._group_prompt_changed(self._top_unit(b))
+        if b.in_prompt and b.tokens != cost:
+            self._set_record(replace(b, tokens=cost), hashed=False)
+        if b.group is None and b.status is not Status.DELETED:
+            self._set_urow(b.id)
+        else:
+            self._drop_urow(b.id)
 
     def _rendering_leaves(self, gid: str) -> list[int]:
         """The leaves of archived group ``gid`` whose position renders something

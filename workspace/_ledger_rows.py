@@ -5,7 +5,7 @@ cells of flat columns by block number rather than a record of its own."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ._dashboard import row_prefix, row_suffix
 from ._records import BlockType, Status
@@ -89,6 +89,24 @@ def _kept(uid: str, row: UnitRow) -> UnitRow:
     return row._replace(prefix=kp, suffix=ks)  # type: ignore[arg-type]  # see UnitRow
 
 
+_T = TypeVar("_T", "RowTable", "FirstIndex", "TurnCounts")
+#: The column types a table holds; every other slot holds an immutable value.
+_COLUMNS = (bytearray, list, dict)
+
+
+def _copied(table: _T) -> _T:
+    """An independent copy of a column table (:class:`RowTable`,
+    :class:`FirstIndex`, :class:`TurnCounts`): each of its slots' columns
+    (byte arrays, lists, dicts) copied, a scalar shared. The tables' one copy,
+    so a column added to a table's slots is copied with the others."""
+    cls = type(table)
+    new = cls.__new__(cls)
+    for name in cls.__slots__:
+        value = getattr(table, name)
+        setattr(new, name, value.copy() if isinstance(value, _COLUMNS) else value)
+    return new
+
+
 #: A block row's type and status cells as codes (a row with another is kept whole).
 _TYPES = tuple(t.value for t in BlockType)
 _STATUSES = tuple(s.value for s in Status)
@@ -150,13 +168,7 @@ class RowTable:
 
     def copy(self) -> RowTable:
         """An independent copy (rows and their objects are immutable and shared)."""
-        new = RowTable.__new__(RowTable)
-        new._code, new._sfx, new._lvl = self._code[:], self._sfx[:], self._lvl[:]
-        new._first, new._turn, new._tok = self._first.copy(), self._turn.copy(), self._tok.copy()
-        new._ptok, new._par, new._n = self._ptok.copy(), self._par.copy(), self._n
-        new._other = self._other.copy()
-        new._texts, new._text_code = self._texts.copy(), self._text_code.copy()
-        return new
+        return _copied(self)
 
     def __len__(self) -> int:
         return self._n + len(self._other)
@@ -378,9 +390,8 @@ class FirstIndex:
         self._other: dict[int, str] = {}
 
     def copy(self) -> FirstIndex:
-        new = FirstIndex.__new__(FirstIndex)
-        new._at, new._other = self._at.copy(), self._other.copy()
-        return new
+        """An independent copy."""
+        return _copied(self)
 
     def get(self, first: int, default: str | None = None) -> str | None:
         if type(first) is int and 0 < first <= len(self._at):
@@ -461,9 +472,8 @@ class TurnCounts:
         self._other: dict[int, int] = {}
 
     def copy(self) -> TurnCounts:
-        new = TurnCounts.__new__(TurnCounts)
-        new._c, new._n, new._other = self._c.copy(), self._n, self._other.copy()
-        return new
+        """An independent copy."""
+        return _copied(self)
 
     def get(self, t: int, default: int | None = None) -> int | None:
         c = self._c
