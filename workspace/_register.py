@@ -30,11 +30,11 @@ from ._records import (
     Status,
     ToolCall,
     block_payload_bytes,
+    fresh_block,
 )
 from ._responses_wire import responses_to_openai
 from ._sdk import plain_sdk
 from ._state import locked
-from ._store import sha256_hex
 from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv
 
 __all__ = ["RegisterLayer"]
@@ -692,29 +692,22 @@ def _new_block(
     tokens: int = 0,
 ) -> Block:
     """The record of a newly registered message (``data``: its exact payload bytes)."""
-    if calls:
-        call_ids, names = tuple([c.id for c in calls]), tuple([c.name for c in calls])
-    else:
-        call_ids = names = ()
-    return Block(
-        id=f"B{seq}",
-        seq=seq,
-        type=btype,
-        role=role,
-        turn=turn,
-        parent=parent,
-        status=status,
-        group=None,
-        level=0,
-        content=content,
-        tool_calls=calls,
-        call_ids=call_ids,
-        call_names=_shared_names(names),
-        tool_call_id=tool_call_id,
-        name=name,
-        size=len(data),
-        sha256=sha256_hex(data),
-        tokens=tokens,
+    names = tuple([c.name for c in calls]) if calls else ()
+    return fresh_block(
+        seq,
+        btype,
+        role,
+        turn,
+        parent,
+        status,
+        content,
+        calls,
+        _shared_names(names),
+        tool_call_id,
+        name,
+        len(data),
+        hashlib.sha256(data).digest(),
+        tokens,
     )
 
 
