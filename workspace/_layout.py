@@ -98,6 +98,20 @@ class LayoutLayer(StateCore):
             n = sum(map(len, self._pos_msgs[start:end]))
             out.extend(self._chunk(full)[:n])
             return
+        if end == len(self._pos_msgs) and end > start:
+            # The newest run (the normal rendering's): its messages joined as
+            # far as the last rendering read them, extended by the positions
+            # registered since (each turn adds a few), not read one by one.
+            tail = self._tail_msgs
+            if tail is not None and tail[0] == start and tail[1] <= end:
+                read, msgs = tail[1], tail[2]
+            else:
+                read, msgs = start, ()
+            if read < end:
+                msgs += tuple(chain.from_iterable(self._pos_msgs[read:end]))
+                self._tail_msgs = (start, end, msgs)
+            out.extend(msgs)
+            return
         out.extend(chain.from_iterable(self._pos_msgs[start:end]))
 
     def _messages_between(self, lo: int, hi: int, out: list[dict[str, Any]]) -> None:
@@ -272,6 +286,9 @@ class LayoutLayer(StateCore):
             batch[1].append((s - 1, None))
         self._cont[s - 1] = bool(msgs) and msgs[0]["role"] == "tool"
         self._chunks.pop((s - 1) // _CHUNK, None)
+        tail = self._tail_msgs
+        if tail is not None and tail[0] < s <= tail[1]:  # a position it joined
+            self._tail_msgs = None
         ps = self._pinned_seqs
         k = bisect.bisect_left(ps, s)
         if pinned and (k == len(ps) or ps[k] != s):

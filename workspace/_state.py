@@ -268,6 +268,10 @@ class StateCore:
         # _CHUNK positions, joined (dropped when one of them changes).
         self._pinned_seqs: list[int] = []
         self._chunks: dict[int, tuple[dict[str, Any], ...]] = {}
+        # The run of positions after the last whole chunk, joined as far as the
+        # last rendering read it: (its first position, the positions read,
+        # their messages); a new position extends it, a changed one drops it.
+        self._tail_msgs: tuple[int, int, tuple[dict[str, Any], ...]] | None = None
         self._sys_cost = 0  # positions of system blocks (overhead)
         self._conv_cost = 0  # every other position
         self._group_tokens: dict[str, int] = {}
