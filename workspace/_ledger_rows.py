@@ -86,7 +86,8 @@ def _kept(uid: str, row: UnitRow) -> UnitRow:
                 break
     if kp is p and ks is s:
         return row
-    return row._replace(prefix=kp, suffix=ks)  # type: ignore[arg-type]  # see UnitRow
+    # row._replace(prefix=kp, suffix=ks), without its pass over every field by name
+    return tuple.__new__(UnitRow, (*row[:5], kp, ks, *row[7:]))  # type: ignore[no-any-return]
 
 
 _T = TypeVar("_T", "RowTable", "FirstIndex", "TurnCounts")

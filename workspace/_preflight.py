@@ -30,7 +30,7 @@ from ._records import (
     BlockType,
 )
 from ._responses_wire import openai_to_responses
-from ._results import Candidate, Rendering, replace_rendering, with_token_columns
+from ._results import Candidate, Rendering, normal_rendering, replace_rendering, with_token_columns
 from ._state import locked
 from ._validate import _num
 
@@ -535,7 +535,9 @@ class PreflightLayer(LayoutLayer):
             self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
             msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
-            r = Rendering(
+            del common["block_tokens"], common["prompt_tokens"]  # built from columns
+            return normal_rendering(
+                columns,
                 messages=tuple(msgs),
                 tokens=cand.total,
                 mode="normal",
@@ -543,9 +545,7 @@ class PreflightLayer(LayoutLayer):
                 allowed_tools=_tool_names(self._tools),
                 **common,
             )
-        else:
-            r = self._management(cand, head, common)
-        return with_token_columns(r, columns)
+        return with_token_columns(self._management(cand, head, common), columns)
 
     def _management(
         self, cand: Candidate, head: list[dict[str, Any]], common: dict[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
 
 __all__ = ["Rendering", "ArchiveResult", "DeleteResult", "RestoreResult", "Candidate"]
@@ -58,6 +58,21 @@ def with_token_columns(r: Rendering, columns: TokenColumns) -> Rendering:
     object.__delattr__(r, "block_tokens")
     object.__delattr__(r, "prompt_tokens")
     object.__setattr__(r, "_columns", columns)
+    return r
+
+
+def normal_rendering(columns: TokenColumns, **values: Any) -> Rendering:
+    """``with_token_columns(Rendering(**values), columns)`` for the engine's
+    normal rendering, whose fields it made itself: the record's slots are
+    written directly (the fields not given take their defaults), without the
+    per-unit dicts it would drop at once, so a turn pays no dataclass
+    ``__init__``."""
+    r = object.__new__(Rendering)
+    for name, default in _RENDERING_DEFAULTS:
+        _RENDERING_SET[name](r, values.pop(name, default))
+    for name, value in values.items():
+        _RENDERING_SET[name](r, value)
+    _SET_COLUMNS(r, columns)
     return r
 
 
@@ -260,3 +275,11 @@ class Candidate:
     conversation: int
     dashboard: str | None  # None: counted from the running sums, not assembled
     dashboard_tokens: int
+
+
+#: Every slot setter of a Rendering's fields, and the fields with defaults.
+_RENDERING_SET = {f.name: vars(Rendering)[f.name].__set__ for f in fields(Rendering)}
+_RENDERING_DEFAULTS = tuple(
+    (f.name, f.default) for f in fields(Rendering) if f.default is not MISSING
+)
+_SET_COLUMNS = vars(_UnitTokensOnRead)["_columns"].__set__
