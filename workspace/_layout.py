@@ -47,6 +47,9 @@ _BATCH_FROM = 16
 #: handle's leaf, no answer owed to a visible call); it names no top unit, so
 #: nesting the group in a new one leaves the position as it is.
 _SILENT_MEMBER = ("g", False, None, False)
+#: Each block type's and status's ``.value`` (the enum's property is a
+#: Python-level descriptor; a ledger row reads two per registration).
+_VALUE: dict[BlockType | Status, str] = {m: m.value for e in (BlockType, Status) for m in e}
 
 
 class LayoutLayer(StateCore):
@@ -389,7 +392,8 @@ class LayoutLayer(StateCore):
             turn = b.turn
             archived = not b.in_prompt
             tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
-            type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
+            type_, status = _VALUE[b.type], _VALUE[b.status]
+            level, parent = b.level, b.parent or "-"
         prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
         row = UnitRow(
             first,
