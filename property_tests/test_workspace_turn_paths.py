@@ -117,8 +117,10 @@ def test_normal_rendering_is_the_dataclass_with_columns():
     columns = ws._ledger.token_columns(ws._unit_prompt_tokens)
     want = with_token_columns(Rendering(**fields), columns)
     assert got == want and repr(got) == repr(want)
-    made = ("block_tokens", "prompt_tokens", "format", "system")  # from columns, defaults
+    # From columns, from the state's inputs, defaults.
+    made = ("block_tokens", "prompt_tokens", "state_hash", "format", "system")
     plain = {k: v for k, v in fields.items() if k not in made}
-    again = normal_rendering(columns, **plain)
+    again = normal_rendering(columns, (ws._config_digest, ws.turn, ws._acc), **plain)
+    assert again.state_hash == ws.state_hash() == want.state_hash
     assert again == want and again.format == "openai" and again.system == ()
     assert again.block_tokens == want.block_tokens

@@ -526,7 +526,6 @@ class PreflightLayer(LayoutLayer):
             dashboard_tokens=cand.dashboard_tokens,
             block_tokens={},
             prompt_tokens={},
-            state_hash=self._hash_of(self._turn, self._acc),  # state_hash(), under our lock
             turn=self._turn,
         )
         if cand.total <= self.budget:
@@ -535,9 +534,12 @@ class PreflightLayer(LayoutLayer):
             self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
             msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
-            del common["block_tokens"], common["prompt_tokens"]  # built from columns
+            # The per-unit figures are built from the columns, the state hash
+            # from its inputs, each when first read.
+            del common["block_tokens"], common["prompt_tokens"]
             return normal_rendering(
                 columns,
+                (self._config_digest, self._turn, self._acc),
                 messages=tuple(msgs),
                 tokens=cand.total,
                 mode="normal",
@@ -545,6 +547,7 @@ class PreflightLayer(LayoutLayer):
                 allowed_tools=_tool_names(self._tools),
                 **common,
             )
+        common["state_hash"] = self._hash_of(self._turn, self._acc)  # state_hash(), our lock
         return with_token_columns(self._management(cand, head, common), columns)
 
     def _management(
