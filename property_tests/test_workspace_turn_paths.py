@@ -124,3 +124,27 @@ def test_normal_rendering_is_the_dataclass_with_columns():
     assert again.state_hash == ws.state_hash() == want.state_hash
     assert again == want and again.format == "openai" and again.system == ()
     assert again.block_tokens == want.block_tokens
+
+
+def test_a_forks_ledger_columns_are_its_own():
+    # The ledger's column tables (rows, first leaves, rows per turn) are copied
+    # by one helper; a fork that registers and archives leaves its parent's
+    # ledger, and so its dashboard, as they were, and the parent's next turn
+    # leaves the fork's.
+    ws = Workspace(20_000)
+    ws.register_user("task")
+    for k in range(4):
+        _turn(ws, k)
+    before = (ws.render().dashboard, list(ws._ledger.rows.items()))
+    fork = ws.fork()
+    fork_before = fork.render().dashboard
+    for k in range(4, 8):
+        _turn(fork, k)
+    fork.archive("B2")
+    assert (ws.render().dashboard, list(ws._ledger.rows.items())) == before
+    _turn(ws, 9)
+    ws.archive("B3")
+    mine = fork.render().dashboard
+    replayed = ws.fork()  # the parent's own history still renders as it should
+    assert replayed.render().dashboard == ws.render().dashboard
+    assert mine != fork_before and "B3 " in fork.render().dashboard
