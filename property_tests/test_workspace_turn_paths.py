@@ -135,13 +135,18 @@ def test_a_forks_ledger_columns_are_its_own():
     ws.register_user("task")
     for k in range(4):
         _turn(ws, k)
-    before = (ws.render().dashboard, list(ws._ledger.rows.items()))
+
+    def ledger(w: Workspace) -> tuple[object, ...]:
+        led = w._ledger
+        return (w.render().dashboard, list(led.rows.items()), list(led._turns.items()))
+
+    before = ledger(ws)
     fork = ws.fork()
     fork_before = fork.render().dashboard
     for k in range(4, 8):
         _turn(fork, k)
     fork.archive("B2")
-    assert (ws.render().dashboard, list(ws._ledger.rows.items())) == before
+    assert ledger(ws) == before
     _turn(ws, 9)
     ws.archive("B3")
     mine = fork.render().dashboard
