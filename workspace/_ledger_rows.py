@@ -5,7 +5,7 @@ cells of flat columns by block number rather than a record of its own."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 from ._dashboard import row_prefix, row_suffix
 from ._records import BlockType, Status
@@ -26,6 +26,11 @@ class _RowFields(NamedTuple):
     level: int
     parent: str
     status: str
+
+
+#: A row's stored cell (``prefix`` and ``suffix`` may hold what their texts are
+#: made from, see UnitRow), typed as Any: read in every put, so no ``cast`` call.
+_CELL: Any = tuple.__getitem__
 
 
 class UnitRow(_RowFields):
@@ -61,21 +66,21 @@ class UnitRow(_RowFields):
 
     @property
     def prefix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        p = cast(str, tuple.__getitem__(self, 5))
+        p: str = _CELL(self, 5)
         return p if " " in p else row_prefix(p, self[4])
 
     @property
     def suffix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        s = cast("str | bool", tuple.__getitem__(self, 6))
+        s: str | bool = _CELL(self, 6)
         if type(s) is bool:
             return row_suffix(self[8], self[9], self[10], self[11], compact=s)
-        return cast(str, s)
+        return s
 
 
 def _kept(uid: str, row: UnitRow) -> UnitRow:
     """``row`` holding its standard texts by what they are made from (see UnitRow)."""
-    p = cast(str, tuple.__getitem__(row, 5))
-    s = cast("str | bool", tuple.__getitem__(row, 6))
+    p: str = _CELL(row, 5)
+    s: str | bool = _CELL(row, 6)
     kp, ks = p, s
     if p is not uid and " " in p and p == row_prefix(uid, row.tokens):
         kp = uid
