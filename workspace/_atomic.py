@@ -33,8 +33,10 @@ class Txn:
 
     Attributes
     ----------
-    n_blocks, turn, group_seq, user_seen, state_hash :
-        The state's scalars before the operation.
+    n_blocks, turn, group_seq, user_seen, acc :
+        The state's scalars before the operation (``acc``: the record
+        accumulator; with ``turn`` the state hash's inputs, hashed only if
+        a rollback checks itself).
     pending_undo : dict
         Call ID -> the block it was pending on before the operation (None: it
         was not pending), for each call the operation added to or answered
@@ -54,7 +56,7 @@ class Txn:
     turn: int
     group_seq: int
     user_seen: bool
-    state_hash: str
+    acc: int
     pending_undo: dict[str, str | None] = field(default_factory=dict)
     records: dict[str, Any] = field(default_factory=dict)
     created: list[str] = field(default_factory=list)

@@ -404,11 +404,30 @@ class DashboardRenderer:
         hit = self._suffix_cache.get(key)
         if hit is None:
             suffix = row_suffix(type_, level, parent, status, compact=self.config.compact)
-            if parent != "-":  # a text of this row alone: counted with its prefix, at once
-                return prefix, suffix, (m(prefix + suffix) if self._incremental else 0)
+            if parent != "-":  # a text of this row alone: its own pieces counted at once
+                return prefix, suffix, (self._row_count(prefix, suffix, unit_id, parent)
+                                        if self._incremental else 0)
             hit = self._suffix_cache[key] = (suffix, m(suffix) if self._incremental else 0)
         ptok = (m(prefix) + hit[1]) if self._incremental else 0
         return prefix, hit[0], ptok
+
+    def _row_count(self, prefix: str, suffix: str, unit_id: str, parent: str) -> int:
+        """Tokens of ``prefix + suffix`` of a row that names a parent, from its
+        word-start pieces (:data:`WORD_SPLITS`, as :meth:`_head_count` cuts):
+        the pieces every such row shares (its ~Tok figure, Type, Level and
+        Status cells) are remembered; the two that name a unit (its ID and
+        its parent's) are counted together, in one call, and not kept (a row
+        of its own per block)."""
+        fresh = []
+        total = 0
+        piece = self._piece
+        for text in (prefix, suffix):
+            for p in _SPACE_SPLITS.split(text):
+                if unit_id in p or parent in p:
+                    fresh.append(p)
+                else:
+                    total += piece(p)
+        return total + (self._measure("".join(fresh)) if fresh else 0)
 
     def age_piece(self, age: int) -> tuple[str, int]:
         """The Age cell (``"   8r"``) and its tokens, read from :meth:`age_table`

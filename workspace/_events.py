@@ -391,17 +391,16 @@ def _event_of(
     m: Any,
 ) -> Event:
     ev = object.__new__(_LoggedEvent)
-    put = object.__setattr__
-    put(ev, "seq", seq)
-    put(ev, "op", op)
-    put(ev, "ok", ok)
-    put(ev, "result", result)
-    put(ev, "effects", effects)
-    put(ev, "_cfg", cfg)
-    put(ev, "_turn", turn)
-    put(ev, "_acc", acc)
-    put(ev, "_a", a)
-    put(ev, "_m", m)
+    _SET_SEQ(ev, seq)
+    _SET_OP(ev, op)
+    _SET_OK(ev, ok)
+    _SET_RESULT(ev, result)
+    _SET_EFFECTS(ev, effects)
+    _SET_CFG(ev, cfg)
+    _SET_TURN(ev, turn)
+    _SET_ACC(ev, acc)
+    _SET_A(ev, a)
+    _SET_M(ev, m)
     return ev
 
 

@@ -189,19 +189,16 @@ class GuardLayer(PreflightLayer):
                 room = self.budget - (self.management_floor() - self._pos_cost[b.seq - 1])
                 notice = self._fitting_notice(b, notice, room)
         data = notice.encode("utf-8")
-        # What _refresh would do for this position (a visible result of no
-        # group, its notice in place of its text), with the record made once,
-        # with its cost (tokens are not hashed).
+        # The position's messages (a visible result of no group, its notice in
+        # place of its text) are counted first, so the record is made once,
+        # with its cost (tokens are not hashed); the refresh takes them.
         msgs = self._wrap_tool_text(b, notice)
         cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
         rec = replace(
             b, content=notice, size=len(data), sha256=sha256_hex(data), rejected=True, tokens=cost
         )
         self._set_record(rec)
-        key = self._position_key(rec)
-        if key != self._pos_key[rec.seq - 1]:
-            self._set_position(rec, msgs, cost, key)
-            self._set_urow(rec.id)
+        self._refresh_one(rec, (msgs, cost))
         self._touch()
         return {
             "admitted": False,

@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from ._records import Block, BlockType, Group, Status, record_digest
+from ._records import _RARE_DEFAULTS, _RARE_GET, Block, BlockType, Group, Status, record_digest
 
 __all__ = ["HASH_MOD", "Digests", "record_hash", "state_hash_of", "accumulate"]
 
@@ -31,6 +31,8 @@ _INT, _STR, _OPT = {int}, {str}, {str, type(None)}
 #: The keys of ``Block.to_plain(with_content=False)``, sorted as the canonical
 #: JSON writes them (``property_tests/test_workspace_record_json.py`` checks
 #: :func:`_block_json` against ``canonical_json`` of ``to_plain``).
+#: Each status and block type as :func:`_esc` writes it.
+_ESC_ENUM: dict[Status | BlockType, str] = {m: _esc(m) for e in (Status, BlockType) for m in e}
 _BLOCK_KEYS = (
     "call_ids call_names group id kind level name parent payload reason rejected "
     "replacement role seq sha256 size status tool_call_id turn type"
@@ -40,36 +42,42 @@ _BLOCK_KEYS = (
 def _block_json(b: Block) -> str | None:
     """``canonical_json(b.to_plain(with_content=False))``, written directly for a
     block whose fields have their plain types (every block the engine makes),
-    else None (the caller encodes the plain data)."""
-    p = b.payload
-    opts = (b.group, b.name, b.parent, b.tool_call_id)
+    else None (the caller encodes the plain data). Each field is read once
+    (the rare four in one read of the slot that holds them; see ``_Rare``),
+    then checked and written."""
+    rare = _RARE_GET(b)
+    p, rep, rej, reason = _RARE_DEFAULTS if rare is None else rare
+    seq, turn, level, size = b.seq, b.turn, b.level, b.size
+    bid, role, sha = b.id, b.role, b.sha256
+    cids, names = b.call_ids, b.call_names
+    g, n, par, cid = b.group, b.name, b.parent, b.tool_call_id
+    status, btype = b.status, b.type
     # The type checks run in C (a set of the fields' types).
     if (
-        set(map(type, (b.seq, b.turn, b.level, b.size))) != _INT
-        or set(map(type, (b.id, b.role, b.sha256, b.replacement, b.reason))) != _STR
-        or not set(map(type, b.call_ids + b.call_names)) <= _STR
-        or not set(map(type, opts)) <= _OPT
-        or type(b.rejected) is not bool
-        or type(b.status) is not Status
-        or type(b.type) is not BlockType
+        set(map(type, (seq, turn, level, size))) != _INT
+        or set(map(type, (bid, role, sha, rep, reason))) != _STR
+        or not set(map(type, cids + names)) <= _STR
+        or not set(map(type, (g, n, par, cid))) <= _OPT
+        or type(rej) is not bool
+        or type(status) is not Status
+        or type(btype) is not BlockType
         or (p is not None and (type(p.key), type(p.size), type(p.sha256)) != (str, int, str))
     ):
         return None
-    g, n, par, cid = opts
     group = "null" if g is None else _esc(g)
     name = "null" if n is None else _esc(n)
     parent = "null" if par is None else _esc(par)
     call_id = "null" if cid is None else _esc(cid)
     payload = "null" if p is None else f"[{_esc(p.key)},{p.size!r},{_esc(p.sha256)}]"
     return (
-        f'{{"call_ids":[{",".join(map(_esc, b.call_ids))}],'
-        f'"call_names":[{",".join(map(_esc, b.call_names))}],'
-        f'"group":{group},"id":{_esc(b.id)},"kind":"block","level":{b.level!r},'
+        f'{{"call_ids":[{",".join(map(_esc, cids))}],'
+        f'"call_names":[{",".join(map(_esc, names))}],'
+        f'"group":{group},"id":{_esc(bid)},"kind":"block","level":{level!r},'
         f'"name":{name},"parent":{parent},"payload":{payload},'
-        f'"reason":{_esc(b.reason)},"rejected":{"true" if b.rejected else "false"},'
-        f'"replacement":{_esc(b.replacement)},"role":{_esc(b.role)},"seq":{b.seq!r},'
-        f'"sha256":{_esc(b.sha256)},"size":{b.size!r},"status":{_esc(b.status)},'
-        f'"tool_call_id":{call_id},"turn":{b.turn!r},"type":{_esc(b.type)}}}'
+        f'"reason":{_esc(reason)},"rejected":{"true" if rej else "false"},'
+        f'"replacement":{_esc(rep)},"role":{_esc(role)},"seq":{seq!r},'
+        f'"sha256":{_esc(sha)},"size":{size!r},"status":{_ESC_ENUM[status]},'
+        f'"tool_call_id":{call_id},"turn":{turn!r},"type":{_ESC_ENUM[btype]}}}'
     )
 
 

@@ -47,6 +47,9 @@ _BATCH_FROM = 16
 #: handle's leaf, no answer owed to a visible call); it names no top unit, so
 #: nesting the group in a new one leaves the position as it is.
 _SILENT_MEMBER = ("g", False, None, False)
+#: Each block type's and status's ``.value`` (the enum's property is a
+#: Python-level descriptor; a ledger row reads two per registration).
+_VALUE: dict[BlockType | Status, str] = {m: m.value for e in (BlockType, Status) for m in e}
 
 
 class LayoutLayer(StateCore):
@@ -60,12 +63,9 @@ class LayoutLayer(StateCore):
         self._blocks.append(b)
         self._new_position()
         self._set_record(b)
-        if seed is None:
-            self._refresh([b.seq])
-        else:  # the caller already counted the message; do not tokenise twice
-            msgs, cost = seed
-            self._set_position(b, msgs, cost, self._position_key(b))
-            self._set_urow(b.id)
+        # ``seed``: the caller already counted the message; do not tokenise twice.
+        # A new block is in no group, so no tops memo is needed.
+        self._refresh_one(b, seed)
         self._touch()
 
     def _new_position(self) -> None:
@@ -100,6 +100,20 @@ class LayoutLayer(StateCore):
             # joined run, not one extend per position.
             n = sum(map(len, self._pos_msgs[start:end]))
             out.extend(self._chunk(full)[:n])
+            return
+        if end == len(self._pos_msgs) and end > start:
+            # The newest run (the normal rendering's): its messages joined as
+            # far as the last rendering read them, extended by the positions
+            # registered since (each turn adds a few), not read one by one.
+            tail = self._tail_msgs
+            if tail is not None and tail[0] == start and tail[1] <= end:
+                read, msgs = tail[1], tail[2]
+            else:
+                read, msgs = start, ()
+            if read < end:
+                msgs += tuple(chain.from_iterable(self._pos_msgs[read:end]))
+                self._tail_msgs = (start, end, msgs)
+            out.extend(msgs)
             return
         out.extend(chain.from_iterable(self._pos_msgs[start:end]))
 
@@ -275,6 +289,9 @@ class LayoutLayer(StateCore):
             batch[1].append((s - 1, None))
         self._cont[s - 1] = bool(msgs) and msgs[0]["role"] == "tool"
         self._chunks.pop((s - 1) // _CHUNK, None)
+        tail = self._tail_msgs
+        if tail is not None and tail[0] < s <= tail[1]:  # a position it joined
+            self._tail_msgs = None
         ps = self._pinned_seqs
         k = bisect.bisect_left(ps, s)
         if pinned and (k == len(ps) or ps[k] != s):
@@ -303,22 +320,38 @@ class LayoutLayer(StateCore):
             self._refresh_each(order)
 
     def _refresh_each(self, order: list[int]) -> None:
+        blocks, refresh = self._blocks, self._refresh_one
         for s in order:
-            b = self._blocks[s - 1]
-            key = self._position_key(b)
-            if key == self._pos_key[s - 1]:
-                continue
+            refresh(blocks[s - 1])
+
+    def _refresh_one(
+        self, b: Block, known: tuple[tuple[dict[str, Any], ...], int] | None = None
+    ) -> None:
+        """Bring block ``b``'s position up to date with its record: its messages,
+        cost, key, the record's cost and the unit's ledger row. ``known``: the
+        ``(messages, cost)`` the caller already made for the position's new
+        key (a new block's counted message, a rejection notice), used instead
+        of building and counting them again. The one step every position
+        change goes through (:meth:`_refresh`, a registration, the guard's
+        rejection), so they cannot drift apart."""
+        s = b.seq
+        key = self._position_key(b)
+        if key == self._pos_key[s - 1]:
+            return
+        if known is None:
             msgs = self._position_messages(b, key)
             cost = sum(message_tokens(m, self.tokenizer) for m in msgs)
-            self._set_position(b, msgs, cost, key)
-            if b.group is not None:
-                self._group_prompt_changed(self._top_unit(b))
-            if b.in_prompt and b.tokens != cost:
-                self._set_record(replace(b, tokens=cost), hashed=False)
-            if b.group is None and b.status is not Status.DELETED:
-                self._set_urow(b.id)
-            else:
-                self._drop_urow(b.id)
+        else:
+            msgs, cost = known
+        self._set_position(b, msgs, cost, key)
+        if b.group is not None:
+            self._group_prompt_changed(self._top_unit(b))
+        if b.in_prompt and b.tokens != cost:
+            self._set_record(replace(b, tokens=cost), hashed=False)
+        if b.group is None and b.status is not Status.DELETED:
+            self._set_urow(b.id)
+        else:
+            self._drop_urow(b.id)
 
     def _rendering_leaves(self, gid: str) -> list[int]:
         """The leaves of archived group ``gid`` whose position renders something
@@ -359,7 +392,8 @@ class LayoutLayer(StateCore):
             turn = b.turn
             archived = not b.in_prompt
             tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
-            type_, level, parent, status = b.type.value, b.level, b.parent or "-", b.status.value
+            type_, status = _VALUE[b.type], _VALUE[b.status]
+            level, parent = b.level, b.parent or "-"
         prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
         row = UnitRow(
             first,

@@ -5,7 +5,7 @@ cells of flat columns by block number rather than a record of its own."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar
 
 from ._dashboard import row_prefix, row_suffix
 from ._records import BlockType, Status
@@ -26,6 +26,11 @@ class _RowFields(NamedTuple):
     level: int
     parent: str
     status: str
+
+
+#: A row's stored cell (``prefix`` and ``suffix`` may hold what their texts are
+#: made from, see UnitRow), typed as Any: read in every put, so no ``cast`` call.
+_CELL: Any = tuple.__getitem__
 
 
 class UnitRow(_RowFields):
@@ -61,21 +66,21 @@ class UnitRow(_RowFields):
 
     @property
     def prefix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        p = cast(str, tuple.__getitem__(self, 5))
+        p: str = _CELL(self, 5)
         return p if " " in p else row_prefix(p, self[4])
 
     @property
     def suffix(self) -> str:  # type: ignore[override]  # noqa: D102 - see the class
-        s = cast("str | bool", tuple.__getitem__(self, 6))
+        s: str | bool = _CELL(self, 6)
         if type(s) is bool:
             return row_suffix(self[8], self[9], self[10], self[11], compact=s)
-        return cast(str, s)
+        return s
 
 
 def _kept(uid: str, row: UnitRow) -> UnitRow:
     """``row`` holding its standard texts by what they are made from (see UnitRow)."""
-    p = cast(str, tuple.__getitem__(row, 5))
-    s = cast("str | bool", tuple.__getitem__(row, 6))
+    p: str = _CELL(row, 5)
+    s: str | bool = _CELL(row, 6)
     kp, ks = p, s
     if p is not uid and " " in p and p == row_prefix(uid, row.tokens):
         kp = uid
@@ -86,7 +91,26 @@ def _kept(uid: str, row: UnitRow) -> UnitRow:
                 break
     if kp is p and ks is s:
         return row
-    return row._replace(prefix=kp, suffix=ks)  # type: ignore[arg-type]  # see UnitRow
+    # row._replace(prefix=kp, suffix=ks), without its pass over every field by name
+    return tuple.__new__(UnitRow, (*row[:5], kp, ks, *row[7:]))  # type: ignore[no-any-return]
+
+
+_T = TypeVar("_T", "RowTable", "FirstIndex", "TurnCounts")
+#: The column types a table holds; every other slot holds an immutable value.
+_COLUMNS = (bytearray, list, dict)
+
+
+def _copied(table: _T) -> _T:
+    """An independent copy of a column table (:class:`RowTable`,
+    :class:`FirstIndex`, :class:`TurnCounts`): each of its slots' columns
+    (byte arrays, lists, dicts) copied, a scalar shared. The tables' one copy,
+    so a column added to a table's slots is copied with the others."""
+    cls = type(table)
+    new = cls.__new__(cls)
+    for name in cls.__slots__:
+        value = getattr(table, name)
+        setattr(new, name, value.copy() if isinstance(value, _COLUMNS) else value)
+    return new
 
 
 #: A block row's type and status cells as codes (a row with another is kept whole).
@@ -150,13 +174,7 @@ class RowTable:
 
     def copy(self) -> RowTable:
         """An independent copy (rows and their objects are immutable and shared)."""
-        new = RowTable.__new__(RowTable)
-        new._code, new._sfx, new._lvl = self._code[:], self._sfx[:], self._lvl[:]
-        new._first, new._turn, new._tok = self._first.copy(), self._turn.copy(), self._tok.copy()
-        new._ptok, new._par, new._n = self._ptok.copy(), self._par.copy(), self._n
-        new._other = self._other.copy()
-        new._texts, new._text_code = self._texts.copy(), self._text_code.copy()
-        return new
+        return _copied(self)
 
     def __len__(self) -> int:
         return self._n + len(self._other)
@@ -378,9 +396,8 @@ class FirstIndex:
         self._other: dict[int, str] = {}
 
     def copy(self) -> FirstIndex:
-        new = FirstIndex.__new__(FirstIndex)
-        new._at, new._other = self._at.copy(), self._other.copy()
-        return new
+        """An independent copy."""
+        return _copied(self)
 
     def get(self, first: int, default: str | None = None) -> str | None:
         if type(first) is int and 0 < first <= len(self._at):
@@ -461,9 +478,8 @@ class TurnCounts:
         self._other: dict[int, int] = {}
 
     def copy(self) -> TurnCounts:
-        new = TurnCounts.__new__(TurnCounts)
-        new._c, new._n, new._other = self._c.copy(), self._n, self._other.copy()
-        return new
+        """An independent copy."""
+        return _copied(self)
 
     def get(self, t: int, default: int | None = None) -> int | None:
         c = self._c

@@ -30,7 +30,7 @@ from ._records import (
     BlockType,
 )
 from ._responses_wire import openai_to_responses
-from ._results import Candidate, Rendering, replace_rendering, with_token_columns
+from ._results import Candidate, Rendering, normal_rendering, replace_rendering, with_token_columns
 from ._state import locked
 from ._validate import _num
 
@@ -526,7 +526,6 @@ class PreflightLayer(LayoutLayer):
             dashboard_tokens=cand.dashboard_tokens,
             block_tokens={},
             prompt_tokens={},
-            state_hash=self._hash_of(self._turn, self._acc),  # state_hash(), under our lock
             turn=self._turn,
         )
         if cand.total <= self.budget:
@@ -535,7 +534,12 @@ class PreflightLayer(LayoutLayer):
             self._messages_upto(len(self._pos_msgs), msgs)
             msgs.extend(freeze(m) for m in self._pending_msgs())
             msgs.append(FrozenDict(role=DASHBOARD_ROLE, content=cand.dashboard))
-            r = Rendering(
+            # The per-unit figures are built from the columns, the state hash
+            # from its inputs, each when first read.
+            del common["block_tokens"], common["prompt_tokens"]
+            return normal_rendering(
+                columns,
+                (self._config_digest, self._turn, self._acc),
                 messages=tuple(msgs),
                 tokens=cand.total,
                 mode="normal",
@@ -543,9 +547,8 @@ class PreflightLayer(LayoutLayer):
                 allowed_tools=_tool_names(self._tools),
                 **common,
             )
-        else:
-            r = self._management(cand, head, common)
-        return with_token_columns(r, columns)
+        common["state_hash"] = self._hash_of(self._turn, self._acc)  # state_hash(), our lock
+        return with_token_columns(self._management(cand, head, common), columns)
 
     def _management(
         self, cand: Candidate, head: list[dict[str, Any]], common: dict[str, Any]

@@ -27,6 +27,7 @@ __all__ = [
     "decode_block_payload",
     "record_digest",
     "digest_key",
+    "fresh_block",
 ]
 
 
@@ -508,6 +509,72 @@ class _HexDigest:
 PayloadRef.sha256 = _HexDigest(PayloadRef.__dict__["sha256"])  # type: ignore[assignment,misc]
 Block.sha256 = _HexDigest(Block.__dict__["sha256"])  # type: ignore[assignment,misc]
 _BLOCK_SHA_RAW = Block.__dict__["sha256"].raw
+
+
+def _raw_setter(name: str) -> Any:
+    """The setter of ``Block``'s slot ``name`` itself (under a field's wrapping
+    descriptor, :class:`_CallIds` or :class:`_HexDigest`, its slot's)."""
+    d = Block.__dict__[name]
+    return d._set if isinstance(d, (_CallIds, _HexDigest)) else d.__set__
+
+
+_FRESH_SET = tuple(
+    _raw_setter(f)
+    for f in (
+        "id", "seq", "type", "role", "turn", "parent", "status", "group", "level", "content",
+        "tool_calls", "call_ids", "call_names", "tool_call_id", "name", "size", "sha256",
+        "tokens", "_rare",
+    )
+)
+
+
+def fresh_block(
+    seq: int,
+    type_: BlockType,
+    role: str,
+    turn: int,
+    parent: str | None,
+    status: Status,
+    content: str | None,
+    tool_calls: tuple[ToolCall, ...] | None,
+    call_names: tuple[str, ...],
+    tool_call_id: str | None,
+    name: str | None,
+    size: int,
+    digest: bytes,
+    tokens: int,
+) -> Block:
+    """A newly registered message's record (group None, level 0, the rare
+    fields at their defaults), equal in every slot to the one
+    ``Block(...)`` makes from the same fields with ``call_ids`` those of
+    ``tool_calls`` (or ``()``) and ``sha256`` the hex of ``digest`` (its raw
+    sha256 bytes): the slots are written directly, as ``__init__`` would
+    leave them, without the field descriptors' checks on values the engine
+    made itself (the digest is kept as its bytes, never formatted as hex and
+    parsed back; the call IDs are read off the calls)."""
+    b = object.__new__(Block)
+    (s_id, s_seq, s_type, s_role, s_turn, s_parent, s_status, s_group, s_level, s_content,
+     s_calls, s_call_ids, s_names, s_cid, s_name, s_size, s_sha, s_tokens, s_rare) = _FRESH_SET
+    s_id(b, f"B{seq}")
+    s_seq(b, seq)
+    s_type(b, type_)
+    s_role(b, role)
+    s_turn(b, turn)
+    s_parent(b, parent)
+    s_status(b, status)
+    s_group(b, None)
+    s_level(b, 0)
+    s_content(b, content)
+    s_calls(b, tool_calls)
+    s_call_ids(b, () if tool_calls is None else None)  # None: read off the calls
+    s_names(b, call_names)
+    s_cid(b, tool_call_id)
+    s_name(b, name)
+    s_size(b, size)
+    s_sha(b, digest)
+    s_tokens(b, tokens)
+    s_rare(b, None)
+    return b
 
 
 def digest_key(b: Block) -> bytes | str:

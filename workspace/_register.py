@@ -30,11 +30,11 @@ from ._records import (
     Status,
     ToolCall,
     block_payload_bytes,
+    fresh_block,
 )
 from ._responses_wire import responses_to_openai
 from ._sdk import plain_sdk
 from ._state import locked
-from ._store import sha256_hex
 from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv
 
 __all__ = ["RegisterLayer"]
@@ -460,10 +460,13 @@ class RegisterLayer(GuardLayer):
         tool_call_id = parent.call_ids[slot]
         if name is not None and not isinstance(name, str):
             raise WorkspaceArgumentError("name", name, "must be a string or None")
-        original = content
         seq = len(self._blocks) + 1
+        # The tool message, built once: what the position renders while the
+        # call is in the prompt, what a long result is counted from, and (with
+        # the name, when one is given) what the event log records.
+        msg = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
         if len(content) > CHUNK_CHARS and parent.in_prompt:
-            b, effects = self._register_long_result(seq, parent, tool_call_id, call_name, content)
+            b, effects = self._register_long_result(seq, parent, msg, call_name)
         else:
             if len(content) > CHUNK_CHARS:  # a shorter one was checked above
                 _text_iv("content", content)
@@ -471,11 +474,7 @@ class RegisterLayer(GuardLayer):
             # The usual case (its call in the prompt): the position renders the
             # tool message, counted here once and seeded into the layout, so the
             # record is made with its cost (tokens are not hashed) and set once.
-            msg = (
-                {"role": "tool", "tool_call_id": tool_call_id, "content": content}
-                if parent.in_prompt
-                else None
-            )
+            in_prompt = parent.in_prompt
             b = _new_block(
                 seq,
                 BlockType.TOOL_RESULT,
@@ -486,28 +485,13 @@ class RegisterLayer(GuardLayer):
                 parent=parent_id,
                 tool_call_id=tool_call_id,
                 name=call_name,
-                tokens=0 if msg is None else message_tokens(msg, self.tokenizer),
+                tokens=message_tokens(msg, self.tokenizer) if in_prompt else 0,
             )
             self._answer(b)
-            self._append_block(b, None if msg is None else ((msg,), b.tokens))
+            self._append_block(b, ((msg,), b.tokens) if in_prompt else None)
             effects = self._guard(b)
-        self._log(
-            "register",
-            {
-                "message": self._logged_message(
-                    b.seq,
-                    {
-                        "role": "tool",
-                        "tool_call_id": tool_call_id,
-                        "content": original,
-                        **({"name": name} if name is not None else {}),
-                    },
-                )
-            },
-            True,
-            b.id,
-            effects,
-        )
+        logged = msg if name is None else {**msg, "name": name}
+        self._log("register", {"message": self._logged_message(b.seq, logged)}, True, b.id, effects)
         return b.id
 
     @locked
@@ -588,7 +572,7 @@ class RegisterLayer(GuardLayer):
         self._children[b.parent].append(b.id)
 
     def _register_long_result(
-        self, seq: int, parent: Block, tool_call_id: str, call_name: str, content: str
+        self, seq: int, parent: Block, msg: dict[str, Any], call_name: str
     ) -> tuple[Block, dict[str, Any]]:
         """A long result (its call in the prompt): counted in pieces, and only
         until it passes the per-result cap, so an oversized one is refused after
@@ -603,8 +587,8 @@ class RegisterLayer(GuardLayer):
         text, does not set a refusal's cost; its text reaches only the event
         log, whose JSON form escapes any unpaired surrogate (``Event.to_json``:
         valid UTF-8 that reads back to the same text), never a rendering, a
-        record or the archive."""
-        msg = {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+        record or the archive. ``msg``: the result's tool message."""
+        tool_call_id, content = msg["tool_call_id"], msg["content"]
         head = message_tokens({**msg, "content": ""}, self.tokenizer)
         cap = self._result_cap(parent.id)
         try:
@@ -708,29 +692,22 @@ def _new_block(
     tokens: int = 0,
 ) -> Block:
     """The record of a newly registered message (``data``: its exact payload bytes)."""
-    if calls:
-        call_ids, names = tuple([c.id for c in calls]), tuple([c.name for c in calls])
-    else:
-        call_ids = names = ()
-    return Block(
-        id=f"B{seq}",
-        seq=seq,
-        type=btype,
-        role=role,
-        turn=turn,
-        parent=parent,
-        status=status,
-        group=None,
-        level=0,
-        content=content,
-        tool_calls=calls,
-        call_ids=call_ids,
-        call_names=_shared_names(names),
-        tool_call_id=tool_call_id,
-        name=name,
-        size=len(data),
-        sha256=sha256_hex(data),
-        tokens=tokens,
+    names = tuple([c.name for c in calls]) if calls else ()
+    return fresh_block(
+        seq,
+        btype,
+        role,
+        turn,
+        parent,
+        status,
+        content,
+        calls,
+        _shared_names(names),
+        tool_call_id,
+        name,
+        len(data),
+        hashlib.sha256(data).digest(),
+        tokens,
     )
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any
+
+from ._hashing import state_hash_of
 
 __all__ = ["Rendering", "ArchiveResult", "DeleteResult", "RestoreResult", "Candidate"]
 
@@ -24,10 +26,19 @@ class _UnitTokensOnRead:
     whose per-unit figures nobody reads costs O(what it shows), not O(units
     ever registered). Read, they are ordinary dicts, stored in the fields."""
 
-    __slots__ = ("_columns",)
+    __slots__ = ("_columns", "_state")
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when ordinary look-up fails: here, a field not built yet.
+        if name == "state_hash":  # hashed when first read (see normal_rendering)
+            try:
+                state = object.__getattribute__(self, "_state")
+            except AttributeError:
+                state = None
+            if state is not None:
+                digest = state_hash_of(*state)
+                object.__setattr__(self, "state_hash", digest)
+                return digest
         if name in _UNIT_FIELDS:
             try:
                 columns = object.__getattribute__(self, "_columns")
@@ -58,6 +69,25 @@ def with_token_columns(r: Rendering, columns: TokenColumns) -> Rendering:
     object.__delattr__(r, "block_tokens")
     object.__delattr__(r, "prompt_tokens")
     object.__setattr__(r, "_columns", columns)
+    return r
+
+
+def normal_rendering(
+    columns: TokenColumns, state: tuple[int, int, int], **values: Any
+) -> Rendering:
+    """``with_token_columns(Rendering(state_hash=state_hash_of(*state),
+    **values), columns)`` for the engine's normal rendering, whose fields it
+    made itself: the record's slots are written directly (the fields not given
+    take their defaults), without the per-unit dicts it would drop at once, so
+    a turn pays no dataclass ``__init__``; ``state`` (config digest, turn,
+    record accumulator) is hashed when ``state_hash`` is first read."""
+    r = object.__new__(Rendering)
+    _SET_STATE(r, state)
+    for name, default in _RENDERING_DEFAULTS:
+        _RENDERING_SET[name](r, values.pop(name, default))
+    for name, value in values.items():
+        _RENDERING_SET[name](r, value)
+    _SET_COLUMNS(r, columns)
     return r
 
 
@@ -260,3 +290,12 @@ class Candidate:
     conversation: int
     dashboard: str | None  # None: counted from the running sums, not assembled
     dashboard_tokens: int
+
+
+#: Every slot setter of a Rendering's fields, and the fields with defaults.
+_RENDERING_SET = {f.name: vars(Rendering)[f.name].__set__ for f in fields(Rendering)}
+_RENDERING_DEFAULTS = tuple(
+    (f.name, f.default) for f in fields(Rendering) if f.default is not MISSING
+)
+_SET_COLUMNS = vars(_UnitTokensOnRead)["_columns"].__set__
+_SET_STATE = vars(_UnitTokensOnRead)["_state"].__set__
