@@ -637,9 +637,15 @@ class WorkspaceMachine(RuleBasedStateMachine):
         o, c, d = (_n(x) for x in split_line.groups())
         assert (o, c, d) == (r.overhead_tokens, r.conversation_tokens, r.dashboard_tokens)
         assert o + c + d == r.candidate_tokens
-        for uid, tok, _age, _type in _ROW.findall(r.dashboard):
+        rows = _ROW.findall(r.dashboard)
+        for uid, tok, _age, _type in rows:
             assert _n(tok) == r.block_tokens[uid]
+        listed = [uid for uid, *_ in rows]
+        assert len(listed) == len(set(listed)), f"a unit has two ledger rows: {listed}"
         if r.mode == "normal":
+            # Every block in the prompt has its row (archived units may fold).
+            shown = {b.id for b in self.ws.blocks if b.in_prompt}
+            assert shown <= set(listed), (sorted(shown - set(listed)), r.dashboard)
             assert message_tokens(r.messages[-1], self.ws.tokenizer) == r.dashboard_tokens
             for uid, tok in r.block_tokens.items():
                 if uid.startswith("B") and self.ws.block(uid).in_prompt:
