@@ -35,7 +35,7 @@ from ._records import (
 from ._responses_wire import responses_to_openai
 from ._sdk import plain_sdk
 from ._state import locked
-from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv
+from ._validate import _content_iv, _num, _text_iv, _tool_call_message, _tool_calls_iv, own_text
 
 __all__ = ["RegisterLayer"]
 
@@ -290,7 +290,7 @@ class RegisterLayer(GuardLayer):
         return self._register_plain(BlockType.ASSISTANT, "assistant", content, pinned)
 
     def _register_plain(self, btype: BlockType, role: str, content: Any, pinned: Any) -> str:
-        content = _text_iv("content", content)
+        content = own_text(_text_iv("content", content))
         if not isinstance(pinned, bool):
             raise WorkspaceArgumentError("pinned", pinned, "must be True or False")
         self._no_pending(role)
@@ -364,7 +364,7 @@ class RegisterLayer(GuardLayer):
         """
         tool_calls = plain_sdk(tool_calls, "tool_calls")
         if content is not None:
-            content = _text_iv("content", content)
+            content = own_text(_text_iv("content", content))
         calls = _tool_calls_iv(tool_calls)
         # An id may be reused once its earlier call was answered (provider APIs
         # accept it and real traces do it); results pair with calls by order.
@@ -434,7 +434,7 @@ class RegisterLayer(GuardLayer):
             :meth:`_register_long_result`).
         """
         if not isinstance(content, str) or len(content) <= CHUNK_CHARS:
-            content = _text_iv("content", content)
+            content = own_text(_text_iv("content", content))
         if not isinstance(tool_call_id, str) or not tool_call_id:
             raise WorkspaceArgumentError(
                 "tool_call_id", tool_call_id, "must be a non-empty string", "pass the call's id"

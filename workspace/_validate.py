@@ -96,6 +96,26 @@ def _tool_call_message(content: str | None, calls: Sequence[ToolCall]) -> dict[s
     return {"role": "assistant", "content": content, "tool_calls": [c.to_openai() for c in calls]}
 
 
+#: The largest object pymalloc serves from its arenas (CPython's small-object limit).
+_SMALL_OBJECT_BYTES = 512
+
+
+def own_text(value: str) -> str:
+    """``value`` as a string of the engine's own when it is a small object
+    (the same string otherwise).
+
+    A short string kept from a caller's parsed messages lies in the allocator
+    arenas ``json.loads`` filled with that whole history: one kept string pins
+    an arena of the caller's freed dicts, which then stays resident. A private
+    copy (one allocation, made among the engine's own records) lets those
+    arenas go back to the operating system once the caller drops its list.
+    Large strings are allocated on their own and are kept as they are.
+    """
+    if type(value) is str and sys.getsizeof(value) <= _SMALL_OBJECT_BYTES:
+        return "".join((value, ""))
+    return value
+
+
 def _text_iv(name: str, value: Any, *, max_chars: int | None = None) -> str:
     if not isinstance(value, str):
         raise WorkspaceArgumentError(name, value, "must be a string", f"pass {name} as text")
@@ -237,7 +257,9 @@ def _tool_calls_iv(tool_calls: Any) -> tuple[ToolCall, ...]:
             raise WorkspaceArgumentError("tool_calls", tool_calls, f"repeats call id {cid!r}")
         seen.add(cid)
         # Function names repeat across a session: one interned string each.
-        out.append(ToolCall(cid, sys.intern(name) if type(name) is str else name, args))
+        out.append(ToolCall(
+            own_text(cid), sys.intern(own_text(name)) if type(name) is str else name,
+            own_text(args)))
     return tuple(out)
 
 
