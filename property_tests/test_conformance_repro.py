@@ -271,3 +271,31 @@ def test_node_runner_consumes_the_corpus(tmp_path, capsys):
     bad = subprocess.run([NODE, runner, str(tmp_path / "openai" / "corpus.json"), "--orphan"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "[protocol.orphan-result]" in bad.stdout, bad.stdout
+
+
+def test_a_command_manager_closes_its_pipes(tmp_path):
+    """After ``close()``, and after a process abandoned for a line that is not
+    JSON, no pipe of the process is left for the garbage collector (an unclosed
+    pipe is a ResourceWarning: the JavaScript peers' runs left one per run)."""
+    import gc
+    import warnings
+
+    from vistalab.conformance._process import CommandManager, ProcessProtocolError
+
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import sys\nfor line in sys.stdin:\n    pass\n")
+    chatty = tmp_path / "chatty.py"
+    chatty.write_text("import sys\nfor line in sys.stdin:\n    print('hello', flush=True)\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m = CommandManager(f"{sys.executable} {quiet}", "openai")
+        m.start()
+        m.close()
+        c = CommandManager(f"{sys.executable} {chatty}", "openai")
+        with pytest.raises(ProcessProtocolError):
+            c([{"role": "user", "content": "hi"}], 100, len)
+        c.close()
+        del m, c
+        gc.collect()
+    leaks = [w for w in seen if issubclass(w.category, ResourceWarning)]
+    assert leaks == [], [str(w.message) for w in leaks]

@@ -30,6 +30,7 @@ the next one); its stderr is kept (the last lines) for the message.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import subprocess
@@ -60,6 +61,15 @@ class ProcessRefusal(BudgetTooSmall):
     def __init__(self, budget: int, reason: str) -> None:
         super().__init__(budget)
         self.args = (f"the process refused budget {budget:,}: {reason[:200]}",)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close an ended process's stdin and stdout (its stderr is closed by the
+    thread that reads it); a pipe the process broke may fail to flush."""
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class CommandManager:
@@ -112,11 +122,13 @@ class CommandManager:
 
     def _drain(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stderr is not None
-        for raw in proc.stderr:
-            self._stderr.append(raw.decode("utf-8", "replace").rstrip()[:300])
+        with proc.stderr:  # closed here, at its end of file: this thread reads it
+            for raw in proc.stderr:
+                self._stderr.append(raw.decode("utf-8", "replace").rstrip()[:300])
 
     def close(self) -> None:
-        """End the process (closing its stdin, then killing it if it lingers)."""
+        """End the process (closing its stdin, then killing it if it lingers)
+        and close its pipes."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -127,6 +139,7 @@ class CommandManager:
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
+        _close_pipes(proc)
 
     def _send(self, proc: subprocess.Popen[bytes], doc: Any) -> None:
         assert proc.stdin is not None
@@ -139,6 +152,7 @@ class CommandManager:
         if not raw:
             code = proc.wait()
             self._proc = None
+            _close_pipes(proc)
             tail = "; stderr: " + " | ".join(list(self._stderr)[-3:]) if self._stderr else ""
             raise ProcessProtocolError(f"the process ended (exit status {code}) before its "
                                        f"answer{tail}")
@@ -159,6 +173,7 @@ class CommandManager:
         if proc is not None:
             proc.kill()
             proc.wait()
+            _close_pipes(proc)
 
     def __call__(self, messages: Any, budget: int, count: Any) -> Any:
         """Run one case through the process.
