@@ -26,6 +26,9 @@ from vistalab.workspace import TOKENIZERS, WorkspaceArgumentError, get_tokenizer
 from vistalab.workspace._accounting import count_text
 from vistalab.workspace._bounds import CharBound
 
+# each package's own decoder (shares no code with the bounds under test)
+from .test_workspace_long_results import _gpt2_bytes_to_unicode, _token_bytes
+
 _BPE = [n for n in sorted(TOKENIZERS) if n != "approx"]  # the byte-level BPE vocabularies
 
 
@@ -34,35 +37,6 @@ def _tok(name):
         return get_tokenizer(name)
     except Exception as exc:  # an optional extra missing in this environment
         pytest.skip(f"tokenizer {name} unavailable: {exc}")
-
-
-def _gpt2_bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's published byte-to-character table of the byte-level BPE
-    (``bytes_to_unicode`` in openai/gpt-2 ``encoder.py``), written out anew."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1))
-    bs += list(range(ord("\xae"), ord("\xff") + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs), strict=True))
-
-
-def _token_bytes(tok, text: str) -> list[bytes]:
-    """The byte strings of the tokens ``tok`` encodes ``text`` to, read with
-    each package's own decoder (shares no code with CharBound)."""
-    if hasattr(tok, "_enc"):  # quicktok
-        return [tok._enc.decode_single_token_bytes(i) for i in tok._encode(text)]
-    if hasattr(tok, "_tok"):  # tokenizers (byte-level: one character per byte)
-        back = {c: b for b, c in _gpt2_bytes_to_unicode().items()}
-        return [
-            bytes(back[c] for c in t)
-            for t in tok._tok.encode(text, add_special_tokens=False).tokens
-        ]
-    enc = tok._load()  # tiktoken
-    return [enc.decode_single_token_bytes(i) for i in enc.encode_ordinary(text)]
 
 
 _VOCABS: dict[str, list[bytes]] = {}
