@@ -153,3 +153,40 @@ def test_a_forks_ledger_columns_are_its_own():
     replayed = ws.fork()  # the parent's own history still renders as it should
     assert replayed.render().dashboard == ws.render().dashboard
     assert mine != fork_before and "B3 " in fork.render().dashboard
+
+
+def test_answering_one_of_many_pending_calls_reads_no_derived_id_tuple(monkeypatch):
+    """A result answers one call of a batch in O(1): after the batch's slot
+    map is built, registering a result never rebuilds the batch's call-ID
+    tuple (``Block.call_ids`` is derived from its calls, O(calls) a read).
+    Fails if ``register_tool_result`` takes the answered ID from ``call_ids``."""
+    import vistalab.workspace._records as records
+
+    n = 2_000
+    ws = Workspace(10_000_000)
+    ws.register_system("You are careful.")
+    ws.register_user("Fetch every page.")
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "q", "arguments": "{}"}}
+        for i in range(n)
+    ]
+    ws.register_tool_call(calls)
+    ws.register_tool_result("c0", "page 0")  # the batch's slot map is built here
+    reads = []
+    real = records._CallIds.__get__
+
+    def counted(self, obj, cls=None):
+        if obj is not None and obj.tool_calls is not None and len(obj.tool_calls) == n:
+            reads.append(obj.id)
+        return real(self, obj, cls)
+
+    monkeypatch.setattr(records._CallIds, "__get__", counted)
+    for i in range(1, 40):
+        ws.register_tool_result(f"c{i}", f"page {i}")
+    assert reads == []
+    answered = {
+        m["tool_call_id"]: m["content"]
+        for m in ws.render().messages
+        if m["role"] == "tool" and m["content"].startswith("page")
+    }
+    assert answered == {f"c{i}": f"page {i}" for i in range(40)}

@@ -457,7 +457,8 @@ class RegisterLayer(GuardLayer):
         call_name = parent.call_names[slot]
         # The call's own id string (equal to this one): the result's record,
         # rendering and log share it instead of holding a copy each.
-        tool_call_id = parent.call_ids[slot]
+        calls = parent.tool_calls  # the call itself, not the derived ID tuple (O(calls))
+        tool_call_id = calls[slot].id if calls is not None else parent.call_ids[slot]
         if name is not None and not isinstance(name, str):
             raise WorkspaceArgumentError("name", name, "must be a string or None")
         seq = len(self._blocks) + 1
