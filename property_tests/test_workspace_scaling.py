@@ -13,6 +13,7 @@ import random
 import pytest
 from vistalab.workspace import Workspace, WorkspaceError
 from vistalab.workspace._dashboard import CLOSE_TAG, parse_ledger_rows
+from vistalab.workspace._layout import _CHUNK
 from vistalab.workspace._records import BlockType, Status
 from vistalab.workspace._seqtree import PrefixTree
 from vistalab.workspace._validate import _id_summary
@@ -86,6 +87,13 @@ def recount_problems(ws: Workspace) -> list[str]:
         out.append("ledger chunks (row tokens)")
     if led.occupied() != [c for c, ch in enumerate(chunks) if ch.uids]:
         out.append("ledger chunks holding rows")
+    hidden_now = ws._fold()[0]
+    printing = [c for c, ch in enumerate(chunks) if any(u not in hidden_now for u in ch.uids)]
+    if not set(printing) <= set(led.shown_chunks()):
+        out.append("ledger chunks printing rows (a chunk left out of the dashboard)")
+    holding = {i // _CHUNK for i, ms in enumerate(ws._pos_msgs) if ms}
+    if not holding <= set(ws._msg_chunks):
+        out.append("position chunks holding messages (a chunk left out of the rendering)")
     keep = ws.dashboard_config.archived_rows
     arch = sorted((u for u, r in rows.items() if r.archived), key=lambda u: rows[u].newest)
     want_folded = set(arch[: len(arch) - keep]) if len(arch) > keep else set()
@@ -579,4 +587,68 @@ def test_folded_rows_age_sum_advances_without_a_pass_over_the_folded_units():
         assert len(priced) <= 8, priced
         scratch = sum(cnt * age_piece(ws.turn - t)[1] for t, cnt in folded._turns.items())
         assert folded.age_tokens(ws.turn) == scratch
+    assert recount_problems(ws) == []
+
+
+def test_rendering_visits_the_chunks_of_what_it_shows_and_finds_unfolded_ones_again():
+    """A session that archives in large groups leaves runs of positions that
+    render nothing (a group's members) and ledger chunks whose rows are all
+    folded (paper, "Does the dashboard scale?": the newest ``archived_rows``
+    are listed, the rest fold into one line); a rendering skips both, so it
+    costs O(what it shows). A restore or delete that unfolds an older group,
+    or brings members back, must bring their chunks back: the rendering and
+    the dashboard equal the from-scratch walk after every action. Fails if a
+    rendering drops a chunk that still holds messages, or if an unfolded
+    group's chunk is not visited again."""
+    from vistalab.workspace import DashboardConfig
+
+    ws = Workspace(1_000_000, dashboard=DashboardConfig(archived_rows=2))
+    ws.register_system("sys")
+    ws.register_user("task")
+    groups = []
+    for g in range(8):
+        first = len(ws._blocks) + 1
+        for k in range(300):  # 600 blocks: each group spans two chunks and more
+            cid = f"c{g}_{k}"
+            ws.register_tool_call(
+                [{"id": cid, "type": "function", "function": {"name": "q", "arguments": "{}"}}]
+            )
+            ws.register_tool_result(cid, f"page {k} of {g}: county year value")
+        groups.append(ws.archive(f"B{first}-B{len(ws._blocks)}", f"pages of {g}").unit_id)
+    ws.render()
+    led = ws._ledger
+    assert len(led.fold.folded) == 6
+    assert len(led.shown_chunks()) < len(led.occupied())  # folded groups' chunks skipped
+    assert len(ws._msg_chunks) < len(ws._pos_msgs) // _CHUNK  # members' chunks skipped
+    assert recount_problems(ws) == []
+    for act in ("restore", "delete", "restore", "restore"):
+        target = groups.pop()  # the newest group: listed; a folded one takes its place
+        if act == "restore":
+            ws.restore(target)
+        else:
+            ws.delete(target, "not needed")
+        ws.render()
+        assert recount_problems(ws) == [], act
+
+
+def test_a_chunk_read_with_more_rows_hidden_than_folded_stays_in_the_dashboard():
+    """``Ledger.chunk_text`` with a chunk's archived rows hidden by its caller
+    (a set larger than the fold's folded units) gives no rows, but the chunk
+    still prints its listed group in the dashboard: it stays in
+    ``shown_chunks``. Fails if an empty read alone drops a chunk."""
+    ws = Workspace(1_000_000)
+    ws.register_system("sys")
+    ws.register_user("task")
+    for k in range(300):
+        cid = f"c{k}"
+        call = {"id": cid, "type": "function", "function": {"name": "q", "arguments": "{}"}}
+        ws.register_tool_call([call])
+        ws.register_tool_result(cid, f"page {k}")
+    group = ws.archive("B257-B512", "the middle pages").unit_id  # chunk 1 holds its row alone
+    led = ws._ledger
+    assert led.chunk(1).uids == (group,) and not led.fold.folded
+    pieces, turns, _ = led.chunk_text(1, {group})
+    assert turns == () and pieces == ("",)
+    assert 1 in led.shown_chunks()
+    ws._candidate_cache = None
     assert recount_problems(ws) == []

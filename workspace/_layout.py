@@ -91,8 +91,15 @@ class LayoutLayer(StateCore):
     def _messages_upto(self, end: int, out: list[dict[str, Any]]) -> None:
         """Append the messages of positions ``[0, end)`` to ``out``."""
         full = end // _CHUNK
-        for c in range(full):
-            out.extend(self._chunk(c))
+        empty = False
+        for c in self._msg_chunks:  # the chunks that may hold messages
+            if c >= full:
+                break
+            msgs = self._chunk(c)
+            out.extend(msgs)
+            empty = empty or not msgs
+        if empty:  # chunks that hold none now (their positions were archived)
+            self._msg_chunks = [c for c in self._msg_chunks if c >= full or self._chunk(c)]
         start = full * _CHUNK
         if end - start > _CHUNK // 8 and start + _CHUNK <= len(self._pos_msgs):
             # A leading part of a run whose positions all exist (the overflow
@@ -288,7 +295,16 @@ class LayoutLayer(StateCore):
             batch[0].append((s - 1, 0 if pinned else cost))
             batch[1].append((s - 1, None))
         self._cont[s - 1] = bool(msgs) and msgs[0]["role"] == "tool"
-        self._chunks.pop((s - 1) // _CHUNK, None)
+        c = (s - 1) // _CHUNK
+        self._chunks.pop(c, None)
+        if msgs:
+            mc = self._msg_chunks
+            if not mc or mc[-1] < c:  # the newest chunk: the common case
+                mc.append(c)
+            elif mc[-1] != c:
+                k = bisect.bisect_left(mc, c)
+                if mc[k] != c:
+                    mc.insert(k, c)
         tail = self._tail_msgs
         if tail is not None and tail[0] < s <= tail[1]:  # a position it joined
             self._tail_msgs = None

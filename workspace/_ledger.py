@@ -69,6 +69,8 @@ class Ledger:
         "_ctext",
         "_per_chunk",
         "_occupied",
+        "_shown",
+        "_blank",
         "archived_version",
         "fold",
         "index",
@@ -105,6 +107,13 @@ class Ledger:
         # rendering visits only these chunks.
         self._per_chunk: dict[int, int] = {}
         self._occupied: list[int] = []
+        # The chunks that may show a row in the dashboard, ascending: every
+        # chunk holding a row that is not folded, and perhaps a few chunks
+        # found to show none since (``_blank``, dropped on the next read). A
+        # session that archives in groups folds its old groups, so a rendering
+        # visits the chunks of the rows it prints, not one per 256 positions.
+        self._shown: list[int] = []
+        self._blank: set[int] = set()
         #: Changes whenever an archived row is added, changed or removed.
         self.archived_version = 0
         #: With ``keep``: the archived rows split into the ``keep`` newest and
@@ -136,6 +145,7 @@ class Ledger:
         new._by_first = self._by_first.copy()
         new._cdata, new._ctext = self._cdata.copy(), self._ctext.copy()
         new._per_chunk, new._occupied = self._per_chunk.copy(), self._occupied.copy()
+        new._shown, new._blank = self._shown.copy(), self._blank.copy()
         new.archived_version = self.archived_version
         new.fold = None if self.fold is None else self.fold.copy()
         new.index = None if self.index is None else self.index.copy()
@@ -208,6 +218,30 @@ class Ledger:
         """Chunk ``c``'s rows or an archived unit's prompt tokens in it changed."""
         if self._cols is not None:
             self._cols_dirty.add(c)
+        self._reshow(c)
+
+    def _reshow(self, c: int) -> None:
+        """Chunk ``c`` may show a row again: back in :meth:`shown_chunks`."""
+        self._blank.discard(c)
+        shown = self._shown
+        if not shown or shown[-1] < c:  # the newest chunk: the common case
+            shown.append(c)
+        elif shown[-1] != c:
+            i = bisect.bisect_left(shown, c)
+            if shown[i] != c:
+                shown.insert(i, c)
+
+    def shown_chunks(self) -> list[int]:
+        """Ascending, every chunk holding a row that is not folded (so the
+        dashboard lists it), and perhaps a chunk or two that no longer does
+        (its :meth:`chunk_text` is then empty); do not modify. Chunks whose
+        rows are all folded are left out, so reading the ledger's text costs
+        O(chunks it prints), not O(positions / CHUNK)."""
+        if self._blank:
+            blank = self._blank
+            self._shown = [c for c in self._shown if c not in blank]
+            self._blank = set()
+        return self._shown
 
     def prompt_changed(self, uid: str) -> None:
         """Archived unit ``uid``'s tokens in the candidate rendering changed
@@ -226,7 +260,7 @@ class Ledger:
             self.archived_version = next(_VERSIONS)
             if self.fold is not None:
                 if old is not None and old.archived:
-                    self.fold.remove(uid, turn)
+                    self._promoted(self.fold.remove(uid, turn))
                 if row.archived:
                     self.fold.add(uid, row, turn)
         if old is not None:
@@ -257,10 +291,15 @@ class Ledger:
             if row.archived:
                 self.archived_version = next(_VERSIONS)
                 if self.fold is not None:
-                    self.fold.remove(uid, turn)
+                    self._promoted(self.fold.remove(uid, turn))
             self._out(row, turn)
             self.archived_ids.discard(uid)
             self._unplace(uid, row.first)
+
+    def _promoted(self, row: UnitRow | None) -> None:
+        """The fold moved ``row``'s unit from the folded rows to the shown ones."""
+        if row is not None:
+            self._reshow((row.first - 1) // CHUNK)
 
     def _unplace(self, uid: str, first: int) -> None:
         # A group's row may take its first leaf's place before that leaf's row
@@ -282,6 +321,7 @@ class Ledger:
             del self._per_chunk[c]
             del self._occupied[bisect.bisect_left(self._occupied, c)]
             self._cols = None
+            self._blank.add(c)  # no row: shows none
 
     def occupied(self) -> list[int]:
         """The chunks holding at least one row, ascending; do not modify."""
@@ -381,7 +421,18 @@ class Ledger:
                 ptok += pt
             pieces.append(prev)
             hit = self._ctext[c] = (hk, tuple(pieces), tuple(turns), ptok)
+        if not hit[2] and self._all_folded(ch.uids):
+            self._blank.add(c)
         return hit[1], hit[2], hit[3]
+
+    def _all_folded(self, uids: tuple[str, ...]) -> bool:
+        """Every unit of ``uids`` is folded (a chunk of them shows no row,
+        whatever set of hidden units the caller passed)."""
+        fold = self.fold
+        if fold is None:
+            return not uids
+        folded = fold.folded
+        return all(u in folded for u in uids)
 
     def age_tokens(self, turn: int) -> int:
         """Tokens of every row's age piece at ``turn``; ages shift with each new
@@ -606,11 +657,12 @@ class Fold:
                 return
         self._fold_in(uid, row, turn)
 
-    def remove(self, uid: str, turn: int) -> None:
-        """An archived row leaves."""
+    def remove(self, uid: str, turn: int) -> UnitRow | None:
+        """An archived row leaves; returns the row of the folded unit it moves
+        to the shown ones in its place, if any."""
         if self.shown.pop(uid, None) is None:
             self._fold_out(uid, turn)
-            return
+            return None
         heap, folded = self._heap, self.folded
         while heap:
             neg, u = heap[0]
@@ -618,8 +670,9 @@ class Fold:
             if r is not None and r.newest == -neg:
                 self._fold_out(u, turn)
                 self.shown[u] = r
-                return
+                return r
             heapq.heappop(heap)
+        return None
 
     def _fold_in(self, uid: str, row: UnitRow, turn: int) -> None:
         self.folded[uid] = row

@@ -145,7 +145,7 @@ class PreflightLayer(LayoutLayer):
         texts, toks, top = self._renderer.age_columns(turn)
         base = top - turn
         getters = self._age_getters
-        for c in led.occupied():
+        for c in led.shown_chunks():
             pieces, turns, ptok = led.chunk_text(c, hidden)
             if turns:
                 got = getters.get(c)

@@ -101,6 +101,7 @@ MUTABLE_STATE = (
     "_cont",
     "_pinned_seqs",
     "_chunks",
+    "_msg_chunks",
     "_group_tokens",
     "_group_span",
     "_gprompt",
@@ -268,6 +269,11 @@ class StateCore:
         # _CHUNK positions, joined (dropped when one of them changes).
         self._pinned_seqs: list[int] = []
         self._chunks: dict[int, tuple[dict[str, Any], ...]] = {}
+        # The chunks that may hold a message, ascending: every chunk with a
+        # position that renders one, and perhaps a few found empty since (a
+        # rendering drops them). Archived groups leave long runs of positions
+        # that render nothing, so a rendering visits the chunks it returns.
+        self._msg_chunks: list[int] = []
         # The run of positions after the last whole chunk, joined as far as the
         # last rendering read it: (its first position, the positions read,
         # their messages); a new position extends it, a changed one drops it.
