@@ -57,8 +57,8 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
-from ._bounds import CharBound
 from ._cache import cacheable_prefix_tokens, common_prefix_messages
+from ._char_bound import CharBound
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._diff_ops import OperationSequence
 from ._differential import DifferentialReport, Divergence, differential_test
