@@ -123,6 +123,7 @@ from ._handles import (
     placeholder_kind,
     rejection_text,
 )
+from ._hf_tokenizer import HFTokenizer
 from ._invariants import INVARIANTS, Invariant, invariant
 from ._langchain import LangChainWorkspace
 from ._mcp import (
@@ -196,7 +197,6 @@ from ._tokenizers import (
     TOKENIZERS,
     ApproxTokenizer,
     Cl100kTokenizer,
-    HFTokenizer,
     O200kTokenizer,
     QuicktokTokenizer,
     SplitBound,

@@ -504,6 +504,13 @@ class SplitBound:
         return found
 
 
+def _longest(tokens: Any) -> int:
+    """The longest of ``tokens`` (byte strings, or byte-alphabet strings of one
+    character per byte), at least 1: what :meth:`VocabBound.from_tokens` reads
+    as ``longest``."""
+    return max(1, max(map(len, tokens), default=1))
+
+
 class _VocabBounded:
     """``count_lower_bound`` for a tokenizer that exposes its ``vocab_bound``
     (a :class:`VocabBound`, or None when its vocabulary is not a plain
