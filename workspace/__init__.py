@@ -62,6 +62,7 @@ from ._char_bound import CharBound
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._diff_ops import OperationSequence
 from ._differential import DifferentialReport, Divergence, differential_test
+from ._disk_store import DiskStore
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
     ArchiveResult,
@@ -191,7 +192,7 @@ from ._reward import (
     process_reward,
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
-from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
+from ._store import MemoryStore, PayloadInfo, PayloadStore, sha256_hex
 from ._tokenizers import (
     O200K_SHA256,
     TOKENIZERS,
