@@ -16,6 +16,22 @@ from ._errors import WorkspaceArgumentError
 
 __all__ = ["HFTokenizer"]
 
+#: Characters per encode call when a long text is counted in pieces (see
+#: :meth:`HFTokenizer.count`).
+_PIECE_CHARS = 1 << 12
+
+
+def _cut(text: str, split: re.Pattern[str], size: int) -> list[str]:
+    """``text`` cut at matches of ``split`` into pieces of at least ``size``
+    characters (but the last), each ending at the first match after that."""
+    pieces, start, n = [], 0, len(text)
+    while start < n:
+        m = split.search(text, start + size) if start + size < n else None
+        end = m.start() if m is not None else n
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
 
 class HFTokenizer(_VocabBounded):
     """An open model's ``tokenizer.json`` counted with Hugging Face ``tokenizers``.
@@ -89,6 +105,8 @@ class HFTokenizer(_VocabBounded):
                     raise WorkspaceArgumentError("path", key, "must be a tokenizer.json file "
                                                  "(a JSON object)", "check the file")
                 doc["added_tokens"] = []
+                # A count is every token of the text: no truncation, no padding.
+                doc["truncation"] = doc["padding"] = None
                 try:
                     parsed = hf.Tokenizer.from_str(json.dumps(doc))
                 except Exception as exc:  # the tokenizers package raises bare Exception
@@ -208,6 +226,19 @@ class HFTokenizer(_VocabBounded):
         """The number of token ids the ``tokenizers`` library encodes ``text`` to,
         without special tokens.
 
+        Exactly ``len(tokenizer.encode(text, add_special_tokens=False).ids)``,
+        computed faster:
+
+        * with ``encode_batch_fast``, which leaves out the character offsets
+          of each token (the ids are those of ``encode``), one text per call
+          (a batch of several would run on the library's thread pool, which
+          on a busy machine costs more wall time than it saves), and ``len``
+          of the encoding (no Python list of ids);
+        * a text longer than ``_PIECE_CHARS`` with :attr:`split_points` is
+          cut at split points, where the count splits exactly (the contract of
+          ``split_points``), into pieces of about that many characters: the
+          library's pipeline costs less per token on shorter inputs.
+
         Parameters
         ----------
         text : str
@@ -218,7 +249,13 @@ class HFTokenizer(_VocabBounded):
         int
             Its number of tokens.
         """
-        return len(self._tok.encode(text, add_special_tokens=False).ids)
+        split = self.split_points
+        if split is None or len(text) <= _PIECE_CHARS:
+            return self._count_one(text)
+        return sum(map(self._count_one, _cut(text, split, _PIECE_CHARS)))
+
+    def _count_one(self, text: str) -> int:
+        return len(self._tok.encode_batch_fast([text], add_special_tokens=False)[0])
 
     def __repr__(self) -> str:
         return f"HFTokenizer(name={self.name!r})"
