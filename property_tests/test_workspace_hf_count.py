@@ -5,6 +5,7 @@ a result just over the per-result cap until its count passes the cap)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 
@@ -52,7 +53,7 @@ def _shapes(n: int) -> dict[str, str]:
     return {
         "word": " ".join(rng.choice(words) for _ in range(n // 4)),
         "hex": "".join(rng.choice("0123456789abcdef") for _ in range(n)),
-        "base64": __import__("base64").b64encode(rng.randbytes(3 * n // 4)).decode(),
+        "base64": base64.b64encode(rng.randbytes(3 * n // 4)).decode(),
         "CJK": "".join(
             "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(rng.randint(8, 30)))
             + rng.choice("，。")
