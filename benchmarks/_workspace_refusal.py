@@ -118,6 +118,82 @@ def refusal_rows(megabytes: int, args: argparse.Namespace, failures: list[str]) 
         gc.collect()
 
 
+#: A near-cap result's size in tokens, as a multiple of the per-result cap.
+NEAR_CAP = 1.05
+
+
+def result_cap(tokenizer: str, budget: int) -> int:
+    """The per-result cap a result of :func:`refuse_big_result` meets (read off
+    the effects of refusing a result far over it)."""
+    return int(refuse_big_result("x" * (200 * budget), tokenizer, budget).effects["cap"])
+
+
+def near_cap_text(shape: str, tokens: int, tokenizer, seed: int = 0) -> str:
+    """A prefix of the benchmark's ``shape`` text with ``tokens`` tokens (to
+    within 0.5 %) under ``tokenizer``: its length scaled from a first count,
+    twice."""
+    from bench_workspace_scaling import text_shape
+
+    nchars = 4 * tokens
+    for _ in range(4):
+        text = text_shape(shape, nchars, seed)
+        got = tokenizer.count(text)
+        if abs(got - tokens) <= tokens // 200:
+            return text
+        nchars = max(1, round(nchars * tokens / got))
+    raise RuntimeError(f"no {shape} text of {tokens:,} tokens (last {got:,})")
+
+
+def near_cap_rows(args: argparse.Namespace, failures: list[str]) -> None:
+    """Print one row per text shape and tokenizer (``args.big_tokenizers``) for a
+    result of :data:`NEAR_CAP` times the per-result cap in tokens at
+    ``args.big_budget``: no lower bound reaches the cap, so the guard counts the
+    result until it passes the cap. Fastest of ``args.big_repeats`` register
+    calls, beside the fastest plain ``count`` of the same text (the cost of
+    counting it whole, outside the engine); a refusal over
+    ``REFUSE_TARGET_S`` is appended to ``failures``."""
+    from bench_workspace_scaling import TEXT_SHAPES
+    from vistalab.workspace import get_tokenizer
+
+    reps = max(1, args.big_repeats)
+    print(
+        f"results of {NEAR_CAP}x the per-result cap in tokens (budget {args.big_budget:,}), "
+        f"per text shape and tokenizer: refused by (cap; at_least = a lower bound "
+        f"passed it), register wall and CPU ms (fastest of {reps}), and 'count' = "
+        f"the tokenizer's own count of the whole text (fastest of {reps}; the floor "
+        f"of counting it without a bound), target < {REFUSE_TARGET_S * 1e3:.0f} ms"
+    )
+    for name in args.big_tokenizers.split(","):
+        try:
+            tok = get_tokenizer(name)
+            cap = result_cap(name, args.big_budget)
+        except ImportError as exc:  # an optional extra not installed
+            print(f"  {name:<12} skipped ({exc})")
+            continue
+        for shape in TEXT_SHAPES:
+            text = near_cap_text(shape, round(NEAR_CAP * cap), tok, args.seed)
+            n = tok.count(text)
+            floor = float("inf")
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                tok.count(text)
+                floor = min(floor, time.perf_counter() - t0)
+            runs = [refuse_big_result(text, name, args.big_budget) for _ in range(reps)]
+            best = min(runs, key=lambda r: r.wall)
+            eff = best.effects
+            ok = best.wall < REFUSE_TARGET_S and bool(eff.get("rejected"))
+            print(
+                f"  {shape:<10} {name:<12} {len(text):>9,} chars {n:>8,} tokens "
+                f"({n / cap:.3f} cap) refused={bool(eff.get('rejected'))} "
+                f"({eff.get('decided_by')}, at_least={bool(eff.get('attempted_at_least'))}) "
+                f"{best.wall * 1e3:7.1f} ms (cpu {best.cpu * 1e3:6.1f}) "
+                f"count {floor * 1e3:7.1f} ms ({'PASS' if ok else 'FAIL'})",
+                flush=True,
+            )
+            if not ok:
+                failures.append(f"near-cap result ({shape}, {name})")
+
+
 #: 500 frequent Chinese characters, most frequent first (typed from the head of
 #: a modern-Chinese character frequency list; the order is approximate).
 _COMMON_CJK = (

@@ -24,7 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from vistalab.workspace import TOKENIZERS, WorkspaceArgumentError, get_tokenizer
 from vistalab.workspace._accounting import count_text
-from vistalab.workspace._bounds import CharBound
+from vistalab.workspace._char_bound import CharBound
 
 # each package's own decoder (shares no code with the bounds under test)
 from .test_workspace_long_results import _gpt2_bytes_to_unicode, _token_bytes

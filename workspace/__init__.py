@@ -57,11 +57,12 @@ from ._accounting import (
     message_tokens,
     tools_tokens,
 )
-from ._bounds import CharBound
 from ._cache import cacheable_prefix_tokens, common_prefix_messages
+from ._char_bound import CharBound
 from ._dashboard import BAR_CELLS, DashboardConfig, LedgerRow, format_ledger_row, parse_ledger_rows
 from ._diff_ops import OperationSequence
 from ._differential import DifferentialReport, Divergence, differential_test
+from ._disk_store import DiskStore
 from ._engine import (
     MAX_REPLACEMENT_CHARS,
     ArchiveResult,
@@ -123,6 +124,7 @@ from ._handles import (
     placeholder_kind,
     rejection_text,
 )
+from ._hf_tokenizer import HFTokenizer
 from ._invariants import INVARIANTS, Invariant, invariant
 from ._langchain import LangChainWorkspace
 from ._mcp import (
@@ -190,13 +192,12 @@ from ._reward import (
     process_reward,
 )
 from ._spec import ByteRange, LineRange, MemberSelector, parse_block_spec, parse_selector
-from ._store import DiskStore, MemoryStore, PayloadInfo, PayloadStore, sha256_hex
+from ._store import MemoryStore, PayloadInfo, PayloadStore, sha256_hex
 from ._tokenizers import (
     O200K_SHA256,
     TOKENIZERS,
     ApproxTokenizer,
     Cl100kTokenizer,
-    HFTokenizer,
     O200kTokenizer,
     QuicktokTokenizer,
     SplitBound,

@@ -33,11 +33,12 @@ from ._diff_run import Run, Step, View
 from ._diff_texts import PRIMING as REPLY_PRIMING
 from ._diff_texts import Counter, message_cost, notice_fields, tools_cost
 from ._diff_view import Shadow
+from ._disk_store import DiskStore
 from ._errors import WorkspaceError
 from ._events import last_event
 from ._handles import placeholder_kind, rejection_text
 from ._protocol import CONTEXT_TOOL_NAMES
-from ._store import DiskStore, MemoryStore, sha256_hex
+from ._store import MemoryStore, sha256_hex
 from ._tokenizers import get_tokenizer
 
 __all__ = ["run_sequence", "EngineFactory", "default_engine_factory"]

@@ -72,7 +72,8 @@ __all__ = [
 #: The engine modules whose code this one must not share (a test checks the imports).
 ENGINE_FORMATTERS = (
     "_dashboard", "_handles", "_ledger", "_formats", "_layout", "_accounting",
-    "_tokenizers", "_preflight", "_protocol", "_spec", "_validate", "_records",
+    "_tokenizers", "_hf_tokenizer", "_preflight", "_protocol", "_spec", "_validate",
+    "_records",
 )
 
 # ---------------------------------------------------------------- counting

@@ -16,6 +16,7 @@ from vistalab._core._limits import json_loads
 
 from ._bulk import bulk_build
 from ._dashboard import DashboardConfig
+from ._disk_store import _TEMP, DiskStore, read_regular_file
 from ._errors import (
     PathEscapeError,
     PayloadIntegrityError,
@@ -36,7 +37,7 @@ from ._records import (
 )
 from ._snapshot import SNAPSHOT_FORMAT, SNAPSHOT_VERSION, check_snapshot, content_problem
 from ._state import locked
-from ._store import _TEMP, DiskStore, MemoryStore, PayloadStore, atomic_write, read_regular_file
+from ._store import MemoryStore, PayloadStore, atomic_write
 from ._tokenizers import Tokenizer
 from ._validate import _num, log_path_iv, output_file_iv
 

@@ -22,6 +22,7 @@ from ._accounting import (
 from ._atomic import Txn
 from ._bulk import bulk_build
 from ._dashboard import DashboardConfig, DashboardRenderer, LedgerRow
+from ._disk_store import foreign_payload_problem, sized_get
 from ._errors import (
     BudgetConfigError,
     PayloadConflictError,
@@ -54,9 +55,7 @@ from ._seqtree import PrefixTree
 from ._store import (
     MemoryStore,
     PayloadStore,
-    foreign_payload_problem,
     sha256_hex,
-    sized_get,
     verify_payload,
 )
 from ._tokenizers import Tokenizer, get_tokenizer

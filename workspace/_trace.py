@@ -14,6 +14,7 @@ from vistalab._core._limits import json_loads, json_text_depth
 
 from ._bulk import bulk_build
 from ._cache import cacheable_prefix_tokens
+from ._disk_store import read_regular_file
 from ._errors import TraceError, UnknownNameError, WorkspaceArgumentError
 from ._events import Event
 from ._formats import (
@@ -25,7 +26,7 @@ from ._formats import (
 )
 from ._protocol import protocol_problems
 from ._sdk import plain_sdk
-from ._store import PayloadStore, read_regular_file
+from ._store import PayloadStore
 from ._tokenizers import Tokenizer
 from ._tools import ACTIONS, drive_trace
 
