@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from vistalab._core._door import unnetted
+
 from ._accounting import MESSAGE_FRAMING
 from ._errors import WorkspaceArgumentError
 from ._tokenizers import WORD_SPLITS, Tokenizer, utf8_length
@@ -252,7 +254,8 @@ class DashboardRenderer:
 
     def __init__(self, tokenizer: Tokenizer, config: DashboardConfig) -> None:
         self._tok = tokenizer
-        self._count = tokenizer.count
+        # The engine's own texts (never blamed by the net, see unnetted).
+        self._count = unnetted(tokenizer.count)
         self._additive = bool(getattr(tokenizer, "additive", False))
         # A tokenizer whose count is a function of the UTF-8 byte length alone
         # (``Tokenizer.count_utf8_bytes``) is counted from the pieces' byte
@@ -274,6 +277,8 @@ class DashboardRenderer:
         self._head_cache: dict[tuple[int, int, int, int], tuple[int, str]] = {}
         # Tokens of the head's constant pieces (see _plain_head_count).
         self._head_const: int | None = None
+        # (bar cells, percent, budget, overhead) -> tokens of their head pieces.
+        self._head_steady: dict[tuple[int, int, int, int], int] = {}
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
         # Age fields of ages 0 .. len - 1 and their tokens, for whole ledgers.
         self._age_texts: list[str] = []
@@ -351,17 +356,26 @@ class DashboardRenderer:
         frac = used / budget
         filled = min(BAR_CELLS, int(frac * BAR_CELLS))
         get = cache.get
-        total = const
-        for piece in (
-            "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]",
-            f" {int(frac * 100)}%",
-            f" {budget:,}",
-            f" ~{overhead:,}",
-        ):  # figures that stay for many turns: remembered
-            n = get(piece)
-            if n is None:
-                n = cache[piece] = self._count(piece)
-            total += n
+        # Figures that stay for many turns: their pieces' sum remembered by
+        # the figures themselves (no piece written while they stay).
+        steady = (filled, int(frac * 100), budget, overhead)
+        total = self._head_steady.get(steady, -1)
+        if total < 0:
+            total = 0
+            for piece in (
+                "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]",
+                f" {steady[1]}%",
+                f" {budget:,}",
+                f" ~{overhead:,}",
+            ):
+                n = get(piece)
+                if n is None:
+                    n = cache[piece] = self._count(piece)
+                total += n
+            if len(self._head_steady) >= _HEAD_PIECES:
+                self._head_steady.clear()
+            self._head_steady[steady] = total
+        total += const
         # The figures that change every registration are counted together: each
         # piece but the last ends with a digit and the next starts with a space,
         # a split position of the additive contract, so the count of the joined

@@ -410,15 +410,18 @@ class LayoutLayer(StateCore):
             tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
             type_, status = _VALUE[b.type], _VALUE[b.status]
             level, parent = b.level, b.parent or "-"
-        prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
+        _, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
+        # The row as the ledger keeps it (see UnitRow): its standard texts, which
+        # row_parts just wrote, held by what they are made from (the ID; the
+        # layout for a suffix that names a parent), not compared again there.
         row = UnitRow(
             first,
             turn,
             archived,
             newest,
             tokens,
-            prefix,
-            suffix,
+            uid,
+            suffix if parent == "-" else self._renderer.config.compact,
             ptok,
             type_,
             level,

@@ -21,6 +21,11 @@ def _column(code: str, n: int, fill: int = 0) -> array[int]:
     return array(code, [fill]) * n
 
 
+#: Updates held before the nodes above them are brought up to date (see
+#: :meth:`PrefixTree.set`): a bounded list, flushed in one pass.
+_DIRTY_MAX = 256
+
+
 class PrefixTree:
     """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
 
@@ -32,29 +37,50 @@ class PrefixTree:
     nodes are empty; a leaf's total is its value, which is also its sum (0
     when empty), so leaves keep no sum cell. Updates and searches cost
     O(log n); appends are amortised O(1) plus O(log n).
+
+    An update writes its leaf at once and the nodes above it when the tree is
+    next searched (or after ``_DIRTY_MAX`` updates), all pending updates in
+    one pass level by level: a turn registers blocks (an update each) and
+    usually searches nothing, so it walks no path to the root.
     """
 
-    __slots__ = ("_cap", "_sum", "_best", "_n")
+    __slots__ = ("_cap", "_s", "_b", "_n", "_dirty")
 
     def __init__(self) -> None:
         self._cap = 1
         self._n = 0
-        self._sum = _column("q", 1)  # inner nodes 1 .. cap-1 (cell 0 unused)
-        self._best = _column("q", 2, _NEG)  # every node 1 .. 2*cap-1
+        self._s = _column("q", 1)  # inner nodes 1 .. cap-1 (cell 0 unused)
+        self._b = _column("q", 2, _NEG)  # every node 1 .. 2*cap-1
+        # parents of the leaves written since the nodes above were last made
+        self._dirty: list[int] = []
+
+    @property
+    def _sum(self) -> array[int]:
+        """The inner nodes' sums, up to date."""
+        self._flush()
+        return self._s
+
+    @property
+    def _best(self) -> array[int]:
+        """Every node's best leading total, up to date."""
+        self._flush()
+        return self._b
 
     def __len__(self) -> int:
         return self._n
 
     def copy(self) -> PrefixTree:
+        self._flush()
         new = PrefixTree.__new__(PrefixTree)
         new._cap, new._n = self._cap, self._n
-        new._sum, new._best = self._sum[:], self._best[:]
+        new._s, new._b = self._s[:], self._b[:]
+        new._dirty = []
         return new
 
     def _node_sum(self, k: int) -> int:
         if k < self._cap:
-            return self._sum[k]
-        v = self._best[k]
+            return self._s[k]
+        v = self._b[k]
         return 0 if v == _NEG else v
 
     def append(self, value: int | None = None) -> None:
@@ -66,10 +92,12 @@ class PrefixTree:
             self.set(self._n - 1, value)
 
     def _grow(self) -> None:
+        """Double the capacity; every inner node is rebuilt from the leaves
+        (which every update writes at once), so no update stays pending."""
         old = self._cap
         cap = old * 2
         s, b = _column("q", cap), _column("q", 2 * cap, _NEG)
-        b[cap : cap + old] = self._best[old : 2 * old]
+        b[cap : cap + old] = self._b[old : 2 * old]
         for i in range(cap - 1, cap // 2 - 1, -1):  # the leaves' parents
             bl, br = b[2 * i], b[2 * i + 1]
             sl = 0 if bl == _NEG else bl
@@ -79,49 +107,62 @@ class PrefixTree:
             l, r = 2 * i, 2 * i + 1
             s[i] = s[l] + s[r]
             b[i] = max(b[l], s[l] + b[r])
-        self._cap, self._sum, self._best = cap, s, b
+        self._cap, self._s, self._b = cap, s, b
+        self._dirty.clear()
 
     def set(self, i: int, value: int | None) -> None:
         """Give position ``i`` this value, or make it empty (None)."""
-        b = self._best
-        cap = self._cap
-        k = i + cap
-        if value is None:
-            if b[k] == _NEG:
-                return
-            b[k] = _NEG
-        else:
-            if b[k] == value:  # non-empty with this value (no value is _NEG)
-                return
-            b[k] = value
-        k >>= 1
-        if not k:
+        b = self._b
+        k = i + self._cap
+        v = _NEG if value is None else value  # no value is _NEG
+        if b[k] == v:
             return
-        s = self._sum
-        l = 2 * k  # k is a leaf's parent
-        bl, br = b[l], b[l + 1]
-        sl = 0 if bl == _NEG else bl
-        s[k] = sl + (0 if br == _NEG else br)
-        b[k] = max(bl, sl + br)
-        k >>= 1
-        while k:
-            l, r = 2 * k, 2 * k + 1
-            s[k] = s[l] + s[r]
-            b[k] = max(b[l], s[l] + b[r])
-            k >>= 1
+        b[k] = v
+        dirty = self._dirty
+        dirty.append(k >> 1)
+        if len(dirty) > _DIRTY_MAX:
+            self._flush()
 
     def set_many(self, items: list[tuple[int, int | None]]) -> None:
         """:meth:`set` for many positions at once: the leaves first, then each
         node above them once, level by level, so ``k`` positions in one run
         cost O(k + log n) instead of O(k log n) (an archive of a long range)."""
-        s, b = self._sum, self._best
+        b = self._b
         cap = self._cap
-        nodes: set[int] = set()
+        dirty = self._dirty
         for i, value in items:
             k = i + cap
             b[k] = _NEG if value is None else value
-            nodes.add(k >> 1)
-        if not nodes or 0 in nodes:
+            dirty.append(k >> 1)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Bring the nodes above the leaves written since the last flush up
+        to date: each such node once, level by level (every pending entry is
+        a leaf's parent, so they start on one level)."""
+        dirty = self._dirty
+        if not dirty:
+            return
+        s, b = self._s, self._b
+        if len(dirty) == 1:
+            k = dirty.pop()
+            if not k:
+                return
+            l = 2 * k  # k is a leaf's parent
+            bl, br = b[l], b[l + 1]
+            sl = 0 if bl == _NEG else bl
+            s[k] = sl + (0 if br == _NEG else br)
+            b[k] = max(bl, sl + br)
+            k >>= 1
+            while k:
+                l, r = 2 * k, 2 * k + 1
+                s[k] = s[l] + s[r]
+                b[k] = max(b[l], s[l] + b[r])
+                k >>= 1
+            return
+        nodes = set(dirty)
+        dirty.clear()
+        if 0 in nodes:  # a one-leaf tree: no inner node
             return
         up: set[int] = set()
         for k in nodes:  # the leaves' parents
@@ -141,7 +182,7 @@ class PrefixTree:
             nodes = up
 
     def value(self, i: int) -> int | None:
-        v = self._best[i + self._cap]
+        v = self._b[i + self._cap]
         return None if v == _NEG else v
 
     def _cover(self, lo: int, hi: int) -> list[int]:
@@ -163,6 +204,7 @@ class PrefixTree:
 
     def total(self, lo: int, hi: int) -> int:
         """Sum of the values in ``[lo, hi)``."""
+        self._flush()
         node_sum = self._node_sum
         return sum(node_sum(k) for k in self._cover(max(lo, 0), min(hi, self._n)))
 
@@ -170,7 +212,8 @@ class PrefixTree:
         """The first non-empty position ``j`` in ``[lo, hi)`` where the running
         total of the values from ``lo`` reaches ``need``, and that total; or
         ``(None, total of the whole range)``."""
-        s, b, cap = self._sum, self._best, self._cap
+        self._flush()
+        s, b, cap = self._s, self._b, self._cap
         acc = 0
         for k in self._cover(max(lo, 0), min(hi, self._n)):
             if acc + b[k] >= need:
@@ -187,7 +230,11 @@ class PrefixTree:
 
     def positions(self, lo: int, hi: int) -> Iterator[int]:
         """The non-empty positions in ``[lo, hi)``, ascending (O(log n) each)."""
-        b, cap = self._best, self._cap
+        self._flush()
+        return self._positions(lo, hi)
+
+    def _positions(self, lo: int, hi: int) -> Iterator[int]:
+        b, cap = self._b, self._cap
         for top in self._cover(max(lo, 0), min(hi, self._n)):
             if b[top] == _NEG:
                 continue

@@ -32,7 +32,7 @@ import numpy as np
 from ._errors import DomainError, VistaLabError
 from ._limits import MAX_JSON_DEPTH, value_depth
 
-__all__ = ["ArgumentTypeError", "contract", "install_contract", "blame"]
+__all__ = ["ArgumentTypeError", "contract", "install_contract", "blame", "unnetted"]
 
 #: What a forgotten door check typically raises.
 _NETTED = (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError,
@@ -219,6 +219,21 @@ def contract(fn: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__vista_contract__ = True  # type: ignore[attr-defined]
     _same_defaults(wrapper, fn)
     return wrapper
+
+
+def unnetted(method: Any) -> Any:
+    """``method`` (a bound method) without the net when the net wraps it: for
+    calls a package makes to its own public methods with arguments it built
+    itself, which the net could never blame (it re-raises such a failure
+    unchanged), so a nested public call does not enter the net a second time.
+    Anything else is returned as it is."""
+    fn = getattr(method, "__func__", None)
+    if fn is None or not getattr(fn, "__vista_contract__", False):
+        return method
+    raw = getattr(fn, "__wrapped__", None)
+    if raw is None or inspect.isgeneratorfunction(raw):
+        return method
+    return types.MethodType(raw, method.__self__)
 
 
 def _same_defaults(wrapper: Any, fn: Any) -> None:
