@@ -410,18 +410,15 @@ class LayoutLayer(StateCore):
             tokens = b.tokens if archived else self._pos_cost[b.seq - 1]
             type_, status = _VALUE[b.type], _VALUE[b.status]
             level, parent = b.level, b.parent or "-"
-        _, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
-        # The row as the ledger keeps it (see UnitRow): its standard texts, which
-        # row_parts just wrote, held by what they are made from (the ID; the
-        # layout for a suffix that names a parent), not compared again there.
+        prefix, suffix, ptok = self._renderer.row_parts(uid, tokens, type_, level, parent, status)
         row = UnitRow(
             first,
             turn,
             archived,
             newest,
             tokens,
-            uid,
-            suffix if parent == "-" else self._renderer.config.compact,
+            prefix,
+            suffix,
             ptok,
             type_,
             level,
