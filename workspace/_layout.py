@@ -30,7 +30,7 @@ from ._records import (
     Status,
     digest_key,
 )
-from ._seqtree import PrefixTree
+from ._seqtree import PrefixTree, add_sorted
 from ._spec import (
     format_id_ranges,
 )
@@ -298,13 +298,7 @@ class LayoutLayer(StateCore):
         c = (s - 1) // _CHUNK
         self._chunks.pop(c, None)
         if msgs:
-            mc = self._msg_chunks
-            if not mc or mc[-1] < c:  # the newest chunk: the common case
-                mc.append(c)
-            elif mc[-1] != c:
-                k = bisect.bisect_left(mc, c)
-                if mc[k] != c:
-                    mc.insert(k, c)
+            add_sorted(self._msg_chunks, c)
         tail = self._tail_msgs
         if tail is not None and tail[0] < s <= tail[1]:  # a position it joined
             self._tail_msgs = None

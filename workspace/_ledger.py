@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ._ledger_rows import FirstIndex, RowTable, TurnCounts, UnitRow, _kept
+from ._seqtree import add_sorted
 
 __all__ = [
     "UnitRow",
@@ -223,13 +224,7 @@ class Ledger:
     def _reshow(self, c: int) -> None:
         """Chunk ``c`` may show a row again: back in :meth:`shown_chunks`."""
         self._blank.discard(c)
-        shown = self._shown
-        if not shown or shown[-1] < c:  # the newest chunk: the common case
-            shown.append(c)
-        elif shown[-1] != c:
-            i = bisect.bisect_left(shown, c)
-            if shown[i] != c:
-                shown.insert(i, c)
+        add_sorted(self._shown, c)
 
     def shown_chunks(self) -> list[int]:
         """Ascending, every chunk holding a row that is not folded (so the

@@ -4,10 +4,11 @@ reaches X" in O(log n) instead of walking every block ever registered."""
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections.abc import Iterator
 
-__all__ = ["PrefixTree"]
+__all__ = ["PrefixTree", "add_sorted"]
 
 #: "No non-empty position" in the running-total column: below any sum of real
 #: values (token counts and their differences, far under 2**60 in magnitude),
@@ -25,6 +26,18 @@ def _column(code: str, n: int, fill: int = 0) -> array[int]:
 #: :meth:`PrefixTree.set`): a bounded list, flushed in one pass.
 _DIRTY_MAX = 256
 
+
+
+def add_sorted(items: list[int], x: int) -> None:
+    """Insert ``x`` into the ascending list ``items`` unless it is there
+    (O(1) when ``x`` is past the end, the common case of a newest chunk;
+    else a bisection and a memmove)."""
+    if not items or items[-1] < x:
+        items.append(x)
+    elif items[-1] != x:
+        k = bisect.bisect_left(items, x)
+        if items[k] != x:
+            items.insert(k, x)
 
 class PrefixTree:
     """Values at positions ``0 .. n-1``; a position may be *empty* (no value).
