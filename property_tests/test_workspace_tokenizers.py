@@ -17,6 +17,7 @@ from vistalab.workspace import (
     TOKENIZERS,
     ApproxTokenizer,
     UnknownNameError,
+    _tokenizers,
     get_tokenizer,
 )
 from vistalab.workspace._dashboard import (
@@ -334,3 +335,20 @@ def test_hf_tokenizer_counts_special_token_strings_as_text():
     tokens), not one control token."""
     tok = get_tokenizer("deepseek_v4")
     assert tok.count("<\uff5cend\u2581of\u2581sentence\uff5c>") > 1
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@given(
+    text=st.lists(
+        st.sampled_from(["a", "b ", "\n", '{"k": 1}', "的", "<|endoftext|>", "\ud800", "é"]),
+        min_size=_tokenizers._BUFFER_TEXT + 1,
+        max_size=2 * _tokenizers._BUFFER_TEXT,
+    ).map("".join)
+)
+def test_tiktoken_long_text_count_is_its_encode_ordinary_length(name, text):
+    """A text past the buffered-count threshold (the count read from a buffer
+    of ids) counts as ``encode_ordinary`` counts it: special-token strings as
+    text, an unpaired surrogate repaired as tiktoken repairs it."""
+    tok = get_tokenizer(name)
+    assert len(text) > _tokenizers._BUFFER_TEXT
+    assert tok.count(text) == len(tok._load().encode_ordinary(text))
