@@ -1,6 +1,7 @@
 """HFTokenizer counts exactly what one plain ``encode`` of the text counts, when
 it encodes a long text in pieces cut at its split points with
-``encode_batch_fast`` (paper, "Implementation Details": the budget guard counts
+``encode_batch_fast``, or a long ASCII text as the sum of its remembered
+digit-group pieces' counts (paper, "Implementation Details": the budget guard counts
 a result just over the per-result cap until its count passes the cap)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from vistalab.workspace import HFTokenizer, get_tokenizer
+from vistalab.workspace import HFTokenizer, _hf_tokenizer, get_tokenizer
 from vistalab.workspace._hf_tokenizer import _PIECE_CHARS
 
 pytest.importorskip("tokenizers")
@@ -92,3 +93,56 @@ def test_count_ignores_the_files_truncation_and_padding(tmp_path):
     text = "Find the county with the largest income growth. " * 400
     assert tok.count(text) == ds.count(text) == _plain(ds, text) > 512
     assert tok.count("hi") == ds.count("hi") < 8
+
+
+# ASCII characters of every class DeepSeek's pre-tokeniser tells apart, digits
+# weighted so that runs of every length mod 3 occur.
+_ASCII_UNIT = st.text(
+    alphabet="0123456789" * 3 + "aZq _+/=\t\n\r,.:{}\"'-", min_size=1, max_size=40
+)
+
+
+@given(units=st.lists(_ASCII_UNIT, min_size=1, max_size=12))
+def test_ascii_text_counted_from_remembered_digit_pieces_equals_one_encode(units):
+    """With the piece size and the remembered piece length made small (so short
+    texts take the digit-piece path, pieces are both remembered and counted
+    afresh, and the memory is shared across examples and cleared when full),
+    the count of an ASCII text is that of one plain encode."""
+    tok = get_tokenizer("deepseek_v4")
+    assert tok._digit_groups
+    text = "".join(units)
+    saved = (_hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES)
+    _hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES = 8, 4, 64
+    try:
+        got = tok.count(text)
+    finally:
+        _hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES = saved
+    assert got == _plain(tok, text)
+
+
+def test_digit_pieces_only_for_a_pre_tokeniser_that_isolates_digit_groups(tmp_path):
+    """A file whose pre-tokeniser does not start with DeepSeek's digit-group
+    split (here: groups of up to 4) is not counted from digit pieces, and its
+    count is still one plain encode's."""
+    src = get_tokenizer("deepseek_v4")
+    doc = json.loads(src._tok.to_str())
+    assert doc["pre_tokenizer"]["pretokenizers"][0] == _hf_tokenizer._DIGIT_SPLIT
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "\\p{N}{1,4}"
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc))
+    other = HFTokenizer(path, name="four_digits")
+    assert not other._digit_groups
+    text = "".join(str(i) + "ab" for i in range(3000))
+    assert len(text) > _PIECE_CHARS and text.isascii()
+    assert other.count(text) == _plain(other, text)
+    assert src.count(text) == _plain(src, text)
+
+
+def test_non_ascii_numerals_keep_the_text_off_the_digit_pieces():
+    """Arabic-Indic and superscript digits are numerals to the pre-tokeniser
+    (``\\p{N}``) but not to ``[0-9]``: a text holding them beside ASCII digits
+    is not cut into ASCII digit pieces, and counts as one plain encode."""
+    tok = get_tokenizer("deepseek_v4")
+    text = "123\u0661\u066245 x\u0661\u066212 " * (_PIECE_CHARS // 10)
+    assert len(text) > _PIECE_CHARS and not text.isascii()
+    assert tok.count(text) == _plain(tok, text)
