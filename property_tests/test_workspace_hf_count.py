@@ -111,12 +111,15 @@ def test_ascii_text_counted_from_remembered_digit_pieces_equals_one_encode(units
     tok = get_tokenizer("deepseek_v4")
     assert tok._digit_groups
     text = "".join(units)
-    saved = (_hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES)
-    _hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES = 8, 4, 64
+    names = ("_PIECE_CHARS", "_MEMO_CHARS", "_MEMO_ENTRIES", "_SAMPLE_CHARS")
+    saved = [getattr(_hf_tokenizer, k) for k in names]
+    for k, v in zip(names, (8, 4, 64, 0), strict=True):  # no sample: always by pieces
+        setattr(_hf_tokenizer, k, v)
     try:
         got = tok.count(text)
     finally:
-        _hf_tokenizer._PIECE_CHARS, _hf_tokenizer._MEMO_CHARS, _hf_tokenizer._MEMO_ENTRIES = saved
+        for k, v in zip(names, saved, strict=True):
+            setattr(_hf_tokenizer, k, v)
     assert got == _plain(tok, text)
 
 
@@ -136,6 +139,19 @@ def test_digit_pieces_only_for_a_pre_tokeniser_that_isolates_digit_groups(tmp_pa
     assert len(text) > _PIECE_CHARS and text.isascii()
     assert other.count(text) == _plain(other, text)
     assert src.count(text) == _plain(src, text)
+
+
+def test_repeating_pieces_are_remembered_and_distinct_ones_are_not():
+    """JSON's digit-group pieces repeat, so they are counted from remembered
+    counts; base64's are mostly distinct, so it is counted in cut pieces and
+    nothing is remembered. Both counts are one plain encode's."""
+    tok = get_tokenizer("deepseek_v4")
+    shapes = _shapes(12 * _PIECE_CHARS)
+    tok._piece_counts.clear()
+    assert tok.count(shapes["base64"]) == _plain(tok, shapes["base64"])
+    assert not tok._piece_counts
+    assert tok.count(shapes["JSON"]) == _plain(tok, shapes["JSON"])
+    assert 0 < len(tok._piece_counts) < 2_000
 
 
 def test_non_ascii_numerals_keep_the_text_off_the_digit_pieces():
