@@ -189,7 +189,9 @@ def split_points(tokenizer: Any) -> re.Pattern[str] | None:
 
 class _OfflineTiktoken(_VocabBounded):
     """A tiktoken encoding built once per process and class by ``cls._build()``
-    (loading BPE ranks takes ~0.1 s), counted with ``encode_ordinary``."""
+    (loading BPE ranks takes ~0.1 s), counted with ``encode_ordinary`` (a long
+    text from ``encode_to_numpy`` with no special token allowed or disallowed:
+    the same ids, in one buffer)."""
 
     _lock = threading.Lock()
     _shared_encoding = None
@@ -241,7 +243,8 @@ class _OfflineTiktoken(_VocabBounded):
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text`` in this BPE encoding, special-token
-        strings counted as text (short texts are memoised).
+        strings counted as text (short texts are memoised; a text over
+        ``_BUFFER_TEXT`` characters is counted from a buffer of ids).
 
         Parameters
         ----------
