@@ -304,3 +304,30 @@ def test_event_columns_read_back_the_events_stored():
     for ev in ws.events:
         col.append(ev)
     assert tuple(col) == ws.events
+
+
+def test_prefix_tree_matches_a_plain_list_across_full_buckets():
+    """As above on trees of up to 600 positions (every bucket of 16 full, so
+    searches read the nodes above whole buckets up to the root), each update
+    followed by the whole range's total and search."""
+    rng = random.Random(3)
+    for n in (16, 31, 32, 128, 129, 256, 600):
+        tree, ref = PrefixTree(), []
+        for _ in range(n):
+            v = rng.choice([None, rng.randint(-5, 40)])
+            tree.append(v)
+            ref.append(v)
+        for _ in range(60):
+            i = rng.randrange(n)
+            ref[i] = rng.choice([None, rng.randint(-5, 40)])
+            tree.set(i, ref[i])
+            need = rng.randint(0, 30 * n)
+            acc, want = 0, None
+            for j, v in enumerate(ref):
+                if v is not None:
+                    acc += v
+                    if acc >= need:
+                        want = (j, acc)
+                        break
+            assert tree.total(0, n) == sum(v or 0 for v in ref)
+            assert tree.first_reaching(0, n, need) == (want or (None, acc))
