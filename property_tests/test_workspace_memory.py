@@ -175,8 +175,11 @@ def _traced_bytes_per_block(n_blocks: int) -> tuple[float, int]:
 
 
 def test_engine_bytes_per_block_stay_bounded():
-    """A 4,000-block history costs the engine at most 1,000 bytes per block
-    as tracemalloc counts them (924 now; 1,188 before block digests were held
+    """A 4,000-block history costs the engine at most 850 bytes per block
+    as tracemalloc counts them (808 now; 914 before the position trees kept
+    their nodes per bucket of 16 positions, the dashboard's age table its
+    texts only once rendered and a call's one result its ID string instead of
+    a list; 1,188 before block digests were held
     as raw bytes, ledger rows as column cells by block number, rows per turn
     as a list and a block's rare fields and visible call IDs without slots of
     their own; 1,365 before the event log became columns and the position
@@ -187,7 +190,7 @@ def test_engine_bytes_per_block_stay_bounded():
     shared ID strings; the messages' own JSON is about 140 bytes per block
     here)."""
     per_block, js = _traced_bytes_per_block(4_000)
-    assert per_block <= 1_000, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
+    assert per_block <= 850, f"{per_block:,.0f} B per block ({per_block * 4_000 / js:.1f}x JSON)"
 
 
 def _eager_messages(ws: Workspace, i: int) -> tuple:
@@ -301,3 +304,30 @@ def test_event_columns_read_back_the_events_stored():
     for ev in ws.events:
         col.append(ev)
     assert tuple(col) == ws.events
+
+
+def test_prefix_tree_matches_a_plain_list_across_full_buckets():
+    """As above on trees of up to 600 positions (every bucket of 16 full, so
+    searches read the nodes above whole buckets up to the root), each update
+    followed by the whole range's total and search."""
+    rng = random.Random(3)
+    for n in (16, 31, 32, 128, 129, 256, 600):
+        tree, ref = PrefixTree(), []
+        for _ in range(n):
+            v = rng.choice([None, rng.randint(-5, 40)])
+            tree.append(v)
+            ref.append(v)
+        for _ in range(60):
+            i = rng.randrange(n)
+            ref[i] = rng.choice([None, rng.randint(-5, 40)])
+            tree.set(i, ref[i])
+            need = rng.randint(0, 30 * n)
+            acc, want = 0, None
+            for j, v in enumerate(ref):
+                if v is not None:
+                    acc += v
+                    if acc >= need:
+                        want = (j, acc)
+                        break
+            assert tree.total(0, n) == sum(v or 0 for v in ref)
+            assert tree.first_reaching(0, n, need) == (want or (None, acc))

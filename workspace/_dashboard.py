@@ -280,7 +280,8 @@ class DashboardRenderer:
         # (bar cells, percent, budget, overhead) -> tokens of their head pieces.
         self._head_steady: dict[tuple[int, int, int, int], int] = {}
         self._role_cost = MESSAGE_FRAMING + self._count(DASHBOARD_ROLE)
-        # Age fields of ages 0 .. len - 1 and their tokens, for whole ledgers.
+        # Tokens of the age fields of ages 0 .. len - 1, for the ledgers' sums,
+        # and those fields' texts, once a rendering needs them (see age_table).
         self._age_texts: list[str] = []
         self._age_tokens: list[int] = []
         # The same tables reversed (see age_columns), and the texts they reverse.
@@ -444,38 +445,52 @@ class DashboardRenderer:
         return total + (self._measure("".join(fresh)) if fresh else 0)
 
     def age_piece(self, age: int) -> tuple[str, int]:
-        """The Age cell (``"   8r"``) and its tokens, read from :meth:`age_table`
-        (two flat lists for every age up to the oldest asked for, not a dict
-        entry and a pair per age)."""
-        texts, tokens = self._age_texts, self._age_tokens
-        if age >= len(texts):
-            texts, tokens = self.age_table(age)
+        """The Age cell (``"   8r"``) and its tokens. The tokens are read from
+        a flat list of every age up to the oldest asked for (a ledger's running
+        sums ask for them as blocks come, a row at a time); the text from
+        :meth:`age_table`'s once a rendering has built it, else it is made
+        here (it is only the age, formatted), so a history registered but not
+        rendered keeps no string per age."""
+        tokens = self._age_tokens
+        if age >= len(tokens):
+            tokens = self._age_counts(age)
         elif age < 0:  # never a row's age; counted, not cached
             text = age_text(age)
             return text, (self._measure(text) if self._incremental else 0)
-        return texts[age], tokens[age]
+        texts = self._age_texts
+        return (texts[age] if age < len(texts) else age_text(age)), tokens[age]
+
+    def _age_counts(self, upto: int) -> list[int]:
+        """The tokens of the Age cell of every age ``0 .. upto`` (0 for a
+        non-additive tokenizer), indexable by age; the list doubles as it
+        grows, so each age is counted once (O(1) amortised)."""
+        tokens = self._age_tokens
+        n = len(tokens)
+        if upto < n:
+            return tokens
+        cap = max(2 * n, upto + 1, 256)
+        if self._incremental:
+            count = self._measure
+            tokens = tokens + [count(age_text(a)) for a in range(n, cap)]
+        else:
+            tokens = [0] * cap
+        self._age_tokens = tokens
+        return tokens
 
     def age_table(self, upto: int) -> tuple[list[str], list[int]]:
         """Age fields of every age ``0 .. upto`` and their tokens (0 for a
-        non-additive tokenizer), indexable by age; do not modify.
+        non-additive tokenizer), indexable by age, as long as each other; do
+        not modify.
 
-        A ledger prints one per row. The texts are re-made together whenever
-        the table grows (it doubles, so each age costs O(1) amortised), so they
-        sit next to each other in memory rather than scattered over the heap
-        by the turns that first needed them."""
-        n = len(self._age_texts)
-        if upto < n:
-            return self._age_texts, self._age_tokens
-        cap = max(2 * n, upto + 1, 256)
-        texts = [age_text(a) for a in range(cap)]
-        tokens = self._age_tokens
-        if self._incremental:
-            count = self._measure
-            tokens = tokens + [count(texts[a]) for a in range(n, cap)]
-        else:
-            tokens = [0] * cap
-        self._age_texts, self._age_tokens = texts, tokens
-        return texts, tokens
+        A ledger prints one per row. The texts are made when a rendering
+        first needs them and re-made together whenever the table grows (it
+        doubles, so each age costs O(1) amortised), so they sit next to each
+        other in memory rather than scattered over the heap by the turns
+        that first needed them."""
+        tokens = self._age_counts(upto)
+        if len(self._age_texts) != len(tokens):
+            self._age_texts = [age_text(a) for a in range(len(tokens))]
+        return self._age_texts, tokens
 
     def age_columns(self, upto: int) -> tuple[list[str], list[int], int]:
         """The age fields and their tokens of :meth:`age_table` in reverse

@@ -95,7 +95,9 @@ class ForkLayer(ToolLayer):
         # named in MUTABLE_STATE and copied, so the two workspaces evolve apart.
         for name in MUTABLE_STATE:
             setattr(new, name, getattr(self, name).copy())
-        new._children = {k: list(v) for k, v in self._children.items()}
+        new._children = {
+            k: v if type(v) is str else list(v) for k, v in self._children.items()
+        }
         new._ledger = self._ledger.copy()
         new._fold_cache = None  # its folded-rows ledger caches; rebuilt on demand
         new._pos_tree, new._gain_tree = self._pos_tree.copy(), self._gain_tree.copy()

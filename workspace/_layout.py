@@ -379,7 +379,7 @@ class LayoutLayer(StateCore):
         for s in list(out):
             b = self._blocks[s - 1]
             if b.type is BlockType.TOOL_CALL:
-                out.update(_num(c) for c in self._children.get(b.id, ()))
+                out.update(_num(c) for c in self._results_of(b.id))
         return out
 
     def _set_urow(self, uid: str) -> None:

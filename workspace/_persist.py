@@ -573,11 +573,10 @@ class PersistLayer(ForkLayer):
             self._new_position()
             self._set_record(b)
             if b.type is BlockType.TOOL_CALL:
-                self._children[b.id] = []
                 for c in b.call_ids:
                     self._call_owner[c] = b.id
             if b.type is BlockType.TOOL_RESULT and b.parent is not None:
-                self._children.setdefault(b.parent, []).append(b.id)
+                self._add_result(b.parent, b.id)
             if b.payload is not None:
                 self._payload_owner[b.payload.key] = b.id
         for g in groups:

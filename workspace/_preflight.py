@@ -479,7 +479,7 @@ class PreflightLayer(LayoutLayer):
         pos_msgs = self._pos_msgs
         source: dict[int, Block] = {}
         for renamed in {o for o, _ in renames}:
-            seqs = [_num(renamed), *(_num(c) for c in self._children.get(renamed, ()))]
+            seqs = [_num(renamed), *(_num(c) for c in self._results_of(renamed))]
             for seq in seqs:
                 for m in pos_msgs[seq - 1]:
                     source[id(m)] = blocks[seq - 1]

@@ -391,7 +391,6 @@ class RegisterLayer(GuardLayer):
             self._call_owner[c.id] = bid
             self._pending_put(c.id, bid)
         self._pending_cost_add([c.id for c in calls])
-        self._children[bid] = []
         self._append_block(b, ((msg,), cost))
         self._log("register", {"message": self._logged_message(seq, msg, b)}, True, bid, {})
         return bid
@@ -570,7 +569,7 @@ class RegisterLayer(GuardLayer):
         self._pending_cost_drop(b.tool_call_id)
         self._pending_pop(b.tool_call_id)
         self._answered[b.tool_call_id] = b.id
-        self._children[b.parent].append(b.id)
+        self._add_result(b.parent, b.id)
 
     def _register_long_result(
         self, seq: int, parent: Block, msg: dict[str, Any], call_name: str

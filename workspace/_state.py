@@ -210,7 +210,9 @@ class StateCore:
         self._pending: dict[str, str] = {}  # unanswered call id -> tool_call block id
         self._call_owner: dict[str, str] = {}  # every call id ever -> tool_call block id
         self._answered: dict[str, str] = {}  # call id -> tool_result block id
-        self._children: dict[str, list[str]] = {}  # tool_call block -> result blocks
+        # tool_call block -> its result blocks: one result as its ID string,
+        # several as a list, none as no entry (see _results_of).
+        self._children: dict[str, str | list[str]] = {}
         self._payload_owner: dict[str, str] = {}  # store key -> unit id
         self._user_seen = False
         # Original Anthropic blocks behind projected messages (derived wire
@@ -756,6 +758,26 @@ class StateCore:
             self._user_seen,
             self._acc,  # hashed only by a rollback's check (see _rebuild)
         )
+
+    def _results_of(self, bid: str) -> tuple[str, ...] | list[str]:
+        """The IDs of the result blocks answering tool-call block ``bid``, in
+        block order. Most calls have one result, held as that block's own ID
+        string (shared with its record) rather than a list of its own."""
+        kids = self._children.get(bid)
+        if kids is None:
+            return ()
+        return (kids,) if type(kids) is str else kids
+
+    def _add_result(self, parent: str, bid: str) -> None:
+        """Result block ``bid`` (the newest) answers tool-call block ``parent``."""
+        kids = self._children
+        prev = kids.get(parent)
+        if prev is None:
+            kids[parent] = bid
+        elif type(prev) is str:
+            kids[parent] = [prev, bid]
+        else:
+            prev.append(bid)
 
     def _pending_put(self, cid: str, bid: str) -> None:
         """Call ``cid`` of block ``bid`` now waits for its result (logged in
