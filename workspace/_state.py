@@ -766,7 +766,7 @@ class StateCore:
         kids = self._children.get(bid)
         if kids is None:
             return ()
-        return (kids,) if type(kids) is str else kids
+        return (kids,) if isinstance(kids, str) else kids
 
     def _add_result(self, parent: str, bid: str) -> None:
         """Result block ``bid`` (the newest) answers tool-call block ``parent``."""
@@ -774,7 +774,7 @@ class StateCore:
         prev = kids.get(parent)
         if prev is None:
             kids[parent] = bid
-        elif type(prev) is str:
+        elif isinstance(prev, str):
             kids[parent] = [prev, bid]
         else:
             prev.append(bid)
