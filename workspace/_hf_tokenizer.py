@@ -19,6 +19,8 @@ __all__ = ["HFTokenizer"]
 #: Characters per encode call when a long text is counted in pieces (see
 #: :meth:`HFTokenizer.count`).
 _PIECE_CHARS = 1 << 12
+#: Cut pieces of a long text counted per batch call (see ``HFTokenizer._count_cut``).
+_BATCH_PIECES = 16
 
 
 def _cut(text: str, split: re.Pattern[str], size: int) -> list[str]:
@@ -235,14 +237,16 @@ class HFTokenizer(_VocabBounded):
         computed faster:
 
         * with ``encode_batch_fast``, which leaves out the character offsets
-          of each token (the ids are those of ``encode``), one text per call
+          of each token (the ids are those of ``encode``), a short text one per call
           (a batch of several would run on the library's thread pool, which
           on a busy machine costs more wall time than it saves), and ``len``
           of the encoding (no Python list of ids);
         * a text longer than ``_PIECE_CHARS`` with :attr:`split_points` is
           cut at split points, where the count splits exactly (the contract of
           ``split_points``), into pieces of about that many characters: the
-          library's pipeline costs less per token on shorter inputs;
+          library's pipeline costs less per token on shorter inputs, and the
+          pieces go ``_BATCH_PIECES`` to a batch call, which its thread pool
+          encodes in parallel;
         * a long ASCII text, for a file whose pre-tokeniser first isolates
           digit groups (DeepSeek's), as the sum of its digit-group pieces'
           counts, each short piece counted once and remembered (see
@@ -265,10 +269,24 @@ class HFTokenizer(_VocabBounded):
         return self._count_cut(text)
 
     def _count_cut(self, text: str) -> int:
+        """The count of a long text as the sum of its cut pieces' counts, the
+        pieces counted ``_BATCH_PIECES`` to a batch call: the library's thread
+        pool encodes a batch's texts in parallel (the 1.05x-cap base64 text of
+        the near-cap benchmark, 47 pieces: 73 ms one call a piece, 37 ms in
+        batches of 16, on an idle 2-core machine), and a batch holds at most
+        ``_BATCH_PIECES`` pieces' encodings at once."""
         split = self.split_points
         if split is None or len(text) <= _PIECE_CHARS:
             return self._count_one(text)
-        return sum(map(self._count_one, _cut(text, split, _PIECE_CHARS)))
+        pieces = _cut(text, split, _PIECE_CHARS)
+        if len(pieces) == 1:
+            return self._count_one(text)
+        encode = self._tok.encode_batch_fast
+        return sum(
+            len(enc)
+            for k in range(0, len(pieces), _BATCH_PIECES)
+            for enc in encode(pieces[k : k + _BATCH_PIECES], add_special_tokens=False)
+        )
 
     def _count_pieces(self, text: str) -> int:
         """The count of a long ASCII text for a file whose pre-tokeniser first
