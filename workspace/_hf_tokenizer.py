@@ -370,11 +370,17 @@ _MEMO_ENTRIES = 1 << 16
 _SAMPLE_CHARS = 1 << 15
 
 
+def _no_normalizer(doc: dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` leaves the text as it is before
+    pre-tokenising (no normalizer, or an empty ``Sequence`` of them)."""
+    return doc.get("normalizer") in (None, {"type": "Sequence", "normalizers": []})
+
+
 def _digit_groups(doc: dict[str, Any]) -> bool:
     """Whether a ``tokenizer.json`` has no normalizer and a ``Sequence``
     pre-tokeniser whose first step is :data:`_DIGIT_SPLIT`, so that a text's
     count is the sum of its first-step pieces' counts."""
-    if doc.get("normalizer") not in (None, {"type": "Sequence", "normalizers": []}):
+    if not _no_normalizer(doc):
         return False
     pre = doc.get("pre_tokenizer")
     if not isinstance(pre, dict) or pre.get("type") != "Sequence":
@@ -386,8 +392,7 @@ def _digit_groups(doc: dict[str, Any]) -> bool:
 def _byte_level_plain(doc: dict[str, Any]) -> bool:
     """Whether a ``tokenizer.json`` is a byte-level BPE with no normalizer (so
     its vocabulary strings' lengths are byte lengths)."""
-    norm = doc.get("normalizer")
-    if norm not in (None, {"type": "Sequence", "normalizers": []}):
+    if not _no_normalizer(doc):
         return False
     model = doc.get("model")
     if not isinstance(model, dict) or model.get("type") != "BPE":
