@@ -35,9 +35,11 @@ class Refusal(NamedTuple):
 
 def forget_counts(tok: Any) -> None:
     """Forget the piece counts ``tok`` remembers (HFTokenizer keeps short
-    pieces' counts per file), so a text is timed as never seen before."""
-    for memo in getattr(type(tok), "_memos", {}).values():
-        memo.clear()
+    pieces' counts per file; ``HFTokenizer.forget``), so a text is timed as
+    never seen before."""
+    forget = getattr(tok, "forget", None)
+    if forget is not None:
+        forget()
 
 
 def refuse_big_result(text: str, tokenizer: str, budget: int) -> Refusal:

@@ -158,11 +158,26 @@ def test_repeating_pieces_are_remembered_and_distinct_ones_are_not():
     nothing is remembered. Both counts are one plain encode's."""
     tok = get_tokenizer("deepseek_v4")
     shapes = _shapes(12 * _PIECE_CHARS)
-    tok._piece_counts.clear()
+    tok.forget()
     assert tok.count(shapes["base64"]) == _plain(tok, shapes["base64"])
     assert not tok._piece_counts
     assert tok.count(shapes["JSON"]) == _plain(tok, shapes["JSON"])
     assert 0 < len(tok._piece_counts) < 2_000
+
+
+def test_forget_empties_the_files_shared_piece_counts():
+    """``forget`` empties the table every tokenizer of the file shares, and the
+    next count, made from nothing remembered, is still one plain encode's."""
+    tok = get_tokenizer("deepseek_v4")
+    text = _shapes(12 * _PIECE_CHARS)["JSON"]
+    tok.count(text)
+    (path,) = [k for k, v in HFTokenizer._memos.items() if v is tok._piece_counts]
+    twin = HFTokenizer(path, name="twin")
+    assert twin._piece_counts is tok._piece_counts and tok._piece_counts
+    twin.forget()
+    assert not tok._piece_counts
+    assert tok.count(text) == _plain(tok, text)
+    assert tok._piece_counts
 
 
 def test_non_ascii_numerals_keep_the_text_off_the_digit_pieces():
