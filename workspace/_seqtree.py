@@ -253,13 +253,9 @@ class PrefixTree:
         self._flush()
         lo, a, z, hi = self._split(lo, hi)
         v, s, b, cap = self._v, self._s, self._b, self._cap
-        acc = 0
-        for j in range(lo, a):
-            x = v[j]
-            if x != _NEG:
-                acc += x
-                if acc >= need:
-                    return j, acc
+        j, acc = _reach(v, lo, a, 0, need)
+        if j is not None:
+            return j, acc
         for k in self._cover(a >> _SHIFT, z >> _SHIFT):
             if acc + b[k] >= need:
                 while k < cap:
@@ -270,21 +266,12 @@ class PrefixTree:
                         acc += s[l]
                         k = l + 1
                 start = (k - cap) << _SHIFT
-                for j in range(start, start + _BUCKET):
-                    x = v[j]
-                    if x != _NEG:
-                        acc += x
-                        if acc >= need:
-                            return j, acc
-                raise AssertionError("a bucket's best total reached, no value of it")
+                j, acc = _reach(v, start, start + _BUCKET, acc, need)
+                if j is None:
+                    raise AssertionError("a bucket's best total reached, no value of it")
+                return j, acc
             acc += s[k]
-        for j in range(z, hi):
-            x = v[j]
-            if x != _NEG:
-                acc += x
-                if acc >= need:
-                    return j, acc
-        return None, acc
+        return _reach(v, z, hi, acc, need)
 
     def positions(self, lo: int, hi: int) -> Iterator[int]:
         """The non-empty positions in ``[lo, hi)``, ascending (O(log n) each)."""
@@ -316,3 +303,16 @@ class PrefixTree:
         for j in range(z, hi):
             if v[j] != _NEG:
                 yield j
+
+
+def _reach(v: array[int], lo: int, hi: int, acc: int, need: int) -> tuple[int | None, int]:
+    """The first non-empty position ``j`` in ``[lo, hi)`` of value column ``v``
+    where ``acc`` plus the running total of the values from ``lo`` reaches
+    ``need``, and that total; or ``(None, acc plus the range's total)``."""
+    for j in range(lo, hi):
+        x = v[j]
+        if x != _NEG:
+            acc += x
+            if acc >= need:
+                return j, acc
+    return None, acc
